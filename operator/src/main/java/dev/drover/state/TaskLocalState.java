@@ -2,8 +2,7 @@ package dev.drover.state;
 
 import java.util.Collections;
 import java.util.Map;
-import java.util.SortedMap;
-import java.util.SortedSet;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -11,15 +10,15 @@ import java.util.TreeSet;
  * A task runner's own state: what it needs to reattach to a running task and
  * not repeat work after an agent restart.
  *
- * <p>Collections are kept sorted so equal states always serialize to the same
- * bytes, which is what write deduplication compares.
+ * <p>Collections are copied into sorted, unmodifiable ones so equal states
+ * always serialize to the same bytes, which is what write deduplication compares.
  *
  * @param driverName   the driver that runs the task
  * @param driverHandle what the driver needs to find the task again (e.g. a pid and its start time);
  *                     null before the task was started
  * @param hooksDone    names of the hooks that completed and must not run again
  */
-public record TaskLocalState(String driverName, SortedMap<String, String> driverHandle, SortedSet<String> hooksDone) {
+public record TaskLocalState(String driverName, Map<String, String> driverHandle, Set<String> hooksDone) {
 
     public TaskLocalState {
         driverHandle = driverHandle == null ? null : Collections.unmodifiableSortedMap(new TreeMap<>(driverHandle));

@@ -1,0 +1,119 @@
+package dev.drover.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class GroupCommitterTest {
+
+    /** Records each transaction; can hold the first one open to let others queue behind it. */
+    private final List<List<String>> transactions = Collections.synchronizedList(new ArrayList<>());
+    private final CountDownLatch firstCommitStarted = new CountDownLatch(1);
+    private final CountDownLatch releaseFirstCommit = new CountDownLatch(1);
+    private volatile boolean holdFirst;
+    private volatile String failOnKey;
+    private GroupCommitter committer;
+
+    private void commit(List<Mutation> mutations) throws Exception {
+        List<String> keys = mutations.stream().map(m -> ((Mutation.Put) m).key()).toList();
+        if (holdFirst && firstCommitStarted.getCount() > 0) {
+            firstCommitStarted.countDown();
+            releaseFirstCommit.await();
+        }
+        if (failOnKey != null && keys.contains(failOnKey)) {
+            throw new IllegalStateException("disk full while writing " + failOnKey);
+        }
+        transactions.add(keys);
+    }
+
+    private static List<Mutation> put(String key) {
+        byte[] value = key.getBytes(StandardCharsets.UTF_8);
+        return List.of(new Mutation.Put(Bucket.TASK_STATE, key, value, Blake2b.hash256(value)));
+    }
+
+    @AfterEach
+    void close() {
+        releaseFirstCommit.countDown();
+        if (committer != null) {
+            committer.close();
+        }
+    }
+
+    @Test
+    void loneWriteIsCommittedAtOnceInItsOwnTransaction() throws Exception {
+        committer = new GroupCommitter("test", this::commit);
+
+        committer.submit(put("a")).get(10, TimeUnit.SECONDS);
+
+        assertThat(transactions).containsExactly(List.of("a"));
+    }
+
+    @Test
+    void writesQueuedDuringACommitShareTheNextTransaction() throws Exception {
+        holdFirst = true;
+        committer = new GroupCommitter("test", this::commit);
+        CompletableFuture<Void> first = committer.submit(put("first"));
+        firstCommitStarted.await();
+
+        List<CompletableFuture<Void>> queued = new ArrayList<>();
+        for (String key : List.of("b", "c", "d", "e")) {
+            queued.add(committer.submit(put(key)));
+        }
+        assertThat(queued).noneMatch(CompletableFuture::isDone);
+        releaseFirstCommit.countDown();
+        CompletableFuture.allOf(queued.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+
+        assertThat(first).isCompleted();
+        assertThat(transactions).containsExactly(List.of("first"), List.of("b", "c", "d", "e"));
+    }
+
+    @Test
+    void failingBatchFailsAloneNotTheWritersItWasGroupedWith() throws Exception {
+        holdFirst = true;
+        committer = new GroupCommitter("test", this::commit);
+        committer.submit(put("first"));
+        firstCommitStarted.await();
+        failOnKey = "bad";
+        CompletableFuture<Void> good1 = committer.submit(put("good1"));
+        CompletableFuture<Void> bad = committer.submit(put("bad"));
+        CompletableFuture<Void> good2 = committer.submit(put("good2"));
+        releaseFirstCommit.countDown();
+
+        good1.get(10, TimeUnit.SECONDS);
+        good2.get(10, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> bad.get(10, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class).hasMessageContaining("disk full while writing bad");
+        assertThat(transactions).containsExactly(List.of("first"), List.of("good1"), List.of("good2"));
+    }
+
+    @Test
+    void closeCommitsWhatIsQueuedThenJoinsTheWriterThread() throws Exception {
+        holdFirst = true;
+        committer = new GroupCommitter("test", this::commit);
+        committer.submit(put("first"));
+        firstCommitStarted.await();
+        CompletableFuture<Void> queued = committer.submit(put("queued"));
+        Thread closer = Thread.ofPlatform().start(committer::close);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> closer.getState() == Thread.State.WAITING);
+
+        releaseFirstCommit.countDown();
+        closer.join();
+
+        assertThat(queued).isCompleted();
+        assertThat(transactions).containsExactly(List.of("first"), List.of("queued"));
+        assertThat(StateDBContractTest.liveStoreThreads()).isEmpty();
+        assertThatThrownBy(() -> committer.submit(put("late")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("state store test is closed");
+    }
+}
