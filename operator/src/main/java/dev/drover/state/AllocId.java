@@ -1,7 +1,5 @@
 package dev.drover.state;
 
-import java.util.regex.Pattern;
-
 /**
  * Identifies an allocation on this node. Both parts become directory names and
  * store keys elsewhere, so they are held to the Kubernetes DNS-1123 label rules
@@ -9,7 +7,6 @@ import java.util.regex.Pattern;
  */
 public record AllocId(String namespace, String name) {
 
-    private static final Pattern DNS_1123_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
     private static final int MAX_LABEL_LENGTH = 63;
 
     public AllocId {
@@ -25,7 +22,7 @@ public record AllocId(String namespace, String name) {
     /** The store key of one of this allocation's tasks, {@code namespace/name/task}. */
     public String taskKey(String task) {
         requireLabel("task name", task);
-        return key() + "/" + task;
+        return namespace + '/' + name + '/' + task;
     }
 
     /** Parses {@code namespace/name}, the form {@link #key()} and the command line use. */
@@ -47,9 +44,25 @@ public record AllocId(String namespace, String name) {
         if (value == null || value.isEmpty()) {
             throw new IllegalArgumentException(field + " must not be empty");
         }
-        if (value.length() > MAX_LABEL_LENGTH || !DNS_1123_LABEL.matcher(value).matches()) {
+        if (!isLabel(value)) {
             throw new IllegalArgumentException(field + " '" + value + "' is not a DNS-1123 label: use at most "
                     + MAX_LABEL_LENGTH + " lower-case letters, digits and '-', starting and ending with a letter or digit");
         }
+    }
+
+    /** [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 long; by hand, as it runs on every state write. */
+    private static boolean isLabel(String value) {
+        int n = value.length();
+        if (n > MAX_LABEL_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            char c = value.charAt(i);
+            boolean alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            if (!alnum && !(c == '-' && i > 0 && i < n - 1)) {
+                return false;
+            }
+        }
+        return true;
     }
 }

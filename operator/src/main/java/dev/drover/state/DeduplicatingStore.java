@@ -11,13 +11,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Write deduplication in front of a {@link KvStore}. It keeps the BLAKE2b-256
  * of the last value submitted under each key (primed from the store at open);
  * a put whose hash matches is answered from that map alone: no lock, no
- * transaction, no syscall.
+ * transaction, no syscall. Cheaper still, the entry keeps an immutable
+ * snapshot of the value, so a put of an equal object is dropped before it is
+ * even serialized (see {@link #dropIfUnchanged}).
  *
  * <p>Invariant: a hash in the map whose write is durable is the hash of what
  * the store holds for that key. A missing entry only costs a real write, so
@@ -27,8 +28,6 @@ final class DeduplicatingStore implements AutoCloseable {
 
     private final KvStore store;
     private final Map<Bucket, ConcurrentHashMap<String, HashEntry>> hashes = new EnumMap<>(Bucket.class);
-    /** Orders map updates exactly as submissions reach the store; duplicates never take it. */
-    private final ReentrantLock submitLock = new ReentrantLock();
     private final LongAdder writes = new LongAdder();
     private final LongAdder deduplicated = new LongAdder();
     private final LongAdder deletes = new LongAdder();
@@ -40,68 +39,101 @@ final class DeduplicatingStore implements AutoCloseable {
             hashes.put(b, new ConcurrentHashMap<>());
         }
         CompletableFuture<Void> stored = CompletableFuture.completedFuture(null);
-        store.forEachHash((bucket, key, hash) -> hashes.get(bucket).put(key, new HashEntry(hash, stored)));
+        store.forEachHash((bucket, key, hash) -> hashes.get(bucket).put(key, new HashEntry(hash, stored, null)));
+    }
+
+    /**
+     * The cheapest duplicate check: whether {@code value} equals the snapshot of
+     * the last value stored under {@code key}. If so the put is dropped (once that
+     * value is durable) without even serializing; returns false to fall back to
+     * {@link #put(Bucket, String, byte[], Object)}.
+     */
+    boolean dropIfUnchanged(Bucket bucket, String key, Object value) {
+        requireOpen();
+        HashEntry known = hashes.get(bucket).get(key);
+        if (known == null || known.snapshot() == null || !known.snapshot().equals(value)) {
+            return false;
+        }
+        deduplicated.increment();
+        await(known.durable(), bucket, key);
+        return true;
     }
 
     /** Stores {@code value} under {@code key}; returns once it is durable (or already was). */
     void put(Bucket bucket, String key, byte[] value) {
-        if (closed) {
-            throw new IllegalStateException("state store is closed; no more writes are accepted");
-        }
+        put(bucket, key, value, null);
+    }
+
+    /**
+     * As {@link #put(Bucket, String, byte[])}; {@code snapshot} is an immutable object that
+     * serializes to {@code value} (or null), kept for {@link #dropIfUnchanged}.
+     */
+    void put(Bucket bucket, String key, byte[] value, Object snapshot) {
+        requireOpen();
         byte[] hash = Blake2b.hash256(value);
         ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(bucket);
         HashEntry known = bucketHashes.get(key);
         if (known != null && known.matches(hash)) {
-            deduplicated.increment();
-            // Usually complete already; otherwise the same value is on its way and this write is durable with it.
-            await(known.durable(), bucket, key);
+            duplicate(bucketHashes, key, known, snapshot);
             return;
         }
-        CompletableFuture<Void> durable;
-        submitLock.lock();
-        try {
-            known = bucketHashes.get(key);
-            if (known != null && known.matches(hash)) {
-                durable = null;
-            } else {
-                durable = store.submit(List.of(new Mutation.Put(bucket, key, value, hash)));
-                HashEntry entry = new HashEntry(hash, durable);
-                bucketHashes.put(key, entry);
-                durable.whenComplete((ok, failure) -> {
-                    if (failure != null) {
-                        bucketHashes.remove(key, entry);
-                    }
-                });
+        // compute() locks this key's map bin only: the entry is replaced in the same order as puts of this key
+        // reach the store's queue, and writers of other keys do not wait for each other.
+        HashEntry[] outcome = new HashEntry[2];
+        bucketHashes.compute(key, (k, current) -> {
+            if (current != null && current.matches(hash)) {
+                outcome[0] = current;
+                return current;
             }
-        } finally {
-            submitLock.unlock();
-        }
-        if (durable == null) {
-            deduplicated.increment();
-            await(known.durable(), bucket, key);
+            HashEntry entry = new HashEntry(hash, store.submit(List.of(new Mutation.Put(bucket, key, value, hash))),
+                    snapshot);
+            outcome[1] = entry;
+            return entry;
+        });
+        if (outcome[0] != null) {
+            duplicate(bucketHashes, key, outcome[0], snapshot);
             return;
         }
+        HashEntry written = outcome[1];
+        written.durable().whenComplete((ok, failure) -> {
+            if (failure != null) {
+                bucketHashes.remove(key, written);
+            }
+        });
         writes.increment();
-        await(durable, bucket, key);
+        await(written.durable(), bucket, key);
+    }
+
+    private void duplicate(ConcurrentHashMap<String, HashEntry> bucketHashes, String key, HashEntry known,
+                           Object snapshot) {
+        deduplicated.increment();
+        if (known.snapshot() == null && snapshot != null) {
+            // Entries primed from disk carry no snapshot; the first duplicate supplies one for the fast path.
+            bucketHashes.replace(key, known, new HashEntry(known.hash(), known.durable(), snapshot));
+        }
+        // Usually complete already; otherwise the same value is on its way and this write is durable with it.
+        await(known.durable(), null, key);
     }
 
     /** Applies deletes (single keys and prefixes) in one transaction and forgets their hashes. */
     void delete(List<Mutation> deletions) {
-        CompletableFuture<Void> durable;
-        submitLock.lock();
-        try {
-            for (Mutation m : deletions) {
-                ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(m.bucket());
-                switch (m) {
-                    case Mutation.Delete d -> bucketHashes.remove(d.key());
-                    case Mutation.DeletePrefix r -> bucketHashes.keySet().removeIf(r::matches);
-                    case Mutation.Put p -> throw new IllegalArgumentException("delete() takes deletions, got a put of "
-                            + p.bucket() + "/" + p.key());
-                }
+        requireOpen();
+        for (Mutation m : deletions) {
+            if (m instanceof Mutation.Put p) {
+                throw new IllegalArgumentException("delete() takes deletions, got a put of " + p.bucket() + "/" + p.key());
             }
-            durable = store.submit(deletions);
-        } finally {
-            submitLock.unlock();
+        }
+        CompletableFuture<Void> durable = store.submit(deletions);
+        // Forget hashes only after queueing: an entry of a put queued meanwhile (before or after the delete)
+        // may be removed too, which merely costs that value a real write next time; the reverse order could
+        // leave a hash for a value the delete then removes from disk.
+        for (Mutation m : deletions) {
+            ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(m.bucket());
+            switch (m) {
+                case Mutation.Delete d -> bucketHashes.remove(d.key());
+                case Mutation.DeletePrefix r -> bucketHashes.keySet().removeIf(r::matches);
+                case Mutation.Put p -> throw new IllegalStateException("checked above");
+            }
         }
         deletes.increment();
         await(durable, null, "deletion");
@@ -146,7 +178,17 @@ final class DeduplicatingStore implements AutoCloseable {
         }
     }
 
-    private record HashEntry(byte[] hash, CompletableFuture<Void> durable) {
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("state store is closed; no more writes are accepted");
+        }
+    }
+
+    /**
+     * @param snapshot an immutable value that serializes to what was stored, or null: equal to the
+     *                 next value means a duplicate without serializing it
+     */
+    private record HashEntry(byte[] hash, CompletableFuture<Void> durable, Object snapshot) {
         boolean matches(byte[] other) {
             return Arrays.equals(hash, other);
         }

@@ -1,17 +1,22 @@
 package dev.drover.state;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * Commits queued batches on one writer thread, sharing one transaction (and
  * so one sync) among all batches that queued while the previous commit ran.
  *
- * <p>No timer: a lone writer is committed at once, and the added latency for a
- * writer that arrives during a commit is at most that one commit. Closing
+ * <p>A lone writer is committed at once. When the last transaction was shared
+ * (writers are concurrent), the writer thread waits for as many batches as it
+ * had then, but never longer than the last commit took nor {@link #MAX_GATHER}:
+ * on few cores, woken writers need a moment to queue their next write, and
+ * without that wait each commit would catch only one or two of them. Closing
  * commits what is queued, then joins the thread.
  */
 final class GroupCommitter implements AutoCloseable {
@@ -24,13 +29,19 @@ final class GroupCommitter implements AutoCloseable {
 
     /** Caps one transaction so a burst cannot build an unbounded one. */
     private static final int MAX_GROUP = 1024;
+    /** The most a write waits for company: a few ms at most, by design. */
+    static final Duration MAX_GATHER = Duration.ofMillis(2);
 
     private final Sink sink;
     private final String storeName;
     private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
-    private final ReentrantLock lifecycle = new ReentrantLock();
+    /** Submitters share it, close() takes it alone: nothing is queued after the STOP marker. */
+    private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final Thread writer;
-    private boolean closed;
+    private volatile boolean closed;
+    // Writer thread only.
+    private int lastGroupSize = 1;
+    private long lastCommitNanos;
 
     GroupCommitter(String storeName, Sink sink) {
         this.sink = sink;
@@ -42,14 +53,14 @@ final class GroupCommitter implements AutoCloseable {
 
     CompletableFuture<Void> submit(List<Mutation> mutations) {
         Pending pending = new Pending(List.copyOf(mutations), new CompletableFuture<>());
-        lifecycle.lock();
+        lifecycle.readLock().lock();
         try {
             if (closed) {
                 throw new IllegalStateException("state store " + storeName + " is closed");
             }
             queue.add(pending);
         } finally {
-            lifecycle.unlock();
+            lifecycle.readLock().unlock();
         }
         return pending.done();
     }
@@ -65,12 +76,39 @@ final class GroupCommitter implements AutoCloseable {
                 continue;
             }
             queue.drainTo(group, MAX_GROUP - 1);
+            gather(group);
             if (group.getLast() == Pending.STOP) {
                 group.removeLast();
                 stopping = true;
             }
+            long start = System.nanoTime();
             commit(group);
+            lastCommitNanos = System.nanoTime() - start;
+            lastGroupSize = Math.max(1, group.size());
             group.clear();
+        }
+    }
+
+    /** Waits briefly for the writers that shared the last transaction to queue again. */
+    private void gather(List<Pending> group) {
+        int expected = lastGroupSize;
+        long deadline = System.nanoTime() + Math.min(lastCommitNanos, MAX_GATHER.toNanos());
+        while (group.size() < expected && group.getLast() != Pending.STOP) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            Pending next;
+            try {
+                next = queue.poll(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (next == null) {
+                return;
+            }
+            group.add(next);
+            queue.drainTo(group, MAX_GROUP - group.size());
         }
     }
 
@@ -104,7 +142,7 @@ final class GroupCommitter implements AutoCloseable {
 
     @Override
     public void close() {
-        lifecycle.lock();
+        lifecycle.writeLock().lock();
         try {
             if (closed) {
                 return;
@@ -112,7 +150,7 @@ final class GroupCommitter implements AutoCloseable {
             closed = true;
             queue.add(Pending.STOP);
         } finally {
-            lifecycle.unlock();
+            lifecycle.writeLock().unlock();
         }
         boolean interrupted = false;
         while (true) {

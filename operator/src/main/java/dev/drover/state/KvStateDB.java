@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.UnaryOperator;
 
 /** {@link StateDB} over the key-value layer: values as JSON, writes deduplicated. */
 final class KvStateDB implements StateDB {
@@ -36,7 +37,8 @@ final class KvStateDB implements StateDB {
 
     @Override
     public void putAllocation(AllocId id, JsonNode spec) {
-        put(Bucket.ALLOC, id.key(), spec);
+        requireValue(spec, Bucket.ALLOC, id.key());
+        put(Bucket.ALLOC, id.key(), spec, JsonNode::deepCopy);
     }
 
     @Override
@@ -46,7 +48,8 @@ final class KvStateDB implements StateDB {
 
     @Override
     public void putAllocRunnerState(AllocId id, AllocRunnerState state) {
-        put(Bucket.ALLOC_STATE, id.key(), state);
+        requireValue(state, Bucket.ALLOC_STATE, id.key());
+        put(Bucket.ALLOC_STATE, id.key(), state, UnaryOperator.identity());
     }
 
     @Override
@@ -57,7 +60,8 @@ final class KvStateDB implements StateDB {
 
     @Override
     public void putTaskLocalState(AllocId id, String task, TaskLocalState state) {
-        put(Bucket.TASK_LOCAL, id.taskKey(task), state);
+        requireValue(state, Bucket.TASK_LOCAL, id.taskKey(task));
+        put(Bucket.TASK_LOCAL, id.taskKey(task), state, UnaryOperator.identity());
     }
 
     @Override
@@ -68,7 +72,8 @@ final class KvStateDB implements StateDB {
 
     @Override
     public void putTaskState(AllocId id, String task, JsonNode state) {
-        put(Bucket.TASK_STATE, id.taskKey(task), state);
+        requireValue(state, Bucket.TASK_STATE, id.taskKey(task));
+        put(Bucket.TASK_STATE, id.taskKey(task), state, JsonNode::deepCopy);
     }
 
     @Override
@@ -79,7 +84,8 @@ final class KvStateDB implements StateDB {
 
     @Override
     public void putDeviceReservations(AllocId id, List<DeviceReservation> reservations) {
-        put(Bucket.DEVICES, id.key(), List.copyOf(reservations));
+        requireValue(reservations, Bucket.DEVICES, id.key());
+        put(Bucket.DEVICES, id.key(), List.copyOf(reservations), UnaryOperator.identity());
     }
 
     @Override
@@ -158,12 +164,23 @@ final class KvStateDB implements StateDB {
         store.close();
     }
 
-    private void put(Bucket bucket, String key, Object value) {
+    /**
+     * @param snapshotOf makes an immutable object equal to {@code value}, only for a value that is
+     *                   written: the records here are immutable and their own snapshot; a JsonNode is
+     *                   mutable, so a deep copy (a caller changing it later must not make it "equal")
+     */
+    private <T> void put(Bucket bucket, String key, T value, UnaryOperator<T> snapshotOf) {
+        if (store.dropIfUnchanged(bucket, key, value)) {
+            return;
+        }
+        store.put(bucket, key, codec.encode(value), snapshotOf.apply(value));
+    }
+
+    private static void requireValue(Object value, Bucket bucket, String key) {
         if (value == null) {
             throw new IllegalArgumentException("cannot store null under " + bucket.storedName() + "/" + key
                     + ": delete the allocation instead");
         }
-        store.put(bucket, key, codec.encode(value));
     }
 
     private Optional<byte[]> get(Bucket bucket, String key) {

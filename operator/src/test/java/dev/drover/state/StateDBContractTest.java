@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -122,6 +123,19 @@ abstract class StateDBContractTest {
 
         assertThat(db.stats().transactions()).isEqualTo(transactions);
         assertThat(db.stats().deduplicated()).isEqualTo(1);
+    }
+
+    @Test
+    void jsonValueChangedInPlaceAndWrittenAgainIsStored() {
+        ObjectNode state = (ObjectNode) json("{'state':'Pending'}");
+        db.putTaskState(WEB, "main", state);
+
+        state.put("state", "Running");
+        db.putTaskState(WEB, "main", state);
+
+        assertThat(db.getTaskState(WEB, "main")).contains(json("{'state':'Running'}"));
+        assertThat(db.stats().writes()).isEqualTo(2);
+        assertThat(db.stats().deduplicated()).isZero();
     }
 
     @Test
