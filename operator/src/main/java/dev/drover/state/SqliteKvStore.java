@@ -8,7 +8,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -30,10 +33,12 @@ import org.sqlite.SQLiteConfig;
 final class SqliteKvStore implements KvStore {
 
     private static final int BUSY_TIMEOUT_MS = 5_000;
+    private static final int ROWS_PER_STATEMENT = 32;
 
     private final Path file;
     private final Connection writeConnection;
-    private final PreparedStatement put;
+    /** Multi-row upserts by row count, prepared on first use and reused. */
+    private final PreparedStatement[] upserts = new PreparedStatement[ROWS_PER_STATEMENT + 1];
     private final PreparedStatement delete;
     private final PreparedStatement deleteRange;
     private final Statement control;
@@ -47,8 +52,6 @@ final class SqliteKvStore implements KvStore {
         this.file = file;
         this.writeConnection = writeConnection;
         this.readConnection = readConnection;
-        this.put = writeConnection.prepareStatement("INSERT INTO kv (bucket, key, value, hash) VALUES (?, ?, ?, ?)"
-                + " ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value, hash = excluded.hash");
         this.delete = writeConnection.prepareStatement("DELETE FROM kv WHERE bucket = ? AND key = ?");
         this.deleteRange = writeConnection.prepareStatement("DELETE FROM kv WHERE bucket = ? AND key >= ? AND key < ?");
         this.control = writeConnection.createStatement();
@@ -103,9 +106,7 @@ final class SqliteKvStore implements KvStore {
     private void commit(List<Mutation> mutations) throws SQLException {
         control.execute("BEGIN IMMEDIATE");
         try {
-            for (Mutation m : mutations) {
-                apply(m);
-            }
+            applyAll(mutations);
             control.execute("COMMIT");
             transactions.incrementAndGet();
         } catch (SQLException | RuntimeException e) {
@@ -119,30 +120,71 @@ final class SqliteKvStore implements KvStore {
         }
     }
 
-    private void apply(Mutation m) throws SQLException {
-        switch (m) {
-            case Mutation.Put p -> {
-                put.setString(1, p.bucket().storedName());
-                put.setString(2, p.key());
-                put.setBytes(3, p.value());
-                put.setBytes(4, p.hash());
-                put.executeUpdate();
-            }
-            case Mutation.Delete d -> {
-                delete.setString(1, d.bucket().storedName());
-                delete.setString(2, d.key());
-                delete.executeUpdate();
-            }
-            case Mutation.DeletePrefix r -> {
-                String prefix = r.prefix();
-                // Keys from prefix up to (not including) the prefix with its last character incremented.
-                String end = prefix.substring(0, prefix.length() - 1) + (char) (prefix.charAt(prefix.length() - 1) + 1);
-                deleteRange.setString(1, r.bucket().storedName());
-                deleteRange.setString(2, prefix);
-                deleteRange.setString(3, end);
-                deleteRange.executeUpdate();
+    /**
+     * Puts go in as multi-row upserts (one statement per up to {@link #ROWS_PER_STATEMENT} rows, fewer
+     * native calls per group); a put followed by another of the same key in the group is superseded, and
+     * an upsert may not touch a row twice. Deletes split the runs, so order is kept.
+     */
+    private void applyAll(List<Mutation> mutations) throws SQLException {
+        LinkedHashMap<String, Mutation.Put> run = new LinkedHashMap<>();
+        for (Mutation m : mutations) {
+            switch (m) {
+                case Mutation.Put p -> {
+                    String id = p.bucket().storedName() + '\n' + p.key();
+                    run.remove(id);
+                    run.put(id, p);
+                }
+                case Mutation.Delete d -> {
+                    upsert(run.values());
+                    run.clear();
+                    delete.setString(1, d.bucket().storedName());
+                    delete.setString(2, d.key());
+                    delete.executeUpdate();
+                }
+                case Mutation.DeletePrefix r -> {
+                    upsert(run.values());
+                    run.clear();
+                    String prefix = r.prefix();
+                    // Keys from prefix up to (not including) the prefix with its last character incremented.
+                    String end = prefix.substring(0, prefix.length() - 1) + (char) (prefix.charAt(prefix.length() - 1) + 1);
+                    deleteRange.setString(1, r.bucket().storedName());
+                    deleteRange.setString(2, prefix);
+                    deleteRange.setString(3, end);
+                    deleteRange.executeUpdate();
+                }
             }
         }
+        upsert(run.values());
+    }
+
+    private void upsert(Collection<Mutation.Put> puts) throws SQLException {
+        Iterator<Mutation.Put> it = puts.iterator();
+        int left = puts.size();
+        while (left > 0) {
+            int rows = Math.min(left, ROWS_PER_STATEMENT);
+            PreparedStatement statement = upsertStatement(rows);
+            int i = 1;
+            for (int r = 0; r < rows; r++) {
+                Mutation.Put p = it.next();
+                statement.setString(i++, p.bucket().storedName());
+                statement.setString(i++, p.key());
+                statement.setBytes(i++, p.value());
+                statement.setBytes(i++, p.hash());
+            }
+            statement.executeUpdate();
+            left -= rows;
+        }
+    }
+
+    private PreparedStatement upsertStatement(int rows) throws SQLException {
+        PreparedStatement statement = upserts[rows];
+        if (statement == null) {
+            String values = String.join(", ", Collections.nCopies(rows, "(?, ?, ?, ?)"));
+            statement = writeConnection.prepareStatement("INSERT INTO kv (bucket, key, value, hash) VALUES " + values
+                    + " ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value, hash = excluded.hash");
+            upserts[rows] = statement;
+        }
+        return statement;
     }
 
     @Override
