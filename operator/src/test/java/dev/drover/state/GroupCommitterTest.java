@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -76,6 +77,24 @@ class GroupCommitterTest {
 
         assertThat(first).isCompleted();
         assertThat(transactions).containsExactly(List.of("first"), List.of("b", "c", "d", "e"));
+    }
+
+    @Test
+    void loneWriteAfterAGroupWaitsForCompanyOnlyBriefly() throws Exception {
+        holdFirst = true;
+        committer = new GroupCommitter("test", this::commit);
+        committer.submit(put("first"));
+        firstCommitStarted.await();
+        List<CompletableFuture<Void>> group = List.of(committer.submit(put("b")), committer.submit(put("c")));
+        releaseFirstCommit.countDown();
+        CompletableFuture.allOf(group.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+
+        long start = System.nanoTime();
+        committer.submit(put("alone")).get(10, TimeUnit.SECONDS);
+
+        // The committer expected two writers again; it waits at most MAX_GATHER (2 ms) for the second.
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(1));
+        assertThat(transactions).containsExactly(List.of("first"), List.of("b", "c"), List.of("alone"));
     }
 
     @Test
