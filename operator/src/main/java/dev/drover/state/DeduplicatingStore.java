@@ -46,7 +46,9 @@ final class DeduplicatingStore implements AutoCloseable {
      * The cheapest duplicate check: whether {@code value} equals the snapshot of
      * the last value stored under {@code key}. If so the put is dropped (once that
      * value is durable) without even serializing; returns false to fall back to
-     * {@link #put(Bucket, String, byte[], Object)}.
+     * {@link #put(Bucket, String, byte[], Object)}. Equality is the value's own
+     * {@code equals}: a JSON object with the same fields in another order is a
+     * duplicate too, which is right for JSON and keeps the stored bytes as they were.
      */
     boolean dropIfUnchanged(Bucket bucket, String key, Object value) {
         requireOpen();
