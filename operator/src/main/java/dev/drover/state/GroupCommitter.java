@@ -123,7 +123,8 @@ final class GroupCommitter implements AutoCloseable {
         try {
             sink.commit(all);
             group.forEach(p -> p.done().complete(null));
-        } catch (Exception e) {
+        } catch (Throwable e) {
+            // Throwable, not Exception: if this thread died of an Error, every writer would wait forever.
             if (group.size() == 1) {
                 group.getFirst().done().completeExceptionally(e);
                 return;
@@ -133,7 +134,7 @@ final class GroupCommitter implements AutoCloseable {
                 try {
                     sink.commit(p.mutations());
                     p.done().complete(null);
-                } catch (Exception single) {
+                } catch (Throwable single) {
                     p.done().completeExceptionally(single);
                 }
             }
