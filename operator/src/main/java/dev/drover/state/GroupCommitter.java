@@ -13,18 +13,28 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * so one sync) among all batches that queued while the previous commit ran.
  *
  * <p>A lone writer is committed at once. When the last transaction was shared
- * (writers are concurrent), the writer thread waits for as many batches as it
- * had then, but never longer than the last commit took nor {@link #MAX_GATHER}:
- * on few cores, woken writers need a moment to queue their next write, and
- * without that wait each commit would catch only one or two of them. Closing
- * commits what is queued, then joins the thread.
+ * (writers are concurrent), the writer keeps the transaction open for as many
+ * batches as it had then, applying each as it arrives, but never longer than
+ * the last commit took nor {@link #MAX_GATHER}: on few cores, woken writers need
+ * a moment to queue their next write, and without that wait each commit would
+ * catch only one or two of them. Applying while waiting keeps the row work off
+ * the path between the last arrival and the sync. Closing commits what is
+ * queued, then joins the thread.
  */
 final class GroupCommitter implements AutoCloseable {
 
-    /** Writes all mutations in one transaction; returns only when they are durable. */
-    @FunctionalInterface
+    /** One transaction at a time, on the writer thread only. */
     interface Sink {
-        void commit(List<Mutation> mutations) throws Exception;
+        void begin() throws Exception;
+
+        /** Adds mutations to the open transaction. */
+        void apply(List<Mutation> mutations) throws Exception;
+
+        /** Commits the open transaction; returns only when it is durable. */
+        void commit() throws Exception;
+
+        /** Abandons the open transaction after a failure. */
+        void rollback();
     }
 
     /** Caps one transaction so a burst cannot build an unbounded one. */
@@ -40,6 +50,9 @@ final class GroupCommitter implements AutoCloseable {
     private final Thread writer;
     private volatile boolean closed;
     // Writer thread only.
+    private final List<Pending> group = new ArrayList<>();
+    private final List<Pending> arrived = new ArrayList<>();
+    private boolean stopping;
     private int lastGroupSize = 1;
     private long lastCommitNanos;
 
@@ -66,34 +79,56 @@ final class GroupCommitter implements AutoCloseable {
     }
 
     private void run() {
-        List<Pending> group = new ArrayList<>();
-        boolean stopping = false;
         while (!stopping) {
             try {
-                group.add(queue.take());
+                arrived.add(queue.take());
             } catch (InterruptedException e) {
                 // Only close() stops this thread, by a STOP marker; an interrupt from elsewhere is ignored.
                 continue;
             }
-            queue.drainTo(group, MAX_GROUP - 1);
-            gather(group);
-            if (group.getLast() == Pending.STOP) {
-                group.removeLast();
-                stopping = true;
+            queue.drainTo(arrived, MAX_GROUP - 1);
+            try {
+                sink.begin();
+                applyArrived();
+                gather();
+                long start = System.nanoTime();
+                sink.commit();
+                lastCommitNanos = System.nanoTime() - start;
+                group.forEach(p -> p.done().complete(null));
+            } catch (Throwable e) {
+                // Throwable, not Exception: if this thread died of an Error, every writer would wait forever.
+                sink.rollback();
+                // Take in what had queued too, then give each batch its own transaction: one bad batch
+                // must not fail the writers it happened to share a transaction with.
+                group.addAll(arrived);
+                arrived.clear();
+                stopping |= dropStop(group);
+                commitEachAlone(e);
             }
-            long start = System.nanoTime();
-            commit(group);
-            lastCommitNanos = System.nanoTime() - start;
             lastGroupSize = Math.max(1, group.size());
             group.clear();
         }
     }
 
+    /** Applies what has arrived to the open transaction and adds it to the group. */
+    private void applyArrived() throws Exception {
+        stopping |= dropStop(arrived);
+        if (arrived.isEmpty()) {
+            return;
+        }
+        List<Mutation> mutations = new ArrayList<>();
+        for (Pending p : arrived) {
+            mutations.addAll(p.mutations());
+        }
+        group.addAll(arrived);
+        arrived.clear();
+        sink.apply(mutations);
+    }
+
     /** Waits briefly for the writers that shared the last transaction to queue again. */
-    private void gather(List<Pending> group) {
-        int expected = lastGroupSize;
+    private void gather() throws Exception {
         long deadline = System.nanoTime() + Math.min(lastCommitNanos, MAX_GATHER.toNanos());
-        while (group.size() < expected && group.getLast() != Pending.STOP) {
+        while (group.size() < Math.min(lastGroupSize, MAX_GROUP) && !stopping) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 return;
@@ -107,38 +142,37 @@ final class GroupCommitter implements AutoCloseable {
             if (next == null) {
                 return;
             }
-            group.add(next);
-            queue.drainTo(group, MAX_GROUP - group.size());
+            arrived.add(next);
+            queue.drainTo(arrived, MAX_GROUP - group.size() - 1);
+            applyArrived();
         }
     }
 
-    private void commit(List<Pending> group) {
-        if (group.isEmpty()) {
+    private void commitEachAlone(Throwable groupFailure) {
+        if (group.size() == 1) {
+            group.getFirst().done().completeExceptionally(groupFailure);
             return;
         }
-        List<Mutation> all = new ArrayList<>();
         for (Pending p : group) {
-            all.addAll(p.mutations());
-        }
-        try {
-            sink.commit(all);
-            group.forEach(p -> p.done().complete(null));
-        } catch (Throwable e) {
-            // Throwable, not Exception: if this thread died of an Error, every writer would wait forever.
-            if (group.size() == 1) {
-                group.getFirst().done().completeExceptionally(e);
-                return;
-            }
-            // One bad batch must not fail the writers it happened to share a transaction with.
-            for (Pending p : group) {
-                try {
-                    sink.commit(p.mutations());
-                    p.done().complete(null);
-                } catch (Throwable single) {
-                    p.done().completeExceptionally(single);
-                }
+            try {
+                sink.begin();
+                sink.apply(p.mutations());
+                sink.commit();
+                p.done().complete(null);
+            } catch (Throwable single) {
+                sink.rollback();
+                p.done().completeExceptionally(single);
             }
         }
+    }
+
+    /** STOP is always the last item ever queued; removes it and says whether it was there. */
+    private static boolean dropStop(List<Pending> batches) {
+        if (!batches.isEmpty() && batches.getLast() == Pending.STOP) {
+            batches.removeLast();
+            return true;
+        }
+        return false;
     }
 
     @Override

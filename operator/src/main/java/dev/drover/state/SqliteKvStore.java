@@ -55,7 +55,7 @@ final class SqliteKvStore implements KvStore {
         this.delete = writeConnection.prepareStatement("DELETE FROM kv WHERE bucket = ? AND key = ?");
         this.deleteRange = writeConnection.prepareStatement("DELETE FROM kv WHERE bucket = ? AND key >= ? AND key < ?");
         this.control = writeConnection.createStatement();
-        this.committer = new GroupCommitter(file.toString(), this::commit);
+        this.committer = new GroupCommitter(file.toString(), new WriterSink());
     }
 
     /** Opens (creating or upgrading) {@code dataDir/state.db}. */
@@ -102,22 +102,47 @@ final class SqliteKvStore implements KvStore {
         return committer.submit(mutations);
     }
 
-    /** Runs on the writer thread only. */
-    private void commit(List<Mutation> mutations) throws SQLException {
-        control.execute("BEGIN IMMEDIATE");
-        try {
-            applyAll(mutations);
-            control.execute("COMMIT");
+    /** The writer thread's transactions; runs on that thread only. */
+    private final class WriterSink implements GroupCommitter.Sink {
+
+        @Override
+        public void begin() throws SQLException {
+            run(() -> control.execute("BEGIN IMMEDIATE"));
+        }
+
+        @Override
+        public void apply(List<Mutation> mutations) throws SQLException {
+            run(() -> applyAll(mutations));
+        }
+
+        @Override
+        public void commit() throws SQLException {
+            run(() -> control.execute("COMMIT"));
             transactions.incrementAndGet();
-        } catch (SQLException | RuntimeException e) {
+        }
+
+        @Override
+        public void rollback() {
             try {
                 control.execute("ROLLBACK");
-            } catch (SQLException rollback) {
-                e.addSuppressed(rollback);
+            } catch (SQLException ignored) {
+                // Nothing open to roll back: the BEGIN failed, or SQLite already ended the transaction itself.
             }
-            throw new SQLException("could not write state to " + file + ": " + e.getMessage()
-                    + " (check free disk space and permissions of " + file.getParent() + ")", e);
         }
+
+        private void run(SqlAction action) throws SQLException {
+            try {
+                action.run();
+            } catch (SQLException | RuntimeException e) {
+                throw new SQLException("could not write state to " + file + ": " + e.getMessage()
+                        + " (check free disk space and permissions of " + file.getParent() + ")", e);
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface SqlAction {
+        void run() throws SQLException;
     }
 
     /**

@@ -26,16 +26,40 @@ class GroupCommitterTest {
     private volatile String failOnKey;
     private GroupCommitter committer;
 
-    private void commit(List<Mutation> mutations) throws Exception {
-        List<String> keys = mutations.stream().map(m -> ((Mutation.Put) m).key()).toList();
-        if (holdFirst && firstCommitStarted.getCount() > 0) {
-            firstCommitStarted.countDown();
-            releaseFirstCommit.await();
+    /** Records each committed transaction's keys; fails on failOnKey; can hold the first commit open. */
+    private final class RecordingSink implements GroupCommitter.Sink {
+        private List<String> open;
+
+        @Override
+        public void begin() {
+            open = new ArrayList<>();
         }
-        if (failOnKey != null && keys.contains(failOnKey)) {
-            throw new IllegalStateException("disk full while writing " + failOnKey);
+
+        @Override
+        public void apply(List<Mutation> mutations) {
+            for (Mutation m : mutations) {
+                String key = ((Mutation.Put) m).key();
+                if (key.equals(failOnKey)) {
+                    throw new IllegalStateException("disk full while writing " + key);
+                }
+                open.add(key);
+            }
         }
-        transactions.add(keys);
+
+        @Override
+        public void commit() throws InterruptedException {
+            if (holdFirst && firstCommitStarted.getCount() > 0) {
+                firstCommitStarted.countDown();
+                releaseFirstCommit.await();
+            }
+            transactions.add(List.copyOf(open));
+            open = null;
+        }
+
+        @Override
+        public void rollback() {
+            open = null;
+        }
     }
 
     private static List<Mutation> put(String key) {
@@ -53,7 +77,7 @@ class GroupCommitterTest {
 
     @Test
     void loneWriteIsCommittedAtOnceInItsOwnTransaction() throws Exception {
-        committer = new GroupCommitter("test", this::commit);
+        committer = new GroupCommitter("test", new RecordingSink());
 
         committer.submit(put("a")).get(10, TimeUnit.SECONDS);
 
@@ -63,7 +87,7 @@ class GroupCommitterTest {
     @Test
     void writesQueuedDuringACommitShareTheNextTransaction() throws Exception {
         holdFirst = true;
-        committer = new GroupCommitter("test", this::commit);
+        committer = new GroupCommitter("test", new RecordingSink());
         CompletableFuture<Void> first = committer.submit(put("first"));
         firstCommitStarted.await();
 
@@ -82,7 +106,7 @@ class GroupCommitterTest {
     @Test
     void loneWriteAfterAGroupWaitsForCompanyOnlyBriefly() throws Exception {
         holdFirst = true;
-        committer = new GroupCommitter("test", this::commit);
+        committer = new GroupCommitter("test", new RecordingSink());
         committer.submit(put("first"));
         firstCommitStarted.await();
         List<CompletableFuture<Void>> group = List.of(committer.submit(put("b")), committer.submit(put("c")));
@@ -100,7 +124,7 @@ class GroupCommitterTest {
     @Test
     void failingBatchFailsAloneNotTheWritersItWasGroupedWith() throws Exception {
         holdFirst = true;
-        committer = new GroupCommitter("test", this::commit);
+        committer = new GroupCommitter("test", new RecordingSink());
         committer.submit(put("first"));
         firstCommitStarted.await();
         failOnKey = "bad";
@@ -119,7 +143,7 @@ class GroupCommitterTest {
     @Test
     void closeCommitsWhatIsQueuedThenJoinsTheWriterThread() throws Exception {
         holdFirst = true;
-        committer = new GroupCommitter("test", this::commit);
+        committer = new GroupCommitter("test", new RecordingSink());
         committer.submit(put("first"));
         firstCommitStarted.await();
         CompletableFuture<Void> queued = committer.submit(put("queued"));
