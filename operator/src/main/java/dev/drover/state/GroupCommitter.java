@@ -87,6 +87,10 @@ final class GroupCommitter implements AutoCloseable {
                 continue;
             }
             queue.drainTo(arrived, MAX_GROUP - 1);
+            stopping |= dropStop(arrived);
+            if (arrived.isEmpty()) {
+                continue;
+            }
             try {
                 sink.begin();
                 applyArrived();
@@ -149,6 +153,9 @@ final class GroupCommitter implements AutoCloseable {
     }
 
     private void commitEachAlone(Throwable groupFailure) {
+        if (group.isEmpty()) {
+            return;
+        }
         if (group.size() == 1) {
             group.getFirst().done().completeExceptionally(groupFailure);
             return;

@@ -118,6 +118,16 @@ class SqliteStateDBTest extends StateDBContractTest {
     }
 
     @Test
+    void closingCommitsNoEmptyTransaction() {
+        db.putAllocation(WEB, json("{'a':1}"));
+        StateDB other = db;
+
+        other.close();
+
+        assertThat(other.stats().transactions()).isEqualTo(1);
+    }
+
+    @Test
     void currentStoreIsNotBackedUpAgainOnOpen() {
         reopen();
 
