@@ -36,7 +36,7 @@ public final class StateDump {
         }
         ObjectMapper mapper = new StateCodec().mapper();
         ObjectNode root = mapper.createObjectNode();
-        root.put("file", file.toString());
+        root.put("file", file.toAbsolutePath().toString());
         TreeMap<String, ObjectNode> allocations = new TreeMap<>();
         try (Connection c = SqliteKvStore.connect(file, true); Statement s = c.createStatement()) {
             // One read transaction: the version and every row come from the same snapshot.
