@@ -76,7 +76,10 @@ final class SqliteKvStore implements KvStore {
         } catch (SQLException e) {
             closeQuietly(reader);
             closeQuietly(writer);
-            throw new StateStoreException("could not open state store " + file + ": " + e.getMessage(), e);
+            throw new StateStoreException("could not open state store " + file + ": " + e.getMessage()
+                    + ". If the file is damaged, move it aside (and restore a " + SqliteSchema.FILE_NAME
+                    + ".bak-v* copy if there is one) to start with an empty store; running tasks will then not be"
+                    + " reattached.", e);
         } catch (RuntimeException e) {
             closeQuietly(reader);
             closeQuietly(writer);

@@ -84,6 +84,22 @@ class SqliteStateDBTest extends StateDBContractTest {
     }
 
     @Test
+    void fileThatIsNotADatabaseIsRefusedNamingIt() throws Exception {
+        db.close();
+        Files.delete(dataDir.resolve("state.db"));
+        Files.deleteIfExists(dataDir.resolve("state.db-wal"));
+        Files.deleteIfExists(dataDir.resolve("state.db-shm"));
+        Files.writeString(dataDir.resolve("state.db"), "not a database, just text that is long enough ".repeat(20));
+
+        assertThatThrownBy(() -> StateDB.open(dataDir))
+                .isInstanceOf(StateStoreException.class)
+                .hasMessageContaining(dataDir.resolve("state.db").toString())
+                .hasMessageContaining("move it aside");
+        db = StateDB.inMemory();
+        assertThat(liveStoreThreads()).isEmpty();
+    }
+
+    @Test
     void versionOneStoreIsBackedUpThenUpgraded() throws Exception {
         db.close();
         Files.delete(dataDir.resolve("state.db"));
