@@ -9,7 +9,8 @@ import java.util.Optional;
  * What alloc and task runners persist so a restarted agent picks up where it
  * left off. Every put returns once the value is durable; a put of the value a
  * key already holds returns at once, without touching the disk. Callers never
- * know whether the store is durable or in memory.
+ * know whether the store is durable or in memory. Safe for concurrent use:
+ * concurrent puts share transactions; puts of one key apply in call order.
  */
 public interface StateDB extends AutoCloseable {
 
