@@ -1,0 +1,145 @@
+package dev.drover.benchmarks;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.drover.state.AllocId;
+import dev.drover.state.StateDB;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The cost of a task-state write: durable and changed, duplicate, eight
+ * concurrent writers sharing commits, and in memory. Each write is a task state
+ * of about 300 bytes of JSON, the size of a task event update. The durable store
+ * lives under {@code -Ddrover.bench.dir} (default: the working directory's
+ * {@code target/}), which must be on a real disk for the fsync to count.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 2)
+public class StateStoreBenchmark {
+
+    static final AllocId ALLOC = new AllocId("default", "bench");
+
+    /** One store per trial, shared by the benchmark's threads. */
+    @State(Scope.Benchmark)
+    public static class DurableStore {
+        Path dir;
+        StateDB db;
+
+        @Setup(Level.Trial)
+        public void open() throws IOException {
+            Path base = Path.of(System.getProperty("drover.bench.dir", "target"));
+            dir = Files.createTempDirectory(Files.createDirectories(base), "state-bench-");
+            db = StateDB.open(dir);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            db.close();
+            deleteTree(dir);
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class MemoryStore {
+        StateDB db;
+
+        @Setup(Level.Trial)
+        public void open() {
+            db = StateDB.inMemory();
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            db.close();
+        }
+    }
+
+    /** Each thread writes its own task, with a sequence that changes the value every time. */
+    @State(Scope.Thread)
+    public static class Writer {
+        private static final AtomicInteger TASKS = new AtomicInteger();
+        String task;
+        long seq;
+        JsonNode fixed;
+
+        @Setup(Level.Trial)
+        public void pick() {
+            task = "task-" + TASKS.incrementAndGet();
+            fixed = taskState(task, 0);
+        }
+    }
+
+    @Benchmark
+    public void durableChangedWrite(DurableStore store, Writer writer) {
+        store.db.putTaskState(ALLOC, writer.task, taskState(writer.task, ++writer.seq));
+    }
+
+    @Benchmark
+    public void durableDuplicateWrite(DurableStore store, Writer writer) {
+        store.db.putTaskState(ALLOC, writer.task, writer.fixed);
+    }
+
+    @Benchmark
+    @Threads(8)
+    public void durableChangedWrite8Threads(DurableStore store, Writer writer) {
+        store.db.putTaskState(ALLOC, writer.task, taskState(writer.task, ++writer.seq));
+    }
+
+    @Benchmark
+    public void inMemoryChangedWrite(MemoryStore store, Writer writer) {
+        store.db.putTaskState(ALLOC, writer.task, taskState(writer.task, ++writer.seq));
+    }
+
+    /** A task state shaped like the real one: status, counters and the newest event. */
+    static JsonNode taskState(String task, long seq) {
+        ObjectNode state = JsonNodeFactory.instance.objectNode();
+        state.put("state", "Running");
+        state.put("failed", false);
+        state.put("restarts", seq % 5);
+        state.put("startedAt", "2026-11-22T10:00:00Z");
+        ObjectNode event = state.putArray("events").addObject();
+        event.put("type", "Started");
+        event.put("time", "2026-11-22T10:00:00." + (100_000_000 + seq % 900_000_000) + "Z");
+        event.put("message", "Task " + task + " started by the mock driver (update " + seq + ")");
+        event.putNull("exitCode");
+        return state;
+    }
+
+    static void deleteTree(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.delete(p);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,17 @@
+package dev.drover.state;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import java.util.Optional;
+import java.util.SortedMap;
+
+/**
+ * Everything the store holds for one allocation, as read for restore.
+ *
+ * @param spec  the spec snapshot; empty when a crash left entries of an allocation whose spec was
+ *              never written (the runner cannot run it and should delete it)
+ * @param tasks by task name
+ */
+public record StoredAllocation(AllocId id, Optional<JsonNode> spec, Optional<AllocRunnerState> state,
+                               List<DeviceReservation> devices, SortedMap<String, StoredTask> tasks) {
+}

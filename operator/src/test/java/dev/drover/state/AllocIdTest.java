@@ -1,0 +1,35 @@
+package dev.drover.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+class AllocIdTest {
+
+    @Test
+    void keyRoundTripsThroughParse() {
+        AllocId id = new AllocId("team-a", "web-0");
+
+        assertThat(id.key()).isEqualTo("team-a/web-0");
+        assertThat(AllocId.parse(id.key())).isEqualTo(id);
+        assertThat(id.taskKey("main")).isEqualTo("team-a/web-0/main");
+    }
+
+    @Test
+    void namesThatCouldEscapeADirectoryAreRejectedNamingTheField() {
+        assertThatThrownBy(() -> new AllocId("default", "../x"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name '../x'")
+                .hasMessageContaining("DNS-1123");
+        assertThatThrownBy(() -> new AllocId("Default", "web"))
+                .hasMessageContaining("namespace 'Default'");
+        assertThatThrownBy(() -> new AllocId("default", "a".repeat(64)))
+                .hasMessageContaining("at most 63");
+        assertThatThrownBy(() -> new AllocId("default", ""))
+                .hasMessageContaining("name must not be empty");
+        assertThatThrownBy(() -> AllocId.parse("web"))
+                .hasMessageContaining("namespace/name");
+        assertThatThrownBy(() -> AllocId.parse("default/web/main"))
+                .hasMessageContaining("name 'web/main'");
+    }
+}

@@ -1,0 +1,9 @@
+package dev.drover.state;
+
+class InMemoryStateDBTest extends StateDBContractTest {
+
+    @Override
+    StateDB openStore() {
+        return StateDB.inMemory();
+    }
+}

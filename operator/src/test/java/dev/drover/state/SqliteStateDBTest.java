@@ -1,0 +1,157 @@
+package dev.drover.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SqliteStateDBTest extends StateDBContractTest {
+
+    @TempDir
+    Path dataDir;
+
+    @Override
+    StateDB openStore() {
+        return StateDB.open(dataDir);
+    }
+
+    private StateDB reopen() {
+        db.close();
+        db = StateDB.open(dataDir);
+        return db;
+    }
+
+    @Test
+    void valuesSurviveReopen() {
+        db.putAllocation(WEB, json("{'a':1}"));
+        db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock").withHookDone("validate"));
+
+        reopen();
+
+        assertThat(db.getAllocation(WEB)).contains(json("{'a':1}"));
+        assertThat(db.getTaskLocalState(WEB, "main").orElseThrow().hookDone("validate")).isTrue();
+    }
+
+    @Test
+    void deduplicationIsPrimedWhenTheStoreOpens() {
+        db.putAllocRunnerState(WEB, new AllocRunnerState("Running", null, 4L));
+
+        reopen();
+        db.putAllocRunnerState(WEB, new AllocRunnerState("Running", null, 4L));
+
+        assertThat(db.stats()).isEqualTo(new StateStats(0, 1, 0, 0));
+    }
+
+    @Test
+    void storeFromANewerAgentIsRefusedWithWhatToDo() throws Exception {
+        db.close();
+        try (Connection c = jdbc()) {
+            c.createStatement().execute("UPDATE meta SET value = '7' WHERE name = 'schema_version'");
+        }
+
+        assertThatThrownBy(() -> StateDB.open(dataDir))
+                .isInstanceOf(StateSchemaException.class)
+                .hasMessageContaining("schema version 7")
+                .hasMessageContaining("supports versions up to " + SqliteSchema.CURRENT_VERSION)
+                .hasMessageContaining("run that version")
+                .hasMessageContaining("move " + dataDir.resolve("state.db") + " aside");
+        db = StateDB.inMemory();
+        assertThat(liveStoreThreads()).isEmpty();
+    }
+
+    @Test
+    void databaseThatIsNotAStateStoreIsRefused() throws Exception {
+        db.close();
+        Files.delete(dataDir.resolve("state.db"));
+        try (Connection c = jdbc()) {
+            c.createStatement().execute("CREATE TABLE photos (id INTEGER)");
+        }
+
+        assertThatThrownBy(() -> StateDB.open(dataDir))
+                .isInstanceOf(StateSchemaException.class)
+                .hasMessageContaining("not a Drover state store")
+                .hasMessageContaining("--data-dir");
+        db = StateDB.inMemory();
+    }
+
+    @Test
+    void fileThatIsNotADatabaseIsRefusedNamingIt() throws Exception {
+        db.close();
+        Files.delete(dataDir.resolve("state.db"));
+        Files.deleteIfExists(dataDir.resolve("state.db-wal"));
+        Files.deleteIfExists(dataDir.resolve("state.db-shm"));
+        Files.writeString(dataDir.resolve("state.db"), "not a database, just text that is long enough ".repeat(20));
+
+        assertThatThrownBy(() -> StateDB.open(dataDir))
+                .isInstanceOf(StateStoreException.class)
+                .hasMessageContaining(dataDir.resolve("state.db").toString())
+                .hasMessageContaining("move it aside");
+        db = StateDB.inMemory();
+        assertThat(liveStoreThreads()).isEmpty();
+    }
+
+    @Test
+    void versionOneStoreIsBackedUpThenUpgraded() throws Exception {
+        db.close();
+        Files.delete(dataDir.resolve("state.db"));
+        Files.deleteIfExists(dataDir.resolve("state.db-wal"));
+        Files.deleteIfExists(dataDir.resolve("state.db-shm"));
+        byte[] spec = "{\"nodeName\":\"node-1\"}".getBytes(StandardCharsets.UTF_8);
+        try (Connection c = jdbc()) {
+            Statement s = c.createStatement();
+            for (String ddl : SqliteSchema.V1_DDL) {
+                s.execute(ddl);
+            }
+            PreparedStatement insert = c.prepareStatement("INSERT INTO kv (bucket, key, value) VALUES (?, ?, ?)");
+            insert.setString(1, "alloc");
+            insert.setString(2, "default/web");
+            insert.setBytes(3, spec);
+            insert.executeUpdate();
+        }
+
+        db = StateDB.open(dataDir);
+
+        assertThat(db.schemaVersion()).isEqualTo(2);
+        assertThat(db.getAllocation(WEB)).contains(json("{'nodeName':'node-1'}"));
+        db.putAllocation(WEB, json("{'nodeName':'node-1'}"));
+        assertThat(db.stats().deduplicated()).as("hash filled in by the upgrade primes deduplication").isEqualTo(1);
+        Path backup = dataDir.resolve("state.db.bak-v1");
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + backup);
+             ResultSet rs = c.createStatement().executeQuery(
+                     "SELECT (SELECT value FROM meta WHERE name = 'schema_version'), count(*) FROM kv")) {
+            assertThat(rs.getString(1)).isEqualTo("1");
+            assertThat(rs.getInt(2)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void closingCommitsNoEmptyTransaction() {
+        db.putAllocation(WEB, json("{'a':1}"));
+        StateDB other = db;
+
+        other.close();
+
+        assertThat(other.stats().transactions()).isEqualTo(1);
+    }
+
+    @Test
+    void currentStoreIsNotBackedUpAgainOnOpen() {
+        reopen();
+
+        assertThat(dataDir.resolve("state.db.bak-v1")).doesNotExist();
+        assertThat(dataDir.resolve("state.db.bak-v2")).doesNotExist();
+    }
+
+    private Connection jdbc() throws Exception {
+        return DriverManager.getConnection("jdbc:sqlite:" + dataDir.resolve("state.db"));
+    }
+}

@@ -1,0 +1,268 @@
+package dev.drover.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The behaviour every {@link StateDB} shares; subclasses supply the store. */
+abstract class StateDBContractTest {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final AllocId WEB = new AllocId("default", "web");
+    static final AllocId WEB2 = new AllocId("default", "web-2");
+
+    StateDB db;
+
+    abstract StateDB openStore() throws Exception;
+
+    @BeforeEach
+    void open() throws Exception {
+        db = openStore();
+    }
+
+    @AfterEach
+    void closeStore() {
+        db.close();
+    }
+
+    static JsonNode json(String text) {
+        try {
+            return JSON.readTree(text.replace('\'', '"'));
+        } catch (Exception e) {
+            throw new IllegalArgumentException(e);
+        }
+    }
+
+    @Test
+    void everyKindOfEntryReadsBackAsWritten() {
+        JsonNode spec = json("{'nodeName':'node-1','tasks':[{'name':'main','driver':'mock'}]}");
+        AllocRunnerState allocState = new AllocRunnerState("Running", "Tasks are running", 3L);
+        TaskLocalState local = TaskLocalState.initial("raw_exec")
+                .withDriverHandle(Map.of("pid", "4242", "startTicks", "99")).withHookDone("artifacts");
+        JsonNode taskState = json("{'state':'Running','failed':false,'restarts':0}");
+        List<DeviceReservation> devices = List.of(new DeviceReservation("main", "nvidia", "gpu", "A100", List.of("GPU-1")));
+
+        db.putAllocation(WEB, spec);
+        db.putAllocRunnerState(WEB, allocState);
+        db.putTaskLocalState(WEB, "main", local);
+        db.putTaskState(WEB, "main", taskState);
+        db.putDeviceReservations(WEB, devices);
+
+        assertThat(db.getAllocation(WEB)).contains(spec);
+        assertThat(db.getAllocRunnerState(WEB)).contains(allocState);
+        assertThat(db.getTaskLocalState(WEB, "main")).contains(local);
+        assertThat(db.getTaskState(WEB, "main")).contains(taskState);
+        assertThat(db.getDeviceReservations(WEB)).contains(devices);
+    }
+
+    @Test
+    void absentEntriesReadAsEmptyNotAsDefaults() {
+        assertThat(db.getAllocation(WEB)).isEmpty();
+        assertThat(db.getAllocRunnerState(WEB)).isEmpty();
+        assertThat(db.getTaskLocalState(WEB, "main")).isEmpty();
+        assertThat(db.getTaskState(WEB, "main")).isEmpty();
+        assertThat(db.getDeviceReservations(WEB)).isEmpty();
+        assertThat(db.loadAll()).isEmpty();
+    }
+
+    @Test
+    void unsetFieldsStayDistinctFromZeroAndFalse() {
+        db.putAllocRunnerState(WEB, new AllocRunnerState("Pending", null, null));
+        db.putAllocRunnerState(WEB2, new AllocRunnerState("Pending", "", 0L));
+
+        assertThat(db.getAllocRunnerState(WEB).orElseThrow().observedGeneration()).isNull();
+        assertThat(db.getAllocRunnerState(WEB2).orElseThrow().observedGeneration()).isZero();
+        assertThat(db.getAllocRunnerState(WEB).orElseThrow().clientDescription()).isNull();
+    }
+
+    @Test
+    void laterPutReplacesEarlierValue() {
+        db.putAllocRunnerState(WEB, new AllocRunnerState("Pending", "waiting", 1L));
+        db.putAllocRunnerState(WEB, new AllocRunnerState("Running", "Tasks are running", 1L));
+
+        assertThat(db.getAllocRunnerState(WEB)).contains(new AllocRunnerState("Running", "Tasks are running", 1L));
+    }
+
+    @Test
+    void duplicateWriteOpensNoTransaction() {
+        TaskLocalState local = TaskLocalState.initial("mock").withHookDone("validate");
+        db.putTaskLocalState(WEB, "main", local);
+        StateStats before = db.stats();
+
+        db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock").withHookDone("validate"));
+
+        StateStats after = db.stats();
+        assertThat(after.transactions()).isEqualTo(before.transactions());
+        assertThat(after.writes()).isEqualTo(before.writes());
+        assertThat(after.deduplicated()).isEqualTo(before.deduplicated() + 1);
+    }
+
+    @Test
+    void equalStatesBuiltInDifferentOrderAreDuplicates() {
+        db.putTaskLocalState(WEB, "main", new TaskLocalState("mock", Map.of("a", "1", "b", "2"),
+                new TreeSet<>(List.of("x", "y"))));
+        long transactions = db.stats().transactions();
+
+        db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock").withHookDone("y").withHookDone("x")
+                .withDriverHandle(Map.of("b", "2", "a", "1")));
+
+        assertThat(db.stats().transactions()).isEqualTo(transactions);
+        assertThat(db.stats().deduplicated()).isEqualTo(1);
+    }
+
+    @Test
+    void jsonValueChangedInPlaceAndWrittenAgainIsStored() {
+        ObjectNode state = (ObjectNode) json("{'state':'Pending'}");
+        db.putTaskState(WEB, "main", state);
+
+        state.put("state", "Running");
+        db.putTaskState(WEB, "main", state);
+
+        assertThat(db.getTaskState(WEB, "main")).contains(json("{'state':'Running'}"));
+        assertThat(db.stats().writes()).isEqualTo(2);
+        assertThat(db.stats().deduplicated()).isZero();
+    }
+
+    @Test
+    void sameValueUnderAnotherKeyIsWritten() {
+        JsonNode state = json("{'state':'Pending'}");
+        db.putTaskState(WEB, "main", state);
+        db.putTaskState(WEB, "sidecar", state);
+
+        assertThat(db.stats().writes()).isEqualTo(2);
+        assertThat(db.getTaskState(WEB, "sidecar")).contains(state);
+    }
+
+    @Test
+    void deleteAllocationRemovesItAndAllItsTasksButNoOther() {
+        for (AllocId id : List.of(WEB, WEB2)) {
+            db.putAllocation(id, json("{'name':'" + id.name() + "'}"));
+            db.putAllocRunnerState(id, new AllocRunnerState("Running", null, 1L));
+            db.putDeviceReservations(id, List.of());
+            db.putTaskLocalState(id, "main", TaskLocalState.initial("mock"));
+            db.putTaskState(id, "main", json("{'state':'Running'}"));
+        }
+
+        db.deleteAllocation(WEB);
+
+        assertThat(db.getAllocation(WEB)).isEmpty();
+        assertThat(db.getAllocRunnerState(WEB)).isEmpty();
+        assertThat(db.getDeviceReservations(WEB)).isEmpty();
+        assertThat(db.getTaskLocalState(WEB, "main")).isEmpty();
+        assertThat(db.getTaskState(WEB, "main")).isEmpty();
+        assertThat(db.loadAll()).extracting(StoredAllocation::id).containsExactly(WEB2);
+        assertThat(db.getTaskState(WEB2, "main")).isPresent();
+        assertThat(db.stats().deletes()).isEqualTo(1);
+    }
+
+    @Test
+    void writeAfterDeleteIsStoredEvenIfTheValueIsTheSameAsBefore() {
+        JsonNode spec = json("{'v':1}");
+        db.putAllocation(WEB, spec);
+        db.deleteAllocation(WEB);
+
+        db.putAllocation(WEB, spec);
+
+        assertThat(db.getAllocation(WEB)).contains(spec);
+        assertThat(db.stats().deduplicated()).isZero();
+        assertThat(db.stats().writes()).isEqualTo(2);
+    }
+
+    @Test
+    void loadAllGroupsEntriesByAllocationAndTask() {
+        db.putAllocation(WEB, json("{'a':1}"));
+        db.putAllocRunnerState(WEB, new AllocRunnerState("Running", null, 2L));
+        db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock"));
+        db.putTaskState(WEB, "main", json("{'state':'Running'}"));
+        db.putTaskState(WEB, "sidecar", json("{'state':'Pending'}"));
+        db.putTaskState(WEB2, "main", json("{'state':'Dead'}"));
+
+        List<StoredAllocation> all = db.loadAll();
+
+        assertThat(all).extracting(StoredAllocation::id).containsExactly(WEB, WEB2);
+        StoredAllocation web = all.getFirst();
+        assertThat(web.spec()).contains(json("{'a':1}"));
+        assertThat(web.state()).contains(new AllocRunnerState("Running", null, 2L));
+        assertThat(web.devices()).isEmpty();
+        assertThat(web.tasks().keySet()).containsExactly("main", "sidecar");
+        assertThat(web.tasks().get("main").localState()).contains(TaskLocalState.initial("mock"));
+        assertThat(web.tasks().get("sidecar").localState()).isEmpty();
+        assertThat(web.tasks().get("sidecar").state()).contains(json("{'state':'Pending'}"));
+        StoredAllocation orphan = all.get(1);
+        assertThat(orphan.spec()).as("tasks whose allocation spec was never stored").isEmpty();
+        assertThat(orphan.tasks().keySet()).containsExactly("main");
+    }
+
+    @Test
+    void concurrentWritersAllLand() throws Exception {
+        int writers = 8;
+        int perWriter = 25;
+        try (ExecutorService pool = Executors.newFixedThreadPool(writers)) {
+            List<Callable<Void>> jobs = new ArrayList<>();
+            for (int w = 0; w < writers; w++) {
+                String task = "t" + w;
+                jobs.add(() -> {
+                    for (int i = 1; i <= perWriter; i++) {
+                        db.putTaskState(WEB, task, json("{'seq':" + i + "}"));
+                    }
+                    return null;
+                });
+            }
+            for (Future<Void> f : pool.invokeAll(jobs)) {
+                f.get();
+            }
+        }
+
+        for (int w = 0; w < writers; w++) {
+            assertThat(db.getTaskState(WEB, "t" + w)).contains(json("{'seq':" + perWriter + "}"));
+        }
+        assertThat(db.stats().writes()).isEqualTo(writers * perWriter);
+        assertThat(db.stats().transactions()).isLessThanOrEqualTo(writers * perWriter);
+    }
+
+    @Test
+    void closeStopsTheWriterThreadAndRefusesWrites() {
+        db.putAllocation(WEB, json("{'a':1}"));
+
+        db.close();
+
+        assertThat(liveStoreThreads()).isEmpty();
+        assertThatThrownBy(() -> db.putAllocation(WEB, json("{'a':1}")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> db.putAllocation(WEB, json("{'a':2}")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void taskNamesMustBeDns1123Labels() {
+        assertThatThrownBy(() -> db.putTaskState(WEB, "../etc", json("{}")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("task name '../etc'").hasMessageContaining("DNS-1123");
+    }
+
+    @Test
+    void reportsTheCurrentSchemaVersion() {
+        assertThat(db.schemaVersion()).isEqualTo(SqliteSchema.CURRENT_VERSION);
+    }
+
+    static Set<Thread> liveStoreThreads() {
+        Set<Thread> threads = Thread.getAllStackTraces().keySet();
+        threads.removeIf(t -> !t.getName().startsWith("drover-state"));
+        return threads;
+    }
+}
