@@ -1,0 +1,37 @@
+package dev.drover.api.v1alpha1;
+
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.kubernetes.api.model.Namespaced;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Categories;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.Kind;
+import io.fabric8.kubernetes.model.annotation.Plural;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Singular;
+import io.fabric8.kubernetes.model.annotation.Version;
+
+/**
+ * One instance of a task group bound to one node. The agent on that node runs
+ * its tasks and reports what happened in {@code status}.
+ */
+@Group(Allocation.GROUP)
+@Version(Allocation.VERSION)
+@Kind("Allocation")
+@Plural("allocations")
+@Singular("allocation")
+@ShortNames("alloc")
+@Categories("drover")
+@AdditionalPrinterColumn(name = "Node", jsonPath = ".spec.nodeName", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Status", jsonPath = ".status.clientStatus", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.ready", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Restarts", jsonPath = ".status.restarts", type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+public class Allocation extends CustomResource<AllocationSpec, AllocationStatus> implements Namespaced {
+
+    public static final String GROUP = "drover.dev";
+    public static final String VERSION = "v1alpha1";
+    public static final String PLURAL = "allocations";
+    /** The CRD's name, also the name of the generated CRD file (plus {@code -v1.yml}). */
+    public static final String CRD_NAME = PLURAL + "." + GROUP;
+}

@@ -1,0 +1,154 @@
+package dev.drover.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.crd.generator.annotation.SelectableField;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/** What the user asked for. Fields left out are null here; defaults are resolved by the {@code effective...} methods. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class AllocationSpec {
+
+    @Required
+    @SelectableField
+    @Size(min = 1, max = 253)
+    @ValidationRule(value = "self == oldSelf", message = "nodeName is immutable: create a new allocation to move it")
+    private String nodeName;
+
+    @Default("Run")
+    private DesiredStatus desiredStatus;
+
+    @Default("Service")
+    private AllocationType type;
+
+    @Size(max = 253)
+    @Pattern(Names.DNS1123_SUBDOMAIN)
+    private String previousAllocation;
+
+    private EphemeralDisk ephemeralDisk;
+
+    private RestartPolicy restartPolicy;
+
+    @Required
+    @Size(min = 1, max = 64)
+    @ValidationRule(value = "self.all(t, self.exists_one(u, u.name == t.name))", message = "task names must be unique")
+    @ValidationRule(value = "self.filter(t, has(t.leader) && t.leader).size() <= 1", message = "at most one task may be the leader")
+    private List<Task> tasks = new ArrayList<>();
+
+    public String getNodeName() {
+        return nodeName;
+    }
+
+    public void setNodeName(String nodeName) {
+        this.nodeName = nodeName;
+    }
+
+    public DesiredStatus getDesiredStatus() {
+        return desiredStatus;
+    }
+
+    public void setDesiredStatus(DesiredStatus desiredStatus) {
+        this.desiredStatus = desiredStatus;
+    }
+
+    public AllocationType getType() {
+        return type;
+    }
+
+    public void setType(AllocationType type) {
+        this.type = type;
+    }
+
+    public String getPreviousAllocation() {
+        return previousAllocation;
+    }
+
+    public void setPreviousAllocation(String previousAllocation) {
+        this.previousAllocation = previousAllocation;
+    }
+
+    public EphemeralDisk getEphemeralDisk() {
+        return ephemeralDisk;
+    }
+
+    public void setEphemeralDisk(EphemeralDisk ephemeralDisk) {
+        this.ephemeralDisk = ephemeralDisk;
+    }
+
+    public RestartPolicy getRestartPolicy() {
+        return restartPolicy;
+    }
+
+    public void setRestartPolicy(RestartPolicy restartPolicy) {
+        this.restartPolicy = restartPolicy;
+    }
+
+    public List<Task> getTasks() {
+        return tasks;
+    }
+
+    public void setTasks(List<Task> tasks) {
+        this.tasks = tasks;
+    }
+
+    /** {@code desiredStatus}, {@code Run} when not given. */
+    @JsonIgnore
+    public DesiredStatus effectiveDesiredStatus() {
+        return desiredStatus == null ? DesiredStatus.Run : desiredStatus;
+    }
+
+    /** {@code type}, {@code Service} when not given. */
+    @JsonIgnore
+    public AllocationType effectiveType() {
+        return type == null ? AllocationType.Service : type;
+    }
+
+    /** The ephemeral disk with every unset field at its default ({@code 300, false, false}). */
+    @JsonIgnore
+    public EphemeralDisk.Resolved effectiveEphemeralDisk() {
+        return EphemeralDisk.resolve(ephemeralDisk);
+    }
+
+    /** The allocation-wide restart policy: the given fields over the defaults of {@link #effectiveType()}. */
+    @JsonIgnore
+    public RestartPolicy.Resolved effectiveRestartPolicy() {
+        return RestartPolicy.resolve(effectiveType(), restartPolicy, null);
+    }
+
+    /** The task called {@code name}, or null. */
+    public Task task(String name) {
+        if (tasks == null) {
+            return null;
+        }
+        for (Task t : tasks) {
+            if (Objects.equals(t.getName(), name)) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof AllocationSpec s
+                && Objects.equals(nodeName, s.nodeName)
+                && desiredStatus == s.desiredStatus
+                && type == s.type
+                && Objects.equals(previousAllocation, s.previousAllocation)
+                && Objects.equals(ephemeralDisk, s.ephemeralDisk)
+                && Objects.equals(restartPolicy, s.restartPolicy)
+                && Objects.equals(tasks, s.tasks);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(nodeName, desiredStatus, type, previousAllocation, ephemeralDisk, restartPolicy, tasks);
+    }
+}

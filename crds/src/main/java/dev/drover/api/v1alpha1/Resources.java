@@ -1,0 +1,58 @@
+package dev.drover.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Size;
+import java.util.List;
+import java.util.Objects;
+
+/** What a task needs of the node. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class Resources {
+
+    @Min(0)
+    private Integer cpuMillis;
+
+    @Min(0)
+    private Integer memoryMB;
+
+    @Size(max = 16)
+    private List<DeviceRequest> devices;
+
+    public Integer getCpuMillis() {
+        return cpuMillis;
+    }
+
+    public void setCpuMillis(Integer cpuMillis) {
+        this.cpuMillis = cpuMillis;
+    }
+
+    public Integer getMemoryMB() {
+        return memoryMB;
+    }
+
+    public void setMemoryMB(Integer memoryMB) {
+        this.memoryMB = memoryMB;
+    }
+
+    public List<DeviceRequest> getDevices() {
+        return devices;
+    }
+
+    public void setDevices(List<DeviceRequest> devices) {
+        this.devices = devices;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Resources r
+                && Objects.equals(cpuMillis, r.cpuMillis)
+                && Objects.equals(memoryMB, r.memoryMB)
+                && Objects.equals(devices, r.devices);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(cpuMillis, memoryMB, devices);
+    }
+}

@@ -1,0 +1,233 @@
+package dev.drover.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import dev.drover.api.Durations;
+import io.fabric8.crd.generator.annotation.PreserveUnknownFields;
+import io.fabric8.crd.generator.annotation.SchemaFrom;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/** One task of the group. Fields left out are null; the {@code effective...} methods apply the defaults. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class Task {
+
+    public static final Duration DEFAULT_KILL_TIMEOUT = Duration.ofSeconds(5);
+    public static final String DEFAULT_KILL_SIGNAL = "SIGTERM";
+
+    @Required
+    @Size(min = 1, max = 63)
+    @Pattern(Names.DNS1123_LABEL)
+    private String name;
+
+    @Required
+    @Size(min = 1, max = 63)
+    private String driver;
+
+    // Free-form: values of any type, checked by the driver (a map's schema would force one value type).
+    @PreserveUnknownFields
+    @SchemaFrom(type = Object.class)
+    private Map<String, Object> config;
+
+    @Size(max = 256)
+    private List<EnvVar> env;
+
+    private Boolean leader;
+
+    private Lifecycle lifecycle;
+
+    private RestartPolicy restartPolicy;
+
+    @Pattern(Durations.PATTERN)
+    private String killTimeout;
+
+    @Size(min = 1, max = 32)
+    private String killSignal;
+
+    @Pattern(Durations.PATTERN)
+    private String shutdownDelay;
+
+    private Resources resources;
+
+    public String getName() {
+        return name;
+    }
+
+    public void setName(String name) {
+        this.name = name;
+    }
+
+    public String getDriver() {
+        return driver;
+    }
+
+    public void setDriver(String driver) {
+        this.driver = driver;
+    }
+
+    public Map<String, Object> getConfig() {
+        return config;
+    }
+
+    public void setConfig(Map<String, Object> config) {
+        this.config = config;
+    }
+
+    public List<EnvVar> getEnv() {
+        return env;
+    }
+
+    public void setEnv(List<EnvVar> env) {
+        this.env = env;
+    }
+
+    public Boolean getLeader() {
+        return leader;
+    }
+
+    public void setLeader(Boolean leader) {
+        this.leader = leader;
+    }
+
+    public Lifecycle getLifecycle() {
+        return lifecycle;
+    }
+
+    public void setLifecycle(Lifecycle lifecycle) {
+        this.lifecycle = lifecycle;
+    }
+
+    public RestartPolicy getRestartPolicy() {
+        return restartPolicy;
+    }
+
+    public void setRestartPolicy(RestartPolicy restartPolicy) {
+        this.restartPolicy = restartPolicy;
+    }
+
+    public String getKillTimeout() {
+        return killTimeout;
+    }
+
+    public void setKillTimeout(String killTimeout) {
+        this.killTimeout = killTimeout;
+    }
+
+    public String getKillSignal() {
+        return killSignal;
+    }
+
+    public void setKillSignal(String killSignal) {
+        this.killSignal = killSignal;
+    }
+
+    public String getShutdownDelay() {
+        return shutdownDelay;
+    }
+
+    public void setShutdownDelay(String shutdownDelay) {
+        this.shutdownDelay = shutdownDelay;
+    }
+
+    public Resources getResources() {
+        return resources;
+    }
+
+    public void setResources(Resources resources) {
+        this.resources = resources;
+    }
+
+    /** Whether the task is the group's leader ({@code false} when not given). */
+    @JsonIgnore
+    public boolean isLeaderTask() {
+        return Boolean.TRUE.equals(leader);
+    }
+
+    /** The lifecycle hook, or null for a main task. */
+    @JsonIgnore
+    public LifecycleHook hook() {
+        return lifecycle == null ? null : lifecycle.getHook();
+    }
+
+    /** Whether the task is a sidecar (a lifecycle task that keeps running). */
+    @JsonIgnore
+    public boolean isSidecar() {
+        return lifecycle != null && Boolean.TRUE.equals(lifecycle.getSidecar());
+    }
+
+    /** A main task has no lifecycle hook. */
+    @JsonIgnore
+    public boolean isMain() {
+        return hook() == null;
+    }
+
+    /** The config object, empty when not given. */
+    @JsonIgnore
+    public Map<String, Object> effectiveConfig() {
+        return config == null ? Map.of() : config;
+    }
+
+    /** The task's environment in order, later entries winning; empty when not given. */
+    @JsonIgnore
+    public Map<String, String> effectiveEnv() {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (env != null) {
+            for (EnvVar e : env) {
+                out.put(e.getName(), e.getValue() == null ? "" : e.getValue());
+            }
+        }
+        return out;
+    }
+
+    /** {@code killTimeout}, 5 s when not given. Assumes a validated spec. */
+    @JsonIgnore
+    public Duration effectiveKillTimeout() {
+        return killTimeout == null ? DEFAULT_KILL_TIMEOUT : Durations.parse(killTimeout);
+    }
+
+    /** {@code killSignal}, SIGTERM when not given. */
+    @JsonIgnore
+    public String effectiveKillSignal() {
+        return killSignal == null ? DEFAULT_KILL_SIGNAL : killSignal;
+    }
+
+    /** {@code shutdownDelay}, zero when not given. Assumes a validated spec. */
+    @JsonIgnore
+    public Duration effectiveShutdownDelay() {
+        return shutdownDelay == null ? Duration.ZERO : Durations.parse(shutdownDelay);
+    }
+
+    /** This task's restart policy: its own fields over the allocation's over the defaults of the type. */
+    @JsonIgnore
+    public RestartPolicy.Resolved effectiveRestartPolicy(AllocationSpec spec) {
+        return RestartPolicy.resolve(spec.effectiveType(), spec.getRestartPolicy(), restartPolicy);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Task t
+                && Objects.equals(name, t.name)
+                && Objects.equals(driver, t.driver)
+                && Objects.equals(config, t.config)
+                && Objects.equals(env, t.env)
+                && Objects.equals(leader, t.leader)
+                && Objects.equals(lifecycle, t.lifecycle)
+                && Objects.equals(restartPolicy, t.restartPolicy)
+                && Objects.equals(killTimeout, t.killTimeout)
+                && Objects.equals(killSignal, t.killSignal)
+                && Objects.equals(shutdownDelay, t.shutdownDelay)
+                && Objects.equals(resources, t.resources);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, driver, config, env, leader, lifecycle, restartPolicy, killTimeout, killSignal,
+                shutdownDelay, resources);
+    }
+}

@@ -1,0 +1,210 @@
+package dev.drover.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import dev.drover.api.Durations;
+import dev.drover.api.Timestamps;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * One step in a task's life. {@code type} and {@code time} are always set; the
+ * other fields carry the details its type calls for (SEMANTICS.md), e.g. a
+ * {@code Terminated} event has {@code exitCode} and {@code signal}.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class TaskEvent {
+
+    private TaskEventType type;
+    private String time;
+    private String message;
+    private Integer exitCode;
+    private String signal;
+    private String startDelay;
+    private String restartReason;
+    private String killTimeout;
+    private String killError;
+    private String failedSibling;
+    private String validationError;
+    private String driverError;
+
+    public TaskEvent() {
+    }
+
+    public static TaskEvent of(TaskEventType type, Instant time) {
+        TaskEvent e = new TaskEvent();
+        e.type = Objects.requireNonNull(type, "type");
+        e.time = Timestamps.format(time);
+        return e;
+    }
+
+    public TaskEvent withMessage(String message) {
+        this.message = message;
+        return this;
+    }
+
+    public TaskEvent withExit(Integer exitCode, String signal) {
+        this.exitCode = exitCode;
+        this.signal = signal;
+        return this;
+    }
+
+    public TaskEvent withStartDelay(Duration delay) {
+        this.startDelay = Durations.format(delay);
+        return this;
+    }
+
+    public TaskEvent withRestartReason(String reason) {
+        this.restartReason = reason;
+        return this;
+    }
+
+    public TaskEvent withKillTimeout(Duration timeout) {
+        this.killTimeout = Durations.format(timeout);
+        return this;
+    }
+
+    public TaskEvent withKillError(String error) {
+        this.killError = error;
+        return this;
+    }
+
+    public TaskEvent withFailedSibling(String sibling) {
+        this.failedSibling = sibling;
+        return this;
+    }
+
+    public TaskEvent withValidationError(String error) {
+        this.validationError = error;
+        return this;
+    }
+
+    public TaskEvent withDriverError(String error) {
+        this.driverError = error;
+        return this;
+    }
+
+    public TaskEventType getType() {
+        return type;
+    }
+
+    public void setType(TaskEventType type) {
+        this.type = type;
+    }
+
+    public String getTime() {
+        return time;
+    }
+
+    public void setTime(String time) {
+        this.time = time;
+    }
+
+    public String getMessage() {
+        return message;
+    }
+
+    public void setMessage(String message) {
+        this.message = message;
+    }
+
+    public Integer getExitCode() {
+        return exitCode;
+    }
+
+    public void setExitCode(Integer exitCode) {
+        this.exitCode = exitCode;
+    }
+
+    public String getSignal() {
+        return signal;
+    }
+
+    public void setSignal(String signal) {
+        this.signal = signal;
+    }
+
+    public String getStartDelay() {
+        return startDelay;
+    }
+
+    public void setStartDelay(String startDelay) {
+        this.startDelay = startDelay;
+    }
+
+    public String getRestartReason() {
+        return restartReason;
+    }
+
+    public void setRestartReason(String restartReason) {
+        this.restartReason = restartReason;
+    }
+
+    public String getKillTimeout() {
+        return killTimeout;
+    }
+
+    public void setKillTimeout(String killTimeout) {
+        this.killTimeout = killTimeout;
+    }
+
+    public String getKillError() {
+        return killError;
+    }
+
+    public void setKillError(String killError) {
+        this.killError = killError;
+    }
+
+    public String getFailedSibling() {
+        return failedSibling;
+    }
+
+    public void setFailedSibling(String failedSibling) {
+        this.failedSibling = failedSibling;
+    }
+
+    public String getValidationError() {
+        return validationError;
+    }
+
+    public void setValidationError(String validationError) {
+        this.validationError = validationError;
+    }
+
+    public String getDriverError() {
+        return driverError;
+    }
+
+    public void setDriverError(String driverError) {
+        this.driverError = driverError;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TaskEvent e
+                && type == e.type
+                && Objects.equals(time, e.time)
+                && Objects.equals(message, e.message)
+                && Objects.equals(exitCode, e.exitCode)
+                && Objects.equals(signal, e.signal)
+                && Objects.equals(startDelay, e.startDelay)
+                && Objects.equals(restartReason, e.restartReason)
+                && Objects.equals(killTimeout, e.killTimeout)
+                && Objects.equals(killError, e.killError)
+                && Objects.equals(failedSibling, e.failedSibling)
+                && Objects.equals(validationError, e.validationError)
+                && Objects.equals(driverError, e.driverError);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(type, time, message, exitCode, signal, startDelay, restartReason, killTimeout, killError,
+                failedSibling, validationError, driverError);
+    }
+
+    @Override
+    public String toString() {
+        return type + "@" + time + (message == null ? "" : ": " + message);
+    }
+}

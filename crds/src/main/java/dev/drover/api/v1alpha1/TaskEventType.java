@@ -1,0 +1,31 @@
+package dev.drover.api.v1alpha1;
+
+/** Every kind of task event; SEMANTICS.md says when each is emitted and what it carries. */
+public enum TaskEventType {
+    Received,
+    TaskSetup,
+    Started,
+    Terminated,
+    Restarting,
+    NotRestarting,
+    Killing,
+    Killed,
+    DriverFailure,
+    SetupFailure,
+    FailedValidation,
+    SiblingTaskFailed,
+    LeaderTaskDead,
+    MainTasksDead,
+    RestartSignaled,
+    WaitingShutdownDelay,
+    FailedRestoringTask;
+
+    /** Events that report something going wrong; Kubernetes Events for them are Warnings. */
+    public boolean isFailure() {
+        return switch (this) {
+            case DriverFailure, SetupFailure, FailedValidation, NotRestarting, SiblingTaskFailed,
+                 FailedRestoringTask -> true;
+            default -> false;
+        };
+    }
+}

@@ -1,0 +1,102 @@
+package dev.drover.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/** A task as its runner last reported it. Times are RFC 3339 strings, as Kubernetes writes them. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class TaskState {
+
+    /** The newest events kept; older ones are dropped. */
+    public static final int MAX_EVENTS = 10;
+
+    /** Where a task is in its life: {@code Pending → Running → Dead}. */
+    public enum State {
+        Pending,
+        Running,
+        Dead
+    }
+
+    private State state;
+    private Boolean failed;
+    private Integer restarts;
+    private String lastRestart;
+    private String startedAt;
+    private String finishedAt;
+    private List<TaskEvent> events = new ArrayList<>();
+
+    public State getState() {
+        return state;
+    }
+
+    public void setState(State state) {
+        this.state = state;
+    }
+
+    public Boolean getFailed() {
+        return failed;
+    }
+
+    public void setFailed(Boolean failed) {
+        this.failed = failed;
+    }
+
+    public Integer getRestarts() {
+        return restarts;
+    }
+
+    public void setRestarts(Integer restarts) {
+        this.restarts = restarts;
+    }
+
+    public String getLastRestart() {
+        return lastRestart;
+    }
+
+    public void setLastRestart(String lastRestart) {
+        this.lastRestart = lastRestart;
+    }
+
+    public String getStartedAt() {
+        return startedAt;
+    }
+
+    public void setStartedAt(String startedAt) {
+        this.startedAt = startedAt;
+    }
+
+    public String getFinishedAt() {
+        return finishedAt;
+    }
+
+    public void setFinishedAt(String finishedAt) {
+        this.finishedAt = finishedAt;
+    }
+
+    public List<TaskEvent> getEvents() {
+        return events;
+    }
+
+    public void setEvents(List<TaskEvent> events) {
+        this.events = events;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TaskState t
+                && state == t.state
+                && Objects.equals(failed, t.failed)
+                && Objects.equals(restarts, t.restarts)
+                && Objects.equals(lastRestart, t.lastRestart)
+                && Objects.equals(startedAt, t.startedAt)
+                && Objects.equals(finishedAt, t.finishedAt)
+                && Objects.equals(events, t.events);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(state, failed, restarts, lastRestart, startedAt, finishedAt, events);
+    }
+}

@@ -1,0 +1,104 @@
+package dev.drover.api.crd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceColumnDefinition;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersion;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.ValidationRule;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+class CrdTest {
+
+    static final String RESOURCE = "META-INF/fabric8/allocations.drover.dev-v1.yml";
+    static final Path CHECKED_IN = Path.of("..", "charts", "drover", "crds", "allocations.drover.dev-v1.yml");
+
+    static String generated() throws IOException {
+        try (InputStream in = CrdTest.class.getClassLoader().getResourceAsStream(RESOURCE)) {
+            assertThat(in).as("generated CRD on the classpath").isNotNull();
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    static CustomResourceDefinitionVersion version() throws IOException {
+        return Serialization.unmarshal(generated(), CustomResourceDefinition.class).getSpec().getVersions().getFirst();
+    }
+
+    @Test
+    void checkedInCrdMatchesTheModel() throws IOException {
+        assertThat(Files.readString(CHECKED_IN))
+                .as("charts/drover/crds/allocations.drover.dev-v1.yml is stale; refresh it with:"
+                        + " cp crds/target/classes/" + RESOURCE + " charts/drover/crds/")
+                .isEqualTo(generated());
+    }
+
+    @Test
+    void namesShortNameAndCategory() throws IOException {
+        CustomResourceDefinition crd = Serialization.unmarshal(generated(), CustomResourceDefinition.class);
+        assertThat(crd.getMetadata().getName()).isEqualTo("allocations.drover.dev");
+        assertThat(crd.getSpec().getScope()).isEqualTo("Namespaced");
+        assertThat(crd.getSpec().getNames().getShortNames()).containsExactly("alloc");
+        assertThat(crd.getSpec().getNames().getCategories()).containsExactly("drover");
+        assertThat(crd.getSpec().getNames().getSingular()).isEqualTo("allocation");
+    }
+
+    @Test
+    void printerColumnsInTheOrderUsersExpect() throws IOException {
+        assertThat(version().getAdditionalPrinterColumns())
+                .extracting(CustomResourceColumnDefinition::getName, CustomResourceColumnDefinition::getJsonPath)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("Node", ".spec.nodeName"),
+                        org.assertj.core.groups.Tuple.tuple("Status", ".status.clientStatus"),
+                        org.assertj.core.groups.Tuple.tuple("Ready", ".status.ready"),
+                        org.assertj.core.groups.Tuple.tuple("Restarts", ".status.restarts"),
+                        org.assertj.core.groups.Tuple.tuple("Age", ".metadata.creationTimestamp"));
+    }
+
+    @Test
+    void statusSubresourceAndSelectableNodeName() throws IOException {
+        CustomResourceDefinitionVersion v = version();
+        assertThat(v.getSubresources().getStatus()).isNotNull();
+        assertThat(v.getSelectableFields()).extracting(f -> f.getJsonPath()).containsExactly(".spec.nodeName");
+    }
+
+    @Test
+    void celRulesGuardWhatTheSchemaCannot() throws IOException {
+        JSONSchemaProps spec = version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
+        assertThat(spec.getProperties().get("nodeName").getXKubernetesValidations())
+                .extracting(ValidationRule::getRule).containsExactly("self == oldSelf");
+        JSONSchemaProps tasks = spec.getProperties().get("tasks");
+        assertThat(tasks.getMinItems()).isEqualTo(1L);
+        assertThat(tasks.getMaxItems()).isEqualTo(64L);
+        assertThat(tasks.getXKubernetesValidations()).extracting(ValidationRule::getMessage)
+                .containsExactlyInAnyOrder("task names must be unique", "at most one task may be the leader");
+        assertThat(spec.getProperties().get("restartPolicy").getXKubernetesValidations())
+                .extracting(ValidationRule::getMessage)
+                .containsExactlyInAnyOrder("attempts 0 is only allowed with mode Fail", "interval must be at least 5s");
+        JSONSchemaProps task = tasks.getItems().getSchema();
+        assertThat(task.getProperties().get("killTimeout").getPattern()).isNotBlank();
+        assertThat(task.getProperties().get("name").getPattern()).isEqualTo("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
+        assertThat(task.getProperties().get("config").getXKubernetesPreserveUnknownFields()).isTrue();
+        assertThat(task.getProperties().get("config").getAdditionalProperties())
+                .as("config values may be of any type").isNull();
+        JSONSchemaProps device = task.getProperties().get("resources").getProperties().get("devices").getItems().getSchema();
+        assertThat(device.getXKubernetesValidations()).extracting(ValidationRule::getRule)
+                .containsExactly("!has(self.count) || self.count >= 1");
+    }
+
+    @Test
+    void enumsAndDefaults() throws IOException {
+        JSONSchemaProps spec = version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
+        assertThat(spec.getProperties().get("desiredStatus").getEnum()).extracting(n -> n.asText())
+                .containsExactlyInAnyOrder("Run", "Stop");
+        assertThat(spec.getProperties().get("desiredStatus").getDefault().asText()).isEqualTo("Run");
+        assertThat(spec.getProperties().get("type").getDefault().asText()).isEqualTo("Service");
+        assertThat(spec.getRequired()).containsExactlyInAnyOrder("nodeName", "tasks");
+    }
+}
