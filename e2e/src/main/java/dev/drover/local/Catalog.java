@@ -1,0 +1,111 @@
+package dev.drover.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersion;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every resource type the server serves: a fixed set of built-ins and whatever
+ * CRDs are stored. Rebuilt lazily after a CRD changes, so discovery and
+ * validation follow CRDs applied at any time.
+ */
+final class Catalog {
+
+    static final List<ResourceType> BUILT_IN = List.of(
+            ResourceType.builtIn("", "v1", "namespaces", "Namespace", false, "ns"),
+            ResourceType.builtIn("", "v1", "nodes", "Node", false, "no"),
+            ResourceType.builtIn("", "v1", "events", "Event", true, "ev"),
+            ResourceType.builtIn("", "v1", "configmaps", "ConfigMap", true, "cm"),
+            ResourceType.builtIn("", "v1", "serviceaccounts", "ServiceAccount", true, "sa"),
+            ResourceType.builtIn("", "v1", "services", "Service", true, "svc"),
+            ResourceType.builtIn("", "v1", "pods", "Pod", true, "po"),
+            ResourceType.builtIn("apps", "v1", "daemonsets", "DaemonSet", true, "ds"),
+            ResourceType.builtIn("apps", "v1", "deployments", "Deployment", true, "deploy"),
+            ResourceType.builtIn("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false),
+            ResourceType.builtIn("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false),
+            ResourceType.builtIn("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
+            ResourceType.builtIn("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true),
+            ResourceType.builtIn("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
+                    false, "crd", "crds"),
+            ResourceType.builtIn("coordination.k8s.io", "v1", "leases", "Lease", true),
+            ResourceType.builtIn("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor", true));
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final KubernetesClient backend;
+    private volatile Map<String, ResourceType> types;
+
+    Catalog(KubernetesClient backend) {
+        this.backend = backend;
+    }
+
+    /** Forget the CRDs read so far; the next lookup reads them again. */
+    void invalidate() {
+        types = null;
+    }
+
+    ResourceType find(String group, String version, String plural) {
+        return all().get(ResourceType.key(group, version, plural));
+    }
+
+    Collection<ResourceType> types() {
+        return all().values();
+    }
+
+    /** Group → versions served, core group first, in a stable order. */
+    Map<String, List<String>> groups() {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        for (ResourceType t : types()) {
+            List<String> versions = out.computeIfAbsent(t.group(), g -> new ArrayList<>());
+            if (!versions.contains(t.version())) {
+                versions.add(t.version());
+            }
+        }
+        return out;
+    }
+
+    private Map<String, ResourceType> all() {
+        Map<String, ResourceType> current = types;
+        if (current == null) {
+            current = load();
+            types = current;
+        }
+        return current;
+    }
+
+    private Map<String, ResourceType> load() {
+        Map<String, ResourceType> out = new LinkedHashMap<>();
+        for (ResourceType t : BUILT_IN) {
+            out.put(t.key(), t);
+        }
+        for (CustomResourceDefinition crd : backend.apiextensions().v1().customResourceDefinitions().list().getItems()) {
+            var names = crd.getSpec().getNames();
+            for (CustomResourceDefinitionVersion v : crd.getSpec().getVersions()) {
+                if (Boolean.FALSE.equals(v.getServed())) {
+                    continue;
+                }
+                JsonNode schema = v.getSchema() == null ? null : JSON.valueToTree(v.getSchema().getOpenAPIV3Schema());
+                List<JsonNode> columns = v.getAdditionalPrinterColumns() == null ? List.of()
+                        : v.getAdditionalPrinterColumns().stream().map(c -> (JsonNode) JSON.valueToTree(c)).toList();
+                List<String> selectable = v.getSelectableFields() == null ? List.of()
+                        : v.getSelectableFields().stream().map(f -> f.getJsonPath().replaceFirst("^\\.", "")).toList();
+                ResourceType t = new ResourceType(crd.getSpec().getGroup(), v.getName(), names.getPlural(),
+                        names.getSingular() == null ? names.getKind().toLowerCase(java.util.Locale.ROOT) : names.getSingular(),
+                        names.getKind(), "Namespaced".equals(crd.getSpec().getScope()),
+                        names.getShortNames() == null ? List.of() : names.getShortNames(),
+                        names.getCategories() == null ? List.of() : names.getCategories(),
+                        v.getSubresources() != null && v.getSubresources().getStatus() != null,
+                        schema, columns, selectable);
+                out.put(t.key(), t);
+            }
+        }
+        return out;
+    }
+}

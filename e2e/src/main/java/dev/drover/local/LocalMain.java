@@ -1,0 +1,114 @@
+package dev.drover.local;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import sun.misc.Signal;
+
+/**
+ * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
+ * <pre>
+ *   apiserver --kubeconfig FILE [--port N] [--nodes a,b]
+ * </pre>
+ */
+public final class LocalMain {
+
+    static final String USAGE = """
+            usage: java -jar drover-local.jar COMMAND [FLAGS]
+
+            commands:
+              apiserver --kubeconfig FILE [--port N] [--nodes a,b]
+                  Start a local Kubernetes API server with the Drover CRD, write a kubeconfig
+                  for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
+                  --port 0 (the default) picks a free port.
+            """;
+
+    private LocalMain() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
+            (args.length == 0 ? err : out).print(USAGE);
+            return args.length == 0 ? 2 : 0;
+        }
+        try {
+            return switch (args[0]) {
+                case "apiserver" -> apiserver(Arrays.copyOfRange(args, 1, args.length), out);
+                default -> throw new UsageException("unknown command \"" + args[0] + "\"");
+            };
+        } catch (UsageException e) {
+            err.println("drover-local: " + e.getMessage());
+            err.print(USAGE);
+            return 2;
+        } catch (IOException e) {
+            err.println("drover-local: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private static int apiserver(String[] args, PrintStream out) throws IOException {
+        Path kubeconfig = null;
+        int port = 0;
+        List<String> nodes = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
+                case "--port" -> port = port(value(args, ++i, "--port"));
+                case "--nodes" -> nodes.addAll(Arrays.stream(value(args, ++i, "--nodes").split(","))
+                        .map(String::trim).filter(s -> !s.isEmpty()).toList());
+                default -> throw new UsageException("unknown flag \"" + args[i] + "\"");
+            }
+        }
+        if (kubeconfig == null) {
+            throw new UsageException("apiserver needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
+        }
+        LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withPort(port).withNodes(nodes).withKubeconfig(kubeconfig));
+        CountDownLatch stop = new CountDownLatch(1);
+        Signal.handle(new Signal("TERM"), s -> stop.countDown());
+        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        out.println("drover-local apiserver ready at " + server.url() + " (kubeconfig " + kubeconfig.toAbsolutePath() + ")");
+        out.flush();
+        try {
+            stop.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        server.close();
+        out.println("drover-local apiserver stopped");
+        return 0;
+    }
+
+    private static String value(String[] args, int i, String flag) {
+        if (i >= args.length) {
+            throw new UsageException(flag + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static int port(String s) {
+        try {
+            int p = Integer.parseInt(s);
+            if (p < 0 || p > 65535) {
+                throw new NumberFormatException();
+            }
+            return p;
+        } catch (NumberFormatException e) {
+            throw new UsageException("--port " + s + " is not a port number (0-65535)");
+        }
+    }
+
+    static final class UsageException extends RuntimeException {
+        UsageException(String message) {
+            super(message);
+        }
+    }
+}

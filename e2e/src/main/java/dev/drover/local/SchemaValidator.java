@@ -1,0 +1,194 @@
+package dev.drover.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Checks an object against a CRD's structural schema the way the API server
+ * does: fields the schema does not declare (strict field validation), types,
+ * enums, patterns, bounds and required fields; and fills in schema defaults.
+ * CEL rules ({@code x-kubernetes-validations}) are not evaluated: Drover's
+ * agent validates the same rules itself.
+ */
+final class SchemaValidator {
+
+    /** Fields every object has, which CRD schemas leave out. */
+    private static final Set<String> ROOT_FIELDS = Set.of("apiVersion", "kind", "metadata");
+
+    record Result(List<String> unknownFields, List<String> invalid) {
+        boolean ok() {
+            return unknownFields.isEmpty() && invalid.isEmpty();
+        }
+    }
+
+    private SchemaValidator() {
+    }
+
+    static Result validate(JsonNode object, JsonNode schema, boolean checkRequired) {
+        List<String> unknown = new ArrayList<>();
+        List<String> invalid = new ArrayList<>();
+        if (object instanceof ObjectNode root && schema != null) {
+            JsonNode props = schema.path("properties");
+            for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> f = it.next();
+                if (ROOT_FIELDS.contains(f.getKey())) {
+                    continue;
+                }
+                if (!props.has(f.getKey())) {
+                    if (!schema.path("x-kubernetes-preserve-unknown-fields").asBoolean(false)) {
+                        unknown.add(f.getKey());
+                    }
+                    continue;
+                }
+                check(f.getValue(), props.get(f.getKey()), f.getKey(), checkRequired, unknown, invalid);
+            }
+        }
+        return new Result(unknown, invalid);
+    }
+
+    private static void check(JsonNode value, JsonNode schema, String path, boolean checkRequired,
+                              List<String> unknown, List<String> invalid) {
+        if (value.isNull()) {
+            if (!schema.path("nullable").asBoolean(false)) {
+                invalid.add(path + ": Invalid value: \"null\": " + path + " in body must be of type "
+                        + schema.path("type").asText("object"));
+            }
+            return;
+        }
+        boolean preserve = schema.path("x-kubernetes-preserve-unknown-fields").asBoolean(false);
+        String type = schema.path("type").asText("");
+        if (!type.isEmpty() && !hasType(value, type)) {
+            invalid.add(path + ": Invalid value: \"" + typeOf(value) + "\": " + path + " in body must be of type " + type
+                    + ": \"" + typeOf(value) + "\"");
+            return;
+        }
+        if (schema.has("enum")) {
+            boolean found = false;
+            List<String> allowed = new ArrayList<>();
+            for (JsonNode e : schema.get("enum")) {
+                allowed.add("\"" + e.asText() + "\"");
+                found |= e.equals(value);
+            }
+            if (!found) {
+                invalid.add(path + ": Unsupported value: " + value + ": supported values: " + String.join(", ", allowed));
+            }
+        }
+        if (value.isTextual()) {
+            String s = value.asText();
+            if (schema.has("pattern") && !Pattern.compile(schema.get("pattern").asText()).matcher(s).find()) {
+                invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should match '"
+                        + schema.get("pattern").asText() + "'");
+            }
+            if (schema.has("maxLength") && s.length() > schema.get("maxLength").asLong()) {
+                invalid.add(path + ": Too long: may not be more than " + schema.get("maxLength").asLong() + " bytes");
+            }
+            if (schema.has("minLength") && s.length() < schema.get("minLength").asLong()) {
+                invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should be at least "
+                        + schema.get("minLength").asLong() + " chars long");
+            }
+        }
+        if (value.isNumber()) {
+            if (schema.has("minimum") && value.asDouble() < schema.get("minimum").asDouble()) {
+                invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should be greater than or equal to "
+                        + schema.get("minimum").asLong());
+            }
+            if (schema.has("maximum") && value.asDouble() > schema.get("maximum").asDouble()) {
+                invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should be less than or equal to "
+                        + schema.get("maximum").asLong());
+            }
+        }
+        if (value instanceof ArrayNode array) {
+            if (schema.has("maxItems") && array.size() > schema.get("maxItems").asLong()) {
+                invalid.add(path + ": Too many: " + array.size() + ": must have at most " + schema.get("maxItems").asLong() + " items");
+            }
+            if (schema.has("minItems") && array.size() < schema.get("minItems").asLong()) {
+                invalid.add(path + ": Invalid value: " + array.size() + ": " + path + " in body should have at least "
+                        + schema.get("minItems").asLong() + " items");
+            }
+            JsonNode items = schema.path("items");
+            if (!items.isMissingNode()) {
+                for (int i = 0; i < array.size(); i++) {
+                    check(array.get(i), items, path + "[" + i + "]", checkRequired, unknown, invalid);
+                }
+            }
+        }
+        if (value instanceof ObjectNode object) {
+            JsonNode props = schema.path("properties");
+            JsonNode additional = schema.path("additionalProperties");
+            for (Iterator<Map.Entry<String, JsonNode>> it = object.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> f = it.next();
+                String child = path + "." + f.getKey();
+                if (props.has(f.getKey())) {
+                    check(f.getValue(), props.get(f.getKey()), child, checkRequired, unknown, invalid);
+                } else if (additional.isObject()) {
+                    check(f.getValue(), additional, child, checkRequired, unknown, invalid);
+                } else if (!preserve && !additional.asBoolean(false)) {
+                    unknown.add(child);
+                }
+            }
+            if (checkRequired) {
+                for (JsonNode r : schema.path("required")) {
+                    if (!object.has(r.asText())) {
+                        invalid.add(path + "." + r.asText() + ": Required value");
+                    }
+                }
+            }
+        }
+    }
+
+    /** Fills in schema defaults for absent fields, recursively through the objects present. */
+    static void applyDefaults(JsonNode value, JsonNode schema) {
+        if (schema == null) {
+            return;
+        }
+        if (value instanceof ObjectNode object) {
+            JsonNode props = schema.path("properties");
+            for (Iterator<Map.Entry<String, JsonNode>> it = props.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> p = it.next();
+                if (!object.has(p.getKey()) && p.getValue().has("default")) {
+                    object.set(p.getKey(), p.getValue().get("default").deepCopy());
+                }
+                if (object.has(p.getKey())) {
+                    applyDefaults(object.get(p.getKey()), p.getValue());
+                }
+            }
+        } else if (value instanceof ArrayNode array && schema.has("items")) {
+            array.forEach(item -> applyDefaults(item, schema.get("items")));
+        }
+    }
+
+    private static boolean hasType(JsonNode v, String type) {
+        return switch (type) {
+            case "string" -> v.isTextual();
+            case "integer" -> v.isIntegralNumber() || (v.isNumber() && v.asDouble() == Math.rint(v.asDouble()));
+            case "number" -> v.isNumber();
+            case "boolean" -> v.isBoolean();
+            case "array" -> v.isArray();
+            case "object" -> v.isObject();
+            default -> true;
+        };
+    }
+
+    private static String typeOf(JsonNode v) {
+        if (v.isTextual()) {
+            return "string";
+        }
+        if (v.isIntegralNumber()) {
+            return "integer";
+        }
+        if (v.isNumber()) {
+            return "number";
+        }
+        if (v.isBoolean()) {
+            return "boolean";
+        }
+        return v.isArray() ? "array" : "object";
+    }
+}
