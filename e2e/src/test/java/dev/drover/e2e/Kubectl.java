@@ -1,0 +1,87 @@
+package dev.drover.e2e;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** The real kubectl binary, pointed at one kubeconfig; every call has a deadline so a hang fails the test. */
+public final class Kubectl {
+
+    public record Result(int exitCode, String out, String err) {
+        public Result assertOk() {
+            if (exitCode != 0) {
+                throw new AssertionError("kubectl failed (" + exitCode + "): " + err + out);
+            }
+            return this;
+        }
+    }
+
+    private final Path kubeconfig;
+    private final Path binary;
+
+    public Kubectl(Path kubeconfig) {
+        this.kubeconfig = kubeconfig;
+        this.binary = find();
+        assumeTrue(binary != null, "kubectl not found on PATH: the end-to-end tests drive the real kubectl binary");
+    }
+
+    /** kubectl from PATH, or null. */
+    public static Path find() {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            Path candidate = Path.of(dir, "kubectl");
+            if (Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    public Result run(String... args) {
+        return runWithInput(null, args);
+    }
+
+    public Result runWithInput(String stdin, String... args) {
+        Process p = start(args);
+        try {
+            if (stdin != null) {
+                p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
+            }
+            p.getOutputStream().close();
+            var out = p.getInputStream().readAllBytes();
+            var err = p.getErrorStream().readAllBytes();
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError("kubectl " + String.join(" ", args) + " did not finish in 30s");
+            }
+            return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new AssertionError("could not run kubectl: " + e, e);
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /** Starts kubectl without waiting, for streaming commands ({@code get -w}); the caller destroys it. */
+    public Process start(String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(binary.toString());
+        command.add("--cache-dir=" + kubeconfig.resolveSibling("kube-cache")); // no discovery cached across servers
+        command.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().put("KUBECONFIG", kubeconfig.toString());
+        try {
+            return pb.start();
+        } catch (IOException e) {
+            throw new AssertionError("could not start kubectl: " + e, e);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.local.LocalApiServer;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The local API server as the real kubectl sees it. */
+class KubectlTest {
+
+    static final Path EXAMPLES = Path.of("..", "examples");
+
+    @TempDir
+    static Path dir;
+    static LocalApiServer server;
+    static Kubectl kubectl;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("local", "other"))
+                .withKubeconfig(dir.resolve("kubeconfig")));
+        kubectl = new Kubectl(server.kubeconfig());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static String alloc(String name, String extraSpec) {
+        return """
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: %s, namespace: default}
+                spec:
+                  nodeName: local
+                %s  tasks:
+                  - name: web
+                    driver: mock
+                    config: {runFor: 1h}
+                """.formatted(name, extraSpec);
+    }
+
+    @Test
+    void applyCreatesAndUpdatesAndGenerationFollowsSpecChanges() {
+        assertThat(kubectl.runWithInput(alloc("apply-me", ""), "apply", "-f", "-").assertOk().out())
+                .contains("allocation.drover.dev/apply-me created");
+        assertThat(kubectl.run("get", "alloc", "apply-me", "-o", "jsonpath={.metadata.generation}").assertOk().out())
+                .isEqualTo("1");
+        assertThat(kubectl.runWithInput(alloc("apply-me", "  desiredStatus: Stop\n"), "apply", "-f", "-").assertOk().out())
+                .contains("allocation.drover.dev/apply-me configured");
+        assertThat(kubectl.run("get", "alloc", "apply-me", "-o", "jsonpath={.metadata.generation} {.spec.desiredStatus}")
+                .assertOk().out()).isEqualTo("2 Stop");
+        kubectl.run("label", "alloc", "apply-me", "team=a").assertOk();
+        assertThat(kubectl.run("get", "alloc", "apply-me", "-o", "jsonpath={.metadata.generation}").assertOk().out())
+                .as("metadata changes leave the generation alone").isEqualTo("2");
+    }
+
+    @Test
+    void examplesApplyAndGetShowsThePrinterColumns() {
+        kubectl.run("apply", "-f", EXAMPLES.toString()).assertOk();
+        String table = kubectl.run("get", "alloc").assertOk().out();
+        assertThat(table.lines().findFirst().orElseThrow().split("\\s+"))
+                .containsExactly("NAME", "NODE", "STATUS", "READY", "RESTARTS", "AGE");
+        assertThat(table).contains("hello", "batch", "lifecycle", "raw-exec", "restart-policy", "gpu");
+        assertThat(kubectl.run("get", "drover").assertOk().out()).as("the category").contains("hello");
+    }
+
+    @Test
+    void describeShowsTheAllocationsEvents() {
+        kubectl.runWithInput(alloc("described", ""), "apply", "-f", "-").assertOk();
+        Allocation a = server.client().resources(Allocation.class).inNamespace("default").withName("described").get();
+        server.client().v1().events().inNamespace("default").resource(new EventBuilder()
+                .withNewMetadata().withName("described.started").endMetadata()
+                .withNewInvolvedObject().withApiVersion("drover.dev/v1alpha1").withKind("Allocation")
+                .withName("described").withNamespace("default").withUid(a.getMetadata().getUid()).endInvolvedObject()
+                .withReason("Started").withMessage("Task web started").withType("Normal").withCount(1)
+                .withFirstTimestamp("2026-11-22T10:00:00Z").withLastTimestamp("2026-11-22T10:00:00Z")
+                .build()).create();
+        String out = kubectl.run("describe", "alloc", "described").assertOk().out();
+        assertThat(out).contains("Node Name:", "local").containsPattern("Normal\\s+Started\\s+.*Task web started");
+    }
+
+    @Test
+    void misspelledFieldIsRefusedNamingIt() {
+        var result = kubectl.runWithInput(alloc("typo", "").replace("driver: mock", "drivr: mock"), "apply", "-f", "-");
+        assertThat(result.exitCode()).isNotZero();
+        assertThat(result.err()).contains("unknown field \"spec.tasks[0].drivr\"");
+        assertThat(kubectl.run("get", "alloc", "typo").exitCode()).isNotZero();
+    }
+
+    @Test
+    void badEnumValueIsRefusedNamingTheField() {
+        var result = kubectl.runWithInput(alloc("bad-enum", "  desiredStatus: Halt\n"), "apply", "-f", "-");
+        assertThat(result.exitCode()).isNotZero();
+        assertThat(result.err()).contains("spec.desiredStatus", "Unsupported value: \"Halt\"");
+    }
+
+    @Test
+    void statusIsWrittenOnlyThroughTheStatusSubresource() {
+        kubectl.runWithInput(alloc("status-only", ""), "apply", "-f", "-").assertOk();
+        kubectl.run("patch", "alloc", "status-only", "--subresource=status", "--type=merge",
+                "-p", "{\"status\":{\"clientStatus\":\"Running\",\"ready\":\"1/1\",\"restarts\":0}}").assertOk();
+        kubectl.run("patch", "alloc", "status-only", "--type=merge",
+                "-p", "{\"status\":{\"clientStatus\":\"Failed\"}}").assertOk();
+        assertThat(kubectl.run("get", "alloc", "status-only", "-o", "jsonpath={.status.clientStatus} {.metadata.generation}")
+                .assertOk().out()).isEqualTo("Running 1");
+        assertThat(kubectl.run("get", "alloc", "status-only").assertOk().out()).containsPattern("status-only\\s+local\\s+Running\\s+1/1\\s+0");
+    }
+
+    @Test
+    void waitSeesAStatusWrittenMeanwhile() throws Exception {
+        kubectl.runWithInput(alloc("waited", ""), "apply", "-f", "-").assertOk();
+        Process wait = kubectl.start("wait", "--for=jsonpath={.status.clientStatus}=Running", "alloc/waited", "--timeout=20s");
+        Thread.sleep(500); // let wait list and start watching; it must see the change either way
+        kubectl.run("patch", "alloc", "waited", "--subresource=status", "--type=merge",
+                "-p", "{\"status\":{\"clientStatus\":\"Running\"}}").assertOk();
+        assertThat(wait.waitFor(25, TimeUnit.SECONDS)).isTrue();
+        assertThat(new String(wait.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).contains("condition met");
+        assertThat(wait.exitValue()).isZero();
+    }
+
+    @Test
+    void getWatchStreamsLaterChanges() throws Exception {
+        kubectl.runWithInput(alloc("watched", ""), "apply", "-f", "-").assertOk();
+        Process watch = kubectl.start("get", "alloc", "watched", "-w");
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Thread reader = Thread.ofVirtual().start(() -> {
+            try (var in = new BufferedReader(new InputStreamReader(watch.getInputStream(), StandardCharsets.UTF_8))) {
+                in.lines().forEach(lines::add);
+            } catch (Exception ignored) {
+                // the process was destroyed
+            }
+        });
+        try {
+            await().atMost(Duration.ofSeconds(15)).until(() -> lines.stream().anyMatch(l -> l.startsWith("watched")));
+            kubectl.run("patch", "alloc", "watched", "--subresource=status", "--type=merge",
+                    "-p", "{\"status\":{\"clientStatus\":\"Complete\"}}").assertOk();
+            await().atMost(Duration.ofSeconds(15)).until(() -> lines.stream().anyMatch(l -> l.contains("Complete")));
+        } finally {
+            watch.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            reader.join(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void deleteRemovesTheObject() {
+        kubectl.runWithInput(alloc("deleted", ""), "apply", "-f", "-").assertOk();
+        assertThat(kubectl.run("delete", "alloc", "deleted").assertOk().out()).contains("deleted");
+        assertThat(kubectl.run("get", "alloc", "deleted").err()).contains("NotFound");
+    }
+
+    @Test
+    void crdAppliedLaterIsDiscoverable() throws Exception {
+        Path crd = dir.resolve("widgets.yaml");
+        Files.writeString(crd, """
+                apiVersion: apiextensions.k8s.io/v1
+                kind: CustomResourceDefinition
+                metadata: {name: widgets.example.com}
+                spec:
+                  group: example.com
+                  names: {kind: Widget, plural: widgets, singular: widget, shortNames: [wd]}
+                  scope: Namespaced
+                  versions:
+                  - name: v1
+                    served: true
+                    storage: true
+                    schema:
+                      openAPIV3Schema:
+                        type: object
+                        properties:
+                          spec: {type: object, properties: {size: {type: integer}}}
+                """);
+        kubectl.run("apply", "-f", crd.toString()).assertOk();
+        kubectl.runWithInput("""
+                apiVersion: example.com/v1
+                kind: Widget
+                metadata: {name: w1}
+                spec: {size: 3}
+                """, "apply", "-f", "-").assertOk();
+        assertThat(kubectl.run("get", "wd", "w1", "-o", "jsonpath={.spec.size}").assertOk().out()).isEqualTo("3");
+    }
+
+    @Test
+    void nodesExist() {
+        assertThat(kubectl.run("get", "nodes", "-o", "name").assertOk().out()).contains("node/local", "node/other");
+    }
+}

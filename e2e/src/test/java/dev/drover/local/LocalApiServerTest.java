@@ -1,0 +1,222 @@
+package dev.drover.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.DesiredStatus;
+import dev.drover.api.v1alpha1.Task;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.dsl.MixedOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The local API server through the fabric8 client, as Drover's agent uses it. */
+class LocalApiServerTest {
+
+    static LocalApiServer server;
+    static KubernetesClient client;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("a", "b")));
+        client = server.client();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    static MixedOperation<Allocation, io.fabric8.kubernetes.api.model.KubernetesResourceList<Allocation>, Resource<Allocation>> allocs() {
+        return client.resources(Allocation.class);
+    }
+
+    static Allocation alloc(String name, String node) {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName(node);
+        Task t = new Task();
+        t.setName("web");
+        t.setDriver("mock");
+        t.setConfig(Map.of("runFor", "1h"));
+        spec.setTasks(List.of(t));
+        a.setSpec(spec);
+        return a;
+    }
+
+    @Test
+    void createAppliesSchemaDefaultsAndStartsAtGenerationOne() {
+        Allocation created = allocs().inNamespace("default").resource(alloc("defaults", "a")).create();
+        assertThat(created.getMetadata().getGeneration()).isEqualTo(1L);
+        assertThat(created.getSpec().getDesiredStatus()).isEqualTo(DesiredStatus.Run);
+        assertThat(created.getSpec().getType()).isNotNull();
+    }
+
+    @Test
+    void statusPatchChangesOnlyStatusAndMainPatchNeverChangesStatus() {
+        allocs().inNamespace("default").resource(alloc("status-rules", "a")).create();
+        Allocation withStatus = allocs().inNamespace("default").withName("status-rules").get();
+        AllocationStatus status = new AllocationStatus();
+        status.setClientStatus(ClientStatus.Running);
+        withStatus.setStatus(status);
+        Allocation patched = allocs().inNamespace("default").resource(withStatus).patchStatus();
+        assertThat(patched.getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
+        assertThat(patched.getMetadata().getGeneration()).isEqualTo(1L);
+
+        Allocation edited = allocs().inNamespace("default").withName("status-rules").patch(
+                PatchContext.of(PatchType.JSON_MERGE),
+                "{\"spec\":{\"desiredStatus\":\"Stop\"},\"status\":{\"clientStatus\":\"Failed\"}}");
+        assertThat(edited.getSpec().getDesiredStatus()).isEqualTo(DesiredStatus.Stop);
+        assertThat(edited.getMetadata().getGeneration()).isEqualTo(2L);
+        assertThat(allocs().inNamespace("default").withName("status-rules").get().getStatus().getClientStatus())
+                .isEqualTo(ClientStatus.Running);
+    }
+
+    @Test
+    void fieldSelectorOnNodeNameFiltersLists() {
+        allocs().inNamespace("default").resource(alloc("on-a", "a")).create();
+        allocs().inNamespace("default").resource(alloc("on-b", "b")).create();
+        List<Allocation> onB = allocs().inAnyNamespace().withField("spec.nodeName", "b").list().getItems();
+        assertThat(onB).extracting(x -> x.getMetadata().getName()).contains("on-b").doesNotContain("on-a");
+        assertThat(onB).allSatisfy(x -> assertThat(x.getSpec().getNodeName()).isEqualTo("b"));
+    }
+
+    @Test
+    void httpWatchStreamsChangesMatchingTheFieldSelector() throws Exception {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        try (var watch = allocs().inNamespace("default").withField("spec.nodeName", "b").watch(new Watcher<>() {
+            @Override
+            public void eventReceived(Action action, Allocation resource) {
+                seen.add(action + " " + resource.getMetadata().getName());
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+            }
+        })) {
+            allocs().inNamespace("default").resource(alloc("watch-a", "a")).create();
+            allocs().inNamespace("default").resource(alloc("watch-b", "b")).create();
+            await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED watch-b"));
+            assertThat(seen).doesNotContain("ADDED watch-a");
+        }
+    }
+
+    @Test
+    void informerSeesUpdatesOverHttpWatches() {
+        List<String> updates = new CopyOnWriteArrayList<>();
+        SharedIndexInformer<Allocation> informer = allocs().inNamespace("default").inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Allocation obj) {
+                updates.add("add " + obj.getMetadata().getName());
+            }
+
+            @Override
+            public void onUpdate(Allocation oldObj, Allocation newObj) {
+                updates.add("update " + newObj.getMetadata().getName() + " " + newObj.getMetadata().getGeneration());
+            }
+
+            @Override
+            public void onDelete(Allocation obj, boolean deletedFinalStateUnknown) {
+                updates.add("delete " + obj.getMetadata().getName());
+            }
+        });
+        try (informer) {
+            allocs().inNamespace("default").resource(alloc("informed", "a")).create();
+            allocs().inNamespace("default").withName("informed").edit(a -> {
+                a.getSpec().setDesiredStatus(DesiredStatus.Stop);
+                return a;
+            });
+            allocs().inNamespace("default").withName("informed").delete();
+            await().atMost(Duration.ofSeconds(10)).until(() -> updates.containsAll(
+                    List.of("add informed", "update informed 2", "delete informed")));
+        }
+    }
+
+    @Test
+    void deleteWaitsForFinalizers() {
+        Allocation a = alloc("finalized", "a");
+        a.getMetadata().setFinalizers(List.of("drover.dev/finalizer"));
+        allocs().inNamespace("default").resource(a).create();
+        allocs().inNamespace("default").withName("finalized").delete();
+        Allocation marked = allocs().inNamespace("default").withName("finalized").get();
+        assertThat(marked).isNotNull();
+        assertThat(marked.getMetadata().getDeletionTimestamp()).isNotNull();
+
+        allocs().inNamespace("default").withName("finalized").edit(x -> {
+            x.getMetadata().setFinalizers(List.of());
+            return x;
+        });
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> allocs().inNamespace("default").withName("finalized").get() == null);
+    }
+
+    @Test
+    void strictFieldValidationRefusesUnknownFieldsWithTheirPath() throws Exception {
+        String body = """
+                {"apiVersion":"drover.dev/v1alpha1","kind":"Allocation","metadata":{"name":"strict"},
+                 "spec":{"nodeName":"a","tasks":[{"name":"t","driver":"mock","leadr":true}]}}""";
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+                            URI.create(server.url() + "/apis/drover.dev/v1alpha1/namespaces/default/allocations?fieldValidation=Strict"))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(400);
+            assertThat(r.body()).contains("unknown field \\\"spec.tasks[0].leadr\\\"");
+        }
+    }
+
+    @Test
+    void invalidValuesAreRefusedEvenWithoutStrictValidation() {
+        Allocation a = alloc("no-tasks", "a");
+        a.getSpec().setTasks(List.of());
+        assertThatThrownBy(() -> allocs().inNamespace("default").resource(a).create())
+                .isInstanceOf(KubernetesClientException.class)
+                .hasMessageContaining("spec.tasks")
+                .satisfies(e -> assertThat(((KubernetesClientException) e).getCode()).isEqualTo(422));
+    }
+
+    @Test
+    void discoveryListsTheDroverResource() {
+        var resources = client.getApiResources("drover.dev/v1alpha1").getResources();
+        assertThat(resources).anySatisfy(r -> {
+            assertThat(r.getName()).isEqualTo("allocations");
+            assertThat(r.getShortNames()).containsExactly("alloc");
+            assertThat(r.getCategories()).containsExactly("drover");
+        });
+        assertThat(resources).extracting(r -> r.getName()).contains("allocations/status");
+        assertThat(client.nodes().list().getItems()).extracting(n -> n.getMetadata().getName()).contains("a", "b");
+    }
+
+    @Test
+    void serverClosesWithoutLeavingThreads() throws Exception {
+        LocalApiServer extra = LocalApiServer.start(LocalApiServer.Options.defaults());
+        extra.client().resources(Allocation.class).inNamespace("default").resource(alloc("x", "a")).create();
+        extra.close();
+        assertThatThrownBy(() -> HttpClient.newHttpClient().send(HttpRequest.newBuilder(extra.url().resolve("/version")).build(),
+                HttpResponse.BodyHandlers.ofString())).isInstanceOf(java.io.IOException.class);
+    }
+}
