@@ -1,0 +1,73 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The shipped jar, run as a user runs it: {@code java -jar e2e/target/drover-local.jar apiserver}. */
+class ApiServerJarIT {
+
+    static final Path JAR = Path.of("target", "drover-local.jar");
+
+    @TempDir
+    Path dir;
+
+    static Process java(String... args) throws Exception {
+        assertThat(JAR).as("built by mvn package").exists();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new java.util.ArrayList<>(List.of(java, "-jar", JAR.toString()));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).start();
+    }
+
+    @Test
+    void apiserverPrintsReadyServesKubectlAndExitsZeroOnSigterm() throws Exception {
+        Path kubeconfig = dir.resolve("nested/kubeconfig");
+        Process server = java("apiserver", "--kubeconfig", kubeconfig.toString(), "--nodes", "local");
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+            String ready = CompletableFuture.supplyAsync(() -> {
+                try {
+                    for (String line; (line = out.readLine()) != null; ) {
+                        if (line.contains("ready")) {
+                            return line;
+                        }
+                    }
+                    return null;
+                } catch (Exception e) {
+                    return null;
+                }
+            }).get(60, TimeUnit.SECONDS);
+            assertThat(ready).contains("ready at http://127.0.0.1:");
+            assertThat(Files.readString(kubeconfig)).contains("current-context: drover-local");
+
+            Kubectl kubectl = new Kubectl(kubeconfig);
+            assertThat(kubectl.run("get", "nodes", "-o", "name").assertOk().out()).contains("node/local");
+            assertThat(kubectl.run("get", "alloc").assertOk().err()).contains("No resources found");
+
+            server.destroy(); // SIGTERM
+            assertThat(server.waitFor(30, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();
+            assertThat(server.exitValue()).isZero();
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
+    @Test
+    void badArgumentsPrintUsageAndExitTwo() throws Exception {
+        Process p = java("apiserver", "--port", "http");
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isEqualTo(2);
+        assertThat(new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
+                .contains("--port http is not a port number", "usage: java -jar drover-local.jar");
+    }
+}
