@@ -1,0 +1,110 @@
+package dev.drover.driver;
+
+import dev.drover.api.Durations;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads a driver config strictly: every key must be known, every value of the
+ * right type. Problems are collected as messages naming the key, so a user
+ * sees them all at once.
+ */
+public final class ConfigReader {
+
+    private final Map<String, Object> config;
+    private final Set<String> known = new LinkedHashSet<>();
+    private final List<String> problems = new ArrayList<>();
+
+    public ConfigReader(Map<String, Object> config) {
+        this.config = config == null ? Map.of() : config;
+    }
+
+    public String string(String key) {
+        Object v = take(key);
+        if (v == null || v instanceof String) {
+            return (String) v;
+        }
+        problems.add("config." + key + ": " + describe(v) + " is not a string");
+        return null;
+    }
+
+    public Integer integer(String key) {
+        Object v = take(key);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())
+                && n.longValue() >= Integer.MIN_VALUE && n.longValue() <= Integer.MAX_VALUE) {
+            return n.intValue();
+        }
+        problems.add("config." + key + ": " + describe(v) + " is not a whole number");
+        return null;
+    }
+
+    public Boolean bool(String key) {
+        Object v = take(key);
+        if (v == null || v instanceof Boolean) {
+            return (Boolean) v;
+        }
+        problems.add("config." + key + ": " + describe(v) + " is not true or false");
+        return null;
+    }
+
+    public Duration duration(String key) {
+        Object v = take(key);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof String s) {
+            try {
+                return Durations.parse(s);
+            } catch (IllegalArgumentException e) {
+                problems.add("config." + key + ": " + e.getMessage());
+                return null;
+            }
+        }
+        problems.add("config." + key + ": " + describe(v) + " is not a duration (use e.g. 30s, 1h30m)");
+        return null;
+    }
+
+    public List<String> strings(String key) {
+        Object v = take(key);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof List<?> list && list.stream().allMatch(e -> e instanceof String)) {
+            return list.stream().map(String.class::cast).toList();
+        }
+        problems.add("config." + key + ": " + describe(v) + " is not a list of strings");
+        return null;
+    }
+
+    /** Records a problem found by the driver itself (a missing key, a bad combination). */
+    public void problem(String message) {
+        problems.add(message);
+    }
+
+    /** Every problem, unknown keys included; call after reading all known keys. */
+    public List<String> problems() {
+        List<String> out = new ArrayList<>(problems);
+        for (String key : config.keySet()) {
+            if (!known.contains(key)) {
+                out.add("config." + key + ": unknown key (known: " + String.join(", ", known) + ")");
+            }
+        }
+        return out;
+    }
+
+    private Object take(String key) {
+        known.add(key);
+        return config.get(key);
+    }
+
+    private static String describe(Object v) {
+        return v instanceof String s ? "\"" + s + "\"" : String.valueOf(v);
+    }
+}

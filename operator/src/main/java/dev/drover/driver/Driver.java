@@ -1,0 +1,52 @@
+package dev.drover.driver;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Runs tasks of one kind ({@code mock}, {@code raw_exec}). Drivers are not
+ * trusted: the task runner bounds every call it waits on with its own deadline
+ * (see {@link Deadlines}), so a driver that hangs cannot hang a runner.
+ */
+public interface Driver extends AutoCloseable {
+
+    /** The name tasks use in {@code spec.tasks[].driver}. */
+    String name();
+
+    /**
+     * Checks a task's {@code config} strictly: unknown keys are errors, not
+     * ignored. Returns one message per problem, each naming the key
+     * ({@code config.runFor: ...}); empty when the config is valid.
+     */
+    List<String> validate(Map<String, Object> config);
+
+    /** Starts the task; returns once it runs. */
+    TaskHandle start(TaskConfig task) throws DriverStartException;
+
+    /** Completes when the task exits, however it exits. */
+    CompletableFuture<ExitResult> exit(TaskHandle handle);
+
+    /**
+     * Sends {@code signal}, and kills the task outright if it is still running
+     * after {@code timeout}. Returns once the task has exited.
+     */
+    void stop(TaskHandle handle, Duration timeout, String signal) throws DriverException;
+
+    /** Releases what the driver holds for a task that has exited. */
+    void destroy(TaskHandle handle);
+
+    /**
+     * Reattaches to a task started by an earlier agent process, from the handle
+     * that process stored. The task keeps running; its exit is reported as usual.
+     */
+    TaskHandle recover(TaskHandle handle) throws DriverException;
+
+    /** Resource usage of a running task. */
+    TaskStats stats(TaskHandle handle) throws DriverException;
+
+    /** Stops the driver's own threads; running tasks are left alone. */
+    @Override
+    void close();
+}

@@ -1,0 +1,33 @@
+package dev.drover.driver;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * What a driver needs to start one task.
+ *
+ * @param config  the task's driver config, already validated by {@link Driver#validate}
+ * @param env     the task's environment, Drover's own variables included
+ * @param logsDir where {@code <task>.stdout.N} and {@code <task>.stderr.N} go
+ */
+public record TaskConfig(String namespace, String allocName, String taskName, Map<String, Object> config,
+                         Map<String, String> env, Path allocDir, Path taskDir, Path logsDir, Path secretsDir) {
+
+    public TaskConfig {
+        config = Map.copyOf(config);
+        env = Map.copyOf(env);
+    }
+
+    /** The task's id among all tasks on the node: {@code namespace/alloc/task}. */
+    public String id() {
+        return namespace + "/" + allocName + "/" + taskName;
+    }
+
+    public Path stdout() {
+        return logsDir.resolve(taskName + ".stdout.0");
+    }
+
+    public Path stderr() {
+        return logsDir.resolve(taskName + ".stderr.0");
+    }
+}

@@ -1,0 +1,156 @@
+package dev.drover.driver.mock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExitResult;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.TaskHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MockDriverTest {
+
+    @TempDir
+    Path dir;
+    final MockDriver driver = new MockDriver(Clock.systemUTC());
+
+    @AfterEach
+    void close() {
+        driver.close();
+    }
+
+    TaskConfig task(String name, Map<String, Object> config) {
+        return new TaskConfig("default", "alloc", name, config, Map.of(), dir, dir.resolve(name), dir.resolve("logs"),
+                dir.resolve(name).resolve("secrets"));
+    }
+
+    @Test
+    void runsForItsTimeThenExitsWithItsCode() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("runFor", "100ms", "exitCode", 3)));
+        long start = System.nanoTime();
+        ExitResult r = driver.exit(h).get(5, TimeUnit.SECONDS);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(80));
+        assertThat(r).isEqualTo(ExitResult.code(3));
+    }
+
+    @Test
+    void withoutRunForItRunsUntilStoppedAndReportsTheSignal() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of()));
+        assertThat(driver.exit(h)).isNotDone();
+        driver.stop(h, Duration.ofSeconds(5), "SIGINT");
+        assertThat(driver.exit(h).get(1, TimeUnit.SECONDS)).isEqualTo(new ExitResult(130, "SIGINT", null));
+    }
+
+    @Test
+    void killAfterLongerThanTheTimeoutEndsInSigkillAtTheTimeout() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("killAfter", "10s")));
+        long start = System.nanoTime();
+        driver.stop(h, Duration.ofMillis(100), "SIGTERM");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(driver.exit(h).get().signal()).isEqualTo("SIGKILL");
+    }
+
+    @Test
+    void killAfterShorterThanTheTimeoutExitsOnTheSignal() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("killAfter", "50ms")));
+        driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
+        assertThat(driver.exit(h).get().signal()).isEqualTo("SIGTERM");
+    }
+
+    @Test
+    void startErrorsCarryTheirRecoverability() {
+        assertThatThrownBy(() -> driver.start(task("t", Map.of("startError", "no disk", "startErrorRecoverable", true))))
+                .isInstanceOfSatisfying(DriverStartException.class, e -> {
+                    assertThat(e).hasMessage("no disk");
+                    assertThat(e.recoverable()).isTrue();
+                });
+        assertThatThrownBy(() -> driver.start(task("t", Map.of("startError", "bad image"))))
+                .isInstanceOfSatisfying(DriverStartException.class, e -> assertThat(e.recoverable()).isFalse());
+    }
+
+    @Test
+    void startBlocksForStartBlockFor() throws Exception {
+        long start = System.nanoTime();
+        driver.start(task("t", Map.of("startBlockFor", "150ms")));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(150));
+    }
+
+    @Test
+    void writesStdoutAndRepeatsIt() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("stdoutString", "hello", "stdoutRepeat", 2,
+                "stdoutRepeatDuration", "20ms", "runFor", "200ms")));
+        driver.exit(h).get(5, TimeUnit.SECONDS);
+        assertThat(Files.readAllLines(dir.resolve("logs/t.stdout.0"))).containsExactly("hello", "hello", "hello");
+    }
+
+    @Test
+    void validationIsStrictAndNamesEveryKey() {
+        assertThat(driver.validate(Map.of("runFor", "soon", "exitCode", "one", "runfor", "1s")))
+                .containsExactlyInAnyOrder(
+                        "config.runFor: \"soon\" is not a duration (use a number with a unit: ns, us, ms, s, m, h; e.g. 250ms, 15s, 1h30m)",
+                        "config.exitCode: \"one\" is not a whole number",
+                        "config.runfor: unknown key (known: runFor, exitCode, startError, startErrorRecoverable,"
+                                + " startBlockFor, killAfter, stdoutString, stdoutRepeat, stdoutRepeatDuration)");
+        assertThat(driver.validate(Map.of("runFor", "1h", "exitCode", 2))).isEmpty();
+    }
+
+    @Test
+    void recoveredTaskRunsOnlyTheTimeItHasLeft() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("runFor", "400ms", "exitCode", 4)));
+        try (MockDriver restarted = new MockDriver(Clock.systemUTC())) {
+            TaskHandle again = restarted.recover(h);
+            ExitResult r = restarted.exit(again).get(5, TimeUnit.SECONDS);
+            assertThat(r).isEqualTo(ExitResult.code(4));
+            assertThat(Duration.between(h.startedAt(), Instant.now())).isLessThan(Duration.ofMillis(2000));
+        }
+    }
+
+    @Test
+    void recoveredTaskPastItsTimeReportsItsExitAtOnce() throws Exception {
+        TaskHandle old = new TaskHandle("mock", "default/a/t", Instant.now().minusSeconds(60),
+                Map.of("runForNanos", Duration.ofSeconds(1).toNanos(), "exitCode", 0));
+        driver.recover(old);
+        assertThat(driver.exit(old).get(1, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+    }
+
+    @Test
+    void thousandsOfTasksNeedNoThreads() throws Exception {
+        int before = Thread.activeCount();
+        List<TaskHandle> handles = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            handles.add(driver.start(task("t" + i, Map.of("runFor", "1h"))));
+        }
+        assertThat(Thread.activeCount()).isLessThanOrEqualTo(before + 1);
+        for (TaskHandle h : handles) {
+            driver.stop(h, Duration.ofSeconds(1), "SIGTERM");
+        }
+        assertThat(handles).allSatisfy(h -> assertThat(driver.exit(h)).isDone());
+    }
+
+    @Test
+    void closeStopsTheSchedulerThread() throws Exception {
+        long before = schedulerThreads();
+        MockDriver d = new MockDriver(Clock.systemUTC());
+        d.start(task("t", Map.of("runFor", "1h")));
+        assertThat(schedulerThreads()).isEqualTo(before + 1);
+        d.close();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> schedulerThreads() == before);
+    }
+
+    private static long schedulerThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals("drover-mock-driver") && t.isAlive()).count();
+    }
+}
