@@ -109,11 +109,11 @@ public final class MockDriver implements Driver {
             throw new DriverStartException(config.startError(), config.startErrorRecoverable());
         }
         Instant now = clock.instant();
-        Map<String, Object> state = new HashMap<>();
+        Map<String, String> state = new HashMap<>();
         if (config.runFor() != null) {
-            state.put("runForNanos", config.runFor().toNanos());
+            state.put("runForNanos", Long.toString(config.runFor().toNanos()));
         }
-        state.put("exitCode", config.exitCode());
+        state.put("exitCode", Integer.toString(config.exitCode()));
         TaskHandle handle = new TaskHandle(NAME, task.id(), now, state);
         run(handle, task, config, now, config.runFor());
         return handle;
@@ -204,12 +204,11 @@ public final class MockDriver implements Driver {
         if (tasks.containsKey(handle.taskId())) {
             return handle;
         }
-        Object runFor = handle.state().get("runForNanos");
-        int exitCode = ((Number) handle.state().getOrDefault("exitCode", 0)).intValue();
-        Duration remaining = runFor == null ? null
-                : Duration.ofNanos(((Number) runFor).longValue()).minus(Duration.between(handle.startedAt(), clock.instant()));
-        MockConfig config = new MockConfig(runFor == null ? null : Duration.ofNanos(((Number) runFor).longValue()),
-                exitCode, null, false, null, null, null, 0, null);
+        long runForNanos = handle.longState("runForNanos", -1);
+        Duration runFor = runForNanos < 0 ? null : Duration.ofNanos(runForNanos);
+        int exitCode = (int) handle.longState("exitCode", 0);
+        Duration remaining = runFor == null ? null : runFor.minus(Duration.between(handle.startedAt(), clock.instant()));
+        MockConfig config = new MockConfig(runFor, exitCode, null, false, null, null, null, 0, null);
         run(handle, null, config, handle.startedAt(), remaining == null ? null
                 : (remaining.isNegative() ? Duration.ZERO : remaining));
         return handle;

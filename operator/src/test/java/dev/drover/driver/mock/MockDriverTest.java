@@ -120,7 +120,7 @@ class MockDriverTest {
     @Test
     void recoveredTaskPastItsTimeReportsItsExitAtOnce() throws Exception {
         TaskHandle old = new TaskHandle("mock", "default/a/t", Instant.now().minusSeconds(60),
-                Map.of("runForNanos", Duration.ofSeconds(1).toNanos(), "exitCode", 0));
+                Map.of("runForNanos", Long.toString(Duration.ofSeconds(1).toNanos()), "exitCode", "0"));
         driver.recover(old);
         assertThat(driver.exit(old).get(1, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
     }

@@ -1,0 +1,93 @@
+package dev.drover.taskrunner;
+
+import dev.drover.api.Timestamps;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskState;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A task's state as SEMANTICS.md defines it: {@code Pending → Running → Dead},
+ * {@code failed} sticky once set, {@code restarts} counting Restarting events,
+ * {@code startedAt} stamped on every start, {@code finishedAt} once, the newest
+ * 10 events. Owned by one task runner; {@link #snapshot()} hands out copies.
+ */
+final class TaskStateRecorder {
+
+    private TaskState.State state = TaskState.State.Pending;
+    private boolean failed;
+    private int restarts;
+    private String lastRestart;
+    private String startedAt;
+    private String finishedAt;
+    private final List<TaskEvent> events = new ArrayList<>();
+
+    TaskStateRecorder() {
+    }
+
+    /** Resumes from a stored state, as after an agent restart. */
+    TaskStateRecorder(TaskState stored) {
+        state = stored.getState() == null ? TaskState.State.Pending : stored.getState();
+        failed = Boolean.TRUE.equals(stored.getFailed());
+        restarts = stored.getRestarts() == null ? 0 : stored.getRestarts();
+        lastRestart = stored.getLastRestart();
+        startedAt = stored.getStartedAt();
+        finishedAt = stored.getFinishedAt();
+        if (stored.getEvents() != null) {
+            events.addAll(stored.getEvents());
+        }
+    }
+
+    void event(TaskEvent e) {
+        events.add(e);
+        if (events.size() > TaskState.MAX_EVENTS) {
+            events.subList(0, events.size() - TaskState.MAX_EVENTS).clear();
+        }
+        if (e.getType() == dev.drover.api.v1alpha1.TaskEventType.Restarting) {
+            restarts++;
+            lastRestart = e.getTime();
+        }
+    }
+
+    void running(Instant at) {
+        state = TaskState.State.Running;
+        startedAt = Timestamps.format(at);
+    }
+
+    void pending() {
+        state = TaskState.State.Pending;
+    }
+
+    void dead(Instant at, boolean failedNow) {
+        state = TaskState.State.Dead;
+        failed |= failedNow;
+        if (finishedAt == null) {
+            finishedAt = Timestamps.format(at);
+        }
+    }
+
+    void fail() {
+        failed = true;
+    }
+
+    TaskState.State state() {
+        return state;
+    }
+
+    boolean failed() {
+        return failed;
+    }
+
+    TaskState snapshot() {
+        TaskState s = new TaskState();
+        s.setState(state);
+        s.setFailed(failed);
+        s.setRestarts(restarts);
+        s.setLastRestart(lastRestart);
+        s.setStartedAt(startedAt);
+        s.setFinishedAt(finishedAt);
+        s.setEvents(List.copyOf(events));
+        return s;
+    }
+}

@@ -1,0 +1,329 @@
+package dev.drover.taskrunner;
+
+import static dev.drover.api.v1alpha1.TaskEventType.DriverFailure;
+import static dev.drover.api.v1alpha1.TaskEventType.FailedValidation;
+import static dev.drover.api.v1alpha1.TaskEventType.Killed;
+import static dev.drover.api.v1alpha1.TaskEventType.Killing;
+import static dev.drover.api.v1alpha1.TaskEventType.LeaderTaskDead;
+import static dev.drover.api.v1alpha1.TaskEventType.NotRestarting;
+import static dev.drover.api.v1alpha1.TaskEventType.Received;
+import static dev.drover.api.v1alpha1.TaskEventType.Restarting;
+import static dev.drover.api.v1alpha1.TaskEventType.Started;
+import static dev.drover.api.v1alpha1.TaskEventType.TaskSetup;
+import static dev.drover.api.v1alpha1.TaskEventType.Terminated;
+import static dev.drover.api.v1alpha1.TaskEventType.WaitingShutdownDelay;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.api.Timestamps;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.AllocationType;
+import dev.drover.api.v1alpha1.RestartMode;
+import dev.drover.api.v1alpha1.RestartPolicy;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.driver.Driver;
+import dev.drover.driver.DriverRegistry;
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExitResult;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskStats;
+import dev.drover.driver.mock.MockDriver;
+import dev.drover.state.AllocId;
+import dev.drover.state.StateDB;
+import dev.drover.state.TaskLocalState;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TaskRunnerTest {
+
+    static final AllocId ALLOC = new AllocId("default", "web");
+
+    @TempDir
+    Path dir;
+    final StateDB db = StateDB.inMemory();
+    final MockDriver mock = new MockDriver(Clock.systemUTC());
+    final List<TaskEvent> events = new CopyOnWriteArrayList<>();
+    final List<TaskRunner> runners = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (TaskRunner r : runners) {
+            r.kill(null).get(10, TimeUnit.SECONDS);
+        }
+        mock.close();
+        db.close();
+    }
+
+    static Task task(String name, Map<String, Object> config) {
+        Task t = new Task();
+        t.setName(name);
+        t.setDriver("mock");
+        t.setConfig(config);
+        return t;
+    }
+
+    static AllocationSpec spec(AllocationType type, RestartPolicy policy, Task task) {
+        AllocationSpec s = new AllocationSpec();
+        s.setNodeName("local");
+        s.setType(type);
+        s.setRestartPolicy(policy);
+        s.setTasks(List.of(task));
+        return s;
+    }
+
+    TaskRunnerConfig config(AllocationSpec spec, Driver driver, Duration driverDeadline) {
+        Task task = spec.getTasks().getFirst();
+        TaskConfig template = new TaskConfig(ALLOC.namespace(), ALLOC.name(), task.getName(), Map.of(), Map.of(),
+                dir.resolve("alloc"), dir.resolve(task.getName()), dir.resolve("alloc/logs"),
+                dir.resolve(task.getName()).resolve("secrets"));
+        return new TaskRunnerConfig(ALLOC, spec, task, template, new DriverRegistry(List.of(driver)), db,
+                (name, state, event) -> {
+                    if (event != null) {
+                        events.add(event);
+                    }
+                }, Clock.systemUTC(), new SplittableRandom(1), TaskRunnerConfig.DEFAULT_MAX_KILL_TIMEOUT,
+                driverDeadline, new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10))));
+    }
+
+    TaskRunner runner(AllocationSpec spec) {
+        TaskRunner r = new TaskRunner(config(spec, mock, Duration.ofSeconds(10)));
+        runners.add(r);
+        return r;
+    }
+
+    List<TaskEventType> types() {
+        return events.stream().map(TaskEvent::getType).toList();
+    }
+
+    static void await(TaskRunner r) throws Exception {
+        r.done().get(20, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void batchTaskThatSucceedsRunsOnce() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Batch, null, task("job", Map.of("runFor", "50ms"))));
+        r.run();
+        await(r);
+        assertThat(types()).containsExactly(Received, TaskSetup, Started, Terminated);
+        TaskState s = r.state();
+        assertThat(s.getState()).isEqualTo(TaskState.State.Dead);
+        assertThat(s.getFailed()).isFalse();
+        assertThat(s.getRestarts()).isZero();
+        assertThat(events.get(3).getExitCode()).isZero();
+        assertThat(Timestamps.parse(s.getFinishedAt())).isAfterOrEqualTo(Timestamps.parse(s.getStartedAt()));
+    }
+
+    @Test
+    void failingTaskIsRestartedPerPolicyThenNotRestarting() throws Exception {
+        RestartPolicy policy = new RestartPolicy(2, "10s", "50ms", RestartMode.Fail);
+        TaskRunner r = runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "20ms", "exitCode", 1))));
+        r.run();
+        await(r);
+        assertThat(types()).containsExactly(Received, TaskSetup, Started, Terminated, Restarting, Started, Terminated,
+                Restarting, Started, Terminated, NotRestarting);
+        TaskState s = r.state();
+        assertThat(s.getFailed()).isTrue();
+        assertThat(s.getRestarts()).isEqualTo(2);
+        assertThat(s.getEvents()).as("the newest 10").hasSize(10).first().extracting(TaskEvent::getType).isEqualTo(TaskSetup);
+        assertThat(events.getLast().getRestartReason()).isEqualTo("Exceeded allowed attempts 2 in interval 10s and mode is \"Fail\"");
+        assertThat(events.get(3).getExitCode()).isEqualTo(1);
+    }
+
+    @Test
+    void restartWaitsAtLeastItsDelay() throws Exception {
+        RestartPolicy policy = new RestartPolicy(1, "10s", "300ms", RestartMode.Fail);
+        TaskRunner r = runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "10ms", "exitCode", 1))));
+        r.run();
+        await(r);
+        TaskEvent restarting = events.stream().filter(e -> e.getType() == Restarting).findFirst().orElseThrow();
+        TaskEvent nextStart = events.stream().filter(e -> e.getType() == Started).skip(1).findFirst().orElseThrow();
+        Duration waited = Duration.between(Timestamps.parse(restarting.getTime()), Timestamps.parse(nextStart.getTime()));
+        assertThat(waited).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+        assertThat(dev.drover.api.Durations.parse(restarting.getStartDelay()))
+                .isBetween(Duration.ofMillis(300), Duration.ofMillis(375));
+    }
+
+    @Test
+    void delayModeWaitsOutTheWindowAndAKillEndsTheWait() throws Exception {
+        RestartPolicy policy = new RestartPolicy(1, "30s", "10ms", RestartMode.Delay);
+        TaskRunner r = runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "10ms", "exitCode", 1))));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> events.stream().filter(e -> e.getType() == Restarting).count() == 2);
+        TaskEvent second = events.stream().filter(e -> e.getType() == Restarting).skip(1).findFirst().orElseThrow();
+        assertThat(second.getRestartReason()).isEqualTo("Exceeded allowed attempts, applying a delay");
+        assertThat(dev.drover.api.Durations.parse(second.getStartDelay())).isGreaterThan(Duration.ofSeconds(25));
+        long start = System.nanoTime();
+        r.kill(null).get(5, TimeUnit.SECONDS);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        assertThat(r.state().getFailed()).isFalse();
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Dead);
+    }
+
+    @Test
+    void unrecoverableStartErrorFailsWithoutRetrying() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of("startError", "image not found"))));
+        r.run();
+        await(r);
+        assertThat(types()).containsExactly(Received, TaskSetup, DriverFailure, NotRestarting);
+        assertThat(events.get(2).getDriverError()).isEqualTo("image not found");
+        assertThat(events.get(3).getRestartReason()).isEqualTo("Error was unrecoverable");
+        assertThat(r.state().getFailed()).isTrue();
+    }
+
+    @Test
+    void killWaitsTheShutdownDelayThenKills() throws Exception {
+        Task t = task("web", Map.of());
+        t.setShutdownDelay("200ms");
+        t.setKillTimeout("2s");
+        TaskRunner r = runner(spec(AllocationType.Service, null, t));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        TaskEvent cause = TaskEvent.of(LeaderTaskDead, Instant.now()).withMessage("Leader Task in Group dead");
+        r.kill(cause).get(10, TimeUnit.SECONDS);
+        assertThat(types()).containsExactly(Received, TaskSetup, Started, LeaderTaskDead, WaitingShutdownDelay, Killing, Killed);
+        Instant waiting = Timestamps.parse(events.get(4).getTime());
+        Instant killing = Timestamps.parse(events.get(5).getTime());
+        assertThat(Duration.between(waiting, killing)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+        assertThat(events.get(5).getKillTimeout()).isEqualTo("2s");
+        assertThat(r.state().getFailed()).isFalse();
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Dead);
+    }
+
+    @Test
+    void invalidDriverConfigFailsValidationNamingTheKey() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of("runFor", "soon"))));
+        r.run();
+        await(r);
+        assertThat(types()).containsExactly(Received, FailedValidation);
+        assertThat(events.get(1).getValidationError()).startsWith("config.runFor: \"soon\" is not a duration");
+        assertThat(r.state().getFailed()).isTrue();
+    }
+
+    @Test
+    void rawExecDisabledFailsValidationSayingHowToEnableIt() throws Exception {
+        Task t = task("web", Map.of("command", "/bin/true"));
+        t.setDriver("raw_exec");
+        TaskRunner r = runner(spec(AllocationType.Service, null, t));
+        r.run();
+        await(r);
+        assertThat(events.get(1).getValidationError()).contains("start the agent with --enable-raw-exec");
+    }
+
+    @Test
+    void everyTransitionIsPersisted() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Batch, null, task("job", Map.of("runFor", "10ms"))));
+        r.run();
+        await(r);
+        TaskState stored = new ObjectMapper().treeToValue(db.getTaskState(ALLOC, "job").orElseThrow(), TaskState.class);
+        assertThat(stored).isEqualTo(r.state());
+        assertThat(db.getTaskLocalState(ALLOC, "job").orElseThrow().hookDone("taskdir")).isTrue();
+    }
+
+    @Test
+    void restoredRunnerReattachesWithoutANewStart() throws Exception {
+        AllocationSpec spec = spec(AllocationType.Service, null, task("web", Map.of("runFor", "1h")));
+        TaskRunner first = new TaskRunner(config(spec, mock, Duration.ofSeconds(10)));
+        first.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        first.shutdown(); // the agent stops; the task keeps running
+        assertThat(first.done()).isDone();
+
+        TaskState stored = new ObjectMapper().treeToValue(db.getTaskState(ALLOC, "web").orElseThrow(), TaskState.class);
+        TaskLocalState local = db.getTaskLocalState(ALLOC, "web").orElseThrow();
+        events.clear();
+        TaskRunner restored = TaskRunner.restore(config(spec, mock, Duration.ofSeconds(10)), stored, local);
+        runners.add(restored);
+        restored.run();
+        assertThat(restored.state().getState()).isEqualTo(TaskState.State.Running);
+        restored.kill(null).get(10, TimeUnit.SECONDS);
+        assertThat(types()).containsExactly(Killing, Killed);
+        assertThat(restored.state().getRestarts()).isZero();
+    }
+
+    @Test
+    void killOfARunnerNeverRunReturnsAtOnce() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of())));
+        r.kill(null).get(1, TimeUnit.SECONDS);
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Dead);
+        assertThat(types()).containsExactly(Received);
+    }
+
+    @Test
+    void aDriverThatNeverStartsCannotHangTheRunner() throws Exception {
+        CountDownLatch never = new CountDownLatch(1);
+        Driver hanging = new Driver() {
+            @Override
+            public String name() {
+                return "mock";
+            }
+
+            @Override
+            public List<String> validate(Map<String, Object> config) {
+                return List.of();
+            }
+
+            @Override
+            public TaskHandle start(TaskConfig task) {
+                while (true) {
+                    try {
+                        never.await();
+                    } catch (InterruptedException ignored) {
+                        // a driver that ignores interruption
+                    }
+                }
+            }
+
+            @Override
+            public CompletableFuture<ExitResult> exit(TaskHandle handle) {
+                return new CompletableFuture<>();
+            }
+
+            @Override
+            public void stop(TaskHandle handle, Duration timeout, String signal) {
+            }
+
+            @Override
+            public void destroy(TaskHandle handle) {
+            }
+
+            @Override
+            public TaskHandle recover(TaskHandle handle) {
+                return handle;
+            }
+
+            @Override
+            public TaskStats stats(TaskHandle handle) {
+                return null;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        RestartPolicy noRestarts = new RestartPolicy(0, "10s", "1s", RestartMode.Fail);
+        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, noRestarts, task("web", Map.of())), hanging,
+                Duration.ofMillis(200)));
+        r.run();
+        r.done().get(5, TimeUnit.SECONDS);
+        assertThat(types()).containsExactly(Received, TaskSetup, DriverFailure, NotRestarting);
+        assertThat(events.get(2).getDriverError()).isEqualTo("starting web did not finish within 200ms");
+    }
+}
