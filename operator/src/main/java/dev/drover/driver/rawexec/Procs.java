@@ -1,0 +1,71 @@
+package dev.drover.driver.rawexec;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.OptionalLong;
+
+/** Facts about host processes from {@code /proc}. */
+final class Procs {
+
+    /** Clock ticks per second of /proc times; 100 on every Linux this runs on. */
+    private static final long TICKS_PER_SECOND = 100;
+
+    private Procs() {
+    }
+
+    /**
+     * The start time of {@code pid} in clock ticks since boot (field 22 of
+     * {@code /proc/PID/stat}): with the PID, it names one process for good, since a
+     * reused PID has a later start time. Empty when there is no such process.
+     */
+    static OptionalLong startTime(long pid) {
+        String[] f = statFields(pid);
+        return f == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(f[19]));
+    }
+
+    /** Whether {@code pid} is alive and is the process that started at {@code startTime}. */
+    static boolean isSame(long pid, long startTime) {
+        OptionalLong now = startTime(pid);
+        if (now.isEmpty() || now.getAsLong() != startTime) {
+            return false;
+        }
+        String[] f = statFields(pid);
+        return f != null && !f[0].equals("Z"); // a zombie has exited already
+    }
+
+    /** User plus system CPU time of {@code pid}. */
+    static Duration cpuTime(long pid) {
+        String[] f = statFields(pid);
+        if (f == null) {
+            return Duration.ZERO;
+        }
+        long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        return Duration.ofMillis(ticks * 1000 / TICKS_PER_SECOND);
+    }
+
+    /** Resident memory of {@code pid} in bytes, 0 when unknown. */
+    static long residentBytes(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+        return 0;
+    }
+
+    /** The fields of /proc/PID/stat after the command name, from field 3 (state) on; null if gone. */
+    private static String[] statFields(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+        } catch (IOException | StringIndexOutOfBoundsException e) {
+            return null;
+        }
+    }
+}

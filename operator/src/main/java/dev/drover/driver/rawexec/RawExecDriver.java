@@ -1,0 +1,281 @@
+package dev.drover.driver.rawexec;
+
+import dev.drover.driver.ConfigReader;
+import dev.drover.driver.Driver;
+import dev.drover.driver.DriverException;
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExitResult;
+import dev.drover.driver.Signals;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskStats;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Runs tasks as host processes, each under a {@link Supervisor} so that it
+ * survives an agent restart and its exit code is not lost. A process is known
+ * by its PID and start time together, never by PID alone. Kill signals go to
+ * the task's whole process group. Output goes to the alloc's logs dir, rotated
+ * by size by {@link LogRotator}.
+ */
+public final class RawExecDriver implements Driver {
+
+    public static final String NAME = "raw_exec";
+    private static final String STATUS_DIR = ".drover-raw-exec";
+    private static final Duration PID_WAIT = Duration.ofSeconds(10);
+
+    private final InstantSource clock;
+    private final LogRotator rotator;
+    private final Map<String, CompletableFuture<ExitResult>> exits = new ConcurrentHashMap<>();
+
+    public RawExecDriver(InstantSource clock, LogRotator rotator) {
+        this.clock = clock;
+        this.rotator = rotator;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    private record Config(String command, List<String> args) {
+    }
+
+    private static Config parse(Map<String, Object> raw, List<String> problems) {
+        ConfigReader r = new ConfigReader(raw);
+        String command = r.string("command");
+        List<String> args = r.strings("args");
+        if (command == null || command.isBlank()) {
+            r.problem("config.command: is required (an absolute path, or one relative to the task directory)");
+        }
+        problems.addAll(r.problems());
+        return new Config(command, args == null ? List.of() : args);
+    }
+
+    @Override
+    public List<String> validate(Map<String, Object> config) {
+        List<String> problems = new ArrayList<>();
+        parse(config, problems);
+        return problems;
+    }
+
+    @Override
+    public TaskHandle start(TaskConfig task) throws DriverStartException {
+        List<String> problems = new ArrayList<>();
+        Config config = parse(task.config(), problems);
+        if (!problems.isEmpty()) {
+            throw new DriverStartException(String.join("; ", problems), false);
+        }
+        Path command = task.taskDir().resolve(config.command());
+        if (!Files.isRegularFile(command) || !Files.isExecutable(command)) {
+            throw new DriverStartException("command " + command + " does not exist or is not executable", false);
+        }
+        Path status = task.taskDir().resolve(STATUS_DIR);
+        try {
+            Files.createDirectories(status);
+            Files.deleteIfExists(status.resolve("pid"));
+            Files.deleteIfExists(status.resolve("exit"));
+            Files.createDirectories(task.logsDir());
+        } catch (IOException e) {
+            throw new DriverStartException("cannot prepare " + status + ": " + e.getMessage(), true, e);
+        }
+        List<String> argv = new ArrayList<>(List.of("setsid", "/bin/sh", "-c", Supervisor.SCRIPT, "drover-supervisor",
+                status.toString(), task.stdout().toString(), task.stderr().toString(), command.toString()));
+        argv.addAll(config.args());
+        ProcessBuilder pb = new ProcessBuilder(argv).directory(task.taskDir().toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().putAll(task.env());
+        Process supervisor;
+        try {
+            supervisor = pb.start();
+        } catch (IOException e) {
+            throw new DriverStartException("cannot start the supervisor: " + e.getMessage(), true, e);
+        }
+        long pid = awaitPid(status, supervisor);
+        long supervisorPid = supervisor.pid();
+        TaskHandle handle = new TaskHandle(NAME, task.id(), clock.instant(), Map.of(
+                "pid", Long.toString(pid),
+                "pidStart", Long.toString(Procs.startTime(pid).orElse(-1)),
+                "supervisorPid", Long.toString(supervisorPid),
+                "supervisorStart", Long.toString(Procs.startTime(supervisorPid).orElse(-1)),
+                "statusDir", status.toString(),
+                "stdout", task.stdout().toString(),
+                "stderr", task.stderr().toString()));
+        rotator.watch(task.stdout());
+        rotator.watch(task.stderr());
+        exits.put(task.id(), watchExit(handle, supervisor.onExit().thenApply(p -> null)));
+        return handle;
+    }
+
+    private static long awaitPid(Path status, Process supervisor) throws DriverStartException {
+        long deadline = System.nanoTime() + PID_WAIT.toNanos();
+        Path pidFile = status.resolve("pid");
+        while (System.nanoTime() < deadline) {
+            if (Files.exists(pidFile)) {
+                try {
+                    return Long.parseLong(Files.readString(pidFile).trim());
+                } catch (IOException | NumberFormatException e) {
+                    throw new DriverStartException("unreadable pid file " + pidFile + ": " + e.getMessage(), true, e);
+                }
+            }
+            if (!supervisor.isAlive() && !Files.exists(pidFile)) {
+                throw new DriverStartException("the task's supervisor exited before starting it (exit "
+                        + supervisor.exitValue() + "); is setsid installed?", true);
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                supervisor.destroyForcibly();
+                throw new DriverStartException("interrupted while starting", true, e);
+            }
+        }
+        supervisor.destroyForcibly();
+        throw new DriverStartException("the task did not start within " + PID_WAIT.toSeconds() + "s", true);
+    }
+
+    /** The exit, once the supervisor has gone: from its status file. */
+    private static CompletableFuture<ExitResult> watchExit(TaskHandle handle, CompletableFuture<Void> supervisorGone) {
+        Path exitFile = Path.of(handle.state().get("statusDir"), "exit");
+        return supervisorGone.thenApply(ignored -> readExit(exitFile));
+    }
+
+    private static ExitResult readExit(Path exitFile) {
+        try {
+            int code = Integer.parseInt(Files.readString(exitFile).trim());
+            return code > 128 && code < 128 + 65 ? ExitResult.signalled(Signals.name(code - 128)) : ExitResult.code(code);
+        } catch (IOException | NumberFormatException e) {
+            return new ExitResult(-1, null, "the task's supervisor ended without recording an exit status ("
+                    + exitFile + ": " + e.getMessage() + ")");
+        }
+    }
+
+    @Override
+    public CompletableFuture<ExitResult> exit(TaskHandle handle) {
+        CompletableFuture<ExitResult> f = exits.get(handle.taskId());
+        return f != null ? f : CompletableFuture.failedFuture(
+                new DriverException("no raw_exec task " + handle.taskId() + " in this agent (recover it first)"));
+    }
+
+    @Override
+    public void stop(TaskHandle handle, Duration timeout, String signal) throws DriverException {
+        CompletableFuture<ExitResult> exit = exit(handle);
+        if (exit.isDone()) {
+            return;
+        }
+        long pid = handle.longState("pid", -1);
+        if (!Procs.isSame(pid, handle.longState("pidStart", -2))) {
+            awaitQuietly(exit, Duration.ofSeconds(5)); // already gone: only the supervisor is left to finish
+            return;
+        }
+        signalGroup(pid, Signals.canonical(signal));
+        if (awaitQuietly(exit, timeout)) {
+            return;
+        }
+        signalGroup(pid, "SIGKILL");
+        if (!awaitQuietly(exit, Duration.ofSeconds(10))) {
+            throw new DriverException("task " + handle.taskId() + " (pid " + pid + ") did not exit after SIGKILL");
+        }
+    }
+
+    private static void signalGroup(long pgid, String signal) throws DriverException {
+        try {
+            Process kill = new ProcessBuilder("kill", "-s", signal.substring(3), "--", "-" + pgid)
+                    .redirectErrorStream(true).start();
+            String out = new String(kill.getInputStream().readAllBytes());
+            if (!kill.waitFor(10, TimeUnit.SECONDS)) {
+                kill.destroyForcibly();
+                throw new DriverException("kill -" + signal + " of process group " + pgid + " hung");
+            }
+            if (kill.exitValue() != 0 && !out.contains("No such process")) {
+                throw new DriverException("kill -" + signal + " of process group " + pgid + " failed: " + out.trim());
+            }
+        } catch (IOException e) {
+            throw new DriverException("cannot run kill: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DriverException("interrupted while signalling " + pgid, e);
+        }
+    }
+
+    private static boolean awaitQuietly(CompletableFuture<ExitResult> exit, Duration timeout) throws DriverException {
+        try {
+            exit.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (ExecutionException e) {
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DriverException("interrupted while waiting for the task to exit", e);
+        }
+    }
+
+    @Override
+    public void destroy(TaskHandle handle) {
+        exits.remove(handle.taskId());
+        rotator.forget(Path.of(handle.state().get("stdout")));
+        rotator.forget(Path.of(handle.state().get("stderr")));
+    }
+
+    @Override
+    public TaskHandle recover(TaskHandle handle) throws DriverException {
+        if (exits.containsKey(handle.taskId())) {
+            return handle;
+        }
+        long supervisorPid = handle.longState("supervisorPid", -1);
+        Path exitFile = Path.of(handle.state().get("statusDir"), "exit");
+        CompletableFuture<ExitResult> exit;
+        if (Procs.isSame(supervisorPid, handle.longState("supervisorStart", -2))) {
+            CompletableFuture<Void> gone = ProcessHandle.of(supervisorPid)
+                    .map(p -> p.onExit().thenApply(x -> (Void) null))
+                    .orElse(CompletableFuture.completedFuture(null));
+            exit = watchExit(handle, gone);
+        } else if (Files.exists(exitFile)) {
+            exit = CompletableFuture.completedFuture(readExit(exitFile)); // it ended while nobody watched
+        } else {
+            throw new DriverException("task " + handle.taskId() + " is gone: its supervisor (pid " + supervisorPid
+                    + ") is not running and recorded no exit status");
+        }
+        rotator.watch(Path.of(handle.state().get("stdout")));
+        rotator.watch(Path.of(handle.state().get("stderr")));
+        exits.put(handle.taskId(), exit);
+        return handle;
+    }
+
+    @Override
+    public TaskStats stats(TaskHandle handle) throws DriverException {
+        long pid = handle.longState("pid", -1);
+        if (!Procs.isSame(pid, handle.longState("pidStart", -2))) {
+            throw new DriverException("task " + handle.taskId() + " is not running");
+        }
+        Duration cpu = Procs.cpuTime(pid);
+        long rss = Procs.residentBytes(pid);
+        for (ProcessHandle child : ProcessHandle.of(pid).map(p -> p.descendants().toList()).orElse(List.of())) {
+            cpu = cpu.plus(Procs.cpuTime(child.pid()));
+            rss += Procs.residentBytes(child.pid());
+        }
+        return new TaskStats(clock.instant(), cpu, rss);
+    }
+
+    @Override
+    public void close() {
+        exits.clear();
+    }
+}

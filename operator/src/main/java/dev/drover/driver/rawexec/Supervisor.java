@@ -1,0 +1,28 @@
+package dev.drover.driver.rawexec;
+
+/**
+ * The shell script every raw_exec task runs under; it is what lets a task
+ * outlive the agent and still report its exit code. The agent starts it with
+ * {@code setsid} and no pipes, so it is in a session of its own. It starts the
+ * task in the foreground through {@code setsid} again: the task gets its own
+ * session and process group (the agent signals that group), keeps default
+ * signal dispositions (an asynchronous {@code &} job would ignore SIGINT), and
+ * writes its own PID before it execs. When the task ends, the script writes
+ * its exit status (128 + N for signal N, as shells report it). Both files are
+ * written by an atomic rename.
+ *
+ * <p>Arguments: status dir, stdout file, stderr file, then the command.
+ */
+final class Supervisor {
+
+    static final String SCRIPT = """
+            status=$1; out=$2; err=$3; shift 3
+            setsid /bin/sh -c 'echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" && exec "$@"' "$status" "$@" \\
+                </dev/null >>"$out" 2>>"$err"
+            code=$?
+            echo "$code" > "$status/exit.tmp" && mv "$status/exit.tmp" "$status/exit"
+            """;
+
+    private Supervisor() {
+    }
+}

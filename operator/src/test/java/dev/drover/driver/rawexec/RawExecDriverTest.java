@@ -1,0 +1,191 @@
+package dev.drover.driver.rawexec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.driver.DriverException;
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExitResult;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.TaskHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** raw_exec with real processes. */
+class RawExecDriverTest {
+
+    @TempDir
+    Path dir;
+    final LogRotator rotator = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
+    final RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
+    final List<TaskHandle> started = new ArrayList<>();
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        for (TaskHandle h : started) {
+            long pid = h.longState("pid", -1);
+            new ProcessBuilder("kill", "-KILL", "--", "-" + pid).start().waitFor(5, TimeUnit.SECONDS);
+        }
+        driver.close();
+        rotator.close();
+    }
+
+    TaskConfig task(String name, String script, Map<String, String> env) {
+        return new TaskConfig("default", "alloc", name, Map.of("command", "/bin/sh", "args", List.of("-c", script)),
+                env, dir.resolve("alloc"), dir.resolve(name), dir.resolve("alloc/logs"), dir.resolve(name + "/secrets"));
+    }
+
+    TaskHandle start(String name, String script) throws Exception {
+        Files.createDirectories(dir.resolve(name));
+        TaskHandle h = driver.start(task(name, script, Map.of()));
+        started.add(h);
+        return h;
+    }
+
+    @Test
+    void reportsTheExitCode() throws Exception {
+        TaskHandle h = start("t", "exit 3");
+        assertThat(driver.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(3));
+    }
+
+    @Test
+    void killBySignalReportsTheSignal() throws Exception {
+        TaskHandle h = start("t", "exec sleep 100");
+        driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
+        ExitResult r = driver.exit(h).get(10, TimeUnit.SECONDS);
+        assertThat(r.signal()).isEqualTo("SIGTERM");
+        assertThat(r.exitCode()).isEqualTo(143);
+    }
+
+    @Test
+    void aProcessIgnoringSigtermIsKilledAfterTheTimeout() throws Exception {
+        TaskHandle h = start("t", "trap '' TERM; sleep 100 & wait; sleep 100");
+        long begin = System.nanoTime();
+        driver.stop(h, Duration.ofMillis(300), "SIGTERM");
+        assertThat(Duration.ofNanos(System.nanoTime() - begin)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+        assertThat(driver.exit(h).get(10, TimeUnit.SECONDS).signal()).isEqualTo("SIGKILL");
+    }
+
+    @Test
+    void childrenOfTheTaskAreKilledToo() throws Exception {
+        TaskHandle h = start("t", "sleep 1000 & echo $! > child.pid; wait");
+        Path childPid = dir.resolve("t/child.pid");
+        await().atMost(Duration.ofSeconds(5)).until(() -> Files.exists(childPid) && Files.size(childPid) > 0);
+        long child = Long.parseLong(Files.readString(childPid).trim());
+        assertThat(ProcessHandle.of(child)).isPresent();
+        driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
+        await().atMost(Duration.ofSeconds(5)).until(() -> ProcessHandle.of(child).map(p -> !p.isAlive()).orElse(true));
+    }
+
+    @Test
+    void aNewDriverReattachesToTheSameProcessAndLearnsItsExitCode() throws Exception {
+        Path fifo = dir.resolve("t/fifo");
+        Files.createDirectories(fifo.getParent());
+        new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor();
+        TaskHandle h = start("t", "read x < fifo; exit 7");
+        driver.close(); // the agent goes away; the task does not
+        long pid = h.longState("pid", -1);
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+
+        try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50))) {
+            RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2);
+            TaskHandle recovered = again.recover(h);
+            assertThat(recovered.longState("pid", -1)).isEqualTo(pid);
+            assertThat(again.exit(recovered)).isNotDone();
+            Files.writeString(fifo, "go\n");
+            assertThat(again.exit(recovered).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(7));
+        }
+    }
+
+    @Test
+    void anExitWhileNobodyWatchedIsReadFromTheStatusFile() throws Exception {
+        TaskHandle h = start("t", "exit 5");
+        driver.exit(h).get(10, TimeUnit.SECONDS);
+        try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50))) {
+            RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2);
+            assertThat(again.exit(again.recover(h)).get(1, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(5));
+        }
+    }
+
+    @Test
+    void aReusedPidIsNotMistakenForTheTask() throws Exception {
+        TaskHandle h = start("t", "exec sleep 100");
+        Map<String, String> state = new HashMap<>(h.state());
+        state.put("supervisorStart", "1"); // same PIDs, another start time: another process
+        state.put("pidStart", "1");
+        TaskHandle stale = new TaskHandle(h.driver(), "default/alloc/other", h.startedAt(), state);
+        try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50))) {
+            RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2);
+            assertThatThrownBy(() -> again.recover(stale)).isInstanceOf(DriverException.class).hasMessageContaining("is gone");
+        }
+    }
+
+    @Test
+    void environmentAndOutputReachTheTask() throws Exception {
+        Files.createDirectories(dir.resolve("t"));
+        TaskHandle h = driver.start(task("t", "echo \"$DROVER_TASK_NAME $GREETING\"; echo oops >&2",
+                Map.of("DROVER_TASK_NAME", "t", "GREETING", "hello")));
+        started.add(h);
+        driver.exit(h).get(10, TimeUnit.SECONDS);
+        assertThat(Files.readString(dir.resolve("alloc/logs/t.stdout.0"))).isEqualTo("t hello\n");
+        assertThat(Files.readString(dir.resolve("alloc/logs/t.stderr.0"))).isEqualTo("oops\n");
+    }
+
+    @Test
+    void logsAreRotatedBySizeKeepingNFiles() throws Exception {
+        try (LogRotator small = new LogRotator(1024, 3, Duration.ofMillis(20))) {
+            RawExecDriver d = new RawExecDriver(Clock.systemUTC(), small);
+            Files.createDirectories(dir.resolve("t"));
+            TaskHandle h = d.start(task("t", "i=0; while [ $i -lt 400 ]; do echo line-$i-xxxxxxxxxxxxxxxxxxxx; i=$((i+1)); sleep 0.002; done",
+                    Map.of()));
+            started.add(h);
+            d.exit(h).get(30, TimeUnit.SECONDS);
+            small.rotateIfFull(dir.resolve("alloc/logs/t.stdout.0"));
+            Path logs = dir.resolve("alloc/logs");
+            assertThat(logs.resolve("t.stdout.1")).exists();
+            assertThat(logs.resolve("t.stdout.2")).exists();
+            assertThat(logs.resolve("t.stdout.3")).doesNotExist();
+            for (String f : List.of("t.stdout.0", "t.stdout.1", "t.stdout.2")) {
+                assertThat(Files.size(logs.resolve(f))).isLessThan(4096);
+            }
+        }
+    }
+
+    @Test
+    void aMissingCommandIsAnUnrecoverableStartError() {
+        TaskConfig t = new TaskConfig("default", "alloc", "t", Map.of("command", "bin/nope"), Map.of(),
+                dir, dir.resolve("t"), dir.resolve("logs"), dir.resolve("t/secrets"));
+        assertThatThrownBy(() -> driver.start(t)).isInstanceOfSatisfying(DriverStartException.class, e -> {
+            assertThat(e.recoverable()).isFalse();
+            assertThat(e).hasMessageContaining("does not exist or is not executable");
+        });
+    }
+
+    @Test
+    void configIsValidatedStrictly() {
+        assertThat(driver.validate(Map.of("comand", "/bin/true"))).containsExactly(
+                "config.command: is required (an absolute path, or one relative to the task directory)",
+                "config.comand: unknown key (known: command, args)");
+        assertThat(driver.validate(Map.of("command", "/bin/true", "args", "x"))).containsExactly(
+                "config.args: \"x\" is not a list of strings");
+    }
+
+    @Test
+    void statsReadTheProcessTree() throws Exception {
+        TaskHandle h = start("t", "exec sleep 100");
+        var stats = driver.stats(h);
+        assertThat(stats.memoryBytes()).isPositive();
+        assertThat(stats.cpuTime().isNegative()).isFalse();
+    }
+}
