@@ -15,16 +15,10 @@ import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.restarts.Outcome;
 import dev.drover.taskrunner.restarts.RestartDecision;
 import dev.drover.taskrunner.restarts.RestartTracker;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +43,7 @@ public final class TaskRunner {
     private final String name;
     private final RestartTracker tracker;
     private final TaskStateRecorder recorder;
+    private final TaskKiller killer;
     private final CompletableFuture<TaskEvent> killRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> shutdownRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -69,6 +64,7 @@ public final class TaskRunner {
         this.name = task.getName();
         this.recorder = recorder;
         this.local = local;
+        this.killer = new TaskKiller(cfg, this::event);
         this.tracker = new RestartTracker(task.effectiveRestartPolicy(cfg.spec()), cfg.spec().effectiveType(),
                 task.hook(), task.isSidecar(), cfg.clock(), cfg.random());
     }
@@ -80,7 +76,7 @@ public final class TaskRunner {
     public static TaskRunner restore(TaskRunnerConfig cfg, TaskState stored, TaskLocalState local) {
         TaskRunner r = new TaskRunner(cfg, new TaskStateRecorder(stored), local);
         if (local.driverHandle() != null && stored.getState() == TaskState.State.Running) {
-            r.restoredHandle = Handles.fromStored(local.driverHandle());
+            r.restoredHandle = StoredHandles.fromStored(local.driverHandle());
         }
         return r;
     }
@@ -153,10 +149,7 @@ public final class TaskRunner {
 
     private void loop() {
         try {
-            Driver driver = validate();
-            if (driver != null) {
-                supervise(driver);
-            }
+            supervise(cfg.drivers().find(task.getDriver()).orElse(null));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
@@ -169,23 +162,8 @@ public final class TaskRunner {
         }
     }
 
-    /** The driver to use, or null after a FailedValidation. */
-    private Driver validate() {
-        Optional<String> unavailable = cfg.drivers().unavailable(task.getDriver());
-        List<String> problems = unavailable.map(List::of)
-                .orElseGet(() -> cfg.drivers().find(task.getDriver()).orElseThrow().validate(task.effectiveConfig()));
-        if (!problems.isEmpty()) {
-            String error = String.join("; ", problems);
-            event(TaskEvent.of(TaskEventType.FailedValidation, cfg.clock().instant()).withValidationError(error)
-                    .withMessage(error));
-            markDead(true);
-            return null;
-        }
-        return cfg.drivers().find(task.getDriver()).orElseThrow();
-    }
-
     private void supervise(Driver driver) throws InterruptedException {
-        TaskHandle handle = restoredHandle != null ? reattach(driver) : null;
+        TaskHandle handle = restoredHandle != null && driver != null ? reattach(driver) : null;
         while (true) {
             Outcome outcome;
             if (handle == null) {
@@ -193,8 +171,17 @@ public final class TaskRunner {
                     markDead(false);
                     return;
                 }
+                TaskConfig config;
                 try {
-                    handle = start(driver);
+                    config = prestart();
+                } catch (TaskHookException e) {
+                    TaskEvent failure = TaskEvent.of(e.eventType(), cfg.clock().instant()).withMessage(e.getMessage());
+                    event(e.eventType() == TaskEventType.FailedValidation ? failure.withValidationError(e.getMessage()) : failure);
+                    markDead(true);
+                    return;
+                }
+                try {
+                    handle = start(driver, config);
                 } catch (DriverStartException e) {
                     event(TaskEvent.of(TaskEventType.DriverFailure, cfg.clock().instant()).withDriverError(e.getMessage())
                             .withMessage(e.getMessage()));
@@ -229,13 +216,24 @@ public final class TaskRunner {
         }
     }
 
-    private TaskHandle start(Driver driver) throws DriverStartException, InterruptedException {
-        if (!local.hookDone("taskdir")) {
-            event(TaskEvent.of(TaskEventType.TaskSetup, cfg.clock().instant()).withMessage("Building Task Directory"));
-            buildTaskDir();
-            local = local.withHookDone("taskdir");
+    /** Runs the prestart hooks in order (run-once hooks only once); returns the task as the driver gets it. */
+    private TaskConfig prestart() throws TaskHookException {
+        TaskHookContext ctx = new TaskHookContext(cfg.allocId(), task, cfg.template(), cfg.clock(), this::event);
+        for (TaskPrestartHook hook : cfg.prestartHooks()) {
+            if (hook.runOnce() && local.hookDone(hook.name())) {
+                continue;
+            }
+            hook.prestart(ctx);
+            if (hook.runOnce()) {
+                synchronized (this) {
+                    local = local.withHookDone(hook.name());
+                }
+            }
         }
-        TaskConfig config = taskConfig();
+        return ctx.taskConfig();
+    }
+
+    private TaskHandle start(Driver driver, TaskConfig config) throws DriverStartException, InterruptedException {
         TaskHandle handle;
         try {
             handle = Deadlines.call("starting " + name, cfg.driverDeadline(), () -> driver.start(config));
@@ -248,7 +246,7 @@ public final class TaskRunner {
             throw new DriverStartException(e.getMessage(), true);
         }
         synchronized (this) {
-            local = local.withDriverHandle(Handles.toStored(handle));
+            local = local.withDriverHandle(StoredHandles.toStored(handle));
             recorder.running(cfg.clock().instant());
         }
         event(TaskEvent.of(TaskEventType.Started, cfg.clock().instant()).withMessage("Task started by client"));
@@ -265,7 +263,7 @@ public final class TaskRunner {
             if (cause != null) {
                 event(cause);
             }
-            killTask(driver, handle, exit);
+            killer.kill(driver, handle, exit);
             return new Outcome.Killed();
         }
         if (exit.isDone()) {
@@ -273,68 +271,18 @@ public final class TaskRunner {
             event(TaskEvent.of(TaskEventType.Terminated, cfg.clock().instant()).withExit(r.exitCode(), r.signal())
                     .withMessage(r.error() != null ? r.error() : "Exit Code: " + r.exitCode()
                             + (r.signal() == null ? "" : ", Signal: " + r.signal())));
-            destroy(driver, handle);
+            killer.destroy(driver, handle);
             return new Outcome.Exited(r.exitCode(), r.signal(), r.error());
         }
         if (restart.isDone()) {
             restartRequest = new CompletableFuture<>();
             event(TaskEvent.of(TaskEventType.RestartSignaled, cfg.clock().instant()).withRestartReason(restart.join())
                     .withMessage(restart.join()));
-            killTask(driver, handle, exit);
+            killer.kill(driver, handle, exit);
             return new Outcome.RestartRequested(false);
         }
         persist(null);
         return null;
-    }
-
-    private void killTask(Driver driver, TaskHandle handle, CompletableFuture<ExitResult> exit)
-            throws InterruptedException {
-        Duration delay = task.effectiveShutdownDelay();
-        if (delay.isPositive()) {
-            event(TaskEvent.of(TaskEventType.WaitingShutdownDelay, cfg.clock().instant())
-                    .withMessage("Waiting for shutdown delay of " + dev.drover.api.Durations.format(delay)));
-            try {
-                exit.get(delay.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException | ExecutionException expected) {
-                // the delay passed (or the wait failed): kill now
-            }
-        }
-        Duration timeout = min(task.effectiveKillTimeout(), cfg.maxKillTimeout());
-        event(TaskEvent.of(TaskEventType.Killing, cfg.clock().instant()).withKillTimeout(timeout)
-                .withMessage("Sent interrupt. Waiting " + dev.drover.api.Durations.format(timeout) + " before force killing"));
-        String killError = null;
-        if (!exit.isDone()) {
-            killError = stopWithRetries(driver, handle, timeout);
-        }
-        TaskEvent killed = TaskEvent.of(TaskEventType.Killed, cfg.clock().instant()).withMessage("Task successfully killed");
-        if (killError != null) {
-            killed.withKillError(killError).withMessage("Task could not be killed: " + killError);
-        }
-        event(killed);
-        destroy(driver, handle);
-    }
-
-    /** Null when the task is dead; otherwise the last error, after every retry failed. */
-    private String stopWithRetries(Driver driver, TaskHandle handle, Duration timeout) throws InterruptedException {
-        List<Duration> backoff = cfg.stopRetry().backoff();
-        String error = null;
-        for (int attempt = 0; attempt <= backoff.size(); attempt++) {
-            try {
-                Deadlines.call("stopping " + name, timeout.plus(cfg.driverDeadline()), () -> {
-                    driver.stop(handle, timeout, task.effectiveKillSignal());
-                    return null;
-                });
-                Deadlines.await("waiting for " + name + " to exit", cfg.driverDeadline(), driver.exit(handle));
-                return null;
-            } catch (Deadlines.DeadlineExceeded | ExecutionException e) {
-                error = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage() : e.getMessage();
-                LOG.warn("stopping task {}/{} failed (attempt {}): {}", cfg.allocId(), name, attempt + 1, error);
-            }
-            if (attempt < backoff.size()) {
-                Thread.sleep(backoff.get(attempt));
-            }
-        }
-        return error;
     }
 
     /** Asks the tracker; records the decision; waits a restart's delay. False when the task is done for good. */
@@ -407,79 +355,12 @@ public final class TaskRunner {
         return snapshot;
     }
 
-    private TaskConfig taskConfig() {
-        TaskConfig t = cfg.template();
-        Map<String, String> env = new LinkedHashMap<>();
-        env.put("DROVER_ALLOC_NAME", cfg.allocId().name());
-        env.put("DROVER_ALLOC_NAMESPACE", cfg.allocId().namespace());
-        env.put("DROVER_TASK_NAME", name);
-        env.put("DROVER_ALLOC_DIR", t.allocDir().toString());
-        env.put("DROVER_TASK_DIR", t.taskDir().toString());
-        env.put("DROVER_SECRETS_DIR", t.secretsDir().toString());
-        env.putAll(task.effectiveEnv());
-        return new TaskConfig(t.namespace(), t.allocName(), name, task.effectiveConfig(), env, t.allocDir(),
-                t.taskDir(), t.logsDir(), t.secretsDir());
-    }
-
-    private void buildTaskDir() {
-        TaskConfig t = cfg.template();
-        try {
-            for (Path dir : List.of(t.taskDir(), t.taskDir().resolve("local"), t.taskDir().resolve("tmp"), t.logsDir())) {
-                Files.createDirectories(dir);
-            }
-            Files.createDirectories(t.secretsDir());
-            Files.setPosixFilePermissions(t.secretsDir(), PosixFilePermissions.fromString("rwx------"));
-        } catch (IOException e) {
-            throw new IllegalStateException("could not build the task directory " + t.taskDir() + ": " + e.getMessage(), e);
-        }
-    }
-
     private static ExitResult exitResult(CompletableFuture<ExitResult> exit) {
         try {
             return exit.join();
         } catch (RuntimeException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             return new ExitResult(-1, null, "lost track of the task: " + cause.getMessage());
-        }
-    }
-
-    private void destroy(Driver driver, TaskHandle handle) {
-        try {
-            Deadlines.call("cleaning up " + name, cfg.driverDeadline(), () -> {
-                driver.destroy(handle);
-                return null;
-            });
-        } catch (Exception e) {
-            LOG.warn("cleaning up task {}/{} failed: {}", cfg.allocId(), name, e.toString());
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
-    }
-
-    /** Driver handles as the state store keeps them: a flat map of strings. */
-    static final class Handles {
-        private Handles() {
-        }
-
-        static Map<String, String> toStored(TaskHandle h) {
-            Map<String, String> m = new HashMap<>(h.state());
-            m.put("@driver", h.driver());
-            m.put("@taskId", h.taskId());
-            m.put("@startedAt", h.startedAt().toString());
-            return m;
-        }
-
-        static TaskHandle fromStored(Map<String, String> m) {
-            Map<String, String> state = new HashMap<>(m);
-            String driver = state.remove("@driver");
-            String taskId = state.remove("@taskId");
-            String startedAt = state.remove("@startedAt");
-            return new TaskHandle(driver, taskId, java.time.Instant.parse(startedAt), state);
         }
     }
 }

@@ -8,17 +8,20 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.random.RandomGenerator;
 
 /**
  * Everything a task runner is built from.
  *
  * @param template       paths and identity for the driver; its config and env are filled in by the runner
+ * @param prestartHooks  run in order before each start ({@code TaskHooks.defaults} gives the usual ones)
  * @param maxKillTimeout the agent's cap on any task's killTimeout
  * @param driverDeadline how long a driver may take to start, stop or reattach before the runner gives up on it
  */
 public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, TaskConfig template,
-                               DriverRegistry drivers, StateDB stateDB, TaskStateListener listener,
+                               DriverRegistry drivers, List<TaskPrestartHook> prestartHooks, StateDB stateDB,
+                               TaskStateListener listener,
                                InstantSource clock, RandomGenerator random, Duration maxKillTimeout,
                                Duration driverDeadline, StopRetry stopRetry) {
 
@@ -26,9 +29,9 @@ public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, 
     public static final Duration DEFAULT_DRIVER_DEADLINE = Duration.ofMinutes(1);
 
     /** How often and after which pauses a failed driver stop is tried again. */
-    public record StopRetry(java.util.List<Duration> backoff) {
+    public record StopRetry(List<Duration> backoff) {
         /** SEMANTICS.md: 5 s, 20 s, 80 s, 120 s, 120 s. */
-        public static final StopRetry DEFAULT = new StopRetry(java.util.List.of(Duration.ofSeconds(5),
+        public static final StopRetry DEFAULT = new StopRetry(List.of(Duration.ofSeconds(5),
                 Duration.ofSeconds(20), Duration.ofSeconds(80), Duration.ofSeconds(120), Duration.ofSeconds(120)));
     }
 }

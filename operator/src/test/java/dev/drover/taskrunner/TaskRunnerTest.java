@@ -35,6 +35,7 @@ import dev.drover.driver.mock.MockDriver;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.TaskLocalState;
+import dev.drover.taskrunner.hooks.TaskHooks;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -93,7 +94,8 @@ class TaskRunnerTest {
         TaskConfig template = new TaskConfig(ALLOC.namespace(), ALLOC.name(), task.getName(), Map.of(), Map.of(),
                 dir.resolve("alloc"), dir.resolve(task.getName()), dir.resolve("alloc/logs"),
                 dir.resolve(task.getName()).resolve("secrets"));
-        return new TaskRunnerConfig(ALLOC, spec, task, template, new DriverRegistry(List.of(driver)), db,
+        DriverRegistry drivers = new DriverRegistry(List.of(driver));
+        return new TaskRunnerConfig(ALLOC, spec, task, template, drivers, TaskHooks.defaults(drivers, List.of()), db,
                 (name, state, event) -> {
                     if (event != null) {
                         events.add(event);

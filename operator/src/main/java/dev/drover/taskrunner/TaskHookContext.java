@@ -1,0 +1,64 @@
+package dev.drover.taskrunner;
+
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.driver.TaskConfig;
+import dev.drover.state.AllocId;
+import java.time.InstantSource;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * What prestart hooks read and fill in for one start: the paths, and the
+ * environment the task will get (hooks add to it in order, later ones winning).
+ */
+public final class TaskHookContext {
+
+    private final AllocId allocId;
+    private final Task task;
+    private final TaskConfig template;
+    private final InstantSource clock;
+    private final Consumer<TaskEvent> events;
+    private final Map<String, String> env = new LinkedHashMap<>();
+
+    TaskHookContext(AllocId allocId, Task task, TaskConfig template, InstantSource clock, Consumer<TaskEvent> events) {
+        this.allocId = allocId;
+        this.task = task;
+        this.template = template;
+        this.clock = clock;
+        this.events = events;
+    }
+
+    public AllocId allocId() {
+        return allocId;
+    }
+
+    public Task task() {
+        return task;
+    }
+
+    /** Paths and identity of the task; its config and env are the runner's to fill. */
+    public TaskConfig paths() {
+        return template;
+    }
+
+    public InstantSource clock() {
+        return clock;
+    }
+
+    /** Records a task event (e.g. TaskSetup). */
+    public void event(TaskEvent e) {
+        events.accept(e);
+    }
+
+    public Map<String, String> env() {
+        return env;
+    }
+
+    /** The driver's view of the task once every hook has run. */
+    TaskConfig taskConfig() {
+        return new TaskConfig(template.namespace(), template.allocName(), task.getName(), task.effectiveConfig(), env,
+                template.allocDir(), template.taskDir(), template.logsDir(), template.secretsDir());
+    }
+}

@@ -1,0 +1,33 @@
+package dev.drover.taskrunner.hooks;
+
+import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.driver.DriverRegistry;
+import dev.drover.taskrunner.TaskHookContext;
+import dev.drover.taskrunner.TaskHookException;
+import dev.drover.taskrunner.TaskPrestartHook;
+import java.util.List;
+
+/** Refuses a task whose driver is unknown or disabled, or whose driver config is invalid. */
+public final class ValidateHook implements TaskPrestartHook {
+
+    private final DriverRegistry drivers;
+
+    public ValidateHook(DriverRegistry drivers) {
+        this.drivers = drivers;
+    }
+
+    @Override
+    public String name() {
+        return "validate";
+    }
+
+    @Override
+    public void prestart(TaskHookContext ctx) throws TaskHookException {
+        String driver = ctx.task().getDriver();
+        List<String> problems = drivers.unavailable(driver).map(List::of)
+                .orElseGet(() -> drivers.find(driver).orElseThrow().validate(ctx.task().effectiveConfig()));
+        if (!problems.isEmpty()) {
+            throw new TaskHookException(TaskEventType.FailedValidation, String.join("; ", problems));
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.drover.taskrunner;
+
+import static dev.drover.api.v1alpha1.TaskEventType.NotRestarting;
+import static dev.drover.api.v1alpha1.TaskEventType.Received;
+import static dev.drover.api.v1alpha1.TaskEventType.Started;
+import static dev.drover.api.v1alpha1.TaskEventType.TaskSetup;
+import static dev.drover.api.v1alpha1.TaskEventType.Terminated;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.AllocationType;
+import dev.drover.api.v1alpha1.RestartMode;
+import dev.drover.api.v1alpha1.RestartPolicy;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.driver.DriverRegistry;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.rawexec.LogRotator;
+import dev.drover.driver.rawexec.RawExecDriver;
+import dev.drover.state.AllocId;
+import dev.drover.state.StateDB;
+import dev.drover.taskrunner.hooks.TaskHooks;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A raw_exec task outlives its runner and driver; a runner rebuilt from the store takes it over. */
+class RawExecRestoreTest {
+
+    static final AllocId ALLOC = new AllocId("default", "svc");
+
+    @TempDir
+    Path dir;
+
+    final List<TaskEvent> events = new CopyOnWriteArrayList<>();
+
+    TaskRunnerConfig config(StateDB db, DriverRegistry drivers, AllocationSpec spec) {
+        Task task = spec.getTasks().getFirst();
+        TaskConfig template = new TaskConfig("default", "svc", task.getName(), Map.of(), Map.of(), dir,
+                dir.resolve(task.getName()), dir.resolve("logs"), dir.resolve(task.getName() + "/secrets"));
+        return new TaskRunnerConfig(ALLOC, spec, task, template, drivers, TaskHooks.defaults(drivers, List.of()), db,
+                (n, s, e) -> {
+                    if (e != null) {
+                        events.add(e);
+                    }
+                }, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(30), Duration.ofSeconds(10),
+                TaskRunnerConfig.StopRetry.DEFAULT);
+    }
+
+    @Test
+    void restoredRunnerKeepsTheSameProcessAndLearnsItsExitCode() throws Exception {
+        Path release = dir.resolve("release");
+        Task t = new Task();
+        t.setName("worker");
+        t.setDriver("raw_exec");
+        t.setConfig(Map.of("command", "/bin/sh", "args", List.of("-c",
+                "while [ ! -e " + release + " ]; do sleep 0.05; done; exit 4")));
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName("local");
+        spec.setType(AllocationType.Batch);
+        spec.setRestartPolicy(new RestartPolicy(0, "10s", "1s", RestartMode.Fail));
+        spec.setTasks(List.of(t));
+
+        StateDB db = StateDB.open(dir.resolve("data"));
+        LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+        RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
+        TaskRunner first = new TaskRunner(config(db, new DriverRegistry(List.of(driver)), spec));
+        first.run();
+        await().atMost(Duration.ofSeconds(10)).until(() -> events.stream().anyMatch(e -> e.getType() == Started));
+        long pid = Long.parseLong(db.getTaskLocalState(ALLOC, "worker").orElseThrow().driverHandle().get("pid"));
+
+        // The agent goes away: runner, driver and store are discarded; the process is not.
+        first.shutdown();
+        driver.close();
+        rotator.close();
+        db.close();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+
+        events.clear();
+        try (StateDB reopened = StateDB.open(dir.resolve("data"));
+             LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
+            TaskState stored = new ObjectMapper().treeToValue(reopened.getTaskState(ALLOC, "worker").orElseThrow(), TaskState.class);
+            TaskRunner restored = TaskRunner.restore(config(reopened, new DriverRegistry(List.of(driver2)), spec), stored,
+                    reopened.getTaskLocalState(ALLOC, "worker").orElseThrow());
+            restored.run();
+            assertThat(restored.state().getState()).isEqualTo(TaskState.State.Running);
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+
+            Files.writeString(release, "");
+            restored.done().get(10, TimeUnit.SECONDS);
+            List<TaskEventType> types = events.stream().map(TaskEvent::getType).toList();
+            assertThat(types).containsExactly(Terminated, NotRestarting).doesNotContain(Started, Received, TaskSetup);
+            assertThat(events.getFirst().getExitCode()).isEqualTo(4);
+            assertThat(restored.state().getRestarts()).isZero();
+        }
+    }
+}
