@@ -210,6 +210,89 @@ class TaskRunnerTest {
     }
 
     @Test
+    void requestedRestartKillsAndStartsAgainAtOnce() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of())));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        r.restart("spec changed");
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> types().stream().filter(t -> t == Started).count() == 2);
+        assertThat(types()).containsExactly(Received, TaskSetup, Started, TaskEventType.RestartSignaled, Killing, Killed,
+                Restarting, Started);
+        assertThat(events.get(3).getRestartReason()).isEqualTo("spec changed");
+        assertThat(events.get(6).getRestartReason()).isEqualTo("Restart requested");
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Running);
+        assertThat(r.state().getFailed()).isFalse();
+    }
+
+    /** The mock driver, except that its first {@code failures} stops fail. */
+    static Driver failingStops(MockDriver mock, int failures) {
+        int[] left = {failures};
+        return new Driver() {
+            public String name() {
+                return mock.name();
+            }
+
+            public List<String> validate(Map<String, Object> config) {
+                return mock.validate(config);
+            }
+
+            public TaskHandle start(TaskConfig task) throws DriverStartException {
+                return mock.start(task);
+            }
+
+            public CompletableFuture<ExitResult> exit(TaskHandle handle) {
+                return mock.exit(handle);
+            }
+
+            public void stop(TaskHandle handle, Duration timeout, String signal) throws dev.drover.driver.DriverException {
+                if (left[0]-- > 0) {
+                    throw new dev.drover.driver.DriverException("device busy");
+                }
+                mock.stop(handle, timeout, signal);
+            }
+
+            public void destroy(TaskHandle handle) {
+                mock.destroy(handle);
+            }
+
+            public TaskHandle recover(TaskHandle handle) {
+                return mock.recover(handle);
+            }
+
+            public TaskStats stats(TaskHandle handle) throws dev.drover.driver.DriverException {
+                return mock.stats(handle);
+            }
+
+            public void close() {
+            }
+        };
+    }
+
+    @Test
+    void aFailedStopIsRetriedWithBackoff() throws Exception {
+        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, null, task("web", Map.of())),
+                failingStops(mock, 1), Duration.ofSeconds(5)));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        r.kill(null).get(10, TimeUnit.SECONDS);
+        assertThat(events.getLast().getType()).isEqualTo(Killed);
+        assertThat(events.getLast().getKillError()).isNull();
+    }
+
+    @Test
+    void aStopThatNeverWorksIsReportedNotWaitedOnForever() throws Exception {
+        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, null, task("web", Map.of())),
+                failingStops(mock, 100), Duration.ofSeconds(5)));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        r.kill(null).get(10, TimeUnit.SECONDS);
+        assertThat(events.getLast().getType()).isEqualTo(Killed);
+        assertThat(events.getLast().getKillError()).isEqualTo("device busy");
+        mock.destroy(mock.recover(new TaskHandle("mock", "default/web/web", Instant.now(), Map.of())));
+    }
+
+    @Test
     void invalidDriverConfigFailsValidationNamingTheKey() throws Exception {
         TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of("runFor", "soon"))));
         r.run();
