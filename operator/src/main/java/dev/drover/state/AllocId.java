@@ -2,16 +2,20 @@ package dev.drover.state;
 
 /**
  * Identifies an allocation on this node. Both parts become directory names and
- * store keys elsewhere, so they are held to the Kubernetes DNS-1123 label rules
- * (which also rules out '/', the separator of store keys).
+ * store keys elsewhere, so they are held to Kubernetes' own rules: the
+ * namespace a DNS-1123 label, the name a DNS-1123 subdomain (labels joined by
+ * dots, as object names may be). Neither can hold '/', the separator of store
+ * keys, nor be '.' or '..'.
  */
 public record AllocId(String namespace, String name) {
 
     private static final int MAX_LABEL_LENGTH = 63;
 
+    private static final int MAX_NAME_LENGTH = 253;
+
     public AllocId {
         requireLabel("namespace", namespace);
-        requireLabel("name", name);
+        requireSubdomain("name", name);
     }
 
     /** The store key, {@code namespace/name}. */
@@ -47,6 +51,21 @@ public record AllocId(String namespace, String name) {
         if (!isLabel(value)) {
             throw new IllegalArgumentException(field + " '" + value + "' is not a DNS-1123 label: use at most "
                     + MAX_LABEL_LENGTH + " lower-case letters, digits and '-', starting and ending with a letter or digit");
+        }
+    }
+
+    static void requireSubdomain(String field, String value) {
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException(field + " must not be empty");
+        }
+        boolean ok = value.length() <= MAX_NAME_LENGTH;
+        for (String label : value.split("\\.", -1)) {
+            ok &= !label.isEmpty() && isLabel(label);
+        }
+        if (!ok) {
+            throw new IllegalArgumentException(field + " '" + value + "' is not a DNS-1123 subdomain: use at most "
+                    + MAX_NAME_LENGTH + " characters, lower-case letters, digits, '-' and '.', each part starting and"
+                    + " ending with a letter or digit and at most 63 long");
         }
     }
 

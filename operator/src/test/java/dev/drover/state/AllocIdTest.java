@@ -32,4 +32,13 @@ class AllocIdTest {
         assertThatThrownBy(() -> AllocId.parse("default/web/main"))
                 .hasMessageContaining("name 'web/main'");
     }
+
+    @Test
+    void namesMayHaveDotsAsKubernetesObjectNamesDo() {
+        assertThat(new AllocId("default", "web.v1").key()).isEqualTo("default/web.v1");
+        for (String bad : new String[] {"..", ".", "a..b", ".a", "a.", "a/b"}) {
+            assertThatThrownBy(() -> new AllocId("default", bad)).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("DNS-1123 subdomain");
+        }
+    }
 }
