@@ -344,6 +344,22 @@ class TaskRunnerTest {
     }
 
     @Test
+    void aCompletedBatchTaskIsNotRunAgainAfterRestore() throws Exception {
+        AllocationSpec spec = spec(AllocationType.Batch, null, task("job", Map.of("runFor", "10ms")));
+        TaskRunner first = new TaskRunner(config(spec, mock, Duration.ofSeconds(10)));
+        first.run();
+        await(first);
+        TaskState stored = new ObjectMapper().treeToValue(db.getTaskState(ALLOC, "job").orElseThrow(), TaskState.class);
+        events.clear();
+        TaskRunner restored = TaskRunner.restore(config(spec, mock, Duration.ofSeconds(10)), stored,
+                db.getTaskLocalState(ALLOC, "job").orElseThrow());
+        restored.run();
+        restored.done().get(1, TimeUnit.SECONDS);
+        assertThat(events).isEmpty();
+        assertThat(restored.state()).isEqualTo(stored);
+    }
+
+    @Test
     void killOfARunnerNeverRunReturnsAtOnce() throws Exception {
         TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of())));
         r.kill(null).get(1, TimeUnit.SECONDS);
