@@ -1,0 +1,199 @@
+package dev.drover.allocrunner;
+
+import dev.drover.state.AllocId;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.regex.Pattern;
+
+/**
+ * An allocation's directory under the agent's data dir:
+ * <pre>
+ *   allocs/NAMESPACE/NAME/alloc/{data,logs,tmp}      shared by the tasks
+ *   allocs/NAMESPACE/NAME/TASK/{local,secrets,tmp}   one per task; secrets is 0700
+ * </pre>
+ * Names become paths here, so every name is checked (Kubernetes name rules, no
+ * '/', '.' or '..') and every path is checked to stay inside the data dir. Safe
+ * for concurrent use: building directories runs concurrently; destroying and
+ * migrating exclude everything else.
+ */
+public final class AllocDir {
+
+    private static final Pattern TASK_NAME = Pattern.compile("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
+
+    private final Path base;
+    private final Path root;
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+    private AllocDir(Path base, Path root) {
+        this.base = base;
+        this.root = root;
+    }
+
+    /** The directory of {@code id} under {@code dataDir}; nothing is created yet. */
+    public static AllocDir of(Path dataDir, AllocId id) {
+        Path base = dataDir.toAbsolutePath().normalize().resolve("allocs");
+        Path root = base.resolve(id.namespace()).resolve(id.name()).normalize();
+        requireInside(base, root);
+        return new AllocDir(base, root);
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    /** {@code alloc/}: shared by every task of the allocation. */
+    public Path shared() {
+        return root.resolve("alloc");
+    }
+
+    public Path data() {
+        return shared().resolve("data");
+    }
+
+    public Path logs() {
+        return shared().resolve("logs");
+    }
+
+    /** The directory of task {@code name}; throws for a name that is not a DNS-1123 label. */
+    public Path taskDir(String name) {
+        if (name == null || name.length() > 63 || !TASK_NAME.matcher(name).matches() || name.equals("alloc")) {
+            throw new IllegalArgumentException("task name '" + name + "' cannot name a directory: use a DNS-1123 label"
+                    + " (lower-case letters, digits and '-', at most 63) other than 'alloc'");
+        }
+        Path dir = root.resolve(name).normalize();
+        requireInside(root, dir);
+        return dir;
+    }
+
+    public Path taskLocal(String name) {
+        return taskDir(name).resolve("local");
+    }
+
+    public Path taskSecrets(String name) {
+        return taskDir(name).resolve("secrets");
+    }
+
+    /** Creates the shared directories (idempotent). */
+    public void build() throws IOException {
+        withBuildLock(() -> {
+            for (Path p : List.of(data(), logs(), shared().resolve("tmp"))) {
+                createDirectories(p);
+            }
+        });
+    }
+
+    /** Creates a task's directories (idempotent); {@code secrets} is readable by its owner only. */
+    public void buildTask(String name) throws IOException {
+        Path dir = taskDir(name);
+        withBuildLock(() -> {
+            createDirectories(dir.resolve("local"));
+            createDirectories(dir.resolve("tmp"));
+            Path secrets = dir.resolve("secrets");
+            createDirectories(secrets);
+            Files.setPosixFilePermissions(secrets, PosixFilePermissions.fromString("rwx------"));
+        });
+    }
+
+    /**
+     * Moves the previous allocation's {@code alloc/data} and each named task's
+     * {@code local/} here (same node: a rename), replacing what is here.
+     */
+    public void migrateFrom(AllocDir previous, List<String> tasks) throws IOException {
+        lock.writeLock().lock();
+        try {
+            move(previous.data(), data());
+            for (String task : tasks) {
+                move(previous.taskLocal(task), taskLocal(task));
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** Removes the whole directory; links inside are removed, never followed. */
+    public void destroy() throws IOException {
+        lock.writeLock().lock();
+        try {
+            if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            deleteTree(root);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private void move(Path from, Path to) throws IOException {
+        if (!Files.isDirectory(from, LinkOption.NOFOLLOW_LINKS)) {
+            return; // nothing to carry over
+        }
+        createDirectories(to.getParent());
+        if (Files.exists(to, LinkOption.NOFOLLOW_LINKS)) {
+            deleteTree(to);
+        }
+        Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** Deletes a tree; links are removed, never followed (walkFileTree does not follow them). */
+    private static void deleteTree(Path dir) throws IOException {
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.deleteIfExists(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                if (e != null && !(e instanceof NoSuchFileException)) {
+                    throw e;
+                }
+                Files.deleteIfExists(d);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    /** Creates {@code dir}, refusing to go through any link below the data dir (it could lead anywhere). */
+    private void createDirectories(Path dir) throws IOException {
+        requireInside(base, dir);
+        Path at = base;
+        for (Path part : base.relativize(dir)) {
+            at = at.resolve(part);
+            if (Files.isSymbolicLink(at)) {
+                throw new IllegalArgumentException(at + " is a link; refusing to create directories through it,"
+                        + " as it could lead outside " + base);
+            }
+        }
+        Files.createDirectories(dir);
+    }
+
+    private interface IoAction {
+        void run() throws IOException;
+    }
+
+    private void withBuildLock(IoAction action) throws IOException {
+        lock.readLock().lock();
+        try {
+            action.run();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private static void requireInside(Path parent, Path child) {
+        if (!child.normalize().startsWith(parent.normalize())) {
+            throw new IllegalArgumentException(child + " is outside " + parent + "; refusing to use it");
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package dev.drover.allocrunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.drover.state.AllocId;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AllocDirTest {
+
+    @TempDir
+    Path data;
+    @TempDir
+    Path elsewhere;
+
+    @Test
+    void buildsTheSharedAndTaskLayout() throws Exception {
+        AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
+        d.build();
+        d.buildTask("app");
+        Path root = data.resolve("allocs/default/web");
+        for (String p : List.of("alloc/data", "alloc/logs", "alloc/tmp", "app/local", "app/secrets", "app/tmp")) {
+            assertThat(root.resolve(p)).isDirectory();
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(root.resolve("app/secrets"))))
+                .isEqualTo("rwx------");
+    }
+
+    @Test
+    void pathEscapesAreRejected() {
+        AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
+        for (String bad : List.of("..", "../other", "a/b", "/etc", "Upper", "alloc", "")) {
+            assertThatThrownBy(() -> d.taskDir(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("cannot name a directory");
+        }
+        assertThatThrownBy(() -> AllocDir.of(data, new AllocId("default", ".."))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aLinkPlantedInsideIsNeitherFollowedWhenBuildingNorWhenDestroying() throws Exception {
+        Path outside = elsewhere;
+        Files.writeString(outside.resolve("precious"), "keep me");
+        AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
+        d.build();
+        Files.createSymbolicLink(d.root().resolve("app"), outside);
+        assertThatThrownBy(() -> d.buildTask("app")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is a link");
+        assertThat(outside.resolve("local")).doesNotExist();
+        d.destroy();
+        assertThat(d.root()).doesNotExist();
+        assertThat(outside.resolve("precious")).hasContent("keep me");
+    }
+
+    @Test
+    void concurrentTaskDirectoriesAreAllBuilt() throws Exception {
+        AllocDir d = AllocDir.of(data, new AllocId("default", "many"));
+        List<Callable<Void>> jobs = new ArrayList<>();
+        for (int i = 0; i < 32; i++) {
+            String task = "t" + i;
+            jobs.add(() -> {
+                d.build();
+                d.buildTask(task);
+                Files.writeString(d.taskLocal(task).resolve("f"), task);
+                return null;
+            });
+        }
+        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (Future<Void> f : pool.invokeAll(jobs)) {
+                f.get();
+            }
+        }
+        for (int i = 0; i < 32; i++) {
+            assertThat(d.taskLocal("t" + i).resolve("f")).hasContent("t" + i);
+        }
+    }
+
+    @Test
+    void migrationMovesDataAndTaskLocalDirectories() throws Exception {
+        AllocDir old = AllocDir.of(data, new AllocId("default", "web-1"));
+        old.build();
+        old.buildTask("app");
+        Files.writeString(old.data().resolve("db"), "rows");
+        Files.writeString(old.taskLocal("app").resolve("cache"), "warm");
+        AllocDir next = AllocDir.of(data, new AllocId("default", "web-2"));
+        next.build();
+        next.buildTask("app");
+        next.migrateFrom(old, List.of("app", "gone"));
+        assertThat(next.data().resolve("db")).hasContent("rows");
+        assertThat(next.taskLocal("app").resolve("cache")).hasContent("warm");
+        assertThat(old.data()).doesNotExist();
+    }
+
+    @Test
+    void destroyOfADirectoryNeverBuiltIsFine() throws Exception {
+        AllocDir.of(data, new AllocId("default", "never")).destroy();
+    }
+}
