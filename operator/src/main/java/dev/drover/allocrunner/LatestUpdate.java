@@ -15,9 +15,15 @@ public final class LatestUpdate<T> {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private long newest = Long.MIN_VALUE;
-    private long taken = Long.MIN_VALUE;
+    private long newest;
+    private long taken;
     private T value;
+
+    /** @param current the generation already being acted on: only newer updates are taken */
+    public LatestUpdate(long current) {
+        this.newest = current;
+        this.taken = current;
+    }
 
     /** Offers {@code update} of {@code generation}; returns false when it was stale and dropped. */
     public boolean offer(long generation, T update) {

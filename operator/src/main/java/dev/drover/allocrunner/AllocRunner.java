@@ -1,0 +1,347 @@
+package dev.drover.allocrunner;
+
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.DesiredStatus;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.driver.TaskConfig;
+import dev.drover.state.AllocId;
+import dev.drover.state.AllocRunnerState;
+import dev.drover.taskrunner.TaskRunner;
+import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.taskrunner.hooks.TaskHooks;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one allocation: builds its directory, starts its tasks stage by stage
+ * ({@link LifecycleCoordinator}), applies the leader, sibling and sidecar rules,
+ * kills in order, and publishes its state. One virtual thread runs the loop;
+ * task runners wake it on every change.
+ *
+ * <p>{@link #alloc()} is the allocation as given (never written to);
+ * {@link #allocState()} is what the runner made of it.
+ */
+public final class AllocRunner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AllocRunner.class);
+
+    private final AllocRunnerConfig cfg;
+    private final AllocId id;
+    private final Allocation alloc;
+    private final AllocDir dir;
+    private final Map<String, TaskRunner> tasks = new LinkedHashMap<>();
+    private final Map<String, TaskState> taskStates = new LinkedHashMap<>();
+    private final LifecycleCoordinator coordinator;
+    private final LatestUpdate<Allocation> updates;
+    private final Semaphore wake = new Semaphore(0);
+    private final AtomicLong version = new AtomicLong();
+    private final CompletableFuture<Void> terminal = new CompletableFuture<>();
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+    private volatile boolean shuttingDown;
+    private volatile boolean destroying;
+    private boolean killedAll;
+    private boolean siblingsHandled;
+    private long observedGeneration;
+    private Thread thread;
+
+    public AllocRunner(AllocRunnerConfig cfg, Allocation allocation) {
+        this.cfg = cfg;
+        this.alloc = Serialization.clone(allocation);
+        this.id = new AllocId(alloc.getMetadata().getNamespace(), alloc.getMetadata().getName());
+        this.dir = AllocDir.of(cfg.dataDir(), id);
+        this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
+        Long generation = alloc.getMetadata().getGeneration();
+        this.observedGeneration = generation == null ? 0 : generation;
+        this.updates = new LatestUpdate<>(observedGeneration);
+        for (Task t : alloc.getSpec().getTasks()) {
+            TaskRunner runner = new TaskRunner(taskConfig(t));
+            tasks.put(t.getName(), runner);
+        }
+        cfg.stateDB().putAllocation(id, Serialization.jsonMapper().valueToTree(alloc));
+    }
+
+    private TaskRunnerConfig taskConfig(Task t) {
+        TaskConfig template = new TaskConfig(id.namespace(), id.name(), t.getName(), Map.of(), Map.of(),
+                dir.shared(), dir.taskDir(t.getName()), dir.logs(), dir.taskSecrets(t.getName()));
+        return new TaskRunnerConfig(id, alloc.getSpec(), t, template, cfg.drivers(),
+                TaskHooks.defaults(cfg.drivers(), cfg.extraPrestartHooks()), cfg.stateDB(), this::taskChanged,
+                cfg.clock(), cfg.random(), cfg.maxKillTimeout(), cfg.driverDeadline(), cfg.stopRetry());
+    }
+
+    public AllocId id() {
+        return id;
+    }
+
+    /** The allocation as it was given: the spec snapshot, never changed by the runner. */
+    public Allocation alloc() {
+        return Serialization.clone(alloc);
+    }
+
+    public synchronized AllocState allocState() {
+        ClientStatuses.Result status = ClientStatuses.of(taskStates.values());
+        return new AllocState(version.get(), status.status(), status.description(), observedGeneration, taskStates);
+    }
+
+    /** Completes when every task is dead for good (the allocation is terminal). */
+    public CompletableFuture<Void> terminal() {
+        return terminal;
+    }
+
+    /** Starts the runner's thread; returns at once. */
+    public synchronized void run() {
+        if (thread == null && !destroying) {
+            thread = Thread.ofVirtual().name("alloc-" + id).start(this::loop);
+        }
+    }
+
+    /** A newer spec of the allocation; stale ones (lower generation) are dropped. Only Stop acts on it so far. */
+    public void update(Allocation newer) {
+        Long generation = newer.getMetadata().getGeneration();
+        if (updates.offer(generation == null ? 0 : generation, Serialization.clone(newer))) {
+            wake.release();
+        }
+    }
+
+    /** Kills everything, then removes the directory and the stored state. Bounded; returns at once if never run. */
+    public void destroy() throws InterruptedException {
+        destroying = true;
+        Thread t;
+        synchronized (this) {
+            t = thread;
+        }
+        if (t == null) {
+            tasks.values().forEach(r -> r.kill(null));
+        } else {
+            wake.release();
+            waitBounded(stopped, cfg.destroyDeadline());
+        }
+        waitBounded(CompletableFuture.allOf(tasks.values().stream().map(TaskRunner::done)
+                .toArray(CompletableFuture[]::new)), cfg.destroyDeadline());
+        try {
+            dir.destroy();
+        } catch (IOException e) {
+            LOG.warn("could not remove {}: {}", dir.root(), e.toString());
+        }
+        cfg.stateDB().deleteAllocation(id);
+    }
+
+    /** Stops the runner for an agent shutdown: tasks keep running. Joins every thread. */
+    public void shutdown() throws InterruptedException {
+        shuttingDown = true;
+        wake.release();
+        for (TaskRunner r : tasks.values()) {
+            r.shutdown();
+        }
+        Thread t;
+        synchronized (this) {
+            t = thread;
+        }
+        if (t != null) {
+            t.join();
+        }
+    }
+
+    private void loop() {
+        try {
+            dir.build();
+            while (!shuttingDown) {
+                if (destroying) {
+                    killAll(null, true);
+                    return;
+                }
+                updates.take(Duration.ZERO).ifPresent(this::applyUpdate);
+                step();
+                if (allDead()) {
+                    break;
+                }
+                wake.tryAcquire(1, TimeUnit.SECONDS);
+                wake.drainPermits();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException | RuntimeException e) {
+            LOG.error("alloc runner {} failed", id, e);
+            TaskEvent failure = TaskEvent.of(TaskEventType.SetupFailure, cfg.clock().instant())
+                    .withMessage("allocation setup failed: " + e.getMessage());
+            tasks.values().forEach(r -> r.kill(failure));
+        } finally {
+            if (allDead()) {
+                terminal.complete(null);
+            }
+            stopped.complete(null);
+        }
+    }
+
+    private void applyUpdate(Allocation newer) {
+        synchronized (this) {
+            observedGeneration = newer.getMetadata().getGeneration() == null ? observedGeneration
+                    : newer.getMetadata().getGeneration();
+        }
+        if (newer.getSpec().effectiveDesiredStatus() == DesiredStatus.Stop) {
+            killAll(null, false);
+        }
+        publish(null, null);
+    }
+
+    /** One pass: open gates, start what may start, apply the leader and sibling rules. */
+    private void step() {
+        Map<String, LifecycleCoordinator.Status> statuses = statuses();
+        coordinator.update(statuses);
+        if (!killedAll) {
+            for (Task t : alloc.getSpec().getTasks()) {
+                if (coordinator.mayStart(t) && statuses.get(t.getName()).state() == TaskState.State.Pending) {
+                    tasks.get(t.getName()).run();
+                }
+            }
+        } else {
+            for (Task t : alloc.getSpec().getTasks()) {
+                if (LifecycleCoordinator.gateOf(t) == LifecycleCoordinator.Gate.POSTSTOP && coordinator.mayStart(t)) {
+                    tasks.get(t.getName()).run();
+                }
+            }
+        }
+        applySiblingRules(statuses);
+    }
+
+    private void applySiblingRules(Map<String, LifecycleCoordinator.Status> statuses) {
+        if (siblingsHandled || killedAll) {
+            return;
+        }
+        List<Task> nonPoststop = alloc.getSpec().getTasks().stream()
+                .filter(t -> LifecycleCoordinator.gateOf(t) != LifecycleCoordinator.Gate.POSTSTOP).toList();
+        for (Task t : nonPoststop) {
+            LifecycleCoordinator.Status s = statuses.get(t.getName());
+            if (s.dead() && s.failed()) {
+                siblingsHandled = true;
+                killAll(() -> TaskEvent.of(TaskEventType.SiblingTaskFailed, cfg.clock().instant())
+                        .withFailedSibling(t.getName()).withMessage("Task's sibling \"" + t.getName() + "\" failed"), false);
+                return;
+            }
+        }
+        for (Task t : nonPoststop) {
+            LifecycleCoordinator.Status s = statuses.get(t.getName());
+            if (t.isLeaderTask() && s.dead() && !s.failed()) {
+                siblingsHandled = true;
+                killAll(() -> TaskEvent.of(TaskEventType.LeaderTaskDead, cfg.clock().instant())
+                        .withMessage("Leader Task in Group dead"), false);
+                return;
+            }
+        }
+        boolean anyLive = false;
+        boolean onlySidecarsLive = true;
+        for (Task t : nonPoststop) {
+            if (!statuses.get(t.getName()).dead()) {
+                anyLive = true;
+                onlySidecarsLive &= t.isSidecar();
+            }
+        }
+        if (anyLive && onlySidecarsLive) {
+            siblingsHandled = true;
+            killAll(() -> TaskEvent.of(TaskEventType.MainTasksDead, cfg.clock().instant())
+                    .withMessage("Main tasks in the group died"), false);
+        }
+    }
+
+    /**
+     * Kill order, in one place: the leader first (waited for), then the other
+     * non-sidecar tasks together, then sidecars; poststop tasks are killed only
+     * when {@code withPoststop} (destroy), otherwise they run next.
+     */
+    private void killAll(java.util.function.Supplier<TaskEvent> cause, boolean withPoststop) {
+        killedAll = true;
+        List<TaskRunner> leaders = new ArrayList<>();
+        List<TaskRunner> others = new ArrayList<>();
+        List<TaskRunner> sidecars = new ArrayList<>();
+        List<TaskRunner> poststop = new ArrayList<>();
+        for (Task t : alloc.getSpec().getTasks()) {
+            TaskRunner r = tasks.get(t.getName());
+            if (LifecycleCoordinator.gateOf(t) == LifecycleCoordinator.Gate.POSTSTOP) {
+                poststop.add(r);
+            } else if (t.isLeaderTask()) {
+                leaders.add(r);
+            } else if (t.isSidecar()) {
+                sidecars.add(r);
+            } else {
+                others.add(r);
+            }
+        }
+        killGroup(leaders, cause);
+        killGroup(others, cause);
+        killGroup(sidecars, cause);
+        if (withPoststop) {
+            killGroup(poststop, cause);
+        }
+    }
+
+    private void killGroup(List<TaskRunner> group, java.util.function.Supplier<TaskEvent> cause) {
+        List<CompletableFuture<Void>> kills = new ArrayList<>();
+        for (TaskRunner r : group) {
+            if (taskStates.containsKey(r.name()) && taskStates.get(r.name()).getState() == TaskState.State.Dead) {
+                continue;
+            }
+            kills.add(r.kill(cause == null ? null : cause.get()));
+        }
+        try {
+            waitBounded(CompletableFuture.allOf(kills.toArray(CompletableFuture[]::new)), cfg.destroyDeadline());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private synchronized Map<String, LifecycleCoordinator.Status> statuses() {
+        Map<String, LifecycleCoordinator.Status> out = new LinkedHashMap<>();
+        for (String name : tasks.keySet()) {
+            TaskState s = taskStates.get(name);
+            out.put(name, s == null ? new LifecycleCoordinator.Status(TaskState.State.Pending, false)
+                    : new LifecycleCoordinator.Status(s.getState(), Boolean.TRUE.equals(s.getFailed())));
+        }
+        return out;
+    }
+
+    private boolean allDead() {
+        return statuses().values().stream().allMatch(LifecycleCoordinator.Status::dead);
+    }
+
+    private void taskChanged(String task, TaskState state, TaskEvent event) {
+        synchronized (this) {
+            taskStates.put(task, state);
+        }
+        publish(task, event);
+        wake.release();
+    }
+
+    private void publish(String task, TaskEvent event) {
+        version.incrementAndGet();
+        AllocState state = allocState();
+        if (!destroying) {
+            cfg.stateDB().putAllocRunnerState(id, new AllocRunnerState(state.clientStatus().name(),
+                    state.clientDescription(), state.observedGeneration()));
+        }
+        cfg.listener().allocStateChanged(this, state, task, event);
+    }
+
+    private static void waitBounded(CompletableFuture<?> f, Duration deadline) throws InterruptedException {
+        try {
+            f.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            LOG.warn("gave up waiting after {}", deadline);
+        } catch (java.util.concurrent.ExecutionException e) {
+            LOG.warn("wait failed: {}", e.getCause().toString());
+        }
+    }
+}

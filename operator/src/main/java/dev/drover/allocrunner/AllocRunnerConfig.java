@@ -1,0 +1,23 @@
+package dev.drover.allocrunner;
+
+import dev.drover.driver.DriverRegistry;
+import dev.drover.state.StateDB;
+import dev.drover.taskrunner.TaskPrestartHook;
+import dev.drover.taskrunner.TaskRunnerConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.random.RandomGenerator;
+
+/** What every alloc runner on this agent shares. */
+public record AllocRunnerConfig(Path dataDir, DriverRegistry drivers, List<TaskPrestartHook> extraPrestartHooks,
+                                StateDB stateDB, AllocStateListener listener, InstantSource clock,
+                                RandomGenerator random, Duration maxKillTimeout, Duration driverDeadline,
+                                TaskRunnerConfig.StopRetry stopRetry) {
+
+    /** How long destroy waits for its kills before it removes the directory anyway. */
+    public Duration destroyDeadline() {
+        return maxKillTimeout.plus(driverDeadline);
+    }
+}

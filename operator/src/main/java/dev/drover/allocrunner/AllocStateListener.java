@@ -1,0 +1,10 @@
+package dev.drover.allocrunner;
+
+import dev.drover.api.v1alpha1.TaskEvent;
+
+/** Told of every change of an allocation's state; must not block (runners call it inline). */
+public interface AllocStateListener {
+
+    /** {@code event} is the task event behind the change (with its task's name), or null. */
+    void allocStateChanged(AllocRunner runner, AllocState state, String task, TaskEvent event);
+}
