@@ -9,6 +9,8 @@ import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.driver.TaskConfig;
 import dev.drover.state.AllocId;
 import dev.drover.state.AllocRunnerState;
+import dev.drover.state.StoredAllocation;
+import dev.drover.state.StoredTask;
 import dev.drover.taskrunner.TaskRunner;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.hooks.TaskHooks;
@@ -46,6 +48,8 @@ public final class AllocRunner {
     private final AllocDir dir;
     private final Map<String, TaskRunner> tasks = new LinkedHashMap<>();
     private final Map<String, TaskState> taskStates = new LinkedHashMap<>();
+    /** Runners rebuilt from the store: started first, so running tasks are reattached before anything else. */
+    private final List<TaskRunner> restored = new ArrayList<>();
     private final LifecycleCoordinator coordinator;
     private final LatestUpdate<Allocation> updates;
     private final Semaphore wake = new Semaphore(0);
@@ -60,6 +64,22 @@ public final class AllocRunner {
     private Thread thread;
 
     public AllocRunner(AllocRunnerConfig cfg, Allocation allocation) {
+        this(cfg, allocation, null);
+        cfg.stateDB().putAllocation(id, Serialization.jsonMapper().valueToTree(alloc));
+    }
+
+    /**
+     * A runner rebuilt from the store after an agent restart: tasks that were
+     * running are reattached (no new Started), dead ones stay dead, and the
+     * allocation carries on from where it was.
+     */
+    public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored) {
+        Allocation allocation = Serialization.jsonMapper().convertValue(stored.spec().orElseThrow(() ->
+                new IllegalArgumentException("stored allocation " + stored.id() + " has no spec")), Allocation.class);
+        return new AllocRunner(cfg, allocation, stored);
+    }
+
+    private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, StoredAllocation stored) {
         this.cfg = cfg;
         this.alloc = Serialization.clone(allocation);
         this.id = new AllocId(alloc.getMetadata().getNamespace(), alloc.getMetadata().getName());
@@ -69,10 +89,18 @@ public final class AllocRunner {
         this.observedGeneration = generation == null ? 0 : generation;
         this.updates = new LatestUpdate<>(observedGeneration);
         for (Task t : alloc.getSpec().getTasks()) {
-            TaskRunner runner = new TaskRunner(taskConfig(t));
+            StoredTask saved = stored == null ? null : stored.tasks().get(t.getName());
+            TaskRunner runner;
+            if (saved != null && saved.state().isPresent() && saved.localState().isPresent()) {
+                TaskState state = Serialization.jsonMapper().convertValue(saved.state().get(), TaskState.class);
+                runner = TaskRunner.restore(taskConfig(t), state, saved.localState().get());
+                taskStates.put(t.getName(), state);
+                restored.add(runner);
+            } else {
+                runner = new TaskRunner(taskConfig(t));
+            }
             tasks.put(t.getName(), runner);
         }
-        cfg.stateDB().putAllocation(id, Serialization.jsonMapper().valueToTree(alloc));
     }
 
     private TaskRunnerConfig taskConfig(Task t) {
@@ -159,6 +187,7 @@ public final class AllocRunner {
     private void loop() {
         try {
             dir.build();
+            restored.forEach(TaskRunner::run);
             while (!shuttingDown) {
                 if (destroying) {
                     killAll(null, true);
