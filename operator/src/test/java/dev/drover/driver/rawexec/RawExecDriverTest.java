@@ -36,6 +36,10 @@ class RawExecDriverTest {
         for (TaskHandle h : started) {
             long pid = h.longState("pid", -1);
             new ProcessBuilder("kill", "-KILL", "--", "-" + pid).start().waitFor(5, TimeUnit.SECONDS);
+            // The supervisor writes the exit status after the task dies: let it finish before @TempDir is removed.
+            long supervisor = h.longState("supervisorPid", -1);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> ProcessHandle.of(supervisor).map(p -> !p.isAlive()).orElse(true));
         }
         driver.close();
         rotator.close();
