@@ -188,6 +188,9 @@ public final class AllocRunner {
         try {
             dir.build();
             restored.forEach(TaskRunner::run);
+            if (restored.isEmpty() && !awaitPrevious()) {
+                return;
+            }
             while (!shuttingDown) {
                 if (destroying) {
                     killAll(null, true);
@@ -214,6 +217,46 @@ public final class AllocRunner {
             }
             stopped.complete(null);
         }
+    }
+
+    /**
+     * Waits for the allocation this one replaces to be terminal (or gone), then
+     * carries its data over when the ephemeral disk is sticky or migrating. A
+     * migration error is soft: the tasks start with clean directories and an
+     * event says why. False when the runner is stopped meanwhile.
+     */
+    private boolean awaitPrevious() throws InterruptedException {
+        String previous = alloc.getSpec().getPreviousAllocation();
+        if (previous == null) {
+            return true;
+        }
+        AllocId prevId = new AllocId(id.namespace(), previous);
+        CompletableFuture<Void> done = cfg.previous().terminal(prevId);
+        while (!done.isDone()) {
+            if (shuttingDown || destroying) {
+                return false;
+            }
+            try {
+                done.get(200, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException | java.util.concurrent.ExecutionException e) {
+                // keep waiting; a failed lookup counts as gone below
+            }
+        }
+        if (alloc.getSpec().effectiveEphemeralDisk().carriesData()) {
+            String message;
+            try {
+                dir.migrateFrom(AllocDir.of(cfg.dataDir(), prevId), new ArrayList<>(tasks.keySet()));
+                message = "Migrated the ephemeral disk of previous allocation " + previous;
+            } catch (IOException | RuntimeException e) {
+                message = "Could not migrate the ephemeral disk of previous allocation " + previous
+                        + "; starting with an empty one: " + e.getMessage();
+                LOG.warn("{}: {}", id, message);
+            }
+            for (TaskRunner r : tasks.values()) {
+                r.recordEvent(TaskEvent.of(TaskEventType.TaskSetup, cfg.clock().instant()).withMessage(message));
+            }
+        }
+        return true;
     }
 
     private void applyUpdate(Allocation newer) {

@@ -1,5 +1,6 @@
 package dev.drover.allocrunner;
 
+import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskPrestartHook;
@@ -12,7 +13,8 @@ import java.util.random.RandomGenerator;
 
 /** What every alloc runner on this agent shares. */
 public record AllocRunnerConfig(Path dataDir, DriverRegistry drivers, List<TaskPrestartHook> extraPrestartHooks,
-                                StateDB stateDB, AllocStateListener listener, InstantSource clock,
+                                StateDB stateDB, AllocStateListener listener, PreviousAllocations previous,
+                                InstantSource clock,
                                 RandomGenerator random, Duration maxKillTimeout, Duration driverDeadline,
                                 TaskRunnerConfig.StopRetry stopRetry) {
 

@@ -121,6 +121,11 @@ public final class TaskRunner {
         return done;
     }
 
+    /** Records an event that happened around the task (e.g. an allocation-level setup step). */
+    public void recordEvent(TaskEvent e) {
+        event(e);
+    }
+
     /** Restarts a running task now, without counting against its policy (e.g. its spec changed). */
     public void restart(String reason) {
         restartRequest.complete(reason);

@@ -70,7 +70,7 @@ class AllocRunnerTest {
                     if (event != null) {
                         seen.add(new Seen(task, event));
                     }
-                }, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(30), Duration.ofSeconds(10),
+                }, dev.drover.allocwatcher.PreviousAllocations.NONE, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(30), Duration.ofSeconds(10),
                 new TaskRunnerConfig.StopRetry(List.of()));
         AllocRunner r = new AllocRunner(cfg, a);
         runners.add(r);

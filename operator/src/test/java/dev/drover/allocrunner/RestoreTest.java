@@ -43,7 +43,7 @@ class RestoreTest {
                     if (event != null) {
                         events.add(event);
                     }
-                }, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10),
+                }, dev.drover.allocwatcher.PreviousAllocations.NONE, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10),
                 TaskRunnerConfig.StopRetry.DEFAULT);
     }
 

@@ -1,0 +1,87 @@
+package dev.drover.allocrunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.drover.allocwatcher.LocalFirst;
+import dev.drover.allocwatcher.PreviousAllocations;
+import dev.drover.api.Timestamps;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.AllocationType;
+import dev.drover.api.v1alpha1.EphemeralDisk;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.driver.DriverRegistry;
+import dev.drover.driver.rawexec.LogRotator;
+import dev.drover.driver.rawexec.RawExecDriver;
+import dev.drover.state.AllocId;
+import dev.drover.state.StateDB;
+import dev.drover.taskrunner.TaskRunnerConfig;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A replacement starts only after the allocation it replaces is done, and inherits its data when sticky. */
+class PreviousAllocationTest {
+
+    @TempDir
+    Path data;
+
+    static Allocation alloc(String name, String previous, String script) {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").withGeneration(1L).build());
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName("local");
+        spec.setType(AllocationType.Batch);
+        spec.setPreviousAllocation(previous);
+        spec.setEphemeralDisk(new EphemeralDisk(null, true, null));
+        Task t = new Task();
+        t.setName("app");
+        t.setDriver("raw_exec");
+        t.setConfig(Map.of("command", "/bin/sh", "args", List.of("-c", script)));
+        spec.setTasks(List.of(t));
+        a.setSpec(spec);
+        return a;
+    }
+
+    @Test
+    void replacementWaitsForThePreviousAllocationAndKeepsItsDataWhenSticky() throws Exception {
+        Map<AllocId, AllocRunner> local = new ConcurrentHashMap<>();
+        PreviousAllocations previous = new LocalFirst(id -> Optional.ofNullable(local.get(id)).map(AllocRunner::terminal),
+                PreviousAllocations.NONE);
+        try (StateDB db = StateDB.inMemory();
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), db,
+                    (r, s, t, e) -> { }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
+                    Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+            AllocRunner old = new AllocRunner(cfg, alloc("web-1", null,
+                    "echo from-web-1 > \"$DROVER_ALLOC_DIR/data/note\"; sleep 0.5"));
+            local.put(old.id(), old);
+            AllocRunner next = new AllocRunner(cfg, alloc("web-2", "web-1",
+                    "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\""));
+            old.run();
+            next.run();
+            next.terminal().get(20, TimeUnit.SECONDS);
+
+            Instant oldDone = Timestamps.parse(old.allocState().taskStates().get("app").getFinishedAt());
+            Instant nextStart = Timestamps.parse(next.allocState().taskStates().get("app").getStartedAt());
+            assertThat(nextStart).isAfterOrEqualTo(oldDone);
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("from-web-1\n");
+            assertThat(next.allocState().taskStates().get("app").getEvents())
+                    .anySatisfy(e -> assertThat(e.getMessage()).isEqualTo("Migrated the ephemeral disk of previous allocation web-1"));
+            old.destroy();
+            next.destroy();
+        }
+    }
+}
