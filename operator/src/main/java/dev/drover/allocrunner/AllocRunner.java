@@ -22,10 +22,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -238,7 +240,7 @@ public final class AllocRunner {
             }
             try {
                 done.get(200, TimeUnit.MILLISECONDS);
-            } catch (TimeoutException | java.util.concurrent.ExecutionException e) {
+            } catch (TimeoutException | ExecutionException e) {
                 // keep waiting; a failed lookup counts as gone below
             }
         }
@@ -334,7 +336,7 @@ public final class AllocRunner {
      * non-sidecar tasks together, then sidecars; poststop tasks are killed only
      * when {@code withPoststop} (destroy), otherwise they run next.
      */
-    private void killAll(java.util.function.Supplier<TaskEvent> cause, boolean withPoststop) {
+    private void killAll(Supplier<TaskEvent> cause, boolean withPoststop) {
         killedAll = true;
         List<TaskRunner> leaders = new ArrayList<>();
         List<TaskRunner> others = new ArrayList<>();
@@ -360,7 +362,7 @@ public final class AllocRunner {
         }
     }
 
-    private void killGroup(List<TaskRunner> group, java.util.function.Supplier<TaskEvent> cause) {
+    private void killGroup(List<TaskRunner> group, Supplier<TaskEvent> cause) {
         List<CompletableFuture<Void>> kills = new ArrayList<>();
         for (TaskRunner r : group) {
             if (taskStates.containsKey(r.name()) && taskStates.get(r.name()).getState() == TaskState.State.Dead) {
@@ -412,7 +414,7 @@ public final class AllocRunner {
             f.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             LOG.warn("gave up waiting after {}", deadline);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             LOG.warn("wait failed: {}", e.getCause().toString());
         }
     }
