@@ -220,6 +220,24 @@ class AllocRunnerTest {
     }
 
     @Test
+    void stopKillsSidecarsLast() throws Exception {
+        AllocRunner r = runner(AllocationType.Service, hook(task("proxy", Map.of()), LifecycleHook.Prestart, true),
+                leader(task("leader", Map.of("killAfter", "100ms"))), task("worker", Map.of("killAfter", "100ms")));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
+                r.allocState().taskStates().size() == 3
+                        && r.allocState().taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Running));
+        Allocation stop = r.alloc();
+        stop.getMetadata().setGeneration(2L);
+        stop.getSpec().setDesiredStatus(DesiredStatus.Stop);
+        r.update(stop);
+        await(r);
+        assertThat(time("proxy", TaskEventType.Killing)).isAfterOrEqualTo(time("worker", TaskEventType.Killed))
+                .isAfterOrEqualTo(time("leader", TaskEventType.Killed));
+        assertThat(events("proxy")).doesNotContain(TaskEventType.MainTasksDead);
+    }
+
+    @Test
     void staleUpdatesAreIgnored() throws Exception {
         AllocRunner r = runner(AllocationType.Service, task("app", Map.of()));
         r.run();
