@@ -46,7 +46,7 @@ public final class AllocRunner {
 
     private final AllocRunnerConfig cfg;
     private final AllocId id;
-    private final Allocation alloc;
+    private volatile Allocation alloc;
     private final AllocDir dir;
     private final Map<String, TaskRunner> tasks = new LinkedHashMap<>();
     private final Map<String, TaskState> taskStates = new LinkedHashMap<>();
@@ -268,8 +268,32 @@ public final class AllocRunner {
         }
         if (newer.getSpec().effectiveDesiredStatus() == DesiredStatus.Stop) {
             killAll(null, false);
+        } else if (!killedAll) {
+            restartChangedTasks(newer);
         }
+        alloc = newer;
+        cfg.stateDB().putAllocation(id, Serialization.jsonMapper().valueToTree(newer));
         publish(null, null);
+    }
+
+    /**
+     * A spec change restarts only the tasks whose definition changed, with their new
+     * definition. Tasks cannot be added or removed in place: that takes a new allocation.
+     */
+    private void restartChangedTasks(Allocation newer) {
+        for (Task was : alloc.getSpec().getTasks()) {
+            Task now = newer.getSpec().task(was.getName());
+            if (now != null && !now.equals(was)) {
+                tasks.get(was.getName()).update(now, newer.getSpec(), "Task definition changed (generation "
+                        + newer.getMetadata().getGeneration() + ")");
+            }
+        }
+        List<String> before = alloc.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
+        List<String> after = newer.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
+        if (!before.equals(after)) {
+            LOG.warn("allocation {}: tasks {} became {}; adding or removing tasks needs a new allocation, the change"
+                    + " is ignored for the tasks concerned", id, before, after);
+        }
     }
 
     /** One pass: open gates, start what may start, apply the leader and sibling rules. */

@@ -33,9 +33,9 @@ final class TaskKiller {
     private final String name;
     private final Consumer<TaskEvent> events;
 
-    TaskKiller(TaskRunnerConfig cfg, Consumer<TaskEvent> events) {
+    TaskKiller(TaskRunnerConfig cfg, Task task, Consumer<TaskEvent> events) {
         this.cfg = cfg;
-        this.task = cfg.task();
+        this.task = task;
         this.name = task.getName();
         this.events = events;
     }

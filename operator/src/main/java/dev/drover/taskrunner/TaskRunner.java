@@ -1,6 +1,7 @@
 package dev.drover.taskrunner;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
@@ -35,11 +36,14 @@ public final class TaskRunner {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final TaskRunnerConfig cfg;
-    private final Task task;
+    private volatile Task task;
     private final String name;
     private final RestartTracker tracker;
     private final TaskStateRecorder recorder;
-    private final TaskKiller killer;
+    private TaskKiller killer;
+    /** A newer definition of the task, applied at its next start. */
+    private volatile Task nextDefinition;
+    private volatile AllocationSpec nextSpec;
     private final CompletableFuture<TaskEvent> killRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> shutdownRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -60,7 +64,7 @@ public final class TaskRunner {
         this.name = task.getName();
         this.recorder = recorder;
         this.local = local;
-        this.killer = new TaskKiller(cfg, this::event);
+        this.killer = new TaskKiller(cfg, task, this::event);
         this.tracker = new RestartTracker(task.effectiveRestartPolicy(cfg.spec()), cfg.spec().effectiveType(),
                 task.hook(), task.isSidecar(), cfg.clock(), cfg.random());
     }
@@ -122,6 +126,33 @@ public final class TaskRunner {
         event(e);
     }
 
+    /**
+     * A new definition of the task (its allocation's spec changed): a running task is
+     * restarted with it now ({@code RestartSignaled}), without counting against its
+     * policy; a task waiting to start gets it when it starts; a dead one keeps its end.
+     */
+    public void update(Task definition, AllocationSpec spec, String reason) {
+        nextSpec = spec;
+        nextDefinition = definition;
+        TaskState.State state = recorder.state();
+        if (state == TaskState.State.Running) {
+            restart(reason);
+        }
+    }
+
+    /** Switches to the newer definition, if one came; on the runner thread, between runs. */
+    private void applyNewDefinition() {
+        Task next = nextDefinition;
+        if (next == null) {
+            return;
+        }
+        nextDefinition = null;
+        task = next;
+        killer = new TaskKiller(cfg, next, this::event);
+        AllocationSpec spec = nextSpec;
+        tracker.update(next.effectiveRestartPolicy(spec), spec.effectiveType(), next.hook(), next.isSidecar());
+    }
+
     /** Restarts a running task now, without counting against its policy (e.g. its spec changed). */
     public void restart(String reason) {
         restartRequest.complete(reason);
@@ -172,6 +203,8 @@ public final class TaskRunner {
                     markDead(false);
                     return;
                 }
+                applyNewDefinition();
+                driver = cfg.drivers().find(task.getDriver()).orElse(null); // the validate hook refuses a missing one
                 TaskConfig config;
                 try {
                     config = prestart();

@@ -238,6 +238,44 @@ class AllocRunnerTest {
     }
 
     @Test
+    void aSpecChangeRestartsOnlyTheTasksWhoseDefinitionChanged() throws Exception {
+        AllocRunner r = runner(AllocationType.Service, task("same", Map.of()), task("changed", Map.of()));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
+                r.allocState().taskStates().size() == 2
+                        && r.allocState().taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Running));
+        Allocation newer = r.alloc();
+        newer.getMetadata().setGeneration(2L);
+        newer.getSpec().task("changed").setConfig(Map.of("stdoutString", "v2"));
+        r.update(newer);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> events("changed").stream().filter(e -> e == TaskEventType.Started).count() == 2);
+        assertThat(events("changed")).containsSubsequence(TaskEventType.RestartSignaled, TaskEventType.Killing,
+                TaskEventType.Killed, TaskEventType.Restarting, TaskEventType.Started);
+        assertThat(events("same")).doesNotContain(TaskEventType.RestartSignaled, TaskEventType.Killing);
+        assertThat(r.alloc().getSpec().task("changed").getConfig()).containsEntry("stdoutString", "v2");
+        assertThat(r.allocState().observedGeneration()).isEqualTo(2);
+        assertThat(data.resolve("allocs/default/web/alloc/logs/changed.stdout.0")).hasContent("v2");
+        assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Running);
+    }
+
+    @Test
+    void stopRunsNoUpdateEvenWhenDefinitionsChanged() throws Exception {
+        AllocRunner r = runner(AllocationType.Service, task("app", Map.of()));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> r.allocState().clientStatus() == ClientStatus.Running);
+        Allocation newer = r.alloc();
+        newer.getMetadata().setGeneration(2L);
+        newer.getSpec().setDesiredStatus(DesiredStatus.Stop);
+        newer.getSpec().task("app").setConfig(Map.of("runFor", "1h"));
+        r.update(newer);
+        await(r);
+        assertThat(events("app")).doesNotContain(TaskEventType.RestartSignaled, TaskEventType.Restarting)
+                .containsSubsequence(TaskEventType.Killing, TaskEventType.Killed);
+    }
+
+    @Test
     void staleUpdatesAreIgnored() throws Exception {
         AllocRunner r = runner(AllocationType.Service, task("app", Map.of()));
         r.run();

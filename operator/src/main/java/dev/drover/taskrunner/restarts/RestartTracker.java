@@ -29,8 +29,8 @@ public final class RestartTracker {
 
     private static final Duration MIN_DELAY = Duration.ofNanos(1);
 
-    private final RestartPolicy.Resolved policy;
-    private final boolean restartOnCleanExit;
+    private RestartPolicy.Resolved policy;
+    private boolean restartOnCleanExit;
     private final InstantSource clock;
     private final RandomGenerator random;
     private Instant windowStart;
@@ -61,6 +61,15 @@ public final class RestartTracker {
             case Prestart, Poststart -> sidecar;
             case Poststop -> false;
         };
+    }
+
+    /**
+     * Applies an updated task definition's policy and lifecycle; the current
+     * window and count carry on, as restarts already made still count.
+     */
+    public void update(RestartPolicy.Resolved newPolicy, AllocationType type, LifecycleHook hook, boolean sidecar) {
+        this.policy = Objects.requireNonNull(newPolicy, "policy");
+        this.restartOnCleanExit = restartsOnCleanExit(type, hook, sidecar);
     }
 
     /** Restarts counted in the current interval window. */
