@@ -15,7 +15,6 @@ import dev.drover.taskrunner.TaskRunner;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.hooks.TaskHooks;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -53,6 +52,8 @@ public final class AllocRunner {
     /** Runners rebuilt from the store: started first, so running tasks are reattached before anything else. */
     private final List<TaskRunner> restored = new ArrayList<>();
     private final LifecycleCoordinator coordinator;
+    /** The alloc hooks, in the order their phases run: directory, previous allocation, state, then the agent's. */
+    private final List<AllocHooks.Hook> hooks;
     private final LatestUpdate<Allocation> updates;
     private final Semaphore wake = new Semaphore(0);
     private final AtomicLong version = new AtomicLong();
@@ -90,6 +91,10 @@ public final class AllocRunner {
         Long generation = alloc.getMetadata().getGeneration();
         this.observedGeneration = generation == null ? 0 : generation;
         this.updates = new LatestUpdate<>(observedGeneration);
+        List<AllocHooks.Hook> allHooks = new ArrayList<>(List.of(new AllocDirHook(), new PreviousAllocHook(cfg.previous()),
+                new StateHook()));
+        allHooks.addAll(cfg.allocHooks());
+        this.hooks = List.copyOf(allHooks);
         for (Task t : alloc.getSpec().getTasks()) {
             StoredTask saved = stored == null ? null : stored.tasks().get(t.getName());
             TaskRunner runner;
@@ -162,12 +167,12 @@ public final class AllocRunner {
         }
         waitBounded(CompletableFuture.allOf(tasks.values().stream().map(TaskRunner::done)
                 .toArray(CompletableFuture[]::new)), cfg.destroyDeadline());
-        try {
-            dir.destroy();
-        } catch (IOException e) {
-            LOG.warn("could not remove {}: {}", dir.root(), e.toString());
+        AllocHookContext ctx = hookContext();
+        for (AllocHooks.Hook hook : hooks) {
+            if (hook instanceof AllocHooks.Destroy d) {
+                d.destroy(ctx);
+            }
         }
-        cfg.stateDB().deleteAllocation(id);
     }
 
     /** Stops the runner for an agent shutdown: tasks keep running. Joins every thread. */
@@ -184,15 +189,29 @@ public final class AllocRunner {
         if (t != null) {
             t.join();
         }
+        AllocHookContext ctx = hookContext();
+        for (AllocHooks.Hook hook : hooks) {
+            if (hook instanceof AllocHooks.Shutdown s) {
+                s.shutdown(ctx);
+            }
+        }
+    }
+
+    private AllocHookContext hookContext() {
+        return new AllocHookContext(id, () -> alloc, dir, cfg.dataDir(), cfg.stateDB(), cfg.clock(),
+                () -> shuttingDown || destroying, e -> tasks.values().forEach(r -> r.recordEvent(e)),
+                () -> List.copyOf(tasks.keySet()), !restored.isEmpty());
     }
 
     private void loop() {
         try {
-            dir.build();
-            restored.forEach(TaskRunner::run);
-            if (restored.isEmpty() && !awaitPrevious()) {
-                return;
+            AllocHookContext ctx = hookContext();
+            for (AllocHooks.Hook hook : hooks) {
+                if (hook instanceof AllocHooks.Prerun prerun && !prerun.prerun(ctx)) {
+                    return;
+                }
             }
+            restored.forEach(TaskRunner::run);
             while (!shuttingDown) {
                 if (destroying) {
                     killAll(null, true);
@@ -208,7 +227,7 @@ public final class AllocRunner {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (IOException | RuntimeException e) {
+        } catch (Exception e) {
             LOG.error("alloc runner {} failed", id, e);
             TaskEvent failure = TaskEvent.of(TaskEventType.SetupFailure, cfg.clock().instant())
                     .withMessage("allocation setup failed: " + e.getMessage());
@@ -221,46 +240,6 @@ public final class AllocRunner {
         }
     }
 
-    /**
-     * Waits for the allocation this one replaces to be terminal (or gone), then
-     * carries its data over when the ephemeral disk is sticky or migrating. A
-     * migration error is soft: the tasks start with clean directories and an
-     * event says why. False when the runner is stopped meanwhile.
-     */
-    private boolean awaitPrevious() throws InterruptedException {
-        String previous = alloc.getSpec().getPreviousAllocation();
-        if (previous == null) {
-            return true;
-        }
-        AllocId prevId = new AllocId(id.namespace(), previous);
-        CompletableFuture<Void> done = cfg.previous().terminal(prevId);
-        while (!done.isDone()) {
-            if (shuttingDown || destroying) {
-                return false;
-            }
-            try {
-                done.get(200, TimeUnit.MILLISECONDS);
-            } catch (TimeoutException | ExecutionException e) {
-                // keep waiting; a failed lookup counts as gone below
-            }
-        }
-        if (alloc.getSpec().effectiveEphemeralDisk().carriesData()) {
-            String message;
-            try {
-                dir.migrateFrom(AllocDir.of(cfg.dataDir(), prevId), new ArrayList<>(tasks.keySet()));
-                message = "Migrated the ephemeral disk of previous allocation " + previous;
-            } catch (IOException | RuntimeException e) {
-                message = "Could not migrate the ephemeral disk of previous allocation " + previous
-                        + "; starting with an empty one: " + e.getMessage();
-                LOG.warn("{}: {}", id, message);
-            }
-            for (TaskRunner r : tasks.values()) {
-                r.recordEvent(TaskEvent.of(TaskEventType.TaskSetup, cfg.clock().instant()).withMessage(message));
-            }
-        }
-        return true;
-    }
-
     private void applyUpdate(Allocation newer) {
         synchronized (this) {
             observedGeneration = newer.getMetadata().getGeneration() == null ? observedGeneration
@@ -270,9 +249,15 @@ public final class AllocRunner {
             killAll(null, false);
         } else if (!killedAll) {
             restartChangedTasks(newer);
+            AllocHookContext ctx = hookContext();
+            for (AllocHooks.Hook hook : hooks) {
+                if (hook instanceof AllocHooks.Update update) {
+                    update.update(ctx, newer);
+                }
+            }
         }
         alloc = newer;
-        cfg.stateDB().putAllocation(id, Serialization.jsonMapper().valueToTree(newer));
+        cfg.stateDB().putAllocation(id, Serialization.jsonMapper().valueToTree(newer)); // what a restart restores
         publish(null, null);
     }
 
@@ -355,50 +340,19 @@ public final class AllocRunner {
         }
     }
 
-    /**
-     * Kill order, in one place: the leader first (waited for), then the other
-     * non-sidecar tasks together, then sidecars; poststop tasks are killed only
-     * when {@code withPoststop} (destroy), otherwise they run next.
-     */
+    /** Kills every task in {@link KillOrder}; poststop tasks too only when {@code withPoststop} (destroy). */
     private void killAll(Supplier<TaskEvent> cause, boolean withPoststop) {
         killedAll = true;
-        List<TaskRunner> leaders = new ArrayList<>();
-        List<TaskRunner> others = new ArrayList<>();
-        List<TaskRunner> sidecars = new ArrayList<>();
-        List<TaskRunner> poststop = new ArrayList<>();
-        for (Task t : alloc.getSpec().getTasks()) {
-            TaskRunner r = tasks.get(t.getName());
-            if (LifecycleCoordinator.gateOf(t) == LifecycleCoordinator.Gate.POSTSTOP) {
-                poststop.add(r);
-            } else if (t.isLeaderTask()) {
-                leaders.add(r);
-            } else if (t.isSidecar()) {
-                sidecars.add(r);
-            } else {
-                others.add(r);
-            }
-        }
-        killGroup(leaders, cause);
-        killGroup(others, cause);
-        killGroup(sidecars, cause);
-        if (withPoststop) {
-            killGroup(poststop, cause);
-        }
-    }
-
-    private void killGroup(List<TaskRunner> group, Supplier<TaskEvent> cause) {
-        List<CompletableFuture<Void>> kills = new ArrayList<>();
-        for (TaskRunner r : group) {
-            if (taskStates.containsKey(r.name()) && taskStates.get(r.name()).getState() == TaskState.State.Dead) {
-                continue;
-            }
-            kills.add(r.kill(cause == null ? null : cause.get()));
-        }
         try {
-            waitBounded(CompletableFuture.allOf(kills.toArray(CompletableFuture[]::new)), cfg.destroyDeadline());
+            KillOrder.kill(alloc.getSpec().getTasks(), tasks, this::isDead, cause, withPoststop, cfg.destroyDeadline());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    private synchronized boolean isDead(String task) {
+        TaskState s = taskStates.get(task);
+        return s != null && s.getState() == TaskState.State.Dead;
     }
 
     private synchronized Map<String, LifecycleCoordinator.Status> statuses() {

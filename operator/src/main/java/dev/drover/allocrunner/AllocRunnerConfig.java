@@ -11,8 +11,13 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.random.RandomGenerator;
 
-/** What every alloc runner on this agent shares. */
+/**
+ * What every alloc runner on this agent shares.
+ *
+ * @param allocHooks extra alloc hooks (each implements one or more {@link AllocHooks} phases), run after Drover's own
+ */
 public record AllocRunnerConfig(Path dataDir, DriverRegistry drivers, List<TaskPrestartHook> extraPrestartHooks,
+                                List<AllocHooks.Hook> allocHooks,
                                 StateDB stateDB, AllocStateListener listener, PreviousAllocations previous,
                                 InstantSource clock,
                                 RandomGenerator random, Duration maxKillTimeout, Duration driverDeadline,

@@ -65,7 +65,7 @@ class AllocRunnerTest {
         spec.setRestartPolicy(new RestartPolicy(0, "10s", "1s", RestartMode.Fail));
         spec.setTasks(List.of(tasks));
         a.setSpec(spec);
-        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(mock)), List.of(), db,
+        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(mock)), List.of(), List.of(), db,
                 (runner, state, task, event) -> {
                     if (event != null) {
                         seen.add(new Seen(task, event));

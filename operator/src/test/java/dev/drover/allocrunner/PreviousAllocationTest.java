@@ -62,7 +62,7 @@ class PreviousAllocationTest {
         try (StateDB db = StateDB.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), db,
+            AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
                     (r, s, t, e) -> { }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
                     Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
             AllocRunner old = new AllocRunner(cfg, alloc("web-1", null,

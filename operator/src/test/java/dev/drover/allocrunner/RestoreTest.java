@@ -38,7 +38,7 @@ class RestoreTest {
     final List<TaskEvent> events = new CopyOnWriteArrayList<>();
 
     AllocRunnerConfig config(StateDB db, RawExecDriver driver) {
-        return new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), db,
+        return new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
                 (runner, state, task, event) -> {
                     if (event != null) {
                         events.add(event);

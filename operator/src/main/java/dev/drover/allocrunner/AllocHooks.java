@@ -1,0 +1,37 @@
+package dev.drover.allocrunner;
+
+import dev.drover.api.v1alpha1.Allocation;
+
+/**
+ * The phases of an alloc runner that hooks take part in. A hook implements
+ * only the phases it needs; the runner calls them in list order.
+ */
+public final class AllocHooks {
+
+    private AllocHooks() {
+    }
+
+    /** Any alloc hook: it implements one or more of the phase interfaces below. */
+    public interface Hook {
+    }
+
+    /** Before any task starts. Returns false when the runner is stopped meanwhile and must not go on. */
+    public interface Prerun extends Hook {
+        boolean prerun(AllocHookContext ctx) throws Exception;
+    }
+
+    /** A newer spec that keeps the allocation running (not Stop). */
+    public interface Update extends Hook {
+        void update(AllocHookContext ctx, Allocation newer);
+    }
+
+    /** The allocation is deleted: after its tasks are dead. Best effort; must not throw. */
+    public interface Destroy extends Hook {
+        void destroy(AllocHookContext ctx);
+    }
+
+    /** The agent stops; tasks keep running. */
+    public interface Shutdown extends Hook {
+        void shutdown(AllocHookContext ctx);
+    }
+}
