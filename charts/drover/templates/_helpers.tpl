@@ -1,0 +1,95 @@
+{{/* Chart name, or nameOverride. */}}
+{{- define "drover.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name for objects: fullnameOverride, else the release name, with the chart
+name appended unless the release name already contains it ("drover" stays
+"drover", "prod" becomes "prod-drover").
+*/}}
+{{- define "drover.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* helm.sh/chart label value. */}}
+{{- define "drover.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels that select the agent's pods; never change them in an upgrade (selectors are immutable). */}}
+{{- define "drover.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "drover.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: agent
+{{- end }}
+
+{{/*
+Standard labels. Call with a dict: (dict "ctx" $ "component" "agent").
+*/}}
+{{- define "drover.labels" -}}
+{{- $ctx := .ctx -}}
+helm.sh/chart: {{ include "drover.chart" $ctx }}
+app.kubernetes.io/name: {{ include "drover.name" $ctx }}
+app.kubernetes.io/instance: {{ $ctx.Release.Name }}
+app.kubernetes.io/version: {{ $ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/part-of: drover
+app.kubernetes.io/managed-by: {{ $ctx.Release.Service }}
+{{- end }}
+
+{{/* Name of the ServiceAccount the agent runs as. */}}
+{{- define "drover.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "drover.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false: name an existing ServiceAccount" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The agent image reference; the tag defaults to the chart's appVersion. */}}
+{{- define "drover.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* "true" when raw_exec tasks run on the host, outside the agent container. */}}
+{{- define "drover.rawExecOnHost" -}}
+{{- if and .Values.agent.rawExec.enabled .Values.agent.rawExec.hostProcesses }}true{{ end }}
+{{- end }}
+
+{{/* "true" when the NVIDIA driver library is mounted from the host instead of injected by a RuntimeClass. */}}
+{{- define "drover.nvidiaHostLibrary" -}}
+{{- if and .Values.devicePlugins.nvidia.enabled (not .Values.devicePlugins.nvidia.runtimeClassName) }}true{{ end }}
+{{- end }}
+
+{{/*
+Container security context. Host raw_exec tasks (setns into the host's
+namespaces, a systemd scope outside the container's cgroup, tasks inheriting
+no seccomp filter or reduced capability set) and NVML on host device nodes
+need a privileged container; otherwise the configured least-privilege one.
+*/}}
+{{- define "drover.containerSecurityContext" -}}
+{{- if or (include "drover.rawExecOnHost" .) (include "drover.nvidiaHostLibrary" .) }}
+runAsUser: 0
+runAsGroup: 0
+privileged: true
+allowPrivilegeEscalation: true
+readOnlyRootFilesystem: {{ .Values.securityContext.readOnlyRootFilesystem | default false }}
+{{- else }}
+{{- toYaml .Values.securityContext }}
+{{- end }}
+{{- end }}
+
+{{/* Path of the fake device file inside the container. */}}
+{{- define "drover.fakeDevicesPath" -}}
+/etc/drover/fake-devices.yaml
+{{- end }}
