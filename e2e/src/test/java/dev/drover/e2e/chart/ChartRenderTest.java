@@ -1,0 +1,360 @@
+package dev.drover.e2e.chart;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** {@code helm template} output, read back as typed Kubernetes objects, for every supported way to install. */
+class ChartRenderTest {
+
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+    /** The Drover metrics the dashboard must chart (JOSDK and JVM ones come on top). */
+    private static final List<String> DROVER_METRICS = List.of("drover_allocations", "drover_task_restarts_total",
+            "drover_task_events_total", "drover_status_writes_total", "drover_state_writes_total",
+            "drover_alloc_seen_to_running_seconds", "drover_device_gpu_utilization_percent",
+            "drover_device_memory_used_bytes", "drover_device_temperature_celsius", "drover_device_power_watts",
+            "drover_device_healthy");
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void everyObjectParsesIntoItsTypedModelWithNoUnknownField(ValueSet values) {
+        Rendered rendered = DroverChart.render(values);
+        Map<String, Class<?>> typed = Map.of("DaemonSet", DaemonSet.class, "ServiceAccount", ServiceAccount.class,
+                "ClusterRole", ClusterRole.class, "ClusterRoleBinding", ClusterRoleBinding.class,
+                "Service", Service.class, "ConfigMap", ConfigMap.class, "ServiceMonitor", GenericKubernetesResource.class);
+        assertThat(rendered.objects()).isNotEmpty();
+        for (HasMetadata object : rendered.objects()) {
+            assertThat(typed).as("rendered an unexpected kind: %s", object.getKind()).containsKey(object.getKind());
+            assertThat(object).as(object.getKind()).isInstanceOf(typed.get(object.getKind()));
+            if (!(object instanceof GenericKubernetesResource)) {
+                assertThat(UnknownFields.in(object)).as("fields %s/%s does not define", object.getKind(),
+                        object.getMetadata().getName()).isEmpty();
+            }
+        }
+        assertThat(rendered.kinds()).as("object names are unique per kind").doesNotHaveDuplicates();
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void everyObjectCarriesTheStandardLabels(ValueSet values) {
+        for (HasMetadata object : DroverChart.render(values).objects()) {
+            assertThat(object.getMetadata().getLabels()).as(object.getKind())
+                    .containsEntry("app.kubernetes.io/instance", DroverChart.RELEASE)
+                    .containsEntry("app.kubernetes.io/version", "0.1.0")
+                    .containsEntry("app.kubernetes.io/part-of", "drover")
+                    .containsEntry("app.kubernetes.io/managed-by", "Helm")
+                    .containsEntry("helm.sh/chart", "drover-0.1.0")
+                    .containsEntry("app.kubernetes.io/name", "drover")
+                    .containsKey("app.kubernetes.io/component");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void clusterRoleGrantsExactlyWhatTheAgentNeeds(ValueSet values) {
+        ClusterRole role = DroverChart.render(values).one(ClusterRole.class);
+        Set<String> grants = new TreeSet<>();
+        for (PolicyRule rule : role.getRules()) {
+            assertThat(rule.getResourceNames()).as("no rule is narrowed by name").isNullOrEmpty();
+            assertThat(rule.getNonResourceURLs()).isNullOrEmpty();
+            for (String group : rule.getApiGroups()) {
+                for (String resource : rule.getResources()) {
+                    assertThat(grants.add(group + " " + resource + " " + new TreeSet<>(rule.getVerbs())))
+                            .as("%s %s granted twice", group, resource).isTrue();
+                }
+            }
+        }
+        assertThat(grants).containsExactlyInAnyOrder(
+                "drover.dev allocations [get, list, patch, update, watch]",
+                "drover.dev allocations/status [patch, update]",
+                " events [create, patch]",
+                " nodes [get]",
+                " nodes/status [patch]");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void clusterRoleBindingBindsTheAgentsServiceAccount(ValueSet values) {
+        Rendered rendered = DroverChart.render(values);
+        ClusterRoleBinding binding = rendered.one(ClusterRoleBinding.class);
+        ServiceAccount account = rendered.one(ServiceAccount.class);
+        assertThat(binding.getRoleRef().getName()).isEqualTo(rendered.one(ClusterRole.class).getMetadata().getName());
+        assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
+            assertThat(s.getKind()).isEqualTo("ServiceAccount");
+            assertThat(s.getName()).isEqualTo(account.getMetadata().getName());
+            assertThat(s.getNamespace()).isEqualTo(DroverChart.NAMESPACE);
+        });
+        assertThat(rendered.pod().getServiceAccountName()).isEqualTo(account.getMetadata().getName());
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void agentLearnsItsNodeNameFromTheDownwardApi(ValueSet values) {
+        Rendered rendered = DroverChart.render(values);
+        assertThat(rendered.envVar("NODE_NAME")).hasValueSatisfying(
+                e -> assertThat(e.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("spec.nodeName"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = ValueSet.class, names = {"DEFAULTS", "CUSTOM"})
+    void stateLivesOnAHostPathMountedAtTheSamePath(ValueSet values) {
+        Rendered rendered = DroverChart.render(values);
+        String dataDir = values == ValueSet.CUSTOM ? "/data/drover" : "/var/lib/drover";
+        assertThat(rendered.env()).containsEntry("DROVER_DATA_DIR", dataDir);
+        Volume data = volume(rendered, "data");
+        assertThat(data.getHostPath().getPath()).isEqualTo(dataDir);
+        assertThat(data.getHostPath().getType()).isEqualTo("DirectoryOrCreate");
+        assertThat(mount(rendered, "data").getMountPath()).as("task paths mean the same on host and in the container")
+                .isEqualTo(dataDir);
+    }
+
+    @Test
+    void agentIsNodeCriticalAndToleratesEveryTaintByDefault() {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS);
+        assertThat(rendered.pod().getPriorityClassName()).isEqualTo("system-node-critical");
+        assertThat(rendered.pod().getTolerations()).singleElement().satisfies(t -> {
+            assertThat(t.getOperator()).isEqualTo("Exists");
+            assertThat(t.getKey()).isNull();
+            assertThat(t.getEffect()).isNull();
+        });
+        assertThat(rendered.daemonSet().getSpec().getUpdateStrategy().getType()).isEqualTo("RollingUpdate");
+    }
+
+    @Test
+    void defaultContainerHasNoPrivilegeAndNoRawExec() {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS);
+        var security = rendered.agent().getSecurityContext();
+        assertThat(security.getPrivileged()).isFalse();
+        assertThat(security.getAllowPrivilegeEscalation()).isFalse();
+        assertThat(security.getReadOnlyRootFilesystem()).isTrue();
+        assertThat(security.getCapabilities().getDrop()).containsExactly("ALL");
+        assertThat(security.getCapabilities().getAdd()).isNullOrEmpty();
+        assertThat(security.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+        assertThat(rendered.pod().getHostPID()).isNull();
+        assertThat(rendered.pod().getHostNetwork()).isNull();
+        assertThat(rendered.pod().getRuntimeClassName()).isNull();
+        assertThat(rendered.env()).doesNotContainKeys("DROVER_ENABLE_RAW_EXEC", "DROVER_RAW_EXEC_LAUNCHER");
+        assertThat(volume(rendered, "tmp").getEmptyDir()).as("a writable /tmp beside the read-only root").isNotNull();
+        assertThat(mount(rendered, "tmp").getMountPath()).isEqualTo("/tmp");
+        assertThat(rendered.pod().getVolumes()).as("the only host path is the data dir")
+                .filteredOn(v -> v.getHostPath() != null).extracting(Volume::getName).containsExactly("data");
+    }
+
+    @Test
+    void probesAskHealthzAndReadyzOnTheMetricsPort() {
+        var agent = DroverChart.render(ValueSet.DEFAULTS).agent();
+        assertThat(agent.getPorts()).singleElement().satisfies(p -> {
+            assertThat(p.getName()).isEqualTo("metrics");
+            assertThat(p.getContainerPort()).isEqualTo(9090);
+        });
+        assertThat(agent.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/healthz");
+        assertThat(agent.getLivenessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("metrics");
+        assertThat(agent.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
+        assertThat(agent.getReadinessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("metrics");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void metricsServiceSelectsOnlyTheAgentPods(ValueSet values) {
+        Rendered rendered = DroverChart.render(values);
+        Service service = rendered.one(Service.class);
+        Map<String, String> podLabels = rendered.daemonSet().getSpec().getTemplate().getMetadata().getLabels();
+        assertThat(service.getSpec().getSelector())
+                .isEqualTo(rendered.daemonSet().getSpec().getSelector().getMatchLabels());
+        assertThat(podLabels).containsAllEntriesOf(service.getSpec().getSelector());
+        int port = values == ValueSet.CUSTOM ? 9400 : 9090;
+        assertThat(service.getSpec().getPorts()).singleElement().satisfies(p -> {
+            assertThat(p.getName()).isEqualTo("metrics");
+            assertThat(p.getPort()).isEqualTo(port);
+            assertThat(p.getTargetPort().getStrVal()).isEqualTo("metrics");
+        });
+        assertThat(rendered.env()).containsEntry("DROVER_METRICS_PORT", Integer.toString(port));
+    }
+
+    @Test
+    void agentConfigFileIsExactlyTheConfigValues() throws IOException {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS);
+        ConfigMap config = rendered.configMap("drover").orElseThrow();
+        JsonNode values = YAML.readTree(DroverChart.DIR.resolve("values.yaml").toFile());
+        assertThat(YAML.readTree(config.getData().get("agent.yaml"))).isEqualTo(values.at("/agent/config"));
+        assertThat(config.getData()).containsOnlyKeys("agent.yaml");
+        assertThat(rendered.agent().getArgs()).containsExactly("--config", "/etc/drover/agent.yaml");
+        assertThat(volume(rendered, "config").getConfigMap().getName()).isEqualTo("drover");
+        assertThat(mount(rendered, "config").getMountPath()).isEqualTo("/etc/drover");
+        assertThat(rendered.daemonSet().getSpec().getTemplate().getMetadata().getAnnotations())
+                .as("a config change rolls the pods").containsKey("checksum/config");
+    }
+
+    @Test
+    void changedConfigChangesTheChecksumSoPodsRoll() {
+        String before = DroverChart.render(ValueSet.DEFAULTS).daemonSet().getSpec().getTemplate().getMetadata()
+                .getAnnotations().get("checksum/config");
+        Rendered changed = DroverChart.render(ValueSet.DEFAULTS, Map.of("agent.config.logLevel", "debug"));
+        assertThat(changed.configMap("drover").orElseThrow().getData().get("agent.yaml")).contains("logLevel: debug");
+        assertThat(changed.daemonSet().getSpec().getTemplate().getMetadata().getAnnotations().get("checksum/config"))
+                .isNotEqualTo(before);
+    }
+
+    @Test
+    void rawExecRunsTasksOnTheHostSoTheySurviveAgentRestarts() {
+        Rendered rendered = DroverChart.render(ValueSet.RAW_EXEC);
+        assertThat(rendered.env()).containsEntry("DROVER_ENABLE_RAW_EXEC", "true");
+        assertThat(rendered.env().get("DROVER_RAW_EXEC_LAUNCHER"))
+                .startsWith("nsenter --target 1 --mount --uts --ipc --net --pid -- systemd-run --scope");
+        assertThat(rendered.pod().getHostPID()).isTrue();
+        assertThat(rendered.agent().getSecurityContext().getPrivileged()).isTrue();
+        assertThat(rendered.agent().getSecurityContext().getAllowPrivilegeEscalation()).isTrue();
+    }
+
+    @Test
+    void rawExecInsideTheContainerAddsNoPrivilege() {
+        Rendered rendered = DroverChart.render(ValueSet.RAW_EXEC, Map.of("agent.rawExec.hostProcesses", false));
+        assertThat(rendered.env()).containsEntry("DROVER_ENABLE_RAW_EXEC", "true")
+                .doesNotContainKey("DROVER_RAW_EXEC_LAUNCHER");
+        assertThat(rendered.pod().getHostPID()).isNull();
+        assertThat(rendered.agent().getSecurityContext().getPrivileged()).isFalse();
+        assertThat(rendered.agent().getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
+    }
+
+    @Test
+    void nvidiaThroughTheRuntimeClassNeedsNoPrivilege() {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS, Map.of("devicePlugins.nvidia.enabled", true));
+        assertThat(rendered.pod().getRuntimeClassName()).isEqualTo("nvidia");
+        assertThat(rendered.env()).containsEntry("NVIDIA_VISIBLE_DEVICES", "all")
+                .containsEntry("NVIDIA_DRIVER_CAPABILITIES", "utility").doesNotContainKey("LD_LIBRARY_PATH");
+        assertThat(rendered.agent().getArgs()).containsSequence("--device-plugin", "nvidia");
+        assertThat(rendered.agent().getSecurityContext().getPrivileged()).isFalse();
+    }
+
+    @Test
+    void nvidiaFromTheHostMountsOnlyTheNvmlLibrary() {
+        Rendered rendered = DroverChart.render(ValueSet.GPU_MONITORING);
+        assertThat(rendered.pod().getRuntimeClassName()).isNull();
+        Volume library = volume(rendered, "nvidia-ml");
+        assertThat(library.getHostPath().getPath()).isEqualTo("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1");
+        assertThat(library.getHostPath().getType()).isEqualTo("File");
+        VolumeMount mount = mount(rendered, "nvidia-ml");
+        assertThat(mount.getReadOnly()).isTrue();
+        assertThat(mount.getMountPath()).isEqualTo(rendered.env().get("LD_LIBRARY_PATH") + "/libnvidia-ml.so.1");
+        assertThat(rendered.agent().getSecurityContext().getPrivileged()).as("NVML opens /dev/nvidia*").isTrue();
+        assertThat(rendered.agent().getArgs()).containsSequence("--device-plugin", "nvidia")
+                .containsSequence("--device-plugin", "fake:/etc/drover/fake-devices.yaml");
+        assertThat(rendered.configMap("drover").orElseThrow().getData().get("fake-devices.yaml"))
+                .contains("GPU-fake-0");
+        assertThat(rendered.pod().getNodeSelector()).containsEntry("nvidia.com/gpu.present", "true");
+    }
+
+    @Test
+    void monitoringObjectsAreOffByDefault() {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS);
+        assertThat(rendered.generic("ServiceMonitor")).isEmpty();
+        assertThat(rendered.configMap("drover-dashboard")).isEmpty();
+    }
+
+    @Test
+    void serviceMonitorScrapesTheMetricsServiceAndLabelsEachNode() {
+        Rendered rendered = DroverChart.render(ValueSet.GPU_MONITORING);
+        GenericKubernetesResource monitor = rendered.generic("ServiceMonitor").orElseThrow();
+        assertThat(monitor.getApiVersion()).isEqualTo("monitoring.coreos.com/v1");
+        assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "prometheus");
+        JsonNode spec = YAML.valueToTree(monitor.getAdditionalProperties().get("spec"));
+        Map<String, String> selector = YAML.convertValue(spec.at("/selector/matchLabels"),
+                YAML.getTypeFactory().constructMapType(Map.class, String.class, String.class));
+        assertThat(rendered.one(Service.class).getMetadata().getLabels()).containsAllEntriesOf(selector);
+        assertThat(selector).as("selects the Service, not the pods").containsEntry("app.kubernetes.io/component", "metrics");
+        JsonNode endpoint = spec.at("/endpoints/0");
+        assertThat(endpoint.at("/port").asText()).isEqualTo("metrics");
+        assertThat(endpoint.at("/path").asText()).isEqualTo("/metrics");
+        assertThat(endpoint.at("/relabelings/0/targetLabel").asText()).isEqualTo("node");
+        assertThat(spec.at("/namespaceSelector/matchNames/0").asText()).isEqualTo(DroverChart.NAMESPACE);
+    }
+
+    @Test
+    void dashboardConfigMapChartsEveryDroverMetric() throws IOException {
+        ConfigMap dashboard = DroverChart.render(ValueSet.GPU_MONITORING).configMap("drover-dashboard").orElseThrow();
+        assertThat(dashboard.getMetadata().getNamespace()).isEqualTo("monitoring");
+        assertThat(dashboard.getMetadata().getLabels()).containsEntry("grafana_dashboard", "1");
+        assertThat(dashboard.getMetadata().getAnnotations()).containsEntry("grafana_folder", "Drover");
+        String json = dashboard.getData().get("drover.json");
+        assertThat(json).isEqualToIgnoringWhitespace(Files.readString(DroverChart.DIR.resolve("dashboards/drover.json")));
+        JsonNode board = new ObjectMapper().readTree(json);
+        List<String> expressions = new ArrayList<>();
+        board.get("panels").forEach(p -> p.path("targets").forEach(t -> expressions.add(t.get("expr").asText())));
+        for (String metric : DROVER_METRICS) {
+            assertThat(expressions).as("a panel charts %s", metric).anyMatch(e -> e.contains(metric));
+        }
+        assertThat(expressions).anyMatch(e -> e.contains("operator_sdk_reconciliations"))
+                .anyMatch(e -> e.contains("jvm_"));
+    }
+
+    @Test
+    void serviceMonitorWithoutTheServiceIsRefusedWithTheFix() {
+        assertThatThrownBy(() -> DroverChart.render(ValueSet.DEFAULTS,
+                Map.of("metrics.serviceMonitor.enabled", true, "metrics.service.enabled", false)))
+                .hasMessageContaining("metrics.serviceMonitor.enabled needs metrics.service.enabled=true");
+    }
+
+    @Test
+    void customImageResourcesPlacementAndPriorityReachTheDaemonSet() {
+        Rendered rendered = DroverChart.render(ValueSet.CUSTOM);
+        assertThat(rendered.daemonSet().getMetadata().getName()).isEqualTo("node-agent");
+        assertThat(rendered.agent().getImage()).isEqualTo("registry.example.com/platform/drover-agent:0.1.0-rc1");
+        assertThat(rendered.agent().getImagePullPolicy()).isEqualTo("Always");
+        assertThat(rendered.pod().getImagePullSecrets()).singleElement()
+                .satisfies(s -> assertThat(s.getName()).isEqualTo("regcred"));
+        assertThat(rendered.agent().getResources().getLimits()).containsEntry("memory", new Quantity("1Gi"))
+                .containsEntry("cpu", new Quantity("1"));
+        assertThat(rendered.agent().getResources().getRequests()).containsEntry("cpu", new Quantity("200m"));
+        assertThat(rendered.pod().getNodeSelector()).containsEntry("pool", "batch");
+        assertThat(rendered.pod().getTolerations()).extracting(Toleration::getKey).containsExactly("dedicated");
+        assertThat(rendered.pod().getPriorityClassName()).isEqualTo("drover-critical");
+        assertThat(rendered.agent().getArgs()).endsWith("--kubeconfig", "/etc/kubernetes/drover.conf");
+        assertThat(rendered.configMap("node-agent").orElseThrow().getData().get("agent.yaml"))
+                .contains("logLevel: debug", "maxKillTimeout: 1m", "parallelDestroys: 2");
+    }
+
+    @Test
+    void defaultImageIsTheChartsAppVersion() {
+        assertThat(DroverChart.render(ValueSet.DEFAULTS).agent().getImage())
+                .isEqualTo("ghcr.io/drover-dev/drover-agent:0.1.0");
+    }
+
+    private static Volume volume(Rendered rendered, String name) {
+        return rendered.pod().getVolumes().stream().filter(v -> v.getName().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no volume " + name + " in " + rendered.pod().getVolumes().stream()
+                        .map(Volume::getName).collect(Collectors.joining(", "))));
+    }
+
+    private static VolumeMount mount(Rendered rendered, String name) {
+        return rendered.agent().getVolumeMounts().stream().filter(m -> m.getName().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no mount of " + name));
+    }
+}
