@@ -133,6 +133,11 @@ final class ApiFront implements HttpHandler {
     private void get(HttpExchange ex, ResourceType type, ResourcePath rp, Query query)
             throws IOException, InterruptedException {
         if (query.isWatch()) {
+            if ("websocket".equalsIgnoreCase(ex.getRequestHeaders().getFirst("Upgrade"))) {
+                // The JDK server cannot hand over the socket for a websocket; a fabric8 client whose upgrade
+                // is answered 200 falls back to an HTTP streaming watch at once, so default settings work.
+                throw new ApiError(200, "WebsocketNotServed", "websocket watches are not served; use HTTP streaming");
+            }
             boolean table = Tables.wanted(ex.getRequestHeaders().getFirst("Accept"));
             WatchStream.serve(ex, backend, type, rp, query, table ? clock : null, stopping::get);
             return;

@@ -63,6 +63,14 @@ final class WatchStream {
                 events.add(CLOSED);
             }
         });
+        // The store registers a watch only after its handshake, so a change made just before could be
+        // missed: replay what the store holds beyond the client's version; duplicates are dropped below.
+        java.util.Map<String, Long> sent = new java.util.HashMap<>();
+        if (since >= 0) {
+            for (GenericKubernetesResource item : scoped.list(options.build()).getItems()) {
+                events.add(new Object[] {"MODIFIED", item});
+            }
+        }
         long timeoutSeconds = query.get("timeoutSeconds") == null ? 0 : Long.parseLong(query.get("timeoutSeconds"));
         long deadline = timeoutSeconds > 0 ? System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos() : Long.MAX_VALUE;
         exchange.getResponseHeaders().set("Content-Type", "application/json");
@@ -81,8 +89,18 @@ final class WatchStream {
                 }
                 Object[] e = (Object[]) next;
                 JsonNode object = JSON.valueToTree(e[1]);
-                if (!selector.matches(object) || version(object) <= since) {
+                long version = version(object);
+                String key = object.path("metadata").path("namespace").asText("") + "/"
+                        + object.path("metadata").path("name").asText("");
+                boolean deleted = "DELETED".equals(e[0]);
+                if (!selector.matches(object) || version <= since
+                        || (!deleted && version <= sent.getOrDefault(key, -1L))) {
                     continue;
+                }
+                if (deleted) {
+                    sent.remove(key);
+                } else {
+                    sent.put(key, version);
                 }
                 ObjectNode event = JSON.createObjectNode().put("type", (String) e[0]);
                 if (tables != null) {

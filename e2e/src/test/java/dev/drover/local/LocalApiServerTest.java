@@ -157,6 +157,50 @@ class LocalApiServerTest {
     }
 
     @Test
+    void clientBuiltFromTheKubeconfigAloneWatchesWithItsDefaults() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("drover-kubeconfig");
+        java.nio.file.Path file = dir.resolve("config");
+        Kubeconfig.write(file, server.url());
+        io.fabric8.kubernetes.client.Config config = io.fabric8.kubernetes.client.Config.fromKubeconfig(
+                java.nio.file.Files.readString(file));
+        assertThat(config.isOnlyHttpWatches()).isFalse(); // the default: websocket first
+        List<String> seen = new CopyOnWriteArrayList<>();
+        try (KubernetesClient plain = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+                .withHttpClientFactory(new io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory())
+                .withConfig(config).build();
+                SharedIndexInformer<Allocation> informer = plain.resources(Allocation.class).inNamespace("default")
+                        .inform(new ResourceEventHandler<>() {
+                            @Override
+                            public void onAdd(Allocation obj) {
+                                seen.add("add " + obj.getMetadata().getName());
+                            }
+
+                            @Override
+                            public void onUpdate(Allocation oldObj, Allocation newObj) {
+                                seen.add("update " + newObj.getMetadata().getName() + " "
+                                        + newObj.getMetadata().getGeneration());
+                            }
+
+                            @Override
+                            public void onDelete(Allocation obj, boolean deletedFinalStateUnknown) {
+                                seen.add("delete " + obj.getMetadata().getName());
+                            }
+                        })) {
+            allocs().inNamespace("default").resource(alloc("plain-client", "a")).create();
+            allocs().inNamespace("default").withName("plain-client").edit(a -> {
+                a.getSpec().setDesiredStatus(DesiredStatus.Stop);
+                return a;
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> seen.containsAll(
+                    List.of("add plain-client", "update plain-client 2")));
+        } finally {
+            allocs().inNamespace("default").withName("plain-client").delete();
+            java.nio.file.Files.deleteIfExists(file);
+            java.nio.file.Files.deleteIfExists(dir);
+        }
+    }
+
+    @Test
     void deleteWaitsForFinalizers() {
         Allocation a = alloc("finalized", "a");
         a.getMetadata().setFinalizers(List.of("drover.dev/finalizer"));

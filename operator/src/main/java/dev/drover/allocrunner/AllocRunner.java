@@ -14,7 +14,6 @@ import dev.drover.state.StoredTask;
 import dev.drover.taskrunner.TaskRunner;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.hooks.TaskHooks;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -68,7 +67,7 @@ public final class AllocRunner {
 
     public AllocRunner(AllocRunnerConfig cfg, Allocation allocation) {
         this(cfg, allocation, null);
-        cfg.stateDB().putAllocation(id, Serialization.jsonMapper().valueToTree(alloc));
+        cfg.stateDB().putAllocation(id, Specs.toJson(alloc));
     }
 
     /**
@@ -77,14 +76,14 @@ public final class AllocRunner {
      * allocation carries on from where it was.
      */
     public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored) {
-        Allocation allocation = Serialization.jsonMapper().convertValue(stored.spec().orElseThrow(() ->
-                new IllegalArgumentException("stored allocation " + stored.id() + " has no spec")), Allocation.class);
+        Allocation allocation = Specs.allocation(stored.spec().orElseThrow(() ->
+                new IllegalArgumentException("stored allocation " + stored.id() + " has no spec")));
         return new AllocRunner(cfg, allocation, stored);
     }
 
     private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, StoredAllocation stored) {
         this.cfg = cfg;
-        this.alloc = Serialization.clone(allocation);
+        this.alloc = Specs.copy(allocation);
         this.id = new AllocId(alloc.getMetadata().getNamespace(), alloc.getMetadata().getName());
         this.dir = AllocDir.of(cfg.dataDir(), id);
         this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
@@ -99,7 +98,7 @@ public final class AllocRunner {
             StoredTask saved = stored == null ? null : stored.tasks().get(t.getName());
             TaskRunner runner;
             if (saved != null && saved.state().isPresent() && saved.localState().isPresent()) {
-                TaskState state = Serialization.jsonMapper().convertValue(saved.state().get(), TaskState.class);
+                TaskState state = Specs.taskState(saved.state().get());
                 runner = TaskRunner.restore(taskConfig(t), state, saved.localState().get());
                 taskStates.put(t.getName(), state);
                 restored.add(runner);
@@ -124,7 +123,7 @@ public final class AllocRunner {
 
     /** The allocation as it was given: the spec snapshot, never changed by the runner. */
     public Allocation alloc() {
-        return Serialization.clone(alloc);
+        return Specs.copy(alloc);
     }
 
     public synchronized AllocState allocState() {
@@ -147,7 +146,7 @@ public final class AllocRunner {
     /** A newer spec of the allocation; stale ones (lower generation) are dropped. Only Stop acts on it so far. */
     public void update(Allocation newer) {
         Long generation = newer.getMetadata().getGeneration();
-        if (updates.offer(generation == null ? 0 : generation, Serialization.clone(newer))) {
+        if (updates.offer(generation == null ? 0 : generation, Specs.copy(newer))) {
             wake.release();
         }
     }
@@ -257,7 +256,7 @@ public final class AllocRunner {
             }
         }
         alloc = newer;
-        cfg.stateDB().putAllocation(id, Serialization.jsonMapper().valueToTree(newer)); // what a restart restores
+        cfg.stateDB().putAllocation(id, Specs.toJson(newer)); // what a restart restores
         publish(null, null);
     }
 

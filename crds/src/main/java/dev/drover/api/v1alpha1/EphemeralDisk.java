@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 import java.util.Objects;
 
@@ -10,11 +11,15 @@ public class EphemeralDisk {
 
     public static final int DEFAULT_SIZE_MB = 300;
 
+    // Same defaults as resolve(): the API server fills these in when ephemeralDisk is given.
     @Min(1)
+    @Default("" + DEFAULT_SIZE_MB)
     private Integer sizeMB;
 
+    @Default("false")
     private Boolean sticky;
 
+    @Default("false")
     private Boolean migrate;
 
     public EphemeralDisk() {

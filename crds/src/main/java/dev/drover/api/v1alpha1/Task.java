@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.drover.api.Durations;
 import io.fabric8.crd.generator.annotation.PreserveUnknownFields;
 import io.fabric8.crd.generator.annotation.SchemaFrom;
+import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
@@ -18,7 +19,10 @@ import java.util.Objects;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class Task {
 
-    public static final Duration DEFAULT_KILL_TIMEOUT = Duration.ofSeconds(5);
+    // The CRD declares the same defaults (the API server fills them in); these constants keep both in step.
+    static final String DEFAULT_KILL_TIMEOUT_TEXT = "5s";
+    static final String DEFAULT_SHUTDOWN_DELAY_TEXT = "0s";
+    public static final Duration DEFAULT_KILL_TIMEOUT = Durations.parse(DEFAULT_KILL_TIMEOUT_TEXT);
     public static final String DEFAULT_KILL_SIGNAL = "SIGTERM";
 
     @Required
@@ -38,6 +42,7 @@ public class Task {
     @Size(max = 256)
     private List<EnvVar> env;
 
+    @Default("false")
     private Boolean leader;
 
     private Lifecycle lifecycle;
@@ -45,12 +50,15 @@ public class Task {
     private RestartPolicy restartPolicy;
 
     @Pattern(Durations.PATTERN)
+    @Default(DEFAULT_KILL_TIMEOUT_TEXT)
     private String killTimeout;
 
     @Size(min = 1, max = 32)
+    @Default(DEFAULT_KILL_SIGNAL)
     private String killSignal;
 
     @Pattern(Durations.PATTERN)
+    @Default(DEFAULT_SHUTDOWN_DELAY_TEXT)
     private String shutdownDelay;
 
     private Resources resources;

@@ -2,6 +2,9 @@ package dev.drover.api.crd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.drover.api.Durations;
+import dev.drover.api.v1alpha1.EphemeralDisk;
+import dev.drover.api.v1alpha1.Task;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceColumnDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersion;
@@ -100,5 +103,29 @@ class CrdTest {
         assertThat(spec.getProperties().get("desiredStatus").getDefault().asText()).isEqualTo("Run");
         assertThat(spec.getProperties().get("type").getDefault().asText()).isEqualTo("Service");
         assertThat(spec.getRequired()).containsExactlyInAnyOrder("nodeName", "tasks");
+    }
+
+    @Test
+    void apiServerDefaultsAgreeWithTheModelsDefaults() throws IOException {
+        JSONSchemaProps spec = version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
+        JSONSchemaProps task = spec.getProperties().get("tasks").getItems().getSchema();
+        Task bare = new Task();
+        assertThat(Durations.parse(task.getProperties().get("killTimeout").getDefault().asText()))
+                .isEqualTo(bare.effectiveKillTimeout());
+        assertThat(task.getProperties().get("killSignal").getDefault().asText()).isEqualTo(bare.effectiveKillSignal());
+        assertThat(Durations.parse(task.getProperties().get("shutdownDelay").getDefault().asText()))
+                .isEqualTo(bare.effectiveShutdownDelay());
+        assertThat(task.getProperties().get("leader").getDefault().asBoolean()).isEqualTo(bare.isLeaderTask());
+        assertThat(task.getProperties().get("leader").getDefault().isBoolean()).isTrue();
+
+        JSONSchemaProps disk = spec.getProperties().get("ephemeralDisk");
+        EphemeralDisk.Resolved defaults = EphemeralDisk.resolve(null);
+        assertThat(disk.getProperties().get("sizeMB").getDefault().isInt()).isTrue();
+        assertThat(disk.getProperties().get("sizeMB").getDefault().asInt()).isEqualTo(defaults.sizeMB());
+        assertThat(disk.getProperties().get("sticky").getDefault().asBoolean()).isEqualTo(defaults.sticky());
+        assertThat(disk.getProperties().get("migrate").getDefault().asBoolean()).isEqualTo(defaults.migrate());
+        // The restart policy's defaults depend on the type, which a schema default cannot express.
+        assertThat(spec.getProperties().get("restartPolicy").getProperties().values())
+                .allSatisfy(p -> assertThat(p.getDefault()).isNull());
     }
 }

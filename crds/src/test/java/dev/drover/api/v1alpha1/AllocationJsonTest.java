@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -136,5 +137,20 @@ class AllocationJsonTest {
         assertThat(a.getApiVersion()).isEqualTo("drover.dev/v1alpha1");
         assertThat(a.getKind()).isEqualTo("Allocation");
         assertThat(io.fabric8.kubernetes.api.model.HasMetadata.getPlural(Allocation.class)).isEqualTo("allocations");
+    }
+
+    @Test
+    void unknownEnumValueFailsToParseNamingTheValue() {
+        // The CRD's enum schema rejects such a value at the API server; a client reading one gets an error, not a null.
+        assertThatThrownBy(() -> Serialization.unmarshal("""
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: x}
+                spec:
+                  nodeName: n
+                  desiredStatus: Pause
+                  tasks: [{name: t, driver: mock}]
+                """, Allocation.class))
+                .hasStackTraceContaining("Pause");
     }
 }

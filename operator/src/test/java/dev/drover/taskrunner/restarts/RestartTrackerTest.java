@@ -89,7 +89,14 @@ class RestartTrackerTest {
                 Arguments.of("poststart clean exit terminates", SERVICE, AllocationType.Service, LifecycleHook.Poststart, false, CLEAN, TERMINATED, false, "Restart unnecessary as task terminated successfully"),
                 Arguments.of("poststart sidecar clean exit restarts", SERVICE, AllocationType.Batch, LifecycleHook.Poststart, true, CLEAN, RESTART, false, "Restart within policy"),
                 Arguments.of("poststop never restarts on a clean exit", SERVICE, AllocationType.Service, LifecycleHook.Poststop, true, CLEAN, TERMINATED, false, "Restart unnecessary as task terminated successfully"),
-                Arguments.of("poststop failure restarts under the policy", SERVICE, AllocationType.Service, LifecycleHook.Poststop, false, FAILED, RESTART, false, "Restart within policy"));
+                Arguments.of("poststop failure restarts under the policy", SERVICE, AllocationType.Service, LifecycleHook.Poststop, false, FAILED, RESTART, false, "Restart within policy"),
+                Arguments.of("batch exit 0 with an error is a failure", BATCH, AllocationType.Batch, null, false, new Outcome.Exited(0, null, "out of memory"), RESTART, false, "Restart within policy"),
+                Arguments.of("manual restart is immediate", SERVICE, AllocationType.Service, null, false, new Outcome.RestartRequested(false), RESTART, false, "Restart requested"),
+                Arguments.of("restart requested for a failure counts under the policy", SERVICE, AllocationType.Service, null, false, new Outcome.RestartRequested(true), RESTART, false, "Restart within policy"),
+                Arguments.of("attempts 0: manual restart still happens", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Service, null, false, new Outcome.RestartRequested(false), RESTART, false, "Restart requested"),
+                Arguments.of("attempts 0: killed is still killed", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Service, null, false, new Outcome.Killed(), KILLED, false, "Task was killed"),
+                Arguments.of("attempts 0: unrecoverable start error fails by policy", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Batch, null, false, new Outcome.StartFailed("no such file", false), NOT_RESTARTING, true, "Policy allows no restarts"),
+                Arguments.of("killed batch task is not restarted", BATCH, AllocationType.Batch, null, false, new Outcome.Killed(), KILLED, false, "Task was killed"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -100,8 +107,10 @@ class RestartTrackerTest {
         assertThat(d.kind()).isEqualTo(kind);
         assertThat(d.failed()).isEqualTo(failed);
         assertThat(d.reason()).isEqualTo(reason);
-        if (kind != RESTART) {
+        if (kind != RESTART || reason.equals("Restart requested")) {
             assertThat(d.delay()).isZero();
+        } else {
+            assertThat(d.delay()).isEqualTo(policy.delay()); // jitter source pinned at its minimum
         }
     }
 

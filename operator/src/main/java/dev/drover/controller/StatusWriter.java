@@ -1,0 +1,213 @@
+package dev.drover.controller;
+
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.state.AllocId;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes allocation statuses to the API server the way the kubelet writes pod
+ * statuses: runners publish the latest status whenever it changes, and one
+ * writer thread decides when to write. A change of {@code clientStatus} is
+ * written at once; other changes wait up to the batch delay so that a burst of
+ * task events costs one write; a status identical to the one last written is
+ * never written; a failed write is retried with back-off; and every resync
+ * interval anything not yet written is tried again.
+ */
+public final class StatusWriter implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(StatusWriter.class);
+
+    /** Where statuses go: the Kubernetes side patches the status subresource. */
+    public interface Sink {
+        void write(AllocId id, AllocationStatus status) throws Exception;
+    }
+
+    /** Timing of the writer; {@link #DEFAULT} is what SEMANTICS.md asks for. */
+    public record Timing(Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff) {
+        public static final Timing DEFAULT = new Timing(Duration.ofSeconds(1), Duration.ofSeconds(10),
+                Duration.ofMillis(200), Duration.ofSeconds(30));
+    }
+
+    private static final class Entry {
+        AllocationStatus latest;
+        AllocationStatus written;
+        long dueNanos = Long.MAX_VALUE;
+        int failures;
+    }
+
+    private final Sink sink;
+    private final Timing timing;
+    private final Map<AllocId, Entry> entries = new ConcurrentHashMap<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition wake = lock.newCondition();
+    private final LongAdder writes = new LongAdder();
+    private final LongAdder skipped = new LongAdder();
+    private final Thread thread;
+    private volatile boolean closed;
+
+    public StatusWriter(Sink sink, Timing timing) {
+        this.sink = sink;
+        this.timing = timing;
+        this.thread = Thread.ofVirtual().name("drover-status-writer").start(this::loop);
+    }
+
+    /** The newest status of {@code id}; never blocks. */
+    public void publish(AllocId id, AllocationStatus status) {
+        Objects.requireNonNull(status, "status");
+        lock.lock();
+        try {
+            Entry e = entries.computeIfAbsent(id, k -> new Entry());
+            if (status.equals(e.written) && e.failures == 0) {
+                // back to what the API server already has: nothing to write, and nothing still pending
+                e.latest = null;
+                e.dueNanos = Long.MAX_VALUE;
+                skipped.increment();
+                return;
+            }
+            if (status.equals(e.latest)) {
+                skipped.increment();
+                return;
+            }
+            e.latest = status;
+            long now = System.nanoTime();
+            boolean urgent = e.written == null || e.written.getClientStatus() != status.getClientStatus();
+            long due = urgent ? now : now + timing.batchDelay().toNanos();
+            if (due < e.dueNanos && e.failures == 0) {
+                e.dueNanos = due;
+                wake.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The API server's copy of {@code id} differs from what was written (e.g. edited by hand): write it again. */
+    public void invalidate(AllocId id) {
+        lock.lock();
+        try {
+            Entry e = entries.get(id);
+            if (e != null && e.written != null) {
+                e.latest = e.latest == null ? e.written : e.latest;
+                e.written = null;
+                e.dueNanos = System.nanoTime();
+                wake.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Forget {@code id} (its allocation is gone); nothing more is written for it. */
+    public void forget(AllocId id) {
+        entries.remove(id);
+    }
+
+    /** Status writes sent to the API server. */
+    public long writes() {
+        return writes.sum();
+    }
+
+    /** Published statuses dropped because they were identical to what was pending or written. */
+    public long skipped() {
+        return skipped.sum();
+    }
+
+    private void loop() {
+        long nextResync = System.nanoTime() + timing.resync().toNanos();
+        while (!closed) {
+            Map.Entry<AllocId, AllocationStatus> job = null;
+            lock.lock();
+            try {
+                long now = System.nanoTime();
+                if (now >= nextResync) {
+                    nextResync = now + timing.resync().toNanos();
+                    for (Entry e : entries.values()) {
+                        if (e.latest != null && e.failures == 0) {
+                            e.dueNanos = Math.min(e.dueNanos, now);
+                        }
+                    }
+                }
+                long earliest = nextResync;
+                for (Map.Entry<AllocId, Entry> en : entries.entrySet()) {
+                    Entry e = en.getValue();
+                    if (e.latest == null) {
+                        continue;
+                    }
+                    if (e.dueNanos <= now) {
+                        job = Map.entry(en.getKey(), e.latest);
+                        break;
+                    }
+                    earliest = Math.min(earliest, e.dueNanos);
+                }
+                if (job == null) {
+                    wake.awaitNanos(Math.max(1, earliest - now));
+                    continue;
+                }
+            } catch (InterruptedException ex) {
+                return;
+            } finally {
+                lock.unlock();
+            }
+            write(job.getKey(), job.getValue());
+        }
+    }
+
+    private void write(AllocId id, AllocationStatus status) {
+        Throwable failure = null;
+        try {
+            sink.write(id, status);
+            writes.increment();
+        } catch (Exception e) {
+            failure = e;
+        }
+        lock.lock();
+        try {
+            Entry e = entries.get(id);
+            if (e == null) {
+                return;
+            }
+            if (failure == null) {
+                e.written = status;
+                e.failures = 0;
+                if (status.equals(e.latest)) {
+                    e.latest = null;
+                    e.dueNanos = Long.MAX_VALUE;
+                } else {
+                    // a newer status arrived meanwhile: it keeps the urgency it was published with
+                    boolean urgent = e.latest.getClientStatus() != status.getClientStatus();
+                    e.dueNanos = System.nanoTime() + (urgent ? 0 : timing.batchDelay().toNanos());
+                }
+            } else {
+                e.failures++;
+                long backoff = Math.min(timing.maxBackoff().toNanos(),
+                        timing.minBackoff().toNanos() << Math.min(20, e.failures - 1));
+                e.dueNanos = System.nanoTime() + backoff;
+                LOG.warn("writing the status of {} failed (attempt {}), retrying in {} ms: {}", id, e.failures,
+                        TimeUnit.NANOSECONDS.toMillis(backoff), failure.toString());
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Stops the writer thread and joins it; pending statuses are not written. */
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+        try {
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

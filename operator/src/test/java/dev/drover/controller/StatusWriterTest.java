@@ -1,0 +1,126 @@
+package dev.drover.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.state.AllocId;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class StatusWriterTest {
+
+    record Write(AllocId id, AllocationStatus status, long atNanos) {
+    }
+
+    static final AllocId WEB = new AllocId("default", "web");
+    final List<Write> writes = new CopyOnWriteArrayList<>();
+    final AtomicInteger failuresLeft = new AtomicInteger();
+    final StatusWriter.Timing timing = new StatusWriter.Timing(Duration.ofMillis(400), Duration.ofSeconds(10),
+            Duration.ofMillis(20), Duration.ofMillis(100));
+    final StatusWriter writer = new StatusWriter((id, status) -> {
+        if (failuresLeft.getAndDecrement() > 0) {
+            throw new IllegalStateException("apiserver unavailable");
+        }
+        writes.add(new Write(id, status, System.nanoTime()));
+    }, timing);
+
+    @AfterEach
+    void close() {
+        writer.close();
+    }
+
+    static AllocationStatus status(ClientStatus s, String ready) {
+        AllocationStatus st = new AllocationStatus();
+        st.setClientStatus(s);
+        st.setReady(ready);
+        return st;
+    }
+
+    @Test
+    void aClientStatusChangeIsWrittenAtOnce() {
+        long start = System.nanoTime();
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        assertThat(Duration.ofNanos(writes.getFirst().atNanos() - start)).isLessThan(Duration.ofMillis(200));
+    }
+
+    @Test
+    void otherChangesAreBatchedIntoOneWriteOfTheNewest() throws Exception {
+        writer.publish(WEB, status(ClientStatus.Running, "0/2"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        long start = System.nanoTime();
+        writer.publish(WEB, status(ClientStatus.Running, "1/2"));
+        writer.publish(WEB, status(ClientStatus.Running, "2/2"));
+        await().atMost(Duration.ofSeconds(3)).until(() -> writes.size() == 2);
+        assertThat(writes.get(1).status().getReady()).isEqualTo("2/2");
+        assertThat(Duration.ofNanos(writes.get(1).atNanos() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(350));
+        Thread.sleep(500);
+        assertThat(writes).hasSize(2);
+    }
+
+    @Test
+    void anIdenticalStatusIsNeverWritten() throws Exception {
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        Thread.sleep(600);
+        assertThat(writes).hasSize(1);
+        assertThat(writer.skipped()).isEqualTo(2);
+        assertThat(writer.writes()).isEqualTo(1);
+    }
+
+    @Test
+    void aChangeUndoneBeforeItsWriteIsNotWritten() throws Exception {
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        writer.publish(WEB, status(ClientStatus.Running, "0/1"));
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        Thread.sleep(600);
+        assertThat(writes).hasSize(1);
+    }
+
+    @Test
+    void aFailedWriteIsRetriedWithBackoff() {
+        failuresLeft.set(3);
+        writer.publish(WEB, status(ClientStatus.Complete, "0/1"));
+        await().atMost(Duration.ofSeconds(3)).until(() -> writes.size() == 1);
+        assertThat(writes.getFirst().status().getClientStatus()).isEqualTo(ClientStatus.Complete);
+    }
+
+    @Test
+    void forgottenAllocationsAreNotWritten() throws Exception {
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        writer.publish(WEB, status(ClientStatus.Running, "0/1"));
+        writer.forget(WEB);
+        Thread.sleep(600);
+        assertThat(writes).hasSize(1);
+    }
+
+    @Test
+    void anInvalidatedStatusIsWrittenAgain() {
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        writer.invalidate(WEB);
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 2);
+        assertThat(writes.get(1).status()).isEqualTo(writes.get(0).status());
+    }
+
+    @Test
+    void closeJoinsTheWriterThread() {
+        List<Thread> writerThread = new CopyOnWriteArrayList<>();
+        StatusWriter w = new StatusWriter((id, s) -> writerThread.add(Thread.currentThread()), StatusWriter.Timing.DEFAULT);
+        w.publish(WEB, status(ClientStatus.Running, "1/1"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> !writerThread.isEmpty());
+        assertThat(writerThread.getFirst().isAlive()).isTrue();
+        w.close();
+        assertThat(writerThread.getFirst().isAlive()).isFalse();
+    }
+}
