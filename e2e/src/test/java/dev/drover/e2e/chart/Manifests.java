@@ -50,6 +50,8 @@ final class Manifests {
                   name: %s
                   labels:
                     app.kubernetes.io/part-of: drover
+                    # The agent mounts a hostPath, which only the privileged Pod Security level admits.
+                    pod-security.kubernetes.io/enforce: privileged
                 """.formatted(DroverChart.NAMESPACE);
     }
 
