@@ -104,6 +104,20 @@ class AllocRunnerTest {
                 .map(s -> Timestamps.parse(s.event().getTime())).findFirst().orElseThrow();
     }
 
+    /** Waits until all {@code count} tasks of {@code r} run. */
+    static void awaitAllRunning(AllocRunner r, int count) {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
+                r.allocState().taskStates().size() == count
+                        && r.allocState().taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Running));
+    }
+
+    /** The runner's spec as the next generation, for an update. */
+    static Allocation nextGeneration(AllocRunner r) {
+        Allocation newer = r.alloc();
+        newer.getMetadata().setGeneration(newer.getMetadata().getGeneration() + 1);
+        return newer;
+    }
+
     static void await(AllocRunner r) throws Exception {
         r.terminal().get(20, TimeUnit.SECONDS);
     }
@@ -199,11 +213,8 @@ class AllocRunnerTest {
                 task("f1", Map.of("killAfter", "100ms")), task("f2", Map.of("killAfter", "100ms")),
                 task("f3", Map.of("killAfter", "100ms")));
         r.run();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
-                r.allocState().clientStatus() == ClientStatus.Running
-                        && r.allocState().taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Running));
-        Allocation stop = r.alloc();
-        stop.getMetadata().setGeneration(2L);
+        awaitAllRunning(r, 4);
+        Allocation stop = nextGeneration(r);
         stop.getSpec().setDesiredStatus(DesiredStatus.Stop);
         r.update(stop);
         await(r);
@@ -224,11 +235,8 @@ class AllocRunnerTest {
         AllocRunner r = runner(AllocationType.Service, hook(task("proxy", Map.of()), LifecycleHook.Prestart, true),
                 leader(task("leader", Map.of("killAfter", "100ms"))), task("worker", Map.of("killAfter", "100ms")));
         r.run();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
-                r.allocState().taskStates().size() == 3
-                        && r.allocState().taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Running));
-        Allocation stop = r.alloc();
-        stop.getMetadata().setGeneration(2L);
+        awaitAllRunning(r, 3);
+        Allocation stop = nextGeneration(r);
         stop.getSpec().setDesiredStatus(DesiredStatus.Stop);
         r.update(stop);
         await(r);
@@ -241,11 +249,8 @@ class AllocRunnerTest {
     void aSpecChangeRestartsOnlyTheTasksWhoseDefinitionChanged() throws Exception {
         AllocRunner r = runner(AllocationType.Service, task("same", Map.of()), task("changed", Map.of()));
         r.run();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
-                r.allocState().taskStates().size() == 2
-                        && r.allocState().taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Running));
-        Allocation newer = r.alloc();
-        newer.getMetadata().setGeneration(2L);
+        awaitAllRunning(r, 2);
+        Allocation newer = nextGeneration(r);
         newer.getSpec().task("changed").setConfig(Map.of("stdoutString", "v2"));
         r.update(newer);
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
@@ -263,10 +268,8 @@ class AllocRunnerTest {
     void stopRunsNoUpdateEvenWhenDefinitionsChanged() throws Exception {
         AllocRunner r = runner(AllocationType.Service, task("app", Map.of()));
         r.run();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
-                .until(() -> r.allocState().clientStatus() == ClientStatus.Running);
-        Allocation newer = r.alloc();
-        newer.getMetadata().setGeneration(2L);
+        awaitAllRunning(r, 1);
+        Allocation newer = nextGeneration(r);
         newer.getSpec().setDesiredStatus(DesiredStatus.Stop);
         newer.getSpec().task("app").setConfig(Map.of("runFor", "1h"));
         r.update(newer);
