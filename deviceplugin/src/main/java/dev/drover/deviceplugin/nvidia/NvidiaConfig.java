@@ -20,7 +20,7 @@ public record NvidiaConfig(String library, Duration quietPeriod, Set<Integer> ap
                            Duration eventPollInterval) {
 
     public static final Duration DEFAULT_QUIET_PERIOD = Duration.ofMinutes(5);
-    public static final Duration DEFAULT_EVENT_POLL = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_EVENT_POLL = Duration.ofMillis(500);
 
     public NvidiaConfig {
         applicationXids = Set.copyOf(applicationXids);
