@@ -104,8 +104,7 @@ public final class FakeDeviceFileParser {
         JsonNode attrs = node.get("attributes");
         if (attrs != null && !attrs.isNull()) {
             object(attrs, path + ".attributes");
-            for (Iterator<Map.Entry<String, JsonNode>> it = attrs.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : attrs.properties()) {
                 attributes.put(e.getKey(), attribute(e.getValue(), path + ".attributes." + e.getKey()));
             }
         }
@@ -158,8 +157,7 @@ public final class FakeDeviceFileParser {
         object(node, path);
         fields(node, path, STATS_FIELDS);
         InstanceStats.Builder b = InstanceStats.builder(id, Instant.EPOCH);
-        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : node.properties()) {
             JsonNode v = e.getValue();
             String field = path + "." + e.getKey();
             if (!v.isNumber() || v.asDouble() < 0) throw error(field, v, "a number, 0 or more");

@@ -26,8 +26,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 /**
  * The NVML functions Drover uses, bound with the FFM API. Values a device does not have
  * ({@code NVML_ERROR_NOT_SUPPORTED}, or a function this driver's library lacks) come back empty; other
- * errors throw {@link NvmlException}. Device handles are valid until {@link #shutdown()}.
+ * errors throw {@link NvmlException}. Device handles are valid until {@link #shutdown()}. Binding native code
+ * is a restricted operation: the JVM needs {@code --enable-native-access=ALL-UNNAMED}.
  */
+@SuppressWarnings("restricted")
 final class Nvml {
 
     static final String DEFAULT_LIBRARY = "libnvidia-ml.so.1";

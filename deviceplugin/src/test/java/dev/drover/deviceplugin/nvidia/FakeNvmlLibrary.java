@@ -19,6 +19,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * functions. The library is loaded once for the JVM; each plugin's own dlopen gets the same copy, so what a
  * test sets here is what the plugin sees.
  */
+@SuppressWarnings("restricted")
 final class FakeNvmlLibrary {
 
     static final String T4 = "GPU-11111111-2222-3333-4444-555555555555";
