@@ -22,11 +22,11 @@ public interface PluginClock {
 
     /** The wall clock; timed waits are ordinary timed condition waits. */
     static PluginClock system() {
-        return System.INSTANCE;
+        return SystemClock.INSTANCE;
     }
 
     /** The wall clock. */
-    enum System implements PluginClock {
+    enum SystemClock implements PluginClock {
         INSTANCE;
 
         @Override
