@@ -1,0 +1,79 @@
+package dev.drover.deviceplugin;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
+
+/** The plugins on the class path, by name, and the {@code NAME[:ARG]} form users write. */
+public final class DevicePlugins {
+
+    private final Map<String, DevicePluginFactory> byName;
+
+    private DevicePlugins(Map<String, DevicePluginFactory> byName) {
+        this.byName = byName;
+    }
+
+    /** Factories found by {@link ServiceLoader} with the given class loader. */
+    public static DevicePlugins discover(ClassLoader loader) {
+        Map<String, DevicePluginFactory> byName = new TreeMap<>();
+        for (DevicePluginFactory factory : ServiceLoader.load(DevicePluginFactory.class, loader)) {
+            DevicePluginFactory previous = byName.putIfAbsent(factory.name(), factory);
+            if (previous != null) {
+                throw new IllegalStateException("two device plugins are named " + factory.name() + ": "
+                        + previous.getClass().getName() + " and " + factory.getClass().getName());
+            }
+        }
+        return new DevicePlugins(byName);
+    }
+
+    public static DevicePlugins discover() {
+        return discover(DevicePlugins.class.getClassLoader());
+    }
+
+    public List<String> names() {
+        return List.copyOf(byName.keySet());
+    }
+
+    public Optional<DevicePluginFactory> factory(String name) {
+        return Optional.ofNullable(byName.get(name));
+    }
+
+    /**
+     * Parses {@code NAME[:ARG]} ({@code fake:examples/fake-gpus.yaml}, {@code nvidia}) into the factory and
+     * the configuration it means.
+     *
+     * @throws IllegalArgumentException naming the value and the known plugins when the name is unknown
+     */
+    public Selection select(String spec) {
+        int colon = spec.indexOf(':');
+        String name = colon < 0 ? spec : spec.substring(0, colon);
+        String argument = colon < 0 ? "" : spec.substring(colon + 1);
+        DevicePluginFactory factory = byName.get(name);
+        if (factory == null) {
+            throw new IllegalArgumentException("--device-plugin " + spec + ": no device plugin named '" + name
+                    + "'; known: " + String.join(", ", byName.keySet()));
+        }
+        return new Selection(factory, factory.configFromArgument(argument));
+    }
+
+    /** A factory and the configuration each plugin it makes gets. */
+    public record Selection(DevicePluginFactory factory, Map<String, Object> config) {
+        public Selection {
+            config = Map.copyOf(config);
+        }
+
+        /** A new plugin, configured. */
+        public DevicePlugin start() throws DevicePluginException {
+            DevicePlugin plugin = factory.create();
+            try {
+                plugin.configure(config);
+                return plugin;
+            } catch (DevicePluginException | RuntimeException e) {
+                plugin.close();
+                throw e;
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+package dev.drover.deviceplugin.fake;
+
+import dev.drover.deviceplugin.ChangeSignal;
+import dev.drover.deviceplugin.ConfigReader;
+import dev.drover.deviceplugin.DeviceGroup;
+import dev.drover.deviceplugin.DeviceInstance;
+import dev.drover.deviceplugin.DevicePlugin;
+import dev.drover.deviceplugin.DevicePluginException;
+import dev.drover.deviceplugin.Fingerprint;
+import dev.drover.deviceplugin.InstanceStats;
+import dev.drover.deviceplugin.PluginClock;
+import dev.drover.deviceplugin.PluginInfo;
+import dev.drover.deviceplugin.Reservation;
+import dev.drover.deviceplugin.fake.FakeDeviceFile.Call;
+import dev.drover.deviceplugin.fake.FakeDeviceFile.Fault;
+import dev.drover.deviceplugin.fake.FakeDeviceFile.Group;
+import dev.drover.deviceplugin.fake.FakeDeviceFile.HealthWindow;
+import dev.drover.deviceplugin.fake.FakeDeviceFile.Instance;
+import dev.drover.deviceplugin.nvidia.NvidiaReservations;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * Devices read from a file, with scripted faults and health flips (see {@link FakeDeviceFile}). For tests,
+ * the local cluster and demos: {@code --device-plugin fake:examples/fake-gpus.yaml}.
+ */
+public final class FakeDevicePlugin implements DevicePlugin {
+
+    static final String NAME = "fake";
+    static final String FILE_KEY = "file";
+    private static final Logger LOG = LoggerFactory.getLogger(FakeDevicePlugin.class);
+
+    private final PluginClock clock;
+    private final Instant origin;
+    private final ChangeSignal closing;
+    private final Map<Call, AtomicLong> calls = new EnumMap<>(Call.class);
+    private volatile FakeDeviceFile file;
+    private volatile String crashed;
+    private volatile boolean closed;
+
+    /** {@code origin} is time zero of the file's timeline. */
+    public FakeDevicePlugin(PluginClock clock, Instant origin) {
+        this.clock = clock;
+        this.origin = origin;
+        this.closing = new ChangeSignal(clock);
+        for (Call c : Call.values()) {
+            calls.put(c, new AtomicLong());
+        }
+    }
+
+    @Override
+    public PluginInfo info() {
+        return new PluginInfo(NAME, "1");
+    }
+
+    @Override
+    public void configure(Map<String, Object> config) throws DevicePluginException {
+        ConfigReader reader = new ConfigReader(NAME, config);
+        String path = reader.string(FILE_KEY, null);
+        reader.finish();
+        if (path == null || path.isBlank()) {
+            throw new DevicePluginException("device plugin fake: configuration key 'file' is missing; "
+                    + "pass the device file as --device-plugin fake:FILE");
+        }
+        configure(FakeDeviceFileParser.parse(Path.of(path)));
+    }
+
+    /** Uses an already parsed file (tests build one in code). */
+    public void configure(FakeDeviceFile parsed) {
+        this.file = parsed;
+    }
+
+    @Override
+    public Fingerprint fingerprint() throws DevicePluginException, InterruptedException {
+        Optional<Fault> invalid = beforeCall(Call.FINGERPRINT);
+        Fingerprint clean = snapshot(elapsed(clock.now()));
+        return invalid.map(f -> corrupt(clean, f)).orElse(clean);
+    }
+
+    @Override
+    public Fingerprint awaitChange(Fingerprint since, Duration timeout)
+            throws DevicePluginException, InterruptedException {
+        if (since == null) {
+            return fingerprint();
+        }
+        Instant deadline = clock.now().plus(timeout);
+        while (true) {
+            Fingerprint now = fingerprint();
+            Instant t = clock.now();
+            if (!now.equals(since) || !t.isBefore(deadline)) {
+                return now;
+            }
+            // Nothing moves between boundaries of the timeline: sleep to the next one (or the deadline).
+            Instant wake = nextBoundary(t).filter(b -> b.isBefore(deadline)).orElse(deadline);
+            closing.await(closing.version(), wake);
+            ensureOpen();
+        }
+    }
+
+    @Override
+    public List<InstanceStats> stats() throws DevicePluginException, InterruptedException {
+        beforeCall(Call.STATS);
+        Instant now = clock.now();
+        return configured().groups().stream()
+                .flatMap(g -> g.instances().stream())
+                .flatMap(i -> i.stats().stream())
+                .map(s -> s.withTimestamp(now))
+                .toList();
+    }
+
+    @Override
+    public Reservation reserve(List<String> instanceIds) throws DevicePluginException, InterruptedException {
+        beforeCall(Call.RESERVE);
+        Map<String, String> vendorOf = new HashMap<>();
+        for (Group g : configured().groups()) {
+            g.instances().forEach(i -> vendorOf.put(i.id(), g.vendor()));
+        }
+        Set<String> unknown = new LinkedHashSet<>();
+        List<String> nvidia = new ArrayList<>();
+        for (String id : instanceIds) {
+            String vendor = vendorOf.get(id);
+            if (vendor == null) {
+                unknown.add(id);
+            } else if (vendor.equals("nvidia") && !nvidia.contains(id)) {
+                nvidia.add(id);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new DevicePluginException("device plugin fake: cannot reserve unknown instance(s) " + unknown);
+        }
+        return NvidiaReservations.visibleDevices(nvidia);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        closing.signal();
+    }
+
+    /** Counts the call and acts out the first fault scripted for it now; returns an INVALID fault to apply. */
+    private Optional<Fault> beforeCall(Call call) throws DevicePluginException, InterruptedException {
+        ensureOpen();
+        FakeDeviceFile f = configured();
+        if (crashed != null) {
+            throw new DevicePluginException("device plugin fake crashed earlier: " + crashed);
+        }
+        long n = calls.get(call).incrementAndGet();
+        Duration elapsed = elapsed(clock.now());
+        for (Fault fault : f.faults()) {
+            if (fault.call() != call || !fault.activeAt(n, elapsed)) {
+                continue;
+            }
+            LOG.info("fake device plugin: {} on {} call {} at {}", fault.kind(), call, n, elapsed);
+            switch (fault.kind()) {
+                case CRASH -> {
+                    crashed = fault.message();
+                    throw new DevicePluginException("device plugin fake crashed: " + fault.message());
+                }
+                case ERROR -> throw new DevicePluginException("device plugin fake: " + fault.message());
+                case HANG -> hang(fault);
+                case INVALID -> {
+                    return Optional.of(fault);
+                }
+            }
+            return Optional.empty();
+        }
+        return Optional.empty();
+    }
+
+    private void hang(Fault fault) throws DevicePluginException, InterruptedException {
+        long seen = closing.version();
+        ensureOpen();
+        Instant until = fault.duration().map(clock.now()::plus).orElse(Instant.MAX);
+        while (!closed && clock.now().isBefore(until)) {
+            seen = closing.await(seen, until);
+        }
+        ensureOpen();
+    }
+
+    private Fingerprint snapshot(Duration elapsed) throws DevicePluginException {
+        List<DeviceGroup> groups = new ArrayList<>();
+        for (Group g : configured().groups()) {
+            List<DeviceInstance> instances = new ArrayList<>();
+            for (Instance i : g.instances()) {
+                Optional<HealthWindow> sick = i.unhealthy().stream().filter(w -> w.covers(elapsed)).findFirst();
+                instances.add(sick.isPresent()
+                        ? new DeviceInstance(i.id(), false, sick.get().reason(), i.pciBusId())
+                        : new DeviceInstance(i.id(), i.healthy(), i.healthDescription(), i.pciBusId()));
+            }
+            groups.add(new DeviceGroup(g.vendor(), g.type(), g.model(), g.attributes(), instances));
+        }
+        return Fingerprint.of(groups);
+    }
+
+    private static Fingerprint corrupt(Fingerprint clean, Fault fault) {
+        List<DeviceGroup> groups = new ArrayList<>(clean.groups());
+        if (groups.isEmpty()) {
+            return clean;
+        }
+        DeviceGroup first = groups.getFirst();
+        List<DeviceInstance> instances = new ArrayList<>(first.instances());
+        DeviceInstance one = instances.getFirst();
+        String vendor = first.vendor();
+        switch (fault.output()) {
+            case DUPLICATE_IDS -> instances.add(one);
+            case EMPTY_ID -> instances.set(0, new DeviceInstance("", one.healthy(), one.healthDescription(), one.pciBusId()));
+            case EMPTY_VENDOR -> vendor = "";
+        }
+        groups.set(0, new DeviceGroup(vendor, first.type(), first.model(), first.attributes(), instances));
+        return Fingerprint.of(groups);
+    }
+
+    /** The next time after {@code now} at which a health window or a fault window opens or closes. */
+    private Optional<Instant> nextBoundary(Instant now) throws DevicePluginException {
+        Duration elapsed = elapsed(now);
+        FakeDeviceFile f = configured();
+        Stream<Duration> health = f.groups().stream().flatMap(g -> g.instances().stream())
+                .flatMap(i -> i.unhealthy().stream())
+                .flatMap(w -> Stream.concat(Stream.of(w.from()), w.until().stream()));
+        Stream<Duration> faults = f.faults().stream()
+                .flatMap(x -> Stream.concat(Stream.of(x.from()), x.until().stream()));
+        return Stream.concat(health, faults)
+                .filter(d -> d.compareTo(elapsed) > 0)
+                .min(Duration::compareTo)
+                .map(origin::plus);
+    }
+
+    private Duration elapsed(Instant now) {
+        return Duration.between(origin, now);
+    }
+
+    private FakeDeviceFile configured() throws DevicePluginException {
+        FakeDeviceFile f = file;
+        if (f == null) {
+            throw new DevicePluginException("device plugin fake is not configured: call configure() first");
+        }
+        return f;
+    }
+
+    private void ensureOpen() throws DevicePluginException {
+        if (closed) {
+            throw new DevicePluginException("device plugin fake is closed");
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package dev.drover.deviceplugin.nvidia;
+
+import dev.drover.deviceplugin.ConfigReader;
+import dev.drover.deviceplugin.DevicePluginException;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Configuration of the nvidia plugin.
+ *
+ * @param library           NVML library name or path ({@code libnvidia-ml.so.1})
+ * @param quietPeriod       how long a GPU must go without a critical error to be healthy again
+ * @param applicationXids   XIDs that do not mark a GPU unhealthy
+ * @param eventPollInterval how long the event thread waits in NVML at a time; bounds how long close() takes
+ */
+public record NvidiaConfig(String library, Duration quietPeriod, Set<Integer> applicationXids,
+                           Duration eventPollInterval) {
+
+    public static final Duration DEFAULT_QUIET_PERIOD = Duration.ofMinutes(5);
+    public static final Duration DEFAULT_EVENT_POLL = Duration.ofMillis(500);
+
+    public NvidiaConfig {
+        applicationXids = Set.copyOf(applicationXids);
+    }
+
+    static NvidiaConfig read(Map<String, Object> config) throws DevicePluginException {
+        ConfigReader r = new ConfigReader(NvidiaDevicePlugin.NAME, config);
+        String library = r.string("library", Nvml.DEFAULT_LIBRARY);
+        Duration quiet = r.duration("quietPeriod", DEFAULT_QUIET_PERIOD);
+        List<Integer> xids = r.intList("applicationXids", List.copyOf(XidHealth.APPLICATION_XIDS));
+        Duration poll = r.duration("eventPollInterval", DEFAULT_EVENT_POLL);
+        r.finish();
+        if (quiet.isZero()) {
+            throw new DevicePluginException("device plugin nvidia: configuration key 'quietPeriod' is '0s'; "
+                    + "expected a positive duration such as 5m");
+        }
+        if (poll.isZero()) {
+            throw new DevicePluginException("device plugin nvidia: configuration key 'eventPollInterval' is '0s'; "
+                    + "expected a positive duration such as 1s");
+        }
+        return new NvidiaConfig(library, quiet, Set.copyOf(xids), poll);
+    }
+}

@@ -1,0 +1,31 @@
+package dev.drover.deviceplugin;
+
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Remembers the live threads at a point and asserts later that no new one is still alive. */
+public final class ThreadLeaks {
+
+    private final Set<Thread> before;
+
+    private ThreadLeaks(Set<Thread> before) {
+        this.before = before;
+    }
+
+    public static ThreadLeaks snapshot() {
+        return new ThreadLeaks(Thread.getAllStackTraces().keySet());
+    }
+
+    public void assertNoNewThreads() {
+        Set<String> leaked = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> !before.contains(t) && t.isAlive())
+                // the JDK's own helpers (virtual-thread carriers and unblocker, attach) are not ours to join
+                .filter(t -> !t.getName().startsWith("ForkJoinPool") && !t.getName().startsWith("Attach")
+                        && !t.getName().equals("VirtualThread-unblocker") && !t.getName().equals("Common-Cleaner"))
+                .map(Thread::getName)
+                .collect(Collectors.toSet());
+        assertThat(leaked).as("threads started and not joined").isEmpty();
+    }
+}
