@@ -41,7 +41,7 @@ public final class DevicePlugins {
     }
 
     /**
-     * Parses {@code NAME[:ARG]} ({@code fake:examples/fake-gpus.yaml}, {@code nvidia}) into the factory and
+     * Parses {@code NAME[:ARG]} ({@code fake:examples/devices/fake-gpus.yaml}, {@code nvidia}) into the factory and
      * the configuration it means.
      *
      * @throws IllegalArgumentException naming the value and the known plugins when the name is unknown

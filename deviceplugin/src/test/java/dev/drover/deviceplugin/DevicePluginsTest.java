@@ -19,9 +19,9 @@ class DevicePluginsTest {
 
     @Test
     void specNamesPluginAndArgument() {
-        DevicePlugins.Selection s = DevicePlugins.discover().select("fake:examples/fake-gpus.yaml");
+        DevicePlugins.Selection s = DevicePlugins.discover().select("fake:examples/devices/fake-gpus.yaml");
         assertThat(s.factory().name()).isEqualTo("fake");
-        assertThat(s.config()).isEqualTo(Map.of("file", "examples/fake-gpus.yaml"));
+        assertThat(s.config()).isEqualTo(Map.of("file", "examples/devices/fake-gpus.yaml"));
         assertThat(DevicePlugins.discover().select("nvidia").config()).isEmpty();
     }
 

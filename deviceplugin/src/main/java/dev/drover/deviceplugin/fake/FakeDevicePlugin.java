@@ -36,7 +36,7 @@ import java.util.stream.Stream;
 
 /**
  * Devices read from a file, with scripted faults and health flips (see {@link FakeDeviceFile}). For tests,
- * the local cluster and demos: {@code --device-plugin fake:examples/fake-gpus.yaml}.
+ * the local cluster and demos: {@code --device-plugin fake:examples/devices/fake-gpus.yaml}.
  */
 public final class FakeDevicePlugin implements DevicePlugin {
 

@@ -28,7 +28,7 @@ class FakeDeviceFileParserTest {
 
     @Test
     void shippedExampleHasTwoNvidiaGpusWithStats() throws Exception {
-        FakeDeviceFile file = FakeDeviceFileParser.parse(Path.of("../examples/fake-gpus.yaml"));
+        FakeDeviceFile file = FakeDeviceFileParser.parse(Path.of("../examples/devices/fake-gpus.yaml"));
         assertThat(file.groups()).hasSize(1);
         FakeDeviceFile.Group g = file.groups().getFirst();
         assertThat(g.vendor()).isEqualTo("nvidia");

@@ -88,7 +88,7 @@ class FakeDevicePluginTest {
     @Test
     void configuredFromAFilePath() throws Exception {
         try (DevicePlugin p = factory.create()) {
-            p.configure(factory.configFromArgument("../examples/fake-gpus.yaml"));
+            p.configure(factory.configFromArgument("../examples/devices/fake-gpus.yaml"));
             assertThat(p.fingerprint().instances()).hasSize(2);
         }
     }
