@@ -1,5 +1,6 @@
 package dev.drover.allocrunner;
 
+import dev.drover.api.v1alpha1.Names;
 import dev.drover.state.AllocId;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
@@ -13,7 +14,6 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.regex.Pattern;
 
 /**
  * An allocation's directory under the agent's data dir:
@@ -27,8 +27,6 @@ import java.util.regex.Pattern;
  * migrating exclude everything else.
  */
 public final class AllocDir {
-
-    private static final Pattern TASK_NAME = Pattern.compile("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
 
     private final Path base;
     private final Path root;
@@ -66,7 +64,7 @@ public final class AllocDir {
 
     /** The directory of task {@code name}; throws for a name that is not a DNS-1123 label. */
     public Path taskDir(String name) {
-        if (name == null || name.length() > 63 || !TASK_NAME.matcher(name).matches() || name.equals("alloc")) {
+        if (!Names.isLabel(name) || name.equals("alloc")) {
             throw new IllegalArgumentException("task name '" + name + "' cannot name a directory: use a DNS-1123 label"
                     + " (lower-case letters, digits and '-', at most 63) other than 'alloc'");
         }

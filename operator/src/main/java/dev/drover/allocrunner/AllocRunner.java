@@ -113,7 +113,7 @@ public final class AllocRunner {
         TaskConfig template = new TaskConfig(id.namespace(), id.name(), t.getName(), Map.of(), Map.of(),
                 dir.shared(), dir.taskDir(t.getName()), dir.logs(), dir.taskSecrets(t.getName()));
         return new TaskRunnerConfig(id, alloc.getSpec(), t, template, cfg.drivers(),
-                TaskHooks.defaults(cfg.drivers(), cfg.extraPrestartHooks()), cfg.stateDB(), this::taskChanged,
+                TaskHooks.defaults(cfg.drivers(), dir::buildTask, cfg.extraPrestartHooks()), cfg.stateDB(), this::taskChanged,
                 cfg.clock(), cfg.random(), cfg.maxKillTimeout(), cfg.driverDeadline(), cfg.stopRetry());
     }
 

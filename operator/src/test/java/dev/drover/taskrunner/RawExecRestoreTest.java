@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.allocrunner.AllocDir;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationType;
 import dev.drover.api.v1alpha1.RestartMode;
@@ -48,9 +49,11 @@ class RawExecRestoreTest {
 
     TaskRunnerConfig config(StateDB db, DriverRegistry drivers, AllocationSpec spec) {
         Task task = spec.getTasks().getFirst();
-        TaskConfig template = new TaskConfig("default", "svc", task.getName(), Map.of(), Map.of(), dir,
-                dir.resolve(task.getName()), dir.resolve("logs"), dir.resolve(task.getName() + "/secrets"));
-        return new TaskRunnerConfig(ALLOC, spec, task, template, drivers, TaskHooks.defaults(drivers, List.of()), db,
+        AllocDir allocDir = AllocDir.of(dir, ALLOC);
+        TaskConfig template = new TaskConfig("default", "svc", task.getName(), Map.of(), Map.of(), allocDir.shared(),
+                allocDir.taskDir(task.getName()), allocDir.logs(), allocDir.taskSecrets(task.getName()));
+        return new TaskRunnerConfig(ALLOC, spec, task, template, drivers,
+                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()), db,
                 (n, s, e) -> {
                     if (e != null) {
                         events.add(e);

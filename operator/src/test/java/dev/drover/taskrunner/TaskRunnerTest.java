@@ -15,6 +15,7 @@ import static dev.drover.api.v1alpha1.TaskEventType.WaitingShutdownDelay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.allocrunner.AllocDir;
 import dev.drover.api.Timestamps;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationType;
@@ -91,11 +92,12 @@ class TaskRunnerTest {
 
     TaskRunnerConfig config(AllocationSpec spec, Driver driver, Duration driverDeadline) {
         Task task = spec.getTasks().getFirst();
+        AllocDir allocDir = AllocDir.of(dir, ALLOC);
         TaskConfig template = new TaskConfig(ALLOC.namespace(), ALLOC.name(), task.getName(), Map.of(), Map.of(),
-                dir.resolve("alloc"), dir.resolve(task.getName()), dir.resolve("alloc/logs"),
-                dir.resolve(task.getName()).resolve("secrets"));
+                allocDir.shared(), allocDir.taskDir(task.getName()), allocDir.logs(), allocDir.taskSecrets(task.getName()));
         DriverRegistry drivers = new DriverRegistry(List.of(driver));
-        return new TaskRunnerConfig(ALLOC, spec, task, template, drivers, TaskHooks.defaults(drivers, List.of()), db,
+        return new TaskRunnerConfig(ALLOC, spec, task, template, drivers,
+                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()), db,
                 (name, state, event) -> {
                     if (event != null) {
                         events.add(event);

@@ -2,18 +2,29 @@ package dev.drover.taskrunner.hooks;
 
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
-import dev.drover.driver.TaskConfig;
 import dev.drover.taskrunner.TaskHookContext;
 import dev.drover.taskrunner.TaskHookException;
 import dev.drover.taskrunner.TaskPrestartHook;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.List;
 
-/** Builds the task's directory: {@code local/}, {@code tmp/}, and {@code secrets/} readable by its owner only. */
+/**
+ * Builds the task's directory ({@code local/}, {@code tmp/}, and {@code secrets/}
+ * readable by its owner only) through the allocation's directory, which checks
+ * names and never follows links.
+ */
 public final class TaskDirHook implements TaskPrestartHook {
+
+    /** Builds the directories of one task; the alloc runner's {@code AllocDir::buildTask}. */
+    @FunctionalInterface
+    public interface TaskDirs {
+        void build(String task) throws IOException;
+    }
+
+    private final TaskDirs dirs;
+
+    public TaskDirHook(TaskDirs dirs) {
+        this.dirs = dirs;
+    }
 
     @Override
     public String name() {
@@ -28,16 +39,11 @@ public final class TaskDirHook implements TaskPrestartHook {
     @Override
     public void prestart(TaskHookContext ctx) throws TaskHookException {
         ctx.event(TaskEvent.of(TaskEventType.TaskSetup, ctx.clock().instant()).withMessage("Building Task Directory"));
-        TaskConfig t = ctx.paths();
         try {
-            for (Path dir : List.of(t.taskDir(), t.taskDir().resolve("local"), t.taskDir().resolve("tmp"))) {
-                Files.createDirectories(dir);
-            }
-            Files.createDirectories(t.secretsDir());
-            Files.setPosixFilePermissions(t.secretsDir(), PosixFilePermissions.fromString("rwx------"));
-        } catch (IOException e) {
+            dirs.build(ctx.task().getName());
+        } catch (IOException | IllegalArgumentException e) {
             throw new TaskHookException(TaskEventType.SetupFailure,
-                    "could not build the task directory " + t.taskDir() + ": " + e.getMessage(), e);
+                    "could not build the task directory " + ctx.paths().taskDir() + ": " + e.getMessage(), e);
         }
     }
 }

@@ -11,8 +11,9 @@ public final class TaskHooks {
     private TaskHooks() {
     }
 
-    public static List<TaskPrestartHook> defaults(DriverRegistry drivers, List<TaskPrestartHook> extra) {
-        List<TaskPrestartHook> hooks = new ArrayList<>(List.of(new ValidateHook(drivers), new TaskDirHook(),
+    public static List<TaskPrestartHook> defaults(DriverRegistry drivers, TaskDirHook.TaskDirs dirs,
+                                                  List<TaskPrestartHook> extra) {
+        List<TaskPrestartHook> hooks = new ArrayList<>(List.of(new ValidateHook(drivers), new TaskDirHook(dirs),
                 new LogsHook(), new EnvHook()));
         hooks.addAll(extra);
         return List.copyOf(hooks);
