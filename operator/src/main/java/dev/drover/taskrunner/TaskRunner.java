@@ -108,7 +108,10 @@ public final class TaskRunner {
     public CompletableFuture<Void> kill(TaskEvent cause) {
         killRequest.complete(cause);
         synchronized (this) {
-            if (thread == null && !done.isDone()) {
+            if (thread == null && restoredHandle != null && !done.isDone()) {
+                // Rebuilt after an agent restart but never run: its process may still be alive; reattach, then kill it.
+                thread = Thread.ofVirtual().name("task-" + cfg.allocId() + "/" + name).start(this::loop);
+            } else if (thread == null && !done.isDone()) {
                 // Never started (e.g. a main task behind a failed prestart): it just ends, never run.
                 if (cause != null) {
                     event(cause);

@@ -116,4 +116,31 @@ class RestoreTest {
                     ProcessHandle.of(Long.parseLong(pid)).map(p -> !p.isAlive()).orElse(true));
         }
     }
+
+    /** An allocation the API server no longer has is destroyed at restore, before it ever runs: its process dies too. */
+    @Test
+    void aRestoredAllocationDestroyedBeforeItRunsKillsItsProcess() throws Exception {
+        String pid;
+        try (StateDB db = StateDB.open(data.resolve("state"));
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunner r = new AllocRunner(config(db, driver), alloc(0));
+            r.run();
+            await().atMost(Duration.ofSeconds(30)).until(() -> r.allocState().clientStatus() == ClientStatus.Running);
+            pid = db.getTaskLocalState(r.id(), "main").orElseThrow().driverHandle().get("pid");
+            r.shutdown();
+        }
+        assertThat(ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive)).contains(true);
+        events.clear();
+        try (StateDB db = StateDB.open(data.resolve("state"));
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunner r = AllocRunner.restore(config(db, driver), db.loadAll().getFirst());
+            r.destroy();
+            assertThat(db.loadAll()).isEmpty();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                ProcessHandle.of(Long.parseLong(pid)).map(p -> !p.isAlive()).orElse(true));
+        assertThat(events).extracting(TaskEvent::getType).doesNotContain(TaskEventType.Started);
+    }
 }

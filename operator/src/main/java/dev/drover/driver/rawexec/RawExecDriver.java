@@ -39,11 +39,21 @@ public final class RawExecDriver implements Driver {
 
     private final InstantSource clock;
     private final LogRotator rotator;
+    private final List<String> launcher;
     private final Map<String, CompletableFuture<ExitResult>> exits = new ConcurrentHashMap<>();
 
     public RawExecDriver(InstantSource clock, LogRotator rotator) {
+        this(clock, rotator, List.of());
+    }
+
+    /**
+     * @param launcher words put before each task's supervisor command, e.g. {@code nsenter ... systemd-run --scope}
+     *                 so tasks run on the host outside the agent's container; empty to run them directly
+     */
+    public RawExecDriver(InstantSource clock, LogRotator rotator, List<String> launcher) {
         this.clock = clock;
         this.rotator = rotator;
+        this.launcher = List.copyOf(launcher);
     }
 
     @Override
@@ -92,7 +102,8 @@ public final class RawExecDriver implements Driver {
         } catch (IOException e) {
             throw new DriverStartException("cannot prepare " + status + ": " + e.getMessage(), true, e);
         }
-        List<String> argv = new ArrayList<>(List.of("setsid", "/bin/sh", "-c", Supervisor.SCRIPT, "drover-supervisor",
+        List<String> argv = new ArrayList<>(launcher);
+        argv.addAll(List.of("setsid", "/bin/sh", "-c", Supervisor.SCRIPT, "drover-supervisor",
                 status.toString(), task.stdout().toString(), task.stderr().toString(), command.toString()));
         argv.addAll(config.args());
         ProcessBuilder pb = new ProcessBuilder(argv).directory(task.taskDir().toFile())

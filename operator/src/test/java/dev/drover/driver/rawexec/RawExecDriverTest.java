@@ -58,6 +58,22 @@ class RawExecDriverTest {
     }
 
     @Test
+    void theLauncherPrefixesTheSupervisorCommand() throws Exception {
+        Path launcher = dir.resolve("launcher.sh");
+        Path seen = dir.resolve("launched");
+        Files.writeString(launcher, "#!/bin/sh\necho \"$1 $2\" > '" + seen + "'\nshift 2\nexec \"$@\"\n");
+        launcher.toFile().setExecutable(true);
+        try (RawExecDriver launched = new RawExecDriver(Clock.systemUTC(), rotator,
+                List.of(launcher.toString(), "--slice", "drover.slice"))) {
+            Files.createDirectories(dir.resolve("t"));
+            TaskHandle h = launched.start(task("t", "exit 4", Map.of()));
+            started.add(h);
+            assertThat(launched.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(4));
+            assertThat(Files.readString(seen).strip()).isEqualTo("--slice drover.slice");
+        }
+    }
+
+    @Test
     void reportsTheExitCode() throws Exception {
         TaskHandle h = start("t", "exit 3");
         assertThat(driver.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(3));
