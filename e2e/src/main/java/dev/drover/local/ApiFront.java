@@ -39,6 +39,7 @@ final class ApiFront implements HttpHandler {
     private final Clock clock;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final AtomicBoolean stopping = new AtomicBoolean();
+    private final RecentDeletions deletions = new RecentDeletions();
 
     ApiFront(String backendBase, KubernetesClient backend, Catalog catalog, Clock clock) {
         this.backendBase = backendBase;
@@ -139,7 +140,7 @@ final class ApiFront implements HttpHandler {
                 throw new ApiError(200, "WebsocketNotServed", "websocket watches are not served; use HTTP streaming");
             }
             boolean table = Tables.wanted(ex.getRequestHeaders().getFirst("Accept"));
-            WatchStream.serve(ex, backend, type, rp, query, table ? clock : null, stopping::get);
+            WatchStream.serve(ex, backend, type, rp, query, table ? clock : null, stopping::get, deletions.of(type));
             return;
         }
         FieldSelector selector;
@@ -230,6 +231,7 @@ final class ApiFront implements HttpHandler {
         if (code == 200 && response.body().length == 0 && before != null && before.statusCode() == 200) {
             ObjectNode gone = (ObjectNode) JSON.readTree(before.body());
             ((ObjectNode) gone.path("metadata")).putArray("finalizers");
+            deletions.record(type, gone);
             send(ex, 200, gone);
             return;
         }
@@ -262,7 +264,11 @@ final class ApiFront implements HttpHandler {
         if (type.plural().equals("customresourcedefinitions")) {
             catalog.invalidate();
         }
-        forward(ex, "DELETE", rp.objectPath(), "", body(ex), ex.getRequestHeaders().getFirst("Content-Type"));
+        HttpResponse<byte[]> response = call("DELETE", rp.objectPath(), "", body(ex), ex.getRequestHeaders().getFirst("Content-Type"));
+        if (response.statusCode() / 100 == 2 && current.statusCode() == 200) {
+            deletions.record(type, JSON.readTree(current.body()));
+        }
+        relay(ex, response);
     }
 
     private static String pathOf(ResourcePath rp) {

@@ -1,11 +1,14 @@
 package dev.drover.local;
 
+import dev.drover.agent.Agent;
+import dev.drover.agent.AgentConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import sun.misc.Signal;
 
@@ -13,6 +16,7 @@ import sun.misc.Signal;
  * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
  * <pre>
  *   apiserver --kubeconfig FILE [--port N] [--nodes a,b]
+ *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N]
  * </pre>
  */
 public final class LocalMain {
@@ -25,7 +29,15 @@ public final class LocalMain {
                   Start a local Kubernetes API server with the Drover CRD, write a kubeconfig
                   for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
                   --port 0 (the default) picks a free port.
+
+              up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N]
+                  The same API server plus the Drover agent for node "local" in this process, with the
+                  mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
+                  DIR (default .drover-local/data) holds the agent's state and allocation directories;
+                  --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz.
             """;
+
+    static final String LOCAL_NODE = "local";
 
     private LocalMain() {
     }
@@ -42,6 +54,7 @@ public final class LocalMain {
         try {
             return switch (args[0]) {
                 case "apiserver" -> apiserver(Arrays.copyOfRange(args, 1, args.length), out);
+                case "up" -> up(Arrays.copyOfRange(args, 1, args.length), out, err);
                 default -> throw new UsageException("unknown command \"" + args[0] + "\"");
             };
         } catch (UsageException e) {
@@ -84,6 +97,63 @@ public final class LocalMain {
         }
         server.close();
         out.println("drover-local apiserver stopped");
+        return 0;
+    }
+
+    private static int up(String[] args, PrintStream out, PrintStream err) throws IOException {
+        Path kubeconfig = null;
+        Path dataDir = Path.of(".drover-local", "data");
+        int port = 0;
+        int metricsPort = 0;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
+                case "--data-dir" -> dataDir = Path.of(value(args, ++i, "--data-dir"));
+                case "--port" -> port = port(value(args, ++i, "--port"));
+                case "--metrics-port" -> metricsPort = port(value(args, ++i, "--metrics-port"));
+                default -> throw new UsageException("unknown flag \"" + args[i] + "\"");
+            }
+        }
+        if (kubeconfig == null) {
+            throw new UsageException("up needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
+        }
+        AgentConfig config;
+        try {
+            config = AgentConfig.load(List.of("--node", LOCAL_NODE, "--data-dir", dataDir.toString(),
+                    "--enable-raw-exec", "--metrics-port", Integer.toString(metricsPort)), Map.of());
+        } catch (AgentConfig.ConfigException e) {
+            throw new UsageException(e.getMessage());
+        }
+        LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withPort(port).withNodes(List.of(LOCAL_NODE)).withKubeconfig(kubeconfig));
+        Agent agent;
+        try {
+            agent = Agent.start(config, server.client());
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            err.println("drover-local: the agent cannot start: " + e.getMessage());
+            return 1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            server.close();
+            return 1;
+        }
+        CountDownLatch stop = new CountDownLatch(1);
+        Signal.handle(new Signal("TERM"), s -> stop.countDown());
+        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        out.println("drover-local ready: API server at " + server.url() + ", agent for node \"" + LOCAL_NODE
+                + "\" (data " + dataDir.toAbsolutePath() + ", metrics http://127.0.0.1:" + agent.metricsPort()
+                + "/metrics)");
+        out.println("  export KUBECONFIG=" + kubeconfig.toAbsolutePath() + "; kubectl apply -f examples/hello.yaml");
+        out.flush();
+        try {
+            stop.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        agent.close(); // tasks keep running; the next "up" with the same data dir reattaches to them
+        server.close();
+        out.println("drover-local stopped");
         return 0;
     }
 

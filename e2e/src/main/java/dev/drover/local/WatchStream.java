@@ -35,7 +35,8 @@ final class WatchStream {
     /** Streams until the client goes away, the timeout passes or {@code stopping} is set; blocks the calling thread. */
     static void serve(HttpExchange exchange, KubernetesClient backend, ResourceType type, ResourcePath path,
                       Query query, java.time.Clock tables,
-                      java.util.function.BooleanSupplier stopping) throws IOException {
+                      java.util.function.BooleanSupplier stopping, java.util.List<JsonNode> recentlyDeleted)
+            throws IOException {
         BlockingQueue<Object> events = new LinkedBlockingQueue<>();
         ResourceDefinitionContext context = new ResourceDefinitionContext.Builder().withGroup(type.group())
                 .withVersion(type.version()).withPlural(type.plural()).withKind(type.kind())
@@ -66,9 +67,19 @@ final class WatchStream {
         // The store registers a watch only after its handshake, so a change made just before could be
         // missed: replay what the store holds beyond the client's version; duplicates are dropped below.
         java.util.Map<String, Long> sent = new java.util.HashMap<>();
+        java.util.Set<String> goneSent = new java.util.HashSet<>();
         if (since >= 0) {
+            java.util.Set<String> live = new java.util.HashSet<>();
             for (GenericKubernetesResource item : scoped.list(options.build()).getItems()) {
                 events.add(new Object[] {"MODIFIED", item});
+                live.add(item.getMetadata().getNamespace() + "/" + item.getMetadata().getName());
+            }
+            for (JsonNode gone : recentlyDeleted) {
+                String ns = gone.path("metadata").path("namespace").asText("");
+                boolean recreated = live.contains((ns.isEmpty() ? null : ns) + "/" + gone.path("metadata").path("name").asText());
+                if (!recreated && (path.namespace() == null || path.namespace().equals(ns))) {
+                    events.add(new Object[] {"DELETED", gone});
+                }
             }
         }
         long timeoutSeconds = query.get("timeoutSeconds") == null ? 0 : Long.parseLong(query.get("timeoutSeconds"));
@@ -93,11 +104,15 @@ final class WatchStream {
                 String key = object.path("metadata").path("namespace").asText("") + "/"
                         + object.path("metadata").path("name").asText("");
                 boolean deleted = "DELETED".equals(e[0]);
-                if (!selector.matches(object) || version <= since
-                        || (!deleted && version <= sent.getOrDefault(key, -1L))) {
+                // The store's DELETED events carry the object's last version, not a newer one: a deletion
+                // is news to the client whatever its version (duplicates are dropped by goneSent).
+                if (!selector.matches(object) || (version <= since && !deleted)
+                        || (!deleted && version <= sent.getOrDefault(key, -1L))
+                        || (deleted && goneSent.contains(key + "@" + version))) {
                     continue;
                 }
                 if (deleted) {
+                    goneSent.add(key + "@" + version);
                     sent.remove(key);
                 } else {
                     sent.put(key, version);

@@ -1,17 +1,37 @@
 package dev.drover.agent;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import dev.drover.state.StateStoreException;
 import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.LoggerFactory;
 
 /**
- * Entry point of {@code drover-agent.jar}: dispatches sub-commands. Running
- * the agent itself is not implemented yet, so anything but a known
- * sub-command prints usage and exits 2.
+ * Entry point of {@code drover-agent.jar}: runs the agent (the default), or a
+ * sub-command such as {@code state dump}. Exit codes: 0 after a clean stop
+ * (SIGTERM), 1 when the agent cannot start, 2 for bad flags or settings.
  */
 public final class Main {
 
     static final int EXIT_USAGE = 2;
+    static final int EXIT_FAILED = 1;
+
+    static final String USAGE = """
+            usage: java -jar drover-agent.jar [--config FILE] [--kubeconfig FILE] [--node NAME] [--data-dir DIR]
+                                              [--enable-raw-exec] [--metrics-port N] [--log-level LEVEL]
+                                              [--max-kill-timeout DURATION] [--device-plugin NAME[:ARG]]...
+                   java -jar drover-agent.jar state dump --data-dir DIR
+
+              (no command)  run the agent for this node until SIGTERM; tasks keep running when it stops.
+                            Every flag has an environment form (NODE_NAME, DROVER_DATA_DIR, ...) and a key in
+                            the --config file; docs/configuration.md lists them all.
+              state dump    print the agent's local state store as JSON (safe while the agent runs);
+                            DIR defaults to $DROVER_DATA_DIR
+            """;
 
     private Main() {
     }
@@ -20,17 +40,64 @@ public final class Main {
         System.exit(run(args, System.getenv(), System.out, System.err));
     }
 
+    /** Runs a command, or the agent until the JVM is asked to stop; returns the exit code. */
     static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
         if (args.length >= 2 && args[0].equals("state") && args[1].equals("dump")) {
             return StateDumpCommand.run(Arrays.copyOfRange(args, 2, args.length), env, out, err);
         }
-        usage(err);
-        return EXIT_USAGE;
+        if (args.length >= 1 && (args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h"))) {
+            out.print(USAGE);
+            return 0;
+        }
+        AgentConfig config;
+        try {
+            config = AgentConfig.load(List.of(args), env);
+        } catch (AgentConfig.ConfigException e) {
+            err.println("drover-agent: " + e.getMessage());
+            usage(err);
+            return EXIT_USAGE;
+        }
+        if (!config.devicePlugins().isEmpty()) {
+            err.println("drover-agent: --device-plugin " + String.join(", ", config.devicePlugins())
+                    + ": this agent does not run device plugins yet (docs/devices.md); remove the flag");
+            return EXIT_USAGE;
+        }
+        setLogLevel(config.logLevel());
+        return runAgent(config, err);
+    }
+
+    private static int runAgent(AgentConfig config, PrintStream err) {
+        Agent agent;
+        try {
+            agent = Agent.start(config);
+        } catch (StateStoreException e) {
+            err.println("drover-agent: the state store in " + config.dataDir() + " cannot be used: " + e.getMessage());
+            return EXIT_FAILED;
+        } catch (Exception e) {
+            err.println("drover-agent: cannot start: " + e);
+            LoggerFactory.getLogger(Main.class).error("cannot start", e);
+            return EXIT_FAILED;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            agent.close();
+            stopped.countDown();
+        }, "drover-shutdown"));
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+
+    static void setLogLevel(String level) {
+        if (LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx) {
+            ctx.getLogger("dev.drover").setLevel(Level.toLevel(level, Level.INFO));
+        }
     }
 
     static void usage(PrintStream err) {
-        err.println("usage: java -jar drover-agent.jar state dump --data-dir DIR");
-        err.println("  state dump   print the agent's local state store as JSON (safe while the agent runs);");
-        err.println("               DIR defaults to $" + StateDumpCommand.DATA_DIR_ENV);
+        err.print(USAGE);
     }
 }

@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Runs one allocation: builds its directory, starts its tasks stage by stage
@@ -203,6 +204,7 @@ public final class AllocRunner {
     }
 
     private void loop() {
+        MDC.put("alloc", id.toString());
         try {
             AllocHookContext ctx = hookContext();
             for (AllocHooks.Hook hook : hooks) {

@@ -39,6 +39,7 @@ final class PreviousAllocHook implements AllocHooks.Prerun {
         CompletableFuture<Void> done = previous.terminal(prevId);
         while (!done.isDone()) {
             if (ctx.stopping().getAsBoolean()) {
+                done.cancel(false); // stop watching
                 return false;
             }
             try {

@@ -51,6 +51,7 @@ public final class StatusWriter implements AutoCloseable {
     private final Condition wake = lock.newCondition();
     private final LongAdder writes = new LongAdder();
     private final LongAdder skipped = new LongAdder();
+    private final LongAdder failures = new LongAdder();
     private final Thread thread;
     private volatile boolean closed;
 
@@ -106,6 +107,30 @@ public final class StatusWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * What the API server holds for {@code id} (read by the watch): if nothing was written yet, it
+     * counts as written, so a runner rebuilt after an agent restart that publishes the same status
+     * costs no write.
+     */
+    public void observed(AllocId id, AllocationStatus status) {
+        if (status == null) {
+            return;
+        }
+        lock.lock();
+        try {
+            Entry e = entries.computeIfAbsent(id, k -> new Entry());
+            if (e.written == null && e.failures == 0) {
+                e.written = status;
+                if (status.equals(e.latest)) {
+                    e.latest = null;
+                    e.dueNanos = Long.MAX_VALUE;
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Forget {@code id} (its allocation is gone); nothing more is written for it. */
     public void forget(AllocId id) {
         entries.remove(id);
@@ -119,6 +144,16 @@ public final class StatusWriter implements AutoCloseable {
     /** Published statuses dropped because they were identical to what was pending or written. */
     public long skipped() {
         return skipped.sum();
+    }
+
+    /** Writes that failed (each is retried). */
+    public long failures() {
+        return failures.sum();
+    }
+
+    /** False once the writer thread has stopped. */
+    public boolean alive() {
+        return thread.isAlive();
     }
 
     private void loop() {
@@ -187,6 +222,7 @@ public final class StatusWriter implements AutoCloseable {
                     e.dueNanos = System.nanoTime() + (urgent ? 0 : timing.batchDelay().toNanos());
                 }
             } else {
+                failures.increment();
                 e.failures++;
                 long backoff = Math.min(timing.maxBackoff().toNanos(),
                         timing.minBackoff().toNanos() << Math.min(20, e.failures - 1));

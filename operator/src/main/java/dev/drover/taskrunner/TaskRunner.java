@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Runs one task for as long as its allocation wants it: starts it through its
@@ -183,6 +184,8 @@ public final class TaskRunner {
     }
 
     private void loop() {
+        MDC.put("alloc", cfg.allocId().toString());
+        MDC.put("task", name);
         try {
             supervise(cfg.drivers().find(task.getDriver()).orElse(null));
         } catch (InterruptedException e) {

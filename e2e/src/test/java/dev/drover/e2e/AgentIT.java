@@ -1,0 +1,263 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.local.LocalApiServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 6's acceptance: the local API server, the real kubectl, and the agent
+ * jar as a separate process for node {@code local} (mock and raw_exec enabled).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class AgentIT {
+
+    static final Path EXAMPLES = Path.of("..", "examples");
+
+    @TempDir
+    static Path dir;
+    static LocalApiServer server;
+    static Kubectl kubectl;
+    static AgentProcess agent;
+    static Path data;
+    static int metricsPort;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("local", "elsewhere"))
+                .withKubeconfig(dir.resolve("kubeconfig")));
+        kubectl = new Kubectl(server.kubeconfig());
+        data = dir.resolve("data");
+        metricsPort = freePort();
+        agent = new AgentProcess(dir.resolve("agent.log"), "--kubeconfig", server.kubeconfig().toString(),
+                "--node", "local", "--data-dir", data.toString(), "--enable-raw-exec",
+                "--metrics-port", Integer.toString(metricsPort)).start();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (agent != null) {
+            agent.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static int freePort() throws Exception {
+        try (var s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    static void apply(String yaml) {
+        kubectl.runWithInput(yaml, "apply", "-f", "-").assertOk();
+    }
+
+    static String jsonpath(String alloc, String path) {
+        return kubectl.run("get", "alloc", alloc, "-o", "jsonpath={" + path + "}").assertOk().out();
+    }
+
+    static void waitFor(String alloc, String clientStatus) {
+        kubectl.run("wait", "alloc/" + alloc, "--for=jsonpath={.status.clientStatus}=" + clientStatus, "--timeout=25s")
+                .assertOk();
+    }
+
+    static String mock(String name, String spec, String config) {
+        return """
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: %s, namespace: default}
+                spec:
+                  nodeName: local
+                %s  tasks:
+                  - name: main
+                    driver: mock
+                    config: %s
+                """.formatted(name, spec, config);
+    }
+
+    static String rawExec(String name) {
+        return """
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: %s, namespace: default}
+                spec:
+                  nodeName: local
+                  tasks:
+                  - name: sleeper
+                    driver: raw_exec
+                    config: {command: /bin/sleep, args: ["600"]}
+                    killTimeout: 2s
+                """.formatted(name);
+    }
+
+    static long pidOf(String alloc, String task) throws Exception {
+        Path pid = data.resolve("allocs/default/" + alloc + "/" + task + "/.drover-raw-exec/pid");
+        await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(pid));
+        return Long.parseLong(Files.readString(pid).strip());
+    }
+
+    static boolean alive(long pid) {
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    @Test
+    @Order(1)
+    void helloRunsWithinSecondsAndDescribeShowsItsEvents() {
+        kubectl.run("apply", "-f", EXAMPLES.resolve("hello.yaml").toString()).assertOk();
+        waitFor("hello", "Running");
+        String table = kubectl.run("get", "alloc", "hello").assertOk().out();
+        assertThat(table).containsPattern("hello\\s+local\\s+Running\\s+1/1\\s+0");
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            String described = kubectl.run("describe", "alloc", "hello").assertOk().out();
+            assertThat(described).contains("Received", "TaskSetup", "Started").contains("Task web: Task started by client");
+        });
+        assertThat(jsonpath("hello", ".status.conditions[?(@.type==\"Ready\")].status")).isEqualTo("True");
+        assertThat(jsonpath("hello", ".status.observedGeneration")).isEqualTo("1");
+        assertThat(jsonpath("hello", ".metadata.finalizers[0]")).isEqualTo("drover.dev/finalizer");
+    }
+
+    @Test
+    @Order(2)
+    void aBatchAllocationCompletesAndAFailingOneFailsAfterItsRestarts() {
+        apply(mock("batch-ok", "  type: Batch\n", "{runFor: 200ms}"));
+        apply(mock("batch-bad", "  type: Batch\n  restartPolicy: {attempts: 2, interval: 10s, delay: 100ms, mode: Fail}\n",
+                "{runFor: 100ms, exitCode: 3}"));
+        waitFor("batch-ok", "Complete");
+        waitFor("batch-bad", "Failed");
+        assertThat(jsonpath("batch-bad", ".status.taskStates.main.restarts")).isEqualTo("2");
+        assertThat(jsonpath("batch-bad", ".status.taskStates.main.failed")).isEqualTo("true");
+        assertThat(jsonpath("batch-ok", ".status.taskStates.main.failed")).isEqualTo("false");
+        assertThat(kubectl.run("describe", "alloc", "batch-bad").assertOk().out()).contains("Warning", "NotRestarting");
+    }
+
+    @Test
+    @Order(3)
+    void anAllocationWithBadFieldsIsFailedWithAConditionNamingThemAndOthersStillRun() {
+        // passes the CRD schema, breaks the rules: attempts x delay > interval, and a task env entry without a name
+        apply(mock("bad-fields", "  restartPolicy: {attempts: 10, interval: 5s, delay: 1s, mode: Fail}\n",
+                "{runFor: 1h}"));
+        waitFor("bad-fields", "Failed");
+        String message = jsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].message");
+        assertThat(message).contains("spec.restartPolicy");
+        assertThat(jsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].status")).isEqualTo("False");
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+                kubectl.run("describe", "alloc", "bad-fields").assertOk().out()).contains("FailedValidation",
+                "spec.restartPolicy"));
+
+        apply(mock("after-bad", "", "{runFor: 1h}"));
+        waitFor("after-bad", "Running");
+        // fixing the spec makes it run
+        apply(mock("bad-fields", "  restartPolicy: {attempts: 1, interval: 5s, delay: 1s, mode: Fail}\n",
+                "{runFor: 1h}"));
+        waitFor("bad-fields", "Running");
+    }
+
+    @Test
+    @Order(4)
+    void anAllocationForAnotherNodeIsNeverTouched() throws Exception {
+        apply(mock("not-mine", "", "{runFor: 1h}").replace("nodeName: local", "nodeName: elsewhere"));
+        apply(mock("mine-after", "", "{runFor: 1h}"));
+        waitFor("mine-after", "Running"); // the agent has seen both by now
+        Thread.sleep(500);
+        Allocation other = server.client().resources(Allocation.class).inNamespace("default").withName("not-mine").get();
+        assertThat(other.getStatus()).isNull();
+        assertThat(other.getMetadata().getFinalizers()).isEmpty();
+        assertThat(data.resolve("allocs/default/not-mine")).doesNotExist();
+    }
+
+    @Test
+    @Order(5)
+    void stopKillsTheTasksAndDeleteRemovesEverything() throws Exception {
+        apply(rawExec("stop-me"));
+        waitFor("stop-me", "Running");
+        long pid = pidOf("stop-me", "sleeper");
+        assertThat(alive(pid)).isTrue();
+        kubectl.run("patch", "alloc", "stop-me", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}").assertOk();
+        waitFor("stop-me", "Complete");
+        await().atMost(Duration.ofSeconds(10)).until(() -> !alive(pid));
+        assertThat(jsonpath("stop-me", ".status.taskStates.sleeper.events[*].type")).contains("Killing", "Killed");
+        assertThat(data.resolve("allocs/default/stop-me")).as("Stop keeps the files").exists();
+
+        apply(rawExec("delete-me"));
+        waitFor("delete-me", "Running");
+        long pid2 = pidOf("delete-me", "sleeper");
+        kubectl.run("delete", "alloc", "delete-me", "--timeout=30s").assertOk();
+        assertThat(alive(pid2)).as("process gone").isFalse();
+        assertThat(data.resolve("allocs/default/delete-me")).as("alloc dir removed").doesNotExist();
+        assertThat(kubectl.run("get", "alloc", "delete-me").err()).contains("NotFound");
+    }
+
+    @Test
+    @Order(6)
+    void afterSigkillTheAgentReattachesAndStartsWhatWasCreatedMeanwhile() throws Exception {
+        apply(rawExec("survivor"));
+        waitFor("survivor", "Running");
+        long pid = pidOf("survivor", "sleeper");
+
+        agent.kill();
+        apply(mock("created-meanwhile", "", "{runFor: 1h}"));
+        Thread.sleep(300);
+        agent.start();
+
+        waitFor("created-meanwhile", "Running");
+        assertThat(pidOf("survivor", "sleeper")).isEqualTo(pid);
+        assertThat(alive(pid)).isTrue();
+        Thread.sleep(1500); // time for a wrong restart to show
+        assertThat(jsonpath("survivor", ".status.taskStates.sleeper.restarts")).isEqualTo("0");
+        String types = jsonpath("survivor", ".status.taskStates.sleeper.events[*].type");
+        assertThat(types.split(" ")).containsOnlyOnce("Started");
+        assertThat(agent.log()).contains("reattached to task default/survivor/sleeper");
+        // the restored runners published statuses the API server already had: skipped, not written
+        assertThat(value(get("/metrics"), "drover_status_writes_total\\{result=\"skipped\",?\\}")).isPositive();
+    }
+
+    @Test
+    @Order(7)
+    void metricsServeTheDocumentedSeries() throws Exception {
+        String metrics = get("/metrics");
+        for (String series : List.of("drover_allocations{client_status=\"Running\"",
+                "drover_task_events_total{type=\"Started\"", "drover_task_restarts_total",
+                "drover_status_writes_total{result=\"written\"", "drover_status_writes_total{result=\"skipped\"",
+                "drover_state_writes_total{result=\"written\"", "drover_state_writes_total{result=\"deduplicated\"",
+                "drover_alloc_seen_to_running_seconds_bucket", "operator_sdk_reconciliations_started_total",
+                "operator_sdk_reconciliations_success_total", "jvm_threads_current", "process_cpu_seconds_total")) {
+            assertThat(metrics).as(series).contains(series);
+        }
+        assertThat(get("/healthz")).contains("ok");
+        assertThat(get("/readyz")).contains("ok");
+
+    }
+
+    static String get(String path) throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + path)).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        }
+    }
+
+    static double value(String metrics, String series) {
+        Matcher m = Pattern.compile("(?m)^" + series + " ([0-9.eE+-]+)$").matcher(metrics);
+        assertThat(m.find()).as(series).isTrue();
+        return Double.parseDouble(m.group(1));
+    }
+}

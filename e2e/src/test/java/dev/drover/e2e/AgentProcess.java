@@ -1,0 +1,75 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** The shipped agent jar, {@code operator/target/drover-agent.jar}, as a separate process; its log goes to a file. */
+final class AgentProcess implements AutoCloseable {
+
+    static final Path JAR = Path.of("..", "operator", "target", "drover-agent.jar");
+
+    private final List<String> args;
+    private final Path log;
+    private Process process;
+    private int starts;
+
+    AgentProcess(Path log, String... args) {
+        this.log = log;
+        this.args = List.of(args);
+    }
+
+    /** Starts the agent and waits until it says it is ready. */
+    AgentProcess start() throws IOException, InterruptedException {
+        assertThat(JAR).as("built by mvn package in the operator module").exists();
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-jar", JAR.toString()));
+        command.addAll(args);
+        Path out = log.resolveSibling(log.getFileName() + "." + (++starts));
+        process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            String text = Files.exists(out) ? Files.readString(out, StandardCharsets.UTF_8) : "";
+            if (text.contains("is ready")) {
+                return this;
+            }
+            if (!process.isAlive()) {
+                throw new AssertionError("the agent exited with " + process.exitValue() + ":\n" + text);
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("the agent did not get ready in 60 s:\n" + Files.readString(out));
+    }
+
+    /** The whole log of the current run. */
+    String log() throws IOException {
+        return Files.readString(log.resolveSibling(log.getFileName() + "." + starts), StandardCharsets.UTF_8);
+    }
+
+    /** SIGKILL: no shutdown hook runs. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /** SIGTERM, and the exit code. */
+    int stop() throws InterruptedException {
+        process.destroy();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the agent stops on SIGTERM").isTrue();
+        return process.exitValue();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            stop();
+        }
+    }
+}

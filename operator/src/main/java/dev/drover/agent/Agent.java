@@ -1,0 +1,246 @@
+package dev.drover.agent;
+
+import dev.drover.allocrunner.AllocRunnerConfig;
+import dev.drover.allocwatcher.LocalFirst;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.controller.AllocationController;
+import dev.drover.controller.AllocationReconciler;
+import dev.drover.controller.EventRecorder;
+import dev.drover.controller.ApiPreviousAllocations;
+import dev.drover.controller.StatusPatcher;
+import dev.drover.controller.StatusWriter;
+import dev.drover.driver.Driver;
+import dev.drover.driver.DriverRegistry;
+import dev.drover.driver.mock.MockDriver;
+import dev.drover.driver.rawexec.LogRotator;
+import dev.drover.driver.rawexec.RawExecDriver;
+import dev.drover.gc.DiskUsage;
+import dev.drover.gc.GarbageCollector;
+import dev.drover.metrics.DroverMetrics;
+import dev.drover.metrics.JosdkMetrics;
+import dev.drover.metrics.MetricsServer;
+import dev.drover.state.StateDB;
+import dev.drover.state.StateStats;
+import dev.drover.taskrunner.TaskRunnerConfig;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.javaoperatorsdk.operator.Operator;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running agent: the state store, drivers, runners, the Kubernetes side
+ * and the metrics endpoint, wired together. {@link #start} restores runners
+ * from the store before it watches the API server; {@link #close} stops
+ * everything it started and leaves tasks running.
+ */
+public final class Agent implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
+    private static final Duration LOG_ROTATE_INTERVAL = Duration.ofSeconds(5);
+
+    private final AgentConfig config;
+    private final KubernetesClient client;
+    private final boolean ownsClient;
+    private final List<AutoCloseable> closeLast = new ArrayList<>();
+    private StateDB state;
+    private DriverRegistry drivers;
+    private StatusWriter writer;
+    private EventRecorder events;
+    private ApiPreviousAllocations previous;
+    private GarbageCollector gc;
+    private AllocationController controller;
+    private Operator operator;
+    private MetricsServer http;
+    private volatile boolean ready;
+    private volatile boolean closed;
+
+    private Agent(AgentConfig config, KubernetesClient client, boolean ownsClient) {
+        this.config = config;
+        this.client = client;
+        this.ownsClient = ownsClient;
+    }
+
+    /** Starts an agent with its own client, from the kubeconfig setting or in-cluster configuration. */
+    public static Agent start(AgentConfig config) throws IOException, InterruptedException {
+        return start(config, client(config.kubeconfig()), true);
+    }
+
+    /** Starts an agent that uses {@code client} (and leaves it open on close). */
+    public static Agent start(AgentConfig config, KubernetesClient client) throws IOException, InterruptedException {
+        return start(config, client, false);
+    }
+
+    private static Agent start(AgentConfig config, KubernetesClient client, boolean ownsClient)
+            throws IOException, InterruptedException {
+        Agent agent = new Agent(config, client, ownsClient);
+        try {
+            agent.startAll();
+            return agent;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            agent.close();
+            throw e;
+        }
+    }
+
+    /** A client for {@code kubeconfig}, or the usual auto-configuration (in-cluster) without one. */
+    public static KubernetesClient client(Optional<Path> kubeconfig) throws IOException {
+        Config cfg;
+        if (kubeconfig.isPresent()) {
+            cfg = Config.fromKubeconfig(Files.readString(kubeconfig.get()));
+        } else {
+            cfg = Config.autoConfigure(null);
+        }
+        return new KubernetesClientBuilder().withConfig(cfg).withHttpClientFactory(new JdkHttpClientFactory()).build();
+    }
+
+    private void startAll() throws IOException, InterruptedException {
+        Clock clock = Clock.systemUTC();
+        Files.createDirectories(config.dataDir());
+        state = StateDB.open(config.dataDir());
+        LogRotator rotator = new LogRotator(10L << 20, 5, LOG_ROTATE_INTERVAL);
+        closeLast.add(rotator);
+        List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock)));
+        if (config.enableRawExec()) {
+            enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher()));
+            LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");
+        }
+        drivers = new DriverRegistry(enabled);
+
+        writer = new StatusWriter(new StatusPatcher(client), config.statusWrites());
+        events = new EventRecorder(client, config.nodeName());
+        previous = new ApiPreviousAllocations(client, Duration.ofMillis(500), Duration.ofSeconds(5));
+        gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
+
+        DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(
+                () -> controller == null ? Map.of() : controller.countByClientStatus(),
+                () -> new long[]{writer.writes(), writer.skipped(), writer.failures()},
+                () -> {
+                    StateStats s = state.stats();
+                    return new long[]{s.writes(), s.deduplicated()};
+                },
+                () -> new long[]{events.written(), events.dropped(), events.failed()}));
+        controller = new AllocationController(config.nodeName(), self -> new AllocRunnerConfig(config.dataDir(),
+                drivers, List.of(), List.of(), state, self, new LocalFirst(self::localTerminal, previous),
+                clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
+                TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc);
+
+        if (config.metricsPort() >= 0) {
+            http = new MetricsServer(config.metricsPort(), metrics.registry(), this::health, this::readiness);
+            LOG.info("serving /metrics, /healthz and /readyz on port {}", http.port());
+        }
+
+        long begin = System.nanoTime();
+        int restored = controller.restore();
+        JosdkMetrics josdkMetrics = new JosdkMetrics(metrics.registry());
+        operator = new Operator(o -> o.withKubernetesClient(client)
+                .withUseSSAToPatchPrimaryResource(false)
+                .withMetrics(josdkMetrics)
+                .withCloseClientOnStop(false)
+                .withStopOnInformerErrorDuringStartup(true)
+                .withCacheSyncTimeout(Duration.ofMinutes(2)));
+        new AllocationReconciler(controller).register(operator, config.nodeName(), config.fieldSelector());
+        operator.start();
+        var all = client.resources(Allocation.class).inAnyNamespace();
+        List<Allocation> present = (config.fieldSelector() ? all.withField("spec.nodeName", config.nodeName()) : all)
+                .list().getItems().stream()
+                .filter(a -> a.getSpec() != null && config.nodeName().equals(a.getSpec().getNodeName())).toList();
+        int gone = controller.sweep(present);
+        ready = true;
+        LOG.info("agent for node {} is ready: {} allocation(s) restored, {} destroyed as gone, in {} ms",
+                config.nodeName(), restored, gone, (System.nanoTime() - begin) / 1_000_000);
+    }
+
+    /** The port /metrics is served on, or -1. */
+    public int metricsPort() {
+        return http == null ? -1 : http.port();
+    }
+
+    public AllocationController controller() {
+        return controller;
+    }
+
+    public StatusWriter statusWriter() {
+        return writer;
+    }
+
+    private Optional<String> health() {
+        if (closed) {
+            return Optional.of("shutting down");
+        }
+        if (!writer.alive()) {
+            return Optional.of("the status writer stopped");
+        }
+        return Optional.empty();
+    }
+
+    private Optional<String> readiness() {
+        if (!ready || closed) {
+            return Optional.of(closed ? "shutting down" : "starting: restoring allocations and syncing the watch");
+        }
+        if (!operator.getRuntimeInfo().allEventSourcesAreHealthy()) {
+            return Optional.of("the Allocation watch is not healthy (controllers "
+                    + operator.getRuntimeInfo().unhealthyEventSources().keySet() + ")");
+        }
+        return Optional.empty();
+    }
+
+    /** Stops watching and writing, shuts runners down (tasks keep running), closes the store. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        ready = false;
+        LOG.info("agent stopping; tasks keep running");
+        if (operator != null) {
+            try {
+                operator.stop();
+            } catch (RuntimeException e) {
+                LOG.warn("stopping the operator: {}", e.toString());
+            }
+        }
+        if (controller != null) {
+            try {
+                controller.shutdown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        closeQuietly(gc);
+        closeQuietly(previous);
+        closeQuietly(events);
+        closeQuietly(writer);
+        closeQuietly(drivers);
+        closeLast.forEach(Agent::closeQuietly);
+        closeQuietly(state);
+        closeQuietly(http);
+        if (ownsClient) {
+            closeQuietly(client);
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.warn("closing {}: {}", c.getClass().getSimpleName(), e.toString());
+        }
+    }
+}

@@ -1,0 +1,273 @@
+package dev.drover.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.drover.api.Durations;
+import dev.drover.api.v1alpha1.Names;
+import dev.drover.controller.StatusWriter;
+import dev.drover.gc.GcPolicy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Everything the agent is told at start. Each setting comes from, in order of
+ * precedence: a command-line flag, an environment variable, the YAML file named
+ * by {@code --config}, then its default. docs/configuration.md lists them all.
+ *
+ * @param kubeconfig     empty: in-cluster configuration (or the client's usual discovery)
+ * @param rawExecLauncher words put before each raw_exec supervisor (host-process mode); empty runs them directly
+ * @param metricsPort    port of /metrics, /healthz and /readyz; 0 picks a free one, -1 serves none
+ * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
+ *                       custom resource fields (before Kubernetes 1.30), which then send every allocation
+ */
+public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataDir, boolean enableRawExec,
+                          List<String> rawExecLauncher, int metricsPort, List<String> devicePlugins, String logLevel,
+                          Duration maxKillTimeout, GcPolicy gc, StatusWriter.Timing statusWrites,
+                          boolean fieldSelector) {
+
+    public static final int DEFAULT_METRICS_PORT = 9090;
+    public static final Path DEFAULT_DATA_DIR = Path.of("/var/lib/drover");
+    static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
+
+    public AgentConfig {
+        rawExecLauncher = List.copyOf(rawExecLauncher);
+        devicePlugins = List.copyOf(devicePlugins);
+    }
+
+    /** The agent's settings from its command line and environment (and the file they name). */
+    public static AgentConfig load(List<String> args, Map<String, String> env) throws ConfigException {
+        Flags flags = Flags.parse(args);
+        Optional<Path> configFile = flags.config.or(() -> nonBlank(env.get("DROVER_CONFIG")).map(Path::of));
+        JsonNode file = configFile.isPresent() ? readFile(configFile.get()) : null;
+        Settings s = new Settings(flags, env, file);
+
+        Optional<Path> kubeconfig = s.text("kubeconfig", "--kubeconfig", "KUBECONFIG").map(Path::of);
+        String node = s.text("nodeName", "--node", "NODE_NAME").orElseThrow(() -> new ConfigException(
+                "the node name is required: --node NAME or NODE_NAME (the DaemonSet sets it from spec.nodeName)"));
+        if (!Names.isSubdomain(node)) {
+            throw new ConfigException("node name \"" + node + "\" is not a valid Kubernetes node name");
+        }
+        Path dataDir = s.text("dataDir", "--data-dir", "DROVER_DATA_DIR").map(Path::of).orElse(DEFAULT_DATA_DIR);
+        boolean rawExec = s.bool("enableRawExec", "--enable-raw-exec", "DROVER_ENABLE_RAW_EXEC").orElse(false);
+        List<String> launcher = s.text("rawExecLauncher", null, "DROVER_RAW_EXEC_LAUNCHER")
+                .map(l -> Arrays.stream(l.trim().split("\\s+")).filter(w -> !w.isEmpty()).toList()).orElse(List.of());
+        int port = s.integer("metricsPort", "--metrics-port", "DROVER_METRICS_PORT").orElse(DEFAULT_METRICS_PORT);
+        if (port < -1 || port > 65535) {
+            throw new ConfigException("metrics port " + port + " is out of range (0..65535, or -1 for none)");
+        }
+        List<String> plugins = new ArrayList<>(flags.devicePlugins);
+        if (plugins.isEmpty()) {
+            nonBlank(env.get("DROVER_DEVICE_PLUGINS")).ifPresent(v -> Arrays.stream(v.split(","))
+                    .map(String::trim).filter(p -> !p.isEmpty()).forEach(plugins::add));
+        }
+        if (plugins.isEmpty() && file != null && file.has("devicePlugins")) {
+            file.get("devicePlugins").forEach(p -> plugins.add(p.asText()));
+        }
+        String level = s.text("logLevel", "--log-level", "DROVER_LOG_LEVEL").orElse("info").toLowerCase(Locale.ROOT);
+        if (!LOG_LEVELS.contains(level)) {
+            throw new ConfigException("log level \"" + level + "\" is not one of " + LOG_LEVELS);
+        }
+        Duration maxKill = s.duration("maxKillTimeout", "--max-kill-timeout", null).orElse(Duration.ofSeconds(30));
+
+        GcPolicy d = GcPolicy.DEFAULT;
+        GcPolicy gc;
+        try {
+            gc = new GcPolicy(s.duration("gc.interval", null, null).orElse(d.interval()),
+                    s.fraction("gc.maxDiskUsage").orElse(d.maxDiskUsage()),
+                    s.fraction("gc.maxInodeUsage").orElse(d.maxInodeUsage()),
+                    s.integer("gc.maxAllocations", null, null).orElse(d.maxAllocations()),
+                    s.integer("gc.parallelDestroys", null, null).orElse(d.parallelDestroys()));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
+        StatusWriter.Timing t = StatusWriter.Timing.DEFAULT;
+        StatusWriter.Timing writes = new StatusWriter.Timing(
+                s.duration("statusWrites.batchDelay", null, null).orElse(t.batchDelay()),
+                s.duration("statusWrites.resync", null, null).orElse(t.resync()), t.minBackoff(), t.maxBackoff());
+        boolean selector = s.bool("fieldSelector", "--field-selector", "DROVER_FIELD_SELECTOR").orElse(true);
+        return new AgentConfig(kubeconfig, node, dataDir, rawExec, launcher, port, plugins, level, maxKill, gc, writes,
+                selector);
+    }
+
+    /** A setting that cannot be used; the message says which and why. */
+    public static final class ConfigException extends Exception {
+        public ConfigException(String message) {
+            super(message);
+        }
+    }
+
+    /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
+    static final Set<String> FILE_KEYS = Set.of("kubeconfig", "nodeName", "dataDir", "enableRawExec", "rawExecLauncher",
+            "metricsPort", "devicePlugins", "logLevel", "maxKillTimeout", "gc.interval", "gc.maxDiskUsage",
+            "gc.maxInodeUsage", "gc.maxAllocations", "gc.parallelDestroys", "statusWrites.batchDelay",
+            "statusWrites.resync", "fieldSelector");
+
+    private static JsonNode readFile(Path file) throws ConfigException {
+        JsonNode root;
+        try {
+            root = new ObjectMapper(new YAMLFactory()).readTree(Files.readAllBytes(file));
+        } catch (IOException e) {
+            throw new ConfigException("cannot read the configuration file " + file + ": " + e.getMessage());
+        }
+        if (root == null || root.isNull() || root.isMissingNode()) {
+            return new ObjectMapper().createObjectNode();
+        }
+        if (!(root instanceof ObjectNode)) {
+            throw new ConfigException(file + ": the configuration must be a YAML mapping");
+        }
+        List<String> unknown = new ArrayList<>();
+        collectUnknown(root, "", unknown);
+        if (!unknown.isEmpty()) {
+            throw new ConfigException(file + ": unknown setting(s) " + unknown
+                    + "; docs/configuration.md lists the known ones");
+        }
+        return root;
+    }
+
+    private static void collectUnknown(JsonNode node, String prefix, List<String> unknown) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String key = prefix + e.getKey();
+            if (e.getValue().isObject() && (key.equals("gc") || key.equals("statusWrites"))) {
+                collectUnknown(e.getValue(), key + ".", unknown);
+            } else if (!FILE_KEYS.contains(key)) {
+                unknown.add(key);
+            }
+        }
+    }
+
+    private static Optional<String> nonBlank(String s) {
+        return s == null || s.isBlank() ? Optional.empty() : Optional.of(s.trim());
+    }
+
+    /** Parsed command line of the agent. */
+    record Flags(Map<String, String> values, List<String> devicePlugins, Optional<Path> config) {
+
+        static final Set<String> WITH_VALUE = Set.of("--kubeconfig", "--node", "--data-dir", "--metrics-port",
+                "--device-plugin", "--config", "--log-level", "--max-kill-timeout", "--field-selector");
+        static final Set<String> SWITCHES = Set.of("--enable-raw-exec");
+
+        static Flags parse(List<String> args) throws ConfigException {
+            Map<String, String> values = new java.util.HashMap<>();
+            List<String> plugins = new ArrayList<>();
+            for (int i = 0; i < args.size(); i++) {
+                String arg = args.get(i);
+                String name = arg;
+                String value = null;
+                int eq = arg.indexOf('=');
+                if (arg.startsWith("--") && eq > 0) {
+                    name = arg.substring(0, eq);
+                    value = arg.substring(eq + 1);
+                }
+                if (SWITCHES.contains(name)) {
+                    values.put(name, value == null ? "true" : value);
+                } else if (WITH_VALUE.contains(name)) {
+                    if (value == null) {
+                        if (i + 1 >= args.size()) {
+                            throw new ConfigException(name + " needs a value");
+                        }
+                        value = args.get(++i);
+                    }
+                    if (name.equals("--device-plugin")) {
+                        plugins.add(value);
+                    } else {
+                        values.put(name, value);
+                    }
+                } else {
+                    throw new ConfigException("unknown argument \"" + arg + "\"");
+                }
+            }
+            return new Flags(values, plugins, Optional.ofNullable(values.get("--config")).map(Path::of));
+        }
+    }
+
+    /** Looks a setting up in flags, then environment, then file. */
+    private record Settings(Flags flags, Map<String, String> env, JsonNode file) {
+
+        Optional<String> text(String key, String flag, String envName) {
+            if (flag != null && flags.values().containsKey(flag)) {
+                return Optional.of(flags.values().get(flag));
+            }
+            if (envName != null) {
+                Optional<String> v = nonBlank(env.get(envName));
+                if (v.isPresent()) {
+                    return v;
+                }
+            }
+            JsonNode n = fileValue(key);
+            return n == null || n.isNull() ? Optional.empty() : Optional.of(n.asText());
+        }
+
+        JsonNode fileValue(String key) {
+            if (file == null) {
+                return null;
+            }
+            JsonNode n = file;
+            for (String part : key.split("\\.")) {
+                n = n.get(part);
+                if (n == null) {
+                    return null;
+                }
+            }
+            return n;
+        }
+
+        Optional<Boolean> bool(String key, String flag, String envName) throws ConfigException {
+            Optional<String> v = text(key, flag, envName);
+            if (v.isEmpty()) {
+                return Optional.empty();
+            }
+            return switch (v.get().toLowerCase(Locale.ROOT)) {
+                case "true", "1", "yes" -> Optional.of(true);
+                case "false", "0", "no" -> Optional.of(false);
+                default -> throw new ConfigException(key + ": \"" + v.get() + "\" is not a boolean (true or false)");
+            };
+        }
+
+        Optional<Integer> integer(String key, String flag, String envName) throws ConfigException {
+            Optional<String> v = text(key, flag, envName);
+            try {
+                return v.map(Integer::parseInt);
+            } catch (NumberFormatException e) {
+                throw new ConfigException(key + ": \"" + v.get() + "\" is not a whole number");
+            }
+        }
+
+        Optional<Double> fraction(String key) throws ConfigException {
+            Optional<String> v = text(key, null, null);
+            try {
+                return v.map(Double::parseDouble);
+            } catch (NumberFormatException e) {
+                throw new ConfigException(key + ": \"" + v.get() + "\" is not a number (a fraction such as 0.8)");
+            }
+        }
+
+        Optional<Duration> duration(String key, String flag, String envName) throws ConfigException {
+            Optional<String> v = text(key, flag, envName);
+            if (v.isEmpty()) {
+                return Optional.empty();
+            }
+            try {
+                Duration d = Durations.parse(v.get());
+                if (d.isNegative() || d.isZero()) {
+                    throw new ConfigException(key + ": " + v.get() + " must be positive");
+                }
+                return Optional.of(d);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(key + ": \"" + v.get() + "\" is not a duration (such as 30s, 1m, 250ms)");
+            }
+        }
+    }
+}

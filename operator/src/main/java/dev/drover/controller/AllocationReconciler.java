@@ -1,0 +1,73 @@
+package dev.drover.controller;
+
+import dev.drover.api.v1alpha1.Allocation;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.RegisteredController;
+import io.javaoperatorsdk.operator.api.config.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
+import io.javaoperatorsdk.operator.api.config.ResolvedControllerConfiguration;
+import io.javaoperatorsdk.operator.api.config.informer.FieldSelector;
+import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import java.util.Map;
+
+/**
+ * The JOSDK side, kept thin: every Allocation event becomes a call on the
+ * {@link AllocationController}. Status is never written from here (the status
+ * writer does that); JOSDK adds and removes the finalizer, so deleting an
+ * Allocation destroys it on the node first.
+ */
+@io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration(name = AllocationReconciler.NAME,
+        finalizerName = AllocationReconciler.FINALIZER)
+public final class AllocationReconciler implements Reconciler<Allocation>, Cleaner<Allocation> {
+
+    public static final String NAME = "allocations";
+    public static final String FINALIZER = "drover.dev/finalizer";
+
+    private final AllocationController controller;
+
+    public AllocationReconciler(AllocationController controller) {
+        this.controller = controller;
+    }
+
+    @Override
+    public UpdateControl<Allocation> reconcile(Allocation allocation, Context<Allocation> context) throws Exception {
+        controller.reconcile(allocation);
+        return UpdateControl.noUpdate();
+    }
+
+    @Override
+    public DeleteControl cleanup(Allocation allocation, Context<Allocation> context) throws Exception {
+        controller.delete(allocation);
+        return DeleteControl.defaultDelete();
+    }
+
+    /**
+     * Registers the reconciler for {@code node}'s allocations only: the watch asks
+     * the API server for {@code spec.nodeName=node}, and a filter drops anything
+     * else it delivers anyway (some API servers ignore field selectors), before
+     * JOSDK would add a finalizer to it. Without {@code fieldSelector} (API servers before
+     * Kubernetes 1.30 reject selectors on custom resource fields) only the filter works.
+     */
+    public RegisteredController<Allocation> register(Operator operator, String node, boolean fieldSelector) {
+        ControllerConfiguration<Allocation> base = ControllerConfigurationOverrider
+                .override(operator.getConfigurationService().getConfigurationFor(this))
+                .watchingAllNamespaces()
+                .withGenericFilter(a -> a.getSpec() != null && node.equals(a.getSpec().getNodeName()))
+                .build();
+        InformerConfiguration<Allocation> informer = fieldSelector
+                ? InformerConfiguration.builder(base.getInformerConfig())
+                .withFieldSelector(new FieldSelector(new FieldSelector.Field("spec.nodeName", node))).buildForController()
+                : base.getInformerConfig();
+        ControllerConfiguration<Allocation> cfg = new ResolvedControllerConfiguration<>(base.getName(),
+                base.isGenerationAware(), base.getAssociatedReconcilerClassName(), base.getRetry(),
+                base.getRateLimiter(), base.maxReconciliationInterval().orElse(null), base.getFinalizerName(), Map.of(),
+                base.fieldManager(), base.getConfigurationService(), informer, base.triggerReconcilerOnAllEvents(),
+                null);
+        return operator.register(this, cfg);
+    }
+}

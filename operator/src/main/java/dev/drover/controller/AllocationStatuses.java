@@ -1,0 +1,134 @@
+package dev.drover.controller;
+
+import dev.drover.allocrunner.AllocState;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.api.validation.Violation;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The {@code status} the API server gets, built from what a runner made of its
+ * allocation. Conditions keep their {@code lastTransitionTime} while their
+ * status stays the same, so an unchanged allocation yields an equal status
+ * (and the writer skips it).
+ */
+final class AllocationStatuses {
+
+    static final String READY = "Ready";
+    static final String SPEC_VALID = "SpecValid";
+    static final String INVALID_SPEC = "InvalidSpec";
+
+    private AllocationStatuses() {
+    }
+
+    /**
+     * @param tasks    the allocation's tasks (which are main tasks)
+     * @param previous the status last built for the allocation, or null
+     */
+    static AllocationStatus of(AllocState state, List<Task> tasks, long generation, AllocationStatus previous,
+                               Instant now) {
+        AllocationStatus s = new AllocationStatus();
+        s.setClientStatus(state.clientStatus());
+        s.setClientDescription(state.clientDescription());
+        s.setObservedGeneration(state.observedGeneration());
+        Map<String, TaskState> taskStates = new LinkedHashMap<>();
+        for (Task t : tasks) {
+            TaskState ts = state.taskStates().get(t.getName());
+            if (ts != null) {
+                taskStates.put(t.getName(), ts);
+            }
+        }
+        s.setTaskStates(taskStates);
+        int main = 0;
+        int running = 0;
+        int restarts = 0;
+        for (Task t : tasks) {
+            TaskState ts = taskStates.get(t.getName());
+            if (t.isMain()) {
+                main++;
+                if (ts != null && ts.getState() == TaskState.State.Running) {
+                    running++;
+                }
+            }
+            if (ts != null && ts.getRestarts() != null) {
+                restarts += ts.getRestarts();
+            }
+        }
+        s.setReady(running + "/" + main);
+        s.setRestarts(restarts);
+        boolean ready = state.clientStatus() == ClientStatus.Running && running == main && main > 0;
+        List<Condition> conditions = new ArrayList<>();
+        conditions.add(condition(READY, ready, ready ? "TasksRunning" : state.clientStatus().name(),
+                state.clientDescription(), state.observedGeneration(), previous, now));
+        conditions.add(condition(SPEC_VALID, true, "Accepted", "The agent accepted the allocation's spec",
+                state.observedGeneration(), previous, now));
+        s.setConditions(conditions);
+        return s;
+    }
+
+    /**
+     * The status of an allocation the agent refused to run: Failed, with a
+     * condition naming every bad field. {@code running} is the status of a runner
+     * that keeps the last good spec, or null when none runs.
+     */
+    static AllocationStatus invalid(List<Violation> problems, long generation, AllocationStatus running,
+                                    AllocationStatus previous, Instant now) {
+        String message = describe(problems);
+        AllocationStatus s;
+        if (running != null) {
+            s = running;
+        } else {
+            s = new AllocationStatus();
+            s.setClientStatus(ClientStatus.Failed);
+            s.setClientDescription("Invalid allocation: " + message);
+            s.setReady("0/0");
+            s.setRestarts(0);
+            s.getConditions().add(condition(READY, false, INVALID_SPEC, "Invalid allocation: " + message, generation,
+                    previous, now));
+        }
+        s.setObservedGeneration(generation);
+        s.getConditions().removeIf(c -> c.getType().equals(SPEC_VALID));
+        s.getConditions().add(condition(SPEC_VALID, false, INVALID_SPEC, message, generation, previous, now));
+        return s;
+    }
+
+    /** "spec.tasks[0].name: ...; spec.restartPolicy.mode: ..." */
+    static String describe(List<Violation> problems) {
+        return problems.stream().map(Violation::toString).collect(Collectors.joining("; "));
+    }
+
+    static boolean isTerminal(AllocationStatus s) {
+        return s != null && (s.getClientStatus() == ClientStatus.Complete || s.getClientStatus() == ClientStatus.Failed
+                || s.getClientStatus() == ClientStatus.Lost);
+    }
+
+    static boolean refusedSpec(AllocationStatus s) {
+        return s != null && s.getConditions() != null && s.getConditions().stream()
+                .anyMatch(c -> SPEC_VALID.equals(c.getType()) && "False".equals(c.getStatus()));
+    }
+
+    private static Condition condition(String type, boolean status, String reason, String message, long generation,
+                                       AllocationStatus previous, Instant now) {
+        String value = status ? "True" : "False";
+        String since = now.truncatedTo(ChronoUnit.SECONDS).toString();
+        if (previous != null && previous.getConditions() != null) {
+            for (Condition c : previous.getConditions()) {
+                if (type.equals(c.getType()) && value.equals(c.getStatus()) && c.getLastTransitionTime() != null) {
+                    since = c.getLastTransitionTime();
+                }
+            }
+        }
+        return new ConditionBuilder().withType(type).withStatus(value).withReason(reason).withMessage(message)
+                .withObservedGeneration(generation).withLastTransitionTime(since).build();
+    }
+}

@@ -1,0 +1,212 @@
+package dev.drover.controller;
+
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.ObjectReference;
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.temporal.ChronoUnit;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Records task events as Kubernetes Events on their Allocation, so {@code kubectl
+ * describe alloc} shows the history. The Event's name is derived from the
+ * allocation, task, reason and message, so a repeat (a task restarting again and
+ * again) updates one object's count rather than creating a new one each time.
+ * {@link #record} never blocks: one thread writes, and when the queue is full new
+ * events are dropped and counted.
+ */
+public final class EventRecorder implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EventRecorder.class);
+    static final String COMPONENT = "drover-agent";
+    static final int QUEUE = 10_000;
+    /** Task events that tell of a failure: Warning Events. */
+    static final Set<TaskEventType> WARNINGS = Set.of(TaskEventType.SetupFailure, TaskEventType.FailedValidation,
+            TaskEventType.DriverFailure, TaskEventType.NotRestarting, TaskEventType.FailedRestoringTask,
+            TaskEventType.SiblingTaskFailed);
+
+    /** One Event to write: {@code reason} and {@code message} as kubectl shows them. */
+    record Pending(Allocation owner, String type, String reason, String message, Instant time) {
+    }
+
+    private final KubernetesClient client;
+    private final String node;
+    private final BlockingQueue<Pending> queue = new ArrayBlockingQueue<>(QUEUE);
+    /** Counts of Events this agent wrote, by name, so a repeat is a patch without a read first. */
+    private final Map<String, Integer> counts = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+            return size() > 50_000;
+        }
+    };
+    private final LongAdder written = new LongAdder();
+    private final LongAdder dropped = new LongAdder();
+    private final LongAdder failed = new LongAdder();
+    private final Thread thread;
+    private volatile boolean closed;
+
+    public EventRecorder(KubernetesClient client, String node) {
+        this.client = client;
+        this.node = node;
+        this.thread = Thread.ofVirtual().name("drover-events").start(this::loop);
+    }
+
+    /** A task event of {@code task}; never blocks. */
+    public void record(Allocation owner, String task, TaskEvent event, InstantSource clock) {
+        boolean warning = WARNINGS.contains(event.getType()) || (event.getType() == TaskEventType.Terminated
+                && ((event.getExitCode() != null && event.getExitCode() != 0) || event.getSignal() != null));
+        String text = event.getMessage() != null ? event.getMessage() : event.getType().name();
+        offer(new Pending(owner, warning ? "Warning" : "Normal", event.getType().name(), "Task " + task + ": " + text,
+                timeOf(event, clock)));
+    }
+
+    /** An allocation-level event (e.g. a refused spec); never blocks. */
+    public void recordForAllocation(Allocation owner, boolean warning, String reason, String message, Instant time) {
+        offer(new Pending(owner, warning ? "Warning" : "Normal", reason, message, time));
+    }
+
+    private void offer(Pending p) {
+        if (!queue.offer(p)) {
+            dropped.increment();
+        }
+    }
+
+    public long written() {
+        return written.sum();
+    }
+
+    public long dropped() {
+        return dropped.sum();
+    }
+
+    public long failed() {
+        return failed.sum();
+    }
+
+    private static Instant timeOf(TaskEvent e, InstantSource clock) {
+        try {
+            return e.getTime() == null ? clock.instant() : Instant.parse(e.getTime());
+        } catch (RuntimeException bad) {
+            return clock.instant();
+        }
+    }
+
+    private void loop() {
+        while (!closed) {
+            Pending p;
+            try {
+                p = queue.poll(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (p != null) {
+                write(p);
+            }
+        }
+    }
+
+    /** Waits up to {@code timeout} for queued events to be written (tests and shutdown). */
+    public void flush(java.time.Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!queue.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+    }
+
+    private void write(Pending p) {
+        String ns = p.owner().getMetadata().getNamespace();
+        String name = eventName(p);
+        String at = p.time().truncatedTo(ChronoUnit.SECONDS).toString();
+        try {
+            Integer count = counts.get(name);
+            if (count == null) {
+                try {
+                    client.v1().events().inNamespace(ns).resource(newEvent(p, name, at)).create();
+                    counts.put(name, 1);
+                    written.increment();
+                    return;
+                } catch (KubernetesClientException e) {
+                    if (e.getCode() != 409) {
+                        throw e;
+                    }
+                    // written before this agent restarted: carry on counting from the stored one
+                    Event existing = client.v1().events().inNamespace(ns).withName(name).get();
+                    count = existing == null || existing.getCount() == null ? 1 : existing.getCount();
+                }
+            }
+            int next = count + 1;
+            String patch = "{\"count\":" + next + ",\"lastTimestamp\":\"" + at + "\"}";
+            client.v1().events().inNamespace(ns).withName(name).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+            counts.put(name, next);
+            written.increment();
+        } catch (KubernetesClientException e) {
+            failed.increment();
+            if (e.getCode() == 404) {
+                counts.remove(name); // expired by the API server: the next repeat creates it again
+            }
+            LOG.warn("cannot record event {} on allocation {}/{}: {}", p.reason(), ns,
+                    p.owner().getMetadata().getName(), e.getMessage());
+        }
+    }
+
+    private Event newEvent(Pending p, String name, String at) {
+        ObjectReference ref = new ObjectReferenceBuilder().withApiVersion(p.owner().getApiVersion())
+                .withKind(p.owner().getKind()).withNamespace(p.owner().getMetadata().getNamespace())
+                .withName(p.owner().getMetadata().getName()).withUid(p.owner().getMetadata().getUid()).build();
+        return new EventBuilder().withNewMetadata().withName(name).withNamespace(p.owner().getMetadata().getNamespace())
+                .endMetadata()
+                .withInvolvedObject(ref).withReason(p.reason()).withMessage(p.message()).withType(p.type())
+                .withFirstTimestamp(at).withLastTimestamp(at).withCount(1)
+                .withNewSource().withComponent(COMPONENT).withHost(node).endSource()
+                .withReportingComponent("drover.dev/agent").withReportingInstance(node)
+                .build();
+    }
+
+    /** {@code <allocation>.<16 hex digits>}: the same allocation, reason and message give the same name. */
+    static String eventName(Pending p) {
+        String key = p.owner().getMetadata().getUid() + "\n" + p.reason() + "\n" + p.message();
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            String base = p.owner().getMetadata().getName();
+            if (base.length() > 236) {
+                base = base.substring(0, 236);
+            }
+            return base + "." + HexFormat.of().formatHex(digest, 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+
+    /** Stops the writer; queued events not yet written are dropped. Joins the thread. */
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+        try {
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package dev.drover.metrics;
+
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.TaskEventType;
+import io.prometheus.client.Collector;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.Counter;
+import io.prometheus.client.CounterMetricFamily;
+import io.prometheus.client.GaugeMetricFamily;
+import io.prometheus.client.Histogram;
+import io.prometheus.client.hotspot.DefaultExports;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Drover's own series (docs/metrics.md), the JVM's, and whatever else is
+ * registered on {@link #registry()}. Counters that other parts already keep
+ * (status writes, state store writes, Kubernetes Events) are read from them at
+ * scrape time through {@link Sources}, so nothing is counted twice.
+ */
+public final class DroverMetrics {
+
+    /** Where the scrape-time series come from. */
+    public record Sources(Supplier<Map<ClientStatus, Integer>> allocationsByStatus,
+                          Supplier<long[]> statusWrites,
+                          Supplier<long[]> stateWrites,
+                          Supplier<long[]> kubeEvents) {
+    }
+
+    private final CollectorRegistry registry = new CollectorRegistry(true);
+    private final Counter taskEvents = Counter.build("drover_task_events_total",
+            "Task events recorded, by type (Received, Started, Terminated, ...).").labelNames("type").register(registry);
+    private final Counter taskRestarts = Counter.build("drover_task_restarts_total",
+            "Task restarts chosen by restart policies (Restarting events).").register(registry);
+    private final Histogram seenToRunning = Histogram.build("drover_alloc_seen_to_running_seconds",
+                    "Time from the agent first seeing an allocation to its client status first being Running.")
+            .buckets(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300).register(registry);
+
+    public DroverMetrics(Sources sources) {
+        DefaultExports.register(registry);
+        new ScrapeTime(sources).register(registry);
+    }
+
+    public CollectorRegistry registry() {
+        return registry;
+    }
+
+    public void taskEvent(TaskEventType type) {
+        taskEvents.labels(type.name()).inc();
+        if (type == TaskEventType.Restarting) {
+            taskRestarts.inc();
+        }
+    }
+
+    public void seenToRunning(double seconds) {
+        seenToRunning.observe(seconds);
+    }
+
+    /** The series computed when Prometheus scrapes. */
+    private static final class ScrapeTime extends Collector {
+
+        private final Sources sources;
+
+        ScrapeTime(Sources sources) {
+            this.sources = sources;
+        }
+
+        @Override
+        public List<MetricFamilySamples> collect() {
+            List<MetricFamilySamples> out = new ArrayList<>();
+            GaugeMetricFamily allocations = new GaugeMetricFamily("drover_allocations",
+                    "Allocations this agent runs, by client status.", List.of("client_status"));
+            Map<ClientStatus, Integer> counts = sources.allocationsByStatus().get();
+            for (ClientStatus s : ClientStatus.values()) {
+                allocations.addMetric(List.of(s.name()), counts.getOrDefault(s, 0));
+            }
+            out.add(allocations);
+            out.add(counter("drover_status_writes", "Allocation status writes: written to the API server, skipped"
+                    + " because nothing changed, failed (and retried).", sources.statusWrites().get(),
+                    "written", "skipped", "failed"));
+            out.add(counter("drover_state_writes", "Local state store writes: written (durably), deduplicated"
+                    + " (same value as stored, no I/O).", sources.stateWrites().get(), "written", "deduplicated"));
+            out.add(counter("drover_kube_events", "Kubernetes Events for task events: written (created or"
+                    + " counted up), dropped (queue full), failed.", sources.kubeEvents().get(), "written", "dropped",
+                    "failed"));
+            return out;
+        }
+
+        private static CounterMetricFamily counter(String name, String help, long[] values, String... results) {
+            CounterMetricFamily f = new CounterMetricFamily(name, help, List.of("result"));
+            for (int i = 0; i < results.length; i++) {
+                f.addMetric(List.of(results[i]), i < values.length ? values[i] : 0);
+            }
+            return f;
+        }
+    }
+}

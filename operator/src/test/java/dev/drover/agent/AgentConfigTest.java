@@ -1,0 +1,95 @@
+package dev.drover.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AgentConfigTest {
+
+    @TempDir
+    Path dir;
+
+    static AgentConfig load(Map<String, String> env, String... args) throws Exception {
+        return AgentConfig.load(List.of(args), env);
+    }
+
+    @Test
+    void defaultsNeedOnlyANodeName() throws Exception {
+        AgentConfig c = load(Map.of("NODE_NAME", "node-1"));
+        assertThat(c.nodeName()).isEqualTo("node-1");
+        assertThat(c.dataDir()).isEqualTo(Path.of("/var/lib/drover"));
+        assertThat(c.enableRawExec()).as("raw_exec is off unless enabled").isFalse();
+        assertThat(c.metricsPort()).isEqualTo(9090);
+        assertThat(c.kubeconfig()).isEmpty();
+        assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(c.gc().maxAllocations()).isEqualTo(50);
+        assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void flagsBeatEnvironmentWhichBeatsTheFile() throws Exception {
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, """
+                logLevel: debug
+                maxKillTimeout: 45s
+                metricsPort: 7000
+                dataDir: /from/file
+                gc: {interval: 2m, maxAllocations: 10}
+                statusWrites: {batchDelay: 500ms, resync: 20s}
+                """);
+        AgentConfig c = load(Map.of("NODE_NAME", "env-node", "DROVER_METRICS_PORT", "8000",
+                        "DROVER_ENABLE_RAW_EXEC", "true", "DROVER_RAW_EXEC_LAUNCHER", "nsenter -t 1 --  systemd-run"),
+                "--config", file.toString(), "--node", "flag-node");
+        assertThat(c.nodeName()).isEqualTo("flag-node");
+        assertThat(c.metricsPort()).isEqualTo(8000);
+        assertThat(c.dataDir()).isEqualTo(Path.of("/from/file"));
+        assertThat(c.logLevel()).isEqualTo("debug");
+        assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(c.gc().interval()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(c.gc().maxAllocations()).isEqualTo(10);
+        assertThat(c.gc().parallelDestroys()).as("a key left out keeps its default").isEqualTo(2);
+        assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofMillis(500));
+        assertThat(c.enableRawExec()).isTrue();
+        assertThat(c.rawExecLauncher()).containsExactly("nsenter", "-t", "1", "--", "systemd-run");
+    }
+
+    @Test
+    void flagsTakeEqualsFormsAndRepeatDevicePlugins() throws Exception {
+        AgentConfig c = load(Map.of(), "--node=n", "--data-dir=/d", "--enable-raw-exec", "--device-plugin", "fake:a.yaml",
+                "--device-plugin=nvidia");
+        assertThat(c.dataDir()).isEqualTo(Path.of("/d"));
+        assertThat(c.enableRawExec()).isTrue();
+        assertThat(c.devicePlugins()).containsExactly("fake:a.yaml", "nvidia");
+    }
+
+    @Test
+    void badSettingsAreRefusedWithAMessageNamingThem() throws Exception {
+        assertThatThrownBy(() -> load(Map.of())).hasMessageContaining("node name is required");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "Bad_Node")).hasMessageContaining("not a valid");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--metrics-port", "x")).hasMessageContaining("metricsPort");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--metrics-port", "70000")).hasMessageContaining("out of range");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--log-level", "loud")).hasMessageContaining("log level");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--max-kill-timeout", "soon"))
+                .hasMessageContaining("maxKillTimeout").hasMessageContaining("not a duration");
+        assertThatThrownBy(() -> load(Map.of("DROVER_ENABLE_RAW_EXEC", "maybe"), "--node", "n"))
+                .hasMessageContaining("not a boolean");
+        assertThatThrownBy(() -> load(Map.of(), "--node")).hasMessageContaining("--node needs a value");
+        assertThatThrownBy(() -> load(Map.of(), "--config", dir.resolve("missing.yaml").toString(), "--node", "n"))
+                .hasMessageContaining("cannot read the configuration file");
+
+        Path file = dir.resolve("typo.yaml");
+        Files.writeString(file, "gc: {intervall: 1m}\nlogLvl: info\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("unknown setting(s) [gc.intervall, logLvl]");
+        Files.writeString(file, "gc: {maxDiskUsage: 1.5}\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("fractions");
+    }
+}

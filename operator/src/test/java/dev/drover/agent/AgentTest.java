@@ -1,0 +1,207 @@
+package dev.drover.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.RestartPolicy;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.controller.AllocationReconciler;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The agent against fabric8's CRUD mock server, watching without a field selector (the mock cannot select on
+ * custom resource fields): what the agent does with its own node's allocations, and that it leaves every
+ * other node's alone anyway.
+ */
+class AgentTest {
+
+    @TempDir
+    Path data;
+    KubernetesMockServer server;
+    KubernetesClient client;
+    Agent agent;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
+                new KubernetesCrudDispatcher(new ArrayList<>()), false);
+        server.init(InetAddress.getLoopbackAddress(), 0);
+        client = server.createClient(new JdkHttpClientFactory());
+        try (var crd = getClass().getResourceAsStream("/META-INF/fabric8/allocations.drover.dev-v1.yml")) {
+            client.resource(client.getKubernetesSerialization().unmarshal(crd, CustomResourceDefinition.class)).create();
+        }
+        agent = startAgent();
+    }
+
+    Agent startAgent() throws Exception {
+        return Agent.start(AgentConfig.load(List.of("--node", "node-a", "--data-dir", data.toString(),
+                "--metrics-port", "-1", "--field-selector=false", "--config", writeConfig().toString()), Map.of()), client);
+    }
+
+    Path writeConfig() throws Exception {
+        Path file = data.resolveSibling(data.getFileName() + "-agent.yaml");
+        java.nio.file.Files.writeString(file, "statusWrites: {batchDelay: 100ms, resync: 2s}\n");
+        return file;
+    }
+
+    @AfterEach
+    void stop() {
+        if (agent != null) {
+            agent.close();
+        }
+        client.close();
+        server.destroy();
+    }
+
+    static Allocation alloc(String name, String node, Map<String, Object> config) {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName(node);
+        Task t = new Task();
+        t.setName("main");
+        t.setDriver("mock");
+        t.setConfig(config);
+        spec.setTasks(List.of(t));
+        a.setSpec(spec);
+        return a;
+    }
+
+    Allocation get(String name) {
+        return client.resources(Allocation.class).inNamespace("default").withName(name).get();
+    }
+
+    @Test
+    void runsItsNodesAllocationReportsStatusAndRecordsEvents() {
+        client.resource(alloc("web", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("web").getStatus() != null
+                && get("web").getStatus().getClientStatus() == ClientStatus.Running);
+        Allocation web = get("web");
+        assertThat(web.getMetadata().getFinalizers()).containsExactly(AllocationReconciler.FINALIZER);
+        assertThat(web.getStatus().getReady()).isEqualTo("1/1");
+        assertThat(web.getStatus().getConditions()).anySatisfy(c -> {
+            assertThat(c.getType()).isEqualTo("Ready");
+            assertThat(c.getStatus()).isEqualTo("True");
+        });
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(client.v1().events().inNamespace("default")
+                .list().getItems()).extracting(Event::getReason).contains("Received", "TaskSetup", "Started"));
+        Event started = client.v1().events().inNamespace("default").list().getItems().stream()
+                .filter(e -> e.getReason().equals("Started")).findFirst().orElseThrow();
+        assertThat(started.getInvolvedObject().getUid()).isEqualTo(web.getMetadata().getUid());
+        assertThat(started.getInvolvedObject().getKind()).isEqualTo("Allocation");
+        assertThat(started.getType()).isEqualTo("Normal");
+        assertThat(started.getMetadata().getName()).startsWith("web.");
+    }
+
+    @Test
+    void anotherNodesAllocationGetsNoStatusAndNoFinalizerWhenTheWatchSendsEverything()
+            throws Exception {
+        client.resource(alloc("theirs", "node-b", Map.of("runFor", "1h"))).create();
+        client.resource(alloc("ours", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("ours").getStatus() != null);
+        Thread.sleep(500);
+        Allocation theirs = get("theirs");
+        assertThat(theirs.getStatus()).isNull();
+        assertThat(theirs.getMetadata().getFinalizers()).isNullOrEmpty();
+        assertThat(data.resolve("allocs/default/theirs")).doesNotExist();
+    }
+
+    @Test
+    void repeatedEventsUpdateOneKubernetesEvent() {
+        Allocation a = alloc("flappy", "node-a", Map.of("runFor", "50ms", "exitCode", 1));
+        RestartPolicy policy = new RestartPolicy();
+        policy.setAttempts(3);
+        policy.setInterval("10s");
+        policy.setDelay("10ms");
+        policy.setMode(dev.drover.api.v1alpha1.RestartMode.Fail);
+        a.getSpec().setRestartPolicy(policy);
+        client.resource(a).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("flappy").getStatus() != null
+                && get("flappy").getStatus().getClientStatus() == ClientStatus.Failed);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            List<Event> started = client.v1().events().inNamespace("default").list().getItems().stream()
+                    .filter(e -> e.getReason().equals("Started")).toList();
+            assertThat(started).hasSize(1);
+            assertThat(started.getFirst().getCount()).isEqualTo(4); // first start and three restarts
+        });
+        List<Event> all = client.v1().events().inNamespace("default").list().getItems();
+        assertThat(all).filteredOn(e -> e.getReason().equals("NotRestarting"))
+                .singleElement().extracting(Event::getType).isEqualTo("Warning");
+        assertThat(get("flappy").getStatus().getRestarts()).isEqualTo(3);
+    }
+
+    @Test
+    void anInvalidSpecIsFailedWithAConditionAndTheAgentCarriesOn() {
+        Allocation bad = alloc("bad", "node-a", Map.of("runFor", "1h"));
+        bad.getSpec().getTasks().getFirst().setKillTimeout("forever");
+        client.resource(bad).create();
+        client.resource(alloc("good", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("bad").getStatus() != null
+                && get("good").getStatus() != null && get("good").getStatus().getClientStatus() == ClientStatus.Running);
+        Allocation failed = get("bad");
+        assertThat(failed.getStatus().getClientStatus()).isEqualTo(ClientStatus.Failed);
+        assertThat(failed.getStatus().getConditions()).anySatisfy(c -> {
+            assertThat(c.getType()).isEqualTo("SpecValid");
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getMessage()).contains("spec.tasks[0].killTimeout");
+        });
+        assertThat(data.resolve("allocs/default/bad")).doesNotExist();
+    }
+
+    @Test
+    void deleteDestroysTheAllocationAndReleasesTheFinalizer() {
+        client.resource(alloc("doomed", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("doomed").getStatus() != null
+                && get("doomed").getStatus().getClientStatus() == ClientStatus.Running);
+        assertThat(data.resolve("allocs/default/doomed")).exists();
+        client.resources(Allocation.class).inNamespace("default").withName("doomed").delete();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("doomed") == null);
+        assertThat(data.resolve("allocs/default/doomed")).doesNotExist();
+        assertThat(agent.controller().size()).isZero();
+    }
+
+    @Test
+    void anAllocationGoneWhileTheAgentWasAwayIsDestroyedAtRestart() throws Exception {
+        client.resource(alloc("kept", "node-a", Map.of("runFor", "1h"))).create();
+        client.resource(alloc("removed", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> Set.of("kept", "removed").stream().allMatch(n ->
+                get(n).getStatus() != null && get(n).getStatus().getClientStatus() == ClientStatus.Running));
+        agent.close();
+        agent = null;
+        // gone while the agent was away (its finalizer removed by hand)
+        Allocation removed = get("removed");
+        removed.getMetadata().setFinalizers(List.of());
+        client.resource(removed).update();
+        client.resources(Allocation.class).inNamespace("default").withName("removed").delete();
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("removed") == null);
+
+        agent = startAgent();
+        assertThat(data.resolve("allocs/default/removed")).doesNotExist();
+        assertThat(data.resolve("allocs/default/kept")).exists();
+        await().atMost(Duration.ofSeconds(10)).until(() -> agent.controller().size() == 1);
+        assertThat(get("kept").getStatus().getTaskStates().get("main").getRestarts()).isZero();
+    }
+}
