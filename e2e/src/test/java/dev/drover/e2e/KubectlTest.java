@@ -83,6 +83,28 @@ class KubectlTest {
         assertThat(kubectl.run("get", "drover").assertOk().out()).as("the category").contains("hello");
     }
 
+    /** The deletion lands after kubectl listed the object: its watch must still see DELETED (it hung before). */
+    @Test
+    void deleteWaitsForAFinalizerAndReturnsOnceTheObjectIsGone() throws Exception {
+        kubectl.runWithInput(alloc("finalized", ""), "apply", "-f", "-").assertOk();
+        var allocs = server.client().resources(Allocation.class).inNamespace("default");
+        allocs.withName("finalized").edit(a -> {
+            a.getMetadata().setFinalizers(java.util.List.of("test.drover.dev/hold"));
+            return a;
+        });
+        Process delete = kubectl.start("delete", "alloc", "finalized", "--timeout=20s");
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
+                allocs.withName("finalized").get().getMetadata().getDeletionTimestamp() != null);
+        Thread.sleep(500); // kubectl is now watching
+        allocs.withName("finalized").edit(a -> {
+            a.getMetadata().setFinalizers(java.util.List.of());
+            return a;
+        });
+        assertThat(delete.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).as("kubectl delete returned").isTrue();
+        assertThat(delete.exitValue()).isZero();
+        assertThat(allocs.withName("finalized").get()).isNull();
+    }
+
     @Test
     void describeShowsTheAllocationsEvents() {
         kubectl.runWithInput(alloc("described", ""), "apply", "-f", "-").assertOk();
