@@ -27,6 +27,13 @@ import java.util.concurrent.TimeUnit;
 final class WatchStream {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Watch events go out as ASCII, non-ASCII characters as JSON escapes: with raw UTF-8, fabric8's HTTP
+     * watch failed on an event holding a status message with a multiplication sign, and stopped the
+     * agent's informer.
+     */
+    private static final ObjectMapper ASCII_JSON = com.fasterxml.jackson.databind.json.JsonMapper.builder()
+            .enable(com.fasterxml.jackson.core.json.JsonWriteFeature.ESCAPE_NON_ASCII).build();
     private static final Object CLOSED = new Object();
 
     private WatchStream() {
@@ -129,7 +136,8 @@ final class WatchStream {
                 } else {
                     event.set("object", object);
                 }
-                out.write((event + "\n").getBytes(StandardCharsets.UTF_8));
+                out.write(ASCII_JSON.writeValueAsBytes(event));
+                out.write('\n');
                 out.flush();
             }
         } catch (InterruptedException e) {

@@ -47,7 +47,7 @@ class AgentIT {
         kubectl = new Kubectl(server.kubeconfig());
         data = dir.resolve("data");
         metricsPort = freePort();
-        agent = new AgentProcess(dir.resolve("agent.log"), "--kubeconfig", server.kubeconfig().toString(),
+        agent = new AgentProcess(java.nio.file.Files.createDirectories(Path.of("target", "agent-logs")).resolve("agent-it.log"), "--kubeconfig", server.kubeconfig().toString(),
                 "--node", "local", "--data-dir", data.toString(), "--enable-raw-exec",
                 "--metrics-port", Integer.toString(metricsPort)).start();
     }
@@ -259,5 +259,17 @@ class AgentIT {
         Matcher m = Pattern.compile("(?m)^" + series + " ([0-9.eE+-]+)$").matcher(metrics);
         assertThat(m.find()).as(series).isTrue();
         return Double.parseDouble(m.group(1));
+    }
+
+    @Test
+    @Order(8)
+    void sigtermStopsTheAgentWithExitZeroAndLeavesTasksRunning() throws Exception {
+        long pid = pidOf("survivor", "sleeper");
+        assertThat(agent.stop()).isZero();
+        assertThat(alive(pid)).as("tasks keep running when the agent stops").isTrue();
+        agent.start(); // for @AfterAll, and it reattaches once more
+        assertThat(pidOf("survivor", "sleeper")).isEqualTo(pid);
+        kubectl.run("delete", "alloc", "survivor", "--timeout=30s").assertOk();
+        assertThat(alive(pid)).isFalse();
     }
 }

@@ -70,4 +70,47 @@ class ApiServerJarIT {
         assertThat(new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
                 .contains("--port http is not a port number", "usage: java -jar drover-local.jar");
     }
+
+    /** The README's quick start: {@code up}, then kubectl apply of examples/hello.yaml runs it. */
+    @Test
+    void upRunsTheAgentForNodeLocalAndStopsOnSigterm() throws Exception {
+        Path kubeconfig = dir.resolve(".drover-local/kubeconfig");
+        Process up = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+                JAR.toString(), "up", "--kubeconfig", kubeconfig.toString(), "--data-dir", dir.resolve("data").toString())
+                .redirectErrorStream(true).start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8));
+            String ready = CompletableFuture.supplyAsync(() -> {
+                try {
+                    for (String line; (line = out.readLine()) != null; ) {
+                        if (line.startsWith("drover-local ready")) {
+                            return line;
+                        }
+                    }
+                    return null;
+                } catch (Exception e) {
+                    return null;
+                }
+            }).get(90, TimeUnit.SECONDS);
+            assertThat(ready).contains("agent for node \"local\"", "/metrics");
+            CompletableFuture.runAsync(() -> {
+                try {
+                    out.transferTo(java.io.Writer.nullWriter()); // keep the pipe drained
+                } catch (Exception ignored) {
+                    // the process ended
+                }
+            });
+
+            Kubectl kubectl = new Kubectl(kubeconfig);
+            kubectl.run("apply", "-f", Path.of("..", "examples", "hello.yaml").toString()).assertOk();
+            kubectl.run("wait", "alloc/hello", "--for=jsonpath={.status.clientStatus}=Running", "--timeout=30s").assertOk();
+            assertThat(kubectl.run("get", "alloc", "hello").assertOk().out()).containsPattern("hello\\s+local\\s+Running\\s+1/1");
+
+            up.destroy(); // SIGTERM
+            assertThat(up.waitFor(60, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();
+            assertThat(up.exitValue()).isZero();
+        } finally {
+            up.destroyForcibly();
+        }
+    }
 }

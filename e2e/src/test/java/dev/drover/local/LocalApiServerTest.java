@@ -125,6 +125,38 @@ class LocalApiServerTest {
         }
     }
 
+    /** A status message with non-ASCII text (the validator writes "attempts × delay") once broke the watch. */
+    @Test
+    void watchesCarryNonAsciiTextIntact() {
+        String message = "attempts × delay ≥ interval; ünïcödé ✓ ".repeat(2000);
+        List<String> messages = new CopyOnWriteArrayList<>();
+        List<WatcherException> failures = new CopyOnWriteArrayList<>();
+        try (var watch = allocs().inNamespace("default").withField("metadata.name", "unicode").watch(new Watcher<>() {
+            @Override
+            public void eventReceived(Action action, Allocation resource) {
+                if (resource.getStatus() != null) {
+                    messages.add(resource.getStatus().getClientDescription());
+                }
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+                failures.add(cause);
+            }
+        })) {
+            allocs().inNamespace("default").resource(alloc("unicode", "a")).create();
+            Allocation a = allocs().inNamespace("default").withName("unicode").get();
+            AllocationStatus status = new AllocationStatus();
+            status.setClientStatus(ClientStatus.Failed);
+            status.setClientDescription(message);
+            a.setStatus(status);
+            allocs().inNamespace("default").resource(a).updateStatus();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !messages.isEmpty() || !failures.isEmpty());
+            assertThat(failures).isEmpty();
+            assertThat(messages).containsExactly(message);
+        }
+    }
+
     @Test
     void informerSeesUpdatesOverHttpWatches() {
         List<String> updates = new CopyOnWriteArrayList<>();

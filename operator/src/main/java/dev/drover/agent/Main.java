@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
 
 /**
  * Entry point of {@code drover-agent.jar}: runs the agent (the default), or a
@@ -78,16 +79,16 @@ public final class Main {
             LoggerFactory.getLogger(Main.class).error("cannot start", e);
             return EXIT_FAILED;
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            agent.close();
-            stopped.countDown();
-        }, "drover-shutdown"));
+        CountDownLatch stop = new CountDownLatch(1);
+        // SIGTERM (the kubelet stopping the pod) and Ctrl-C end the agent cleanly, with exit code 0
+        Signal.handle(new Signal("TERM"), s -> stop.countDown());
+        Signal.handle(new Signal("INT"), s -> stop.countDown());
         try {
-            stopped.await();
+            stop.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        agent.close();
         return 0;
     }
 

@@ -67,6 +67,11 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
         }
     }
 
+    /** Waits in progress (each is one thread). */
+    int waiting() {
+        return waiters.size();
+    }
+
     /** Stops every wait and joins its thread; pending futures are left incomplete. */
     @Override
     public void close() {

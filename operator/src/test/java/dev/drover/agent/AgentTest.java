@@ -43,6 +43,7 @@ class AgentTest {
     KubernetesMockServer server;
     KubernetesClient client;
     Agent agent;
+    String extraConfig = "";
 
     @BeforeEach
     void start() throws Exception {
@@ -63,7 +64,7 @@ class AgentTest {
 
     Path writeConfig() throws Exception {
         Path file = data.resolveSibling(data.getFileName() + "-agent.yaml");
-        java.nio.file.Files.writeString(file, "statusWrites: {batchDelay: 100ms, resync: 2s}\n");
+        java.nio.file.Files.writeString(file, "statusWrites: {batchDelay: 100ms, resync: 2s}\n" + extraConfig);
         return file;
     }
 
@@ -203,5 +204,30 @@ class AgentTest {
         assertThat(data.resolve("allocs/default/kept")).exists();
         await().atMost(Duration.ofSeconds(10)).until(() -> agent.controller().size() == 1);
         assertThat(get("kept").getStatus().getTaskStates().get("main").getRestarts()).isZero();
+    }
+
+    @Test
+    void terminalAllocationsOverTheLimitAreCollectedAndNeverRunAgain() throws Exception {
+        agent.close();
+        extraConfig = "gc: {maxAllocations: 1, interval: 1h}\n";
+        agent = startAgent();
+        for (String name : List.of("first", "second")) {
+            Allocation a = alloc(name, "node-a", Map.of("runFor", "50ms"));
+            a.getSpec().setType(dev.drover.api.v1alpha1.AllocationType.Batch);
+            client.resource(a).create();
+            await().atMost(Duration.ofSeconds(20)).until(() -> get(name).getStatus() != null
+                    && get(name).getStatus().getClientStatus() == ClientStatus.Complete);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> agent.controller().size() == 1);
+        assertThat(data.resolve("allocs/default/first")).as("the oldest terminal one is collected").doesNotExist();
+        assertThat(data.resolve("allocs/default/second")).exists();
+        assertThat(get("first").getStatus().getClientStatus()).as("its status stays").isEqualTo(ClientStatus.Complete);
+
+        agent.close(); // a restart reconciles "first" again: it must not run again
+        agent = startAgent();
+        Thread.sleep(500);
+        assertThat(data.resolve("allocs/default/first")).doesNotExist();
+        assertThat(get("first").getStatus().getTaskStates().get("main").getEvents())
+                .extracting(e -> e.getType().name()).containsOnlyOnce("Started");
     }
 }
