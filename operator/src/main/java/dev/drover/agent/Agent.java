@@ -9,6 +9,7 @@ import dev.drover.controller.EventRecorder;
 import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.controller.StatusPatcher;
 import dev.drover.controller.StatusWriter;
+import dev.drover.devices.NoDevicesHook;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.mock.MockDriver;
@@ -133,7 +134,7 @@ public final class Agent implements AutoCloseable {
                 },
                 () -> new long[]{events.written(), events.dropped(), events.failed()}));
         controller = new AllocationController(config.nodeName(), self -> new AllocRunnerConfig(config.dataDir(),
-                drivers, List.of(), List.of(), state, self, new LocalFirst(self::localTerminal, previous),
+                drivers, List.of(new NoDevicesHook()), List.of(), state, self, new LocalFirst(self::localTerminal, previous),
                 clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
                 TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc);
 

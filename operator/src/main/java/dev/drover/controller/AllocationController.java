@@ -216,6 +216,9 @@ public final class AllocationController implements AllocStateListener {
             }
         }
         writer.observed(id, a.getStatus());
+        if (problems.isEmpty() && e.runner != null) {
+            problems = taskSetChange(e, a);
+        }
         if (!problems.isEmpty()) {
             refuse(e, a, generation, problems);
             return;
@@ -244,6 +247,20 @@ public final class AllocationController implements AllocStateListener {
                 allocStateChanged(runner, runner.allocState(), null, null);
             }
         }
+    }
+
+    /** Tasks cannot be added or removed in a running allocation: that takes a new allocation. */
+    private static List<Violation> taskSetChange(Entry e, Allocation a) {
+        List<String> before;
+        synchronized (e) {
+            before = e.tasks.stream().map(Task::getName).sorted().toList();
+        }
+        List<String> after = a.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
+        if (before.equals(after)) {
+            return List.of();
+        }
+        return List.of(new Violation("spec.tasks", "tasks " + before + " became " + after + "; tasks cannot be added"
+                + " or removed in a running allocation: create a new allocation (the running one keeps its tasks)"));
     }
 
     /** A terminal status for this generation, written by an agent: it ran and was collected (or the dir was lost). */

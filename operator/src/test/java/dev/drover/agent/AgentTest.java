@@ -230,4 +230,44 @@ class AgentTest {
         assertThat(get("first").getStatus().getTaskStates().get("main").getEvents())
                 .extracting(e -> e.getType().name()).containsOnlyOnce("Started");
     }
+
+    @Test
+    void aTaskAskingForDevicesFailsSetupWhenTheAgentHasNone() {
+        Allocation a = alloc("wants-gpu", "node-a", Map.of("runFor", "1h"));
+        dev.drover.api.v1alpha1.Resources resources = new dev.drover.api.v1alpha1.Resources();
+        resources.setDevices(List.of(new dev.drover.api.v1alpha1.DeviceRequest("nvidia/gpu", 1)));
+        a.getSpec().getTasks().getFirst().setResources(resources);
+        client.resource(a).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("wants-gpu").getStatus() != null
+                && get("wants-gpu").getStatus().getClientStatus() == ClientStatus.Failed);
+        assertThat(get("wants-gpu").getStatus().getTaskStates().get("main").getEvents())
+                .anySatisfy(e -> {
+                    assertThat(e.getType().name()).isEqualTo("SetupFailure");
+                    assertThat(e.getMessage()).contains("device nvidia/gpu: asked 1, 0 free");
+                })
+                .noneSatisfy(e -> assertThat(e.getType().name()).isEqualTo("Started"));
+    }
+
+    @Test
+    void addingATaskToARunningAllocationIsRefusedAndTheOldTasksRunOn() {
+        client.resource(alloc("grows", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("grows").getStatus() != null
+                && get("grows").getStatus().getClientStatus() == ClientStatus.Running);
+        client.resources(Allocation.class).inNamespace("default").withName("grows").edit(a -> {
+            Task extra = new Task();
+            extra.setName("extra");
+            extra.setDriver("mock");
+            extra.setConfig(Map.of("runFor", "1h"));
+            a.getSpec().setTasks(List.of(a.getSpec().getTasks().getFirst(), extra));
+            return a;
+        });
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(get("grows").getStatus().getConditions())
+                .anySatisfy(c -> {
+                    assertThat(c.getType()).isEqualTo("SpecValid");
+                    assertThat(c.getStatus()).isEqualTo("False");
+                    assertThat(c.getMessage()).contains("spec.tasks", "cannot be added or removed");
+                }));
+        assertThat(get("grows").getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
+        assertThat(get("grows").getStatus().getTaskStates()).containsOnlyKeys("main");
+    }
 }
