@@ -7,6 +7,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -29,24 +30,29 @@ class ApiServerJarIT {
         return new ProcessBuilder(command).start();
     }
 
+    /** The first line of {@code out} containing {@code text}, or null when the stream ends first. */
+    static String lineContaining(BufferedReader out, String text, Duration timeout) throws Exception {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                for (String line; (line = out.readLine()) != null; ) {
+                    if (line.contains(text)) {
+                        return line;
+                    }
+                }
+                return null;
+            } catch (Exception e) {
+                return null;
+            }
+        }).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
     @Test
     void apiserverPrintsReadyServesKubectlAndExitsZeroOnSigterm() throws Exception {
         Path kubeconfig = dir.resolve("nested/kubeconfig");
         Process server = java("apiserver", "--kubeconfig", kubeconfig.toString(), "--nodes", "local");
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
-            String ready = CompletableFuture.supplyAsync(() -> {
-                try {
-                    for (String line; (line = out.readLine()) != null; ) {
-                        if (line.contains("ready")) {
-                            return line;
-                        }
-                    }
-                    return null;
-                } catch (Exception e) {
-                    return null;
-                }
-            }).get(60, TimeUnit.SECONDS);
+            String ready = lineContaining(out, "ready", Duration.ofSeconds(60));
             assertThat(ready).contains("ready at http://127.0.0.1:");
             assertThat(Files.readString(kubeconfig)).contains("current-context: drover-local");
 
@@ -80,18 +86,7 @@ class ApiServerJarIT {
                 .redirectErrorStream(true).start();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8));
-            String ready = CompletableFuture.supplyAsync(() -> {
-                try {
-                    for (String line; (line = out.readLine()) != null; ) {
-                        if (line.startsWith("drover-local ready")) {
-                            return line;
-                        }
-                    }
-                    return null;
-                } catch (Exception e) {
-                    return null;
-                }
-            }).get(90, TimeUnit.SECONDS);
+            String ready = lineContaining(out, "drover-local ready", Duration.ofSeconds(90));
             assertThat(ready).contains("agent for node \"local\"", "/metrics");
             CompletableFuture.runAsync(() -> {
                 try {

@@ -11,18 +11,10 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.controller.AllocationReconciler;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,20 +32,15 @@ class AgentTest {
 
     @TempDir
     Path data;
-    KubernetesMockServer server;
+    MockApi api;
     KubernetesClient client;
     Agent agent;
     String extraConfig = "";
 
     @BeforeEach
     void start() throws Exception {
-        server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
-                new KubernetesCrudDispatcher(new ArrayList<>()), false);
-        server.init(InetAddress.getLoopbackAddress(), 0);
-        client = server.createClient(new JdkHttpClientFactory());
-        try (var crd = getClass().getResourceAsStream("/META-INF/fabric8/allocations.drover.dev-v1.yml")) {
-            client.resource(client.getKubernetesSerialization().unmarshal(crd, CustomResourceDefinition.class)).create();
-        }
+        api = new MockApi();
+        client = api.client();
         agent = startAgent();
     }
 
@@ -73,8 +60,7 @@ class AgentTest {
         if (agent != null) {
             agent.close();
         }
-        client.close();
-        server.destroy();
+        api.close();
     }
 
     static Allocation alloc(String name, String node, Map<String, Object> config) {

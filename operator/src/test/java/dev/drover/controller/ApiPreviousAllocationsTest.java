@@ -10,17 +10,9 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import java.net.InetAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -31,27 +23,21 @@ import org.junit.jupiter.api.Test;
 /** Waiting for a previous allocation that ran on another node, through the API server. */
 class ApiPreviousAllocationsTest {
 
-    KubernetesMockServer server;
+    MockApi api;
     KubernetesClient client;
     ApiPreviousAllocations previous;
 
     @BeforeEach
     void start() throws Exception {
-        server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
-                new KubernetesCrudDispatcher(new ArrayList<>()), false);
-        server.init(InetAddress.getLoopbackAddress(), 0);
-        client = server.createClient(new JdkHttpClientFactory());
-        try (var crd = getClass().getResourceAsStream("/META-INF/fabric8/allocations.drover.dev-v1.yml")) {
-            client.resource(client.getKubernetesSerialization().unmarshal(crd, CustomResourceDefinition.class)).create();
-        }
+        api = new MockApi();
+        client = api.client();
         previous = new ApiPreviousAllocations(client, Duration.ofMillis(20), Duration.ofMillis(100));
     }
 
     @AfterEach
     void stop() {
         previous.close();
-        client.close();
-        server.destroy();
+        api.close();
     }
 
     Allocation create(String name) {
