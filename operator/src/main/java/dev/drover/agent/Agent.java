@@ -9,6 +9,10 @@ import dev.drover.controller.EventRecorder;
 import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.controller.StatusPatcher;
 import dev.drover.controller.StatusWriter;
+import dev.drover.deviceplugin.DevicePlugins;
+import dev.drover.devices.DeviceLedger;
+import dev.drover.devices.DeviceManager;
+import dev.drover.devices.DeviceReservationHook;
 import dev.drover.devices.NoDevicesHook;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
@@ -22,6 +26,7 @@ import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStats;
+import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -62,6 +67,7 @@ public final class Agent implements AutoCloseable {
     private EventRecorder events;
     private ApiPreviousAllocations previous;
     private GarbageCollector gc;
+    private DeviceManager devices;
     private AllocationController controller;
     private Operator operator;
     private MetricsServer http;
@@ -119,6 +125,23 @@ public final class Agent implements AutoCloseable {
             LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");
         }
         drivers = new DriverRegistry(enabled);
+        TaskPrestartHook deviceHook = new NoDevicesHook();
+        DeviceLedger ledger = null;
+        if (!config.devicePlugins().isEmpty()) {
+            DevicePlugins known = DevicePlugins.discover();
+            List<DevicePlugins.Selection> selections = new ArrayList<>();
+            for (String p : config.devicePlugins()) {
+                selections.add(known.select(p));
+            }
+            devices = new DeviceManager(selections, DeviceManager.Timing.DEFAULT);
+            if (!devices.awaitFirstFingerprints(Duration.ofSeconds(30))) {
+                LOG.warn("device plugins gave no fingerprint within 30 s; their devices appear when they do");
+            }
+            ledger = new DeviceLedger(devices, state);
+            deviceHook = new DeviceReservationHook(ledger, devices);
+            LOG.info("device plugins {}: {} device instance(s)", config.devicePlugins(), devices.devices().size());
+        }
+        TaskPrestartHook hook = deviceHook;
 
         writer = new StatusWriter(new StatusPatcher(client), config.statusWrites());
         events = new EventRecorder(client, config.nodeName());
@@ -134,9 +157,9 @@ public final class Agent implements AutoCloseable {
                 },
                 () -> new long[]{events.written(), events.dropped(), events.failed()}));
         controller = new AllocationController(config.nodeName(), self -> new AllocRunnerConfig(config.dataDir(),
-                drivers, List.of(new NoDevicesHook()), List.of(), state, self, new LocalFirst(self::localTerminal, previous),
+                drivers, List.of(hook), List.of(), state, self, new LocalFirst(self::localTerminal, previous),
                 clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
-                TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc);
+                TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc, ledger);
 
         if (config.metricsPort() >= 0) {
             http = new MetricsServer(config.metricsPort(), metrics.registry(), this::health, this::readiness);
@@ -226,6 +249,7 @@ public final class Agent implements AutoCloseable {
         closeQuietly(events);
         closeQuietly(writer);
         closeQuietly(drivers);
+        closeQuietly(devices);
         closeLast.forEach(Agent::closeQuietly);
         closeQuietly(state);
         closeQuietly(http);

@@ -2,6 +2,7 @@ package dev.drover.agent;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
+import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.state.StateStoreException;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -58,10 +59,13 @@ public final class Main {
             usage(err);
             return EXIT_USAGE;
         }
-        if (!config.devicePlugins().isEmpty()) {
-            err.println("drover-agent: --device-plugin " + String.join(", ", config.devicePlugins())
-                    + ": this agent does not run device plugins yet (docs/devices.md); remove the flag");
-            return EXIT_USAGE;
+        for (String plugin : config.devicePlugins()) {
+            try {
+                DevicePlugins.discover().select(plugin);
+            } catch (IllegalArgumentException e) {
+                err.println("drover-agent: " + e.getMessage());
+                return EXIT_USAGE;
+            }
         }
         setLogLevel(config.logLevel());
         return runAgent(config, err);

@@ -13,6 +13,7 @@ import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.validation.AllocationValidator;
 import dev.drover.api.validation.Violation;
+import dev.drover.devices.DeviceLedger;
 import dev.drover.gc.Collectable;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.metrics.DroverMetrics;
@@ -86,6 +87,7 @@ public final class AllocationController implements AllocStateListener {
     private final EventRecorder events;
     private final DroverMetrics metrics;
     private final GarbageCollector gc;
+    private final DeviceLedger ledger;
     private final InstantSource clock;
     private final Map<AllocId, Entry> entries = new ConcurrentHashMap<>();
     /** UIDs of allocations collected by the garbage collector: terminal, never run again. */
@@ -94,15 +96,18 @@ public final class AllocationController implements AllocStateListener {
     /**
      * @param runnerConfig the runners' configuration, given this controller (their listener, and where a
      *                     previous allocation on this node is found)
+     * @param ledger       the node's device reservations, or null when the agent runs no device plugins
      */
     public AllocationController(String node, Function<AllocationController, AllocRunnerConfig> runnerConfig,
-                                StatusWriter writer, EventRecorder events, DroverMetrics metrics, GarbageCollector gc) {
+                                StatusWriter writer, EventRecorder events, DroverMetrics metrics, GarbageCollector gc,
+                                DeviceLedger ledger) {
         this.node = node;
         this.cfg = runnerConfig.apply(this);
         this.writer = writer;
         this.events = events;
         this.metrics = metrics;
         this.gc = gc;
+        this.ledger = ledger;
         this.clock = cfg.clock();
     }
 
@@ -119,7 +124,11 @@ public final class AllocationController implements AllocStateListener {
      */
     public int restore() {
         int restored = 0;
-        for (StoredAllocation stored : cfg.stateDB().loadAll()) {
+        List<StoredAllocation> all = cfg.stateDB().loadAll();
+        if (ledger != null) {
+            ledger.restore(all);
+        }
+        for (StoredAllocation stored : all) {
             if (stored.spec().isEmpty()) {
                 LOG.warn("stored allocation {} has no spec (a crash while it was created); removing it", stored.id());
                 removeLeftovers(stored.id());
@@ -359,6 +368,7 @@ public final class AllocationController implements AllocStateListener {
 
     private void destroy(Entry e) throws InterruptedException {
         gc.forget(e.id.key());
+        releaseDevices(e.id);
         AllocRunner r = e.runner;
         if (r != null) {
             r.destroy();
@@ -373,11 +383,18 @@ public final class AllocationController implements AllocStateListener {
             if (e.uid != null) {
                 collected.add(e.uid);
             }
+            releaseDevices(e.id);
             AllocRunner r = e.runner;
             if (r != null) {
                 r.destroy();
             }
             LOG.info("collected terminal allocation {}", e.id);
+        }
+    }
+
+    private void releaseDevices(AllocId id) {
+        if (ledger != null) {
+            ledger.release(id);
         }
     }
 
@@ -409,6 +426,9 @@ public final class AllocationController implements AllocStateListener {
             } else {
                 e.builtVersion = state.version();
                 status = AllocationStatuses.of(state, e.tasks, e.generation, e.built, clock.instant());
+                if (ledger != null) {
+                    status.setAllocatedDevices(ledger.allocated(e.id).orElse(null));
+                }
                 if (!e.problems.isEmpty()) {
                     status = AllocationStatuses.invalid(e.problems, e.generation, status, e.built, clock.instant());
                 }
@@ -435,6 +455,7 @@ public final class AllocationController implements AllocStateListener {
             writer.publish(e.id, status);
         }
         if (becameTerminal) {
+            releaseDevices(e.id); // the status keeps naming them: it was built above
             gc.terminalChanged();
         }
     }

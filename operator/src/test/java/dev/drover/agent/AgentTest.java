@@ -15,6 +15,7 @@ import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -44,9 +45,11 @@ class AgentTest {
         agent = startAgent();
     }
 
-    Agent startAgent() throws Exception {
-        return Agent.start(AgentConfig.load(List.of("--node", "node-a", "--data-dir", data.toString(),
-                "--metrics-port", "-1", "--field-selector=false", "--config", writeConfig().toString()), Map.of()), client);
+    Agent startAgent(String... extraArgs) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--node", "node-a", "--data-dir", data.toString(),
+                "--metrics-port", "-1", "--field-selector=false", "--config", writeConfig().toString()));
+        args.addAll(List.of(extraArgs));
+        return Agent.start(AgentConfig.load(args, Map.of()), client);
     }
 
     Path writeConfig() throws Exception {
@@ -255,5 +258,55 @@ class AgentTest {
                 }));
         assertThat(get("grows").getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
         assertThat(get("grows").getStatus().getTaskStates()).containsOnlyKeys("main");
+    }
+
+    static Allocation wantsDevices(String name, String device, int count) {
+        Allocation a = alloc(name, "node-a", Map.of("runFor", "1h"));
+        dev.drover.api.v1alpha1.Resources resources = new dev.drover.api.v1alpha1.Resources();
+        resources.setDevices(List.of(new dev.drover.api.v1alpha1.DeviceRequest(device, count)));
+        a.getSpec().getTasks().getFirst().setResources(resources);
+        return a;
+    }
+
+    ClientStatus statusOf(String name) {
+        Allocation a = get(name);
+        return a == null || a.getStatus() == null ? null : a.getStatus().getClientStatus();
+    }
+
+    @Test
+    void devicesFromAPluginAreReservedPerTaskReleasedWhenTerminalAndKeptAcrossRestarts() throws Exception {
+        agent.close();
+        agent = startAgent("--device-plugin", "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml")
+                .toAbsolutePath());
+        client.resource(wantsDevices("one-gpu", "nvidia/gpu", 1)).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("one-gpu") == ClientStatus.Running);
+        var allocated = get("one-gpu").getStatus().getAllocatedDevices();
+        assertThat(allocated).singleElement().satisfies(d -> {
+            assertThat(d.getTask()).isEqualTo("main");
+            assertThat(d.getVendor()).isEqualTo("nvidia");
+            assertThat(d.getModel()).isEqualTo("Tesla T4");
+            assertThat(d.getIds()).hasSize(1);
+        });
+
+        client.resource(wantsDevices("two-gpus", "gpu", 2)).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("two-gpus") == ClientStatus.Failed);
+        assertThat(get("two-gpus").getStatus().getTaskStates().get("main").getEvents())
+                .anySatisfy(e -> assertThat(e.getMessage()).contains("device gpu: asked 2, 1 free"));
+
+        agent.close(); // the reservation is stored: the same instance after a restart
+        agent = startAgent("--device-plugin", "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml")
+                .toAbsolutePath());
+        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("one-gpu") == ClientStatus.Running);
+        assertThat(get("one-gpu").getStatus().getAllocatedDevices().getFirst().getIds())
+                .isEqualTo(allocated.getFirst().getIds());
+
+        client.resources(Allocation.class).inNamespace("default").withName("one-gpu").edit(a -> {
+            a.getSpec().setDesiredStatus(dev.drover.api.v1alpha1.DesiredStatus.Stop);
+            return a;
+        });
+        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("one-gpu") == ClientStatus.Complete);
+        client.resource(wantsDevices("both-t4", "nvidia/gpu/Tesla T4", 2)).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("both-t4") == ClientStatus.Running);
+        assertThat(get("both-t4").getStatus().getAllocatedDevices().getFirst().getIds()).hasSize(2);
     }
 }

@@ -113,14 +113,14 @@ class StateDumpCommandTest {
     void anythingElsePrintsUsageAndExitsTwo() {
         assertThat(run(Map.of())).isEqualTo(2);
         assertThat(run(Map.of(), "--node", "n1", "--bogus")).isEqualTo(2);
-        assertThat(run(Map.of(), "--node", "n1", "--device-plugin", "fake:x.yaml")).isEqualTo(2);
+        assertThat(run(Map.of(), "--node", "n1", "--device-plugin", "quantum")).isEqualTo(2);
         assertThat(run(Map.of(), "state", "dump", "--verbose", "--data-dir", "x")).isEqualTo(2);
         assertThat(run(Map.of(), "state", "dump")).isEqualTo(2);
 
         assertThat(stdout.size()).isZero();
         assertThat(stderr.toString(StandardCharsets.UTF_8))
                 .contains("java -jar drover-agent.jar state dump --data-dir DIR")
-                .contains("unknown argument \"--bogus\"").contains("does not run device plugins yet")
+                .contains("unknown argument \"--bogus\"").contains("no device plugin named 'quantum'")
                 .contains("unknown argument '--verbose'")
                 .contains("--data-dir is required");
     }

@@ -1,0 +1,279 @@
+package dev.drover.devices;
+
+import dev.drover.deviceplugin.DeviceGroup;
+import dev.drover.deviceplugin.DeviceInstance;
+import dev.drover.deviceplugin.DevicePlugin;
+import dev.drover.deviceplugin.DevicePluginException;
+import dev.drover.deviceplugin.DevicePlugins;
+import dev.drover.deviceplugin.Fingerprint;
+import dev.drover.deviceplugin.FingerprintValidator;
+import dev.drover.deviceplugin.InstanceStats;
+import dev.drover.deviceplugin.Reservation;
+import dev.drover.driver.Deadlines;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the agent's device plugins: one virtual thread per plugin keeps its
+ * fingerprint current and restarts it with back-off when it fails, hangs or
+ * reports an invalid fingerprint (rejected whole); another polls its stats.
+ * While a plugin is down its devices stay listed, as unhealthy. Devices are
+ * indexed by instance ID, so looking up a task's devices costs O(its devices).
+ */
+public final class DeviceManager implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DeviceManager.class);
+
+    /** Timing of the plugin loops. */
+    public record Timing(Duration call, Duration changeWait, Duration statsInterval, Duration minBackoff,
+                         Duration maxBackoff) {
+        public static final Timing DEFAULT = new Timing(Duration.ofSeconds(30), Duration.ofSeconds(30),
+                Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofMinutes(2));
+    }
+
+    /** One instance as the agent knows it: its group, its health now, and the plugin that owns it. */
+    public record Device(String plugin, DeviceGroup group, DeviceInstance instance, boolean healthy, String health) {
+    }
+
+    private final class Runner {
+        final DevicePlugins.Selection selection;
+        final String name;
+        volatile DevicePlugin plugin;
+        volatile List<DeviceGroup> groups = List.of();
+        volatile String downReason;
+        Thread fingerprints;
+        Thread stats;
+
+        Runner(DevicePlugins.Selection selection) {
+            this.selection = selection;
+            this.name = selection.factory().name();
+        }
+    }
+
+    private final Timing timing;
+    private final List<Runner> runners = new ArrayList<>();
+    private final Map<String, Device> index = new ConcurrentHashMap<>();
+    private final Map<String, InstanceStats> stats = new ConcurrentHashMap<>();
+    private final Semaphore firstFingerprints = new Semaphore(0);
+    private volatile boolean closed;
+
+    /** Starts every selected plugin; returns at once. */
+    public DeviceManager(List<DevicePlugins.Selection> plugins, Timing timing) {
+        this.timing = timing;
+        for (DevicePlugins.Selection s : plugins) {
+            Runner r = new Runner(s);
+            runners.add(r);
+            r.fingerprints = Thread.ofVirtual().name("device-plugin-" + r.name).start(() -> fingerprintLoop(r));
+            r.stats = Thread.ofVirtual().name("device-stats-" + r.name).start(() -> statsLoop(r));
+        }
+    }
+
+    /** Waits until every plugin reported a first fingerprint (or failed once), at most {@code timeout}. */
+    public boolean awaitFirstFingerprints(Duration timeout) throws InterruptedException {
+        return firstFingerprints.tryAcquire(runners.size(), timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void fingerprintLoop(Runner r) {
+        Duration backoff = timing.minBackoff();
+        boolean first = true;
+        while (!closed) {
+            try {
+                DevicePlugin plugin = r.selection.factory().create();
+                r.plugin = plugin;
+                plugin.configure(r.selection.config());
+                Fingerprint fp = Deadlines.call("fingerprinting with " + r.name, timing.call(), plugin::fingerprint);
+                while (!closed) {
+                    publish(r, FingerprintValidator.validate(r.name, fp));
+                    if (first) {
+                        first = false;
+                        firstFingerprints.release();
+                    }
+                    backoff = timing.minBackoff();
+                    Fingerprint since = fp;
+                    fp = Deadlines.call("waiting for a change from " + r.name,
+                            timing.changeWait().plus(timing.call()), () -> plugin.awaitChange(since, timing.changeWait()));
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                if (closed) {
+                    return;
+                }
+                String why = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage()
+                        : e.getMessage();
+                markDown(r, "device plugin " + r.name + " failed: " + why);
+                if (first) {
+                    first = false;
+                    firstFingerprints.release();
+                }
+                LOG.warn("device plugin {} failed, restarting it in {} ms: {}", r.name, backoff.toMillis(), why);
+                closePlugin(r);
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException ie) {
+                    return;
+                }
+                backoff = backoff.multipliedBy(2).compareTo(timing.maxBackoff()) > 0 ? timing.maxBackoff()
+                        : backoff.multipliedBy(2);
+            }
+        }
+    }
+
+    private void statsLoop(Runner r) {
+        while (!closed) {
+            try {
+                Thread.sleep(r.groups.isEmpty() ? timing.minBackoff() : timing.statsInterval());
+                DevicePlugin plugin = r.plugin;
+                if (plugin == null || r.downReason != null) {
+                    continue;
+                }
+                for (InstanceStats s : Deadlines.call("reading stats from " + r.name, timing.call(), plugin::stats)) {
+                    if (index.containsKey(s.id())) {
+                        stats.put(s.id(), s);
+                    }
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                LOG.debug("device plugin {}: stats failed: {}", r.name, e.toString());
+            }
+        }
+    }
+
+    private synchronized void publish(Runner r, Fingerprint fp) {
+        r.downReason = null;
+        if (fp.unavailableReason().isPresent() && (r.groups.isEmpty() || fp.groups().isEmpty())) {
+            LOG.info("device plugin {}: no devices: {}", r.name, fp.unavailableReason().get());
+        }
+        index.values().removeIf(d -> d.plugin().equals(r.name));
+        for (DeviceGroup g : fp.groups()) {
+            for (DeviceInstance i : g.instances()) {
+                index.put(i.id(), new Device(r.name, g, i, i.healthy(), i.healthDescription()));
+            }
+        }
+        r.groups = fp.groups();
+        stats.keySet().retainAll(index.keySet());
+    }
+
+    /** The plugin is down: its devices stay, unhealthy, with the reason. */
+    private synchronized void markDown(Runner r, String reason) {
+        r.downReason = reason;
+        for (DeviceGroup g : r.groups) {
+            for (DeviceInstance i : g.instances()) {
+                index.put(i.id(), new Device(r.name, g, i, false, reason));
+            }
+        }
+    }
+
+    private static void closePlugin(Runner r) {
+        DevicePlugin p = r.plugin;
+        r.plugin = null;
+        if (p != null) {
+            try {
+                p.close();
+            } catch (RuntimeException e) {
+                LOG.debug("closing device plugin {}: {}", r.name, e.toString());
+            }
+        }
+    }
+
+    /** Every known device instance, by ID. */
+    public Map<String, Device> devices() {
+        return Map.copyOf(index);
+    }
+
+    public Optional<Device> device(String instanceId) {
+        return Optional.ofNullable(index.get(instanceId));
+    }
+
+    /** The newest stats of one instance; O(1). */
+    public Optional<InstanceStats> stats(String instanceId) {
+        return Optional.ofNullable(stats.get(instanceId));
+    }
+
+    /** Healthy instances matching {@code request} ({@code type}, {@code vendor/type} or {@code vendor/type/model}). */
+    public List<Device> healthyMatching(String request) {
+        List<Device> out = new ArrayList<>();
+        for (Device d : index.values()) {
+            if (d.healthy() && matches(d.group(), request)) {
+                out.add(d);
+            }
+        }
+        out.sort(java.util.Comparator.comparing(d -> d.instance().id()));
+        return out;
+    }
+
+    static boolean matches(DeviceGroup g, String request) {
+        String[] parts = request.split("/", 3);
+        return switch (parts.length) {
+            case 1 -> g.type().equals(parts[0]);
+            case 2 -> g.vendor().equals(parts[0]) && g.type().equals(parts[1]);
+            default -> g.vendor().equals(parts[0]) && g.type().equals(parts[1]) && g.model().equals(parts[2]);
+        };
+    }
+
+    /** What a task gets for {@code ids} (environment, mounts, device nodes), from their plugin(s). */
+    public Reservation reserve(Collection<String> ids) throws DevicePluginException, InterruptedException {
+        Map<String, List<String>> byPlugin = new LinkedHashMap<>();
+        for (String id : ids) {
+            Device d = index.get(id);
+            if (d == null) {
+                throw new DevicePluginException("device instance " + id + " is not known on this node");
+            }
+            byPlugin.computeIfAbsent(d.plugin(), k -> new ArrayList<>()).add(id);
+        }
+        Map<String, String> env = new LinkedHashMap<>();
+        List<Reservation.Mount> mounts = new ArrayList<>();
+        List<Reservation.DeviceNode> nodes = new ArrayList<>();
+        for (Map.Entry<String, List<String>> e : byPlugin.entrySet()) {
+            Runner r = runners.stream().filter(x -> x.name.equals(e.getKey())).findFirst().orElseThrow();
+            DevicePlugin plugin = r.plugin;
+            if (plugin == null) {
+                throw new DevicePluginException("device plugin " + r.name + " is down: " + r.downReason);
+            }
+            Reservation res;
+            try {
+                res = Deadlines.call("reserving devices with " + r.name, timing.call(), () -> plugin.reserve(e.getValue()));
+            } catch (ExecutionException ex) {
+                throw new DevicePluginException(ex.getCause() != null ? ex.getCause().getMessage() : ex.getMessage());
+            } catch (Deadlines.DeadlineExceeded ex) {
+                throw new DevicePluginException(ex.getMessage());
+            }
+            env.putAll(res.env());
+            mounts.addAll(res.mounts());
+            nodes.addAll(res.deviceNodes());
+        }
+        return new Reservation(env, mounts, nodes);
+    }
+
+    /** Stops every plugin loop and joins its threads; closes the plugins. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Runner r : runners) {
+            r.fingerprints.interrupt();
+            r.stats.interrupt();
+        }
+        for (Runner r : runners) {
+            try {
+                r.fingerprints.join();
+                r.stats.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            closePlugin(r);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package dev.drover.devices;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.deviceplugin.DevicePlugins;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The device manager over the fake plugin and its scripted faults. */
+class DeviceManagerTest {
+
+    static final DeviceManager.Timing FAST = new DeviceManager.Timing(Duration.ofMillis(300), Duration.ofMillis(100),
+            Duration.ofMillis(100), Duration.ofMillis(50), Duration.ofMillis(200));
+
+    @TempDir
+    Path dir;
+
+    DeviceManager manager(String faults) throws Exception {
+        Path file = dir.resolve("gpus.yaml");
+        Files.writeString(file, """
+                groups:
+                  - vendor: nvidia
+                    type: gpu
+                    model: Tesla T4
+                    instances:
+                      - id: GPU-a
+                        stats: {gpuUtilPercent: 37, memoryUsedMiB: 2048}
+                      - id: GPU-b
+                """ + faults);
+        return new DeviceManager(List.of(DevicePlugins.discover().select("fake:" + file)), FAST);
+    }
+
+    @Test
+    void devicesAreIndexedWithTheirStats() throws Exception {
+        try (DeviceManager m = manager("")) {
+            assertThat(m.awaitFirstFingerprints(Duration.ofSeconds(5))).isTrue();
+            assertThat(m.devices()).containsOnlyKeys("GPU-a", "GPU-b");
+            assertThat(m.healthyMatching("nvidia/gpu/Tesla T4")).hasSize(2);
+            assertThat(m.healthyMatching("gpu")).hasSize(2);
+            assertThat(m.healthyMatching("amd/gpu")).isEmpty();
+            await().atMost(Duration.ofSeconds(5)).until(() -> m.stats("GPU-a").isPresent());
+            assertThat(m.stats("GPU-a").orElseThrow().gpuUtilPercent().getAsDouble()).isEqualTo(37);
+            assertThat(m.reserve(List.of("GPU-b")).env()).containsEntry("NVIDIA_VISIBLE_DEVICES", "GPU-b");
+        }
+    }
+
+    @Test
+    void aCrashingPluginKeepsItsDevicesListedAsUnhealthyAndIsRestarted() throws Exception {
+        try (DeviceManager m = manager("""
+                faults:
+                  - {fault: crash, from: 700ms, until: 2s, message: "driver went away"}
+                """)) {
+            assertThat(m.awaitFirstFingerprints(Duration.ofSeconds(5))).isTrue();
+            assertThat(m.healthyMatching("gpu")).hasSize(2);
+            await().atMost(Duration.ofSeconds(5)).until(() -> m.healthyMatching("gpu").isEmpty());
+            assertThat(m.devices()).as("still listed while the plugin is down").containsOnlyKeys("GPU-a", "GPU-b");
+            assertThat(m.device("GPU-a").orElseThrow().health()).contains("driver went away");
+            await().atMost(Duration.ofSeconds(10)).until(() -> m.healthyMatching("gpu").size() == 2);
+        }
+    }
+
+    @Test
+    void anInvalidFingerprintIsRejectedWhole() throws Exception {
+        try (DeviceManager m = manager("""
+                faults:
+                  - {fault: invalid, output: duplicate-ids, until: 1s}
+                """)) {
+            m.awaitFirstFingerprints(Duration.ofSeconds(5));
+            assertThat(m.devices()).as("nothing from an invalid fingerprint").isEmpty();
+            await().atMost(Duration.ofSeconds(10)).until(() -> m.healthyMatching("gpu").size() == 2);
+        }
+    }
+
+    @Test
+    void aHungPluginIsGivenUpOnAndRestarted() throws Exception {
+        try (DeviceManager m = manager("""
+                faults:
+                  - {fault: hang, afterCalls: 1, until: 1500ms}
+                """)) {
+            assertThat(m.awaitFirstFingerprints(Duration.ofSeconds(5))).isTrue();
+            await().atMost(Duration.ofSeconds(5)).until(() -> m.healthyMatching("gpu").isEmpty());
+            await().atMost(Duration.ofSeconds(10)).until(() -> m.healthyMatching("gpu").size() == 2);
+        }
+    }
+}
