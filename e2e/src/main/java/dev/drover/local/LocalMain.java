@@ -30,11 +30,12 @@ public final class LocalMain {
                   for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
                   --port 0 (the default) picks a free port.
 
-              up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N]
+              up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--device-plugin fake:FILE]...
                   The same API server plus the Drover agent for node "local" in this process, with the
                   mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
                   DIR (default .drover-local/data) holds the agent's state and allocation directories;
-                  --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz.
+                  --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
+                  --device-plugin runs a device plugin, e.g. fake:examples/devices/fake-gpus.yaml.
             """;
 
     static final String LOCAL_NODE = "local";
@@ -105,10 +106,12 @@ public final class LocalMain {
         Path dataDir = Path.of(".drover-local", "data");
         int port = 0;
         int metricsPort = 0;
+        List<String> plugins = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--data-dir" -> dataDir = Path.of(value(args, ++i, "--data-dir"));
+                case "--device-plugin" -> plugins.add(value(args, ++i, "--device-plugin"));
                 case "--port" -> port = port(value(args, ++i, "--port"));
                 case "--metrics-port" -> metricsPort = port(value(args, ++i, "--metrics-port"));
                 default -> throw new UsageException("unknown flag \"" + args[i] + "\"");
@@ -119,8 +122,10 @@ public final class LocalMain {
         }
         AgentConfig config;
         try {
-            config = AgentConfig.load(List.of("--node", LOCAL_NODE, "--data-dir", dataDir.toString(),
-                    "--enable-raw-exec", "--metrics-port", Integer.toString(metricsPort)), Map.of());
+            List<String> agentArgs = new ArrayList<>(List.of("--node", LOCAL_NODE, "--data-dir", dataDir.toString(),
+                    "--enable-raw-exec", "--metrics-port", Integer.toString(metricsPort)));
+            plugins.forEach(p -> agentArgs.addAll(List.of("--device-plugin", p)));
+            config = AgentConfig.load(agentArgs, Map.of());
         } catch (AgentConfig.ConfigException e) {
             throw new UsageException(e.getMessage());
         }
