@@ -7,11 +7,13 @@ import dev.drover.controller.AllocationController;
 import dev.drover.controller.AllocationReconciler;
 import dev.drover.controller.EventRecorder;
 import dev.drover.controller.ApiPreviousAllocations;
+import dev.drover.controller.NodeRegistrar;
 import dev.drover.controller.StatusPatcher;
 import dev.drover.controller.StatusWriter;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;
+import dev.drover.devices.DeviceMetrics;
 import dev.drover.devices.DeviceReservationHook;
 import dev.drover.devices.NoDevicesHook;
 import dev.drover.driver.Driver;
@@ -68,6 +70,7 @@ public final class Agent implements AutoCloseable {
     private ApiPreviousAllocations previous;
     private GarbageCollector gc;
     private DeviceManager devices;
+    private NodeRegistrar registrar;
     private AllocationController controller;
     private Operator operator;
     private MetricsServer http;
@@ -138,6 +141,7 @@ public final class Agent implements AutoCloseable {
                 LOG.warn("device plugins gave no fingerprint within 30 s; their devices appear when they do");
             }
             ledger = new DeviceLedger(devices, state);
+            registrar = new NodeRegistrar(client, config.nodeName(), devices, Duration.ofSeconds(10));
             deviceHook = new DeviceReservationHook(ledger, devices);
             LOG.info("device plugins {}: {} device instance(s)", config.devicePlugins(), devices.devices().size());
         }
@@ -161,6 +165,9 @@ public final class Agent implements AutoCloseable {
                 clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
                 TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc, ledger);
 
+        if (devices != null) {
+            new DeviceMetrics(devices, ledger).register(metrics.registry());
+        }
         if (config.metricsPort() >= 0) {
             http = new MetricsServer(config.metricsPort(), metrics.registry(), this::health, this::readiness);
             LOG.info("serving /metrics, /healthz and /readyz on port {}", http.port());
@@ -249,6 +256,7 @@ public final class Agent implements AutoCloseable {
         closeQuietly(events);
         closeQuietly(writer);
         closeQuietly(drivers);
+        closeQuietly(registrar);
         closeQuietly(devices);
         closeLast.forEach(Agent::closeQuietly);
         closeQuietly(state);

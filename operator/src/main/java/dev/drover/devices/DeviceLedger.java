@@ -97,6 +97,17 @@ public final class DeviceLedger {
         }
     }
 
+    /** Who holds an instance: its allocation and task. */
+    public record Holder(AllocId alloc, String task) {
+    }
+
+    /** Every reserved instance, by ID. */
+    public synchronized Map<String, Holder> holders() {
+        Map<String, Holder> out = new HashMap<>();
+        byAlloc.forEach((alloc, rs) -> rs.forEach(r -> r.ids().forEach(id -> out.put(id, new Holder(alloc, r.task())))));
+        return out;
+    }
+
     /** The allocation's devices, as its status reports them. */
     public synchronized Optional<List<AllocatedDevice>> allocated(AllocId alloc) {
         List<DeviceReservation> rs = byAlloc.get(alloc);

@@ -275,9 +275,17 @@ class AgentTest {
 
     @Test
     void devicesFromAPluginAreReservedPerTaskReleasedWhenTerminalAndKeptAcrossRestarts() throws Exception {
+        client.resource(new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName("node-a")
+                .endMetadata().build()).create();
         agent.close();
         agent = startAgent("--device-plugin", "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml")
                 .toAbsolutePath());
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            var node = client.nodes().withName("node-a").get();
+            assertThat(node.getStatus().getCapacity()).containsKey("drover.dev/nvidia-gpu");
+            assertThat(node.getStatus().getCapacity().get("drover.dev/nvidia-gpu").getAmount()).isEqualTo("2");
+            // (labels go in the same nodes/status patch; this mock keeps only status from it: NodeRegistrarTest)
+        });
         client.resource(wantsDevices("one-gpu", "nvidia/gpu", 1)).create();
         await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("one-gpu") == ClientStatus.Running);
         var allocated = get("one-gpu").getStatus().getAllocatedDevices();

@@ -87,4 +87,59 @@ class DeviceManagerTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> m.healthyMatching("gpu").size() == 2);
         }
     }
+
+    @Test
+    void metricsLabelDevicesLikeDcgmAndNameTheirHolder() throws Exception {
+        try (DeviceManager m = manager("");
+             dev.drover.state.StateDB db = dev.drover.state.StateDB.inMemory()) {
+            m.awaitFirstFingerprints(Duration.ofSeconds(5));
+            DeviceLedger ledger = new DeviceLedger(m, db);
+            ledger.claim(new dev.drover.state.AllocId("default", "train"), "main",
+                    List.of(new dev.drover.api.v1alpha1.DeviceRequest("nvidia/gpu", 1)));
+            await().atMost(Duration.ofSeconds(5)).until(() -> m.stats("GPU-a").isPresent());
+            io.prometheus.client.CollectorRegistry registry = new io.prometheus.client.CollectorRegistry();
+            new DeviceMetrics(m, ledger).register(registry);
+            String[] names = {"UUID", "gpu", "modelName", "vendor", "type", "namespace", "allocation", "task"};
+            assertThat(registry.getSampleValue("drover_device_healthy", names,
+                    new String[]{"GPU-a", "0", "Tesla T4", "nvidia", "gpu", "default", "train", "main"})).isEqualTo(1.0);
+            assertThat(registry.getSampleValue("drover_device_gpu_utilization_percent", names,
+                    new String[]{"GPU-a", "0", "Tesla T4", "nvidia", "gpu", "default", "train", "main"})).isEqualTo(37.0);
+            assertThat(registry.getSampleValue("drover_device_healthy", names,
+                    new String[]{"GPU-b", "1", "Tesla T4", "nvidia", "gpu", "", "", ""})).isEqualTo(1.0);
+            assertThat(registry.getSampleValue("drover_device_temperature_celsius", names,
+                    new String[]{"GPU-b", "1", "Tesla T4", "nvidia", "gpu", "", "", ""})).as("not reported: absent").isNull();
+        }
+    }
+
+    @Test
+    void allocationStatsMergeOneGroupUsedByTwoTasksIntoOneEntry() throws Exception {
+        Path file = dir.resolve("two.yaml");
+        Files.writeString(file, """
+                groups:
+                  - vendor: nvidia
+                    type: gpu
+                    model: Tesla T4
+                    instances:
+                      - id: GPU-a
+                        stats: {gpuUtilPercent: 40, memoryUsedMiB: 1000, memoryTotalMiB: 15360, temperatureC: 50, powerW: 30}
+                      - id: GPU-b
+                        stats: {gpuUtilPercent: 20, memoryUsedMiB: 500, memoryTotalMiB: 15360, temperatureC: 60, powerW: 10}
+                """);
+        try (DeviceManager m = new DeviceManager(List.of(DevicePlugins.discover().select("fake:" + file)), FAST)) {
+            m.awaitFirstFingerprints(Duration.ofSeconds(5));
+            await().atMost(Duration.ofSeconds(5)).until(() -> m.stats("GPU-a").isPresent() && m.stats("GPU-b").isPresent());
+            DeviceStats.AllocationStats stats = DeviceStats.of(List.of(
+                    new dev.drover.state.DeviceReservation("web", "nvidia", "gpu", "Tesla T4", List.of("GPU-a")),
+                    new dev.drover.state.DeviceReservation("worker", "nvidia", "gpu", "Tesla T4", List.of("GPU-b"))), m);
+            assertThat(stats.byTask()).containsOnlyKeys("web", "worker");
+            assertThat(stats.byGroup()).singleElement().satisfies(g -> {
+                assertThat(g.ids()).containsExactly("GPU-a", "GPU-b");
+                assertThat(g.gpuUtilPercent().getAsDouble()).isEqualTo(30.0);
+                assertThat(g.memoryUsedMiB().getAsLong()).isEqualTo(1500);
+                assertThat(g.memoryTotalMiB().getAsLong()).isEqualTo(30720);
+                assertThat(g.temperatureC().getAsDouble()).isEqualTo(60.0);
+                assertThat(g.powerW().getAsDouble()).isEqualTo(40.0);
+            });
+        }
+    }
 }

@@ -1,0 +1,131 @@
+package dev.drover.controller;
+
+import dev.drover.deviceplugin.AttributeValue;
+import dev.drover.devices.DeviceManager;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Advertises the node's devices on its Node: capacity and allocatable
+ * {@code drover.dev/<vendor>-<type>} (healthy instances; 0 while their plugin
+ * is down) and the labels {@code drover.dev/gpu.product}, {@code .memory},
+ * {@code .count} and {@code .driver}. One merge patch of {@code nodes/status}
+ * (the RBAC the chart grants) whenever what it would write changes; a failed
+ * patch is tried again at the next check.
+ */
+public final class NodeRegistrar implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(NodeRegistrar.class);
+    static final String PREFIX = "drover.dev/";
+
+    private final KubernetesClient client;
+    private final String node;
+    private final DeviceManager devices;
+    private final Thread thread;
+    private volatile String written;
+    private volatile boolean closed;
+
+    public NodeRegistrar(KubernetesClient client, String node, DeviceManager devices, Duration interval) {
+        this.client = client;
+        this.node = node;
+        this.devices = devices;
+        this.thread = Thread.ofVirtual().name("drover-node-registrar").start(() -> loop(interval));
+    }
+
+    private void loop(Duration interval) {
+        while (!closed) {
+            try {
+                register();
+                Thread.sleep(interval);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    /** Patches the Node if its device view changed; returns whether it wrote. */
+    boolean register() {
+        String patch = patch(devices.devices());
+        if (patch.equals(written)) {
+            return false;
+        }
+        try {
+            client.nodes().withName(node).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+            written = patch;
+            LOG.info("registered devices on node {}: {}", node, patch);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.warn("cannot register devices on node {} (will retry): {}", node, e.getMessage());
+            return false;
+        }
+    }
+
+    /** The merge patch for {@code devices}: capacity, allocatable and labels, in a stable order. */
+    static String patch(Map<String, DeviceManager.Device> devices) {
+        Map<String, Integer> healthy = new TreeMap<>();
+        Map<String, String> labels = new TreeMap<>();
+        TreeSet<String> products = new TreeSet<>();
+        TreeSet<String> memories = new TreeSet<>();
+        TreeSet<String> drivers = new TreeSet<>();
+        int gpus = 0;
+        for (DeviceManager.Device d : devices.values()) {
+            String resource = PREFIX + (d.group().vendor() + "-" + d.group().type()).toLowerCase(Locale.ROOT)
+                    .replaceAll("[^a-z0-9.-]", "-");
+            healthy.merge(resource, d.healthy() ? 1 : 0, Integer::sum);
+            if (d.group().type().equals("gpu")) {
+                gpus++;
+                products.add(labelValue(d.group().model()));
+                attribute(d.group().attributes(), "memory").ifPresent(v -> memories.add(labelValue(v.replace(" ", ""))));
+                attribute(d.group().attributes(), "driver_version").ifPresent(v -> drivers.add(labelValue(v)));
+            }
+        }
+        if (gpus > 0) {
+            labels.put(PREFIX + "gpu.product", String.join("_", products));
+            labels.put(PREFIX + "gpu.count", Integer.toString(gpus));
+            if (!memories.isEmpty()) {
+                labels.put(PREFIX + "gpu.memory", String.join("_", memories));
+            }
+            if (!drivers.isEmpty()) {
+                labels.put(PREFIX + "gpu.driver", String.join("_", drivers));
+            }
+        }
+        StringBuilder quantities = new StringBuilder();
+        healthy.forEach((k, v) -> quantities.append(quantities.isEmpty() ? "" : ",").append('"').append(k)
+                .append("\":\"").append(v).append('"'));
+        StringBuilder labelJson = new StringBuilder();
+        labels.forEach((k, v) -> labelJson.append(labelJson.isEmpty() ? "" : ",").append('"').append(k)
+                .append("\":\"").append(v).append('"'));
+        return "{\"metadata\":{\"labels\":{" + labelJson + "}},\"status\":{\"capacity\":{" + quantities
+                + "},\"allocatable\":{" + quantities + "}}}";
+    }
+
+    private static java.util.Optional<String> attribute(Map<String, AttributeValue> attributes, String name) {
+        AttributeValue v = attributes.get(name);
+        return v == null ? java.util.Optional.empty() : java.util.Optional.of(v.display());
+    }
+
+    /** A label value: at most 63 of [A-Za-z0-9._-], starting and ending alphanumeric. */
+    static String labelValue(String raw) {
+        String v = raw.replaceAll("[^A-Za-z0-9._-]+", "-").replaceAll("^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "");
+        return v.length() > 63 ? v.substring(0, 63).replaceAll("[^A-Za-z0-9]+$", "") : v;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+        try {
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

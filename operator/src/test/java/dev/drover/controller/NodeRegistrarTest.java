@@ -1,0 +1,50 @@
+package dev.drover.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.deviceplugin.AttributeValue;
+import dev.drover.deviceplugin.DeviceGroup;
+import dev.drover.deviceplugin.DeviceInstance;
+import dev.drover.deviceplugin.Unit;
+import dev.drover.devices.DeviceManager;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class NodeRegistrarTest {
+
+    static final DeviceGroup T4 = new DeviceGroup("nvidia", "gpu", "Tesla T4",
+            Map.of("memory", AttributeValue.integer(15360, Unit.MIB), "driver_version", AttributeValue.text("550.54.15")),
+            List.of(DeviceInstance.healthy("GPU-a"), DeviceInstance.healthy("GPU-b")));
+
+    static DeviceManager.Device device(String id, boolean healthy) {
+        return new DeviceManager.Device("fake", T4, new DeviceInstance(id, healthy, "", Optional.empty()), healthy, "");
+    }
+
+    @Test
+    void capacityCountsHealthyInstancesAndLabelsDescribeTheGpus() throws Exception {
+        JsonNode patch = new ObjectMapper().readTree(NodeRegistrar.patch(Map.of("GPU-a", device("GPU-a", true),
+                "GPU-b", device("GPU-b", false))));
+        assertThat(patch.at("/status/capacity/drover.dev~1nvidia-gpu").asText()).isEqualTo("1");
+        assertThat(patch.at("/status/allocatable/drover.dev~1nvidia-gpu").asText()).isEqualTo("1");
+        assertThat(patch.at("/metadata/labels/drover.dev~1gpu.product").asText()).isEqualTo("Tesla-T4");
+        assertThat(patch.at("/metadata/labels/drover.dev~1gpu.count").asText()).isEqualTo("2");
+        assertThat(patch.at("/metadata/labels/drover.dev~1gpu.memory").asText()).isEqualTo("15360MiB");
+        assertThat(patch.at("/metadata/labels/drover.dev~1gpu.driver").asText()).isEqualTo("550.54.15");
+    }
+
+    @Test
+    void aPluginDownGivesCapacityZero() throws Exception {
+        JsonNode patch = new ObjectMapper().readTree(NodeRegistrar.patch(Map.of("GPU-a", device("GPU-a", false))));
+        assertThat(patch.at("/status/capacity/drover.dev~1nvidia-gpu").asText()).isEqualTo("0");
+    }
+
+    @Test
+    void labelValuesAreValidKubernetesLabelValues() {
+        assertThat(NodeRegistrar.labelValue("NVIDIA A100-SXM4-80GB (MIG 1g.10gb)")).isEqualTo("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb");
+        assertThat(NodeRegistrar.labelValue("x".repeat(80))).hasSize(63);
+    }
+}
