@@ -1,0 +1,115 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.local.LocalApiServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Issue 7's acceptance on the local cluster: the agent process with the fake plugin's two GPUs. */
+class DevicesIT {
+
+    @TempDir
+    static Path dir;
+    static LocalApiServer server;
+    static Kubectl kubectl;
+    static AgentProcess agent;
+    static Path data;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("local"))
+                .withKubeconfig(dir.resolve("kubeconfig")));
+        kubectl = new Kubectl(server.kubeconfig());
+        data = dir.resolve("data");
+        agent = new AgentProcess(Files.createDirectories(Path.of("target", "agent-logs")).resolve("devices-it.log"),
+                "--kubeconfig", server.kubeconfig().toString(), "--node", "local", "--data-dir", data.toString(),
+                "--enable-raw-exec", "--metrics-port", "-1", "--device-plugin",
+                "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml").toAbsolutePath()).start();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (agent != null) {
+            kubectl.run("delete", "alloc", "--all", "--timeout=30s");
+            agent.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static String gpuJob(String name, String runFor) {
+        return """
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: %s, namespace: default}
+                spec:
+                  nodeName: local
+                  type: Batch
+                  tasks:
+                  - name: train
+                    driver: raw_exec
+                    config: {command: /bin/sh, args: ["-c", "echo $NVIDIA_VISIBLE_DEVICES > gpus.txt; sleep %s"]}
+                    resources:
+                      devices: [{name: nvidia/gpu, count: 1}]
+                """.formatted(name, runFor);
+    }
+
+    static String jsonpath(String alloc, String path) {
+        return kubectl.run("get", "alloc", alloc, "-o", "jsonpath={" + path + "}").assertOk().out();
+    }
+
+    static void waitFor(String alloc, String clientStatus) {
+        kubectl.run("wait", "alloc/" + alloc, "--for=jsonpath={.status.clientStatus}=" + clientStatus, "--timeout=30s")
+                .assertOk();
+    }
+
+    static String seenByTask(String alloc) throws Exception {
+        Path file = data.resolve("allocs/default/" + alloc + "/train/gpus.txt");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file) && !Files.readString(file).isBlank());
+        return Files.readString(file).strip();
+    }
+
+    @Test
+    void twoGpusGoToTwoAllocationsAThirdFailsAndAFreedGpuIsReused() throws Exception {
+        await().atMost(Duration.ofSeconds(20)).until(() -> "2".equals(kubectl.run("get", "node", "local", "-o",
+                "jsonpath={.status.capacity.drover\\.dev/nvidia-gpu}").out()));
+
+        kubectl.runWithInput(gpuJob("first", "600"), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(gpuJob("second", "3"), "apply", "-f", "-").assertOk();
+        waitFor("first", "Running");
+        waitFor("second", "Running");
+        String first = jsonpath("first", ".status.allocatedDevices[0].ids[0]");
+        String second = jsonpath("second", ".status.allocatedDevices[0].ids[0]");
+        assertThat(first).startsWith("GPU-").isNotEqualTo(second);
+        assertThat(seenByTask("first")).isEqualTo(first);
+        assertThat(seenByTask("second")).isEqualTo(second);
+        assertThat(jsonpath("first", ".status.allocatedDevices[0].model")).isEqualTo("Tesla T4");
+
+        kubectl.runWithInput(gpuJob("third", "600"), "apply", "-f", "-").assertOk();
+        waitFor("third", "Failed");
+        assertThat(jsonpath("third", ".status.taskStates.train.events[*].message"))
+                .contains("device nvidia/gpu: asked 1, 0 free");
+
+        waitFor("second", "Complete"); // its GPU is released
+        kubectl.runWithInput(gpuJob("fourth", "600"), "apply", "-f", "-").assertOk();
+        waitFor("fourth", "Running");
+        assertThat(jsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
+
+        agent.kill();
+        agent.start();
+        waitFor("first", "Running");
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(jsonpath("first", ".status.allocatedDevices[0].ids[0]")).isEqualTo(first));
+        assertThat(jsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
+        assertThat(jsonpath("first", ".status.taskStates.train.restarts")).isEqualTo("0");
+    }
+}
