@@ -203,6 +203,24 @@ final class ApiFront implements HttpHandler {
                         + String.join(", ", result.invalid()));
             }
         }
+        if (method.equals("PATCH") && statusWrite && type.group().isEmpty() && type.plural().equals("nodes")) {
+            // As a real API server's node status strategy: a status write may change metadata (labels, as
+            // Drover's agent sets them) and status, never spec. The store would keep only status.
+            HttpResponse<byte[]> current = call("GET", rp.objectPath(), "", null, null);
+            if (current.statusCode() != 200) {
+                relay(ex, current);
+                return;
+            }
+            ObjectNode node = (ObjectNode) JSON.readTree(current.body());
+            JsonNode patched = Patches.apply(node, JSON.readTree(raw), jsonPatch);
+            if (patched instanceof ObjectNode result) {
+                if (node.has("spec")) {
+                    result.set("spec", node.get("spec"));
+                }
+                relay(ex, call("PUT", rp.objectPath(), "", JSON.writeValueAsBytes(result), "application/json"));
+                return;
+            }
+        }
         String target = method.equals("POST") ? rp.collectionPath() : pathOf(rp);
         // The store deletes an object whose last finalizer goes and then answers with no body;
         // a real API server answers with the object, so keep it to answer with.

@@ -82,6 +82,9 @@ class DevicesIT {
     void twoGpusGoToTwoAllocationsAThirdFailsAndAFreedGpuIsReused() throws Exception {
         await().atMost(Duration.ofSeconds(20)).until(() -> "2".equals(kubectl.run("get", "node", "local", "-o",
                 "jsonpath={.status.capacity.drover\\.dev/nvidia-gpu}").out()));
+        assertThat(kubectl.run("get", "node", "local", "--show-labels").assertOk().out())
+                .contains("drover.dev/gpu.product=Tesla-T4", "drover.dev/gpu.count=2", "drover.dev/gpu.memory=15360MiB",
+                        "drover.dev/gpu.driver=550.54.15");
 
         kubectl.runWithInput(gpuJob("first", "600"), "apply", "-f", "-").assertOk();
         kubectl.runWithInput(gpuJob("second", "3"), "apply", "-f", "-").assertOk();
