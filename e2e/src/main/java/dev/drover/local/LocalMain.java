@@ -36,7 +36,8 @@ public final class LocalMain {
                   DIR (default .drover-local/data) holds the agent's state and allocation directories;
                   --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
                   --device-plugin runs a device plugin, e.g. fake:examples/devices/fake-gpus.yaml.
-            """;
+
+            """ + Bench.usage();
 
     static final String LOCAL_NODE = "local";
 
@@ -56,13 +57,17 @@ public final class LocalMain {
             return switch (args[0]) {
                 case "apiserver" -> apiserver(Arrays.copyOfRange(args, 1, args.length), out);
                 case "up" -> up(Arrays.copyOfRange(args, 1, args.length), out, err);
+                case "bench" -> Bench.run(Arrays.copyOfRange(args, 1, args.length), out, err);
                 default -> throw new UsageException("unknown command \"" + args[0] + "\"");
             };
         } catch (UsageException e) {
             err.println("drover-local: " + e.getMessage());
             err.print(USAGE);
             return 2;
-        } catch (IOException e) {
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        } catch (Exception e) {
             err.println("drover-local: " + e.getMessage());
             return 1;
         }

@@ -95,6 +95,17 @@ final class WatchStream {
         exchange.getResponseHeaders().set("Transfer-Encoding", "chunked");
         exchange.sendResponseHeaders(200, 0);
         try (watch; OutputStream out = exchange.getResponseBody()) {
+            if (tables == null && "true".equals(query.get("allowWatchBookmarks"))) {
+                // The JDK server sends the response headers with the first chunk; a client that waits for them
+                // (fabric8's informer counts as watching only then) would wait for the first change. A real API
+                // server answers at once; a BOOKMARK at the client's own version says nothing new and does that.
+                ObjectNode bookmark = JSON.createObjectNode().put("type", "BOOKMARK");
+                bookmark.putObject("object").put("apiVersion", type.group().isEmpty() ? type.version()
+                                : type.group() + "/" + type.version()).put("kind", type.kind())
+                        .putObject("metadata").put("resourceVersion", Long.toString(Math.max(since, 0)));
+                out.write(ASCII_JSON.writeValueAsBytes(bookmark));
+                out.write('\n');
+            }
             out.flush();
             boolean sentColumns = false;
             while (!stopping.getAsBoolean() && System.nanoTime() < deadline) {

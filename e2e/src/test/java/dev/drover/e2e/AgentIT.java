@@ -120,6 +120,13 @@ class AgentIT {
         return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
     }
 
+    /** Ready on a cluster with no allocations yet (it stayed 503 until the first watch event). */
+    @Test
+    @Order(0)
+    void readyBeforeAnyAllocationExists() throws Exception {
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("/readyz").contains("ok"));
+    }
+
     @Test
     @Order(1)
     void helloRunsWithinSecondsAndDescribeShowsItsEvents() {

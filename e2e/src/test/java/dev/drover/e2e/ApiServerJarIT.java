@@ -108,4 +108,23 @@ class ApiServerJarIT {
             up.destroyForcibly();
         }
     }
+
+    @Test
+    void benchPrintsOneJsonLineWithTheDocumentedKeys() throws Exception {
+        Process bench = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+                JAR.toString(), "bench", "--allocs", "5", "--tasks", "2", "--restart", "--agent-jar",
+                Path.of("..", "operator", "target", "drover-agent.jar").toString()).redirectError(
+                ProcessBuilder.Redirect.DISCARD).start();
+        String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(bench.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(bench.exitValue()).as(out).isZero();
+        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.strip());
+        for (String key : List.of("allocs", "tasksPerAlloc", "allRunningSeconds", "p50Seconds", "p99Seconds",
+                "statusWrites", "stateChanges", "heapBytesPerAlloc", "restoreSeconds", "restartsAfterRestore")) {
+            assertThat(json.has(key)).as(key).isTrue();
+        }
+        assertThat(json.get("allocs").asInt()).isEqualTo(5);
+        assertThat(json.get("stateChanges").asLong()).isGreaterThanOrEqualTo(30); // 5 x 2 x (Received, TaskSetup, Started)
+        assertThat(json.get("restartsAfterRestore").asLong()).isZero();
+    }
 }

@@ -1,0 +1,308 @@
+package dev.drover.local;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.Task;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code bench --allocs N --tasks M [--restart]}: the local API server in this
+ * process, the agent jar as a child process (node {@code local}, mock driver),
+ * N allocations of M mock tasks created through the API at once; prints one JSON
+ * line of figures (docs/BENCHMARKS.md). Latency is measured as a user sees it:
+ * from the create call returning to the first watch event showing the
+ * allocation Running.
+ */
+final class Bench {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final int allocs;
+    private final int tasks;
+    private final boolean restart;
+    private final Path agentJar;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final boolean terminal = System.console() != null;
+
+    Bench(int allocs, int tasks, boolean restart, Path agentJar, PrintStream out, PrintStream err) {
+        this.allocs = allocs;
+        this.tasks = tasks;
+        this.restart = restart;
+        this.agentJar = agentJar;
+        this.out = out;
+        this.err = err;
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+        int allocs = 100;
+        int tasks = 2;
+        boolean restart = false;
+        Path jar = Path.of("operator", "target", "drover-agent.jar");
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--allocs" -> allocs = positive(args, ++i, "--allocs");
+                case "--tasks" -> tasks = positive(args, ++i, "--tasks");
+                case "--restart" -> restart = true;
+                case "--agent-jar" -> jar = Path.of(arg(args, ++i, "--agent-jar"));
+                default -> throw new LocalMain.UsageException("unknown flag \"" + args[i] + "\"");
+            }
+        }
+        if (!Files.isRegularFile(jar)) {
+            throw new LocalMain.UsageException("no agent jar at " + jar + " (build it with ./mvnw package, or give"
+                    + " --agent-jar)");
+        }
+        return new Bench(allocs, tasks, restart, jar, out, err).run();
+    }
+
+    private static String arg(String[] args, int i, String flag) {
+        if (i >= args.length) {
+            throw new LocalMain.UsageException(flag + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static int positive(String[] args, int i, String flag) {
+        try {
+            int n = Integer.parseInt(arg(args, i, flag));
+            if (n < 1) {
+                throw new NumberFormatException();
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new LocalMain.UsageException(flag + " needs a positive whole number");
+        }
+    }
+
+    private int run() throws Exception {
+        Path work = Files.createTempDirectory("drover-bench");
+        try (LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of(LocalMain.LOCAL_NODE)).withKubeconfig(work.resolve("kubeconfig")))) {
+            KubernetesClient client = server.client();
+            int metricsPort;
+            try (var s = new java.net.ServerSocket(0)) {
+                metricsPort = s.getLocalPort();
+            }
+            List<String> agentArgs = List.of("--kubeconfig", server.kubeconfig().toString(), "--node",
+                    LocalMain.LOCAL_NODE, "--data-dir", work.resolve("data").toString(), "--metrics-port",
+                    Integer.toString(metricsPort), "--log-level", "warn");
+            Process agent = startAgent(agentArgs, work.resolve("agent.log"), metricsPort);
+            try {
+                Map<String, Long> created = new ConcurrentHashMap<>();
+                Map<String, Long> running = new ConcurrentHashMap<>();
+                var watch = client.resources(Allocation.class).inNamespace("default").watch(new Watcher<>() {
+                    @Override
+                    public void eventReceived(Action action, Allocation a) {
+                        if (a.getStatus() != null && a.getStatus().getClientStatus() == ClientStatus.Running) {
+                            running.putIfAbsent(a.getMetadata().getName(), System.nanoTime());
+                        }
+                    }
+
+                    @Override
+                    public void onClose(WatcherException cause) {
+                    }
+                });
+                long begin = System.nanoTime();
+                try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
+                    for (int i = 0; i < allocs; i++) {
+                        String name = "bench-" + i;
+                        pool.submit(() -> {
+                            client.resource(allocation(name)).create();
+                            created.put(name, System.nanoTime());
+                            return null;
+                        });
+                    }
+                }
+                waitUntil(() -> running.size() >= allocs, Duration.ofMinutes(5), running::size, "Running");
+                double allRunning = (System.nanoTime() - begin) / 1e9;
+                watch.close();
+                List<Double> latencies = new ArrayList<>();
+                created.forEach((name, at) -> latencies.add((running.getOrDefault(name, at) - at) / 1e9));
+                latencies.sort(Double::compare);
+                Thread.sleep(2000); // let batched status writes land before counting them
+                String metrics = scrape(metricsPort);
+                ObjectNode result = JSON.createObjectNode();
+                result.put("allocs", allocs).put("tasksPerAlloc", tasks);
+                result.put("allRunningSeconds", round(allRunning));
+                result.put("p50Seconds", round(percentile(latencies, 0.50)));
+                result.put("p99Seconds", round(percentile(latencies, 0.99)));
+                long writes = (long) sum(metrics, "drover_status_writes_total\\{result=\"written\",?\\}");
+                long changes = (long) sum(metrics, "drover_task_events_total\\{[^}]*\\}");
+                result.put("statusWrites", writes).put("stateChanges", changes);
+                runJcmd(agent.pid());
+                double heap = sum(scrape(metricsPort), "jvm_memory_bytes_used\\{area=\"heap\",?\\}");
+                result.put("heapBytesPerAlloc", Math.round(heap / allocs));
+                if (restart) {
+                    agent.destroy();
+                    agent.waitFor(60, TimeUnit.SECONDS);
+                    long restartBegin = System.nanoTime();
+                    agent = startAgent(agentArgs, work.resolve("agent-restart.log"), metricsPort);
+                    waitUntil(() -> runningAllocations(metricsPort) >= allocs, Duration.ofMinutes(5),
+                            () -> (int) runningAllocations(metricsPort), "reattached");
+                    result.put("restoreSeconds", round((System.nanoTime() - restartBegin) / 1e9));
+                    Thread.sleep(1000);
+                    long restarts = client.resources(Allocation.class).inNamespace("default").list().getItems().stream()
+                            .mapToLong(a -> a.getStatus() == null || a.getStatus().getRestarts() == null ? 0
+                                    : a.getStatus().getRestarts()).sum();
+                    result.put("restartsAfterRestore", restarts);
+                }
+                if (terminal) {
+                    err.println();
+                }
+                out.println(JSON.writeValueAsString(result));
+                return 0;
+            } finally {
+                agent.destroy();
+                agent.waitFor(60, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private Allocation allocation(String name) {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName(LocalMain.LOCAL_NODE);
+        List<Task> list = new ArrayList<>();
+        for (int t = 0; t < tasks; t++) {
+            Task task = new Task();
+            task.setName("task-" + t);
+            task.setDriver("mock");
+            task.setConfig(Map.of("runFor", "24h"));
+            list.add(task);
+        }
+        spec.setTasks(list);
+        a.setSpec(spec);
+        return a;
+    }
+
+    private Process startAgent(List<String> args, Path log, int port) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", agentJar.toString()));
+        command.addAll(args);
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                throw new IOException("the agent exited with " + p.exitValue() + "; its log: " + log);
+            }
+            if (ready(port)) {
+                return p;
+            }
+            Thread.sleep(50);
+        }
+        p.destroyForcibly();
+        throw new IOException("the agent did not get ready in 2 minutes; its log: " + log);
+    }
+
+    private void waitUntil(java.util.function.BooleanSupplier done, Duration timeout,
+                           java.util.function.IntSupplier progress, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("only " + progress.getAsInt() + " of " + allocs + " allocations "
+                        + what + " after " + timeout.toSeconds() + " s");
+            }
+            if (terminal) {
+                int n = progress.getAsInt();
+                int width = 40;
+                int filled = (int) ((long) n * width / allocs);
+                err.print("\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + n + "/" + allocs + " " + what);
+                err.flush();
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private static String scrape(int port) {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        }
+    }
+
+    private static boolean ready(int port) {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static double runningAllocations(int port) {
+        return sum(scrape(port), "drover_allocations\\{client_status=\"Running\",?\\}");
+    }
+
+    /** The sum of every sample of the series matching {@code series} (a regex of name and labels). */
+    static double sum(String metrics, String series) {
+        Matcher m = Pattern.compile("(?m)^" + series + " ([0-9.eE+-]+)$").matcher(metrics);
+        double total = 0;
+        while (m.find()) {
+            total += Double.parseDouble(m.group(1));
+        }
+        return total;
+    }
+
+    private static void runJcmd(long pid) throws IOException, InterruptedException {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.run").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        p.waitFor(60, TimeUnit.SECONDS);
+    }
+
+    static double percentile(List<Double> sorted, double p) {
+        if (sorted.isEmpty()) {
+            return 0;
+        }
+        int i = (int) Math.ceil(p * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i)));
+    }
+
+    private static double round(double v) {
+        return Math.round(v * 1000) / 1000.0;
+    }
+
+    static String usage() {
+        return String.join("\n", Arrays.asList(
+                "  bench --allocs N --tasks M [--restart] [--agent-jar FILE]",
+                "      Start the local API server here and the agent jar (default operator/target/drover-agent.jar)",
+                "      as a child process, create N allocations of M mock tasks at once, and print one JSON line:",
+                "      allRunningSeconds, p50Seconds/p99Seconds (create to Running), statusWrites, stateChanges,",
+                "      heapBytesPerAlloc, and with --restart restoreSeconds and restartsAfterRestore.")) + "\n";
+    }
+}
