@@ -317,4 +317,24 @@ class AgentTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("both-t4") == ClientStatus.Running);
         assertThat(get("both-t4").getStatus().getAllocatedDevices().getFirst().getIds()).hasSize(2);
     }
+
+    /** Threads the agent starts, it stops: after close() no thread it started is left (virtual ones are joined too). */
+    @Test
+    void closeLeavesNoThreadBehind() throws Exception {
+        agent.close();
+        java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+        agent = startAgent();
+        client.resource(alloc("leak-check", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("leak-check").getStatus() != null
+                && get("leak-check").getStatus().getClientStatus() == ClientStatus.Running);
+        agent.close();
+        agent = null;
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> !before.contains(t) && t.isAlive())
+                // the client belongs to the test, and its HTTP pools (named "<n>-pool-<n>-thread-<n>") stay with it
+                .filter(t -> !t.getName().startsWith("JdkHttpClientFactory") && !t.getName().matches("-?\\d+-pool-.*")
+                        && !t.getName().startsWith("HttpClient") && !t.getName().startsWith("awaitility"))
+                .map(Thread::getName)).isEmpty());
+        agent = startAgent(); // for @AfterEach
+    }
 }
