@@ -128,6 +128,7 @@ public final class LocalMain {
         AgentConfig config;
         try {
             List<String> agentArgs = new ArrayList<>(List.of("--node", LOCAL_NODE, "--data-dir", dataDir.toString(),
+                    "--kubeconfig", kubeconfig.toString(),
                     "--enable-raw-exec", "--metrics-port", Integer.toString(metricsPort)));
             plugins.forEach(p -> agentArgs.addAll(List.of("--device-plugin", p)));
             config = AgentConfig.load(agentArgs, Map.of());
@@ -138,7 +139,7 @@ public final class LocalMain {
                 .withPort(port).withNodes(List.of(LOCAL_NODE)).withKubeconfig(kubeconfig));
         Agent agent;
         try {
-            agent = Agent.start(config, server.client());
+            agent = Agent.start(config); // its own client, from the kubeconfig just written
         } catch (IOException | RuntimeException e) {
             server.close();
             err.println("drover-local: the agent cannot start: " + e.getMessage());

@@ -10,6 +10,7 @@ import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.controller.NodeRegistrar;
 import dev.drover.controller.StatusPatcher;
 import dev.drover.controller.StatusWriter;
+import dev.drover.controller.UnreadableAllocations;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;
@@ -105,7 +106,10 @@ public final class Agent implements AutoCloseable {
         }
     }
 
-    /** A client for {@code kubeconfig}, or the usual auto-configuration (in-cluster) without one. */
+    /**
+     * A client for {@code kubeconfig}, or the usual auto-configuration (in-cluster) without one, that reads
+     * an Allocation the model cannot read as one to refuse rather than failing the watch.
+     */
     public static KubernetesClient client(Optional<Path> kubeconfig) throws IOException {
         Config cfg;
         if (kubeconfig.isPresent()) {
@@ -113,7 +117,8 @@ public final class Agent implements AutoCloseable {
         } else {
             cfg = Config.autoConfigure(null);
         }
-        return new KubernetesClientBuilder().withConfig(cfg).withHttpClientFactory(new JdkHttpClientFactory()).build();
+        return new KubernetesClientBuilder().withConfig(cfg).withHttpClientFactory(new JdkHttpClientFactory())
+                .withKubernetesSerialization(UnreadableAllocations.serialization()).build();
     }
 
     private void startAll() throws IOException, InterruptedException {

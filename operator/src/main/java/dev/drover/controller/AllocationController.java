@@ -198,7 +198,8 @@ public final class AllocationController implements AllocStateListener {
         }
         String uid = a.getMetadata().getUid();
         long generation = generationOf(a);
-        List<Violation> problems = AllocationValidator.validate(a);
+        List<Violation> problems = UnreadableAllocations.problem(a).map(List::of)
+                .orElseGet(() -> AllocationValidator.validate(a));
 
         Entry e = entries.get(id);
         if (e != null && !Objects.equals(e.uid, uid)) {
