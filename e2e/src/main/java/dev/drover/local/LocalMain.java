@@ -2,6 +2,7 @@ package dev.drover.local;
 
 import dev.drover.agent.Agent;
 import dev.drover.agent.AgentConfig;
+import dev.drover.agent.StopSignal;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -9,8 +10,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import sun.misc.Signal;
 
 /**
  * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
@@ -91,16 +90,10 @@ public final class LocalMain {
         }
         LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
                 .withPort(port).withNodes(nodes).withKubeconfig(kubeconfig));
-        CountDownLatch stop = new CountDownLatch(1);
-        Signal.handle(new Signal("TERM"), s -> stop.countDown());
-        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        StopSignal stop = StopSignal.install();
         out.println("drover-local apiserver ready at " + server.url() + " (kubeconfig " + kubeconfig.toAbsolutePath() + ")");
         out.flush();
-        try {
-            stop.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        stop.await();
         server.close();
         out.println("drover-local apiserver stopped");
         return 0;
@@ -149,20 +142,14 @@ public final class LocalMain {
             server.close();
             return 1;
         }
-        CountDownLatch stop = new CountDownLatch(1);
-        Signal.handle(new Signal("TERM"), s -> stop.countDown());
-        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        StopSignal stop = StopSignal.install();
         out.println("drover-local ready: API server at " + server.url() + ", agent for node \"" + LOCAL_NODE
                 + "\" (data " + dataDir.toAbsolutePath() + ", metrics http://127.0.0.1:" + agent.metricsPort()
                 + "/metrics)");
         out.println("  export KUBECONFIG=" + kubeconfig.toAbsolutePath() + "; kubectl apply -f examples/hello.yaml");
         out.flush();
-        try {
-            stop.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        agent.close(); // tasks keep running; the next "up" with the same data dir reattaches to them
+        stop.await();
+        agent.close(); // tasks keep running until the next "up", whose empty API server makes its agent destroy them
         server.close();
         out.println("drover-local stopped");
         return 0;

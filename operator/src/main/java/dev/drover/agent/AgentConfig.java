@@ -7,6 +7,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.drover.api.Durations;
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.controller.StatusWriter;
+import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.gc.GcPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -74,6 +75,16 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         }
         if (plugins.isEmpty() && file != null && file.has("devicePlugins")) {
             file.get("devicePlugins").forEach(p -> plugins.add(p.asText()));
+        }
+        if (!plugins.isEmpty()) {
+            DevicePlugins known = DevicePlugins.discover();
+            for (String p : plugins) {
+                try {
+                    known.select(p);
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigException(e.getMessage());
+                }
+            }
         }
         String level = s.text("logLevel", "--log-level", "DROVER_LOG_LEVEL").orElse("info").toLowerCase(Locale.ROOT);
         if (!LOG_LEVELS.contains(level)) {

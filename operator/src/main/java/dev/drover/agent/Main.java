@@ -2,15 +2,12 @@ package dev.drover.agent;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
-import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.state.StateStoreException;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import org.slf4j.LoggerFactory;
-import sun.misc.Signal;
 
 /**
  * Entry point of {@code drover-agent.jar}: runs the agent (the default), or a
@@ -59,14 +56,6 @@ public final class Main {
             usage(err);
             return EXIT_USAGE;
         }
-        for (String plugin : config.devicePlugins()) {
-            try {
-                DevicePlugins.discover().select(plugin);
-            } catch (IllegalArgumentException e) {
-                err.println("drover-agent: " + e.getMessage());
-                return EXIT_USAGE;
-            }
-        }
         setLogLevel(config.logLevel());
         return runAgent(config, err);
     }
@@ -83,15 +72,7 @@ public final class Main {
             LoggerFactory.getLogger(Main.class).error("cannot start", e);
             return EXIT_FAILED;
         }
-        CountDownLatch stop = new CountDownLatch(1);
-        // SIGTERM (the kubelet stopping the pod) and Ctrl-C end the agent cleanly, with exit code 0
-        Signal.handle(new Signal("TERM"), s -> stop.countDown());
-        Signal.handle(new Signal("INT"), s -> stop.countDown());
-        try {
-            stop.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        StopSignal.install().await();
         agent.close();
         return 0;
     }

@@ -126,14 +126,6 @@ public final class EventRecorder implements AutoCloseable {
         }
     }
 
-    /** Waits up to {@code timeout} for queued events to be written (tests and shutdown). */
-    public void flush(java.time.Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!queue.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-    }
-
     private void write(Pending p) {
         String ns = p.owner().getMetadata().getNamespace();
         String name = eventName(p);

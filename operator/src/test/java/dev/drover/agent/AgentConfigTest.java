@@ -81,6 +81,8 @@ class AgentConfigTest {
         assertThatThrownBy(() -> load(Map.of("DROVER_ENABLE_RAW_EXEC", "maybe"), "--node", "n"))
                 .hasMessageContaining("not a boolean");
         assertThatThrownBy(() -> load(Map.of(), "--node")).hasMessageContaining("--node needs a value");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--device-plugin", "quantum"))
+                .hasMessageContaining("no device plugin named 'quantum'");
         assertThatThrownBy(() -> load(Map.of(), "--config", dir.resolve("missing.yaml").toString(), "--node", "n"))
                 .hasMessageContaining("cannot read the configuration file");
 
