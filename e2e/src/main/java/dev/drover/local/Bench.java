@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -50,6 +51,8 @@ final class Bench {
     private final PrintStream out;
     private final PrintStream err;
     private final boolean terminal = System.console() != null;
+    /** One client for every poll of the agent's port (each HttpClient has its own threads). */
+    private final HttpClient http = HttpClient.newHttpClient();
 
     Bench(int allocs, int tasks, boolean restart, Path agentJar, PrintStream out, PrintStream err) {
         this.allocs = allocs;
@@ -78,7 +81,12 @@ final class Bench {
             throw new LocalMain.UsageException("no agent jar at " + jar + " (build it with ./mvnw package, or give"
                     + " --agent-jar)");
         }
-        return new Bench(allocs, tasks, restart, jar, out, err).run();
+        Bench bench = new Bench(allocs, tasks, restart, jar, out, err);
+        try {
+            return bench.run();
+        } finally {
+            bench.http.close();
+        }
     }
 
     private static String arg(String[] args, int i, String flag) {
@@ -240,31 +248,28 @@ final class Bench {
         }
     }
 
-    private static String scrape(int port) {
-        try (HttpClient http = HttpClient.newHttpClient()) {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+    /** GET {@code path} from the agent's HTTP port; empty while nothing answers there. */
+    private Optional<HttpResponse<String>> get(int port, String path) {
+        try {
+            return Optional.of(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+                    HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
-            return "";
+            return Optional.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return "";
+            return Optional.empty();
         }
     }
 
-    private static boolean ready(int port) {
-        try (HttpClient http = HttpClient.newHttpClient()) {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+    private String scrape(int port) {
+        return get(port, "/metrics").map(HttpResponse::body).orElse("");
     }
 
-    private static double runningAllocations(int port) {
+    private boolean ready(int port) {
+        return get(port, "/readyz").map(r -> r.statusCode() == 200).orElse(false);
+    }
+
+    private double runningAllocations(int port) {
         return sum(scrape(port), "drover_allocations\\{client_status=\"Running\",?\\}");
     }
 

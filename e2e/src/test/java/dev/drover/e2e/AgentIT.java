@@ -72,13 +72,8 @@ class AgentIT {
         kubectl.runWithInput(yaml, "apply", "-f", "-").assertOk();
     }
 
-    static String jsonpath(String alloc, String path) {
-        return kubectl.run("get", "alloc", alloc, "-o", "jsonpath={" + path + "}").assertOk().out();
-    }
-
     static void waitFor(String alloc, String clientStatus) {
-        kubectl.run("wait", "alloc/" + alloc, "--for=jsonpath={.status.clientStatus}=" + clientStatus, "--timeout=25s")
-                .assertOk();
+        kubectl.waitForClientStatus(alloc, clientStatus, Duration.ofSeconds(25));
     }
 
     static String mock(String name, String spec, String config) {
@@ -138,9 +133,9 @@ class AgentIT {
             String described = kubectl.run("describe", "alloc", "hello").assertOk().out();
             assertThat(described).contains("Received", "TaskSetup", "Started").contains("Task web: Task started by client");
         });
-        assertThat(jsonpath("hello", ".status.conditions[?(@.type==\"Ready\")].status")).isEqualTo("True");
-        assertThat(jsonpath("hello", ".status.observedGeneration")).isEqualTo("1");
-        assertThat(jsonpath("hello", ".metadata.finalizers[0]")).isEqualTo("drover.dev/finalizer");
+        assertThat(kubectl.allocJsonpath("hello", ".status.conditions[?(@.type==\"Ready\")].status")).isEqualTo("True");
+        assertThat(kubectl.allocJsonpath("hello", ".status.observedGeneration")).isEqualTo("1");
+        assertThat(kubectl.allocJsonpath("hello", ".metadata.finalizers[0]")).isEqualTo("drover.dev/finalizer");
     }
 
     @Test
@@ -151,9 +146,9 @@ class AgentIT {
                 "{runFor: 100ms, exitCode: 3}"));
         waitFor("batch-ok", "Complete");
         waitFor("batch-bad", "Failed");
-        assertThat(jsonpath("batch-bad", ".status.taskStates.main.restarts")).isEqualTo("2");
-        assertThat(jsonpath("batch-bad", ".status.taskStates.main.failed")).isEqualTo("true");
-        assertThat(jsonpath("batch-ok", ".status.taskStates.main.failed")).isEqualTo("false");
+        assertThat(kubectl.allocJsonpath("batch-bad", ".status.taskStates.main.restarts")).isEqualTo("2");
+        assertThat(kubectl.allocJsonpath("batch-bad", ".status.taskStates.main.failed")).isEqualTo("true");
+        assertThat(kubectl.allocJsonpath("batch-ok", ".status.taskStates.main.failed")).isEqualTo("false");
         assertThat(kubectl.run("describe", "alloc", "batch-bad").assertOk().out()).contains("Warning", "NotRestarting");
     }
 
@@ -164,9 +159,9 @@ class AgentIT {
         apply(mock("bad-fields", "  restartPolicy: {attempts: 10, interval: 5s, delay: 1s, mode: Fail}\n",
                 "{runFor: 1h}"));
         waitFor("bad-fields", "Failed");
-        String message = jsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].message");
+        String message = kubectl.allocJsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].message");
         assertThat(message).contains("spec.restartPolicy");
-        assertThat(jsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].status")).isEqualTo("False");
+        assertThat(kubectl.allocJsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].status")).isEqualTo("False");
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
                 kubectl.run("describe", "alloc", "bad-fields").assertOk().out()).contains("FailedValidation",
                 "spec.restartPolicy"));
@@ -202,7 +197,7 @@ class AgentIT {
         kubectl.run("patch", "alloc", "stop-me", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}").assertOk();
         waitFor("stop-me", "Complete");
         await().atMost(Duration.ofSeconds(10)).until(() -> !alive(pid));
-        assertThat(jsonpath("stop-me", ".status.taskStates.sleeper.events[*].type")).contains("Killing", "Killed");
+        assertThat(kubectl.allocJsonpath("stop-me", ".status.taskStates.sleeper.events[*].type")).contains("Killing", "Killed");
         assertThat(data.resolve("allocs/default/stop-me")).as("Stop keeps the files").exists();
 
         apply(rawExec("delete-me"));
@@ -230,8 +225,8 @@ class AgentIT {
         assertThat(pidOf("survivor", "sleeper")).isEqualTo(pid);
         assertThat(alive(pid)).isTrue();
         Thread.sleep(1500); // time for a wrong restart to show
-        assertThat(jsonpath("survivor", ".status.taskStates.sleeper.restarts")).isEqualTo("0");
-        String types = jsonpath("survivor", ".status.taskStates.sleeper.events[*].type");
+        assertThat(kubectl.allocJsonpath("survivor", ".status.taskStates.sleeper.restarts")).isEqualTo("0");
+        String types = kubectl.allocJsonpath("survivor", ".status.taskStates.sleeper.events[*].type");
         assertThat(types.split(" ")).containsOnlyOnce("Started");
         assertThat(agent.log()).contains("reattached to task default/survivor/sleeper");
         // the restored runners published statuses the API server already had: skipped, not written

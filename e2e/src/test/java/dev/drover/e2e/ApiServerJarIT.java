@@ -23,11 +23,16 @@ class ApiServerJarIT {
     Path dir;
 
     static Process java(String... args) throws Exception {
+        return javaCommand(args).start();
+    }
+
+    /** {@code java -jar drover-local.jar ARGS}, to start once its output is set up. */
+    static ProcessBuilder javaCommand(String... args) {
         assertThat(JAR).as("built by mvn package").exists();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new java.util.ArrayList<>(List.of(java, "-jar", JAR.toString()));
         command.addAll(List.of(args));
-        return new ProcessBuilder(command).start();
+        return new ProcessBuilder(command);
     }
 
     /** The first line of {@code out} containing {@code text}, or null when the stream ends first. */
@@ -81,8 +86,7 @@ class ApiServerJarIT {
     @Test
     void upRunsTheAgentForNodeLocalAndStopsOnSigterm() throws Exception {
         Path kubeconfig = dir.resolve(".drover-local/kubeconfig");
-        Process up = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
-                JAR.toString(), "up", "--kubeconfig", kubeconfig.toString(), "--data-dir", dir.resolve("data").toString())
+        Process up = javaCommand("up", "--kubeconfig", kubeconfig.toString(), "--data-dir", dir.resolve("data").toString())
                 .redirectErrorStream(true).start();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8));
@@ -98,7 +102,7 @@ class ApiServerJarIT {
 
             Kubectl kubectl = new Kubectl(kubeconfig);
             kubectl.run("apply", "-f", Path.of("..", "examples", "hello.yaml").toString()).assertOk();
-            kubectl.run("wait", "alloc/hello", "--for=jsonpath={.status.clientStatus}=Running", "--timeout=30s").assertOk();
+            kubectl.waitForClientStatus("hello", "Running", Duration.ofSeconds(30));
             assertThat(kubectl.run("get", "alloc", "hello").assertOk().out()).containsPattern("hello\\s+local\\s+Running\\s+1/1");
 
             up.destroy(); // SIGTERM
@@ -111,10 +115,9 @@ class ApiServerJarIT {
 
     @Test
     void benchPrintsOneJsonLineWithTheDocumentedKeys() throws Exception {
-        Process bench = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
-                JAR.toString(), "bench", "--allocs", "5", "--tasks", "2", "--restart", "--agent-jar",
-                Path.of("..", "operator", "target", "drover-agent.jar").toString()).redirectError(
-                ProcessBuilder.Redirect.DISCARD).start();
+        Process bench = javaCommand("bench", "--allocs", "5", "--tasks", "2", "--restart", "--agent-jar",
+                Path.of("..", "operator", "target", "drover-agent.jar").toString())
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(bench.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(bench.exitValue()).as(out).isZero();

@@ -63,13 +63,8 @@ class DevicesIT {
                 """.formatted(name, runFor);
     }
 
-    static String jsonpath(String alloc, String path) {
-        return kubectl.run("get", "alloc", alloc, "-o", "jsonpath={" + path + "}").assertOk().out();
-    }
-
     static void waitFor(String alloc, String clientStatus) {
-        kubectl.run("wait", "alloc/" + alloc, "--for=jsonpath={.status.clientStatus}=" + clientStatus, "--timeout=30s")
-                .assertOk();
+        kubectl.waitForClientStatus(alloc, clientStatus, Duration.ofSeconds(30));
     }
 
     static String seenByTask(String alloc) throws Exception {
@@ -90,29 +85,29 @@ class DevicesIT {
         kubectl.runWithInput(gpuJob("second", "3"), "apply", "-f", "-").assertOk();
         waitFor("first", "Running");
         waitFor("second", "Running");
-        String first = jsonpath("first", ".status.allocatedDevices[0].ids[0]");
-        String second = jsonpath("second", ".status.allocatedDevices[0].ids[0]");
+        String first = kubectl.allocJsonpath("first", ".status.allocatedDevices[0].ids[0]");
+        String second = kubectl.allocJsonpath("second", ".status.allocatedDevices[0].ids[0]");
         assertThat(first).startsWith("GPU-").isNotEqualTo(second);
         assertThat(seenByTask("first")).isEqualTo(first);
         assertThat(seenByTask("second")).isEqualTo(second);
-        assertThat(jsonpath("first", ".status.allocatedDevices[0].model")).isEqualTo("Tesla T4");
+        assertThat(kubectl.allocJsonpath("first", ".status.allocatedDevices[0].model")).isEqualTo("Tesla T4");
 
         kubectl.runWithInput(gpuJob("third", "600"), "apply", "-f", "-").assertOk();
         waitFor("third", "Failed");
-        assertThat(jsonpath("third", ".status.taskStates.train.events[*].message"))
+        assertThat(kubectl.allocJsonpath("third", ".status.taskStates.train.events[*].message"))
                 .contains("device nvidia/gpu: asked 1, 0 free");
 
         waitFor("second", "Complete"); // its GPU is released
         kubectl.runWithInput(gpuJob("fourth", "600"), "apply", "-f", "-").assertOk();
         waitFor("fourth", "Running");
-        assertThat(jsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
+        assertThat(kubectl.allocJsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
 
         agent.kill();
         agent.start();
         waitFor("first", "Running");
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                assertThat(jsonpath("first", ".status.allocatedDevices[0].ids[0]")).isEqualTo(first));
-        assertThat(jsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
-        assertThat(jsonpath("first", ".status.taskStates.train.restarts")).isEqualTo("0");
+                assertThat(kubectl.allocJsonpath("first", ".status.allocatedDevices[0].ids[0]")).isEqualTo(first));
+        assertThat(kubectl.allocJsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
+        assertThat(kubectl.allocJsonpath("first", ".status.taskStates.train.restarts")).isEqualTo("0");
     }
 }

@@ -84,4 +84,15 @@ public final class Kubectl {
             throw new AssertionError("could not start kubectl: " + e, e);
         }
     }
+
+    /** {@code kubectl get alloc NAME -o jsonpath={PATH}}, which must succeed. */
+    public String allocJsonpath(String alloc, String path) {
+        return run("get", "alloc", alloc, "-o", "jsonpath={" + path + "}").assertOk().out();
+    }
+
+    /** {@code kubectl wait} until the allocation's {@code clientStatus} is {@code status}, within {@code timeout}. */
+    public void waitForClientStatus(String alloc, String status, java.time.Duration timeout) {
+        run("wait", "alloc/" + alloc, "--for=jsonpath={.status.clientStatus}=" + status,
+                "--timeout=" + timeout.toSeconds() + "s").assertOk();
+    }
 }

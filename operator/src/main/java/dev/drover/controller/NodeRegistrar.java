@@ -1,5 +1,7 @@
 package dev.drover.controller;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.devices.DeviceManager;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -24,6 +26,7 @@ import org.slf4j.LoggerFactory;
 public final class NodeRegistrar implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(NodeRegistrar.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
     static final String PREFIX = "drover.dev/";
 
     private final KubernetesClient client;
@@ -97,14 +100,14 @@ public final class NodeRegistrar implements AutoCloseable {
                 labels.put(PREFIX + "gpu.driver", String.join("_", drivers));
             }
         }
-        StringBuilder quantities = new StringBuilder();
-        healthy.forEach((k, v) -> quantities.append(quantities.isEmpty() ? "" : ",").append('"').append(k)
-                .append("\":\"").append(v).append('"'));
-        StringBuilder labelJson = new StringBuilder();
-        labels.forEach((k, v) -> labelJson.append(labelJson.isEmpty() ? "" : ",").append('"').append(k)
-                .append("\":\"").append(v).append('"'));
-        return "{\"metadata\":{\"labels\":{" + labelJson + "}},\"status\":{\"capacity\":{" + quantities
-                + "},\"allocatable\":{" + quantities + "}}}";
+        ObjectNode patch = JSON.createObjectNode();
+        ObjectNode labelValues = patch.putObject("metadata").putObject("labels");
+        labels.forEach(labelValues::put);
+        ObjectNode status = patch.putObject("status");
+        ObjectNode capacity = status.putObject("capacity");
+        healthy.forEach((resource, count) -> capacity.put(resource, Integer.toString(count)));
+        status.set("allocatable", capacity.deepCopy());
+        return patch.toString();
     }
 
     private static java.util.Optional<String> attribute(Map<String, AttributeValue> attributes, String name) {
