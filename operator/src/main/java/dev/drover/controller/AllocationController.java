@@ -18,7 +18,6 @@ import dev.drover.gc.Collectable;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.state.AllocId;
-import dev.drover.state.StateDB;
 import dev.drover.state.StoredAllocation;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
@@ -340,7 +339,7 @@ public final class AllocationController implements AllocStateListener {
             e.generation = Math.max(e.generation, generation);
             AllocRunner r = e.runner;
             AllocationStatus running = r == null ? null
-                    : AllocationStatuses.of(r.allocState(), e.tasks, e.generation, e.built, clock.instant());
+                    : AllocationStatuses.of(r.allocState(), e.tasks, e.built, clock.instant());
             status = AllocationStatuses.invalid(problems, generation, running, e.built, clock.instant());
             e.built = status;
         }
@@ -426,7 +425,7 @@ public final class AllocationController implements AllocStateListener {
                 status = null;
             } else {
                 e.builtVersion = state.version();
-                status = AllocationStatuses.of(state, e.tasks, e.generation, e.built, clock.instant());
+                status = AllocationStatuses.of(state, e.tasks, e.built, clock.instant());
                 if (ledger != null) {
                     status.setAllocatedDevices(ledger.allocated(e.id).orElse(null));
                 }

@@ -35,8 +35,7 @@ final class AllocationStatuses {
      * @param tasks    the allocation's tasks (which are main tasks)
      * @param previous the status last built for the allocation, or null
      */
-    static AllocationStatus of(AllocState state, List<Task> tasks, long generation, AllocationStatus previous,
-                               Instant now) {
+    static AllocationStatus of(AllocState state, List<Task> tasks, AllocationStatus previous, Instant now) {
         AllocationStatus s = new AllocationStatus();
         s.setClientStatus(state.clientStatus());
         s.setClientDescription(state.clientDescription());

@@ -1,7 +1,6 @@
 package dev.drover.devices;
 
 import dev.drover.deviceplugin.DeviceInstance;
-import dev.drover.deviceplugin.InstanceStats;
 import io.prometheus.client.Collector;
 import io.prometheus.client.GaugeMetricFamily;
 import java.util.ArrayList;
