@@ -6,44 +6,36 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP front kubectl talks to. It answers what fabric8's CRUD mock server
- * cannot (discovery, OpenAPI, tables, streaming watches, field selectors,
- * strict field validation, schema defaults, finalizers) and passes everything
- * else to the mock, which stores the objects.
+ * The HTTP side of the local API server: discovery, OpenAPI, tables, streaming
+ * watches, field and label selectors, strict field validation and schema
+ * defaults, over the objects an {@link ObjectStore} keeps. Paths it does not
+ * serve get 404, as from a real API server.
  */
 final class ApiFront implements HttpHandler {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApiFront.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String MERGE_PATCH = "application/merge-patch+json";
 
-    private final String backendBase;
-    private final KubernetesClient backend;
+    private final ObjectStore store;
     private final Catalog catalog;
     private final Discovery discovery;
     private final OpenApi openApi;
     private final Clock clock;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final AtomicBoolean stopping = new AtomicBoolean();
-    private final RecentDeletions deletions = new RecentDeletions();
 
-    ApiFront(String backendBase, KubernetesClient backend, Catalog catalog, Clock clock) {
-        this.backendBase = backendBase;
-        this.backend = backend;
+    ApiFront(ObjectStore store, Catalog catalog, Clock clock) {
+        this.store = store;
         this.catalog = catalog;
         this.discovery = new Discovery(catalog);
         this.openApi = new OpenApi(catalog);
@@ -53,7 +45,6 @@ final class ApiFront implements HttpHandler {
     /** Ends open watch streams; new requests are still answered until the server stops. */
     void stop() {
         stopping.set(true);
-        http.close();
     }
 
     @Override
@@ -90,8 +81,7 @@ final class ApiFront implements HttpHandler {
         ResourcePath rp = ResourcePath.parse(path);
         ResourceType type = rp == null ? null : catalog.find(rp.group(), rp.version(), rp.plural());
         if (type == null) {
-            forward(ex, method, path, query.without(), body(ex), ex.getRequestHeaders().getFirst("Content-Type"));
-            return;
+            throw new ApiError(404, "NotFound", "the server could not find the requested resource");
         }
         switch (method) {
             case "GET" -> get(ex, type, rp, query);
@@ -131,203 +121,187 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    private void get(HttpExchange ex, ResourceType type, ResourcePath rp, Query query)
-            throws IOException, InterruptedException {
+    private void get(HttpExchange ex, ResourceType type, ResourcePath rp, Query query) throws IOException {
+        checkPath(type, rp, false);
+        boolean table = Tables.wanted(ex.getRequestHeaders().getFirst("Accept"));
         if (query.isWatch()) {
             if ("websocket".equalsIgnoreCase(ex.getRequestHeaders().getFirst("Upgrade"))) {
                 // The JDK server cannot hand over the socket for a websocket; a fabric8 client whose upgrade
                 // is answered 200 falls back to an HTTP streaming watch at once, so default settings work.
                 throw new ApiError(200, "WebsocketNotServed", "websocket watches are not served; use HTTP streaming");
             }
-            boolean table = Tables.wanted(ex.getRequestHeaders().getFirst("Accept"));
-            WatchStream.serve(ex, backend, type, rp, query, table ? clock : null, stopping::get, deletions.of(type));
+            WatchStream.serve(ex, store, type, rp, query, table ? clock : null, stopping::get);
             return;
         }
-        FieldSelector selector;
-        try {
-            selector = FieldSelector.parse(query.get("fieldSelector"));
-        } catch (IllegalArgumentException e) {
-            throw new ApiError(400, "BadRequest", e.getMessage());
-        }
-        HttpResponse<byte[]> response = call("GET", rp.name() == null ? rp.collectionPath() : pathOf(rp),
-                query.without("fieldSelector", "watch"), null, null);
-        if (response.statusCode() != 200) {
-            relay(ex, response);
+        if (rp.name() != null) {
+            ObjectNode object = store.get(type, rp.namespace(), rp.name());
+            send(ex, 200, table ? Tables.table(type, object, Instant.now(clock)) : object);
             return;
         }
-        JsonNode body = JSON.readTree(response.body());
-        if (rp.name() == null && body instanceof ObjectNode list && "List".equals(list.path("kind").asText())) {
-            list.put("kind", type.kind() + "List").put("apiVersion", type.groupVersion()); // typed, as clients decode it
+        FieldSelector fields = fieldSelector(query);
+        LabelSelector labels = labelSelector(query);
+        ObjectStore.Listing listing = store.list(type, rp.namespace());
+        ObjectNode list = JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
+        list.putObject("metadata").put("resourceVersion", Long.toString(listing.revision()));
+        ArrayNode items = list.putArray("items");
+        for (ObjectNode item : listing.items()) {
+            if (fields.matches(item) && labels.matches(item)) {
+                items.add(item);
+            }
         }
-        if (rp.name() == null && body.has("items") && !selector.isEmpty()) {
-            ArrayNode kept = JSON.createArrayNode();
-            body.get("items").forEach(item -> {
-                if (selector.matches(item)) {
-                    kept.add(item);
-                }
-            });
-            ((ObjectNode) body).set("items", kept);
-        }
-        if (Tables.wanted(ex.getRequestHeaders().getFirst("Accept"))) {
-            send(ex, 200, Tables.table(type, body, Instant.now(clock)));
-        } else {
-            send(ex, 200, body);
-        }
+        send(ex, 200, table ? Tables.table(type, list, Instant.now(clock)) : list);
     }
 
-    private void write(HttpExchange ex, String requestMethod, ResourceType type, ResourcePath rp, Query query)
-            throws IOException, InterruptedException {
-        String method = requestMethod;
+    private void write(HttpExchange ex, String method, ResourceType type, ResourcePath rp, Query query)
+            throws IOException {
+        checkPath(type, rp, method.equals("POST"));
         byte[] raw = body(ex);
+        boolean dryRun = "All".equals(query.get("dryRun"));
+        boolean strict = "Strict".equals(query.get("fieldValidation"));
+        if (method.equals("POST")) {
+            ObjectNode body = object(raw);
+            strictFields(type, body, strict);
+            ObjectNode created = store.create(type, rp.namespace(), checked(type, body, true), dryRun);
+            catalogChanged(type);
+            send(ex, 201, created);
+            return;
+        }
         String contentType = ex.getRequestHeaders().getFirst("Content-Type");
         boolean jsonPatch = contentType != null && contentType.contains("json-patch");
-        if (contentType != null && contentType.contains("strategic-merge-patch")) {
-            contentType = MERGE_PATCH; // no strategic merge here: list fields are replaced whole
-        }
         boolean statusWrite = "status".equals(rp.subresource());
-        if (type.schema() != null && !jsonPatch && raw.length > 0) {
-            JsonNode body = JSON.readTree(raw);
-            if (!method.equals("PATCH")) {
-                SchemaValidator.applyDefaults(body, type.schema());
-                raw = JSON.writeValueAsBytes(body);
-            }
-            SchemaValidator.Result result = SchemaValidator.validate(body, type.schema(), !method.equals("PATCH") && !statusWrite);
-            if (!result.unknownFields().isEmpty() && "Strict".equals(query.get("fieldValidation"))) {
-                throw new ApiError(400, "BadRequest", type.kind() + " in version \"" + type.version()
-                        + "\" cannot be handled as a " + type.kind() + ": strict decoding error: "
-                        + String.join(", ", result.unknownFields().stream().map(f -> "unknown field \"" + f + "\"").toList()));
-            }
-            if (!result.invalid().isEmpty()) {
-                String name = rp.name() != null ? rp.name() : body.path("metadata").path("name").asText("");
-                throw new ApiError(422, "Invalid", type.kind() + "." + type.group() + " \"" + name + "\" is invalid: "
-                        + String.join(", ", result.invalid()));
-            }
+        JsonNode body = parse(raw);
+        if (!jsonPatch) {
+            // No strategic merge here: a strategic merge patch is applied as a merge patch, list fields whole.
+            strictFields(type, body, strict);
         }
-        if (method.equals("PATCH") && statusWrite && type.group().isEmpty() && type.plural().equals("nodes")) {
-            // As a real API server's node status strategy: a status write may change metadata (labels, as
-            // Drover's agent sets them) and status, never spec. The store would keep only status.
-            HttpResponse<byte[]> current = call("GET", rp.objectPath(), "", null, null);
-            if (current.statusCode() != 200) {
-                relay(ex, current);
-                return;
-            }
-            ObjectNode node = (ObjectNode) JSON.readTree(current.body());
-            JsonNode patched = Patches.apply(node, JSON.readTree(raw), jsonPatch);
-            if (patched instanceof ObjectNode result) {
-                if (node.has("spec")) {
-                    result.set("spec", node.get("spec"));
+        UnaryOperator<ObjectNode> change;
+        if (method.equals("PUT")) {
+            ObjectNode replacement = object(raw);
+            change = current -> replacement;
+        } else {
+            change = current -> {
+                if (!(Patches.apply(current, body, jsonPatch) instanceof ObjectNode patched)) {
+                    throw new ApiError(422, "Invalid", "the patch does not leave an object");
                 }
-                relay(ex, call("PUT", rp.objectPath(), "", JSON.writeValueAsBytes(result), "application/json"));
-                return;
-            }
+                return patched;
+            };
         }
-        String target = method.equals("POST") ? rp.collectionPath() : pathOf(rp);
-        // The store deletes an object whose last finalizer goes and then answers with no body;
-        // a real API server answers with the object, so keep it to answer with.
-        HttpResponse<byte[]> before = method.equals("POST") || statusWrite ? null : call("GET", target, "", null, null);
-        if (method.equals("PATCH") && !statusWrite && type.statusSubresource() && before.statusCode() == 200) {
-            // The store mishandles patches that touch status on the main resource; patch here, keep the stored
-            // status as a real API server does, and store the result whole.
-            ObjectNode current = (ObjectNode) JSON.readTree(before.body());
-            JsonNode patched = Patches.apply(current, JSON.readTree(raw), jsonPatch);
-            if (patched instanceof ObjectNode result) {
-                if (current.has("status")) {
-                    result.set("status", current.get("status"));
-                } else {
-                    result.remove("status");
-                }
-                method = "PUT";
-                raw = JSON.writeValueAsBytes(result);
-                contentType = "application/json";
-            }
-        }
-        HttpResponse<byte[]> response = call(method, target, "", raw, contentType);
-        if (type.plural().equals("customresourcedefinitions")) {
-            catalog.invalidate();
-        }
-        int code = response.statusCode() == 202 ? 200 : response.statusCode();
-        if (code == 200 && response.body().length == 0 && before != null && before.statusCode() == 200) {
-            ObjectNode gone = (ObjectNode) JSON.readTree(before.body());
-            ((ObjectNode) gone.path("metadata")).putArray("finalizers");
-            deletions.record(type, gone);
+        ObjectNode updated = store.update(type, rp.namespace(), rp.name(), statusWrite,
+                current -> checked(type, change.apply(current), !statusWrite), dryRun);
+        catalogChanged(type);
+        send(ex, 200, updated);
+    }
+
+    private void delete(HttpExchange ex, ResourceType type, ResourcePath rp, Query query) throws IOException {
+        checkPath(type, rp, false);
+        boolean dryRun = "All".equals(query.get("dryRun"));
+        if (rp.name() != null) {
+            ObjectNode gone = store.delete(type, rp.namespace(), rp.name(), dryRun);
+            catalogChanged(type);
             send(ex, 200, gone);
             return;
         }
-        relay(ex, code, response);
-    }
-
-    private void delete(HttpExchange ex, ResourceType type, ResourcePath rp, Query query)
-            throws IOException, InterruptedException {
-        if (rp.name() == null) {
-            forward(ex, "DELETE", rp.collectionPath(), query.without(), body(ex), ex.getRequestHeaders().getFirst("Content-Type"));
-            return;
-        }
-        HttpResponse<byte[]> current = call("GET", rp.objectPath(), "", null, null);
-        if (current.statusCode() == 200) {
-            JsonNode object = JSON.readTree(current.body());
-            JsonNode meta = object.path("metadata");
-            if (!meta.path("finalizers").isEmpty()) {
-                if (meta.has("deletionTimestamp")) {
-                    send(ex, 200, object);
-                    return;
+        FieldSelector fields = fieldSelector(query);
+        LabelSelector labels = labelSelector(query);
+        ObjectNode list = JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
+        ArrayNode items = list.putArray("items");
+        for (ObjectNode item : store.list(type, rp.namespace()).items()) {
+            if (fields.matches(item) && labels.matches(item)) {
+                try {
+                    items.add(store.delete(type, rp.namespace() == null ? item.path("metadata").path("namespace").asText(null)
+                            : rp.namespace(), item.path("metadata").path("name").asText(), dryRun));
+                } catch (ApiError gone) {
+                    // deleted meanwhile
                 }
-                ObjectNode patch = JSON.createObjectNode();
-                patch.putObject("metadata").put("deletionTimestamp", Instant.now(clock).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString())
-                        .put("deletionGracePeriodSeconds", 0);
-                HttpResponse<byte[]> marked = call("PATCH", rp.objectPath(), "", JSON.writeValueAsBytes(patch), MERGE_PATCH);
-                relay(ex, marked.statusCode() == 202 ? 200 : marked.statusCode(), marked);
-                return;
             }
         }
-        if (type.plural().equals("customresourcedefinitions")) {
+        catalogChanged(type);
+        list.putObject("metadata").put("resourceVersion", Long.toString(store.revision()));
+        send(ex, 200, list);
+    }
+
+    /** Refuses paths a real API server would not route: a namespace on a cluster resource, unknown subresources. */
+    private static void checkPath(ResourceType type, ResourcePath rp, boolean create) {
+        if (rp.namespace() != null && !type.namespaced()) {
+            throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+        }
+        if (rp.subresource() != null && !rp.subresource().equals("status")) {
+            throw new ApiError(404, "NotFound", "the server could not find the requested resource ("
+                    + rp.subresource() + " of " + type.plural() + ")");
+        }
+        if (create && rp.name() != null) {
+            throw new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+        }
+    }
+
+    /** Fills in schema defaults and checks the object against its schema; returns it. */
+    private static ObjectNode checked(ResourceType type, ObjectNode object, boolean withDefaults) {
+        if (type.schema() == null) {
+            return object;
+        }
+        if (withDefaults) {
+            SchemaValidator.applyDefaults(object, type.schema());
+        }
+        SchemaValidator.Result result = SchemaValidator.validate(object, type.schema(), true);
+        if (!result.invalid().isEmpty()) {
+            throw new ApiError(422, "Invalid", type.kind() + "." + type.group() + " \""
+                    + object.path("metadata").path("name").asText("") + "\" is invalid: " + String.join(", ", result.invalid()));
+        }
+        return object;
+    }
+
+    /** With fieldValidation=Strict, fields the schema does not declare are refused, each named. */
+    private static void strictFields(ResourceType type, JsonNode body, boolean strict) {
+        if (!strict || type.schema() == null) {
+            return;
+        }
+        List<String> unknown = SchemaValidator.validate(body, type.schema(), false).unknownFields();
+        if (!unknown.isEmpty()) {
+            throw new ApiError(400, "BadRequest", type.kind() + " in version \"" + type.version()
+                    + "\" cannot be handled as a " + type.kind() + ": strict decoding error: "
+                    + String.join(", ", unknown.stream().map(f -> "unknown field \"" + f + "\"").toList()));
+        }
+    }
+
+    private void catalogChanged(ResourceType type) {
+        if (type.equals(Catalog.CRDS)) {
             catalog.invalidate();
         }
-        HttpResponse<byte[]> response = call("DELETE", rp.objectPath(), "", body(ex), ex.getRequestHeaders().getFirst("Content-Type"));
-        if (response.statusCode() / 100 == 2 && current.statusCode() == 200) {
-            deletions.record(type, JSON.readTree(current.body()));
+    }
+
+    private static FieldSelector fieldSelector(Query query) {
+        try {
+            return FieldSelector.parse(query.get("fieldSelector"));
+        } catch (IllegalArgumentException e) {
+            throw new ApiError(400, "BadRequest", e.getMessage());
         }
-        relay(ex, response);
     }
 
-    private static String pathOf(ResourcePath rp) {
-        return rp.subresource() == null ? rp.objectPath() : rp.objectPath() + "/" + rp.subresource();
-    }
-
-    private void forward(HttpExchange ex, String method, String path, String query, byte[] body, String contentType)
-            throws IOException, InterruptedException {
-        relay(ex, call(method, path, query, body, contentType));
-    }
-
-    private HttpResponse<byte[]> call(String method, String path, String query, byte[] body, String contentType)
-            throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(backendBase + path + (query.isEmpty() ? "" : "?" + query)))
-                .header("Accept", "application/json");
-        if (contentType != null) {
-            b.header("Content-Type", contentType);
+    private static LabelSelector labelSelector(Query query) {
+        try {
+            return LabelSelector.parse(query.get("labelSelector"));
+        } catch (IllegalArgumentException e) {
+            throw new ApiError(400, "BadRequest", e.getMessage());
         }
-        b.method(method, body == null || body.length == 0 ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofByteArray(body));
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static JsonNode parse(byte[] raw) {
+        try {
+            return JSON.readTree(raw);
+        } catch (IOException e) {
+            throw new ApiError(400, "BadRequest", "the request body is not JSON: " + e.getMessage());
+        }
+    }
+
+    private static ObjectNode object(byte[] raw) {
+        if (!(parse(raw) instanceof ObjectNode object)) {
+            throw new ApiError(400, "BadRequest", "the request body is not a JSON object");
+        }
+        return object;
     }
 
     private static byte[] body(HttpExchange ex) throws IOException {
         return ex.getRequestBody().readAllBytes();
-    }
-
-    private static void relay(HttpExchange ex, HttpResponse<byte[]> response) throws IOException {
-        relay(ex, response.statusCode(), response);
-    }
-
-    private static void relay(HttpExchange ex, int code, HttpResponse<byte[]> response) throws IOException {
-        ex.getResponseHeaders().set("Content-Type",
-                response.headers().firstValue("Content-Type").orElse("application/json"));
-        byte[] body = response.body();
-        ex.sendResponseHeaders(code, body.length == 0 ? -1 : body.length);
-        if (body.length > 0) {
-            try (OutputStream out = ex.getResponseBody()) {
-                out.write(body);
-            }
-        }
     }
 
     private static void send(HttpExchange ex, int code, JsonNode body) throws IOException {

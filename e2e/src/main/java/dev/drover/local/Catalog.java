@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersion;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -18,9 +17,14 @@ import java.util.Map;
  */
 final class Catalog {
 
+    static final ResourceType NAMESPACES = ResourceType.builtIn("", "v1", "namespaces", "Namespace", false, "ns");
+    static final ResourceType NODES = ResourceType.builtIn("", "v1", "nodes", "Node", false, "no");
+    static final ResourceType CRDS = ResourceType.builtIn("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+            "CustomResourceDefinition", false, "crd", "crds");
+
     static final List<ResourceType> BUILT_IN = List.of(
-            ResourceType.builtIn("", "v1", "namespaces", "Namespace", false, "ns"),
-            ResourceType.builtIn("", "v1", "nodes", "Node", false, "no"),
+            NAMESPACES,
+            NODES,
             ResourceType.builtIn("", "v1", "events", "Event", true, "ev"),
             ResourceType.builtIn("", "v1", "configmaps", "ConfigMap", true, "cm"),
             ResourceType.builtIn("", "v1", "serviceaccounts", "ServiceAccount", true, "sa"),
@@ -32,18 +36,17 @@ final class Catalog {
             ResourceType.builtIn("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false),
             ResourceType.builtIn("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
             ResourceType.builtIn("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true),
-            ResourceType.builtIn("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
-                    false, "crd", "crds"),
+            CRDS,
             ResourceType.builtIn("coordination.k8s.io", "v1", "leases", "Lease", true),
             ResourceType.builtIn("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor", true));
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final KubernetesClient backend;
+    private final ObjectStore store;
     private volatile Map<String, ResourceType> types;
 
-    Catalog(KubernetesClient backend) {
-        this.backend = backend;
+    Catalog(ObjectStore store) {
+        this.store = store;
     }
 
     /** Forget the CRDs read so far; the next lookup reads them again. */
@@ -85,7 +88,8 @@ final class Catalog {
         for (ResourceType t : BUILT_IN) {
             out.put(t.key(), t);
         }
-        for (CustomResourceDefinition crd : backend.apiextensions().v1().customResourceDefinitions().list().getItems()) {
+        for (JsonNode stored : store.list(CRDS, null).items()) {
+            CustomResourceDefinition crd = JSON.convertValue(stored, CustomResourceDefinition.class);
             var names = crd.getSpec().getNames();
             for (CustomResourceDefinitionVersion v : crd.getSpec().getVersions()) {
                 if (Boolean.FALSE.equals(v.getServed())) {

@@ -1,7 +1,8 @@
 package dev.drover.local;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
@@ -10,11 +11,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -24,8 +21,6 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -33,9 +28,9 @@ import java.util.concurrent.Executors;
 
 /**
  * A Kubernetes API server in one JVM, good enough for the real kubectl and for
- * Drover's agent: fabric8's mock server in CRUD mode stores the objects, and
- * {@link ApiFront} adds what clients need on top. No auth, no TLS: it listens
- * on the loopback address only.
+ * Drover's agent: an {@link ObjectStore} keeps the objects with the API
+ * server's rules, and {@link ApiFront} serves them over HTTP. No auth, no TLS:
+ * it listens on the loopback address only.
  */
 public final class LocalApiServer implements AutoCloseable {
 
@@ -75,11 +70,10 @@ public final class LocalApiServer implements AutoCloseable {
         }
     }
 
-    /** The mock logs every request through java.util.logging; kept referenced so the level sticks. */
-    private static final java.util.logging.Logger MOCK_LOG = quiet("io.fabric8.mockwebserver");
+    /** fabric8's mapper: it writes the Kubernetes model (quantities, schema props) as the API does. */
+    private static final ObjectMapper JSON = Serialization.jsonMapper();
 
-    private final KubernetesMockServer store;
-    private final KubernetesClient storeClient;
+    private final ObjectStore store;
     private final ApiFront front;
     private final HttpServer http;
     private final ExecutorService executor;
@@ -88,32 +82,31 @@ public final class LocalApiServer implements AutoCloseable {
     private volatile KubernetesClient client;
 
     private LocalApiServer(Options options) throws IOException {
-        store = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
-                new KubernetesCrudDispatcher(new ArrayList<>()), false);
-        store.init(InetAddress.getLoopbackAddress(), 0);
-        storeClient = store.createClient(new JdkHttpClientFactory());
+        Clock clock = Clock.systemUTC();
+        store = new ObjectStore(clock);
+        Catalog catalog = new Catalog(store);
+        for (String crd : options.crds()) {
+            store.create(Catalog.CRDS, null, readCrd(crd), false);
+        }
+        for (String ns : List.of("default", "kube-system", "kube-public")) {
+            ObjectNode namespace = JSON.createObjectNode().put("apiVersion", "v1").put("kind", "Namespace");
+            namespace.putObject("metadata").put("name", ns);
+            store.create(Catalog.NAMESPACES, null, namespace, false);
+        }
+        for (String node : options.nodes()) {
+            store.create(Catalog.NODES, null, node(node), false);
+        }
+        front = new ApiFront(store, catalog, clock);
+        executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
-            for (String crd : options.crds()) {
-                storeClient.resource(readCrd(crd)).create();
-            }
-            for (String ns : List.of("default", "kube-system", "kube-public")) {
-                storeClient.resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
-            }
-            for (String node : options.nodes()) {
-                createNode(storeClient, node);
-            }
-            front = new ApiFront("http://127.0.0.1:" + store.getPort(), storeClient, new Catalog(storeClient),
-                    Clock.systemUTC());
-            executor = Executors.newVirtualThreadPerTaskExecutor();
             http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), options.port()), 256);
-            http.setExecutor(executor);
-            http.createContext("/", front);
-            http.start();
-        } catch (RuntimeException | IOException e) {
-            storeClient.close();
-            store.destroy();
+        } catch (IOException e) {
+            executor.close();
             throw e;
         }
+        http.setExecutor(executor);
+        http.createContext("/", front);
+        http.start();
         url = URI.create("http://127.0.0.1:" + http.getAddress().getPort());
         kubeconfig = options.kubeconfig();
         if (kubeconfig != null) {
@@ -168,29 +161,26 @@ public final class LocalApiServer implements AutoCloseable {
         if (client != null) {
             client.close();
         }
-        storeClient.close();
-        store.destroy();
     }
 
-    private static java.util.logging.Logger quiet(String name) {
-        java.util.logging.Logger logger = java.util.logging.Logger.getLogger(name);
-        logger.setLevel(java.util.logging.Level.WARNING);
-        return logger;
-    }
-
-    static void createNode(KubernetesClient client, String name) {
+    /** A Ready node with the capacity of a small machine and the labels kubelet sets. */
+    static ObjectNode node(String name) {
         Map<String, Quantity> capacity = Map.of("cpu", new Quantity("2"), "memory", new Quantity("8Gi"),
                 "pods", new Quantity("110"));
-        client.resource(new NodeBuilder()
+        return JSON.valueToTree(new NodeBuilder()
                 .withNewMetadata().withName(name).addToLabels("kubernetes.io/hostname", name)
                 .addToLabels("kubernetes.io/os", "linux").endMetadata()
                 .withNewStatus().withCapacity(capacity).withAllocatable(capacity)
                 .addNewCondition().withType("Ready").withStatus("True").withReason("KubeletReady")
                 .withMessage("drover local node").endCondition()
-                .endStatus().build()).create();
+                .endStatus().build());
     }
 
-    private static CustomResourceDefinition readCrd(String location) throws IOException {
+    private static ObjectNode readCrd(String location) throws IOException {
+        return JSON.valueToTree(crd(location));
+    }
+
+    private static CustomResourceDefinition crd(String location) throws IOException {
         Path file = Path.of(location);
         if (Files.isRegularFile(file)) {
             return Serialization.unmarshal(Files.readString(file), CustomResourceDefinition.class);

@@ -1,0 +1,410 @@
+package dev.drover.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+
+/**
+ * The local API server's objects, with the registry rules a real API server
+ * applies to them: one revision counter for every change (etcd's), server-set
+ * metadata, generation counted on spec changes, the status subresource,
+ * finalizers before deletion, optimistic concurrency on resourceVersion, and
+ * a window of recent changes that watches start from without a gap.
+ *
+ * <p>Objects are kept per resource type by {@code namespace/name}, so a read or
+ * write costs one map lookup whatever the store holds. Stored trees are never
+ * changed in place: a write stores a new tree, so readers may keep and serialize
+ * what they were given without the lock.
+ */
+final class ObjectStore {
+
+    /** Changes kept by default for watches that resume from a resourceVersion; older ones get 410 Gone. */
+    static final int HISTORY = 100_000;
+    /** Changes a watcher may fall behind by before its watch is ended (it lists again, as with a real server). */
+    static final int WATCHER_BACKLOG = 200_000;
+
+    /** One change: the object as stored after it (for DELETED, its last state at the deletion's revision). */
+    record Change(long revision, String typeKey, String type, ObjectNode object) {
+    }
+
+    /** A registered watch: changes of one type (and namespace, when given) arrive in revision order. */
+    final class Watch implements AutoCloseable {
+        private final String typeKey;
+        private final String namespace;
+        private final BlockingQueue<Change> queue = new LinkedBlockingQueue<>();
+        private volatile boolean overflowed;
+
+        private Watch(String typeKey, String namespace) {
+            this.typeKey = typeKey;
+            this.namespace = namespace;
+        }
+
+        /** The next change, null when none came within the wait. */
+        Change poll(long millis) throws InterruptedException {
+            return queue.poll(millis, TimeUnit.MILLISECONDS);
+        }
+
+        /** Changes waiting to be sent. */
+        int pending() {
+            return queue.size();
+        }
+
+        /** Whether the watcher fell too far behind; the stream should end so that the client lists again. */
+        boolean overflowed() {
+            return overflowed;
+        }
+
+        private void offer(Change change) {
+            if (queue.size() >= WATCHER_BACKLOG) {
+                overflowed = true;
+                return;
+            }
+            queue.add(change);
+        }
+
+        private boolean wants(Change change) {
+            return change.typeKey().equals(typeKey)
+                    && (namespace == null || namespace.equals(change.object().path("metadata").path("namespace").asText()));
+        }
+
+        @Override
+        public void close() {
+            watches.remove(this);
+        }
+    }
+
+    /** A list: the items and the revision they were read at. */
+    record Listing(List<ObjectNode> items, long revision) {
+    }
+
+    private static final String ALPHANUMERIC = "bcdfghjklmnpqrstvwxz2456789";
+
+    private final Clock clock;
+    private final int historySize;
+    private final SecureRandom random = new SecureRandom();
+    private final Map<String, TreeMap<String, ObjectNode>> objects = new HashMap<>();
+    private final ArrayDeque<Change> history = new ArrayDeque<>();
+    private final List<Watch> watches = new CopyOnWriteArrayList<>();
+    private long revision;
+    /** The newest revision no longer in {@link #history}: watches from before it get 410 Gone. */
+    private long compacted;
+
+    ObjectStore(Clock clock) {
+        this(clock, HISTORY);
+    }
+
+    ObjectStore(Clock clock, int historySize) {
+        this.clock = clock;
+        this.historySize = historySize;
+    }
+
+    /** The key objects of a type are kept under: versions of one resource share their objects. */
+    static String typeKey(ResourceType type) {
+        return type.group() + "/" + type.plural();
+    }
+
+    synchronized long revision() {
+        return revision;
+    }
+
+    synchronized ObjectNode get(ResourceType type, String namespace, String name) {
+        ObjectNode found = bucket(type).get(key(type, namespace, name));
+        if (found == null) {
+            throw notFound(type, name);
+        }
+        return found;
+    }
+
+    /** Every object of the type, in {@code namespace} or, when null, in all namespaces, by namespace and name. */
+    synchronized Listing list(ResourceType type, String namespace) {
+        TreeMap<String, ObjectNode> all = bucket(type);
+        List<ObjectNode> items = new ArrayList<>();
+        if (namespace == null || !type.namespaced()) {
+            items.addAll(all.values());
+        } else {
+            items.addAll(all.subMap(namespace + "/", namespace + "0").values()); // '0' sorts right after '/'
+        }
+        return new Listing(items, revision);
+    }
+
+    /**
+     * Stores a new object. The server sets uid, creationTimestamp, resourceVersion and generation, makes a name
+     * from generateName, and drops the status of a resource whose status is a subresource.
+     */
+    synchronized ObjectNode create(ResourceType type, String namespace, ObjectNode object, boolean dryRun) {
+        ObjectNode meta = object.withObjectProperty("metadata");
+        if (type.namespaced()) {
+            if (namespace == null) {
+                throw new ApiFront.ApiError(400, "BadRequest", "the namespace of the object must be given");
+            }
+            String stated = meta.path("namespace").asText("");
+            if (!stated.isEmpty() && !stated.equals(namespace)) {
+                throw new ApiFront.ApiError(400, "BadRequest", "the namespace of the provided object (" + stated
+                        + ") does not match the namespace sent on the request (" + namespace + ")");
+            }
+            if (!bucket(Catalog.NAMESPACES).containsKey(key(Catalog.NAMESPACES, null, namespace))) {
+                throw notFound(Catalog.NAMESPACES, namespace);
+            }
+            meta.put("namespace", namespace);
+        } else {
+            meta.remove("namespace");
+        }
+        String name = meta.path("name").asText("");
+        if (name.isEmpty() && !meta.path("generateName").asText("").isEmpty()) {
+            do {
+                name = meta.path("generateName").asText() + suffix();
+            } while (bucket(type).containsKey(key(type, namespace, name)));
+        }
+        if (name.isEmpty()) {
+            throw new ApiFront.ApiError(422, "Invalid", type.kind() + " is invalid: metadata.name: Required value:"
+                    + " name or generateName is required");
+        }
+        String key = key(type, namespace, name);
+        if (bucket(type).containsKey(key)) {
+            throw new ApiFront.ApiError(409, "AlreadyExists", type.plural() + qualifier(type) + " \"" + name
+                    + "\" already exists");
+        }
+        meta.put("name", name);
+        meta.put("uid", UUID.randomUUID().toString());
+        meta.put("creationTimestamp", now());
+        meta.put("generation", 1);
+        meta.remove(List.of("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"));
+        if (type.statusSubresource()) {
+            object.remove("status");
+        }
+        if (dryRun) {
+            return stamped(object, revision + 1);
+        }
+        return commit(type, key, "ADDED", object);
+    }
+
+    /**
+     * Changes a stored object: {@code change} gets the stored tree (a copy to change or replace) and returns
+     * the new one. A resourceVersion in the result that is not the stored one is a conflict. Through the status
+     * subresource only status changes (and, for Nodes, metadata, as the node status strategy allows); through
+     * the main resource the status of a status-subresource type never does. An object being deleted whose
+     * last finalizer goes is removed.
+     */
+    synchronized ObjectNode update(ResourceType type, String namespace, String name, boolean statusWrite,
+                                   UnaryOperator<ObjectNode> change, boolean dryRun) {
+        String key = key(type, namespace, name);
+        ObjectNode old = bucket(type).get(key);
+        if (old == null) {
+            throw notFound(type, name);
+        }
+        ObjectNode proposed = change.apply(old.deepCopy());
+        String rv = proposed.path("metadata").path("resourceVersion").asText("");
+        if (!rv.isEmpty() && !rv.equals(old.path("metadata").path("resourceVersion").asText())) {
+            throw new ApiFront.ApiError(409, "Conflict", "Operation cannot be fulfilled on " + type.plural()
+                    + qualifier(type) + " \"" + name + "\": the object has been modified; please apply your changes"
+                    + " to the latest version and try again");
+        }
+        ObjectNode next;
+        if (statusWrite) {
+            next = old.deepCopy();
+            if (type.plural().equals("nodes") && type.group().isEmpty()) {
+                next.set("metadata", proposed.path("metadata").deepCopy());
+            }
+            if (proposed.has("status")) {
+                next.set("status", proposed.get("status"));
+            } else {
+                next.remove("status");
+            }
+        } else {
+            next = proposed;
+            if (type.statusSubresource()) {
+                if (old.has("status")) {
+                    next.set("status", old.get("status"));
+                } else {
+                    next.remove("status");
+                }
+            }
+        }
+        ObjectNode meta = next.withObjectProperty("metadata");
+        ObjectNode oldMeta = (ObjectNode) old.get("metadata");
+        for (String kept : List.of("name", "namespace", "uid", "creationTimestamp", "generation",
+                "deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion")) {
+            if (oldMeta.has(kept)) {
+                meta.set(kept, oldMeta.get(kept));
+            } else {
+                meta.remove(kept);
+            }
+        }
+        if (next.equals(old)) {
+            return old; // as a real API server: a write that changes nothing is no change, and no event
+        }
+        if (!specOf(next).equals(specOf(old))) {
+            meta.put("generation", oldMeta.path("generation").asLong(0) + 1);
+        }
+        if (oldMeta.has("deletionTimestamp") && meta.path("finalizers").isEmpty()) {
+            if (dryRun) {
+                return stamped(next, revision + 1);
+            }
+            return remove(type, key, next);
+        }
+        if (dryRun) {
+            return stamped(next, revision + 1);
+        }
+        return commit(type, key, "MODIFIED", next);
+    }
+
+    /**
+     * Deletes an object: one with finalizers is marked (deletionTimestamp, a generation) and stays until they
+     * are gone; one without is removed. Deleting a namespace deletes what it holds the same way.
+     */
+    synchronized ObjectNode delete(ResourceType type, String namespace, String name, boolean dryRun) {
+        String key = key(type, namespace, name);
+        ObjectNode old = bucket(type).get(key);
+        if (old == null) {
+            throw notFound(type, name);
+        }
+        if (dryRun) {
+            return old;
+        }
+        if (type.equals(Catalog.NAMESPACES)) {
+            for (Map.Entry<String, TreeMap<String, ObjectNode>> bucket : new ArrayList<>(objects.entrySet())) {
+                for (ObjectNode held : new ArrayList<>(bucket.getValue().subMap(name + "/", name + "0").values())) {
+                    deleteOne(bucket.getKey(), key(held), held);
+                }
+            }
+        }
+        return deleteOne(typeKey(type), key, old);
+    }
+
+    private ObjectNode deleteOne(String typeKey, String key, ObjectNode old) {
+        ObjectNode meta = (ObjectNode) old.get("metadata");
+        if (meta.path("finalizers").isEmpty()) {
+            return remove(typeKey, key, old);
+        }
+        if (meta.has("deletionTimestamp")) {
+            return old;
+        }
+        ObjectNode marked = old.deepCopy();
+        marked.withObjectProperty("metadata").put("deletionTimestamp", now()).put("deletionGracePeriodSeconds", 0)
+                .put("generation", meta.path("generation").asLong(0) + 1);
+        return commit(typeKey, key, "MODIFIED", marked);
+    }
+
+    /**
+     * A watch from {@code since}: the changes after it, then every new one. With {@code since} below zero it
+     * starts with the current objects as ADDED, as a watch without a resourceVersion does. A version older than
+     * the kept history is refused with 410 Gone, and the client lists again.
+     */
+    synchronized Watch watch(ResourceType type, String namespace, long since) {
+        Watch w = new Watch(typeKey(type), type.namespaced() ? namespace : null);
+        if (since < 0) {
+            for (ObjectNode o : list(type, namespace).items()) {
+                w.offer(new Change(revision, w.typeKey, "ADDED", o));
+            }
+        } else {
+            if (since < compacted) {
+                throw new ApiFront.ApiError(410, "Expired", "too old resource version: " + since + " (" + compacted + ")");
+            }
+            for (Change c : history) {
+                if (c.revision() > since && w.wants(c)) {
+                    w.offer(c);
+                }
+            }
+        }
+        watches.add(w);
+        return w;
+    }
+
+    private ObjectNode remove(ResourceType type, String key, ObjectNode last) {
+        return remove(typeKey(type), key, last);
+    }
+
+    private ObjectNode remove(String typeKey, String key, ObjectNode last) {
+        objects.get(typeKey).remove(key);
+        ObjectNode gone = stamped(last.deepCopy(), ++revision); // the stored tree may be in readers' hands
+        record(new Change(revision, typeKey, "DELETED", gone));
+        return gone;
+    }
+
+    private ObjectNode commit(ResourceType type, String key, String event, ObjectNode object) {
+        return commit(typeKey(type), key, event, object);
+    }
+
+    private ObjectNode commit(String typeKey, String key, String event, ObjectNode object) {
+        ObjectNode stored = stamped(object, ++revision);
+        objects.computeIfAbsent(typeKey, k -> new TreeMap<>()).put(key, stored);
+        record(new Change(revision, typeKey, event, stored));
+        return stored;
+    }
+
+    private void record(Change change) {
+        history.addLast(change);
+        while (history.size() > historySize) {
+            compacted = history.removeFirst().revision();
+        }
+        for (Watch w : watches) {
+            if (w.wants(change)) {
+                w.offer(change);
+            }
+        }
+    }
+
+    private static ObjectNode stamped(ObjectNode object, long rv) {
+        object.withObjectProperty("metadata").put("resourceVersion", Long.toString(rv));
+        return object;
+    }
+
+    /** The object without metadata and status: what generation counts changes of. */
+    private static JsonNode specOf(ObjectNode object) {
+        ObjectNode rest = object.objectNode();
+        object.fields().forEachRemaining(f -> {
+            if (!f.getKey().equals("metadata") && !f.getKey().equals("status")) {
+                rest.set(f.getKey(), f.getValue());
+            }
+        });
+        return rest;
+    }
+
+    private TreeMap<String, ObjectNode> bucket(ResourceType type) {
+        return objects.computeIfAbsent(typeKey(type), k -> new TreeMap<>());
+    }
+
+    private static String key(ResourceType type, String namespace, String name) {
+        return (type.namespaced() ? namespace : "") + "/" + name;
+    }
+
+    private static String key(ObjectNode object) {
+        JsonNode meta = object.path("metadata");
+        return meta.path("namespace").asText("") + "/" + meta.path("name").asText();
+    }
+
+    private static String qualifier(ResourceType type) {
+        return type.group().isEmpty() ? "" : "." + type.group();
+    }
+
+    static ApiFront.ApiError notFound(ResourceType type, String name) {
+        return new ApiFront.ApiError(404, "NotFound", type.plural() + qualifier(type) + " \"" + name + "\" not found");
+    }
+
+    private String now() {
+        return Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
+    }
+
+    private String suffix() {
+        StringBuilder s = new StringBuilder(5);
+        for (int i = 0; i < 5; i++) {
+            s.append(ALPHANUMERIC.charAt(random.nextInt(ALPHANUMERIC.length())));
+        }
+        return s.toString();
+    }
+}

@@ -1,0 +1,159 @@
+package dev.drover.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The registry rules clients depend on, checked on the store directly. */
+class ObjectStoreTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ResourceType CONFIG_MAPS = Catalog.BUILT_IN.stream()
+            .filter(t -> t.plural().equals("configmaps")).findFirst().orElseThrow();
+    private static final ResourceType WIDGETS = new ResourceType("example.com", "v1", "widgets", "widget", "Widget",
+            true, List.of(), List.of(), true, null, List.of(), List.of());
+
+    private ObjectStore store;
+
+    @BeforeEach
+    void setUp() {
+        store = new ObjectStore(Clock.systemUTC(), 5);
+        store.create(Catalog.NAMESPACES, null, object("default", null), false);
+    }
+
+    @Test
+    void aWatchFromAVersionGetsEveryLaterChangeAndNothingEarlier() throws Exception {
+        store.create(CONFIG_MAPS, "default", object("before", "default"), false);
+        long listed = store.list(CONFIG_MAPS, "default").revision();
+        store.create(CONFIG_MAPS, "default", object("between", "default"), false); // after the list, before the watch
+        try (ObjectStore.Watch watch = store.watch(CONFIG_MAPS, "default", listed)) {
+            store.delete(CONFIG_MAPS, "default", "between", false);
+            List<String> seen = new ArrayList<>();
+            for (ObjectStore.Change c; (c = watch.poll(100)) != null; ) {
+                seen.add(c.type() + " " + c.object().path("metadata").path("name").asText());
+            }
+            assertThat(seen).containsExactly("ADDED between", "DELETED between");
+        }
+    }
+
+    @Test
+    void aDeletionIsANewVersion() {
+        ObjectNode created = store.create(CONFIG_MAPS, "default", object("x", "default"), false);
+        ObjectNode gone = store.delete(CONFIG_MAPS, "default", "x", false);
+        assertThat(version(gone)).isGreaterThan(version(created));
+    }
+
+    @Test
+    void aWatchFromBeforeTheKeptHistoryIsGone() {
+        long start = store.revision();
+        for (int i = 0; i < 10; i++) {
+            store.create(CONFIG_MAPS, "default", object("cm-" + i, "default"), false);
+        }
+        assertThatThrownBy(() -> store.watch(CONFIG_MAPS, "default", start))
+                .isInstanceOfSatisfying(ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(410));
+    }
+
+    @Test
+    void aWriteFromAStaleVersionConflicts() {
+        ObjectNode created = store.create(CONFIG_MAPS, "default", object("x", "default"), false);
+        store.update(CONFIG_MAPS, "default", "x", false, o -> o.put("data", "changed"), false);
+        assertThatThrownBy(() -> store.update(CONFIG_MAPS, "default", "x", false, o -> created.deepCopy(), false))
+                .isInstanceOfSatisfying(ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(409));
+    }
+
+    @Test
+    void aWriteThatChangesNothingIsNoNewVersion() {
+        ObjectNode created = store.create(CONFIG_MAPS, "default", object("x", "default"), false);
+        ObjectNode same = store.update(CONFIG_MAPS, "default", "x", false, o -> o, false);
+        assertThat(version(same)).isEqualTo(version(created));
+    }
+
+    @Test
+    void objectsNeedTheirNamespace() {
+        assertThatThrownBy(() -> store.create(CONFIG_MAPS, "missing", object("x", null), false))
+                .isInstanceOfSatisfying(ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(404));
+    }
+
+    @Test
+    void statusIsASubresourceAndGenerationCountsSpecChanges() {
+        ObjectNode w = object("w", "default");
+        w.putObject("spec").put("size", 1);
+        w.putObject("status").put("phase", "made up by the client");
+        ObjectNode created = store.create(WIDGETS, "default", w, false);
+        assertThat(created.has("status")).isFalse();
+
+        ObjectNode statused = store.update(WIDGETS, "default", "w", true, o -> {
+            o.putObject("status").put("phase", "Ready");
+            o.withObjectProperty("spec").put("size", 99); // ignored through /status
+            return o;
+        }, false);
+        assertThat(statused.path("status").path("phase").asText()).isEqualTo("Ready");
+        assertThat(statused.path("spec").path("size").asInt()).isEqualTo(1);
+        assertThat(statused.path("metadata").path("generation").asLong()).isEqualTo(1);
+
+        ObjectNode resized = store.update(WIDGETS, "default", "w", false, o -> {
+            o.withObjectProperty("spec").put("size", 2);
+            o.remove("status"); // ignored through the main resource
+            return o;
+        }, false);
+        assertThat(resized.path("metadata").path("generation").asLong()).isEqualTo(2);
+        assertThat(resized.path("status").path("phase").asText()).isEqualTo("Ready");
+    }
+
+    @Test
+    void finalizersHoldADeletionUntilTheLastGoes() {
+        ObjectNode w = object("w", "default");
+        w.withObjectProperty("metadata").putArray("finalizers").add("example.com/f");
+        store.create(WIDGETS, "default", w, false);
+        ObjectNode marked = store.delete(WIDGETS, "default", "w", false);
+        assertThat(marked.path("metadata").has("deletionTimestamp")).isTrue();
+        assertThat(store.list(WIDGETS, "default").items()).hasSize(1);
+
+        store.update(WIDGETS, "default", "w", false, o -> {
+            o.withObjectProperty("metadata").remove("finalizers");
+            return o;
+        }, false);
+        assertThat(store.list(WIDGETS, "default").items()).isEmpty();
+    }
+
+    @Test
+    void deletingANamespaceDeletesWhatItHolds() {
+        store.create(Catalog.NAMESPACES, null, object("team", null), false);
+        store.create(CONFIG_MAPS, "team", object("x", "team"), false);
+        store.create(CONFIG_MAPS, "default", object("y", "default"), false);
+        store.delete(Catalog.NAMESPACES, null, "team", false);
+        assertThat(store.list(CONFIG_MAPS, null).items())
+                .extracting(o -> o.path("metadata").path("name").asText()).containsExactly("y");
+    }
+
+    @Test
+    void labelSelectorsMatchAsKubectlWritesThem() {
+        ObjectNode o = object("x", "default");
+        o.withObjectProperty("metadata").putObject("labels").put("app", "web").put("tier", "front");
+        assertThat(LabelSelector.parse("app=web,tier in (front, back)").matches(o)).isTrue();
+        assertThat(LabelSelector.parse("app!=web").matches(o)).isFalse();
+        assertThat(LabelSelector.parse("!gone,app").matches(o)).isTrue();
+        assertThat(LabelSelector.parse("tier notin (front)").matches(o)).isFalse();
+        assertThatThrownBy(() -> LabelSelector.parse("app=web,,x")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private static ObjectNode object(String name, String namespace) {
+        ObjectNode o = JSON.createObjectNode();
+        ObjectNode meta = o.putObject("metadata").put("name", name);
+        if (namespace != null) {
+            meta.put("namespace", namespace);
+        }
+        return o;
+    }
+
+    private static long version(ObjectNode o) {
+        return Long.parseLong(o.path("metadata").path("resourceVersion").asText());
+    }
+}
