@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.devices.DeviceManager;
+import dev.drover.state.Jackson;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
 public final class NodeRegistrar implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(NodeRegistrar.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper(Jackson.factory());
     static final String PREFIX = "drover.dev/";
 
     private final KubernetesClient client;

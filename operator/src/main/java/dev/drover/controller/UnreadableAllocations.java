@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.module.SimpleModule;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.validation.Violation;
+import dev.drover.state.Jackson;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
@@ -36,7 +37,7 @@ public final class UnreadableAllocations {
 
     /** The client serialization the agent uses. */
     public static KubernetesSerialization serialization() {
-        ObjectMapper mapper = new ObjectMapper();
+        ObjectMapper mapper = new ObjectMapper(Jackson.factory());
         mapper.registerModule(new SimpleModule("drover-unreadable-allocations")
                 .addDeserializer(Allocation.class, new Deserializer()));
         return new KubernetesSerialization(mapper, true);

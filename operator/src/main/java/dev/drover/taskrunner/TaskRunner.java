@@ -12,6 +12,7 @@ import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.state.Jackson;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.restarts.Outcome;
 import dev.drover.taskrunner.restarts.RestartDecision;
@@ -34,7 +35,7 @@ import org.slf4j.MDC;
 public final class TaskRunner {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskRunner.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper(Jackson.factory());
 
     private final TaskRunnerConfig cfg;
     private volatile Task task;
