@@ -35,6 +35,16 @@ final class Procs {
         return f != null && !f[0].equals("Z"); // a zombie has exited already
     }
 
+    /** The command line of {@code pid}, arguments joined by spaces; empty when there is no such process. */
+    static String commandLine(long pid) {
+        try {
+            return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+                    java.nio.charset.StandardCharsets.UTF_8).replace('\0', ' ').trim();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
     /** User plus system CPU time of {@code pid}. */
     static Duration cpuTime(long pid) {
         String[] f = statFields(pid);

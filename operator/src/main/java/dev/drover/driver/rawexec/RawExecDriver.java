@@ -18,6 +18,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -94,8 +95,13 @@ public final class RawExecDriver implements Driver {
             throw new DriverStartException("command " + command + " does not exist or is not executable", false);
         }
         Path status = task.taskDir().resolve(STATUS_DIR);
+        Optional<TaskHandle> unrecorded = unrecordedStart(task, status);
+        if (unrecorded.isPresent()) {
+            return unrecorded.get();
+        }
         try {
             Files.createDirectories(status);
+            Files.deleteIfExists(status.resolve("supervisor"));
             Files.deleteIfExists(status.resolve("pid"));
             Files.deleteIfExists(status.resolve("exit"));
             Files.createDirectories(task.logsDir());
@@ -118,8 +124,15 @@ public final class RawExecDriver implements Driver {
             throw new DriverStartException("cannot start the supervisor: " + e.getMessage(), true, e);
         }
         long pid = awaitPid(status, supervisor);
-        long supervisorPid = supervisor.pid();
-        TaskHandle handle = new TaskHandle(NAME, task.id(), clock.instant(), Map.of(
+        TaskHandle handle = handle(task, status, pid, supervisor.pid());
+        rotator.watch(task.stdout());
+        rotator.watch(task.stderr());
+        exits.put(task.id(), watchExit(handle, supervisor.onExit().thenApply(p -> null)));
+        return handle;
+    }
+
+    private TaskHandle handle(TaskConfig task, Path status, long pid, long supervisorPid) {
+        return new TaskHandle(NAME, task.id(), clock.instant(), Map.of(
                 "pid", Long.toString(pid),
                 "pidStart", Long.toString(Procs.startTime(pid).orElse(-1)),
                 "supervisorPid", Long.toString(supervisorPid),
@@ -127,10 +140,48 @@ public final class RawExecDriver implements Driver {
                 "statusDir", status.toString(),
                 "stdout", task.stdout().toString(),
                 "stderr", task.stderr().toString()));
-        rotator.watch(task.stdout());
-        rotator.watch(task.stderr());
-        exits.put(task.id(), watchExit(handle, supervisor.onExit().thenApply(p -> null)));
-        return handle;
+    }
+
+    /**
+     * The task as an earlier agent started it, if that agent was killed before it stored the handle: the status
+     * dir names a supervisor that is still running this very status dir. Starting again would run the task
+     * twice, so the running one is taken over (and its exit watched) instead. Empty when there is none.
+     */
+    private Optional<TaskHandle> unrecordedStart(TaskConfig task, Path status) throws DriverStartException {
+        Path supervisorFile = status.resolve("supervisor");
+        long supervisorPid;
+        try {
+            supervisorPid = Long.parseLong(Files.readString(supervisorFile).trim());
+        } catch (IOException | NumberFormatException e) {
+            return Optional.empty(); // none recorded, or a torn file from a crash: nothing is running it
+        }
+        if (!Procs.commandLine(supervisorPid).contains(status.toString())) {
+            return Optional.empty(); // gone, or the PID now belongs to another process
+        }
+        Path pidFile = status.resolve("pid");
+        long deadline = System.nanoTime() + PID_WAIT.toNanos();
+        while (!Files.exists(pidFile) && Procs.startTime(supervisorPid).isPresent() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new DriverStartException("interrupted while taking over a running task", true, e);
+            }
+        }
+        long pid;
+        try {
+            pid = Long.parseLong(Files.readString(pidFile).trim());
+        } catch (IOException | NumberFormatException e) {
+            throw new DriverStartException("task " + task.id() + " has a supervisor (pid " + supervisorPid
+                    + ") from an earlier start but no readable pid file: " + e.getMessage(), true, e);
+        }
+        TaskHandle handle = handle(task, status, pid, supervisorPid);
+        try {
+            return Optional.of(recover(handle));
+        } catch (DriverException e) {
+            throw new DriverStartException("cannot take over task " + task.id() + " (pid " + pid + "): "
+                    + e.getMessage(), true, e);
+        }
     }
 
     private static long awaitPid(Path status, Process supervisor) throws DriverStartException {

@@ -8,8 +8,10 @@ package dev.drover.driver.rawexec;
  * session and process group (the agent signals that group), keeps default
  * signal dispositions (an asynchronous {@code &} job would ignore SIGINT), and
  * writes its own PID before it execs. When the task ends, the script writes
- * its exit status (128 + N for signal N, as shells report it). Both files are
- * written by an atomic rename.
+ * its exit status (128 + N for signal N, as shells report it). The script
+ * first records its own PID, so that an agent killed before it stored the
+ * task's handle finds the task still running instead of starting it again.
+ * Every file is written by an atomic rename.
  *
  * <p>Arguments: status dir, stdout file, stderr file, then the command.
  */
@@ -17,6 +19,7 @@ final class Supervisor {
 
     static final String SCRIPT = """
             status=$1; out=$2; err=$3; shift 3
+            echo $$ > "$status/supervisor.tmp" && mv "$status/supervisor.tmp" "$status/supervisor"
             setsid /bin/sh -c 'echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" && exec "$@"' "$status" "$@" \\
                 </dev/null >>"$out" 2>>"$err"
             code=$?

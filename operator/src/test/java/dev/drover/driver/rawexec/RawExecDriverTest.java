@@ -73,6 +73,40 @@ class RawExecDriverTest {
         }
     }
 
+    /**
+     * An agent killed between starting a task and storing its handle: the next agent's start must take over the
+     * running task, not start a second copy (it did: both ran, the first one untracked).
+     */
+    @Test
+    void aStartThatWasNeverRecordedIsTakenOverNotRunTwice() throws Exception {
+        Path starts = dir.resolve("starts");
+        TaskHandle first = start("t", "echo started >> " + starts + "; exec sleep 60");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(starts));
+
+        TaskHandle second;
+        try (RawExecDriver nextAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            second = nextAgent.start(task("t", "echo started >> " + starts + "; exec sleep 60", Map.of()));
+            assertThat(second.longState("pid", -1)).isEqualTo(first.longState("pid", -2));
+            assertThat(nextAgent.stats(second).memoryBytes()).isPositive();
+
+            nextAgent.stop(second, Duration.ofSeconds(2), "SIGTERM");
+            assertThat(nextAgent.exit(second).get(10, TimeUnit.SECONDS).exitCode()).isNotZero();
+        }
+        assertThat(Files.readAllLines(starts)).containsExactly("started");
+    }
+
+    @Test
+    void aFinishedEarlierStartIsNotTakenOver() throws Exception {
+        Path starts = dir.resolve("starts");
+        TaskHandle first = start("t", "echo started >> " + starts);
+        assertThat(driver.exit(first).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Procs.commandLine(first.longState("supervisorPid", -1)).isEmpty());
+
+        TaskHandle again = start("t", "echo started >> " + starts);
+        assertThat(driver.exit(again).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+        assertThat(Files.readAllLines(starts)).containsExactly("started", "started");
+    }
+
     @Test
     void reportsTheExitCode() throws Exception {
         TaskHandle h = start("t", "exit 3");
