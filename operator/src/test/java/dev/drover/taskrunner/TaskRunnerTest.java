@@ -429,4 +429,95 @@ class TaskRunnerTest {
         assertThat(types()).containsExactly(Received, TaskSetup, DriverFailure, NotRestarting);
         assertThat(events.get(2).getDriverError()).isEqualTo("starting web did not finish within 200ms");
     }
+
+    /** The mock driver, with some of its calls replaced: a driver with a bug. */
+    static class Faulty implements Driver {
+        final Driver d;
+
+        Faulty(Driver d) {
+            this.d = d;
+        }
+
+        @Override
+        public String name() {
+            return d.name();
+        }
+
+        @Override
+        public List<String> validate(Map<String, Object> config) {
+            return d.validate(config);
+        }
+
+        @Override
+        public TaskHandle start(TaskConfig task) throws DriverStartException {
+            return d.start(task);
+        }
+
+        @Override
+        public CompletableFuture<ExitResult> exit(TaskHandle handle) {
+            return d.exit(handle);
+        }
+
+        @Override
+        public void stop(TaskHandle handle, Duration timeout, String signal) throws dev.drover.driver.DriverException {
+            d.stop(handle, timeout, signal);
+        }
+
+        @Override
+        public void destroy(TaskHandle handle) {
+            d.destroy(handle);
+        }
+
+        @Override
+        public TaskHandle recover(TaskHandle handle) throws dev.drover.driver.DriverException {
+            return d.recover(handle);
+        }
+
+        @Override
+        public TaskStats stats(TaskHandle handle) throws dev.drover.driver.DriverException {
+            return d.stats(handle);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void aDriverThatPanicsOnStartIsReportedAndThePolicyDecides() throws Exception {
+        Driver panicking = new Faulty(mock) {
+            @Override
+            public TaskHandle start(TaskConfig task) {
+                throw new IllegalStateException("assignment to entry in nil map");
+            }
+        };
+        RestartPolicy once = new RestartPolicy(1, "10s", "10ms", RestartMode.Fail);
+        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, once, task("web", Map.of())), panicking,
+                Duration.ofSeconds(5)));
+        r.run();
+        r.done().get(5, TimeUnit.SECONDS);
+        assertThat(types()).containsExactly(Received, TaskSetup, DriverFailure, Restarting, DriverFailure, NotRestarting);
+        assertThat(events.get(2).getDriverError())
+                .isEqualTo("driver failed: java.lang.IllegalStateException: assignment to entry in nil map");
+        assertThat(r.state().getFailed()).isTrue();
+    }
+
+    @Test
+    void aDriverThatPanicsWhileTheTaskRunsIsReportedAsLostTrack() throws Exception {
+        Driver panicking = new Faulty(mock) {
+            @Override
+            public CompletableFuture<ExitResult> exit(TaskHandle handle) {
+                return d.exit(handle).thenApply(x -> {
+                    throw new IllegalStateException("index out of range");
+                });
+            }
+        };
+        RestartPolicy never = new RestartPolicy(0, "10s", "10ms", RestartMode.Fail);
+        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, never, task("web", Map.of("runFor", "20ms"))),
+                panicking, Duration.ofSeconds(5)));
+        r.run();
+        r.done().get(5, TimeUnit.SECONDS);
+        assertThat(types()).containsExactly(Received, TaskSetup, Started, Terminated, NotRestarting);
+        assertThat(events.get(3).getMessage()).contains("lost track of the task").contains("index out of range");
+    }
 }
