@@ -1,5 +1,6 @@
 package dev.drover.driver;
 
+import dev.drover.api.Signals;
 /**
  * How a task ended.
  *

@@ -97,4 +97,103 @@ class HostileAllocationsTest {
             });
         }
     }
+
+    static String task(String name, String driver, String extra) {
+        return "{\"name\":" + json(name) + (driver == null ? "" : ",\"driver\":" + json(driver)) + extra + "}";
+    }
+
+    static String spec(String extra, String... tasks) {
+        return "{\"nodeName\":\"node-a\"" + extra + ",\"tasks\":[" + String.join(",", tasks) + "]}";
+    }
+
+    static String json(String s) {
+        return io.fabric8.kubernetes.client.utils.Serialization.asJson(s);
+    }
+
+    static String many(int n, java.util.function.IntFunction<String> item) {
+        return java.util.stream.IntStream.range(0, n).mapToObj(item).collect(java.util.stream.Collectors.joining(","));
+    }
+
+    /**
+     * Issue 9's list: malformed and hostile allocations, each with what its status must say. They reach the agent
+     * as they are (this API server has no schema), and each must end Failed with a message naming the problem,
+     * without crashing the agent or keeping it busy afterwards.
+     */
+    static Map<String, String[]> hostile() {
+        String mock = ",\"config\":{\"runFor\":\"1h\"}";
+        Map<String, String[]> h = new java.util.LinkedHashMap<>();
+        h.put("bad-desired-status", new String[] {"{\"nodeName\":\"node-a\",\"desiredStatus\":\"Explode\",\"tasks\":[" + task("t", "mock", mock) + "]}", "spec.desiredStatus"});
+        h.put("bad-type", new String[] {spec(",\"type\":\"Daemon\"", task("t", "mock", mock)), "spec.type"});
+        h.put("bad-restart-mode", new String[] {spec(",\"restartPolicy\":{\"mode\":\"Sometimes\"}", task("t", "mock", mock)), "spec.restartPolicy.mode"});
+        h.put("bad-hook", new String[] {spec("", task("t", "mock", ",\"lifecycle\":{\"hook\":\"Sometimes\"}")), "spec.tasks[0].lifecycle.hook"});
+        h.put("no-tasks", new String[] {spec(""), "needs at least one task"});
+        h.put("tasks-missing", new String[] {"{\"nodeName\":\"node-a\"}", "spec.tasks"});
+        h.put("tasks-not-a-list", new String[] {"{\"nodeName\":\"node-a\",\"tasks\":5}", "spec.tasks"});
+        h.put("tasks-a-map", new String[] {"{\"nodeName\":\"node-a\",\"tasks\":{\"t\":{\"driver\":\"mock\"}}}", "spec.tasks"});
+        h.put("too-many-tasks", new String[] {spec("", many(5000, i -> task("t" + i, "mock", mock))), "at most 64"});
+        h.put("empty-task", new String[] {spec("", "{}"), "spec.tasks[0].name: is required"});
+        h.put("task-without-name", new String[] {spec("", "{\"driver\":\"mock\"}"), "spec.tasks[0].name"});
+        h.put("task-without-driver", new String[] {spec("", task("t", null, "")), "spec.tasks[0].driver"});
+        h.put("duplicate-task-names", new String[] {spec("", task("t", "mock", mock), task("t", "mock", mock)), "used by another task"});
+        h.put("name-escapes-up", new String[] {spec("", task("../../etc", "mock", mock)), "DNS-1123"});
+        h.put("name-with-slash", new String[] {spec("", task("a/b", "mock", mock)), "DNS-1123"});
+        h.put("name-dot", new String[] {spec("", task(".", "mock", mock)), "DNS-1123"});
+        h.put("name-with-nul", new String[] {spec("", task("a\u0000b", "mock", mock)), "\\u0000"});
+        h.put("name-absolute", new String[] {spec("", task("/etc/passwd", "mock", mock)), "DNS-1123"});
+        h.put("name-huge", new String[] {spec("", task("x".repeat(200_000), "mock", mock)), "(200000 characters)"});
+        h.put("unknown-driver", new String[] {spec("", task("t", "docker", mock)), "docker"});
+        h.put("raw-exec-disabled", new String[] {spec("", task("t", "raw_exec", ",\"config\":{\"command\":\"/bin/sh\"}")), "raw_exec"});
+        h.put("bad-mock-config", new String[] {spec("", task("t", "mock", ",\"config\":{\"runFor\":\"soon\"}")), "runFor"});
+        h.put("unknown-config-key", new String[] {spec("", task("t", "mock", ",\"config\":{\"rm -rf\":\"/\"}")), "rm -rf"});
+        h.put("config-not-an-object", new String[] {spec("", task("t", "mock", ",\"config\":\"x\"")), "spec.tasks[0].config"});
+        h.put("bad-kill-timeout", new String[] {spec("", task("t", "mock", mock + ",\"killTimeout\":\"forever\"")), "killTimeout"});
+        h.put("negative-kill-timeout", new String[] {spec("", task("t", "mock", mock + ",\"killTimeout\":\"-5s\"")), "killTimeout"});
+        h.put("bad-shutdown-delay", new String[] {spec("", task("t", "mock", mock + ",\"shutdownDelay\":\"1 fortnight\"")), "shutdownDelay"});
+        h.put("bad-restart-delay", new String[] {spec(",\"restartPolicy\":{\"delay\":\"soon\"}", task("t", "mock", mock)), "delay"});
+        h.put("restart-interval-too-short", new String[] {spec(",\"restartPolicy\":{\"interval\":\"1s\"}", task("t", "mock", mock)), "shorter than the minimum"});
+        h.put("negative-attempts", new String[] {spec(",\"restartPolicy\":{\"attempts\":-1}", task("t", "mock", mock)), "negative"});
+        h.put("bad-kill-signal", new String[] {spec("", task("t", "mock", mock + ",\"killSignal\":\"SIGFOO\"")), "not a signal name"});
+        h.put("negative-cpu", new String[] {spec("", task("t", "mock", mock + ",\"resources\":{\"cpuMillis\":-1}")), "cpuMillis"});
+        h.put("huge-env", new String[] {spec("", task("t", "mock", mock + ",\"env\":[" + many(20_000, i -> "{\"name\":\"V" + i + "\",\"value\":\"x\"}") + "]")), "variables; at most"});
+        h.put("bad-env-name", new String[] {spec("", task("t", "mock", mock + ",\"env\":[{\"name\":\"A=B\",\"value\":\"x\"}]")), "env[0].name"});
+        h.put("too-many-devices", new String[] {spec("", task("t", "mock", mock + ",\"resources\":{\"devices\":[" + many(500, i -> "{\"name\":\"gpu\",\"count\":1}") + "]}")), "requests; at most"});
+        h.put("zero-devices", new String[] {spec("", task("t", "mock", mock + ",\"resources\":{\"devices\":[{\"name\":\"gpu\",\"count\":0}]}")), "at least 1 device"});
+        h.put("count-not-a-number", new String[] {spec("", task("t", "mock", mock + ",\"resources\":{\"devices\":[{\"name\":\"gpu\",\"count\":\"many\"}]}")), "spec.tasks[0].resources.devices[0].count"});
+        h.put("two-leaders", new String[] {spec("", task("a", "mock", mock + ",\"leader\":true"), task("b", "mock", mock + ",\"leader\":true")), "leaders"});
+        h.put("previous-is-itself", new String[] {spec(",\"previousAllocation\":\"previous-is-itself\"", task("t", "mock", mock)), "names this allocation itself"});
+        h.put("previous-escapes", new String[] {spec(",\"previousAllocation\":\"../other-ns/x\"", task("t", "mock", mock)), "spec.previousAllocation"});
+        h.put("tiny-disk", new String[] {spec(",\"ephemeralDisk\":{\"sizeMB\":0}", task("t", "mock", mock)), "too small"});
+        return h;
+    }
+
+    @Test
+    void hostileAllocationsEachGetAClearStatusAndLeaveTheAgentIdle() {
+        Map<String, String[]> hostile = hostile();
+        assertThat(hostile).hasSizeGreaterThanOrEqualTo(30);
+        hostile.forEach((name, h) -> createRaw(name, h[0]));
+        createRaw("good", "{\"nodeName\":\"node-a\",\"tasks\":[{\"name\":\"t\",\"driver\":\"mock\",\"config\":{\"runFor\":\"1h\"}}]}");
+        await().atMost(Duration.ofSeconds(30)).until(() -> get("good").getStatus() != null
+                && get("good").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            org.assertj.core.api.SoftAssertions soft = new org.assertj.core.api.SoftAssertions();
+            for (var e : hostile.entrySet()) {
+                GenericKubernetesResource a = client.genericKubernetesResources(ALLOCATIONS).inNamespace("default")
+                        .withName(e.getKey()).get();
+                Map<String, Object> status = a.get("status");
+                soft.assertThat(status == null ? null : status.get("clientStatus")).as(e.getKey()).isEqualTo("Failed");
+                soft.assertThat(String.valueOf(status)).as(e.getKey()).contains(e.getValue()[1])
+                        .hasSizeLessThan(20_000); // a hostile value is named, not copied whole into the status
+            }
+            soft.assertAll();
+        });
+        long writes = agent.statusWriter().writes();
+        var os = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpuBefore = os.getProcessCpuTime();
+        long wallBefore = System.nanoTime();
+        await().pollDelay(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(4)).until(() -> true);
+        double cpuShare = (os.getProcessCpuTime() - cpuBefore) / (double) (System.nanoTime() - wallBefore);
+        assertThat(agent.statusWriter().writes()).as("no status is written again and again").isEqualTo(writes);
+        assertThat(cpuShare).as("the agent is idle, not spinning on what it refused").isLessThan(0.5);
+        assertThat(get("good").getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
+    }
 }

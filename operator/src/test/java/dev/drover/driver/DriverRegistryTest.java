@@ -2,6 +2,7 @@ package dev.drover.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.drover.api.Signals;
 import dev.drover.driver.mock.MockDriver;
 import java.time.Clock;
 import java.util.List;

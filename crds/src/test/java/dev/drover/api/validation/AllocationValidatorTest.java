@@ -165,6 +165,27 @@ class AllocationValidatorTest {
                 .extracting(Violation::path).containsExactly("spec.tasks[0].killSignal");
     }
 
+    /** A well-formed name of no signal (SIGFOO) was accepted, and only the kill found out. */
+    @Test
+    void killSignalMustBeAKnownSignal() {
+        assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, killSignal: SIGFOO}]\n"))
+                .extracting(Violation::message).containsExactly("\"SIGFOO\" is not a signal name (e.g. SIGTERM, SIGINT)");
+        assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, killSignal: SIGHUP}, {name: b, driver: mock,"
+                + " killSignal: INT}]\n")).isEmpty();
+    }
+
+    /** A hostile value is named in the message, not copied into it whole or with its control characters. */
+    @Test
+    void longOrControlCharacterValuesAreQuotedCutAndEscaped() {
+        String huge = "x".repeat(5000);
+        assertThat(validate("nodeName: n\ntasks: [{name: " + huge + ", driver: mock}]\n"))
+                .extracting(Violation::message).singleElement().asString()
+                .startsWith("\"" + "x".repeat(AllocationValidator.QUOTE_LIMIT) + "\"... (5000 characters) is not")
+                .hasSizeLessThan(400);
+        assertThat(validate("nodeName: n\ntasks: [{name: \"a\\0b\", driver: mock}]\n"))
+                .extracting(Violation::message).singleElement().asString().startsWith("\"a\\u0000b\"");
+    }
+
     @Test
     void reportsEveryViolationAtOnce() {
         assertThat(validate("tasks: [{name: A}, {name: b, driver: mock, killTimeout: x}]\n")).hasSize(4);

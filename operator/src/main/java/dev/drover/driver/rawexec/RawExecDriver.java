@@ -1,11 +1,11 @@
 package dev.drover.driver.rawexec;
 
+import dev.drover.api.Signals;
 import dev.drover.driver.ConfigReader;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
-import dev.drover.driver.Signals;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskStats;

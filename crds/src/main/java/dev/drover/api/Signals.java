@@ -1,4 +1,4 @@
-package dev.drover.driver;
+package dev.drover.api;
 
 import java.util.Locale;
 import java.util.Map;
@@ -27,6 +27,12 @@ public final class Signals {
             throw new IllegalArgumentException("unknown signal \"" + name + "\" (e.g. SIGTERM, SIGINT, SIGHUP)");
         }
         return full;
+    }
+
+    /** Whether {@code name} names a signal, as {@link #canonical} accepts it. */
+    public static boolean isKnown(String name) {
+        String upper = name.toUpperCase(Locale.ROOT);
+        return NUMBERS.containsKey(upper.startsWith("SIG") ? upper : "SIG" + upper);
     }
 
     public static int number(String name) {
