@@ -74,17 +74,25 @@ public final class LocalApiServer implements AutoCloseable {
     private static final ObjectMapper JSON = Serialization.jsonMapper();
 
     private final ObjectStore store;
-    private final ApiFront front;
-    private final HttpServer http;
+    private final Catalog catalog;
+    private final Clock clock = Clock.systemUTC();
     private final ExecutorService executor;
     private final URI url;
     private final Path kubeconfig;
+    /** What serves the store over HTTP; null while the server is stopped (the store and its objects stay). */
+    private Serving serving;
     private volatile KubernetesClient client;
 
+    private record Serving(HttpServer http, ApiFront front) {
+        void stop() {
+            front.stop();
+            http.stop(0);
+        }
+    }
+
     private LocalApiServer(Options options) throws IOException {
-        Clock clock = Clock.systemUTC();
         store = new ObjectStore(clock);
-        Catalog catalog = new Catalog(store);
+        catalog = new Catalog(store);
         for (String crd : options.crds()) {
             store.create(Catalog.CRDS, null, readCrd(crd), false);
         }
@@ -96,21 +104,44 @@ public final class LocalApiServer implements AutoCloseable {
         for (String node : options.nodes()) {
             store.create(Catalog.NODES, null, node(node), false);
         }
-        front = new ApiFront(store, catalog, clock);
         executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
-            http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), options.port()), 256);
+            serving = serve(options.port());
         } catch (IOException e) {
             executor.close();
             throw e;
         }
-        http.setExecutor(executor);
-        http.createContext("/", front);
-        http.start();
-        url = URI.create("http://127.0.0.1:" + http.getAddress().getPort());
+        url = URI.create("http://127.0.0.1:" + serving.http().getAddress().getPort());
         kubeconfig = options.kubeconfig();
         if (kubeconfig != null) {
             Kubeconfig.write(kubeconfig, url);
+        }
+    }
+
+    private Serving serve(int port) throws IOException {
+        ApiFront front = new ApiFront(store, catalog, clock);
+        HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 256);
+        http.setExecutor(executor);
+        http.createContext("/", front);
+        http.start();
+        return new Serving(http, front);
+    }
+
+    /**
+     * Stops answering, as an API server that went down does: connections and watches are closed and new ones
+     * refused, while the objects stay (as they would in etcd) for {@link #startServing}.
+     */
+    public synchronized void stopServing() {
+        if (serving != null) {
+            serving.stop();
+            serving = null;
+        }
+    }
+
+    /** Serves again on the same address, with every object as it was. */
+    public synchronized void startServing() throws IOException {
+        if (serving == null) {
+            serving = serve(url.getPort());
         }
     }
 
@@ -154,8 +185,7 @@ public final class LocalApiServer implements AutoCloseable {
 
     @Override
     public void close() {
-        front.stop();
-        http.stop(0);
+        stopServing();
         executor.shutdownNow();
         executor.close();
         if (client != null) {

@@ -53,6 +53,10 @@ final class AgentProcess implements AutoCloseable {
         return Files.readString(log.resolveSibling(log.getFileName() + "." + starts), StandardCharsets.UTF_8);
     }
 
+    boolean alive() {
+        return process != null && process.isAlive();
+    }
+
     /** SIGKILL: no shutdown hook runs. */
     void kill() throws InterruptedException {
         process.destroyForcibly();
