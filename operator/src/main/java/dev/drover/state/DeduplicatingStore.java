@@ -160,31 +160,12 @@ final class DeduplicatingStore implements AutoCloseable {
         await(durable, null, "deletion");
     }
 
-    /** The stored value; a write of {@code key} still queued is waited for first, so a reader sees its own writes. */
     Optional<byte[]> get(Bucket bucket, String key) {
-        HashEntry known = hashes.get(bucket).get(key);
-        if (known != null) {
-            settle(known.durable());
-        }
         return store.get(bucket, key);
     }
 
-    /** Every value of the bucket, after the writes to it still queued. */
     SortedMap<String, byte[]> scan(Bucket bucket) {
-        hashes.get(bucket).values().forEach(e -> settle(e.durable()));
         return store.scan(bucket);
-    }
-
-    /** Waits until a write is done, stored or failed (its writer, not a reader, is told of a failure). */
-    private static void settle(CompletableFuture<Void> durable) {
-        try {
-            durable.handle((ok, failure) -> null).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StateStoreException("interrupted while waiting for a queued write", e);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("handle() does not fail", e);
-        }
     }
 
     int schemaVersion() {

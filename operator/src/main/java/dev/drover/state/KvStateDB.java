@@ -10,13 +10,9 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** {@link StateDB} over the key-value layer: values as JSON, writes deduplicated. */
 final class KvStateDB implements StateDB {
-
-    private static final Logger LOG = LoggerFactory.getLogger(KvStateDB.class);
 
     private static final TypeReference<List<DeviceReservation>> RESERVATIONS = new TypeReference<>() {
     };
@@ -54,7 +50,7 @@ final class KvStateDB implements StateDB {
     @Override
     public void putAllocRunnerState(AllocId id, AllocRunnerState state) {
         requireValue(state, Bucket.ALLOC_STATE, id.key());
-        queued(putAsync(Bucket.ALLOC_STATE, id.key(), state, UnaryOperator.identity()), Bucket.ALLOC_STATE, id.key());
+        put(Bucket.ALLOC_STATE, id.key(), state, UnaryOperator.identity());
     }
 
     @Override
@@ -90,24 +86,6 @@ final class KvStateDB implements StateDB {
         CompletableFuture<Void> stateDurable = putAsync(Bucket.TASK_STATE, key, state, JsonNode::deepCopy);
         DeduplicatingStore.await(localDurable, Bucket.TASK_LOCAL, key);
         DeduplicatingStore.await(stateDurable, Bucket.TASK_STATE, key);
-    }
-
-    @Override
-    public void queueTask(AllocId id, String task, TaskLocalState local, JsonNode state) {
-        String key = id.taskKey(task);
-        requireValue(local, Bucket.TASK_LOCAL, key);
-        requireValue(state, Bucket.TASK_STATE, key);
-        queued(putAsync(Bucket.TASK_LOCAL, key, local, UnaryOperator.identity()), Bucket.TASK_LOCAL, key);
-        queued(putAsync(Bucket.TASK_STATE, key, state, JsonNode::deepCopy), Bucket.TASK_STATE, key);
-    }
-
-    /** A write nobody waits for: a failure is logged (the next write of the key, or a read, reports it too). */
-    private static void queued(CompletableFuture<Void> durable, Bucket bucket, String key) {
-        durable.whenComplete((ok, failure) -> {
-            if (failure != null) {
-                LOG.warn("queued write of {}/{} failed: {}", bucket.storedName(), key, failure.toString());
-            }
-        });
     }
 
     @Override

@@ -32,10 +32,6 @@ public interface StateDB extends AutoCloseable {
 
     Optional<JsonNode> getAllocation(AllocId id);
 
-    /**
-     * What the runner made of its tasks. Queued, not waited for: it is derived from the task states and nothing
-     * is restored from it ({@code state dump} shows it); it is durable with the next commit, and reads wait for it.
-     */
     void putAllocRunnerState(AllocId id, AllocRunnerState state);
 
     Optional<AllocRunnerState> getAllocRunnerState(AllocId id);
@@ -54,13 +50,6 @@ public interface StateDB extends AutoCloseable {
      * but waiting for the store once rather than twice (they share a commit where the store can).
      */
     void putTask(AllocId id, String task, TaskLocalState local, JsonNode state);
-
-    /**
-     * As {@link #putTask}, but only queued: for the events before a task's first start (Received, TaskSetup), whose
-     * loss in a crash changes nothing (the restored runner sets the task up again). Writes reach the store in the
-     * order they were made, so the next waited-for write makes these durable too; reads wait for them.
-     */
-    void queueTask(AllocId id, String task, TaskLocalState local, JsonNode state);
 
     /** Replaces the allocation's device reservations; an empty list keeps "none reserved" explicit. */
     void putDeviceReservations(AllocId id, List<DeviceReservation> reservations);

@@ -391,12 +391,7 @@ public final class TaskRunner {
             snapshot = recorder.snapshot();
             localNow = local;
         }
-        if (e != null && (e.getType() == TaskEventType.Received || e.getType() == TaskEventType.TaskSetup)) {
-            // Before the first start: lost in a crash, the restored runner just sets the task up again.
-            cfg.stateDB().queueTask(cfg.allocId(), name, localNow, JSON.valueToTree(snapshot));
-        } else {
-            cfg.stateDB().putTask(cfg.allocId(), name, localNow, JSON.valueToTree(snapshot));
-        }
+        cfg.stateDB().putTask(cfg.allocId(), name, localNow, JSON.valueToTree(snapshot));
         return snapshot;
     }
 

@@ -91,20 +91,6 @@ abstract class StateDBContractTest {
     }
 
     @Test
-    void queuedWritesAreReadBackAtOnce() {
-        TaskLocalState local = TaskLocalState.initial("mock").withHookDone("validate");
-        for (int i = 0; i < 50; i++) {
-            db.queueTask(WEB, "main", local, json("{'n':" + i + "}"));
-            db.putAllocRunnerState(WEB, new AllocRunnerState("Pending", "step " + i, 1L));
-            assertThat(db.getTaskState(WEB, "main")).contains(json("{'n':" + i + "}"));
-            assertThat(db.getAllocRunnerState(WEB).orElseThrow().clientDescription()).isEqualTo("step " + i);
-        }
-        assertThat(db.getTaskLocalState(WEB, "main")).contains(local);
-        assertThat(db.loadAll()).singleElement().satisfies(a -> assertThat(a.tasks().get("main").state())
-                .contains(json("{'n':49}")));
-    }
-
-    @Test
     void laterPutReplacesEarlierValue() {
         db.putAllocRunnerState(WEB, new AllocRunnerState("Pending", "waiting", 1L));
         db.putAllocRunnerState(WEB, new AllocRunnerState("Running", "Tasks are running", 1L));
