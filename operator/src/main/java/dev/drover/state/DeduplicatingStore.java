@@ -51,26 +51,14 @@ final class DeduplicatingStore implements AutoCloseable {
      * duplicate too, which is right for JSON and keeps the stored bytes as they were.
      */
     boolean dropIfUnchanged(Bucket bucket, String key, Object value) {
-        CompletableFuture<Void> durable = unchanged(bucket, key, value);
-        if (durable == null) {
-            return false;
-        }
-        await(durable, bucket, key);
-        return true;
-    }
-
-    /**
-     * As {@link #dropIfUnchanged} without waiting: the durability of the equal value already stored, or null
-     * when {@code value} is not known to equal it.
-     */
-    CompletableFuture<Void> unchanged(Bucket bucket, String key, Object value) {
         requireOpen();
         HashEntry known = hashes.get(bucket).get(key);
         if (known == null || known.snapshot() == null || !known.snapshot().equals(value)) {
-            return null;
+            return false;
         }
         deduplicated.increment();
-        return known.durable();
+        await(known.durable(), bucket, key);
+        return true;
     }
 
     /** Stores {@code value} under {@code key}; returns once it is durable (or already was). */
@@ -83,21 +71,13 @@ final class DeduplicatingStore implements AutoCloseable {
      * serializes to {@code value} (or null), kept for {@link #dropIfUnchanged}.
      */
     void put(Bucket bucket, String key, byte[] value, Object snapshot) {
-        await(putAsync(bucket, key, value, snapshot), bucket, key);
-    }
-
-    /**
-     * As {@link #put(Bucket, String, byte[], Object)} without waiting: returns when the write is queued (puts
-     * of one key reach the store in the order they were made) with its durability, for a caller that writes
-     * several values and then waits once.
-     */
-    CompletableFuture<Void> putAsync(Bucket bucket, String key, byte[] value, Object snapshot) {
         requireOpen();
         byte[] hash = Blake2b.hash256(value);
         ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(bucket);
         HashEntry known = bucketHashes.get(key);
         if (known != null && known.matches(hash)) {
-            return duplicate(bucketHashes, key, known, snapshot);
+            duplicate(bucketHashes, key, known, snapshot);
+            return;
         }
         // compute() locks this key's map bin only: the entry is replaced in the same order as puts of this key
         // reach the store's queue, and writers of other keys do not wait for each other.
@@ -113,7 +93,8 @@ final class DeduplicatingStore implements AutoCloseable {
             return entry;
         });
         if (outcome[0] != null) {
-            return duplicate(bucketHashes, key, outcome[0], snapshot);
+            duplicate(bucketHashes, key, outcome[0], snapshot);
+            return;
         }
         HashEntry written = outcome[1];
         written.durable().whenComplete((ok, failure) -> {
@@ -122,18 +103,18 @@ final class DeduplicatingStore implements AutoCloseable {
             }
         });
         writes.increment();
-        return written.durable();
+        await(written.durable(), bucket, key);
     }
 
-    private CompletableFuture<Void> duplicate(ConcurrentHashMap<String, HashEntry> bucketHashes, String key,
-                                              HashEntry known, Object snapshot) {
+    private void duplicate(ConcurrentHashMap<String, HashEntry> bucketHashes, String key, HashEntry known,
+                           Object snapshot) {
         deduplicated.increment();
         if (known.snapshot() == null && snapshot != null) {
             // Entries primed from disk carry no snapshot; the first duplicate supplies one for the fast path.
             bucketHashes.replace(key, known, new HashEntry(known.hash(), known.durable(), snapshot));
         }
         // Usually complete already; otherwise the same value is on its way and this write is durable with it.
-        return known.durable();
+        await(known.durable(), null, key);
     }
 
     /** Applies deletes (single keys and prefixes) in one transaction and forgets their hashes. */
@@ -182,7 +163,7 @@ final class DeduplicatingStore implements AutoCloseable {
         store.close();
     }
 
-    static void await(CompletableFuture<Void> durable, Bucket bucket, String key) {
+    private static void await(CompletableFuture<Void> durable, Bucket bucket, String key) {
         String what = bucket == null ? key : bucket.storedName() + "/" + key;
         try {
             durable.get();

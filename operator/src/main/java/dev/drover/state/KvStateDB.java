@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
 
 /** {@link StateDB} over the key-value layer: values as JSON, writes deduplicated. */
@@ -75,17 +74,6 @@ final class KvStateDB implements StateDB {
     public void putTaskState(AllocId id, String task, JsonNode state) {
         requireValue(state, Bucket.TASK_STATE, id.taskKey(task));
         put(Bucket.TASK_STATE, id.taskKey(task), state, JsonNode::deepCopy);
-    }
-
-    @Override
-    public void putTask(AllocId id, String task, TaskLocalState local, JsonNode state) {
-        String key = id.taskKey(task);
-        requireValue(local, Bucket.TASK_LOCAL, key);
-        requireValue(state, Bucket.TASK_STATE, key);
-        CompletableFuture<Void> localDurable = putAsync(Bucket.TASK_LOCAL, key, local, UnaryOperator.identity());
-        CompletableFuture<Void> stateDurable = putAsync(Bucket.TASK_STATE, key, state, JsonNode::deepCopy);
-        DeduplicatingStore.await(localDurable, Bucket.TASK_LOCAL, key);
-        DeduplicatingStore.await(stateDurable, Bucket.TASK_STATE, key);
     }
 
     @Override
@@ -186,14 +174,6 @@ final class KvStateDB implements StateDB {
             return;
         }
         store.put(bucket, key, codec.encode(value), snapshotOf.apply(value));
-    }
-
-    private <T> CompletableFuture<Void> putAsync(Bucket bucket, String key, T value, UnaryOperator<T> snapshotOf) {
-        CompletableFuture<Void> unchanged = store.unchanged(bucket, key, value);
-        if (unchanged != null) {
-            return unchanged;
-        }
-        return store.putAsync(bucket, key, codec.encode(value), snapshotOf.apply(value));
     }
 
     private static void requireValue(Object value, Bucket bucket, String key) {

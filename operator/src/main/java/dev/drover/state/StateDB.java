@@ -45,12 +45,6 @@ public interface StateDB extends AutoCloseable {
 
     Optional<JsonNode> getTaskState(AllocId id, String task);
 
-    /**
-     * Both of a task's values, as a task event changes them: durable when this returns, as with the two puts,
-     * but waiting for the store once rather than twice (they share a commit where the store can).
-     */
-    void putTask(AllocId id, String task, TaskLocalState local, JsonNode state);
-
     /** Replaces the allocation's device reservations; an empty list keeps "none reserved" explicit. */
     void putDeviceReservations(AllocId id, List<DeviceReservation> reservations);
 

@@ -391,7 +391,8 @@ public final class TaskRunner {
             snapshot = recorder.snapshot();
             localNow = local;
         }
-        cfg.stateDB().putTask(cfg.allocId(), name, localNow, JSON.valueToTree(snapshot));
+        cfg.stateDB().putTaskLocalState(cfg.allocId(), name, localNow);
+        cfg.stateDB().putTaskState(cfg.allocId(), name, JSON.valueToTree(snapshot));
         return snapshot;
     }
 

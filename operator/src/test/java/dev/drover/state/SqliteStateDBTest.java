@@ -42,20 +42,6 @@ class SqliteStateDBTest extends StateDBContractTest {
     }
 
     @Test
-    void aTaskEventsTwoValuesAreDurableTogetherAndUnchangedOnesAreNotWrittenAgain() {
-        TaskLocalState local = TaskLocalState.initial("mock").withHookDone("validate");
-        db.putTask(WEB, "main", local, json("{'state':'pending'}"));
-        StateStats first = db.stats();
-        db.putTask(WEB, "main", local, json("{'state':'running'}"));
-
-        assertThat(first.writes()).isEqualTo(2);
-        assertThat(db.stats().deduplicated()).as("the unchanged local state is not written again").isEqualTo(1);
-        reopen();
-        assertThat(db.getTaskLocalState(WEB, "main")).contains(local);
-        assertThat(db.getTaskState(WEB, "main")).contains(json("{'state':'running'}"));
-    }
-
-    @Test
     void deduplicationIsPrimedWhenTheStoreOpens() {
         db.putAllocRunnerState(WEB, new AllocRunnerState("Running", null, 4L));
 
