@@ -3,6 +3,7 @@ package dev.drover.driver;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -42,6 +43,15 @@ public interface Driver extends AutoCloseable {
      * that process stored. The task keeps running; its exit is reported as usual.
      */
     TaskHandle recover(TaskHandle handle) throws DriverException;
+
+    /**
+     * A task an earlier agent process started for {@code task} but died before storing its handle, still
+     * running, reattached as {@link #recover} would; empty when there is none. Only drivers whose tasks outlive
+     * the agent can have one.
+     */
+    default Optional<TaskHandle> findUnrecorded(TaskConfig task) throws DriverException {
+        return Optional.empty();
+    }
 
     /** Resource usage of a running task. */
     TaskStats stats(TaskHandle handle) throws DriverException;

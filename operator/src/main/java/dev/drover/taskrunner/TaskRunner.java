@@ -52,6 +52,8 @@ public final class TaskRunner {
     private volatile CompletableFuture<String> restartRequest = new CompletableFuture<>();
     private TaskLocalState local;
     private TaskHandle restoredHandle;
+    /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
+    private boolean restored;
     private Thread thread;
 
     /** A runner for a task not started before. */
@@ -77,6 +79,7 @@ public final class TaskRunner {
      */
     public static TaskRunner restore(TaskRunnerConfig cfg, TaskState stored, TaskLocalState local) {
         TaskRunner r = new TaskRunner(cfg, new TaskStateRecorder(stored), local);
+        r.restored = true;
         if (local.driverHandle() != null && stored.getState() == TaskState.State.Running) {
             r.restoredHandle = StoredHandles.fromStored(local.driverHandle());
         }
@@ -109,7 +112,15 @@ public final class TaskRunner {
      */
     public CompletableFuture<Void> kill(TaskEvent cause) {
         killRequest.complete(cause);
+        boolean neverRun;
         synchronized (this) {
+            neverRun = restored && thread == null && restoredHandle == null && !done.isDone();
+        }
+        TaskHandle unrecorded = neverRun ? findUnrecorded() : null;
+        synchronized (this) {
+            if (unrecorded != null && thread == null && restoredHandle == null) {
+                restoredHandle = unrecorded;
+            }
             if (thread == null && restoredHandle != null && !done.isDone()) {
                 // Rebuilt after an agent restart but never run: its process may still be alive; reattach, then kill it.
                 thread = Thread.ofVirtual().name("task-" + cfg.allocId() + "/" + name).start(this::loop);
@@ -241,6 +252,28 @@ public final class TaskRunner {
             if (!decideAndWait(outcome)) {
                 return;
             }
+        }
+    }
+
+    /**
+     * A process the agent before the last one started for this task without storing its handle (it was killed
+     * in between): the kill must reach it too. Null when the driver knows of none.
+     */
+    private TaskHandle findUnrecorded() {
+        Driver driver = cfg.drivers().find(task.getDriver()).orElse(null);
+        if (driver == null) {
+            return null;
+        }
+        try {
+            return Deadlines.call("looking for an unrecorded start of " + name, cfg.driverDeadline(),
+                    () -> driver.findUnrecorded(cfg.template())).orElse(null);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (Exception e) {
+            String why = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage() : e.getMessage();
+            LOG.warn("task {}/{}: could not look for a process an earlier agent started: {}", cfg.allocId(), name, why);
+            return null;
         }
     }
 

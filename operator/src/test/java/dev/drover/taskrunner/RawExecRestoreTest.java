@@ -110,4 +110,39 @@ class RawExecRestoreTest {
             assertThat(restored.state().getRestarts()).isZero();
         }
     }
+
+    /**
+     * An agent started the task and was SIGKILLed before it stored the handle; the allocation was deleted before
+     * the next agent ran it. That agent's kill must still reach the process (it was left running: FaultsIT).
+     */
+    @Test
+    void killOfARestoredRunnerReachesAProcessStartedButNeverRecorded() throws Exception {
+        Task t = new Task();
+        t.setName("worker");
+        t.setDriver("raw_exec");
+        t.setConfig(Map.of("command", "/bin/sh", "args", List.of("-c", "exec sleep 60")));
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName("local");
+        spec.setTasks(List.of(t));
+        AllocDir allocDir = AllocDir.of(dir, ALLOC);
+        Files.createDirectories(allocDir.taskDir("worker"));
+        long pid;
+        try (LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver killedAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            pid = killedAgent.start(new TaskConfig("default", "svc", "worker", t.getConfig(), Map.of(), allocDir.shared(),
+                    allocDir.taskDir("worker"), allocDir.logs(), allocDir.taskSecrets("worker"))).longState("pid", -1);
+        }
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+
+        try (StateDB db = StateDB.open(dir.resolve("data"));
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver nextAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            TaskState pending = new TaskState();
+            pending.setState(TaskState.State.Pending);
+            TaskRunner restored = TaskRunner.restore(config(db, new DriverRegistry(List.of(nextAgent)), spec), pending,
+                    dev.drover.state.TaskLocalState.initial("raw_exec"));
+            restored.kill(null).get(20, TimeUnit.SECONDS);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+    }
 }

@@ -95,9 +95,14 @@ public final class RawExecDriver implements Driver {
             throw new DriverStartException("command " + command + " does not exist or is not executable", false);
         }
         Path status = task.taskDir().resolve(STATUS_DIR);
-        Optional<TaskHandle> unrecorded = unrecordedStart(task, status);
+        Optional<TaskHandle> unrecorded;
+        try {
+            unrecorded = findUnrecorded(task);
+        } catch (DriverException e) {
+            throw new DriverStartException(e.getMessage(), true, e);
+        }
         if (unrecorded.isPresent()) {
-            return unrecorded.get();
+            return unrecorded.get(); // started before, by an agent that died before storing the handle
         }
         try {
             Files.createDirectories(status);
@@ -143,15 +148,16 @@ public final class RawExecDriver implements Driver {
     }
 
     /**
-     * The task as an earlier agent started it, if that agent was killed before it stored the handle: the status
-     * dir names a supervisor that is still running this very status dir. Starting again would run the task
-     * twice, so the running one is taken over (and its exit watched) instead. Empty when there is none.
+     * The task's status dir names a supervisor that is still running that very dir: an earlier agent started
+     * the task and was killed before it stored the handle. Starting again would run the task twice, and a
+     * destroy that knows no handle would leave it running, so the running one is taken over (its exit watched).
      */
-    private Optional<TaskHandle> unrecordedStart(TaskConfig task, Path status) throws DriverStartException {
-        Path supervisorFile = status.resolve("supervisor");
+    @Override
+    public Optional<TaskHandle> findUnrecorded(TaskConfig task) throws DriverException {
+        Path status = task.taskDir().resolve(STATUS_DIR);
         long supervisorPid;
         try {
-            supervisorPid = Long.parseLong(Files.readString(supervisorFile).trim());
+            supervisorPid = Long.parseLong(Files.readString(status.resolve("supervisor")).trim());
         } catch (IOException | NumberFormatException e) {
             return Optional.empty(); // none recorded, or a torn file from a crash: nothing is running it
         }
@@ -165,23 +171,17 @@ public final class RawExecDriver implements Driver {
                 Thread.sleep(5);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new DriverStartException("interrupted while taking over a running task", true, e);
+                throw new DriverException("interrupted while taking over a running task", e);
             }
         }
         long pid;
         try {
             pid = Long.parseLong(Files.readString(pidFile).trim());
         } catch (IOException | NumberFormatException e) {
-            throw new DriverStartException("task " + task.id() + " has a supervisor (pid " + supervisorPid
-                    + ") from an earlier start but no readable pid file: " + e.getMessage(), true, e);
+            throw new DriverException("task " + task.id() + " has a supervisor (pid " + supervisorPid
+                    + ") from an earlier start but no readable pid file: " + e.getMessage(), e);
         }
-        TaskHandle handle = handle(task, status, pid, supervisorPid);
-        try {
-            return Optional.of(recover(handle));
-        } catch (DriverException e) {
-            throw new DriverStartException("cannot take over task " + task.id() + " (pid " + pid + "): "
-                    + e.getMessage(), true, e);
-        }
+        return Optional.of(recover(handle(task, status, pid, supervisorPid)));
     }
 
     private static long awaitPid(Path status, Process supervisor) throws DriverStartException {
