@@ -153,7 +153,7 @@ public final class Agent implements AutoCloseable {
         TaskPrestartHook hook = deviceHook;
 
         writer = new StatusWriter(new StatusPatcher(client), config.statusWrites());
-        events = new EventRecorder(client, config.nodeName());
+        events = new EventRecorder(client, config.nodeName(), config.events());
         previous = new ApiPreviousAllocations(client, Duration.ofMillis(500), Duration.ofSeconds(5));
         gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
 

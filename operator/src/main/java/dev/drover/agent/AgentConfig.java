@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.drover.api.Durations;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.controller.EventRate;
 import dev.drover.controller.StatusWriter;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.gc.GcPolicy;
@@ -36,7 +37,7 @@ import java.util.Set;
 public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataDir, boolean enableRawExec,
                           List<String> rawExecLauncher, int metricsPort, List<String> devicePlugins, String logLevel,
                           Duration maxKillTimeout, GcPolicy gc, StatusWriter.Timing statusWrites,
-                          boolean fieldSelector) {
+                          EventRate events, boolean fieldSelector) {
 
     public static final int DEFAULT_METRICS_PORT = 9090;
     public static final Path DEFAULT_DATA_DIR = Path.of("/var/lib/drover");
@@ -107,9 +108,16 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         StatusWriter.Timing writes = new StatusWriter.Timing(
                 s.duration("statusWrites.batchDelay", null, null).orElse(t.batchDelay()),
                 s.duration("statusWrites.resync", null, null).orElse(t.resync()), t.minBackoff(), t.maxBackoff());
+        EventRate events;
+        try {
+            events = new EventRate(s.number("events.qps").orElse(EventRate.DEFAULT.qps()),
+                    s.integer("events.burst", null, null).orElse(EventRate.DEFAULT.burst()));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
         boolean selector = s.bool("fieldSelector", "--field-selector", "DROVER_FIELD_SELECTOR").orElse(true);
         return new AgentConfig(kubeconfig, node, dataDir, rawExec, launcher, port, plugins, level, maxKill, gc, writes,
-                selector);
+                events, selector);
     }
 
     /** A setting that cannot be used; the message says which and why. */
@@ -123,7 +131,7 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
     static final Set<String> FILE_KEYS = Set.of("kubeconfig", "nodeName", "dataDir", "enableRawExec", "rawExecLauncher",
             "metricsPort", "devicePlugins", "logLevel", "maxKillTimeout", "gc.interval", "gc.maxDiskUsage",
             "gc.maxInodeUsage", "gc.maxAllocations", "gc.parallelDestroys", "statusWrites.batchDelay",
-            "statusWrites.resync", "fieldSelector");
+            "statusWrites.resync", "events.qps", "events.burst", "fieldSelector");
 
     private static JsonNode readFile(Path file) throws ConfigException {
         JsonNode root;
@@ -151,7 +159,7 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             String key = prefix + e.getKey();
-            if (e.getValue().isObject() && (key.equals("gc") || key.equals("statusWrites"))) {
+            if (e.getValue().isObject() && (key.equals("gc") || key.equals("statusWrites") || key.equals("events"))) {
                 collectUnknown(e.getValue(), key + ".", unknown);
             } else if (!FILE_KEYS.contains(key)) {
                 unknown.add(key);
@@ -253,6 +261,15 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
                 return v.map(Integer::parseInt);
             } catch (NumberFormatException e) {
                 throw new ConfigException(key + ": \"" + v.get() + "\" is not a whole number");
+            }
+        }
+
+        Optional<Double> number(String key) throws ConfigException {
+            Optional<String> v = text(key, null, null);
+            try {
+                return v.map(Double::parseDouble);
+            } catch (NumberFormatException e) {
+                throw new ConfigException(key + ": \"" + v.get() + "\" is not a number");
             }
         }
 

@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * describe alloc} shows the history. The Event's name is derived from the
  * allocation, task, reason and message, so a repeat (a task restarting again and
  * again) updates one object's count rather than creating a new one each time.
- * {@link #record} never blocks: one thread writes, and when the queue is full new
- * events are dropped and counted.
+ * {@link #record} never blocks: one thread writes, at most as fast as its
+ * {@link EventRate} allows, and when the queue is full new events are dropped and counted.
  */
 public final class EventRecorder implements AutoCloseable {
 
@@ -63,12 +63,18 @@ public final class EventRecorder implements AutoCloseable {
     private final LongAdder written = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private final LongAdder failed = new LongAdder();
+    private final EventRate rate;
     private final Thread thread;
     private volatile boolean closed;
 
     public EventRecorder(KubernetesClient client, String node) {
+        this(client, node, EventRate.DEFAULT);
+    }
+
+    public EventRecorder(KubernetesClient client, String node, EventRate rate) {
         this.client = client;
         this.node = node;
+        this.rate = rate;
         this.thread = Thread.ofVirtual().name("drover-events").start(this::loop);
     }
 
@@ -113,10 +119,14 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     private void loop() {
+        EventRate.Bucket bucket = new EventRate.Bucket(rate, System.nanoTime());
         while (!closed) {
             Pending p;
             try {
                 p = queue.poll(1, TimeUnit.SECONDS);
+                if (p != null) {
+                    TimeUnit.NANOSECONDS.sleep(bucket.take(System.nanoTime()));
+                }
             } catch (InterruptedException e) {
                 return;
             }

@@ -31,6 +31,8 @@ class AgentConfigTest {
         assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.gc().maxAllocations()).isEqualTo(50);
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(c.events()).as("the kubelet's --event-qps and --event-burst")
+                .isEqualTo(new dev.drover.controller.EventRate(50, 100));
     }
 
     @Test
@@ -43,6 +45,7 @@ class AgentConfigTest {
                 dataDir: /from/file
                 gc: {interval: 2m, maxAllocations: 10}
                 statusWrites: {batchDelay: 500ms, resync: 20s}
+                events: {qps: 5.5, burst: 20}
                 """);
         AgentConfig c = load(Map.of("NODE_NAME", "env-node", "DROVER_METRICS_PORT", "8000",
                         "DROVER_ENABLE_RAW_EXEC", "true", "DROVER_RAW_EXEC_LAUNCHER", "nsenter -t 1 --  systemd-run"),
@@ -58,6 +61,7 @@ class AgentConfigTest {
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofMillis(500));
         assertThat(c.enableRawExec()).isTrue();
         assertThat(c.rawExecLauncher()).containsExactly("nsenter", "-t", "1", "--", "systemd-run");
+        assertThat(c.events()).isEqualTo(new dev.drover.controller.EventRate(5.5, 20));
     }
 
     @Test
@@ -93,5 +97,11 @@ class AgentConfigTest {
         Files.writeString(file, "gc: {maxDiskUsage: 1.5}\n");
         assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
                 .hasMessageContaining("fractions");
+        Files.writeString(file, "events: {qps: 0}\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("events.qps: 0.0 must be a positive number");
+        Files.writeString(file, "events: {burst: lots}\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("events.burst");
     }
 }
