@@ -1,0 +1,188 @@
+package dev.drover.allocwatcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Issue 10's tar safety: a snapshot comes from another node, so every entry is checked before it is written. */
+class SnapshotsTest {
+
+    static final long MB = 1024 * 1024;
+
+    @TempDir
+    Path dir;
+
+    Path staging() throws IOException {
+        return Files.createDirectories(dir.resolve("staging"));
+    }
+
+    @Test
+    void aSnapshotCarriesDataAndEachTasksLocalDirectoryAndNothingElse() throws Exception {
+        Path alloc = dir.resolve("old");
+        Files.createDirectories(alloc.resolve("alloc/data/deep/er"));
+        Files.writeString(alloc.resolve("alloc/data/deep/er/state.json"), "{\"n\":1}");
+        Files.write(alloc.resolve("alloc/data/blob"), new byte[700_000]);
+        Files.setPosixFilePermissions(alloc.resolve("alloc/data/blob"), PosixFilePermissions.fromString("rwxr-x---"));
+        String longName = "n".repeat(150);
+        Files.writeString(alloc.resolve("alloc/data/" + longName), "long");
+        Files.createSymbolicLink(alloc.resolve("alloc/data/latest"), Path.of("deep/er/state.json"));
+        Files.createDirectories(alloc.resolve("alloc/logs"));
+        Files.writeString(alloc.resolve("alloc/logs/web.stdout.0"), "not migrated");
+        Files.createDirectories(alloc.resolve("web/local"));
+        Files.writeString(alloc.resolve("web/local/cache"), "web's");
+        Files.createDirectories(alloc.resolve("web/secrets"));
+        Files.writeString(alloc.resolve("web/secrets/token"), "never leaves the node");
+
+        ByteArrayOutputStream tar = new ByteArrayOutputStream();
+        Snapshots.pack(alloc, List.of("web"), tar);
+        Path into = staging();
+        long bytes = Snapshots.unpack(new ByteArrayInputStream(tar.toByteArray()), into, Set.of("web"), 10 * MB);
+
+        assertThat(Files.readString(into.resolve("alloc/data/deep/er/state.json"))).isEqualTo("{\"n\":1}");
+        assertThat(Files.size(into.resolve("alloc/data/blob"))).isEqualTo(700_000);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(into.resolve("alloc/data/blob"))))
+                .isEqualTo("rwxr-x---");
+        assertThat(Files.readString(into.resolve("alloc/data/" + longName))).isEqualTo("long");
+        assertThat(Files.readSymbolicLink(into.resolve("alloc/data/latest"))).isEqualTo(Path.of("deep/er/state.json"));
+        assertThat(Files.readString(into.resolve("web/local/cache"))).isEqualTo("web's");
+        assertThat(into.resolve("alloc/logs")).doesNotExist();
+        assertThat(into.resolve("web/secrets")).doesNotExist();
+        assertThat(bytes).isEqualTo(7 + 700_000 + 4 + 5);
+    }
+
+    @Test
+    void tasksTheNewAllocationDoesNotHaveAreSkipped() throws Exception {
+        Path alloc = dir.resolve("old");
+        Files.createDirectories(alloc.resolve("gone/local"));
+        Files.writeString(alloc.resolve("gone/local/x"), "x");
+        ByteArrayOutputStream tar = new ByteArrayOutputStream();
+        Snapshots.pack(alloc, List.of("gone"), tar);
+        Path into = staging();
+        Snapshots.unpack(new ByteArrayInputStream(tar.toByteArray()), into, Set.of("web"), MB);
+        assertThat(into.resolve("gone")).doesNotExist();
+    }
+
+    @Test
+    void namesThatClimbOutAreRefused() {
+        for (String name : List.of("../escape", "alloc/data/../../escape", "/etc/passwd", "alloc/data/../../../x")) {
+            assertThatThrownBy(() -> unpack(tar(file(name, "x"))), name)
+                    .isInstanceOf(Snapshots.SnapshotException.class).hasMessageContaining(name);
+        }
+        assertThat(dir.resolve("escape")).doesNotExist();
+    }
+
+    @Test
+    void entriesOutsideDataAndLocalAreRefused() {
+        for (String name : List.of("alloc/logs/x", "web/secrets/token", "etc/passwd", "Web/local/x")) {
+            assertThatThrownBy(() -> unpack(tar(file(name, "x"))), name)
+                    .isInstanceOf(Snapshots.SnapshotException.class).hasMessageContaining("outside alloc/data");
+        }
+    }
+
+    @Test
+    void linksOutOfTheDirectoryAreRefused() {
+        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/l", 0, '2', "/etc/passwd"))))
+                .hasMessageContaining("points out of the directory");
+        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/l", 0, '2', "../../../etc"))))
+                .hasMessageContaining("points out of the directory");
+        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/h", 0, '1', "../outside"))))
+                .hasMessageContaining("climbs out");
+    }
+
+    @Test
+    void writingThroughALinkIsRefused() throws Exception {
+        Path outside = Files.createDirectories(dir.resolve("outside"));
+        // a link to "." inside is harmless in itself; an entry through it is not
+        byte[] tar = tar(entry("alloc/data/l", 0, '2', "."), file("alloc/data/l/x", "x"));
+        assertThatThrownBy(() -> unpack(tar)).hasMessageContaining("goes through the link");
+        byte[] twoStep = tar(entry("alloc/data/up", 0, '2', ".."), file("alloc/data/up/data/x", "x"));
+        assertThatThrownBy(() -> unpack(twoStep)).hasMessageContaining("goes through the link");
+        try (var files = Files.list(outside)) {
+            assertThat(files).isEmpty();
+        }
+    }
+
+    @Test
+    void moreBytesThanTheDiskAllowsAreRefusedBeforeTheyAreWritten() throws Exception {
+        byte[] tar = tar(file("alloc/data/a", "x".repeat(600)), file("alloc/data/b", "y".repeat(600)));
+        Path into = staging();
+        assertThatThrownBy(() -> Snapshots.unpack(new ByteArrayInputStream(tar), into, Set.of(), 1000))
+                .hasMessageContaining("\"alloc/data/b\" would take the snapshot over");
+        assertThat(into.resolve("alloc/data/b")).doesNotExist();
+    }
+
+    @Test
+    void specialFilesDuplicatesAndBrokenStreamsAreRefused() throws Exception {
+        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/dev", 0, '3', "")))).hasMessageContaining("character device");
+        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/fifo", 0, '6', "")))).hasMessageContaining("fifo");
+        assertThatThrownBy(() -> unpack(tar(file("alloc/data/a", "1"), file("alloc/data/a", "2"))))
+                .hasMessageContaining("appears twice");
+        byte[] whole = tar(file("alloc/data/a", "x".repeat(2000)));
+        assertThatThrownBy(() -> unpack(Arrays.copyOf(whole, 1024))).hasMessageContaining("ends in the middle");
+        assertThatThrownBy(() -> unpack("this is not a tar stream".repeat(40).getBytes(StandardCharsets.UTF_8)))
+                .hasMessageContaining("not a tar stream");
+        assertThatThrownBy(() -> unpack(new byte[0])).hasMessageContaining("cut short");
+    }
+
+    long unpack(byte[] tar) throws IOException {
+        Path into = Files.createDirectories(dir.resolve("u" + System.nanoTime()));
+        return Snapshots.unpack(new ByteArrayInputStream(tar), into, Set.of("web"), MB);
+    }
+
+    /** A hand-made archive: what a hostile node could send. */
+    static byte[] tar(byte[]... entries) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte[] e : entries) {
+            out.write(e);
+        }
+        out.write(new byte[1024]);
+        return out.toByteArray();
+    }
+
+    static byte[] file(String name, String content) throws IOException {
+        byte[] data = content.getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(entry(name, data.length, '0', ""));
+        out.write(data);
+        out.write(new byte[(512 - data.length % 512) % 512]);
+        return out.toByteArray();
+    }
+
+    static byte[] entry(String name, long size, char type, String link) {
+        byte[] h = new byte[512];
+        put(h, 0, name);
+        put(h, 100, "0000644");
+        put(h, 124, String.format("%011o", size));
+        put(h, 136, "00000000000");
+        Arrays.fill(h, 148, 156, (byte) ' ');
+        h[156] = (byte) type;
+        put(h, 157, link);
+        put(h, 257, "ustar");
+        put(h, 263, "00");
+        long sum = 0;
+        for (byte b : h) {
+            sum += b & 0xff;
+        }
+        put(h, 148, String.format("%06o", sum));
+        h[154] = 0;
+        h[155] = ' ';
+        return h;
+    }
+
+    static void put(byte[] h, int at, String s) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        System.arraycopy(b, 0, h, at, b.length);
+    }
+}
