@@ -265,20 +265,19 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         }
 
         Optional<Double> number(String key) throws ConfigException {
-            Optional<String> v = text(key, null, null);
-            try {
-                return v.map(Double::parseDouble);
-            } catch (NumberFormatException e) {
-                throw new ConfigException(key + ": \"" + v.get() + "\" is not a number");
-            }
+            return number(key, "");
         }
 
         Optional<Double> fraction(String key) throws ConfigException {
+            return number(key, " (a fraction such as 0.8)");
+        }
+
+        private Optional<Double> number(String key, String example) throws ConfigException {
             Optional<String> v = text(key, null, null);
             try {
                 return v.map(Double::parseDouble);
             } catch (NumberFormatException e) {
-                throw new ConfigException(key + ": \"" + v.get() + "\" is not a number (a fraction such as 0.8)");
+                throw new ConfigException(key + ": \"" + v.get() + "\" is not a number" + example);
             }
         }
 
