@@ -1,6 +1,7 @@
 package dev.drover.driver;
 
 import dev.drover.api.Signals;
+
 /**
  * How a task ended.
  *
