@@ -15,7 +15,6 @@ import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.KeyStore;
-import java.security.MessageDigest;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
@@ -25,7 +24,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
-import java.util.HexFormat;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -76,9 +74,9 @@ public final class AgentCertificate {
         /** The SHA-256 of the certificate's DER encoding, lower-case hex: what clients pin. */
         public String fingerprint() {
             try {
-                return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(certificate.getEncoded()));
-            } catch (GeneralSecurityException e) {
-                throw new IllegalStateException("SHA-256 and DER encoding are part of every JDK", e);
+                return Pinning.fingerprint(certificate);
+            } catch (java.security.cert.CertificateException e) {
+                throw new IllegalStateException("a certificate this agent made cannot be encoded", e);
             }
         }
 

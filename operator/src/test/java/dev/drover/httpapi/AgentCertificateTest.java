@@ -14,18 +14,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.X509TrustManager;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -89,39 +83,12 @@ class AgentCertificateTest {
             ex.close();
         });
         server.start();
-        AtomicReference<String> seen = new AtomicReference<>();
-        X509TrustManager pinning = new X509TrustManager() {
-            @Override
-            public void checkClientTrusted(X509Certificate[] chain, String authType) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public void checkServerTrusted(X509Certificate[] chain, String authType)
-                    throws java.security.cert.CertificateException {
-                try {
-                    seen.set(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(chain[0].getEncoded())));
-                } catch (java.security.NoSuchAlgorithmException e) {
-                    throw new IllegalStateException(e);
-                }
-                if (!seen.get().equals(id.fingerprint())) {
-                    throw new java.security.cert.CertificateException("fingerprint mismatch");
-                }
-            }
-
-            @Override
-            public X509Certificate[] getAcceptedIssuers() {
-                return new X509Certificate[0];
-            }
-        };
-        SSLContext client = SSLContext.getInstance("TLS");
-        client.init(null, new TrustManager[] {pinning}, null);
+        SSLContext client = Pinning.to(id.fingerprint());
         try (HttpClient http = HttpClient.newBuilder().sslContext(client).build()) {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(
                     URI.create("https://127.0.0.1:" + server.getAddress().getPort() + "/")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(r.body()).isEqualTo("hello");
-            assertThat(seen.get()).isEqualTo(id.fingerprint());
         } finally {
             server.stop(0);
         }
