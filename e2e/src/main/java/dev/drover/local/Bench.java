@@ -137,7 +137,7 @@ final class Bench {
             }
             List<String> agentArgs = List.of("--kubeconfig", kubeconfig.toString(), "--node",
                     LocalMain.LOCAL_NODE, "--data-dir", work.resolve("data").toString(), "--metrics-port",
-                    Integer.toString(metricsPort), "--log-level", "warn");
+                    Integer.toString(metricsPort), "--api-port", "0", "--log-level", "warn");
             Process agent = startAgent(agentArgs, work.resolve("agent.log"), metricsPort);
             try {
                 double idleHeap = heapAfterGc(agent.pid(), metricsPort);

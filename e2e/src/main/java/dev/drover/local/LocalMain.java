@@ -15,7 +15,7 @@ import java.util.Map;
  * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
  * <pre>
  *   apiserver --kubeconfig FILE [--port N] [--nodes a,b]
- *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N]
+ *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N]
  * </pre>
  */
 public final class LocalMain {
@@ -29,11 +29,13 @@ public final class LocalMain {
                   for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
                   --port 0 (the default) picks a free port.
 
-              up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--device-plugin fake:FILE]...
+              up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N]
+                 [--device-plugin fake:FILE]...
                   The same API server plus the Drover agent for node "local" in this process, with the
                   mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
                   DIR (default .drover-local/data) holds the agent's state and allocation directories;
                   --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
+                  --api-port (default 0: a free port) serves the agent's HTTPS API (docs/api.md);
                   --device-plugin runs a device plugin, e.g. fake:examples/devices/fake-gpus.yaml.
 
             """ + Bench.usage();
@@ -104,6 +106,7 @@ public final class LocalMain {
         Path dataDir = Path.of(".drover-local", "data");
         int port = 0;
         int metricsPort = 0;
+        int apiPort = 0;
         List<String> plugins = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -112,6 +115,7 @@ public final class LocalMain {
                 case "--device-plugin" -> plugins.add(value(args, ++i, "--device-plugin"));
                 case "--port" -> port = port(value(args, ++i, "--port"));
                 case "--metrics-port" -> metricsPort = port(value(args, ++i, "--metrics-port"));
+                case "--api-port" -> apiPort = port(value(args, ++i, "--api-port"));
                 default -> throw new UsageException("unknown flag \"" + args[i] + "\"");
             }
         }
@@ -122,7 +126,8 @@ public final class LocalMain {
         try {
             List<String> agentArgs = new ArrayList<>(List.of("--node", LOCAL_NODE, "--data-dir", dataDir.toString(),
                     "--kubeconfig", kubeconfig.toString(),
-                    "--enable-raw-exec", "--metrics-port", Integer.toString(metricsPort)));
+                    "--enable-raw-exec", "--metrics-port", Integer.toString(metricsPort), "--api-port",
+                    Integer.toString(apiPort)));
             plugins.forEach(p -> agentArgs.addAll(List.of("--device-plugin", p)));
             config = AgentConfig.load(agentArgs, Map.of());
         } catch (AgentConfig.ConfigException e) {
@@ -145,7 +150,7 @@ public final class LocalMain {
         StopSignal stop = StopSignal.install();
         out.println("drover-local ready: API server at " + server.url() + ", agent for node \"" + LOCAL_NODE
                 + "\" (data " + dataDir.toAbsolutePath() + ", metrics http://127.0.0.1:" + agent.metricsPort()
-                + "/metrics)");
+                + "/metrics, API https://127.0.0.1:" + agent.apiPort() + ")");
         out.println("  export KUBECONFIG=" + kubeconfig.toAbsolutePath() + "; kubectl apply -f examples/hello.yaml");
         out.flush();
         stop.await();

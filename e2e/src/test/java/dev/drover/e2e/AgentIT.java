@@ -49,7 +49,7 @@ class AgentIT {
         metricsPort = freePort();
         agent = new AgentProcess(java.nio.file.Files.createDirectories(Path.of("target", "agent-logs")).resolve("agent-it.log"), "--kubeconfig", server.kubeconfig().toString(),
                 "--node", "local", "--data-dir", data.toString(), "--enable-raw-exec",
-                "--metrics-port", Integer.toString(metricsPort)).start();
+                "--metrics-port", Integer.toString(metricsPort), "--api-port", "0").start();
     }
 
     @AfterAll

@@ -31,7 +31,7 @@ class DevicesIT {
         data = dir.resolve("data");
         agent = new AgentProcess(Files.createDirectories(Path.of("target", "agent-logs")).resolve("devices-it.log"),
                 "--kubeconfig", server.kubeconfig().toString(), "--node", "local", "--data-dir", data.toString(),
-                "--enable-raw-exec", "--metrics-port", "-1", "--device-plugin",
+                "--enable-raw-exec", "--metrics-port", "-1", "--api-port", "0", "--device-plugin",
                 "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml").toAbsolutePath()).start();
     }
 

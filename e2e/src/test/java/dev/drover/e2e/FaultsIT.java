@@ -58,7 +58,7 @@ class FaultsIT {
 
     AgentProcess agent(String log, String... extra) throws IOException {
         List<String> args = new ArrayList<>(List.of("--kubeconfig", server.kubeconfig().toString(), "--node", "local",
-                "--data-dir", dir.resolve("data").toString(), "--metrics-port", "-1"));
+                "--data-dir", dir.resolve("data").toString(), "--metrics-port", "-1", "--api-port", "0"));
         args.addAll(List.of(extra));
         return new AgentProcess(Files.createDirectories(Path.of("target", "agent-logs")).resolve(log),
                 args.toArray(String[]::new));

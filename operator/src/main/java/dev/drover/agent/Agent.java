@@ -1,12 +1,14 @@
 package dev.drover.agent;
 
+import dev.drover.allocrunner.AllocDir;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocwatcher.LocalFirst;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.controller.AllocationController;
 import dev.drover.controller.AllocationReconciler;
-import dev.drover.controller.EventRecorder;
 import dev.drover.controller.ApiPreviousAllocations;
+import dev.drover.controller.EventRecorder;
 import dev.drover.controller.NodeRegistrar;
 import dev.drover.controller.StatusPatcher;
 import dev.drover.controller.StatusWriter;
@@ -24,24 +26,33 @@ import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
+import dev.drover.httpapi.AgentApi;
+import dev.drover.httpapi.AgentCertificate;
+import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
+import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStats;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.javaoperatorsdk.operator.Operator;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -50,8 +61,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The running agent: the state store, drivers, runners, the Kubernetes side
- * and the metrics endpoint, wired together. {@link #start} restores runners
+ * The running agent: the state store, drivers, runners, the Kubernetes side,
+ * the metrics endpoint and the HTTPS API, wired together. {@link #start} restores runners
  * from the store before it watches the API server; {@link #close} stops
  * everything it started and leaves tasks running.
  */
@@ -59,6 +70,9 @@ public final class Agent implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
     private static final Duration LOG_ROTATE_INTERVAL = Duration.ofSeconds(5);
+    /** On the Node: the port of the agent's HTTPS API, and the SHA-256 of its certificate, which clients pin. */
+    public static final String API_PORT_ANNOTATION = "drover.dev/agent-api-port";
+    public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
 
     private final AgentConfig config;
     private final KubernetesClient client;
@@ -75,6 +89,8 @@ public final class Agent implements AutoCloseable {
     private AllocationController controller;
     private Operator operator;
     private MetricsServer http;
+    private AgentApi api;
+    private AgentCertificate.Identity apiIdentity;
     private volatile boolean ready;
     private volatile boolean closed;
 
@@ -146,7 +162,6 @@ public final class Agent implements AutoCloseable {
                 LOG.warn("device plugins gave no fingerprint within 30 s; their devices appear when they do");
             }
             ledger = new DeviceLedger(devices, state);
-            registrar = new NodeRegistrar(client, config.nodeName(), devices, Duration.ofSeconds(10));
             deviceHook = new DeviceReservationHook(ledger, devices);
             LOG.info("device plugins {}: {} device instance(s)", config.devicePlugins(), devices.devices().size());
         }
@@ -173,6 +188,15 @@ public final class Agent implements AutoCloseable {
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());
         }
+        Map<String, String> annotations = new LinkedHashMap<>();
+        if (config.apiPort() >= 0) {
+            api = startApi(clock);
+            annotations.put(API_PORT_ANNOTATION, Integer.toString(api.port()));
+            annotations.put(CERTIFICATE_ANNOTATION, apiIdentity.fingerprint());
+        }
+        if (devices != null || !annotations.isEmpty()) {
+            registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
+        }
         if (config.metricsPort() >= 0) {
             http = new MetricsServer(config.metricsPort(), metrics.registry(), this::health, this::readiness);
             LOG.info("serving /metrics, /healthz and /readyz on port {}", http.port());
@@ -197,6 +221,50 @@ public final class Agent implements AutoCloseable {
         ready = true;
         LOG.info("agent for node {} is ready: {} allocation(s) restored, {} destroyed as gone, in {} ms",
                 config.nodeName(), restored, gone, (System.nanoTime() - begin) / 1_000_000);
+    }
+
+    /**
+     * The HTTPS API: its certificate names the node and the addresses on its Node object (clients dial those,
+     * and check the name as well as the published fingerprint).
+     */
+    private AgentApi startApi(Clock clock) throws IOException {
+        List<InetAddress> addresses = new ArrayList<>(List.of(InetAddress.getLoopbackAddress()));
+        try {
+            Node node = client.nodes().withName(config.nodeName()).get();
+            if (node != null && node.getStatus() != null && node.getStatus().getAddresses() != null) {
+                for (var a : node.getStatus().getAddresses()) {
+                    if (("InternalIP".equals(a.getType()) || "ExternalIP".equals(a.getType())) && a.getAddress() != null
+                            && a.getAddress().matches("[0-9a-fA-F:.]+")) {
+                        addresses.add(InetAddress.getByName(a.getAddress()));
+                    }
+                }
+            }
+        } catch (KubernetesClientException e) {
+            LOG.warn("cannot read node {}'s addresses for the API certificate: {}", config.nodeName(), e.getMessage());
+        }
+        apiIdentity = AgentCertificate.loadOrCreate(config.dataDir().resolve("tls"), config.nodeName(), addresses, clock);
+        AgentApi started;
+        try {
+            started = AgentApi.start(new InetSocketAddress(config.apiPort()), apiIdentity.sslContext(),
+                    new KubernetesAuth(client, clock), this::apiView, config.nodeName());
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException("cannot serve TLS with the agent's certificate: " + e.getMessage(), e);
+        }
+        LOG.info("serving the HTTPS API on port {} (certificate sha256 {})", started.port(), apiIdentity.fingerprint());
+        return started;
+    }
+
+    private Optional<AgentApi.Local> apiView(AllocId id) {
+        return controller.runner(id).map(runner -> new AgentApi.Local(AllocDir.of(config.dataDir(), id).logs(),
+                runner.allocState().taskStates().keySet(), task -> {
+                    TaskState s = runner.allocState().taskStates().get(task);
+                    return s == null || s.getState() == TaskState.State.Dead;
+                }));
+    }
+
+    /** The port the HTTPS API is served on, or -1. */
+    public int apiPort() {
+        return api == null ? -1 : api.port();
     }
 
     /** The port /metrics is served on, or -1. */
@@ -242,6 +310,7 @@ public final class Agent implements AutoCloseable {
         closed = true;
         ready = false;
         LOG.info("agent stopping; tasks keep running");
+        closeQuietly(api); // followed logs end before the runners go
         if (operator != null) {
             try {
                 operator.stop();

@@ -31,15 +31,19 @@ import java.util.Set;
  * @param kubeconfig     empty: in-cluster configuration (or the client's usual discovery)
  * @param rawExecLauncher words put before each raw_exec supervisor (host-process mode); empty runs them directly
  * @param metricsPort    port of /metrics, /healthz and /readyz; 0 picks a free one, -1 serves none
+ * @param apiPort        port of the HTTPS API (task logs); 0 picks a free one, -1 serves none
  * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
  *                       custom resource fields (before Kubernetes 1.30), which then send every allocation
  */
 public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataDir, boolean enableRawExec,
-                          List<String> rawExecLauncher, int metricsPort, List<String> devicePlugins, String logLevel,
+                          List<String> rawExecLauncher, int metricsPort, int apiPort, List<String> devicePlugins,
+                          String logLevel,
                           Duration maxKillTimeout, GcPolicy gc, StatusWriter.Timing statusWrites,
                           EventRate events, boolean fieldSelector) {
 
     public static final int DEFAULT_METRICS_PORT = 9090;
+    /** The Nomad client's HTTP port, which users of the API will know. */
+    public static final int DEFAULT_API_PORT = 4646;
     public static final Path DEFAULT_DATA_DIR = Path.of("/var/lib/drover");
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -68,6 +72,13 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         int port = s.integer("metricsPort", "--metrics-port", "DROVER_METRICS_PORT").orElse(DEFAULT_METRICS_PORT);
         if (port < -1 || port > 65535) {
             throw new ConfigException("metrics port " + port + " is out of range (0..65535, or -1 for none)");
+        }
+        int apiPort = s.integer("apiPort", "--api-port", "DROVER_API_PORT").orElse(DEFAULT_API_PORT);
+        if (apiPort < -1 || apiPort > 65535) {
+            throw new ConfigException("API port " + apiPort + " is out of range (0..65535, or -1 for none)");
+        }
+        if (apiPort > 0 && apiPort == port) {
+            throw new ConfigException("the API and the metrics cannot share port " + port);
         }
         List<String> plugins = new ArrayList<>(flags.devicePlugins);
         if (plugins.isEmpty()) {
@@ -116,8 +127,8 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
             throw new ConfigException(e.getMessage());
         }
         boolean selector = s.bool("fieldSelector", "--field-selector", "DROVER_FIELD_SELECTOR").orElse(true);
-        return new AgentConfig(kubeconfig, node, dataDir, rawExec, launcher, port, plugins, level, maxKill, gc, writes,
-                events, selector);
+        return new AgentConfig(kubeconfig, node, dataDir, rawExec, launcher, port, apiPort, plugins, level, maxKill, gc,
+                writes, events, selector);
     }
 
     /** A setting that cannot be used; the message says which and why. */
@@ -129,7 +140,7 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
 
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
     static final Set<String> FILE_KEYS = Set.of("kubeconfig", "nodeName", "dataDir", "enableRawExec", "rawExecLauncher",
-            "metricsPort", "devicePlugins", "logLevel", "maxKillTimeout", "gc.interval", "gc.maxDiskUsage",
+            "metricsPort", "apiPort", "devicePlugins", "logLevel", "maxKillTimeout", "gc.interval", "gc.maxDiskUsage",
             "gc.maxInodeUsage", "gc.maxAllocations", "gc.parallelDestroys", "statusWrites.batchDelay",
             "statusWrites.resync", "events.qps", "events.burst", "fieldSelector");
 
@@ -174,7 +185,7 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
     /** Parsed command line of the agent. */
     record Flags(Map<String, String> values, List<String> devicePlugins, Optional<Path> config) {
 
-        static final Set<String> WITH_VALUE = Set.of("--kubeconfig", "--node", "--data-dir", "--metrics-port",
+        static final Set<String> WITH_VALUE = Set.of("--kubeconfig", "--node", "--data-dir", "--metrics-port", "--api-port",
                 "--device-plugin", "--config", "--log-level", "--max-kill-timeout", "--field-selector");
         static final Set<String> SWITCHES = Set.of("--enable-raw-exec");
 

@@ -461,6 +461,12 @@ public final class AllocationController implements AllocStateListener {
     }
 
     /** Allocations by the client status last reported for them. */
+    /** The runner of an allocation this agent runs (one the API server confirmed), if any. */
+    public Optional<AllocRunner> runner(AllocId id) {
+        Entry e = entries.get(id);
+        return e == null || !e.confirmed ? Optional.empty() : Optional.ofNullable(e.runner);
+    }
+
     public Map<ClientStatus, Integer> countByClientStatus() {
         Map<ClientStatus, Integer> out = new EnumMap<>(ClientStatus.class);
         for (Entry e : entries.values()) {

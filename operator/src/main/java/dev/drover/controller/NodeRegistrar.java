@@ -20,9 +20,11 @@ import org.slf4j.LoggerFactory;
  * Advertises the node's devices on its Node: capacity and allocatable
  * {@code drover.dev/<vendor>-<type>} (healthy instances; 0 while their plugin
  * is down) and the labels {@code drover.dev/gpu.product}, {@code .memory},
- * {@code .count} and {@code .driver}. One merge patch of {@code nodes/status}
- * (the RBAC the chart grants) whenever what it would write changes; a failed
- * patch is tried again at the next check.
+ * {@code .count} and {@code .driver}; and how clients reach the agent's API
+ * (annotations {@code drover.dev/agent-api-port} and
+ * {@code drover.dev/agent-certificate-sha256}). One merge patch of
+ * {@code nodes/status} (the RBAC the chart grants) whenever what it would
+ * write changes; a failed patch is tried again at the next check.
  */
 public final class NodeRegistrar implements AutoCloseable {
 
@@ -33,14 +35,25 @@ public final class NodeRegistrar implements AutoCloseable {
     private final KubernetesClient client;
     private final String node;
     private final DeviceManager devices;
+    private final Map<String, String> annotations;
     private final Thread thread;
     private volatile String written;
     private volatile boolean closed;
 
     public NodeRegistrar(KubernetesClient client, String node, DeviceManager devices, Duration interval) {
+        this(client, node, devices, Map.of(), interval);
+    }
+
+    /**
+     * @param devices     the node's devices, or null when the agent runs no device plugins
+     * @param annotations set on the Node as well (how clients reach the agent's API)
+     */
+    public NodeRegistrar(KubernetesClient client, String node, DeviceManager devices, Map<String, String> annotations,
+                         Duration interval) {
         this.client = client;
         this.node = node;
         this.devices = devices;
+        this.annotations = Map.copyOf(annotations);
         this.thread = Thread.ofVirtual().name("drover-node-registrar").start(() -> loop(interval));
     }
 
@@ -57,23 +70,35 @@ public final class NodeRegistrar implements AutoCloseable {
 
     /** Patches the Node if its device view changed; returns whether it wrote. */
     boolean register() {
-        String patch = patch(devices.devices());
+        String patch = devices == null ? annotationsPatch(annotations) : patch(devices.devices(), annotations);
         if (patch.equals(written)) {
             return false;
         }
         try {
             client.nodes().withName(node).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), patch);
             written = patch;
-            LOG.info("registered devices on node {}: {}", node, patch);
+            LOG.info("registered node {}: {}", node, patch);
             return true;
         } catch (RuntimeException e) {
-            LOG.warn("cannot register devices on node {} (will retry): {}", node, e.getMessage());
+            LOG.warn("cannot register node {} (will retry): {}", node, e.getMessage());
             return false;
         }
     }
 
-    /** The merge patch for {@code devices}: capacity, allocatable and labels, in a stable order. */
     static String patch(Map<String, DeviceManager.Device> devices) {
+        return patch(devices, Map.of());
+    }
+
+    /** The merge patch of {@code annotations} alone, for an agent without device plugins. */
+    static String annotationsPatch(Map<String, String> annotations) {
+        ObjectNode patch = JSON.createObjectNode();
+        ObjectNode values = patch.putObject("metadata").putObject("annotations");
+        new TreeMap<>(annotations).forEach(values::put);
+        return patch.toString();
+    }
+
+    /** The merge patch for {@code devices}: capacity, allocatable and labels (and annotations), in a stable order. */
+    static String patch(Map<String, DeviceManager.Device> devices, Map<String, String> annotations) {
         Map<String, Integer> healthy = new TreeMap<>();
         Map<String, String> labels = new TreeMap<>();
         TreeSet<String> products = new TreeSet<>();
@@ -102,8 +127,13 @@ public final class NodeRegistrar implements AutoCloseable {
             }
         }
         ObjectNode patch = JSON.createObjectNode();
-        ObjectNode labelValues = patch.putObject("metadata").putObject("labels");
+        ObjectNode metadata = patch.putObject("metadata");
+        ObjectNode labelValues = metadata.putObject("labels");
         labels.forEach(labelValues::put);
+        if (!annotations.isEmpty()) {
+            ObjectNode values = metadata.putObject("annotations");
+            new TreeMap<>(annotations).forEach(values::put);
+        }
         ObjectNode status = patch.putObject("status");
         ObjectNode capacity = status.putObject("capacity");
         healthy.forEach((resource, count) -> capacity.put(resource, Integer.toString(count)));

@@ -27,6 +27,7 @@ class AgentConfigTest {
         assertThat(c.dataDir()).isEqualTo(Path.of("/var/lib/drover"));
         assertThat(c.enableRawExec()).as("raw_exec is off unless enabled").isFalse();
         assertThat(c.metricsPort()).isEqualTo(9090);
+        assertThat(c.apiPort()).isEqualTo(4646);
         assertThat(c.kubeconfig()).isEmpty();
         assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.gc().maxAllocations()).isEqualTo(50);
@@ -79,6 +80,9 @@ class AgentConfigTest {
         assertThatThrownBy(() -> load(Map.of(), "--node", "Bad_Node")).hasMessageContaining("not a valid");
         assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--metrics-port", "x")).hasMessageContaining("metricsPort");
         assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--metrics-port", "70000")).hasMessageContaining("out of range");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--api-port", "-2")).hasMessageContaining("API port -2");
+        assertThatThrownBy(() -> load(Map.of("DROVER_API_PORT", "9090"), "--node", "n"))
+                .hasMessageContaining("cannot share port 9090");
         assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--log-level", "loud")).hasMessageContaining("log level");
         assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--max-kill-timeout", "soon"))
                 .hasMessageContaining("maxKillTimeout").hasMessageContaining("not a duration");

@@ -47,7 +47,8 @@ class AgentTest {
 
     Agent startAgent(String... extraArgs) throws Exception {
         List<String> args = new ArrayList<>(List.of("--node", "node-a", "--data-dir", data.toString(),
-                "--metrics-port", "-1", "--field-selector=false", "--config", writeConfig().toString()));
+                "--metrics-port", "-1", "--api-port", "-1", "--field-selector=false", "--config",
+                writeConfig().toString()));
         args.addAll(List.of(extraArgs));
         return Agent.start(AgentConfig.load(args, Map.of()), client);
     }
@@ -271,6 +272,29 @@ class AgentTest {
     ClientStatus statusOf(String name) {
         Allocation a = get(name);
         return a == null || a.getStatus() == null ? null : a.getStatus().getClientStatus();
+    }
+
+    /** The HTTPS API is served with the certificate kept in the data dir, and refuses a caller without a token. */
+    @Test
+    void theHttpsApiServesWithTheStoredCertificate() throws Exception {
+        agent.close();
+        agent = startAgent("--api-port", "0");
+        assertThat(agent.apiPort()).isPositive();
+        String fingerprint = dev.drover.httpapi.AgentCertificate.loadOrCreate(data.resolve("tls"), "node-a",
+                List.of(java.net.InetAddress.getLoopbackAddress()), java.time.Clock.systemUTC()).fingerprint();
+        try (var http = java.net.http.HttpClient.newBuilder()
+                .sslContext(dev.drover.httpapi.Pinning.to(fingerprint)).build()) {
+            var r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("https://127.0.0.1:"
+                            + agent.apiPort() + "/v1/allocations/default/web/logs/main")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(401);
+            assertThat(r.body()).contains("no bearer token");
+        }
+        agent.close();
+        agent = startAgent("--api-port", "0");
+        assertThat(dev.drover.httpapi.AgentCertificate.loadOrCreate(data.resolve("tls"), "node-a",
+                List.of(java.net.InetAddress.getLoopbackAddress()), java.time.Clock.systemUTC()).fingerprint())
+                .as("a restarted agent keeps its certificate").isEqualTo(fingerprint);
     }
 
     @Test

@@ -46,7 +46,7 @@ class HostileAllocationsTest {
                 .withHttpClientFactory(new JdkHttpClientFactory())
                 .withKubernetesSerialization(UnreadableAllocations.serialization()).build();
         agent = Agent.start(AgentConfig.load(List.of("--node", "node-a", "--data-dir", data.toString(),
-                "--metrics-port", "-1", "--field-selector=false"), Map.of()), agentClient);
+                "--metrics-port", "-1", "--api-port", "-1", "--field-selector=false"), Map.of()), agentClient);
     }
 
     @AfterEach

@@ -37,6 +37,19 @@ class NodeRegistrarTest {
     }
 
     @Test
+    void theApiIsAdvertisedInAnnotationsWithOrWithoutDevices() throws Exception {
+        Map<String, String> api = Map.of("drover.dev/agent-api-port", "4646",
+                "drover.dev/agent-certificate-sha256", "ab".repeat(32));
+        JsonNode alone = new ObjectMapper().readTree(NodeRegistrar.annotationsPatch(api));
+        assertThat(alone.path("metadata").path("annotations").path("drover.dev/agent-api-port").asText()).isEqualTo("4646");
+        assertThat(alone.has("status")).as("an agent without devices writes no capacity").isFalse();
+        JsonNode both = new ObjectMapper().readTree(NodeRegistrar.patch(Map.of("GPU-a", device("GPU-a", true)), api));
+        assertThat(both.path("metadata").path("annotations").path("drover.dev/agent-certificate-sha256").asText())
+                .hasSize(64);
+        assertThat(both.path("status").path("capacity").path("drover.dev/nvidia-gpu").asText()).isEqualTo("1");
+    }
+
+    @Test
     void aPluginDownGivesCapacityZero() throws Exception {
         JsonNode patch = new ObjectMapper().readTree(NodeRegistrar.patch(Map.of("GPU-a", device("GPU-a", false))));
         assertThat(patch.at("/status/capacity/drover.dev~1nvidia-gpu").asText()).isEqualTo("0");

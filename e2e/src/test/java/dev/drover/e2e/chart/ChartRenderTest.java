@@ -97,7 +97,9 @@ class ChartRenderTest {
                 "drover.dev allocations/status [patch, update]",
                 " events [create, patch]",
                 " nodes [get]",
-                " nodes/status [patch]");
+                " nodes/status [patch]",
+                "authentication.k8s.io tokenreviews [create]",
+                "authorization.k8s.io subjectaccessreviews [create]");
     }
 
     @ParameterizedTest
@@ -171,14 +173,27 @@ class ChartRenderTest {
     @Test
     void probesAskHealthzAndReadyzOnTheMetricsPort() {
         var agent = DroverChart.render(ValueSet.DEFAULTS).agent();
-        assertThat(agent.getPorts()).singleElement().satisfies(p -> {
-            assertThat(p.getName()).isEqualTo("metrics");
+        assertThat(agent.getPorts()).filteredOn(p -> p.getName().equals("metrics")).singleElement().satisfies(p -> {
             assertThat(p.getContainerPort()).isEqualTo(9090);
+            assertThat(p.getHostPort()).as("metrics stay inside the cluster network").isNull();
         });
         assertThat(agent.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/healthz");
         assertThat(agent.getLivenessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("metrics");
         assertThat(agent.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
         assertThat(agent.getReadinessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("metrics");
+    }
+
+    @Test
+    void theHttpsApiIsOpenOnTheNodeUnlessTurnedOff() {
+        Rendered on = DroverChart.render(ValueSet.DEFAULTS);
+        assertThat(on.agent().getPorts()).filteredOn(p -> p.getName().equals("api")).singleElement().satisfies(p -> {
+            assertThat(p.getContainerPort()).isEqualTo(4646);
+            assertThat(p.getHostPort()).as("clients dial the node's address").isEqualTo(4646);
+        });
+        assertThat(on.env()).containsEntry("DROVER_API_PORT", "4646");
+        Rendered off = DroverChart.render(ValueSet.DEFAULTS, Map.of("agent.apiPort", 0));
+        assertThat(off.agent().getPorts()).extracting(p -> p.getName()).containsExactly("metrics");
+        assertThat(off.env()).containsEntry("DROVER_API_PORT", "-1");
     }
 
     @ParameterizedTest
