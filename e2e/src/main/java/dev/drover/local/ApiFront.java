@@ -78,6 +78,12 @@ final class ApiFront implements HttpHandler {
                 return;
             }
         }
+        if (method.equals("POST") && (path.equals(LocalReviews.TOKEN_REVIEWS) || path.equals(LocalReviews.ACCESS_REVIEWS))) {
+            ObjectNode review = object(body(ex));
+            send(ex, 201, path.equals(LocalReviews.TOKEN_REVIEWS) ? LocalReviews.tokenReview(review)
+                    : LocalReviews.accessReview(review));
+            return;
+        }
         ResourcePath rp = ResourcePath.parse(path);
         ResourceType type = rp == null ? null : catalog.find(rp.group(), rp.version(), rp.plural());
         if (type == null) {

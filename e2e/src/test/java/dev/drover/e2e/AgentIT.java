@@ -250,6 +250,48 @@ class AgentIT {
 
     }
 
+    /**
+     * The agent's HTTPS API as a client finds it: port and certificate fingerprint from the Node's annotations,
+     * the kubeconfig's token; a raw_exec task's output, and callers without the token refused.
+     */
+    @Test
+    @Order(7)
+    void theHttpsApiServesARawExecTasksOutputToTheKubeconfigsUser() throws Exception {
+        apply("""
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: chatty, namespace: default}
+                spec:
+                  nodeName: local
+                  tasks:
+                  - name: talker
+                    driver: raw_exec
+                    config: {command: /bin/sh, args: ["-c", "echo hello from drover; echo line two; exec sleep 600"]}
+                    killTimeout: 2s
+                """);
+        waitFor("chatty", "Running");
+        var annotations = await().atMost(Duration.ofSeconds(20)).until(
+                () -> server.client().nodes().withName("local").get().getMetadata().getAnnotations(),
+                a -> a != null && a.containsKey("drover.dev/agent-api-port"));
+        String base = "https://127.0.0.1:" + annotations.get("drover.dev/agent-api-port")
+                + "/v1/allocations/default/chatty/logs/talker";
+        try (HttpClient https = HttpClient.newBuilder()
+                .sslContext(dev.drover.httpapi.Pinning.to(annotations.get("drover.dev/agent-certificate-sha256")))
+                .build()) {
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(https.send(HttpRequest.newBuilder(
+                            URI.create(base + "?tail=1")).header("Authorization", "Bearer drover-local").build(),
+                    HttpResponse.BodyHandlers.ofString()).body()).isEqualTo("line two\n"));
+            HttpResponse<String> anonymous = https.send(HttpRequest.newBuilder(URI.create(base)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(anonymous.statusCode()).isEqualTo(401);
+            HttpResponse<String> forged = https.send(HttpRequest.newBuilder(URI.create(base))
+                    .header("Authorization", "Bearer not-the-kubeconfigs").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(forged.statusCode()).isEqualTo(401);
+            assertThat(forged.body()).contains("knows one token");
+        }
+        kubectl.run("delete", "alloc", "chatty", "--timeout=30s").assertOk();
+    }
+
     static String get(String path) throws Exception {
         try (HttpClient http = HttpClient.newHttpClient()) {
             return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + path)).build(),

@@ -287,6 +287,27 @@ class LocalApiServerTest {
         assertThat(client.nodes().list().getItems()).extracting(n -> n.getMetadata().getName()).contains("a", "b");
     }
 
+    /** The local cluster's one user: the kubeconfig's token reviews as its admin, allowed everything. */
+    @Test
+    void tokenAndAccessReviewsKnowTheKubeconfigsUserOnly() {
+        var admin = client.authentication().v1().tokenReviews().create(new io.fabric8.kubernetes.api.model.authentication
+                .TokenReviewBuilder().withNewSpec().withToken("drover-local").endSpec().build());
+        assertThat(admin.getStatus().getAuthenticated()).isTrue();
+        assertThat(admin.getStatus().getUser().getUsername()).isEqualTo("drover-local-admin");
+        var stranger = client.authentication().v1().tokenReviews().create(new io.fabric8.kubernetes.api.model
+                .authentication.TokenReviewBuilder().withNewSpec().withToken("guess").endSpec().build());
+        assertThat(stranger.getStatus().getAuthenticated()).isFalse();
+        var allowed = client.authorization().v1().subjectAccessReview().create(new io.fabric8.kubernetes.api.model
+                .authorization.v1.SubjectAccessReviewBuilder().withNewSpec().withUser("drover-local-admin")
+                .withNewResourceAttributes().withGroup("drover.dev").withResource("allocations").withSubresource("log")
+                .withVerb("get").withNamespace("default").endResourceAttributes().endSpec().build());
+        assertThat(allowed.getStatus().getAllowed()).isTrue();
+        var denied = client.authorization().v1().subjectAccessReview().create(new io.fabric8.kubernetes.api.model
+                .authorization.v1.SubjectAccessReviewBuilder().withNewSpec().withUser("someone")
+                .withNewResourceAttributes().withVerb("get").endResourceAttributes().endSpec().build());
+        assertThat(denied.getStatus().getAllowed()).isFalse();
+    }
+
     @Test
     void serverClosesWithoutLeavingThreads() throws Exception {
         LocalApiServer extra = LocalApiServer.start(LocalApiServer.Options.defaults());
