@@ -289,6 +289,12 @@ class AgentIT {
             assertThat(forged.statusCode()).isEqualTo(401);
             assertThat(forged.body()).contains("knows one token");
         }
+        var plugin = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "talker", "--tail", "1");
+        assertThat(plugin.out()).as(plugin.err()).isEqualTo("line two\n");
+        assertThat(plugin.exitCode()).isZero();
+        var missing = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "nobody");
+        assertThat(missing.exitCode()).isEqualTo(1);
+        assertThat(missing.err()).contains("kubectl drover: allocation default/chatty has no task \"nobody\"");
         kubectl.run("delete", "alloc", "chatty", "--timeout=30s").assertOk();
     }
 

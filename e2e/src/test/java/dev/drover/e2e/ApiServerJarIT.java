@@ -91,7 +91,7 @@ class ApiServerJarIT {
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8));
             String ready = lineContaining(out, "drover-local ready", Duration.ofSeconds(90));
-            assertThat(ready).contains("agent for node \"local\"", "/metrics");
+            assertThat(ready).contains("agent for node \"local\"", "/metrics", "API https://127.0.0.1:");
             CompletableFuture.runAsync(() -> {
                 try {
                     out.transferTo(java.io.Writer.nullWriter()); // keep the pipe drained
@@ -104,6 +104,8 @@ class ApiServerJarIT {
             kubectl.run("apply", "-f", Path.of("..", "examples", "hello.yaml").toString()).assertOk();
             kubectl.waitForClientStatus("hello", "Running", Duration.ofSeconds(30));
             assertThat(kubectl.run("get", "alloc", "hello").assertOk().out()).containsPattern("hello\\s+local\\s+Running\\s+1/1");
+            var logs = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "hello", "web");
+            assertThat(logs.out()).as(logs.err()).startsWith("hello from drover");
 
             up.destroy(); // SIGTERM
             assertThat(up.waitFor(60, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();

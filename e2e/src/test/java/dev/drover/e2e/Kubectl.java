@@ -76,8 +76,41 @@ public final class Kubectl {
         command.add(binary.toString());
         command.add("--cache-dir=" + kubeconfig.resolveSibling("kube-cache")); // no discovery cached across servers
         command.addAll(List.of(args));
+        return start(command, null);
+    }
+
+    /** {@code kubectl NAME ARGS} for a plugin {@code kubectl-NAME} in {@code pluginDir}, found on PATH as users do. */
+    public Result plugin(Path pluginDir, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(binary.toString());
+        command.addAll(List.of(args));
+        Process p = start(command, pluginDir);
+        try {
+            p.getOutputStream().close();
+            var out = p.getInputStream().readAllBytes();
+            var err = p.getErrorStream().readAllBytes();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError("kubectl " + String.join(" ", args) + " did not finish in 60s");
+            }
+            return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new AssertionError("could not run kubectl: " + e, e);
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    private Process start(List<String> command, Path pluginDir) {
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().put("KUBECONFIG", kubeconfig.toString());
+        if (pluginDir != null) {
+            // the plugin runs java: this JDK's, as a user's PATH would give theirs
+            pb.environment().put("PATH", pluginDir.toAbsolutePath() + File.pathSeparator
+                    + Path.of(System.getProperty("java.home"), "bin") + File.pathSeparator + System.getenv("PATH"));
+        }
         try {
             return pb.start();
         } catch (IOException e) {

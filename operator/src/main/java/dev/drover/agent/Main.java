@@ -21,13 +21,16 @@ public final class Main {
 
     static final String USAGE = """
             usage: java -jar drover-agent.jar [--config FILE] [--kubeconfig FILE] [--node NAME] [--data-dir DIR]
-                                              [--enable-raw-exec] [--metrics-port N] [--log-level LEVEL]
+                                              [--enable-raw-exec] [--metrics-port N] [--api-port N] [--log-level LEVEL]
                                               [--max-kill-timeout DURATION] [--device-plugin NAME[:ARG]]...
                    java -jar drover-agent.jar state dump --data-dir DIR
+                   java -jar drover-agent.jar kubectl logs ALLOC TASK ...
 
               (no command)  run the agent for this node until SIGTERM; tasks keep running when it stops.
                             Every flag has an environment form (NODE_NAME, DROVER_DATA_DIR, ...) and a key in
                             the --config file; docs/configuration.md lists them all.
+              kubectl ...   the kubectl drover plugin (operator/bin/kubectl-drover): logs ALLOC TASK [-f]
+                            [--stderr] [--tail N] [-n NS] reads a task's output from its agent (docs/api.md)
               state dump    print the agent's local state store as JSON (safe while the agent runs);
                             DIR defaults to $DROVER_DATA_DIR
             """;
@@ -41,6 +44,9 @@ public final class Main {
 
     /** Runs a command, or the agent until the JVM is asked to stop; returns the exit code. */
     static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
+        if (args.length >= 1 && args[0].equals("kubectl")) {
+            return dev.drover.cli.KubectlDrover.run(Arrays.copyOfRange(args, 1, args.length), out, err);
+        }
         if (args.length >= 2 && args[0].equals("state") && args[1].equals("dump")) {
             return StateDumpCommand.run(Arrays.copyOfRange(args, 2, args.length), env, out, err);
         }

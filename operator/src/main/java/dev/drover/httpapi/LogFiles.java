@@ -98,11 +98,13 @@ public final class LogFiles {
                 }
             }
         }
+        long end = 0;
         for (int i = fromFile; i < files.size(); i++) {
-            copy(files.get(i), i == fromFile ? fromOffset : 0, sizes[i], out);
+            long start = i == fromFile ? fromOffset : 0;
+            end = start + copy(files.get(i), start, sizes[i], out);
         }
         out.flush();
-        return sizes[files.size() - 1];
+        return end; // where .0 was read to: follow goes on from there
     }
 
     /**
@@ -126,8 +128,8 @@ public final class LogFiles {
                 continue;
             }
             if (size > pos) {
-                copy(current(), pos, size, out);
-                pos = size;
+                // Only what was read counts: a rotation in the middle cuts the read short, and the rest is in .1.
+                pos += copy(current(), pos, size, out);
                 out.flush();
             } else if (stop.getAsBoolean()) {
                 return;
@@ -142,10 +144,11 @@ public final class LogFiles {
         }
     }
 
-    private static void copy(Path file, long from, long to, OutputStream out) throws IOException {
+    /** Copies bytes {@code from} to {@code to} of {@code file}; returns how many there were. */
+    private static long copy(Path file, long from, long to, OutputStream out) throws IOException {
         try (RandomAccessFile f = open(file)) {
             if (f == null) {
-                return;
+                return 0;
             }
             f.seek(from);
             byte[] buffer = new byte[CHUNK];
@@ -153,11 +156,12 @@ public final class LogFiles {
             while (left > 0) {
                 int n = f.read(buffer, 0, (int) Math.min(buffer.length, left));
                 if (n < 0) {
-                    return; // truncated meanwhile: the follower picks the rest up from .1
+                    break; // truncated meanwhile: the follower picks the rest up from .1
                 }
                 out.write(buffer, 0, n);
                 left -= n;
             }
+            return to - from - left;
         }
     }
 
