@@ -48,7 +48,11 @@ public final class Kubectl {
     }
 
     public Result runWithInput(String stdin, String... args) {
-        Process p = start(args);
+        return finish(start(args), stdin, args, 30);
+    }
+
+    /** Feeds {@code stdin} (or nothing), waits at most {@code seconds}, and collects what the process wrote. */
+    private static Result finish(Process p, String stdin, String[] args, int seconds) {
         try {
             if (stdin != null) {
                 p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
@@ -56,9 +60,9 @@ public final class Kubectl {
             p.getOutputStream().close();
             var out = p.getInputStream().readAllBytes();
             var err = p.getErrorStream().readAllBytes();
-            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                throw new AssertionError("kubectl " + String.join(" ", args) + " did not finish in 30s");
+                throw new AssertionError("kubectl " + String.join(" ", args) + " did not finish in " + seconds + "s");
             }
             return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
         } catch (IOException e) {
@@ -84,23 +88,7 @@ public final class Kubectl {
         List<String> command = new ArrayList<>();
         command.add(binary.toString());
         command.addAll(List.of(args));
-        Process p = start(command, pluginDir);
-        try {
-            p.getOutputStream().close();
-            var out = p.getInputStream().readAllBytes();
-            var err = p.getErrorStream().readAllBytes();
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new AssertionError("kubectl " + String.join(" ", args) + " did not finish in 60s");
-            }
-            return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new AssertionError("could not run kubectl: " + e, e);
-        } catch (InterruptedException e) {
-            p.destroyForcibly();
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
+        return finish(start(command, pluginDir), null, args, 60);
     }
 
     private Process start(List<String> command, Path pluginDir) {
