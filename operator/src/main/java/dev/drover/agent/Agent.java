@@ -70,9 +70,6 @@ public final class Agent implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
     private static final Duration LOG_ROTATE_INTERVAL = Duration.ofSeconds(5);
-    /** On the Node: the port of the agent's HTTPS API, and the SHA-256 of its certificate, which clients pin. */
-    public static final String API_PORT_ANNOTATION = "drover.dev/agent-api-port";
-    public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
 
     private final AgentConfig config;
     private final KubernetesClient client;
@@ -191,8 +188,8 @@ public final class Agent implements AutoCloseable {
         Map<String, String> annotations = new LinkedHashMap<>();
         if (config.apiPort() >= 0) {
             api = startApi(clock);
-            annotations.put(API_PORT_ANNOTATION, Integer.toString(api.port()));
-            annotations.put(CERTIFICATE_ANNOTATION, apiIdentity.fingerprint());
+            annotations.put(AgentApi.PORT_ANNOTATION, Integer.toString(api.port()));
+            annotations.put(AgentApi.CERTIFICATE_ANNOTATION, apiIdentity.fingerprint());
         }
         if (devices != null || !annotations.isEmpty()) {
             registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
@@ -231,12 +228,9 @@ public final class Agent implements AutoCloseable {
         List<InetAddress> addresses = new ArrayList<>(List.of(InetAddress.getLoopbackAddress()));
         try {
             Node node = client.nodes().withName(config.nodeName()).get();
-            if (node != null && node.getStatus() != null && node.getStatus().getAddresses() != null) {
-                for (var a : node.getStatus().getAddresses()) {
-                    if (("InternalIP".equals(a.getType()) || "ExternalIP".equals(a.getType())) && a.getAddress() != null
-                            && a.getAddress().matches("[0-9a-fA-F:.]+")) {
-                        addresses.add(InetAddress.getByName(a.getAddress()));
-                    }
+            for (String a : node == null ? List.<String>of() : AgentApi.addresses(node)) {
+                if (a.matches("[0-9a-fA-F:.]+")) { // an IP literal: no name lookup here
+                    addresses.add(InetAddress.getByName(a));
                 }
             }
         } catch (KubernetesClientException e) {

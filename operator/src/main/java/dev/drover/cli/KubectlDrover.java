@@ -3,9 +3,9 @@ package dev.drover.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.Pinning;
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeAddress;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -128,8 +128,8 @@ public final class KubectlDrover {
             }
             Map<String, String> annotations = node.getMetadata().getAnnotations() == null ? Map.of()
                     : node.getMetadata().getAnnotations();
-            String port = annotations.get("drover.dev/agent-api-port");
-            fingerprint = annotations.get("drover.dev/agent-certificate-sha256");
+            String port = annotations.get(AgentApi.PORT_ANNOTATION);
+            fingerprint = annotations.get(AgentApi.CERTIFICATE_ANNOTATION);
             if (port == null || fingerprint == null) {
                 throw new Failure("node " + nodeName + " publishes no agent API (is the agent running there, with"
                         + " apiPort set?)");
@@ -169,16 +169,12 @@ public final class KubectlDrover {
 
     /** The node's InternalIP, else ExternalIP; a node that lists none (a local cluster) is the API server's host. */
     static String address(Node node, Config config) {
-        List<NodeAddress> addresses = node.getStatus() == null || node.getStatus().getAddresses() == null ? List.of()
-                : node.getStatus().getAddresses();
-        for (String type : List.of("InternalIP", "ExternalIP")) {
-            for (NodeAddress a : addresses) {
-                if (type.equals(a.getType()) && a.getAddress() != null) {
-                    return a.getAddress().contains(":") ? "[" + a.getAddress() + "]" : a.getAddress();
-                }
-            }
+        List<String> addresses = AgentApi.addresses(node);
+        if (addresses.isEmpty()) {
+            return URI.create(config.getMasterUrl()).getHost();
         }
-        return URI.create(config.getMasterUrl()).getHost();
+        String a = addresses.getFirst();
+        return a.contains(":") ? "[" + a + "]" : a;
     }
 
     private static JsonNode parse(String text) {

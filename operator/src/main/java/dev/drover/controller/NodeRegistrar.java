@@ -92,9 +92,13 @@ public final class NodeRegistrar implements AutoCloseable {
     /** The merge patch of {@code annotations} alone, for an agent without device plugins. */
     static String annotationsPatch(Map<String, String> annotations) {
         ObjectNode patch = JSON.createObjectNode();
-        ObjectNode values = patch.putObject("metadata").putObject("annotations");
-        new TreeMap<>(annotations).forEach(values::put);
+        putAnnotations(patch.putObject("metadata"), annotations);
         return patch.toString();
+    }
+
+    private static void putAnnotations(ObjectNode metadata, Map<String, String> annotations) {
+        ObjectNode values = metadata.putObject("annotations");
+        new TreeMap<>(annotations).forEach(values::put);
     }
 
     /** The merge patch for {@code devices}: capacity, allocatable and labels (and annotations), in a stable order. */
@@ -131,8 +135,7 @@ public final class NodeRegistrar implements AutoCloseable {
         ObjectNode labelValues = metadata.putObject("labels");
         labels.forEach(labelValues::put);
         if (!annotations.isEmpty()) {
-            ObjectNode values = metadata.putObject("annotations");
-            new TreeMap<>(annotations).forEach(values::put);
+            putAnnotations(metadata, annotations);
         }
         ObjectNode status = patch.putObject("status");
         ObjectNode capacity = status.putObject("capacity");

@@ -6,6 +6,8 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.state.AllocId;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeAddress;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -13,7 +15,9 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -37,6 +41,9 @@ import org.slf4j.LoggerFactory;
 public final class AgentApi implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentApi.class);
+    /** On the Node: the port of the agent's HTTPS API, and the SHA-256 of its certificate, which clients pin. */
+    public static final String PORT_ANNOTATION = "drover.dev/agent-api-port";
+    public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern LOGS = Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/logs/([^/]+)$");
     static final Duration FOLLOW_POLL = Duration.ofMillis(250);
@@ -81,6 +88,24 @@ public final class AgentApi implements AutoCloseable {
 
     public int port() {
         return server.getAddress().getPort();
+    }
+
+    /**
+     * Where clients dial a node's agent: its {@code InternalIP} addresses, then its {@code ExternalIP} ones, as the
+     * Node lists them (the certificate names them all).
+     */
+    public static List<String> addresses(Node node) {
+        List<NodeAddress> all = node.getStatus() == null || node.getStatus().getAddresses() == null ? List.of()
+                : node.getStatus().getAddresses();
+        List<String> out = new ArrayList<>();
+        for (String type : List.of("InternalIP", "ExternalIP")) {
+            for (NodeAddress a : all) {
+                if (type.equals(a.getType()) && a.getAddress() != null) {
+                    out.add(a.getAddress());
+                }
+            }
+        }
+        return out;
     }
 
     private void handle(HttpExchange ex) throws IOException {

@@ -271,10 +271,15 @@ public final class TaskRunner {
             Thread.currentThread().interrupt();
             return null;
         } catch (Exception e) {
-            String why = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage() : e.getMessage();
-            LOG.warn("task {}/{}: could not look for a process an earlier agent started: {}", cfg.allocId(), name, why);
+            LOG.warn("task {}/{}: could not look for a process an earlier agent started: {}", cfg.allocId(), name,
+                    reason(e));
             return null;
         }
+    }
+
+    /** What went wrong in a bounded driver call: the driver's own exception, not the wrapper around it. */
+    private static String reason(Exception e) {
+        return e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage() : e.getMessage();
     }
 
     private TaskHandle reattach(Driver driver) {
@@ -283,9 +288,8 @@ public final class TaskRunner {
             LOG.info("reattached to task {}/{}", cfg.allocId(), name);
             return h;
         } catch (Exception e) {
-            String why = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage() : e.getMessage();
             event(TaskEvent.of(TaskEventType.FailedRestoringTask, cfg.clock().instant())
-                    .withMessage("could not reattach to the task: " + why));
+                    .withMessage("could not reattach to the task: " + reason(e)));
             return null;
         }
     }
