@@ -295,7 +295,57 @@ class AgentIT {
         var missing = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "nobody");
         assertThat(missing.exitCode()).isEqualTo(1);
         assertThat(missing.err()).contains("kubectl drover: allocation default/chatty has no task \"nobody\"");
+
+        var stats = kubectl.plugin(PLUGINS, "drover", "stats", "chatty");
+        assertThat(stats.exitCode()).as(stats.err()).isZero();
+        assertThat(stats.out()).contains("Allocation default/chatty on node local").containsPattern(
+                "(?m)^talker +Running +[0-9.]+ % +[0-9.]+ s +[0-9.]+ (KiB|MiB)$");
+        var json = kubectl.plugin(PLUGINS, "drover", "stats", "chatty", "--json");
+        var usage = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out()).path("tasks").path("talker")
+                .path("resourceUsage");
+        assertThat(usage.path("memory").path("rssBytes").asLong()).as(json.out()).isPositive();
+        assertThat(usage.path("cpu").has("percent")).isTrue();
+
+        var status = kubectl.plugin(PLUGINS, "drover", "status", "chatty");
+        assertThat(status.exitCode()).as(status.err()).isZero();
+        assertThat(status.out()).contains("Client Status", "Running", "Task \"talker\" is \"Running\"", "Started",
+                "Task started by client");
         kubectl.run("delete", "alloc", "chatty", "--timeout=30s").assertOk();
+    }
+
+    static final Path PLUGINS = Path.of("..", "operator", "bin");
+
+    /** {@code kubectl drover logs -f} shows what the task writes while it runs, and ends when the task is dead. */
+    @Test
+    @Order(7)
+    void theLogsPluginFollowsARawExecTaskUntilItEnds() throws Exception {
+        apply("""
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: ticker, namespace: default}
+                spec:
+                  nodeName: local
+                  type: Batch
+                  tasks:
+                  - name: app
+                    driver: raw_exec
+                    config: {command: /bin/sh, args: ["-c", "echo waiting; while [ ! -f local/go ]; do sleep 0.1; done; echo after the wait"]}
+                """);
+        waitFor("ticker", "Running");
+        Process follow = kubectl.startPlugin(PLUGINS, "drover", "logs", "ticker", "app", "-f");
+        try {
+            var out = new java.io.BufferedReader(new java.io.InputStreamReader(follow.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8));
+            assertThat(out.readLine()).isEqualTo("waiting");
+            Files.writeString(data.resolve("allocs/default/ticker/app/local/go"), "");
+            assertThat(out.readLine()).as("written after the plugin started").isEqualTo("after the wait");
+            assertThat(follow.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)).as("ends with the task").isTrue();
+            assertThat(follow.exitValue()).isZero();
+        } finally {
+            follow.destroyForcibly();
+        }
+        waitFor("ticker", "Complete");
+        kubectl.run("delete", "alloc", "ticker", "--timeout=30s").assertOk();
     }
 
     static String get(String path) throws Exception {

@@ -106,6 +106,10 @@ class ApiServerJarIT {
             assertThat(kubectl.run("get", "alloc", "hello").assertOk().out()).containsPattern("hello\\s+local\\s+Running\\s+1/1");
             var logs = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "hello", "web");
             assertThat(logs.out()).as(logs.err()).startsWith("hello from drover");
+            var stats = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "stats", "hello");
+            assertThat(stats.out()).as(stats.err()).containsPattern("(?m)^web +Running +[0-9.]+ %");
+            var status = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "status", "hello");
+            assertThat(status.out()).as(status.err()).contains("Task \"web\"", "is \"Running\"");
 
             up.destroy(); // SIGTERM
             assertThat(up.waitFor(60, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();

@@ -109,5 +109,17 @@ class DevicesIT {
                 assertThat(kubectl.allocJsonpath("first", ".status.allocatedDevices[0].ids[0]")).isEqualTo(first));
         assertThat(kubectl.allocJsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
         assertThat(kubectl.allocJsonpath("first", ".status.taskStates.train.restarts")).isEqualTo("0");
+
+        // kubectl drover stats, from the restarted agent: the reattached task's GPU as the fake plugin reports it
+        var stats = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "stats", "first", "--json");
+        assertThat(stats.exitCode()).as(stats.err()).isZero();
+        var report = new com.fasterxml.jackson.databind.ObjectMapper().readTree(stats.out());
+        var gpu = report.path("tasks").path("train").path("devices").path(0);
+        assertThat(gpu.path("id").asText()).as(stats.out()).isEqualTo(first);
+        assertThat(gpu.path("memoryTotalMiB").asLong()).isEqualTo(15360);
+        assertThat(gpu.has("temperatureC")).isTrue();
+        assertThat(report.path("devices").path(0).path("model").asText()).isEqualTo("Tesla T4");
+        var table = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "stats", "first");
+        assertThat(table.out()).contains("Devices", first, "/15360 MiB", "nvidia/gpu/Tesla T4");
     }
 }

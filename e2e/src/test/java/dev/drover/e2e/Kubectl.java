@@ -91,6 +91,14 @@ public final class Kubectl {
         return finish(start(command, pluginDir), null, args, 60);
     }
 
+    /** Starts a plugin without waiting, for streaming commands ({@code drover logs -f}); the caller destroys it. */
+    public Process startPlugin(Path pluginDir, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(binary.toString());
+        command.addAll(List.of(args));
+        return start(command, pluginDir);
+    }
+
     private Process start(List<String> command, Path pluginDir) {
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().put("KUBECONFIG", kubeconfig.toString());

@@ -7,6 +7,7 @@ import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.controller.AllocationController;
 import dev.drover.controller.AllocationReconciler;
+import dev.drover.controller.AgentSnapshots;
 import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.controller.EventRecorder;
 import dev.drover.controller.NodeRegistrar;
@@ -27,7 +28,7 @@ import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
-import dev.drover.httpapi.AgentCertificate;
+import dev.drover.httpapi.CertificateKeeper;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
@@ -70,6 +71,10 @@ public final class Agent implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
     private static final Duration LOG_ROTATE_INTERVAL = Duration.ofSeconds(5);
+    /** A migration download that brings nothing for this long is abandoned. */
+    private static final Duration SNAPSHOT_IDLE_TIMEOUT = Duration.ofSeconds(60);
+    /** How often the API's certificate is checked for renewal (it is renewed 30 days before it expires). */
+    private static final Duration CERTIFICATE_CHECK_INTERVAL = Duration.ofHours(6);
 
     private final AgentConfig config;
     private final KubernetesClient client;
@@ -82,12 +87,13 @@ public final class Agent implements AutoCloseable {
     private ApiPreviousAllocations previous;
     private GarbageCollector gc;
     private DeviceManager devices;
-    private NodeRegistrar registrar;
+    private DeviceLedger ledger;
+    private volatile NodeRegistrar registrar;
     private AllocationController controller;
     private Operator operator;
     private MetricsServer http;
     private AgentApi api;
-    private AgentCertificate.Identity apiIdentity;
+    private CertificateKeeper certificates;
     private volatile boolean ready;
     private volatile boolean closed;
 
@@ -147,7 +153,6 @@ public final class Agent implements AutoCloseable {
         }
         drivers = new DriverRegistry(enabled);
         TaskPrestartHook deviceHook = new NoDevicesHook();
-        DeviceLedger ledger = null;
         if (!config.devicePlugins().isEmpty()) {
             DevicePlugins known = DevicePlugins.discover();
             List<DevicePlugins.Selection> selections = new ArrayList<>();
@@ -178,7 +183,8 @@ public final class Agent implements AutoCloseable {
                 },
                 () -> new long[]{events.written(), events.dropped(), events.failed()}));
         controller = new AllocationController(config.nodeName(), self -> new AllocRunnerConfig(config.dataDir(),
-                drivers, List.of(hook), List.of(), state, self, new LocalFirst(self::localTerminal, previous),
+                drivers, List.of(hook), List.of(), state, self, new LocalFirst(self::localTerminal, previous,
+                        new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT)),
                 clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
                 TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc, ledger);
 
@@ -189,7 +195,7 @@ public final class Agent implements AutoCloseable {
         if (config.apiPort() >= 0) {
             api = startApi(clock);
             annotations.put(AgentApi.PORT_ANNOTATION, Integer.toString(api.port()));
-            annotations.put(AgentApi.CERTIFICATE_ANNOTATION, apiIdentity.fingerprint());
+            annotations.put(AgentApi.CERTIFICATE_ANNOTATION, certificates.identity().fingerprint());
         }
         if (devices != null || !annotations.isEmpty()) {
             registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
@@ -236,24 +242,43 @@ public final class Agent implements AutoCloseable {
         } catch (KubernetesClientException e) {
             LOG.warn("cannot read node {}'s addresses for the API certificate: {}", config.nodeName(), e.getMessage());
         }
-        apiIdentity = AgentCertificate.loadOrCreate(config.dataDir().resolve("tls"), config.nodeName(), addresses, clock);
+        certificates = CertificateKeeper.start(config.dataDir().resolve("tls"), config.nodeName(), addresses, clock,
+                CERTIFICATE_CHECK_INTERVAL, renewed -> {
+                    if (registrar != null) {
+                        registrar.annotate(Map.of(AgentApi.CERTIFICATE_ANNOTATION, renewed.fingerprint()));
+                    }
+                });
         AgentApi started;
         try {
-            started = AgentApi.start(new InetSocketAddress(config.apiPort()), apiIdentity.sslContext(),
+            started = AgentApi.start(new InetSocketAddress(config.apiPort()), certificates.sslContext(),
                     new KubernetesAuth(client, clock), this::apiView, config.nodeName());
         } catch (java.security.GeneralSecurityException e) {
             throw new IOException("cannot serve TLS with the agent's certificate: " + e.getMessage(), e);
         }
-        LOG.info("serving the HTTPS API on port {} (certificate sha256 {})", started.port(), apiIdentity.fingerprint());
+        LOG.info("serving the HTTPS API on port {} (certificate sha256 {})", started.port(),
+                certificates.identity().fingerprint());
         return started;
     }
 
     private Optional<AgentApi.Local> apiView(AllocId id) {
-        return controller.runner(id).map(runner -> new AgentApi.Local(AllocDir.of(config.dataDir(), id).logs(),
-                runner.allocState().taskStates().keySet(), task -> {
-                    TaskState s = runner.allocState().taskStates().get(task);
-                    return s == null || s.getState() == TaskState.State.Dead;
-                }));
+        return controller.runner(id).map(runner -> new RunnerView(runner, ledger, devices));
+    }
+
+    /**
+     * The token this agent shows other nodes' agents: in a pod, its ServiceAccount token as the kubelet keeps it
+     * now (projected tokens are rotated); with a kubeconfig, its user's.
+     */
+    private String ownToken() {
+        Path mounted = Path.of(Config.KUBERNETES_SERVICE_ACCOUNT_TOKEN_PATH);
+        if (config.kubeconfig().isEmpty() && Files.isReadable(mounted)) {
+            try {
+                return Files.readString(mounted).trim();
+            } catch (IOException e) {
+                LOG.warn("cannot read the ServiceAccount token {}: {}", mounted, e.toString());
+            }
+        }
+        Config c = client.getConfiguration();
+        return c.getAutoOAuthToken() != null ? c.getAutoOAuthToken() : c.getOauthToken();
     }
 
     /** The port the HTTPS API is served on, or -1. */
@@ -305,6 +330,7 @@ public final class Agent implements AutoCloseable {
         ready = false;
         LOG.info("agent stopping; tasks keep running");
         closeQuietly(api); // followed logs end before the runners go
+        closeQuietly(certificates);
         if (operator != null) {
             try {
                 operator.stop();

@@ -1,8 +1,10 @@
 package dev.drover.allocrunner;
 
+import dev.drover.allocwatcher.Snapshots;
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.state.AllocId;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -107,11 +109,54 @@ public final class AllocDir {
      * {@code local/} here (same node: a rename), replacing what is here.
      */
     public void migrateFrom(AllocDir previous, List<String> tasks) throws IOException {
+        moveIn(previous.root, tasks);
+    }
+
+    /**
+     * A new, empty directory inside this one (on the same file system, outside every task's view) to unpack a
+     * snapshot into before {@link #adopt} moves it into place.
+     */
+    public Path newStaging() throws IOException {
+        Path staging = root.resolve(".snapshot");
+        if (Files.exists(staging, LinkOption.NOFOLLOW_LINKS)) {
+            deleteTree(staging); // left by an agent that died while unpacking
+        }
+        createDirectories(staging);
+        return staging;
+    }
+
+    /**
+     * Moves what a snapshot unpacked into {@code staging} ({@code alloc/data}, {@code TASK/local}) into place,
+     * replacing what is here, and removes the staging directory.
+     */
+    public void adopt(Path staging, List<String> tasks) throws IOException {
+        requireInside(root, staging);
+        moveIn(staging, tasks);
+        discard(staging);
+    }
+
+    /** Removes a staging directory (a snapshot that could not be unpacked whole). */
+    public void discard(Path staging) throws IOException {
+        requireInside(root, staging);
+        if (Files.exists(staging, LinkOption.NOFOLLOW_LINKS)) {
+            deleteTree(staging);
+        }
+    }
+
+    /**
+     * Writes {@code alloc/data} and each named task's {@code local/} as a tar stream ({@link Snapshots#pack}). It
+     * takes no lock: a destroy meanwhile cuts the stream, which the reader refuses as incomplete.
+     */
+    public void snapshot(List<String> tasks, OutputStream out) throws IOException {
+        Snapshots.pack(root, tasks, out);
+    }
+
+    private void moveIn(Path fromRoot, List<String> tasks) throws IOException {
         lock.writeLock().lock();
         try {
-            move(previous.data(), data());
+            move(fromRoot.resolve("alloc").resolve("data"), data());
             for (String task : tasks) {
-                move(previous.taskLocal(task), taskLocal(task));
+                move(fromRoot.resolve(taskDir(task).getFileName()).resolve("local"), taskLocal(task));
             }
         } finally {
             lock.writeLock().unlock();

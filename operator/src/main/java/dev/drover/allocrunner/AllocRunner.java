@@ -17,6 +17,7 @@ import dev.drover.taskrunner.hooks.TaskHooks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -125,6 +126,16 @@ public final class AllocRunner {
     /** The allocation as it was given: the spec snapshot, never changed by the runner. */
     public Allocation alloc() {
         return Specs.copy(alloc);
+    }
+
+    /** The allocation's task runners by name, in spec order. */
+    public Map<String, TaskRunner> taskRunners() {
+        return Collections.unmodifiableMap(tasks);
+    }
+
+    /** The allocation's directory on this node. */
+    public AllocDir dir() {
+        return dir;
     }
 
     public synchronized AllocState allocState() {

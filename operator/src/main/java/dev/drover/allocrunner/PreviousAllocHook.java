@@ -1,10 +1,17 @@
 package dev.drover.allocrunner;
 
+import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.PreviousAllocations;
+import dev.drover.api.v1alpha1.EphemeralDisk;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.state.AllocId;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -14,7 +21,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Waits for the allocation this one replaces to be terminal (or gone), then
- * carries its data over when the ephemeral disk is sticky or migrating. A
+ * carries its data over when the ephemeral disk is sticky or migrating: from
+ * this node's directory, or (migrate) from the agent of the node it ran on. A
  * migration error is soft: the tasks start with clean directories and an
  * event says why.
  */
@@ -26,6 +34,50 @@ final class PreviousAllocHook implements AllocHooks.Prerun {
 
     PreviousAllocHook(PreviousAllocations previous) {
         this.previous = previous;
+    }
+
+    /**
+     * Moves the previous allocation's disk here: by a rename when it ran on this node, else, when the disk
+     * migrates, from the agent of the node it ran on. Returns the message for the tasks' event.
+     */
+    private String carryOver(AllocHookContext ctx, AllocId prevId, EphemeralDisk.Resolved disk)
+            throws InterruptedException {
+        List<String> tasks = ctx.taskNames().get();
+        AllocDir local = AllocDir.of(ctx.dataDir(), prevId);
+        String failure = "Could not migrate the ephemeral disk of previous allocation " + prevId.name()
+                + "; starting with an empty one: ";
+        if (Files.isDirectory(local.root(), LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                ctx.dir().migrateFrom(local, tasks);
+                return "Migrated the ephemeral disk of previous allocation " + prevId.name();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("{}: migrating from {} failed: {}", ctx.id(), prevId, e.toString());
+                return failure + e.getMessage();
+            }
+        }
+        if (!disk.migrate()) {
+            return "Previous allocation " + prevId.name() + " did not run on this node and a sticky disk stays on its"
+                    + " node; starting with an empty one (set ephemeralDisk.migrate to carry it between nodes)";
+        }
+        Path staging = null;
+        try {
+            staging = ctx.dir().newStaging();
+            DiskFetcher.Fetched fetched = previous.fetchDisk(prevId, staging, Set.copyOf(tasks),
+                    (long) disk.sizeMB() << 20);
+            ctx.dir().adopt(staging, tasks);
+            return "Migrated the ephemeral disk of previous allocation " + prevId.name() + " from node "
+                    + fetched.node() + " (" + fetched.bytes() + " bytes)";
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("{}: fetching the disk of {} failed: {}", ctx.id(), prevId, e.toString());
+            if (staging != null) {
+                try {
+                    ctx.dir().discard(staging);
+                } catch (IOException | RuntimeException cleanup) {
+                    LOG.warn("{}: cannot remove {}: {}", ctx.id(), staging, cleanup.toString());
+                }
+            }
+            return failure + e.getMessage();
+        }
     }
 
     @Override
@@ -48,16 +100,9 @@ final class PreviousAllocHook implements AllocHooks.Prerun {
                 // keep waiting; a failed lookup ends the wait below as "gone"
             }
         }
-        if (spec.effectiveEphemeralDisk().carriesData()) {
-            String message;
-            try {
-                ctx.dir().migrateFrom(AllocDir.of(ctx.dataDir(), prevId), ctx.taskNames().get());
-                message = "Migrated the ephemeral disk of previous allocation " + name;
-            } catch (IOException | RuntimeException e) {
-                message = "Could not migrate the ephemeral disk of previous allocation " + name
-                        + "; starting with an empty one: " + e.getMessage();
-                LOG.warn("{}: {}", ctx.id(), message);
-            }
+        var disk = spec.effectiveEphemeralDisk();
+        if (disk.carriesData()) {
+            String message = carryOver(ctx, prevId, disk);
             ctx.toEveryTask().accept(TaskEvent.of(TaskEventType.TaskSetup, ctx.clock().instant()).withMessage(message));
         }
         return true;

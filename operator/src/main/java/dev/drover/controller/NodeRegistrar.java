@@ -35,7 +35,7 @@ public final class NodeRegistrar implements AutoCloseable {
     private final KubernetesClient client;
     private final String node;
     private final DeviceManager devices;
-    private final Map<String, String> annotations;
+    private volatile Map<String, String> annotations;
     private final Thread thread;
     private volatile String written;
     private volatile boolean closed;
@@ -68,8 +68,16 @@ public final class NodeRegistrar implements AutoCloseable {
         }
     }
 
-    /** Patches the Node if its device view changed; returns whether it wrote. */
-    boolean register() {
+    /** Sets {@code changed} annotations (a renewed certificate's fingerprint) and writes them now. */
+    public void annotate(Map<String, String> changed) {
+        Map<String, String> merged = new java.util.LinkedHashMap<>(annotations);
+        merged.putAll(changed);
+        annotations = Map.copyOf(merged);
+        register();
+    }
+
+    /** Patches the Node if its device view or annotations changed; returns whether it wrote. */
+    synchronized boolean register() {
         String patch = devices == null ? annotationsPatch(annotations) : patch(devices.devices(), annotations);
         if (patch.equals(written)) {
             return false;

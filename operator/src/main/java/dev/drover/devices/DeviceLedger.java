@@ -97,6 +97,11 @@ public final class DeviceLedger {
         }
     }
 
+    /** The allocation's reservations, one per task and device group. */
+    public synchronized List<DeviceReservation> reservations(AllocId alloc) {
+        return List.copyOf(byAlloc.getOrDefault(alloc, List.of()));
+    }
+
     /** Who holds an instance: its allocation and task. */
     public record Holder(AllocId alloc, String task) {
     }

@@ -25,6 +25,9 @@ public final class DeviceStats {
 
     /** Per task and per group. */
     public record AllocationStats(Map<String, List<InstanceStats>> byTask, List<GroupStats> byGroup) {
+
+        /** An allocation with no devices, or an agent without device plugins. */
+        public static final AllocationStats NONE = new AllocationStats(Map.of(), List.of());
     }
 
     private DeviceStats() {

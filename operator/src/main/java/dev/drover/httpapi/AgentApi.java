@@ -5,6 +5,9 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.devices.DeviceStats;
+import dev.drover.driver.DriverException;
+import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
@@ -14,16 +17,15 @@ import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
@@ -31,12 +33,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The agent's HTTPS API, which reads what only the node has:
- * {@code GET /v1/allocations/NAMESPACE/NAME/logs/TASK?stream=stdout|stderr&tail=N&follow=true}
- * streams a task's output (the last N lines, or all, then what it writes next
- * until it is dead or the caller hangs up). Every request is authenticated and
- * authorized by {@link KubernetesAuth} ({@code get} on {@code allocations/log});
- * errors are JSON {@code {"message": ...}} with their HTTP status.
+ * The agent's HTTPS API, which reads what only the node has, for one allocation this agent runs:
+ * <ul>
+ * <li>{@code GET /v1/allocations/NAMESPACE/NAME/logs/TASK?stream=stdout|stderr&tail=N&follow=true}: a task's
+ * output (the last N lines, or all, then what it writes next until it is dead or the caller hangs up);
+ * <li>{@code GET /v1/allocations/NAMESPACE/NAME/stats}: CPU, memory and device usage per task and for the whole
+ * allocation ({@link UsageReport});
+ * <li>{@code GET /v1/allocations/NAMESPACE/NAME/snapshot}: the ephemeral disk as a tar stream, which an agent on
+ * another node downloads to migrate it.
+ * </ul>
+ * Every request is authenticated and authorized by {@link KubernetesAuth} ({@code get} on the virtual
+ * subresources {@code allocations/log}, {@code allocations/stats} and {@code allocations/snapshot}); errors are
+ * JSON {@code {"status": ..., "message": ...}} with their HTTP status.
  */
 public final class AgentApi implements AutoCloseable {
 
@@ -45,11 +53,36 @@ public final class AgentApi implements AutoCloseable {
     public static final String PORT_ANNOTATION = "drover.dev/agent-api-port";
     public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern LOGS = Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/logs/([^/]+)$");
+    private static final Pattern ROUTE =
+            Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot))$");
+    private static final String ROUTES = "GET /v1/allocations/NAMESPACE/NAME/{logs/TASK,stats,snapshot}";
     static final Duration FOLLOW_POLL = Duration.ofMillis(250);
+    /** Between the two readings of a task's CPU time from which its CPU percentage comes. */
+    static final Duration STATS_WINDOW = Duration.ofMillis(250);
 
-    /** What the API needs of an allocation this agent runs. */
-    public record Local(Path logsDir, Set<String> tasks, Predicate<String> taskDead) {
+    /** What the API reads of an allocation this agent runs. */
+    public interface Local {
+
+        /** The allocation's tasks, in spec order. */
+        List<String> tasks();
+
+        /** Whether the task is dead for good (a followed log ends). */
+        boolean dead(String task);
+
+        /** The task's state as its status shows it ({@code Pending}, {@code Running}, {@code Dead}). */
+        String state(String task);
+
+        /** The shared log directory ({@code alloc/logs}). */
+        Path logsDir();
+
+        /** The task's usage now; empty when it is not running. */
+        Optional<TaskStats> stats(String task) throws DriverException, InterruptedException;
+
+        /** The allocation's reserved devices' latest statistics. */
+        DeviceStats.AllocationStats devices();
+
+        /** Writes the ephemeral disk as a tar stream. */
+        void snapshot(OutputStream out) throws IOException;
     }
 
     /** The allocations this agent runs. */
@@ -62,25 +95,34 @@ public final class AgentApi implements AutoCloseable {
     private final KubernetesAuth auth;
     private final Allocations allocations;
     private final String node;
+    private final Clock clock;
+    private final Duration statsWindow;
     private volatile boolean closed;
 
     private AgentApi(HttpsServer server, ExecutorService executor, KubernetesAuth auth, Allocations allocations,
-                     String node) {
+                     String node, Clock clock, Duration statsWindow) {
         this.server = server;
         this.executor = executor;
         this.auth = auth;
         this.allocations = allocations;
         this.node = node;
+        this.clock = clock;
+        this.statsWindow = statsWindow;
     }
 
     /** Serves on {@code address} (port 0: a free one) with {@code tls}; requests run on virtual threads. */
     public static AgentApi start(InetSocketAddress address, SSLContext tls, KubernetesAuth auth,
                                  Allocations allocations, String node) throws IOException {
+        return start(address, tls, auth, allocations, node, Clock.systemUTC(), STATS_WINDOW);
+    }
+
+    static AgentApi start(InetSocketAddress address, SSLContext tls, KubernetesAuth auth, Allocations allocations,
+                          String node, Clock clock, Duration statsWindow) throws IOException {
         HttpsServer server = HttpsServer.create(address, 64);
         server.setHttpsConfigurator(new HttpsConfigurator(tls));
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         server.setExecutor(executor);
-        AgentApi api = new AgentApi(server, executor, auth, allocations, node);
+        AgentApi api = new AgentApi(server, executor, auth, allocations, node, clock, statsWindow);
         server.createContext("/", api::handle);
         server.start();
         return api;
@@ -111,9 +153,9 @@ public final class AgentApi implements AutoCloseable {
     private void handle(HttpExchange ex) throws IOException {
         try (ex) {
             String path = ex.getRequestURI().getRawPath();
-            Matcher m = LOGS.matcher(path);
+            Matcher m = ROUTE.matcher(path);
             if (!m.matches()) {
-                error(ex, 404, "no such API path " + path + "; GET /v1/allocations/NAMESPACE/NAME/logs/TASK");
+                error(ex, 404, "no such API path " + path + "; " + ROUTES);
                 return;
             }
             if (!ex.getRequestMethod().equals("GET")) {
@@ -122,57 +164,110 @@ public final class AgentApi implements AutoCloseable {
             }
             String namespace = decode(m.group(1));
             String name = decode(m.group(2));
-            String task = decode(m.group(3));
-            if (!Names.isLabel(namespace) || !Names.isSubdomain(name) || !Names.isLabel(task)) {
-                error(ex, 400, "\"" + namespace + "/" + name + "\" task \"" + task + "\" is not a valid allocation"
-                        + " and task name");
+            String task = m.group(3) == null ? null : decode(m.group(3));
+            String subresource = task != null ? "log" : m.group(4) != null ? "stats" : "snapshot";
+            if (!Names.isLabel(namespace) || !Names.isSubdomain(name)) {
+                error(ex, 400, "\"" + namespace + "/" + name + "\" is not a valid allocation name");
+                return;
+            }
+            if (task != null && !Names.isLabel(task)) {
+                error(ex, 400, "\"" + task + "\" is not a valid task name");
                 return;
             }
             Map<String, String> query = query(ex.getRequestURI().getRawQuery());
-            String stream = query.getOrDefault("stream", "stdout");
-            boolean follow = Boolean.parseBoolean(query.getOrDefault("follow", "false"));
-            int tail;
-            try {
-                tail = Integer.parseInt(query.getOrDefault("tail", "-1"));
-            } catch (NumberFormatException e) {
-                error(ex, 400, "tail must be a whole number of lines, not \"" + query.get("tail") + "\"");
-                return;
-            }
-            if (!stream.equals("stdout") && !stream.equals("stderr")) {
-                error(ex, 400, "stream must be stdout or stderr, not \"" + stream + "\"");
-                return;
+            LogRequest logRequest = null;
+            if (task != null) {
+                Optional<String> problem = LogRequest.problem(query);
+                if (problem.isPresent()) {
+                    error(ex, 400, problem.get());
+                    return;
+                }
+                logRequest = LogRequest.of(task, query);
             }
             KubernetesAuth.Decision decision = auth.check(ex.getRequestHeaders().getFirst("Authorization"), namespace,
-                    name, "log");
+                    name, subresource);
             if (decision instanceof KubernetesAuth.Decision.Refused r) {
                 error(ex, r.status(), r.message());
                 return;
             }
-            Optional<Local> local = allocations.find(new AllocId(namespace, name));
+            AllocId id = new AllocId(namespace, name);
+            Optional<Local> local = allocations.find(id);
             if (local.isEmpty()) {
-                error(ex, 404, "allocation " + namespace + "/" + name + " does not run on node " + node);
+                error(ex, 404, "allocation " + id + " does not run on node " + node);
                 return;
             }
-            if (!local.get().tasks().contains(task)) {
-                error(ex, 404, "allocation " + namespace + "/" + name + " has no task \"" + task + "\"");
-                return;
+            switch (subresource) {
+                case "log" -> logs(ex, id, local.get(), logRequest);
+                case "stats" -> stats(ex, id, local.get());
+                default -> snapshot(ex, id, local.get());
             }
-            logs(ex, local.get(), task, stream, tail, follow);
         } catch (IOException clientGone) {
             LOG.debug("API client went away: {}", clientGone.toString());
         }
     }
 
-    private void logs(HttpExchange ex, Local local, String task, String stream, int tail, boolean follow)
-            throws IOException {
-        LogFiles files = new LogFiles(local.logsDir(), task, stream);
+    /** What a logs request asks for. */
+    private record LogRequest(String task, String stream, int tail, boolean follow) {
+
+        static Optional<String> problem(Map<String, String> query) {
+            String stream = query.getOrDefault("stream", "stdout");
+            if (!stream.equals("stdout") && !stream.equals("stderr")) {
+                return Optional.of("stream must be stdout or stderr, not \"" + stream + "\"");
+            }
+            String tail = query.getOrDefault("tail", "-1");
+            if (!tail.matches("-?[0-9]{1,9}")) {
+                return Optional.of("tail must be a whole number of lines, not \"" + tail + "\"");
+            }
+            return Optional.empty();
+        }
+
+        static LogRequest of(String task, Map<String, String> query) {
+            return new LogRequest(task, query.getOrDefault("stream", "stdout"),
+                    Integer.parseInt(query.getOrDefault("tail", "-1")),
+                    Boolean.parseBoolean(query.getOrDefault("follow", "false")));
+        }
+    }
+
+    private void logs(HttpExchange ex, AllocId id, Local local, LogRequest request) throws IOException {
+        if (!local.tasks().contains(request.task())) {
+            error(ex, 404, "allocation " + id + " has no task \"" + request.task() + "\"");
+            return;
+        }
+        LogFiles files = new LogFiles(local.logsDir(), request.task(), request.stream());
         ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
         ex.sendResponseHeaders(200, 0);
         try (OutputStream out = ex.getResponseBody()) {
-            long position = files.tail(tail, out);
-            if (follow) {
-                files.follow(position, out, () -> closed || local.taskDead().test(task), FOLLOW_POLL);
+            long position = files.tail(request.tail(), out);
+            if (request.follow()) {
+                files.follow(position, out, () -> closed || local.dead(request.task()), FOLLOW_POLL);
             }
+        }
+    }
+
+    private void stats(HttpExchange ex, AllocId id, Local local) throws IOException {
+        byte[] body;
+        try {
+            body = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(
+                    UsageReport.collect(id, node, local, clock, statsWindow));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            error(ex, 503, "the agent is shutting down");
+            return;
+        }
+        ex.getResponseHeaders().set("Content-Type", "application/json");
+        ex.sendResponseHeaders(200, body.length);
+        ex.getResponseBody().write(body);
+    }
+
+    private void snapshot(HttpExchange ex, AllocId id, Local local) throws IOException {
+        ex.getResponseHeaders().set("Content-Type", "application/x-tar");
+        ex.sendResponseHeaders(200, 0);
+        try (OutputStream out = ex.getResponseBody()) {
+            local.snapshot(out);
+        } catch (IOException e) {
+            // the stream ends without its end-of-archive blocks, which the reader refuses as cut short
+            LOG.warn("snapshot of {} ended early: {}", id, e.toString());
+            throw e;
         }
     }
 

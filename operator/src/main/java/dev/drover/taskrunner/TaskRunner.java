@@ -8,15 +8,19 @@ import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.driver.Deadlines;
 import dev.drover.driver.Driver;
+import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskStats;
 import dev.drover.state.Jackson;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.restarts.Outcome;
 import dev.drover.taskrunner.restarts.RestartDecision;
 import dev.drover.taskrunner.restarts.RestartTracker;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +40,12 @@ public final class TaskRunner {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskRunner.class);
     private static final ObjectMapper JSON = new ObjectMapper(Jackson.factory());
+    /** The longest a stats reading may take: an API request waits on it. */
+    private static final Duration STATS_DEADLINE = Duration.ofSeconds(5);
+
+    /** The task's process while the runner watches it: what a stats reading asks. */
+    private record Live(Driver driver, TaskHandle handle) {
+    }
 
     private final TaskRunnerConfig cfg;
     private volatile Task task;
@@ -55,6 +65,7 @@ public final class TaskRunner {
     /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
     private boolean restored;
     private Thread thread;
+    private volatile Live live;
 
     /** A runner for a task not started before. */
     public TaskRunner(TaskRunnerConfig cfg) {
@@ -195,6 +206,26 @@ public final class TaskRunner {
         return recorder.snapshot();
     }
 
+    /**
+     * The task's resource usage now, from its driver within a deadline; empty when it is not running (not started
+     * yet, between restarts, dead, or its runner shut down).
+     */
+    public Optional<TaskStats> stats() throws DriverException, InterruptedException {
+        Live now = live;
+        if (now == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Deadlines.call("reading the usage of " + name, STATS_DEADLINE,
+                    () -> now.driver().stats(now.handle())));
+        } catch (ExecutionException | Deadlines.DeadlineExceeded e) {
+            if (live != now) {
+                return Optional.empty(); // it exited meanwhile
+            }
+            throw new DriverException(reason(e), e);
+        }
+    }
+
     private void loop() {
         MDC.put("alloc", cfg.allocId().toString());
         MDC.put("task", name);
@@ -333,6 +364,15 @@ public final class TaskRunner {
 
     /** Waits for the task to exit, be killed, be restarted on request, or for shutdown. Null on shutdown. */
     private Outcome watch(Driver driver, TaskHandle handle) throws InterruptedException {
+        live = new Live(driver, handle);
+        try {
+            return watchLive(driver, handle);
+        } finally {
+            live = null;
+        }
+    }
+
+    private Outcome watchLive(Driver driver, TaskHandle handle) throws InterruptedException {
         CompletableFuture<ExitResult> exit = driver.exit(handle);
         CompletableFuture<String> restart = restartRequest;
         CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart).exceptionally(t -> null).join();

@@ -2,6 +2,7 @@ package dev.drover.allocrunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.LocalFirst;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.Timestamps;
@@ -17,6 +18,7 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -81,6 +83,87 @@ class PreviousAllocationTest {
             assertThat(next.allocState().taskStates().get("app").getEvents())
                     .anySatisfy(e -> assertThat(e.getMessage()).isEqualTo("Migrated the ephemeral disk of previous allocation web-1"));
             old.destroy();
+            next.destroy();
+        }
+    }
+
+    /** Runs {@code web-2}, replacing web-1 that ran on another node, with {@code disks} bringing web-1's disk. */
+    AllocRunner replacementOfARemoteAllocation(EphemeralDisk disk, DiskFetcher disks, StateDB db, RawExecDriver driver)
+            throws Exception {
+        PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), PreviousAllocations.NONE, disks);
+        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
+                (r, s, t, e) -> { }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
+                Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+        Allocation a = alloc("web-2", "web-1",
+                "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null; echo done >> \"$DROVER_TASK_DIR/local/seen\"");
+        a.getSpec().setEphemeralDisk(disk);
+        AllocRunner next = new AllocRunner(cfg, a);
+        next.run();
+        next.terminal().get(20, TimeUnit.SECONDS);
+        return next;
+    }
+
+    static List<String> messages(AllocRunner r) {
+        return r.allocState().taskStates().get("app").getEvents().stream().map(e -> e.getMessage()).toList();
+    }
+
+    @Test
+    void aMigratingDiskComesFromTheAgentOfTheNodeThePreviousAllocationRanOn() throws Exception {
+        List<AllocId> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        DiskFetcher fromNodeA = (prev, staging, tasks, maxBytes) -> {
+            asked.add(prev);
+            assertThat(tasks).containsExactly("app");
+            assertThat(maxBytes).isEqualTo(64L << 20);
+            Files.createDirectories(staging.resolve("alloc/data"));
+            Files.writeString(staging.resolve("alloc/data/note"), "from-node-a\n");
+            return new DiskFetcher.Fetched("node-a", 12);
+        };
+        try (StateDB db = StateDB.inMemory();
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(64, false, true), fromNodeA, db, driver);
+            assertThat(asked).containsExactly(new AllocId("default", "web-1"));
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("from-node-a\ndone\n");
+            assertThat(messages(next)).contains("Migrated the ephemeral disk of previous allocation web-1 from node node-a"
+                    + " (12 bytes)");
+            assertThat(data.resolve("allocs/default/web-2/.snapshot")).doesNotExist();
+            next.destroy();
+        }
+    }
+
+    @Test
+    void aFailedDownloadIsSoftTheTasksStartEmptyAndTheEventSaysWhy() throws Exception {
+        DiskFetcher halfThenFail = (prev, staging, tasks, maxBytes) -> {
+            Files.createDirectories(staging.resolve("alloc/data"));
+            Files.writeString(staging.resolve("alloc/data/note"), "half");
+            throw new IOException("the snapshot ends without its end-of-archive blocks (cut short?)");
+        };
+        try (StateDB db = StateDB.inMemory();
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(null, false, true), halfThenFail, db,
+                    driver);
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen")))
+                    .as("nothing of the partial download is used").isEqualTo("done\n");
+            assertThat(next.allocState().taskStates().get("app").getFailed()).isFalse();
+            assertThat(messages(next)).contains("Could not migrate the ephemeral disk of previous allocation web-1;"
+                    + " starting with an empty one: the snapshot ends without its end-of-archive blocks (cut short?)");
+            assertThat(data.resolve("allocs/default/web-2/.snapshot")).doesNotExist();
+            next.destroy();
+        }
+    }
+
+    @Test
+    void aStickyDiskThatIsNotMigratingStaysOnItsNode() throws Exception {
+        DiskFetcher never = (prev, staging, tasks, maxBytes) -> {
+            throw new AssertionError("a sticky disk is never fetched from another node");
+        };
+        try (StateDB db = StateDB.inMemory();
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(null, true, false), never, db, driver);
+            assertThat(messages(next)).anySatisfy(m -> assertThat(m).startsWith("Previous allocation web-1 did not run"
+                    + " on this node and a sticky disk stays on its node"));
             next.destroy();
         }
     }

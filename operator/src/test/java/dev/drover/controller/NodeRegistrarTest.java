@@ -9,6 +9,13 @@ import dev.drover.deviceplugin.DeviceGroup;
 import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.Unit;
 import dev.drover.devices.DeviceManager;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.net.InetAddress;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,6 +54,36 @@ class NodeRegistrarTest {
         assertThat(both.path("metadata").path("annotations").path("drover.dev/agent-certificate-sha256").asText())
                 .hasSize(64);
         assertThat(both.path("status").path("capacity").path("drover.dev/nvidia-gpu").asText()).isEqualTo("1");
+    }
+
+    @Test
+    void aRenewedCertificatesFingerprintIsWrittenToTheNodeAtOnce() throws Exception {
+        KubernetesMockServer server = new KubernetesMockServer(false);
+        server.start(InetAddress.getLoopbackAddress(), 0);
+        List<JsonNode> patches = new CopyOnWriteArrayList<>();
+        server.expect().get().withPath("/api/v1/nodes/node-a").andReturn(200,
+                new NodeBuilder().withNewMetadata().withName("node-a").endMetadata().build()).always();
+        server.expect().patch().withPath("/api/v1/nodes/node-a/status").andReply(200, request -> {
+            try {
+                patches.add(new ObjectMapper().readTree(request.getBody().readUtf8()));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return new NodeBuilder().withNewMetadata().withName("node-a").endMetadata().build();
+        }).always();
+        try (KubernetesClient client = server.createClient(new JdkHttpClientFactory());
+             NodeRegistrar registrar = new NodeRegistrar(client, "node-a", null, Map.of(
+                     "drover.dev/agent-api-port", "4646", "drover.dev/agent-certificate-sha256", "aa".repeat(32)),
+                     Duration.ofHours(1))) {
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> patches.size() == 1);
+            registrar.annotate(Map.of("drover.dev/agent-certificate-sha256", "bb".repeat(32)));
+            assertThat(patches).hasSize(2);
+            JsonNode annotations = patches.get(1).path("metadata").path("annotations");
+            assertThat(annotations.path("drover.dev/agent-certificate-sha256").asText()).isEqualTo("bb".repeat(32));
+            assertThat(annotations.path("drover.dev/agent-api-port").asText()).isEqualTo("4646");
+        } finally {
+            server.destroy();
+        }
     }
 
     @Test

@@ -3,7 +3,16 @@ package dev.drover.httpapi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.allocwatcher.Snapshots;
+import dev.drover.deviceplugin.InstanceStats;
+import dev.drover.devices.DeviceStats;
+import dev.drover.driver.DriverException;
+import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -16,8 +25,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLHandshakeException;
@@ -26,8 +40,66 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The logs API over HTTPS: what callers with and without the right get, and a followed log. */
+/** The API over HTTPS: what callers with and without the right get, a followed log, stats and snapshots. */
 class AgentApiTest {
+
+    static final Instant BOOT = Instant.now();
+
+    /**
+     * Allocation team-a/svc: task web runs (half a core, 64 MiB, one GPU), task init is dead, task db's driver
+     * fails to answer.
+     */
+    final class FakeAllocation implements AgentApi.Local {
+        private final Path logs;
+
+        FakeAllocation(Path logs) {
+            this.logs = logs;
+        }
+
+        @Override
+        public List<String> tasks() {
+            return List.of("web", "init", "db");
+        }
+
+        @Override
+        public boolean dead(String task) {
+            return task.equals("init") || webDead.get();
+        }
+
+        @Override
+        public String state(String task) {
+            return task.equals("init") ? "Dead" : "Running";
+        }
+
+        @Override
+        public Path logsDir() {
+            return logs;
+        }
+
+        @Override
+        public Optional<TaskStats> stats(String task) throws DriverException {
+            Instant now = Instant.now();
+            return switch (task) {
+                case "web" -> Optional.of(new TaskStats(now, Duration.between(BOOT, now).dividedBy(2), 64L << 20));
+                case "db" -> throw new DriverException("process 4242 is gone");
+                default -> Optional.empty();
+            };
+        }
+
+        @Override
+        public DeviceStats.AllocationStats devices() {
+            InstanceStats gpu = InstanceStats.builder("GPU-0", BOOT).gpuUtilPercent(87).memoryUsedMiB(3000)
+                    .memoryTotalMiB(16384).temperatureC(61).build();
+            return new DeviceStats.AllocationStats(Map.of("web", List.of(gpu)), List.of(new DeviceStats.GroupStats(
+                    "nvidia", "gpu", "Tesla T4", List.of("GPU-0"), OptionalDouble.of(87), OptionalLong.of(3000),
+                    OptionalLong.of(16384), OptionalDouble.of(61), OptionalDouble.empty())));
+        }
+
+        @Override
+        public void snapshot(OutputStream out) throws IOException {
+            Snapshots.pack(dir.resolve("alloc"), List.of("web"), out);
+        }
+    }
 
     @TempDir
     Path dir;
@@ -45,11 +117,16 @@ class AgentApiTest {
         Files.writeString(logs.resolve("web.stderr.0"), "oops\n");
         identity = AgentCertificate.loadOrCreate(dir.resolve("tls"), "node-a", List.of(InetAddress.getLoopbackAddress()),
                 Clock.systemUTC());
+        Files.createDirectories(dir.resolve("alloc/alloc/data"));
+        Files.writeString(dir.resolve("alloc/alloc/data/state.txt"), "kept\n");
+        Files.createDirectories(dir.resolve("alloc/web/local"));
+        Files.writeString(dir.resolve("alloc/web/local/cache.bin"), "warm");
+        FakeAllocation svc = new FakeAllocation(logs);
         AgentApi.Allocations allocations = id -> id.equals(new AllocId("team-a", "svc"))
-                || id.equals(new AllocId("team-b", "svc"))
-                ? Optional.of(new AgentApi.Local(logs, Set.of("web"), task -> webDead.get())) : Optional.empty();
+                || id.equals(new AllocId("team-b", "svc")) ? Optional.of(svc) : Optional.empty();
         api = AgentApi.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), identity.sslContext(),
-                new KubernetesAuth(kube.client, Clock.systemUTC()), allocations, "node-a");
+                new KubernetesAuth(kube.client, Clock.systemUTC()), allocations, "node-a", Clock.systemUTC(),
+                Duration.ofMillis(200));
         http = HttpClient.newBuilder().sslContext(Pinning.to(identity.fingerprint())).build();
     }
 
@@ -94,7 +171,7 @@ class AgentApiTest {
     void unknownAllocationsTasksAndBadInputAreClearErrors() throws Exception {
         assertThat(get("/v1/allocations/team-a/other/logs/web", "alice-token").body())
                 .contains("allocation team-a/other does not run on node node-a");
-        assertThat(get("/v1/allocations/team-a/svc/logs/db", "alice-token").body()).contains("has no task \\\"db\\\"");
+        assertThat(get("/v1/allocations/team-a/svc/logs/cache", "alice-token").body()).contains("has no task \\\"cache\\\"");
         assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=many", "alice-token").statusCode()).isEqualTo(400);
         assertThat(get("/v1/allocations/team-a/svc/logs/web?stream=../../etc/passwd", "alice-token").statusCode())
                 .isEqualTo(400);
@@ -114,6 +191,72 @@ class AgentApiTest {
             webDead.set(true);
             assertThat(body.readAllBytes()).as("the stream ends once the task is dead").isEmpty();
         }
+    }
+
+    @Test
+    void statsShowEachTasksCpuAndMemoryAndItsDevices() throws Exception {
+        HttpResponse<String> r = get("/v1/allocations/team-a/svc/stats", "alice-token");
+        assertThat(r.statusCode()).isEqualTo(200);
+        JsonNode stats = new ObjectMapper().readTree(r.body());
+        assertThat(stats.path("allocation").asText()).isEqualTo("team-a/svc");
+        JsonNode web = stats.path("tasks").path("web");
+        assertThat(web.path("state").asText()).isEqualTo("Running");
+        assertThat(web.path("resourceUsage").path("cpu").path("percent").asDouble()).as("half a core")
+                .isBetween(45.0, 55.0);
+        assertThat(web.path("resourceUsage").path("memory").path("rssBytes").asLong()).isEqualTo(64L << 20);
+        assertThat(web.path("devices").get(0).path("id").asText()).isEqualTo("GPU-0");
+        assertThat(web.path("devices").get(0).path("gpuUtilPercent").asDouble()).isEqualTo(87);
+        assertThat(web.path("devices").get(0).has("powerW")).as("what the device cannot report is left out").isFalse();
+        assertThat(stats.path("tasks").path("init").path("state").asText()).isEqualTo("Dead");
+        assertThat(stats.path("tasks").path("init").has("resourceUsage")).isFalse();
+        assertThat(stats.path("tasks").path("db").path("error").asText()).isEqualTo("process 4242 is gone");
+        assertThat(stats.path("resourceUsage").path("memory").path("rssBytes").asLong()).isEqualTo(64L << 20);
+        assertThat(stats.path("devices").get(0).path("model").asText()).isEqualTo("Tesla T4");
+        assertThat(stats.path("devices").get(0).path("memoryTotalMiB").asLong()).isEqualTo(16384);
+        assertThat(kube.asked).extracting(a -> a.getSpec().getResourceAttributes().getSubresource()).contains("stats");
+        assertThat(get("/v1/allocations/team-b/svc/stats", "alice-token").statusCode()).isEqualTo(403);
+    }
+
+    @Test
+    void aSnapshotIsTheEphemeralDiskAsTar() throws Exception {
+        HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port()
+                        + "/v1/allocations/team-a/svc/snapshot")).header("Authorization", "Bearer alice-token").build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("Content-Type")).contains("application/x-tar");
+        Path staging = Files.createDirectories(dir.resolve("staging"));
+        try (InputStream body = r.body()) {
+            Snapshots.unpack(body, staging, Set.of("web"), 1 << 20);
+        }
+        assertThat(staging.resolve("alloc/data/state.txt")).hasContent("kept");
+        assertThat(staging.resolve("web/local/cache.bin")).hasContent("warm");
+        assertThat(kube.asked).extracting(a -> a.getSpec().getResourceAttributes().getSubresource())
+                .contains("snapshot");
+        assertThat(get("/v1/allocations/team-a/svc/snapshot", null).statusCode()).isEqualTo(401);
+        assertThat(get("/v1/allocations/team-b/svc/snapshot", "alice-token").body())
+                .contains("cannot get allocations/snapshot");
+    }
+
+    @Test
+    void theClientExplainsAForeignCertificateAMissingTokenAndAnUnknownAllocation() throws Exception {
+        URI base = URI.create("https://127.0.0.1:" + api.port());
+        AgentClient.Endpoint impostor = new AgentClient.Endpoint("node-a", base, "ab".repeat(32));
+        assertThatThrownBy(() -> AgentClient.get(impostor, AgentClient.path("team-a", "svc", "stats"), "alice-token",
+                Duration.ofSeconds(10), InputStream::readAllBytes))
+                .isInstanceOf(AgentClient.AgentException.class)
+                .hasMessageContaining("is not the one node node-a names")
+                .hasMessageContaining("not the " + "ab".repeat(32) + " published on its Node");
+        AgentClient.Endpoint real = new AgentClient.Endpoint("node-a", base, identity.fingerprint());
+        assertThatThrownBy(() -> AgentClient.get(real, AgentClient.path("team-a", "svc", "stats"), "forged",
+                Duration.ofSeconds(10), InputStream::readAllBytes))
+                .isInstanceOf(AgentClient.AgentException.class).hasMessageContaining("(HTTP 401)")
+                .hasMessageNotContaining("{");
+        assertThatThrownBy(() -> AgentClient.get(real, AgentClient.path("team-a", "gone", "stats"), "alice-token",
+                Duration.ofSeconds(10), InputStream::readAllBytes))
+                .hasMessage("allocation team-a/gone does not run on node node-a (HTTP 404)");
+        String body = AgentClient.get(real, AgentClient.path("team-a", "svc", "logs/web") + "?tail=1", "alice-token",
+                Duration.ofSeconds(10), in -> new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        assertThat(body).isEqualTo("three\n");
     }
 
     @Test

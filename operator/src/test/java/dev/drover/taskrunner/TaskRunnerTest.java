@@ -135,6 +135,17 @@ class TaskRunnerTest {
     }
 
     @Test
+    void statsAreTheDriversReadingWhileTheTaskRunsAndNothingOnceItIsDead() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of("runFor", "1h"))));
+        assertThat(r.stats()).as("not started yet").isEmpty();
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> r.stats().isPresent());
+        assertThat(r.stats().orElseThrow().memoryBytes()).as("the mock driver's pretend 4 MiB").isEqualTo(4L << 20);
+        r.kill(null).get(10, TimeUnit.SECONDS);
+        assertThat(r.stats()).isEmpty();
+    }
+
+    @Test
     void failingTaskIsRestartedPerPolicyThenNotRestarting() throws Exception {
         RestartPolicy policy = new RestartPolicy(2, "10s", "50ms", RestartMode.Fail);
         TaskRunner r = runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "20ms", "exitCode", 1))));

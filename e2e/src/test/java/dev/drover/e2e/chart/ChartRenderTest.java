@@ -95,6 +95,7 @@ class ChartRenderTest {
         assertThat(grants).containsExactlyInAnyOrder(
                 "drover.dev allocations [get, list, patch, update, watch]",
                 "drover.dev allocations/status [patch, update]",
+                "drover.dev allocations/snapshot [get]",
                 " events [create, patch]",
                 " nodes [get]",
                 " nodes/status [patch]",

@@ -1,0 +1,111 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.local.LocalApiServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 10's migration acceptance: two agents, for nodes {@code a} and {@code b}, on the local cluster. What an
+ * allocation wrote on a is there for its replacement on b, which the agent on b downloaded from the agent on a.
+ */
+class MigrationIT {
+
+    @TempDir
+    static Path dir;
+    static LocalApiServer server;
+    static Kubectl kubectl;
+    static AgentProcess agentA;
+    static AgentProcess agentB;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("a", "b"))
+                .withKubeconfig(dir.resolve("kubeconfig")));
+        kubectl = new Kubectl(server.kubeconfig());
+        Path logs = Files.createDirectories(Path.of("target", "agent-logs"));
+        agentA = agent("a", logs).start();
+        agentB = agent("b", logs).start();
+    }
+
+    static AgentProcess agent(String node, Path logs) {
+        return new AgentProcess(logs.resolve("migration-it-" + node + ".log"), "--kubeconfig",
+                server.kubeconfig().toString(), "--node", node, "--data-dir", dir.resolve("data-" + node).toString(),
+                "--enable-raw-exec", "--metrics-port", "-1", "--api-port", "0");
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        for (AgentProcess agent : new AgentProcess[] {agentA, agentB}) {
+            if (agent != null) {
+                agent.close();
+            }
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static String alloc(String name, String node, String previous, String script) {
+        return """
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: %s, namespace: default}
+                spec:
+                  nodeName: %s
+                %s  ephemeralDisk: {sizeMB: 10, migrate: true}
+                  tasks:
+                  - name: app
+                    driver: raw_exec
+                    config: {command: /bin/sh, args: ["-c", %s]}
+                    killTimeout: 2s
+                """.formatted(name, node, previous == null ? "" : "  previousAllocation: " + previous + "\n", "'" + script + "'");
+    }
+
+    static Path file(String node, String alloc, String path) {
+        return dir.resolve("data-" + node).resolve("allocs/default/" + alloc + "/" + path);
+    }
+
+    @Test
+    void aFileWrittenOnNodeAIsThereForTheReplacementOnNodeB() throws Exception {
+        kubectl.runWithInput(alloc("store-1", "a", null, "echo written on a > \"$DROVER_ALLOC_DIR/data/greeting\";"
+                + " echo 41 > \"$DROVER_TASK_DIR/local/counter\"; exec sleep 600"), "apply", "-f", "-").assertOk();
+        kubectl.waitForClientStatus("store-1", "Running", Duration.ofSeconds(30));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("a", "store-1", "app/local/counter")));
+        kubectl.run("patch", "alloc", "store-1", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}")
+                .assertOk();
+
+        kubectl.runWithInput(alloc("store-2", "b", "store-1", "cat \"$DROVER_ALLOC_DIR/data/greeting\""
+                + " \"$DROVER_TASK_DIR/local/counter\" > \"$DROVER_TASK_DIR/local/seen\"; exec sleep 600"),
+                "apply", "-f", "-").assertOk();
+        kubectl.waitForClientStatus("store-2", "Running", Duration.ofSeconds(40));
+        Path seen = file("b", "store-2", "app/local/seen");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(seen) && Files.size(seen) > 0);
+        assertThat(seen).hasContent("written on a\n41");
+        assertThat(kubectl.allocJsonpath("store-2", ".status.taskStates.app.events[*].message"))
+                .contains("Migrated the ephemeral disk of previous allocation store-1 from node a");
+        assertThat(file("b", "store-2", ".snapshot")).doesNotExist();
+        assertThat(file("a", "store-1", "alloc/data/greeting")).as("the old node keeps its copy until it is deleted")
+                .exists();
+    }
+
+    @Test
+    void aDiskThatCannotBeFetchedIsASoftFailure() {
+        kubectl.runWithInput(alloc("orphan", "b", "never-was", "exec sleep 600"), "apply", "-f", "-").assertOk();
+        kubectl.waitForClientStatus("orphan", "Running", Duration.ofSeconds(40));
+        assertThat(kubectl.allocJsonpath("orphan", ".status.taskStates.app.events[*].message"))
+                .contains("Could not migrate the ephemeral disk of previous allocation never-was; starting with an"
+                        + " empty one: previous allocation default/never-was is gone, and its disk with it");
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(kubectl.run("get", "events",
+                "--field-selector", "involvedObject.name=orphan", "-o", "jsonpath={.items[*].message}").assertOk().out())
+                .contains("Could not migrate the ephemeral disk"));
+    }
+}

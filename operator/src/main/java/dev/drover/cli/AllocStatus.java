@@ -1,0 +1,357 @@
+package dev.drover.cli;
+
+import static dev.drover.cli.TerminalText.NONE;
+import static dev.drover.cli.TerminalText.ago;
+import static dev.drover.cli.TerminalText.clean;
+import static dev.drover.cli.TerminalText.parseTime;
+import static dev.drover.cli.TerminalText.utc;
+
+import dev.drover.api.v1alpha1.AllocatedDevice;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskState;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.EventSeries;
+import io.fabric8.kubernetes.api.model.MicroTime;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.ObjectReference;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.PrintStream;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * {@code kubectl drover status ALLOC}: an allocation as a person reads it, in
+ * the manner of {@code nomad alloc status}. A header of what the agent reports,
+ * one section per task (spec order, its recent events newest first), then the
+ * Kubernetes Events recorded on the allocation. {@link #render} is pure; every
+ * field may be missing and every string is cleaned before it is shown.
+ */
+final class AllocStatus {
+
+    /** Kubernetes Events shown, newest first; the rest are counted. */
+    static final int MAX_KUBERNETES_EVENTS = 10;
+
+    private static final Comparator<Instant> NEWEST_FIRST_UNKNOWN_LAST =
+            Comparator.nullsLast(Comparator.<Instant>reverseOrder());
+
+    private AllocStatus() {
+    }
+
+    /**
+     * Reads {@code alloc} and its Events through {@code client} and prints their
+     * {@link #render}. {@code namespace} null means the client's, else
+     * {@code default}. Events the user may not list are left out with a note.
+     */
+    static void run(KubernetesClient client, String alloc, String namespace, InstantSource clock, PrintStream out)
+            throws KubectlDrover.Failure {
+        String ns = namespace != null ? namespace : client.getNamespace() != null ? client.getNamespace() : "default";
+        try {
+            Allocation a = client.resources(Allocation.class).inNamespace(ns).withName(alloc).get();
+            if (a == null) {
+                throw new KubectlDrover.Failure("allocation " + ns + "/" + alloc + " not found");
+            }
+            out.print(render(a, eventsOf(client, a, ns, alloc), clock.instant()));
+        } catch (KubernetesClientException e) {
+            throw new KubectlDrover.Failure("the API server said: " + e.getMessage());
+        }
+    }
+
+    /** The allocation's Events; null when listing Events is forbidden to this user. */
+    private static List<Event> eventsOf(KubernetesClient client, Allocation a, String ns, String name) {
+        List<Event> listed;
+        try {
+            listed = client.v1().events().inNamespace(ns).withField("involvedObject.kind", "Allocation")
+                    .withField("involvedObject.name", name).list().getItems();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == 403) {
+                return null;
+            }
+            throw e;
+        }
+        String uid = a.getMetadata() == null ? null : a.getMetadata().getUid();
+        return listed.stream().filter(e -> isAbout(e.getInvolvedObject(), uid)).toList();
+    }
+
+    /**
+     * An allocation deleted and created again under the same name has a new uid:
+     * its predecessor's Events are not its own. Without uids, the name decides.
+     */
+    private static boolean isAbout(ObjectReference involved, String uid) {
+        return uid == null || involved == null || involved.getUid() == null || uid.equals(involved.getUid());
+    }
+
+    /**
+     * What {@code kubectl drover status} prints for {@code alloc}.
+     *
+     * @param events Kubernetes Events on the allocation, in any order; null when they could not be read
+     * @param now    the time that "ago" counts from
+     */
+    static String render(Allocation alloc, List<Event> events, Instant now) {
+        ObjectMeta meta = alloc.getMetadata() != null ? alloc.getMetadata() : new ObjectMeta();
+        AllocationSpec spec = alloc.getSpec() != null ? alloc.getSpec() : new AllocationSpec();
+        AllocationStatus status = alloc.getStatus();
+        StringBuilder out = new StringBuilder(header(meta, spec, status, now));
+        // not Map.of(): a task without a name (a hostile or broken spec) looks itself up as null
+        Map<String, TaskState> states = status == null || status.getTaskStates() == null ? new HashMap<>()
+                : status.getTaskStates();
+        Set<String> shown = new HashSet<>();
+        for (Task t : spec.getTasks() == null ? List.<Task>of() : spec.getTasks()) {
+            if (t != null) {
+                out.append('\n').append(task(t.getName(), marks(t), states.get(t.getName()), now));
+                shown.add(t.getName());
+            }
+        }
+        // a task the spec dropped whose state the agent still reports
+        states.forEach((name, state) -> {
+            if (!shown.contains(name)) {
+                out.append('\n').append(task(name, "no longer in the spec", state, now));
+            }
+        });
+        out.append('\n').append(kubernetesEvents(events, meta));
+        return out.toString();
+    }
+
+    private static String header(ObjectMeta meta, AllocationSpec spec, AllocationStatus status, Instant now) {
+        List<String[]> lines = new ArrayList<>();
+        lines.add(pair("Name", clean(meta.getName())));
+        lines.add(pair("Namespace", clean(meta.getNamespace())));
+        lines.add(pair("UID", clean(meta.getUid())));
+        lines.add(pair("Node", clean(spec.getNodeName())));
+        lines.add(pair("Type", spec.effectiveType().name()));
+        if (spec.getPreviousAllocation() != null) {
+            lines.add(pair("Previous Allocation", clean(spec.getPreviousAllocation())));
+        }
+        if (status == null) {
+            lines.add(pair("Client Status", "(not yet seen by the node's agent)"));
+        } else {
+            lines.add(pair("Client Status", status.getClientStatus() == null ? NONE : status.getClientStatus().name()));
+            lines.add(pair("Client Description", clean(status.getClientDescription())));
+        }
+        lines.add(pair("Desired Status", spec.effectiveDesiredStatus().name()));
+        if (meta.getDeletionTimestamp() != null) {
+            lines.add(pair("Deleting", "requested " + ago(meta.getDeletionTimestamp(), now)
+                    + "; waiting for the node's agent to stop its tasks and remove its files"));
+        }
+        String ready = ready(status);
+        if (ready != null) {
+            lines.add(pair("Ready", ready));
+        }
+        if (status != null && status.getObservedGeneration() != null && meta.getGeneration() != null
+                && !status.getObservedGeneration().equals(meta.getGeneration())) {
+            lines.add(pair("Generation", meta.getGeneration() + " (the agent has acted on "
+                    + status.getObservedGeneration() + " so far)"));
+        }
+        lines.add(pair("Created", meta.getCreationTimestamp() == null ? NONE
+                : ago(meta.getCreationTimestamp(), now)));
+        if (status != null && status.getAllocatedDevices() != null && !status.getAllocatedDevices().isEmpty()) {
+            lines.add(pair("Devices", String.join("\n",
+                    status.getAllocatedDevices().stream().filter(Objects::nonNull).map(AllocStatus::device).toList())));
+        }
+        return TerminalText.keyValues(lines);
+    }
+
+    /** {@code True, 2/2 main tasks running}, the Ready condition's message added when it says more. */
+    private static String ready(AllocationStatus status) {
+        if (status == null) {
+            return null;
+        }
+        Condition condition = status.getConditions() == null ? null : status.getConditions().stream()
+                .filter(c -> c != null && "Ready".equals(c.getType())).findFirst().orElse(null);
+        List<String> parts = new ArrayList<>();
+        if (condition != null) {
+            parts.add(clean(condition.getStatus()));
+        }
+        if (status.getReady() != null) {
+            parts.add(clean(status.getReady()) + " main tasks running");
+        }
+        if (parts.isEmpty()) {
+            return null;
+        }
+        String text = String.join(", ", parts);
+        if (condition != null && condition.getMessage() != null
+                && !condition.getMessage().equals(status.getClientDescription())) {
+            text += " (" + clean(condition.getMessage()) + ")";
+        }
+        return text;
+    }
+
+    /** {@code web: nvidia/gpu/Tesla T4 [GPU-0, GPU-1]} */
+    private static String device(AllocatedDevice d) {
+        String name = String.join("/", Stream.of(d.getVendor(), d.getType(), d.getModel())
+                .filter(Objects::nonNull).map(TerminalText::clean).toList());
+        String ids = d.getIds() == null ? "" : " [" + String.join(", ", d.getIds().stream()
+                .map(TerminalText::clean).toList()) + "]";
+        return clean(d.getTask()) + ": " + (name.isEmpty() ? NONE : name) + ids;
+    }
+
+    /** {@code leader}, {@code prestart sidecar}, or both; empty for a plain main task. */
+    private static String marks(Task t) {
+        List<String> marks = new ArrayList<>();
+        if (t.isLeaderTask()) {
+            marks.add("leader");
+        }
+        if (t.hook() != null) {
+            marks.add(t.hook().name().toLowerCase(Locale.ROOT) + (t.isSidecar() ? " sidecar" : ""));
+        }
+        return String.join(", ", marks);
+    }
+
+    private static String task(String name, String marks, TaskState state, Instant now) {
+        StringBuilder out = new StringBuilder("Task \"").append(clean(name)).append('"');
+        if (!marks.isEmpty()) {
+            out.append(" (").append(marks).append(')');
+        }
+        if (state == null) {
+            return out.append(" is \"Pending\"\nNo events yet\n").toString();
+        }
+        out.append(" is \"").append(state.getState() == null ? "Unknown" : state.getState().name()).append('"');
+        if (Boolean.TRUE.equals(state.getFailed())) {
+            out.append(" (failed)");
+        }
+        out.append('\n');
+        List<String> times = new ArrayList<>();
+        times.add("Restarts = " + (state.getRestarts() == null ? 0 : state.getRestarts()));
+        if (state.getLastRestart() != null) {
+            times.add("Last Restart = " + ago(state.getLastRestart(), now));
+        }
+        if (state.getStartedAt() != null) {
+            times.add("Started = " + ago(state.getStartedAt(), now));
+        }
+        if (state.getFinishedAt() != null) {
+            times.add("Finished = " + ago(state.getFinishedAt(), now));
+        }
+        out.append(String.join(", ", times)).append('\n');
+        List<TaskEvent> events = state.getEvents() == null ? List.of()
+                : state.getEvents().stream().filter(Objects::nonNull).toList();
+        if (events.isEmpty()) {
+            return out.append("No events yet\n").toString();
+        }
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"Time", "Type", "Description"});
+        for (TaskEvent e : newestFirst(events, e -> parseTime(e.getTime()))) {
+            rows.add(new String[] {e.getTime() == null ? NONE : utc(e.getTime()),
+                    e.getType() == null ? NONE : e.getType().name(), describe(e)});
+        }
+        return out.append("Recent Events:\n").append(TerminalText.columns(rows)).toString();
+    }
+
+    /**
+     * The event's message, then each detail its type carries that the message
+     * does not already say: {@code Exit Code: 137, Signal: SIGKILL}.
+     */
+    static String describe(TaskEvent e) {
+        String message = e.getMessage() == null ? "" : e.getMessage();
+        Map<String, String> details = new LinkedHashMap<>();
+        details.put("Exit Code", e.getExitCode() == null ? null : e.getExitCode().toString());
+        details.put("Signal", e.getSignal());
+        details.put("Restart Reason", e.getRestartReason());
+        details.put("Restart Delay", e.getStartDelay());
+        details.put("Kill Timeout", e.getKillTimeout());
+        details.put("Kill Error", e.getKillError());
+        details.put("Failed Sibling", e.getFailedSibling());
+        details.put("Validation Error", e.getValidationError());
+        details.put("Driver Error", e.getDriverError());
+        List<String> parts = new ArrayList<>();
+        if (!message.isEmpty()) {
+            parts.add(message);
+        }
+        details.forEach((label, value) -> {
+            if (value != null && !value.isEmpty() && !says(message, label, value)) {
+                parts.add(label + ": " + value);
+            }
+        });
+        return clean(String.join(", ", parts));
+    }
+
+    /** Whether {@code message} already tells {@code value}; a bare number is in many by chance, so only labelled. */
+    private static boolean says(String message, String label, String value) {
+        boolean number = value.chars().allMatch(Character::isDigit);
+        // "Exit Code: 12" does not say "Exit Code: 1"
+        boolean labelled = Pattern.compile(Pattern.quote(label + ": " + value) + "(?!\\d)").matcher(message).find();
+        return labelled || (!number && message.contains(value));
+    }
+
+    private static String kubernetesEvents(List<Event> events, ObjectMeta meta) {
+        if (events == null) {
+            return "Events:\nNot shown: you may not list Events in namespace " + clean(meta.getNamespace()) + "\n";
+        }
+        List<Event> all = events.stream().filter(Objects::nonNull).toList();
+        if (all.isEmpty()) {
+            return "Events:\nNone (the API server keeps Events for an hour by default)\n";
+        }
+        List<Event> shown = newestFirst(all, AllocStatus::timeOf).stream().limit(MAX_KUBERNETES_EVENTS).toList();
+        boolean counted = shown.stream().anyMatch(e -> countOf(e) > 1);
+        List<String[]> rows = new ArrayList<>();
+        rows.add(counted ? new String[] {"Time", "Type", "Reason", "Count", "Message"}
+                : new String[] {"Time", "Type", "Reason", "Message"});
+        for (Event e : shown) {
+            Instant t = timeOf(e);
+            String time = t == null ? NONE : utc(t);
+            rows.add(counted ? new String[] {time, clean(e.getType()), clean(e.getReason()),
+                    Integer.toString(countOf(e)), clean(e.getMessage())}
+                    : new String[] {time, clean(e.getType()), clean(e.getReason()), clean(e.getMessage())});
+        }
+        StringBuilder out = new StringBuilder("Events:\n").append(TerminalText.columns(rows));
+        if (all.size() > shown.size()) {
+            out.append("(").append(all.size() - shown.size()).append(" older not shown: kubectl get events -n ")
+                    .append(clean(meta.getNamespace())).append(" --field-selector involvedObject.name=")
+                    .append(clean(meta.getName())).append(")\n");
+        }
+        return out.toString();
+    }
+
+    /** When the Event last happened: a repeat's time, else its single time, else its first. */
+    private static Instant timeOf(Event e) {
+        EventSeries series = e.getSeries();
+        String repeated = series == null ? null : micro(series.getLastObservedTime());
+        for (String candidate : new String[] {e.getLastTimestamp(), repeated, micro(e.getEventTime()),
+                e.getFirstTimestamp()}) {
+            Instant t = parseTime(candidate);
+            if (t != null) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    private static String micro(MicroTime t) {
+        return t == null ? null : t.getTime();
+    }
+
+    private static int countOf(Event e) {
+        if (e.getCount() != null) {
+            return e.getCount();
+        }
+        return e.getSeries() != null && e.getSeries().getCount() != null ? e.getSeries().getCount() : 1;
+    }
+
+    /** Newest first, those without a time last; of equal times the later in {@code items} first. */
+    private static <T> List<T> newestFirst(List<T> items, Function<T, Instant> time) {
+        List<T> sorted = new ArrayList<>(items.reversed());
+        sorted.sort(Comparator.comparing(time, NEWEST_FIRST_UNKNOWN_LAST));
+        return sorted;
+    }
+
+    private static String[] pair(String key, String value) {
+        return new String[] {key, value};
+    }
+}

@@ -1,0 +1,136 @@
+package dev.drover.controller;
+
+import dev.drover.allocwatcher.DiskFetcher;
+import dev.drover.allocwatcher.Snapshots;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.httpapi.AgentClient;
+import dev.drover.state.AllocId;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Fetches a previous allocation's disk from the agent on the node it ran on: finds the node from the allocation's
+ * {@code spec.nodeName} and the agent from the Node ({@link AgentClient}), asks for its {@code snapshot} with this
+ * agent's own token (which needs {@code get} on {@code allocations/snapshot}), and unpacks the stream as hostile
+ * ({@link Snapshots#unpack}). A download that makes no progress for {@code idleTimeout} is abandoned.
+ */
+public final class AgentSnapshots implements DiskFetcher {
+
+    private final KubernetesClient client;
+    private final String ownNode;
+    private final Supplier<String> token;
+    private final Duration idleTimeout;
+
+    /**
+     * @param token this agent's bearer token, read at each fetch (a projected ServiceAccount token is rotated)
+     */
+    public AgentSnapshots(KubernetesClient client, String ownNode, Supplier<String> token, Duration idleTimeout) {
+        this.client = client;
+        this.ownNode = ownNode;
+        this.token = token;
+        this.idleTimeout = idleTimeout;
+    }
+
+    @Override
+    public Fetched fetch(AllocId previous, Path staging, Set<String> tasks, long maxBytes)
+            throws IOException, InterruptedException {
+        Allocation a;
+        try {
+            a = client.resources(Allocation.class).inNamespace(previous.namespace()).withName(previous.name()).get();
+        } catch (KubernetesClientException e) {
+            throw new IOException("cannot read previous allocation " + previous + ": " + e.getMessage(), e);
+        }
+        String node = a == null || a.getSpec() == null ? null : a.getSpec().getNodeName();
+        if (node == null) {
+            throw new IOException("previous allocation " + previous + " is gone, and its disk with it");
+        }
+        if (node.equals(ownNode)) {
+            throw new IOException("it ran on this node, and its directory here is gone (garbage collected?)");
+        }
+        String credential = token.get();
+        if (credential == null || credential.isBlank()) {
+            throw new IOException("this agent has no bearer token to show the agent of node " + node);
+        }
+        try {
+            AgentClient.Endpoint agent = AgentClient.find(client, node);
+            long bytes = AgentClient.get(agent, AgentClient.path(previous.namespace(), previous.name(), "snapshot"),
+                    credential, idleTimeout, body -> {
+                        try (Watchdog watched = new Watchdog(body, idleTimeout)) {
+                            return Snapshots.unpack(watched, staging, tasks, maxBytes);
+                        }
+                    });
+            return new Fetched(node, bytes);
+        } catch (AgentClient.AgentException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    /** Closes the stream under a read that has waited longer than the idle timeout, which ends that read. */
+    private static final class Watchdog extends FilterInputStream {
+        private final Thread watcher;
+        private volatile long lastProgress = System.nanoTime();
+        private volatile boolean timedOut;
+
+        Watchdog(InputStream in, Duration idle) {
+            super(in);
+            long idleNanos = idle.toNanos();
+            watcher = Thread.ofVirtual().name("snapshot-watchdog").start(() -> {
+                try {
+                    while (true) {
+                        Thread.sleep(Math.max(1, idle.toMillis() / 4));
+                        if (System.nanoTime() - lastProgress > idleNanos) {
+                            timedOut = true;
+                            in.close();
+                            return;
+                        }
+                    }
+                } catch (InterruptedException | IOException done) {
+                    // closed, or the stream is gone already
+                }
+            });
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n;
+            try {
+                n = super.read(b, off, len);
+            } catch (IOException e) {
+                throw timedOut ? stalled() : e;
+            }
+            if (timedOut) {
+                throw stalled();
+            }
+            lastProgress = System.nanoTime();
+            return n;
+        }
+
+        private static IOException stalled() {
+            return new IOException("the download stalled: no data for the idle timeout");
+        }
+
+        @Override
+        public void close() throws IOException {
+            watcher.interrupt();
+            try {
+                watcher.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            super.close();
+        }
+    }
+}

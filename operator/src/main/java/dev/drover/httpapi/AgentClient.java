@@ -1,0 +1,150 @@
+package dev.drover.httpapi;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import javax.net.ssl.SSLHandshakeException;
+
+/**
+ * The client of another node's agent API, for {@code kubectl drover} and for an agent fetching a snapshot to
+ * migrate: finds the agent from its Node (address, the published port and certificate fingerprint), trusts
+ * exactly that certificate, and sends the caller's bearer token.
+ */
+public final class AgentClient {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    /** Why the agent could not be found or asked; the message is for a user, as it is. */
+    public static final class AgentException extends Exception {
+        private final int status;
+
+        AgentException(String message, int status) {
+            super(message);
+            this.status = status;
+        }
+
+        AgentException(String message) {
+            this(message, 0);
+        }
+
+        /** The HTTP status the agent answered, or 0 when it did not answer. */
+        public int status() {
+            return status;
+        }
+    }
+
+    /** Where a node's agent serves, and the certificate it must present. */
+    public record Endpoint(String node, URI base, String fingerprint) {
+    }
+
+    /** Reads a successful response's body; it is closed afterwards. */
+    public interface BodyReader<T> {
+        T read(InputStream body) throws IOException;
+    }
+
+    private AgentClient() {
+    }
+
+    /**
+     * The agent on {@code nodeName}: dialled at the Node's first {@code InternalIP} (else {@code ExternalIP}); a
+     * Node that lists no address (the local dev cluster's) is dialled at the API server's host.
+     */
+    public static Endpoint find(KubernetesClient client, String nodeName) throws AgentException {
+        Node node;
+        try {
+            node = nodeName == null ? null : client.nodes().withName(nodeName).get();
+        } catch (KubernetesClientException e) {
+            throw new AgentException("cannot read node " + nodeName + ": " + e.getMessage());
+        }
+        if (node == null) {
+            throw new AgentException("node \"" + nodeName + "\" does not exist");
+        }
+        Map<String, String> annotations = node.getMetadata().getAnnotations() == null ? Map.of()
+                : node.getMetadata().getAnnotations();
+        String port = annotations.get(AgentApi.PORT_ANNOTATION);
+        String fingerprint = annotations.get(AgentApi.CERTIFICATE_ANNOTATION);
+        if (port == null || fingerprint == null || !port.matches("[0-9]{1,5}")) {
+            throw new AgentException("node " + nodeName + " publishes no agent API (is the agent running there, with"
+                    + " apiPort set?)");
+        }
+        List<String> addresses = AgentApi.addresses(node);
+        String host = addresses.isEmpty() ? URI.create(client.getConfiguration().getMasterUrl()).getHost()
+                : addresses.getFirst();
+        if (host.contains(":") && !host.startsWith("[")) {
+            host = "[" + host + "]";
+        }
+        return new Endpoint(nodeName, URI.create("https://" + host + ":" + port), fingerprint);
+    }
+
+    /** The API path of an allocation's subresource, e.g. {@code path("ns", "web", "logs/main")}. */
+    public static String path(String namespace, String name, String subresource) {
+        return "/v1/allocations/" + encode(namespace) + "/" + encode(name) + "/" + subresource;
+    }
+
+    public static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * GETs {@code pathAndQuery} from the agent with {@code token}, and hands a 200's body to {@code reader}. Any
+     * other answer throws with the agent's message; so do a certificate other than the published one and an agent
+     * that cannot be reached.
+     *
+     * @param timeout for the response to begin (not for the whole body: a followed log has no end)
+     */
+    public static <T> T get(Endpoint agent, String pathAndQuery, String token, Duration timeout, BodyReader<T> reader)
+            throws AgentException, IOException, InterruptedException {
+        URI target = agent.base().resolve(pathAndQuery);
+        HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT);
+        try {
+            builder.sslContext(Pinning.to(agent.fingerprint()));
+        } catch (GeneralSecurityException e) {
+            throw new AgentException("cannot set up TLS: " + e.getMessage());
+        }
+        try (HttpClient http = builder.build()) {
+            HttpResponse<InputStream> r;
+            try {
+                r = http.send(HttpRequest.newBuilder(target).timeout(timeout).header("Authorization", "Bearer " + token)
+                        .build(), HttpResponse.BodyHandlers.ofInputStream());
+            } catch (SSLHandshakeException e) {
+                throw new AgentException("the agent at " + target.getAuthority() + " is not the one node "
+                        + agent.node() + " names: " + e.getMessage());
+            } catch (IOException e) {
+                throw new AgentException("cannot reach the agent of node " + agent.node() + " at "
+                        + target.getAuthority() + ": " + e);
+            }
+            try (InputStream body = r.body()) {
+                if (r.statusCode() != 200) {
+                    String text = new String(body.readNBytes(64 << 10), StandardCharsets.UTF_8);
+                    throw new AgentException(message(text) + " (HTTP " + r.statusCode() + ")", r.statusCode());
+                }
+                return reader.read(body);
+            }
+        }
+    }
+
+    /** The message of the agent's JSON error, or the text as it is. */
+    private static String message(String text) {
+        try {
+            JsonNode error = JSON.readTree(text);
+            return error.path("message").asText(text);
+        } catch (IOException e) {
+            return text;
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package dev.drover.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** The plugin's command line and its stats table, without a cluster. */
+class KubectlDroverTest {
+
+    record Run(int exit, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = KubectlDrover.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void misusedCommandLinesExitTwoWithTheReasonAndTheUsage() {
+        assertThat(run().exit()).isEqualTo(2);
+        assertThat(run("help").exit()).isZero();
+        Run unknown = run("exec", "web");
+        assertThat(unknown.exit()).isEqualTo(2);
+        assertThat(unknown.err()).startsWith("kubectl drover: unknown command \"exec\"\n").contains("usage:");
+        assertThat(run("logs", "web").err()).contains("logs needs ALLOC and TASK");
+        assertThat(run("stats").err()).contains("stats needs ALLOC");
+        assertThat(run("stats", "web", "-f").err()).contains("-f is a flag of logs, not of stats");
+        assertThat(run("logs", "web", "main", "--json").err()).contains("--json is a flag of stats, not of logs");
+        assertThat(run("logs", "web", "main", "--tail", "ten").err()).contains("--tail needs a number of lines");
+        assertThat(run("status", "web", "-n").err()).contains("-n needs a value");
+        assertThat(run("status", "web", "--verbose").err()).contains("unknown flag \"--verbose\"");
+    }
+
+    @Test
+    void aWellFormedCommandIsRead() throws Exception {
+        KubectlDrover.Command c = KubectlDrover.Command.parse(new String[] {"logs", "-n", "team-a", "web", "main", "-f",
+                "--stderr", "--tail", "20"});
+        assertThat(c).isEqualTo(new KubectlDrover.Command("logs", java.util.List.of("web", "main"), "team-a", true,
+                "stderr", "20", false));
+    }
+
+    @Test
+    void statsReadAsTablesWithDashesForWhatWasNotReported() throws Exception {
+        String report = """
+                {"allocation": "default/train-1", "node": "gpu-7", "windowSeconds": 0.25,
+                 "resourceUsage": {"cpu": {"seconds": 412.5, "percent": 98.4}, "memory": {"rssBytes": 1288490188}},
+                 "tasks": {
+                   "train": {"state": "Running",
+                     "resourceUsage": {"cpu": {"seconds": 412.5, "percent": 98.4}, "memory": {"rssBytes": 1288490188}},
+                     "devices": [{"id": "GPU-0", "gpuUtilPercent": 37.0, "memoryUsedMiB": 2048, "memoryTotalMiB": 15360,
+                                  "temperatureC": 48.0}]},
+                   "init": {"state": "Dead"},
+                   "probe": {"state": "Running", "error": "process 42 is gone"}},
+                 "devices": [{"vendor": "nvidia", "type": "gpu", "model": "Tesla T4", "ids": ["GPU-0"],
+                              "gpuUtilPercent": 37.0, "memoryUsedMiB": 2048, "memoryTotalMiB": 15360}]}
+                """;
+        String table = AllocStats.render(new ObjectMapper().readTree(report));
+        assertThat(table).isEqualTo("""
+                Allocation default/train-1 on node gpu-7, CPU measured over 0.25 s
+
+                Task   State    CPU                   CPU Time  Memory
+                train  Running  98.4 %                412.5 s   1.2 GiB
+                init   Dead     -                     -         -
+                probe  Running  (process 42 is gone)  -         -
+                (all)           98.4 %                412.5 s   1.2 GiB
+
+                Devices
+                Task   Device                       GPU   Memory          Temperature  Power
+                train  GPU-0                        37 %  2048/15360 MiB  48 °C        -
+                (all)  nvidia/gpu/Tesla T4 [GPU-0]  37 %  2048/15360 MiB  -            -
+                """);
+    }
+}
