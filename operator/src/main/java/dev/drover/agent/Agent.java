@@ -1,13 +1,11 @@
 package dev.drover.agent;
 
-import dev.drover.allocrunner.AllocDir;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocwatcher.LocalFirst;
 import dev.drover.api.v1alpha1.Allocation;
-import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.controller.AgentSnapshots;
 import dev.drover.controller.AllocationController;
 import dev.drover.controller.AllocationReconciler;
-import dev.drover.controller.AgentSnapshots;
 import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.controller.EventRecorder;
 import dev.drover.controller.NodeRegistrar;
