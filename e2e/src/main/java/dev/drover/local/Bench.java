@@ -16,6 +16,7 @@ import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -56,6 +57,8 @@ final class Bench {
     private final List<String> agentJvm;
     private final PrintStream out;
     private final PrintStream err;
+    /** Where to write each allocation's timeline as CSV, or null. */
+    private final Path timeline;
     private final boolean terminal = System.console() != null;
     /** One client for every poll of the agent's port (each HttpClient has its own threads). */
     private final HttpClient http = HttpClient.newHttpClient();
@@ -67,8 +70,9 @@ final class Bench {
      */
     static final List<String> SERVER_JVM = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
 
-    Bench(int allocs, int tasks, boolean restart, Path agentJar, List<String> agentJvm, PrintStream out,
+    Bench(int allocs, int tasks, boolean restart, Path agentJar, List<String> agentJvm, Path timeline, PrintStream out,
           PrintStream err) {
+        this.timeline = timeline;
         this.allocs = allocs;
         this.tasks = tasks;
         this.restart = restart;
@@ -79,11 +83,15 @@ final class Bench {
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+        if (!ManagementFactory.getRuntimeMXBean().getInputArguments().containsAll(SERVER_JVM)) {
+            return inLightJvm(args);
+        }
         int allocs = 100;
         int tasks = 2;
         boolean restart = false;
         Path jar = Path.of("operator", "target", "drover-agent.jar");
         List<String> jvm = null;
+        Path timeline = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--allocs" -> allocs = positive(args, ++i, "--allocs");
@@ -91,6 +99,7 @@ final class Bench {
                 case "--restart" -> restart = true;
                 case "--agent-jar" -> jar = Path.of(arg(args, ++i, "--agent-jar"));
                 case "--agent-jvm" -> jvm = List.of(arg(args, ++i, "--agent-jvm").trim().split("\\s+"));
+                case "--timeline" -> timeline = Path.of(arg(args, ++i, "--timeline"));
                 default -> throw new LocalMain.UsageException("unknown flag \"" + args[i] + "\"");
             }
         }
@@ -98,11 +107,31 @@ final class Bench {
             throw new LocalMain.UsageException("no agent jar at " + jar + " (build it with ./mvnw package, or give"
                     + " --agent-jar)");
         }
-        Bench bench = new Bench(allocs, tasks, restart, jar, jvm == null ? AgentJvm.options() : jvm, out, err);
+        Bench bench = new Bench(allocs, tasks, restart, jar, jvm == null ? AgentJvm.options() : jvm, timeline, out,
+                err);
         try {
             return bench.run();
         } finally {
             bench.http.close();
+        }
+    }
+
+    /**
+     * Runs the bench again in a JVM of its own with {@link #SERVER_JVM}, its output passed through: the bench plays
+     * the users, and with the JVM's defaults its C2 compiler took half as much CPU again as the agent it measures,
+     * on the same two cores.
+     */
+    private static int inLightJvm(String[] args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(SERVER_JVM);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), LocalMain.class.getName(), "bench"));
+        command.addAll(Arrays.asList(args));
+        Process bench = new ProcessBuilder(command).inheritIO().start();
+        try {
+            return bench.waitFor();
+        } finally {
+            bench.destroy();
         }
     }
 
@@ -156,6 +185,7 @@ final class Bench {
                     }
                 });
                 long begin = System.nanoTime();
+                Instant beginWall = Instant.now();
                 try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
                     for (int i = 0; i < allocs; i++) {
                         String name = "bench-" + i;
@@ -173,8 +203,11 @@ final class Bench {
                 created.forEach((name, at) -> latencies.add((running.getOrDefault(name, at) - at) / 1e9));
                 latencies.sort(Double::compare);
                 Thread.sleep(2000); // let batched status writes land before counting them
-                List<Double> seenToRunning = seenToRunning(client.resources(Allocation.class).inNamespace("default")
-                        .list().getItems());
+                List<Allocation> listed = client.resources(Allocation.class).inNamespace("default").list().getItems();
+                List<Double> seenToRunning = seenToRunning(listed);
+                if (timeline != null) {
+                    writeTimeline(listed, created, running, begin, beginWall);
+                }
                 String metrics = scrape(metricsPort);
                 ObjectNode result = JSON.createObjectNode();
                 result.put("allocs", allocs).put("tasksPerAlloc", tasks);
@@ -284,6 +317,38 @@ final class Bench {
         }
         out.sort(Double::compare);
         return out;
+    }
+
+    /**
+     * One line per allocation, in milliseconds from the first create: created (its create call returned), received
+     * (the agent took it on), started (its last task started), running (the bench's watch saw it Running).
+     */
+    private void writeTimeline(List<Allocation> listed, Map<String, Long> created, Map<String, Long> running,
+                               long begin, Instant beginWall) throws IOException {
+        List<String> lines = new ArrayList<>(List.of("name,createdMs,receivedMs,startedMs,runningMs"));
+        for (Allocation a : listed) {
+            String name = a.getMetadata().getName();
+            Instant received = null;
+            Instant started = null;
+            for (TaskState state : a.getStatus() == null || a.getStatus().getTaskStates() == null
+                    ? List.<TaskState>of() : a.getStatus().getTaskStates().values()) {
+                Instant r = firstEvent(state, TaskEventType.Received);
+                Instant s = firstEvent(state, TaskEventType.Started);
+                received = r != null && (received == null || r.isBefore(received)) ? r : received;
+                started = s != null && (started == null || s.isAfter(started)) ? s : started;
+            }
+            lines.add(name + "," + millis(created.get(name), begin) + "," + millis(received, beginWall) + ","
+                    + millis(started, beginWall) + "," + millis(running.get(name), begin));
+        }
+        Files.write(timeline, lines);
+    }
+
+    private static String millis(Long nanos, long begin) {
+        return nanos == null ? "" : Long.toString((nanos - begin) / 1_000_000);
+    }
+
+    private static String millis(Instant at, Instant begin) {
+        return at == null ? "" : Long.toString(Duration.between(begin, at).toMillis());
     }
 
     private static Instant firstEvent(TaskState state, TaskEventType type) {
@@ -414,12 +479,14 @@ final class Bench {
 
     static String usage() {
         return String.join("\n", Arrays.asList(
-                "  bench --allocs N --tasks M [--restart] [--agent-jar FILE] [--agent-jvm \"OPTIONS\"]",
+                "  bench --allocs N --tasks M [--restart] [--agent-jar FILE] [--agent-jvm \"OPTIONS\"] [--timeline CSV]",
                 "      Start the local API server here and the agent jar (default operator/target/drover-agent.jar)",
                 "      as a child process with the image's JVM options (or OPTIONS), create N allocations of M mock",
                 "      tasks at once, and print one JSON line:",
                 "      allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),",
                 "      createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,",
-                "      heapBytesPerAlloc, and with --restart restoreSeconds and restartsAfterRestore.")) + "\n";
+                "      heapBytesPerAlloc, and with --restart restoreSeconds and restartsAfterRestore.",
+                "      --timeline writes each allocation's created, received, started and running times (ms) as CSV."))
+                + "\n";
     }
 }

@@ -121,8 +121,9 @@ class ApiServerJarIT {
 
     @Test
     void benchPrintsOneJsonLineWithTheDocumentedKeys() throws Exception {
+        Path timeline = dir.resolve("timeline.csv");
         Process bench = javaCommand("bench", "--allocs", "5", "--tasks", "2", "--restart", "--agent-jar",
-                Path.of("..", "operator", "target", "drover-agent.jar").toString())
+                Path.of("..", "operator", "target", "drover-agent.jar").toString(), "--timeline", timeline.toString())
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(bench.waitFor(120, TimeUnit.SECONDS)).isTrue();
@@ -135,5 +136,9 @@ class ApiServerJarIT {
         assertThat(json.get("allocs").asInt()).isEqualTo(5);
         assertThat(json.get("stateChanges").asLong()).isGreaterThanOrEqualTo(30); // 5 x 2 x (Received, TaskSetup, Started)
         assertThat(json.get("restartsAfterRestore").asLong()).isZero();
+        List<String> lines = java.nio.file.Files.readAllLines(timeline);
+        assertThat(lines.getFirst()).isEqualTo("name,createdMs,receivedMs,startedMs,runningMs");
+        assertThat(lines).hasSize(6);
+        assertThat(lines.subList(1, 6)).allMatch(l -> l.matches("bench-[0-4](,-?[0-9]+){4}"), "every time known");
     }
 }

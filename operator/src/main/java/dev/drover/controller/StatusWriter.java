@@ -3,9 +3,13 @@ package dev.drover.controller;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.state.AllocId;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
@@ -20,11 +24,15 @@ import org.slf4j.LoggerFactory;
  * written at once; other changes wait up to the batch delay so that a burst of
  * task events costs one write; a status identical to the one last written is
  * never written; a failed write is retried with back-off; and every resync
- * interval anything not yet written is tried again.
+ * interval anything not yet written is tried again. Up to {@link #IN_FLIGHT}
+ * writes are sent at once (never two for one allocation), so one slow round
+ * trip does not hold every other allocation's status back.
  */
 public final class StatusWriter implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(StatusWriter.class);
+    /** Writes sent at once, each for a different allocation. */
+    static final int IN_FLIGHT = 8;
 
     /** Where statuses go: the Kubernetes side patches the status subresource. */
     public interface Sink {
@@ -42,6 +50,7 @@ public final class StatusWriter implements AutoCloseable {
         AllocationStatus written;
         long dueNanos = Long.MAX_VALUE;
         int failures;
+        boolean inFlight;
     }
 
     private final Sink sink;
@@ -53,6 +62,11 @@ public final class StatusWriter implements AutoCloseable {
     private final LongAdder skipped = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private final Thread thread;
+    /** The writes in flight run here, one virtual thread each. */
+    private final ExecutorService senders = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("drover-status-write-", 0).factory());
+    /** Guarded by {@link #lock}. */
+    private int inFlight;
     private volatile boolean closed;
 
     public StatusWriter(Sink sink, Timing timing) {
@@ -159,7 +173,7 @@ public final class StatusWriter implements AutoCloseable {
     private void loop() {
         long nextResync = System.nanoTime() + timing.resync().toNanos();
         while (!closed) {
-            Map.Entry<AllocId, AllocationStatus> job = null;
+            List<Map.Entry<AllocId, AllocationStatus>> jobs = new ArrayList<>();
             lock.lock();
             try {
                 long now = System.nanoTime();
@@ -174,25 +188,33 @@ public final class StatusWriter implements AutoCloseable {
                 long earliest = nextResync;
                 for (Map.Entry<AllocId, Entry> en : entries.entrySet()) {
                     Entry e = en.getValue();
-                    if (e.latest == null) {
+                    if (e.latest == null || e.inFlight) {
                         continue;
                     }
-                    if (e.dueNanos <= now) {
-                        job = Map.entry(en.getKey(), e.latest);
-                        break;
+                    if (e.dueNanos > now) {
+                        earliest = Math.min(earliest, e.dueNanos);
+                    } else if (inFlight + jobs.size() < IN_FLIGHT) {
+                        e.inFlight = true;
+                        jobs.add(Map.entry(en.getKey(), e.latest));
                     }
-                    earliest = Math.min(earliest, e.dueNanos);
                 }
-                if (job == null) {
-                    wake.awaitNanos(Math.max(1, earliest - now));
+                if (jobs.isEmpty()) {
+                    wake.awaitNanos(Math.max(1, earliest - now)); // a publish or a finished write wakes it sooner
                     continue;
                 }
+                inFlight += jobs.size();
             } catch (InterruptedException ex) {
                 return;
             } finally {
                 lock.unlock();
             }
-            write(job.getKey(), job.getValue());
+            for (Map.Entry<AllocId, AllocationStatus> job : jobs) {
+                try {
+                    senders.execute(() -> write(job.getKey(), job.getValue()));
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                    return;
+                }
+            }
         }
     }
 
@@ -206,10 +228,13 @@ public final class StatusWriter implements AutoCloseable {
         }
         lock.lock();
         try {
+            inFlight--;
+            wake.signalAll();
             Entry e = entries.get(id);
             if (e == null) {
                 return;
             }
+            e.inFlight = false;
             if (failure == null) {
                 e.written = status;
                 e.failures = 0;
@@ -235,7 +260,7 @@ public final class StatusWriter implements AutoCloseable {
         }
     }
 
-    /** Stops the writer thread and joins it; pending statuses are not written. */
+    /** Stops the writer thread and joins it and the writes in flight; pending statuses are not written. */
     @Override
     public void close() {
         closed = true;
@@ -245,5 +270,6 @@ public final class StatusWriter implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        senders.close();
     }
 }

@@ -5,8 +5,10 @@ import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.util.TokenBuffer;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.validation.Violation;
@@ -57,7 +59,9 @@ public final class UnreadableAllocations {
 
     private static final class Deserializer extends StdDeserializer<Allocation> {
 
-        private static final KubernetesSerialization STRICT = new KubernetesSerialization();
+        private static final ObjectMapper STRICT_MAPPER = new ObjectMapper(Jackson.factory());
+        private static final KubernetesSerialization STRICT = new KubernetesSerialization(STRICT_MAPPER, true);
+        private static final ObjectReader STRICT_READER = STRICT_MAPPER.readerFor(Allocation.class);
 
         Deserializer() {
             super(Allocation.class);
@@ -65,15 +69,20 @@ public final class UnreadableAllocations {
 
         @Override
         public Allocation deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
-            JsonNode tree = p.readValueAsTree();
-            try {
-                return STRICT.convertValue(tree, Allocation.class);
-            } catch (IllegalArgumentException e) {
+            // one pass over the text into tokens; the model reads the tokens, and only a refusal builds a tree
+            TokenBuffer tokens = ctxt.bufferAsCopyOfValue(p);
+            try (JsonParser again = tokens.asParser(p.getCodec())) {
+                return STRICT_READER.readValue(again);
+            } catch (JsonMappingException e) {
+                JsonNode tree;
+                try (JsonParser forTree = tokens.asParser(p.getCodec())) {
+                    tree = STRICT_MAPPER.readTree(forTree);
+                }
                 Allocation a = new Allocation();
                 ObjectMeta meta = STRICT.convertValue(tree.path("metadata"), ObjectMeta.class);
                 Map<String, String> annotations = new HashMap<>(meta.getAnnotations() == null ? Map.of()
                         : meta.getAnnotations());
-                annotations.put(ANNOTATION, describe(e));
+                annotations.put(ANNOTATION, describe(new IllegalArgumentException(e.getMessage(), e)));
                 meta.setAnnotations(annotations);
                 a.setMetadata(meta);
                 AllocationSpec spec = new AllocationSpec();

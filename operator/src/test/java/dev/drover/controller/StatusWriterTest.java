@@ -114,13 +114,49 @@ class StatusWriterTest {
     }
 
     @Test
-    void closeJoinsTheWriterThread() {
+    void closeJoinsTheWriterThreadAndTheWritesInFlight() {
         List<Thread> writerThread = new CopyOnWriteArrayList<>();
-        StatusWriter w = new StatusWriter((id, s) -> writerThread.add(Thread.currentThread()), StatusWriter.Timing.DEFAULT);
+        java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
+        StatusWriter w = new StatusWriter((id, s) -> {
+            writerThread.add(Thread.currentThread());
+            Thread.sleep(300);
+            finished.set(true);
+        }, StatusWriter.Timing.DEFAULT);
         w.publish(WEB, status(ClientStatus.Running, "1/1"));
         await().atMost(Duration.ofSeconds(2)).until(() -> !writerThread.isEmpty());
-        assertThat(writerThread.getFirst().isAlive()).isTrue();
         w.close();
-        assertThat(writerThread.getFirst().isAlive()).isFalse();
+        assertThat(finished).as("the write in flight ended before close returned").isTrue();
+        await().atMost(Duration.ofSeconds(1)).until(() -> !writerThread.getFirst().isAlive()); // its last instructions
+        assertThat(w.alive()).isFalse();
+    }
+
+    @Test
+    void aSlowApiServerDoesNotHoldOtherAllocationsBackAndOneAllocationIsNeverWrittenTwiceAtOnce() throws Exception {
+        java.util.Map<AllocId, AtomicInteger> concurrent = new java.util.concurrent.ConcurrentHashMap<>();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<Write> slow = new CopyOnWriteArrayList<>();
+        try (StatusWriter w = new StatusWriter((id, s) -> {
+            if (concurrent.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet() > 1) {
+                overlaps.incrementAndGet();
+            }
+            Thread.sleep(200); // a round trip to a loaded API server
+            slow.add(new Write(id, s, System.nanoTime()));
+            concurrent.get(id).decrementAndGet();
+        }, timing)) {
+            long start = System.nanoTime();
+            for (int i = 0; i < StatusWriter.IN_FLIGHT; i++) {
+                w.publish(new AllocId("default", "web-" + i), status(ClientStatus.Running, "1/1"));
+            }
+            await().atMost(Duration.ofSeconds(5)).until(() -> slow.size() == StatusWriter.IN_FLIGHT);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("written side by side, not one after another")
+                    .isLessThan(Duration.ofMillis(200L * StatusWriter.IN_FLIGHT / 2));
+            for (int i = 0; i < 5; i++) { // one allocation changing while its write is in flight
+                w.publish(WEB, status(i % 2 == 0 ? ClientStatus.Running : ClientStatus.Failed, i + "/1"));
+                Thread.sleep(50);
+            }
+            await().atMost(Duration.ofSeconds(5)).until(() -> slow.stream().filter(x -> x.id().equals(WEB))
+                    .anyMatch(x -> x.status().getReady().equals("4/1")));
+        }
+        assertThat(overlaps).hasValue(0);
     }
 }
