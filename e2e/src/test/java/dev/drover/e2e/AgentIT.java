@@ -306,6 +306,10 @@ class AgentIT {
         assertThat(usage.path("memory").path("rssBytes").asLong()).as(json.out()).isPositive();
         assertThat(usage.path("cpu").has("percent")).isTrue();
 
+        var wrongToken = kubectl.plugin(PLUGINS, "drover", "stats", "chatty", "--token=someone-else");
+        assertThat(wrongToken.exitCode()).as("--token is what the agent is shown").isEqualTo(1);
+        assertThat(wrongToken.err()).contains("knows one token").contains("(HTTP 401)");
+
         var status = kubectl.plugin(PLUGINS, "drover", "status", "chatty");
         assertThat(status.exitCode()).as(status.err()).isZero();
         assertThat(status.out()).contains("Client Status", "Running", "Task \"talker\" is \"Running\"", "Started",

@@ -11,6 +11,8 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,14 +26,17 @@ import java.util.Set;
 public final class KubectlDrover {
 
     static final String USAGE = """
-            usage: kubectl drover logs ALLOC TASK [-f|--follow] [--stderr] [--tail N] [-n|--namespace NS]
-                   kubectl drover stats ALLOC [--json] [-n|--namespace NS]
-                   kubectl drover status ALLOC [-n|--namespace NS]
+            usage: kubectl drover logs ALLOC TASK [-f|--follow] [--stderr] [--tail N] [OPTIONS]
+                   kubectl drover stats ALLOC [--json] [OPTIONS]
+                   kubectl drover status ALLOC [OPTIONS]
 
               logs    a task's output, from the agent on the allocation's node (docs/api.md);
                       -f follows it until the task is dead, --tail N starts N lines from the end
               stats   CPU, memory and device usage of each task, from the agent; --json prints the agent's answer
               status  the allocation's status, its tasks' states and recent events, and its Kubernetes Events
+
+            OPTIONS: -n|--namespace NS, --context NAME, --kubeconfig FILE, and --token TOKEN: the bearer
+            token shown to the agent, for a kubeconfig whose user has none (client certificates)
             """;
     static final int EXIT_USAGE = 2;
     /** How long the agent may take to begin its answer (stats take a quarter of a second to measure CPU). */
@@ -57,7 +62,7 @@ public final class KubectlDrover {
 
     /** The command line, read. */
     record Command(String verb, List<String> args, String namespace, boolean follow, String stream, String tail,
-                   boolean json) {
+                   boolean json, String context, String kubeconfig, String token) {
 
         private static final Set<String> VERBS = Set.of("logs", "stats", "status");
 
@@ -72,24 +77,37 @@ public final class KubectlDrover {
             String stream = "stdout";
             String tail = null;
             String namespace = null;
+            String context = null;
+            String kubeconfig = null;
+            String token = null;
             for (int i = 1; i < argv.length; i++) {
                 String flag = argv[i];
+                String inline = null;
+                int eq = flag.indexOf('=');
+                if (flag.startsWith("--") && eq > 0) { // --namespace=team-a, as kubectl takes it
+                    inline = flag.substring(eq + 1);
+                    flag = flag.substring(0, eq);
+                }
                 switch (flag) {
                     case "-f", "--follow" -> follow = only(verb, "logs", flag, true);
                     case "--stderr" -> stream = only(verb, "logs", flag, "stderr");
                     case "--json" -> json = only(verb, "stats", flag, true);
-                    case "--tail", "-n", "--namespace" -> {
-                        if (i + 1 >= argv.length) {
+                    case "--tail", "-n", "--namespace", "--context", "--kubeconfig", "--token" -> {
+                        if (inline == null && i + 1 >= argv.length) {
                             throw new Misuse(flag + " needs a value");
                         }
-                        String value = argv[++i];
-                        if (flag.equals("--tail")) {
-                            tail = only(verb, "logs", flag, value);
-                            if (!tail.matches("[0-9]{1,9}")) {
-                                throw new Misuse("--tail needs a number of lines, not \"" + tail + "\"");
+                        String value = inline != null ? inline : argv[++i];
+                        switch (flag) {
+                            case "--tail" -> {
+                                tail = only(verb, "logs", flag, value);
+                                if (!tail.matches("[0-9]{1,9}")) {
+                                    throw new Misuse("--tail needs a number of lines, not \"" + tail + "\"");
+                                }
                             }
-                        } else {
-                            namespace = value;
+                            case "--context" -> context = value;
+                            case "--kubeconfig" -> kubeconfig = value;
+                            case "--token" -> token = value;
+                            default -> namespace = value;
                         }
                     }
                     default -> {
@@ -104,7 +122,7 @@ public final class KubectlDrover {
             if (positional.size() != wanted) {
                 throw new Misuse(verb + (wanted == 2 ? " needs ALLOC and TASK" : " needs ALLOC"));
             }
-            return new Command(verb, positional, namespace, follow, stream, tail, json);
+            return new Command(verb, positional, namespace, follow, stream, tail, json, context, kubeconfig, token);
         }
 
         private static <T> T only(String verb, String owner, String flag, T value) throws Misuse {
@@ -128,21 +146,40 @@ public final class KubectlDrover {
             err.print(USAGE);
             return EXIT_USAGE;
         }
-        Config config = Config.autoConfigure(null);
-        String namespace = command.namespace() != null ? command.namespace()
-                : config.getNamespace() != null ? config.getNamespace() : "default";
-        try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
-                .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
-            switch (command.verb()) {
-                case "logs" -> logs(client, token(config), namespace, command, out);
-                case "stats" -> stats(client, token(config), namespace, command, out);
-                default -> AllocStatus.run(client, command.args().getFirst(), namespace,
-                        java.time.InstantSource.system(), out);
+        try {
+            Config config = config(command);
+            String namespace = command.namespace() != null ? command.namespace()
+                    : config.getNamespace() != null ? config.getNamespace() : "default";
+            try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
+                    .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
+                run(command, client, config, namespace, out);
             }
             return 0;
         } catch (Failure e) {
             err.println("kubectl drover: " + e.getMessage());
             return 1;
+        }
+    }
+
+    /** The kubeconfig (KUBECONFIG or ~/.kube/config unless --kubeconfig), at --context or its current one. */
+    private static Config config(Command c) throws Failure {
+        if (c.kubeconfig() == null) {
+            return Config.autoConfigure(c.context());
+        }
+        try {
+            return Config.fromKubeconfig(c.context(), Files.readString(Path.of(c.kubeconfig())), c.kubeconfig());
+        } catch (IOException | RuntimeException e) {
+            throw new Failure("cannot read the kubeconfig " + c.kubeconfig() + ": " + e.getMessage());
+        }
+    }
+
+    private static void run(Command command, KubernetesClient client, Config config, String namespace,
+                            PrintStream out) throws Failure {
+        switch (command.verb()) {
+            case "logs" -> logs(client, token(command, config), namespace, command, out);
+            case "stats" -> stats(client, token(command, config), namespace, command, out);
+            default -> AllocStatus.run(client, command.args().getFirst(), namespace, java.time.InstantSource.system(),
+                    out);
         }
     }
 
@@ -192,11 +229,14 @@ public final class KubectlDrover {
         }
     }
 
-    /** The kubeconfig user's bearer token, which the agent checks with the API server. */
-    private static String token(Config config) throws Failure {
-        String token = config.getAutoOAuthToken() != null ? config.getAutoOAuthToken() : config.getOauthToken();
+    /** The bearer token the agent checks with the API server: --token's, else the kubeconfig user's. */
+    private static String token(Command command, Config config) throws Failure {
+        String token = command.token() != null ? command.token()
+                : config.getAutoOAuthToken() != null ? config.getAutoOAuthToken() : config.getOauthToken();
         if (token == null || token.isBlank()) {
-            throw new Failure("your kubeconfig's user has no bearer token, which the agent needs to check who you are");
+            throw new Failure("your kubeconfig's user has no bearer token, which the agent needs to check who you are"
+                    + " (a client certificate cannot be passed on); give one with --token, e.g. from"
+                    + " kubectl create token SERVICEACCOUNT");
         }
         return token;
     }

@@ -43,7 +43,18 @@ class KubectlDroverTest {
         KubectlDrover.Command c = KubectlDrover.Command.parse(new String[] {"logs", "-n", "team-a", "web", "main", "-f",
                 "--stderr", "--tail", "20"});
         assertThat(c).isEqualTo(new KubectlDrover.Command("logs", java.util.List.of("web", "main"), "team-a", true,
-                "stderr", "20", false));
+                "stderr", "20", false, null, null, null));
+        KubectlDrover.Command kubectlStyle = KubectlDrover.Command.parse(new String[] {"stats", "web",
+                "--namespace=team-b", "--context=prod", "--kubeconfig", "/tmp/kc", "--token=abc"});
+        assertThat(kubectlStyle).isEqualTo(new KubectlDrover.Command("stats", java.util.List.of("web"), "team-b",
+                false, "stdout", null, false, "prod", "/tmp/kc", "abc"));
+    }
+
+    @Test
+    void anUnreadableKubeconfigIsAClearFailure() {
+        Run r = run("status", "web", "--kubeconfig", "/nonexistent/kubeconfig");
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).startsWith("kubectl drover: cannot read the kubeconfig /nonexistent/kubeconfig");
     }
 
     @Test
