@@ -184,8 +184,9 @@ public final class Agent implements AutoCloseable {
                 drivers, List.of(hook), List.of(), state, self, new LocalFirst(self::localTerminal, previous,
                         new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT)),
                 clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
-                TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc, ledger);
+                TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc, ledger, config.concurrentStarts());
 
+        metrics.waitingToStart(controller::waitingToStart);
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());
         }

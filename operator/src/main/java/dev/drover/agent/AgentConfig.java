@@ -34,14 +34,17 @@ import java.util.Set;
  * @param apiPort        port of the HTTPS API (task logs); 0 picks a free one, -1 serves none
  * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
  *                       custom resource fields (before Kubernetes 1.30), which then send every allocation
+ * @param concurrentStarts new allocations taken on at once at most (the rest wait their turn); 0 for no bound
  */
 public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataDir, boolean enableRawExec,
                           List<String> rawExecLauncher, int metricsPort, int apiPort, List<String> devicePlugins,
                           String logLevel,
                           Duration maxKillTimeout, GcPolicy gc, StatusWriter.Timing statusWrites,
-                          EventRate events, boolean fieldSelector) {
+                          EventRate events, boolean fieldSelector, int concurrentStarts) {
 
     public static final int DEFAULT_METRICS_PORT = 9090;
+    /** Enough to keep two cores busy while starts wait on disk; few enough that each start stays quick. */
+    public static final int DEFAULT_CONCURRENT_STARTS = 32;
     /** The Nomad client's HTTP port, which users of the API will know. */
     public static final int DEFAULT_API_PORT = 4646;
     public static final Path DEFAULT_DATA_DIR = Path.of("/var/lib/drover");
@@ -127,8 +130,12 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
             throw new ConfigException(e.getMessage());
         }
         boolean selector = s.bool("fieldSelector", "--field-selector", "DROVER_FIELD_SELECTOR").orElse(true);
+        int starts = s.integer("concurrentStarts", null, null).orElse(DEFAULT_CONCURRENT_STARTS);
+        if (starts < 0) {
+            throw new ConfigException("concurrentStarts must be 0 (no bound) or more, not " + starts);
+        }
         return new AgentConfig(kubeconfig, node, dataDir, rawExec, launcher, port, apiPort, plugins, level, maxKill, gc,
-                writes, events, selector);
+                writes, events, selector, starts);
     }
 
     /** A setting that cannot be used; the message says which and why. */
@@ -142,7 +149,7 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
     static final Set<String> FILE_KEYS = Set.of("kubeconfig", "nodeName", "dataDir", "enableRawExec", "rawExecLauncher",
             "metricsPort", "apiPort", "devicePlugins", "logLevel", "maxKillTimeout", "gc.interval", "gc.maxDiskUsage",
             "gc.maxInodeUsage", "gc.maxAllocations", "gc.parallelDestroys", "statusWrites.batchDelay",
-            "statusWrites.resync", "events.qps", "events.burst", "fieldSelector");
+            "statusWrites.resync", "events.qps", "events.burst", "fieldSelector", "concurrentStarts");
 
     private static JsonNode readFile(Path file) throws ConfigException {
         JsonNode root;

@@ -21,6 +21,7 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StoredAllocation;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -54,6 +55,8 @@ import org.slf4j.LoggerFactory;
 public final class AllocationController implements AllocStateListener {
 
     private static final Logger LOG = LoggerFactory.getLogger(AllocationController.class);
+    /** The longest one allocation keeps a start slot (it may wait on a previous allocation, or a long prestart). */
+    static final Duration START_HOLD = Duration.ofSeconds(2);
 
     /** What the controller keeps per allocation. Fields are guarded by the entry itself. */
     private static final class Entry {
@@ -73,6 +76,10 @@ public final class AllocationController implements AllocStateListener {
         long seenNanos;
         boolean wasRunning;
         volatile Instant terminalSince;
+        /** The newest copy seen while the allocation waits to be taken on (or is being started). */
+        Allocation latest;
+        /** Deleted (or replaced): a start under way must not leave a runner behind. */
+        boolean gone;
 
         Entry(AllocId id, String uid) {
             this.id = id;
@@ -91,6 +98,7 @@ public final class AllocationController implements AllocStateListener {
     private final Map<AllocId, Entry> entries = new ConcurrentHashMap<>();
     /** UIDs of allocations collected by the garbage collector: terminal, never run again. */
     private final Set<String> collected = ConcurrentHashMap.newKeySet();
+    private final StartGate gate;
 
     /**
      * @param runnerConfig the runners' configuration, given this controller (their listener, and where a
@@ -100,6 +108,16 @@ public final class AllocationController implements AllocStateListener {
     public AllocationController(String node, Function<AllocationController, AllocRunnerConfig> runnerConfig,
                                 StatusWriter writer, EventRecorder events, DroverMetrics metrics, GarbageCollector gc,
                                 DeviceLedger ledger) {
+        this(node, runnerConfig, writer, events, metrics, gc, ledger, 0);
+    }
+
+    /**
+     * @param concurrentStarts new allocations taken on at once at most ({@link StartGate}); 0 for no bound
+     */
+    public AllocationController(String node, Function<AllocationController, AllocRunnerConfig> runnerConfig,
+                                StatusWriter writer, EventRecorder events, DroverMetrics metrics, GarbageCollector gc,
+                                DeviceLedger ledger, int concurrentStarts) {
+        this.gate = new StartGate(concurrentStarts, START_HOLD);
         this.node = node;
         this.cfg = runnerConfig.apply(this);
         this.writer = writer;
@@ -239,7 +257,13 @@ public final class AllocationController implements AllocStateListener {
         }
         AllocRunner runner = e.runner;
         if (runner == null) {
-            start(e, a, generation);
+            Entry starting = e;
+            synchronized (e) {
+                e.latest = a;
+            }
+            if (gate.admitOrQueue(e.id, () -> startAdmitted(starting))) {
+                startAdmitted(e);
+            }
         } else if (!e.confirmed) {
             e.confirmed = true;
             LOG.info("allocation {} confirmed by the API server; resuming it", id);
@@ -283,6 +307,31 @@ public final class AllocationController implements AllocStateListener {
         return !refusedOlderSpec;
     }
 
+    /** Taken on (the gate admitted it): starts the newest copy, then applies a copy that came meanwhile. */
+    private void startAdmitted(Entry e) {
+        Allocation a;
+        synchronized (e) {
+            a = e.latest;
+            if (e.gone || a == null) {
+                gate.release(e.id);
+                return;
+            }
+        }
+        start(e, a, generationOf(a));
+        Allocation newer;
+        synchronized (e) {
+            newer = e.latest != a && !e.gone ? e.latest : null;
+            e.latest = null;
+        }
+        if (newer != null) {
+            try {
+                reconcile(newer);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private void start(Entry e, Allocation a, long generation) {
         synchronized (e) {
             e.tasks = a.getSpec().getTasks();
@@ -294,9 +343,25 @@ public final class AllocationController implements AllocStateListener {
         } catch (RuntimeException ex) {
             LOG.warn("cannot create a runner for allocation {}: {}", e.id, ex.toString());
             refuse(e, a, generation, List.of(new Violation("metadata", "cannot be run here: " + ex.getMessage())));
+            gate.release(e.id);
             return;
         }
-        e.runner = runner;
+        boolean deleted;
+        synchronized (e) {
+            deleted = e.gone;
+            if (!deleted) {
+                e.runner = runner;
+            }
+        }
+        if (deleted) { // deleted while it was being created: never run
+            gate.release(e.id);
+            try {
+                runner.destroy();
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
         gc.track(new Collectable() {
             @Override
             public String id() {
@@ -367,9 +432,14 @@ public final class AllocationController implements AllocStateListener {
     }
 
     private void destroy(Entry e) throws InterruptedException {
+        AllocRunner r;
+        synchronized (e) {
+            e.gone = true;
+            r = e.runner;
+        }
+        gate.cancel(e.id);
         gc.forget(e.id.key());
         releaseDevices(e.id);
-        AllocRunner r = e.runner;
         if (r != null) {
             r.destroy();
         } else {
@@ -433,6 +503,9 @@ public final class AllocationController implements AllocStateListener {
                     status = AllocationStatuses.invalid(e.problems, e.generation, status, e.built, clock.instant());
                 }
                 e.built = status;
+                if (state.clientStatus() != ClientStatus.Pending) {
+                    gate.release(e.id);
+                }
                 if (state.clientStatus() == ClientStatus.Running && !e.wasRunning) {
                     e.wasRunning = true;
                     if (e.seenNanos != 0) {
@@ -486,8 +559,17 @@ public final class AllocationController implements AllocStateListener {
         return entries.size();
     }
 
-    /** For an agent that stops: runners stop, tasks keep running. Joins every runner's threads. */
+    /** Allocations waiting to be taken on ({@link StartGate}). */
+    public int waitingToStart() {
+        return gate.waiting();
+    }
+
+    /**
+     * For an agent that stops: starts under way end (what waits is left for the next agent), runners stop, tasks
+     * keep running. Joins every runner's threads.
+     */
     public void shutdown() throws InterruptedException {
+        gate.close();
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             for (Entry e : entries.values()) {
                 AllocRunner r = e.runner;

@@ -35,7 +35,8 @@ public final class DroverMetrics {
     private final Counter taskRestarts = Counter.build("drover_task_restarts_total",
             "Task restarts chosen by restart policies (Restarting events).").register(registry);
     private final Histogram seenToRunning = Histogram.build("drover_alloc_seen_to_running_seconds",
-                    "Time from the agent first seeing an allocation to its client status first being Running.")
+                    "Time from the agent's watch first delivering an allocation (waiting for a start slot included)"
+                            + " to its client status first being Running.")
             .buckets(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300).register(registry);
 
     public DroverMetrics(Sources sources) {
@@ -52,6 +53,17 @@ public final class DroverMetrics {
         if (type == TaskEventType.Restarting) {
             taskRestarts.inc();
         }
+    }
+
+    /** {@code drover_allocations_waiting}: allocations not yet taken on, waiting for a start slot. */
+    public void waitingToStart(java.util.function.IntSupplier waiting) {
+        new Collector() {
+            @Override
+            public List<MetricFamilySamples> collect() {
+                return List.of(new GaugeMetricFamily("drover_allocations_waiting", "Allocations the agent has not"
+                        + " taken on yet: they wait for one of concurrentStarts' slots.", waiting.getAsInt()));
+            }
+        }.register(registry);
     }
 
     public void seenToRunning(double seconds) {

@@ -34,6 +34,7 @@ class AgentConfigTest {
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofSeconds(1));
         assertThat(c.events()).as("the kubelet's --event-qps and --event-burst")
                 .isEqualTo(new dev.drover.controller.EventRate(50, 100));
+        assertThat(c.concurrentStarts()).isEqualTo(32);
     }
 
     @Test
@@ -107,5 +108,8 @@ class AgentConfigTest {
         Files.writeString(file, "events: {burst: lots}\n");
         assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
                 .hasMessageContaining("events.burst");
+        Files.writeString(file, "concurrentStarts: -1\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("concurrentStarts must be 0 (no bound) or more, not -1");
     }
 }

@@ -196,6 +196,59 @@ class AgentTest {
         assertThat(get("kept").getStatus().getTaskStates().get("main").getRestarts()).isZero();
     }
 
+    /** From the first task's Received to its Started, as the agent's clock wrote them in status. */
+    record Span(String name, java.time.Instant received, java.time.Instant started) {
+    }
+
+    Span span(String name) {
+        var events = get(name).getStatus().getTaskStates().get("main").getEvents();
+        java.util.function.Function<dev.drover.api.v1alpha1.TaskEventType, java.time.Instant> first = type ->
+                events.stream().filter(e -> e.getType() == type).map(e -> dev.drover.api.Timestamps.parse(e.getTime()))
+                        .findFirst().orElseThrow();
+        return new Span(name, first.apply(dev.drover.api.v1alpha1.TaskEventType.Received),
+                first.apply(dev.drover.api.v1alpha1.TaskEventType.Started));
+    }
+
+    @Test
+    void aBurstIsTakenOnAFewAtATimeAndEveryAllocationRuns() throws Exception {
+        agent.close();
+        extraConfig = "concurrentStarts: 2\n";
+        agent = startAgent();
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            names.add("burst-" + i);
+            client.resource(alloc("burst-" + i, "node-a", Map.of("runFor", "1h", "startBlockFor", "300ms"))).create();
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> agent.controller().waitingToStart() > 0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> names.stream().allMatch(n -> get(n).getStatus() != null
+                && get(n).getStatus().getClientStatus() == ClientStatus.Running));
+        List<Span> spans = names.stream().map(this::span).toList();
+        for (Span s : spans) {
+            long overlapping = spans.stream().filter(o -> o.received().isBefore(s.started())
+                    && o.started().isAfter(s.received())).count(); // itself included
+            assertThat(overlapping).as("allocations being started beside %s", s.name()).isLessThanOrEqualTo(2);
+        }
+        assertThat(agent.controller().waitingToStart()).isZero();
+    }
+
+    @Test
+    void anAllocationDeletedWhileItWaitsToBeTakenOnNeverRuns() throws Exception {
+        agent.close();
+        extraConfig = "concurrentStarts: 1\n";
+        agent = startAgent();
+        client.resource(alloc("slow", "node-a", Map.of("runFor", "1h", "startBlockFor", "1500ms"))).create();
+        await().atMost(Duration.ofSeconds(5)).until(() -> get("slow").getStatus() != null); // taken on: Pending
+        client.resource(alloc("impatient", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(5)).until(() -> agent.controller().waitingToStart() == 1);
+        client.resources(Allocation.class).inNamespace("default").withName("impatient").delete();
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("impatient") == null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("slow").getStatus() != null
+                && get("slow").getStatus().getClientStatus() == ClientStatus.Running);
+        Thread.sleep(300);
+        assertThat(data.resolve("allocs/default/impatient")).doesNotExist();
+        assertThat(agent.controller().waitingToStart()).isZero();
+    }
+
     @Test
     void terminalAllocationsOverTheLimitAreCollectedAndNeverRunAgain() throws Exception {
         agent.close();
