@@ -245,13 +245,21 @@ public final class TaskRunner {
 
     private void supervise(Driver driver) throws InterruptedException {
         TaskHandle handle = restoredHandle != null && driver != null ? reattach(driver) : null;
+        boolean firstStep = true;
         while (true) {
             Outcome outcome;
-            if (handle == null) {
-                if (killRequest.isDone()) {
+            if (handle == null && killRequest.isDone()) {
+                // killed before its first step here: an agent before this one may have started it and died before
+                // recording the handle, and that process must not outlive the kill
+                handle = firstStep && restored ? findUnrecorded() : null;
+                if (handle == null) {
                     markDead(false);
                     return;
                 }
+                driver = cfg.drivers().find(task.getDriver()).orElse(null);
+            }
+            firstStep = false;
+            if (handle == null) {
                 applyNewDefinition();
                 driver = cfg.drivers().find(task.getDriver()).orElse(null); // the validate hook refuses a missing one
                 TaskConfig config;

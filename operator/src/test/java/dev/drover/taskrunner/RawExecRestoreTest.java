@@ -141,8 +141,20 @@ class RawExecRestoreTest {
             pending.setState(TaskState.State.Pending);
             TaskRunner restored = TaskRunner.restore(config(db, new DriverRegistry(List.of(nextAgent)), spec), pending,
                     dev.drover.state.TaskLocalState.initial("raw_exec"));
+            if (runFirst) {
+                restored.run(); // confirmed by the API server, then deleted before its first step
+            }
             restored.kill(null).get(20, TimeUnit.SECONDS);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
     }
+
+    /** The same, with the runner already running when the kill comes (FaultsIT again, with 200 and 10 kills). */
+    @Test
+    void killOfARunningRestoredRunnerReachesAProcessStartedButNeverRecorded() throws Exception {
+        runFirst = true;
+        killOfARestoredRunnerReachesAProcessStartedButNeverRecorded();
+    }
+
+    boolean runFirst;
 }
