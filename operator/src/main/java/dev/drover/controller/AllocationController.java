@@ -317,7 +317,13 @@ public final class AllocationController implements AllocStateListener {
                 return;
             }
         }
-        start(e, a, generationOf(a));
+        try {
+            start(e, a, generationOf(a));
+        } catch (RuntimeException ex) {
+            LOG.error("starting allocation {} failed; it is tried again on its next change or agent start", e.id, ex);
+            gate.release(e.id);
+            return;
+        }
         Allocation newer;
         synchronized (e) {
             newer = e.latest != a && !e.gone ? e.latest : null;
