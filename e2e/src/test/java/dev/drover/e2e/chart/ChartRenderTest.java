@@ -37,7 +37,8 @@ class ChartRenderTest {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
     /** The Drover metrics the dashboard must chart (JOSDK and JVM ones come on top). */
-    private static final List<String> DROVER_METRICS = List.of("drover_allocations", "drover_task_restarts_total",
+    private static final List<String> DROVER_METRICS = List.of("drover_allocations", "drover_allocations_waiting",
+            "drover_task_restarts_total",
             "drover_task_events_total", "drover_status_writes_total", "drover_state_writes_total",
             "drover_alloc_seen_to_running_seconds", "drover_device_gpu_utilization_percent",
             "drover_device_memory_used_bytes", "drover_device_temperature_celsius", "drover_device_power_watts",
