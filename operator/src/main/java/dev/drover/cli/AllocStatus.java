@@ -141,7 +141,7 @@ final class AllocStatus {
             lines.add(pair("Previous Allocation", clean(spec.getPreviousAllocation())));
         }
         if (status == null) {
-            lines.add(pair("Client Status", "(not yet seen by the node's agent)"));
+            lines.add(pair("Client Status", "(not yet taken on by the node's agent: it may be waiting for a start slot, or not running)"));
         } else {
             lines.add(pair("Client Status", status.getClientStatus() == null ? NONE : status.getClientStatus().name()));
             lines.add(pair("Client Description", clean(status.getClientDescription())));

@@ -270,7 +270,7 @@ class AllocStatusTest {
 
         String out = AllocStatus.render(a, List.of(), NOW);
 
-        assertThat(out).contains("Client Status  = (not yet seen by the node's agent)\n")
+        assertThat(out).contains("Client Status  = (not yet taken on by the node's agent: it may be waiting for a start slot, or not running)\n")
                 .doesNotContain("Client Description", "Ready");
         assertThat(block(out, "Task \"web\"")).containsExactly("Task \"web\" is \"Pending\"", "No events yet");
         assertThat(block(out, "Task \"db\"")).containsExactly("Task \"db\" is \"Pending\"", "No events yet");
@@ -355,7 +355,7 @@ class AllocStatusTest {
     @Test
     void missingFieldsDoNotCrash() {
         assertThat(AllocStatus.render(new Allocation(), null, NOW)).contains("Name           = <none>",
-                "Client Status  = (not yet seen by the node's agent)", "Created        = <none>", "Events:");
+                "Client Status  = (not yet taken on by the node's agent: it may be waiting for a start slot, or not running)", "Created        = <none>", "Events:");
         assertThat(AllocStatus.render(allocation(Arrays.asList(new Task()), null), List.of(), NOW))
                 .contains("Task \"<none>\" is \"Pending\"");
 
