@@ -72,7 +72,14 @@ final class WatchStream {
             }
             out.flush();
             boolean sentColumns = false;
+            boolean unflushed = false;
             while (!stopping.getAsBoolean() && System.nanoTime() < deadline && !watch.overflowed()) {
+                // events go out in one flush per burst; a burst ends when nothing more waits, whether the last
+                // change was sent or dropped by the selectors
+                if (unflushed && watch.pending() == 0) {
+                    out.flush();
+                    unflushed = false;
+                }
                 ObjectStore.Change change = watch.poll(200);
                 if (change == null) {
                     continue;
@@ -95,9 +102,7 @@ final class WatchStream {
                 }
                 out.write(ASCII_JSON.writeValueAsBytes(event));
                 out.write('\n');
-                if (watch.pending() == 0) {
-                    out.flush();
-                }
+                unflushed = true;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

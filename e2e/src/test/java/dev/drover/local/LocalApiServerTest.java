@@ -125,6 +125,30 @@ class LocalApiServerTest {
         }
     }
 
+    /**
+     * A matching event with others queued behind it that the selector drops must still reach the client at once
+     * (it sat unflushed until the next matching change: kubectl wait and delete timed out in DevicesIT).
+     */
+    @Test
+    void aMatchingEventFollowedOnlyByFilteredOnesIsSentAtOnce() throws Exception {
+        String since = allocs().inNamespace("default").list().getMetadata().getResourceVersion();
+        allocs().inNamespace("default").resource(alloc("flush-b", "b")).create();
+        for (int i = 0; i < 20; i++) {
+            allocs().inNamespace("default").resource(alloc("flush-a-" + i, "a")).create();
+        }
+        java.net.URI uri = server.url().resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations?watch=true"
+                + "&timeoutSeconds=6&resourceVersion=" + since + "&fieldSelector=metadata.name%3Dflush-b");
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            long begin = System.nanoTime();
+            var response = http.send(HttpRequest.newBuilder(uri).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofLines());
+            String first = response.body().findFirst().orElse("");
+            assertThat(Duration.ofNanos(System.nanoTime() - begin)).as("not held until the stream ends")
+                    .isLessThan(Duration.ofSeconds(3));
+            assertThat(first).contains("\"ADDED\"").contains("flush-b");
+        }
+    }
+
     /** A status message with non-ASCII text (the validator writes "attempts × delay") once broke the watch. */
     @Test
     void watchesCarryNonAsciiTextIntact() {
