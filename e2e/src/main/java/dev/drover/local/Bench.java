@@ -13,8 +13,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -273,27 +273,34 @@ final class Bench {
     static List<Double> seenToRunning(List<Allocation> list) {
         List<Double> out = new ArrayList<>();
         for (Allocation a : list) {
-            if (a.getStatus() == null || a.getStatus().getTaskStates() == null) {
-                continue;
-            }
-            Instant seen = null;
-            Instant running = null;
-            for (TaskState state : a.getStatus().getTaskStates().values()) {
-                Instant received = firstEvent(state, TaskEventType.Received);
-                Instant started = firstEvent(state, TaskEventType.Started);
-                if (received == null || started == null) {
-                    seen = null;
-                    break;
-                }
-                seen = seen == null || received.isBefore(seen) ? received : seen;
-                running = running == null || started.isAfter(running) ? started : running;
-            }
-            if (seen != null) {
-                out.add(Duration.between(seen, running).toNanos() / 1e9);
+            Span span = Span.of(a);
+            if (span.complete()) {
+                out.add(Duration.between(span.received(), span.started()).toNanos() / 1e9);
             }
         }
         out.sort(Double::compare);
         return out;
+    }
+
+    /**
+     * An allocation's first task {@code Received} and last task {@code Started}, as the agent wrote them (null when
+     * no task has one); complete when every task has both.
+     */
+    record Span(Instant received, Instant started, boolean complete) {
+
+        static Span of(Allocation a) {
+            Instant received = null;
+            Instant started = null;
+            boolean complete = a.getStatus() != null && a.getStatus().getTaskStates() != null;
+            for (TaskState state : complete ? a.getStatus().getTaskStates().values() : List.<TaskState>of()) {
+                Instant r = firstEvent(state, TaskEventType.Received);
+                Instant s = firstEvent(state, TaskEventType.Started);
+                complete &= r != null && s != null;
+                received = r != null && (received == null || r.isBefore(received)) ? r : received;
+                started = s != null && (started == null || s.isAfter(started)) ? s : started;
+            }
+            return new Span(received, started, complete && received != null);
+        }
     }
 
     /**
@@ -305,17 +312,9 @@ final class Bench {
         List<String> lines = new ArrayList<>(List.of("name,createdMs,receivedMs,startedMs,runningMs"));
         for (Allocation a : listed) {
             String name = a.getMetadata().getName();
-            Instant received = null;
-            Instant started = null;
-            for (TaskState state : a.getStatus() == null || a.getStatus().getTaskStates() == null
-                    ? List.<TaskState>of() : a.getStatus().getTaskStates().values()) {
-                Instant r = firstEvent(state, TaskEventType.Received);
-                Instant s = firstEvent(state, TaskEventType.Started);
-                received = r != null && (received == null || r.isBefore(received)) ? r : received;
-                started = s != null && (started == null || s.isAfter(started)) ? s : started;
-            }
-            lines.add(name + "," + millis(created.get(name), begin) + "," + millis(received, beginWall) + ","
-                    + millis(started, beginWall) + "," + millis(running.get(name), begin));
+            Span span = Span.of(a);
+            lines.add(name + "," + millis(created.get(name), begin) + "," + millis(span.received(), beginWall) + ","
+                    + millis(span.started(), beginWall) + "," + millis(running.get(name), begin));
         }
         Files.write(timeline, lines);
     }

@@ -26,6 +26,7 @@ import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
+import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.CertificateKeeper;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.metrics.DroverMetrics;
@@ -174,6 +175,7 @@ public final class Agent implements AutoCloseable {
 
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(
                 () -> controller == null ? Map.of() : controller.countByClientStatus(),
+                () -> controller == null ? 0 : controller.waitingToStart(),
                 () -> new long[]{writer.writes(), writer.skipped(), writer.failures()},
                 () -> {
                     StateStats s = state.stats();
@@ -186,7 +188,6 @@ public final class Agent implements AutoCloseable {
                 clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
                 TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc, ledger, config.concurrentStarts());
 
-        metrics.waitingToStart(controller::waitingToStart);
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());
         }
@@ -276,8 +277,7 @@ public final class Agent implements AutoCloseable {
                 LOG.warn("cannot read the ServiceAccount token {}: {}", mounted, e.toString());
             }
         }
-        Config c = client.getConfiguration();
-        return c.getAutoOAuthToken() != null ? c.getAutoOAuthToken() : c.getOauthToken();
+        return AgentClient.bearerToken(client.getConfiguration());
     }
 
     /** The port the HTTPS API is served on, or -1. */

@@ -231,8 +231,7 @@ public final class KubectlDrover {
 
     /** The bearer token the agent checks with the API server: --token's, else the kubeconfig user's. */
     private static String token(Command command, Config config) throws Failure {
-        String token = command.token() != null ? command.token()
-                : config.getAutoOAuthToken() != null ? config.getAutoOAuthToken() : config.getOauthToken();
+        String token = command.token() != null ? command.token() : AgentClient.bearerToken(config);
         if (token == null || token.isBlank()) {
             throw new Failure("your kubeconfig's user has no bearer token, which the agent needs to check who you are"
                     + " (a client certificate cannot be passed on); give one with --token, e.g. from"

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
@@ -211,7 +212,7 @@ public final class StatusWriter implements AutoCloseable {
             for (Map.Entry<AllocId, AllocationStatus> job : jobs) {
                 try {
                     senders.execute(() -> write(job.getKey(), job.getValue()));
-                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                } catch (RejectedExecutionException closing) {
                     return;
                 }
             }

@@ -82,7 +82,7 @@ public final class UnreadableAllocations {
                 ObjectMeta meta = STRICT.convertValue(tree.path("metadata"), ObjectMeta.class);
                 Map<String, String> annotations = new HashMap<>(meta.getAnnotations() == null ? Map.of()
                         : meta.getAnnotations());
-                annotations.put(ANNOTATION, describe(new IllegalArgumentException(e.getMessage(), e)));
+                annotations.put(ANNOTATION, describe(e));
                 meta.setAnnotations(annotations);
                 a.setMetadata(meta);
                 AllocationSpec spec = new AllocationSpec();
@@ -94,14 +94,7 @@ public final class UnreadableAllocations {
         }
 
         /** "spec.tasks[0].lifecycle.hook\t<what Jackson said, without its location>". */
-        private static String describe(IllegalArgumentException e) {
-            Throwable t = e;
-            while (t != null && !(t instanceof JsonMappingException)) {
-                t = t.getCause();
-            }
-            if (!(t instanceof JsonMappingException jme)) {
-                return "spec\tcannot be read: " + e.getMessage();
-            }
+        private static String describe(JsonMappingException jme) {
             StringBuilder path = new StringBuilder();
             for (JsonMappingException.Reference r : jme.getPath()) {
                 if (r.getFieldName() != null) {

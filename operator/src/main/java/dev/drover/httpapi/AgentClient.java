@@ -3,6 +3,7 @@ package dev.drover.httpapi;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
@@ -89,6 +90,11 @@ public final class AgentClient {
             host = "[" + host + "]";
         }
         return new Endpoint(nodeName, URI.create("https://" + host + ":" + port), fingerprint);
+    }
+
+    /** The bearer token a client configuration sends (an exec plugin's or the kubeconfig's), or null. */
+    public static String bearerToken(Config config) {
+        return config.getAutoOAuthToken() != null ? config.getAutoOAuthToken() : config.getOauthToken();
     }
 
     /** The API path of an allocation's subresource, e.g. {@code path("ns", "web", "logs/main")}. */

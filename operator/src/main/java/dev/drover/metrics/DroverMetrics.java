@@ -12,6 +12,7 @@ import io.prometheus.client.hotspot.DefaultExports;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -24,6 +25,7 @@ public final class DroverMetrics {
 
     /** Where the scrape-time series come from. */
     public record Sources(Supplier<Map<ClientStatus, Integer>> allocationsByStatus,
+                          IntSupplier allocationsWaiting,
                           Supplier<long[]> statusWrites,
                           Supplier<long[]> stateWrites,
                           Supplier<long[]> kubeEvents) {
@@ -55,17 +57,6 @@ public final class DroverMetrics {
         }
     }
 
-    /** {@code drover_allocations_waiting}: allocations not yet taken on, waiting for a start slot. */
-    public void waitingToStart(java.util.function.IntSupplier waiting) {
-        new Collector() {
-            @Override
-            public List<MetricFamilySamples> collect() {
-                return List.of(new GaugeMetricFamily("drover_allocations_waiting", "Allocations the agent has not"
-                        + " taken on yet: they wait for one of concurrentStarts' slots.", waiting.getAsInt()));
-            }
-        }.register(registry);
-    }
-
     public void seenToRunning(double seconds) {
         seenToRunning.observe(seconds);
     }
@@ -89,6 +80,8 @@ public final class DroverMetrics {
                 allocations.addMetric(List.of(s.name()), counts.getOrDefault(s, 0));
             }
             out.add(allocations);
+            out.add(new GaugeMetricFamily("drover_allocations_waiting", "Allocations the agent has not taken on yet:"
+                    + " they wait for one of concurrentStarts' slots.", sources.allocationsWaiting().getAsInt()));
             out.add(counter("drover_status_writes", "Allocation status writes: written to the API server, skipped"
                     + " because nothing changed, failed (and retried).", sources.statusWrites().get(),
                     "written", "skipped", "failed"));

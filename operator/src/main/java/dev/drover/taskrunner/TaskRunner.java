@@ -256,7 +256,6 @@ public final class TaskRunner {
                     markDead(false);
                     return;
                 }
-                driver = cfg.drivers().find(task.getDriver()).orElse(null);
             }
             firstStep = false;
             if (handle == null) {
