@@ -103,9 +103,8 @@ public final class Kubectl {
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().put("KUBECONFIG", kubeconfig.toString());
         if (pluginDir != null) {
-            // the plugin runs java: this JDK's, as a user's PATH would give theirs
-            pb.environment().put("PATH", pluginDir.toAbsolutePath() + File.pathSeparator
-                    + Path.of(System.getProperty("java.home"), "bin") + File.pathSeparator + System.getenv("PATH"));
+            // the plugin runs java: as on a user's machine, JDK 25 in JAVA_HOME and an older java first on PATH
+            OldJava.apply(pb.environment(), pluginDir);
         }
         try {
             return pb.start();
