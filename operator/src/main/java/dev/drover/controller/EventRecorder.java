@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.time.temporal.ChronoUnit;
@@ -33,6 +34,10 @@ import org.slf4j.LoggerFactory;
  * describe alloc} shows the history. The Event's name is derived from the
  * allocation, task, reason and message, so a repeat (a task restarting again and
  * again) updates one object's count rather than creating a new one each time.
+ * The name also carries this recorder's incarnation, so an agent that restarts
+ * starts new series rather than meeting its predecessor's: it only ever patches
+ * Events it created and knows the count of, and needs neither {@code get} on
+ * Events nor a read before a write (as the kubelet's recorder).
  * {@link #record} never blocks: one thread writes, at most as fast as its
  * {@link EventRate} allows, and when the queue is full new events are dropped and counted.
  */
@@ -53,13 +58,19 @@ public final class EventRecorder implements AutoCloseable {
     private final KubernetesClient client;
     private final String node;
     private final BlockingQueue<Pending> queue = new ArrayBlockingQueue<>(QUEUE);
-    /** Counts of Events this agent wrote, by name, so a repeat is a patch without a read first. */
-    private final Map<String, Integer> counts = new LinkedHashMap<>(16, 0.75f, true) {
+    /** An Event this recorder created and how often it has counted it. */
+    private record Series(String name, int count) {
+    }
+
+    /** The series this recorder writes, by their first name, so a repeat is a patch without a read first. */
+    private final Map<String, Series> series = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Series> eldest) {
             return size() > 50_000;
         }
     };
+    /** Told apart from every earlier agent on this node: part of every Event name. */
+    private final String incarnation;
     private final LongAdder written = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private final LongAdder failed = new LongAdder();
@@ -72,9 +83,14 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     public EventRecorder(KubernetesClient client, String node, EventRate rate) {
+        this(client, node, rate, HexFormat.of().toHexDigits(new SecureRandom().nextLong()));
+    }
+
+    EventRecorder(KubernetesClient client, String node, EventRate rate, String incarnation) {
         this.client = client;
         this.node = node;
         this.rate = rate;
+        this.incarnation = incarnation;
         this.thread = Thread.ofVirtual().name("drover-events").start(this::loop);
     }
 
@@ -138,37 +154,48 @@ public final class EventRecorder implements AutoCloseable {
 
     private void write(Pending p) {
         String ns = p.owner().getMetadata().getNamespace();
-        String name = eventName(p);
+        String key = eventName(p, incarnation);
         String at = p.time().truncatedTo(ChronoUnit.SECONDS).toString();
         try {
-            Integer count = counts.get(name);
-            if (count == null) {
-                try {
-                    client.v1().events().inNamespace(ns).resource(newEvent(p, name, at)).create();
-                    counts.put(name, 1);
-                    written.increment();
-                    return;
-                } catch (KubernetesClientException e) {
-                    if (e.getCode() != 409) {
-                        throw e;
-                    }
-                    // written before this agent restarted: carry on counting from the stored one
-                    Event existing = client.v1().events().inNamespace(ns).withName(name).get();
-                    count = existing == null || existing.getCount() == null ? 1 : existing.getCount();
-                }
+            Series known = series.get(key);
+            if (known == null) {
+                series.put(key, new Series(create(p, key, at), 1));
+                written.increment();
+                return;
             }
-            int next = count + 1;
-            String patch = "{\"count\":" + next + ",\"lastTimestamp\":\"" + at + "\"}";
-            client.v1().events().inNamespace(ns).withName(name).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
-            counts.put(name, next);
+            int next = known.count() + 1;
+            // the patch is given whole, so the client sends it without reading the Event first
+            Event patch = new EventBuilder().withNewMetadata().withName(known.name()).withNamespace(ns).endMetadata()
+                    .withCount(next).withLastTimestamp(at).build();
+            client.v1().events().inNamespace(ns).resource(patch).patch(PatchContext.of(PatchType.JSON_MERGE));
+            series.put(key, new Series(known.name(), next));
             written.increment();
         } catch (KubernetesClientException e) {
             failed.increment();
             if (e.getCode() == 404) {
-                counts.remove(name); // expired by the API server: the next repeat creates it again
+                series.remove(key); // expired by the API server: the next repeat creates it again
             }
             LOG.warn("cannot record event {} on allocation {}/{}: {}", p.reason(), ns,
                     p.owner().getMetadata().getName(), e.getMessage());
+        }
+    }
+
+    /**
+     * Creates the Event named {@code name}, or, when one of that name exists already (a series this
+     * recorder forgot, having counted more than it keeps), a new series beside it; returns the name used.
+     */
+    private String create(Pending p, String name, String at) {
+        var events = client.v1().events().inNamespace(p.owner().getMetadata().getNamespace());
+        try {
+            events.resource(newEvent(p, name, at)).create();
+            return name;
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+            String fresh = eventName(p, incarnation + "/" + System.nanoTime());
+            events.resource(newEvent(p, fresh, at)).create();
+            return fresh;
         }
     }
 
@@ -185,9 +212,12 @@ public final class EventRecorder implements AutoCloseable {
                 .build();
     }
 
-    /** {@code <allocation>.<16 hex digits>}: the same allocation, reason and message give the same name. */
-    static String eventName(Pending p) {
-        String key = p.owner().getMetadata().getUid() + "\n" + p.reason() + "\n" + p.message();
+    /**
+     * {@code <allocation>.<16 hex digits>}: the same allocation, reason and message give the same name for
+     * the same {@code incarnation}.
+     */
+    static String eventName(Pending p, String incarnation) {
+        String key = incarnation + "\n" + p.owner().getMetadata().getUid() + "\n" + p.reason() + "\n" + p.message();
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
             String base = p.owner().getMetadata().getName();

@@ -1,0 +1,151 @@
+package dev.drover.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Kubernetes Events from task events, against an API server that grants what the chart's ClusterRole grants. */
+class EventRecorderTest {
+
+    /** The chart grants create and patch on events, not get: a GET is refused as a real cluster would. */
+    static final class EventsWithoutGet extends KubernetesCrudDispatcher {
+        final AtomicInteger refusedReads = new AtomicInteger();
+        final List<String> patches = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        EventsWithoutGet() {
+            super(new ArrayList<>());
+        }
+
+        @Override
+        public MockResponse dispatch(RecordedRequest request) {
+            if (request.getMethod().equals("GET") && request.getPath().contains("/events/")) { // a list is the test reading
+                refusedReads.incrementAndGet();
+                return new MockResponse().setResponseCode(403).setBody("""
+                        {"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,
+                         "message":"events is forbidden: User cannot get resource events"}""");
+            }
+            if (request.getMethod().equals("PATCH")) {
+                patches.add(request.getHeader("Content-Type") + " " + new String(request.getBody().getBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            }
+            return super.dispatch(request);
+        }
+    }
+
+    final EventsWithoutGet dispatcher = new EventsWithoutGet();
+    KubernetesMockServer server;
+    KubernetesClient client;
+
+    @BeforeEach
+    void start() {
+        server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
+        server.init(InetAddress.getLoopbackAddress(), 0);
+        client = server.createClient(new JdkHttpClientFactory());
+    }
+
+    @AfterEach
+    void stop() {
+        client.close();
+        server.destroy();
+    }
+
+    static Allocation alloc() {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder().withName("web").withNamespace("default").withUid("uid-1").build());
+        return a;
+    }
+
+    static TaskEvent restarting() {
+        TaskEvent e = new TaskEvent();
+        e.setType(TaskEventType.Restarting);
+        e.setMessage("Task restarting in 1s");
+        e.setTime(Instant.parse("2026-11-23T10:00:00Z").toString());
+        return e;
+    }
+
+    List<Event> events() {
+        return client.v1().events().inNamespace("default").list().getItems();
+    }
+
+    int counted() {
+        return events().stream().mapToInt(Event::getCount).sum();
+    }
+
+    @Test
+    void aRepeatCountsOnOneEvent() {
+        try (EventRecorder recorder = new EventRecorder(client, "node-a", new EventRate(1000, 1000))) {
+            for (int i = 0; i < 3; i++) {
+                recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 3);
+            assertThat(recorder.failed()).isZero();
+        }
+        assertThat(dispatcher.refusedReads).as("GETs on events, which the ClusterRole does not grant").hasValue(0);
+        assertThat(dispatcher.patches).as("a merge patch of the count and time, nothing else").hasSize(2)
+                .allSatisfy(p -> assertThat(p).startsWith("application/merge-patch+json")
+                        .contains("\"count\":", "\"lastTimestamp\":").doesNotContain("\"message\"", "\"reason\""));
+        assertThat(events()).singleElement().satisfies(e -> {
+            assertThat(e.getCount()).isEqualTo(3);
+            assertThat(e.getReason()).isEqualTo("Restarting");
+            assertThat(e.getMessage()).isEqualTo("Task web: Task restarting in 1s");
+        });
+    }
+
+    @Test
+    void aRestartedAgentRecordsRepeatsWithoutReadingEvents() {
+        for (int agent = 0; agent < 2; agent++) {
+            try (EventRecorder recorder = new EventRecorder(client, "node-a", new EventRate(1000, 1000))) {
+                recorder.record(alloc(), "web", restarting(), InstantSource.system());
+                recorder.record(alloc(), "web", restarting(), InstantSource.system());
+                await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() + recorder.failed() == 2);
+                assertThat(recorder.failed()).as("writes refused").isZero();
+            }
+        }
+        assertThat(dispatcher.refusedReads).as("GETs on events, which the ClusterRole does not grant").hasValue(0);
+        assertThat(counted()).as("every occurrence is counted on some Event").isEqualTo(4);
+    }
+
+    @Test
+    void anEventOfTheSameNameStartsANewSeriesBesideIt() {
+        String incarnation = "0123456789abcdef";
+        EventRecorder.Pending pending = new EventRecorder.Pending(alloc(), "Normal", "Restarting",
+                "Task web: Task restarting in 1s", Instant.parse("2026-11-23T10:00:00Z"));
+        Event squatter = new Event();
+        squatter.setMetadata(new ObjectMetaBuilder().withName(EventRecorder.eventName(pending, incarnation))
+                .withNamespace("default").build());
+        squatter.setCount(7);
+        client.v1().events().inNamespace("default").resource(squatter).create();
+
+        try (EventRecorder recorder = new EventRecorder(client, "node-a", new EventRate(1000, 1000), incarnation)) {
+            recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() + recorder.failed() == 2);
+            assertThat(recorder.failed()).isZero();
+        }
+        assertThat(dispatcher.refusedReads).hasValue(0);
+        assertThat(counted()).as("the squatter's 7 untouched, 2 on the new series").isEqualTo(9);
+    }
+}
