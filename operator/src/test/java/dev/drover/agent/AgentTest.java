@@ -11,6 +11,7 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.controller.AllocationReconciler;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import dev.drover.testing.LiveThreads;
 import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
@@ -400,19 +401,17 @@ class AgentTest {
     @Test
     void closeLeavesNoThreadBehind() throws Exception {
         agent.close();
-        java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+        java.util.Set<Long> before = LiveThreads.ids(LiveThreads.now()); // virtual threads too
         agent = startAgent();
         client.resource(alloc("leak-check", "node-a", Map.of("runFor", "1h"))).create();
         await().atMost(Duration.ofSeconds(20)).until(() -> get("leak-check").getStatus() != null
                 && get("leak-check").getStatus().getClientStatus() == ClientStatus.Running);
         agent.close();
         agent = null;
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> !before.contains(t) && t.isAlive())
-                // the client belongs to the test, and its HTTP pools (named "<n>-pool-<n>-thread-<n>") stay with it
-                .filter(t -> !t.getName().startsWith("JdkHttpClientFactory") && !t.getName().matches("-?\\d+-pool-.*")
-                        && !t.getName().startsWith("HttpClient") && !t.getName().startsWith("awaitility"))
-                .map(Thread::getName)).isEmpty());
+        // the client belongs to the test, and its HTTP pools (named "<n>-pool-<n>-thread-<n>") stay with it
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(LiveThreads.startedSince(before,
+                t -> t.name().startsWith("JdkHttpClientFactory") || t.name().matches("-?\\d+-pool-.*")
+                        || t.name().startsWith("HttpClient") || t.name().startsWith("awaitility"))).isEmpty());
         agent = startAgent(); // for @AfterEach
     }
 }
