@@ -232,10 +232,10 @@ public final class AllocationController implements AllocStateListener {
             e = null;
         }
         if (e == null) {
-            awaitOldDestroyed(id);
             if (collected.contains(uid) || ranBefore(a, generation)) {
                 return; // terminal, collected here: never run again
             }
+            awaitOldDestroyed(id);
             e = new Entry(id, uid);
             e.confirmed = true;
             e.seenNanos = System.nanoTime();
