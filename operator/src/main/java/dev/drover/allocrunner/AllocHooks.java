@@ -4,7 +4,9 @@ import dev.drover.api.v1alpha1.Allocation;
 
 /**
  * The phases of an alloc runner that hooks take part in. A hook implements
- * only the phases it needs; the runner calls them in list order.
+ * only the phases it needs; the runner calls them in list order. In the update,
+ * destroy and shutdown phases hooks are isolated: one that throws is logged and
+ * counted, and the others run all the same.
  */
 public final class AllocHooks {
 
@@ -13,6 +15,10 @@ public final class AllocHooks {
 
     /** Any alloc hook: it implements one or more of the phase interfaces below. */
     public interface Hook {
+        /** What logs and the {@code drover_hook_failures_total} metric call it. */
+        default String name() {
+            return getClass().getSimpleName();
+        }
     }
 
     /** Before any task starts. Returns false when the runner is stopped meanwhile and must not go on. */
@@ -25,7 +31,7 @@ public final class AllocHooks {
         void update(AllocHookContext ctx, Allocation newer);
     }
 
-    /** The allocation is deleted: after its tasks are dead. Best effort; must not throw. */
+    /** The allocation is deleted: after its tasks are dead. Best effort; should not throw. */
     public interface Destroy extends Hook {
         void destroy(AllocHookContext ctx);
     }

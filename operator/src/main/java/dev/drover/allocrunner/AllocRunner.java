@@ -26,6 +26,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,6 +63,8 @@ public final class AllocRunner {
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile boolean shuttingDown;
     private volatile boolean destroying;
+    /** The destroy hooks have run: the allocation's directory and stored state are gone. */
+    private boolean destroyed;
     private boolean killedAll;
     private boolean siblingsHandled;
     private long observedGeneration;
@@ -163,27 +166,46 @@ public final class AllocRunner {
         }
     }
 
-    /** Kills everything, then removes the directory and the stored state. Bounded; returns at once if never run. */
-    public void destroy() throws InterruptedException {
-        destroying = true;
+    /**
+     * Kills everything and, once every task is dead, runs the destroy hooks (which remove the directory and the
+     * stored state). Waits at most {@link AllocRunnerConfig#destroyDeadline()}; returns at once if never run.
+     * Returns whether it is done: false while a task may still be alive (its kill keeps failing, or the agent
+     * stops), and then nothing is removed, the kill goes on, and a later call looks again.
+     */
+    public boolean destroy() throws InterruptedException {
+        boolean first;
         Thread t;
         synchronized (this) {
+            first = !destroying;
+            destroying = true;
             t = thread;
         }
         if (t == null) {
-            tasks.values().forEach(r -> r.kill(null));
+            if (first) {
+                tasks.values().forEach(r -> r.kill(null));
+            }
         } else {
             wake.release();
             waitBounded(stopped, cfg.destroyDeadline());
         }
         waitBounded(CompletableFuture.allOf(tasks.values().stream().map(TaskRunner::done)
                 .toArray(CompletableFuture[]::new)), cfg.destroyDeadline());
-        AllocHookContext ctx = hookContext();
-        for (AllocHooks.Hook hook : hooks) {
-            if (hook instanceof AllocHooks.Destroy d) {
-                d.destroy(ctx);
+        synchronized (this) {
+            if (destroyed) {
+                return true;
             }
+            List<String> alive = tasks.keySet().stream().filter(name -> !tasks.get(name).done().isDone()
+                    || !isDead(name)).toList();
+            if (shuttingDown || !alive.isEmpty()) {
+                LOG.warn("allocation {}: tasks {} may still be alive; their directory and stored state stay until"
+                        + " they are dead", id, alive);
+                return false;
+            }
+            destroyed = true;
         }
+        AllocHookContext ctx = hookContext();
+        eachHook(AllocHooks.Destroy.class, "destroy", hook -> hook.destroy(ctx));
+        return true;
     }
 
     /** Stops the runner for an agent shutdown: tasks keep running. Joins every thread. */
@@ -201,9 +223,24 @@ public final class AllocRunner {
             t.join();
         }
         AllocHookContext ctx = hookContext();
+        eachHook(AllocHooks.Shutdown.class, "shutdown", hook -> hook.shutdown(ctx));
+    }
+
+    /**
+     * Runs one phase of every hook that has it, in order. Hooks are isolated: one that throws is logged and counted
+     * ({@link AllocStateListener#hookFailed}), and the hooks after it run all the same.
+     */
+    private <H extends AllocHooks.Hook> void eachHook(Class<H> phase, String phaseName, Consumer<H> call) {
         for (AllocHooks.Hook hook : hooks) {
-            if (hook instanceof AllocHooks.Shutdown s) {
-                s.shutdown(ctx);
+            if (!phase.isInstance(hook)) {
+                continue;
+            }
+            try {
+                call.accept(phase.cast(hook));
+            } catch (RuntimeException e) {
+                LOG.warn("allocation {}: the {} hook {} failed; the other hooks run all the same", id, phaseName,
+                        hook.name(), e);
+                cfg.listener().hookFailed(this, hook.name(), phaseName, e);
             }
         }
     }
@@ -262,11 +299,7 @@ public final class AllocRunner {
         } else if (!killedAll) {
             restartChangedTasks(newer);
             AllocHookContext ctx = hookContext();
-            for (AllocHooks.Hook hook : hooks) {
-                if (hook instanceof AllocHooks.Update update) {
-                    update.update(ctx, newer);
-                }
-            }
+            eachHook(AllocHooks.Update.class, "update", hook -> hook.update(ctx, newer));
         }
         alloc = newer;
         cfg.stateDB().putAllocation(id, Specs.toJson(newer)); // what a restart restores

@@ -23,8 +23,12 @@ public record AllocRunnerConfig(Path dataDir, DriverRegistry drivers, List<TaskP
                                 RandomGenerator random, Duration maxKillTimeout, Duration driverDeadline,
                                 TaskRunnerConfig.StopRetry stopRetry) {
 
-    /** How long destroy waits for its kills before it removes the directory anyway. */
+    /**
+     * How long one destroy waits for its kills: a task's shutdown delay and kill timeout (each capped by
+     * {@code maxKillTimeout}) and the driver's deadline. A task still alive then is not given up on: a later destroy
+     * looks again.
+     */
     public Duration destroyDeadline() {
-        return maxKillTimeout.plus(driverDeadline);
+        return maxKillTimeout.multipliedBy(2).plus(driverDeadline);
     }
 }

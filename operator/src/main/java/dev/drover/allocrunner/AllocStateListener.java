@@ -7,4 +7,8 @@ public interface AllocStateListener {
 
     /** {@code event} is the task event behind the change (with its task's name), or null. */
     void allocStateChanged(AllocRunner runner, AllocState state, String task, TaskEvent event);
+
+    /** A hook threw in {@code phase} (update, destroy, shutdown); the runner went on with the other hooks. */
+    default void hookFailed(AllocRunner runner, String hook, String phase, RuntimeException failure) {
+    }
 }

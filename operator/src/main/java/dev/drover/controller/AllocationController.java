@@ -99,6 +99,10 @@ public final class AllocationController implements AllocStateListener {
     /** UIDs of allocations collected by the garbage collector: terminal, never run again. */
     private final Set<String> collected = ConcurrentHashMap.newKeySet();
     private final StartGate gate;
+    /** Destroys not done yet: a task of theirs may still be alive. */
+    private final Destroys destroys = new Destroys();
+    /** Runners of destroys under way (no longer among the entries), for an agent that stops meanwhile. */
+    private final Set<AllocRunner> dying = ConcurrentHashMap.newKeySet();
 
     /**
      * @param runnerConfig the runners' configuration, given this controller (their listener, and where a
@@ -191,7 +195,7 @@ public final class AllocationController implements AllocStateListener {
             for (Entry e : gone) {
                 LOG.info("allocation {} is gone from the API server; destroying it", e.id);
                 pool.submit(() -> {
-                    destroy(e);
+                    Destroys.await(destroy(e), cfg.destroyDeadline());
                     return null;
                 });
             }
@@ -231,6 +235,7 @@ public final class AllocationController implements AllocStateListener {
             if (collected.contains(uid) || ranBefore(a, generation)) {
                 return; // terminal, collected here: never run again
             }
+            awaitOldDestroyed(id);
             e = new Entry(id, uid);
             e.confirmed = true;
             e.seenNanos = System.nanoTime();
@@ -422,22 +427,33 @@ public final class AllocationController implements AllocStateListener {
         writer.publish(e.id, status);
     }
 
-    /** The allocation is being deleted: destroy its runner, its directory and its stored state. */
-    public void delete(Allocation a) throws InterruptedException {
+    /**
+     * The allocation is being deleted: destroy its runner, its directory and its stored state, and free its devices
+     * once its tasks are dead. Returns whether that is done; false while a task of it may still be alive (its kill
+     * keeps failing): the destroy goes on, its finalizer must stay, and a later call tells when it is done.
+     */
+    public boolean delete(Allocation a) throws InterruptedException {
         if (a.getSpec() == null || !node.equals(a.getSpec().getNodeName())) {
-            return;
+            return true;
         }
         AllocId id = new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
         Entry e = entries.remove(id);
-        if (e != null) {
-            destroy(e);
-        } else {
+        CompletableFuture<Void> destroyed = e != null ? destroy(e) : destroys.pending(id);
+        if (destroyed == null) {
             removeLeftovers(id);
+        } else if (!Destroys.await(destroyed, cfg.destroyDeadline())) {
+            LOG.warn("allocation {}: a task may still be alive; its finalizer stays until it is dead", id);
+            return false;
         }
         writer.forget(id);
+        return true;
     }
 
-    private void destroy(Entry e) throws InterruptedException {
+    /**
+     * Destroys the allocation's runner until every task is dead (again and again while a kill fails), then frees
+     * its devices: never before, so no new allocation is given a device a dying task still uses.
+     */
+    private CompletableFuture<Void> destroy(Entry e) {
         AllocRunner r;
         synchronized (e) {
             e.gone = true;
@@ -445,11 +461,30 @@ public final class AllocationController implements AllocStateListener {
         }
         gate.cancel(e.id);
         gc.forget(e.id.key());
-        releaseDevices(e.id);
-        if (r != null) {
-            r.destroy();
-        } else {
+        if (r == null) {
             removeLeftovers(e.id);
+            return CompletableFuture.completedFuture(null);
+        }
+        return destroyUntilDead(e.id, r);
+    }
+
+    private CompletableFuture<Void> destroyUntilDead(AllocId id, AllocRunner r) {
+        dying.add(r);
+        return destroys.start(id, r::destroy, () -> {
+            forgetDevices(id);
+            dying.remove(r);
+        });
+    }
+
+    /**
+     * A new allocation under a name whose old allocation is still being destroyed must wait: they would share the
+     * directory and the stored state. Throws (JOSDK tries the reconcile again later) when the old one is not done.
+     */
+    private void awaitOldDestroyed(AllocId id) throws InterruptedException {
+        CompletableFuture<Void> old = destroys.pending(id);
+        if (old != null && !Destroys.await(old, cfg.destroyDeadline())) {
+            throw new IllegalStateException("allocation " + id + " cannot start yet: an earlier allocation of that"
+                    + " name is still being destroyed (a task of it may still be alive)");
         }
     }
 
@@ -459,10 +494,10 @@ public final class AllocationController implements AllocStateListener {
             if (e.uid != null) {
                 collected.add(e.uid);
             }
-            releaseDevices(e.id);
             AllocRunner r = e.runner;
-            if (r != null) {
-                r.destroy();
+            if (r != null && !Destroys.await(destroyUntilDead(e.id, r), cfg.destroyDeadline())) {
+                LOG.warn("collecting allocation {}: a task may still be alive; tried again until it is dead", e.id);
+                return;
             }
             LOG.info("collected terminal allocation {}", e.id);
         }
@@ -472,6 +507,18 @@ public final class AllocationController implements AllocStateListener {
         if (ledger != null) {
             ledger.release(id);
         }
+    }
+
+    /** Frees the devices of an allocation destroyed with its stored state (which held its reservations). */
+    private void forgetDevices(AllocId id) {
+        if (ledger != null) {
+            ledger.forget(id);
+        }
+    }
+
+    @Override
+    public void hookFailed(AllocRunner runner, String hook, String phase, RuntimeException failure) {
+        metrics.hookFailure(hook, phase);
     }
 
     private void removeLeftovers(AllocId id) {
@@ -576,17 +623,17 @@ public final class AllocationController implements AllocStateListener {
      */
     public void shutdown() throws InterruptedException {
         gate.close();
+        List<AllocRunner> runners = new ArrayList<>(dying);
+        entries.values().stream().map(e -> e.runner).filter(Objects::nonNull).forEach(runners::add);
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
-            for (Entry e : entries.values()) {
-                AllocRunner r = e.runner;
-                if (r != null) {
-                    pool.submit(() -> {
-                        r.shutdown();
-                        return null;
-                    });
-                }
+            for (AllocRunner r : runners) {
+                pool.submit(() -> {
+                    r.shutdown();
+                    return null;
+                });
             }
         }
+        destroys.close(); // after the runners: a destroy under way then returns at once, nothing removed
     }
 
     private static long generationOf(Allocation a) {

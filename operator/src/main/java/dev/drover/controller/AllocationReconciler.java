@@ -13,6 +13,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -27,6 +28,8 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
 
     public static final String NAME = "allocations";
     public static final String FINALIZER = "drover.dev/finalizer";
+    /** How soon a delete whose destroy is not done yet is looked at again. */
+    static final Duration CLEANUP_AGAIN = Duration.ofSeconds(5);
 
     private final AllocationController controller;
 
@@ -42,8 +45,11 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
 
     @Override
     public DeleteControl cleanup(Allocation allocation, Context<Allocation> context) throws Exception {
-        controller.delete(allocation);
-        return DeleteControl.defaultDelete();
+        if (controller.delete(allocation)) {
+            return DeleteControl.defaultDelete();
+        }
+        // a task may still be alive: the finalizer stays, and the destroy (going on meanwhile) is looked at again
+        return DeleteControl.noFinalizerRemoval().rescheduleAfter(CLEANUP_AGAIN.toMillis());
     }
 
     /**

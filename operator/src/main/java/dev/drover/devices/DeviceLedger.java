@@ -97,6 +97,17 @@ public final class DeviceLedger {
         }
     }
 
+    /**
+     * Frees the instances of an allocation that was destroyed with its stored state: as {@link #release}, but
+     * nothing is written (it would bring back a row of the allocation just removed).
+     */
+    public synchronized void forget(AllocId alloc) {
+        List<DeviceReservation> gone = byAlloc.remove(alloc);
+        if (gone != null) {
+            gone.forEach(r -> r.ids().forEach(owner::remove));
+        }
+    }
+
     /** The allocation's reservations, one per task and device group. */
     public synchronized List<DeviceReservation> reservations(AllocId alloc) {
         return List.copyOf(byAlloc.getOrDefault(alloc, List.of()));

@@ -36,6 +36,9 @@ public final class DroverMetrics {
             "Task events recorded, by type (Received, Started, Terminated, ...).").labelNames("type").register(registry);
     private final Counter taskRestarts = Counter.build("drover_task_restarts_total",
             "Task restarts chosen by restart policies (Restarting events).").register(registry);
+    private final Counter hookFailures = Counter.build("drover_hook_failures_total",
+            "Alloc hooks that threw, by hook and phase (update, destroy, shutdown); the other hooks still ran.")
+            .labelNames("hook", "phase").register(registry);
     private final Histogram seenToRunning = Histogram.build("drover_alloc_seen_to_running_seconds",
                     "Time from the agent's watch first delivering an allocation (waiting for a start slot included)"
                             + " to its client status first being Running.")
@@ -55,6 +58,10 @@ public final class DroverMetrics {
         if (type == TaskEventType.Restarting) {
             taskRestarts.inc();
         }
+    }
+
+    public void hookFailure(String hook, String phase) {
+        hookFailures.labels(hook, phase).inc();
     }
 
     public void seenToRunning(double seconds) {

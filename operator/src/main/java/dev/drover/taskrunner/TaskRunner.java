@@ -158,22 +158,28 @@ public final class TaskRunner {
      * restarted with it now ({@code RestartSignaled}), without counting against its
      * policy; a task waiting to start gets it when it starts; a dead one keeps its end.
      */
-    public void update(Task definition, AllocationSpec spec, String reason) {
+    public synchronized void update(Task definition, AllocationSpec spec, String reason) {
         nextSpec = spec;
         nextDefinition = definition;
-        TaskState.State state = recorder.state();
-        if (state == TaskState.State.Running) {
+        if (recorder.state() == TaskState.State.Running) {
             restart(reason);
         }
     }
 
-    /** Switches to the newer definition, if one came; on the runner thread, between runs. */
-    private void applyNewDefinition() {
+    /**
+     * Switches to the newer definition, if one came; on the runner thread, between runs. A restart asked for before
+     * it is taken (a second update while the first one's restart was under way) is done by this very start: left
+     * pending, it would kill the new definition at once.
+     */
+    private synchronized void applyNewDefinition() {
         Task next = nextDefinition;
         if (next == null) {
             return;
         }
         nextDefinition = null;
+        if (restartRequest.isDone()) {
+            restartRequest = new CompletableFuture<>();
+        }
         task = next;
         killer = new TaskKiller(cfg, next, this::event);
         AllocationSpec spec = nextSpec;
@@ -388,7 +394,10 @@ public final class TaskRunner {
             if (cause != null) {
                 event(cause);
             }
-            killer.kill(driver, handle, exit);
+            if (!killer.kill(driver, handle, exit, shutdownRequest)) {
+                persist(null);
+                return null; // shutting down before the kill worked: the next agent kills it
+            }
             return new Outcome.Killed();
         }
         if (exit.isDone()) {
@@ -400,10 +409,17 @@ public final class TaskRunner {
             return new Outcome.Exited(r.exitCode(), r.signal(), r.error());
         }
         if (restart.isDone()) {
-            restartRequest = new CompletableFuture<>();
+            synchronized (this) {
+                if (restartRequest == restart) {
+                    restartRequest = new CompletableFuture<>();
+                }
+            }
             event(TaskEvent.of(TaskEventType.RestartSignaled, cfg.clock().instant()).withRestartReason(restart.join())
                     .withMessage(restart.join()));
-            killer.kill(driver, handle, exit);
+            if (!killer.kill(driver, handle, exit, shutdownRequest)) {
+                persist(null);
+                return null;
+            }
             return new Outcome.RestartRequested(false);
         }
         persist(null);

@@ -16,7 +16,7 @@ import java.util.random.RandomGenerator;
  *
  * @param template       paths and identity for the driver; its config and env are filled in by the runner
  * @param prestartHooks  run in order before each start ({@code TaskHooks.defaults} gives the usual ones)
- * @param maxKillTimeout the agent's cap on any task's killTimeout
+ * @param maxKillTimeout the agent's cap on any task's killTimeout, and on its shutdownDelay
  * @param driverDeadline how long a driver may take to start, stop or reattach before the runner gives up on it
  */
 public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, TaskConfig template,
@@ -28,10 +28,23 @@ public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, 
     public static final Duration DEFAULT_MAX_KILL_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_DRIVER_DEADLINE = Duration.ofMinutes(1);
 
-    /** How often and after which pauses a failed driver stop is tried again. */
+    /**
+     * After which pauses a failed driver stop is tried again: {@code backoff} in order, then its last pause for as
+     * long as the task may be alive (every second when {@code backoff} is empty).
+     */
     public record StopRetry(List<Duration> backoff) {
         /** SEMANTICS.md: 5 s, 20 s, 80 s, 120 s, 120 s. */
         public static final StopRetry DEFAULT = new StopRetry(List.of(Duration.ofSeconds(5),
                 Duration.ofSeconds(20), Duration.ofSeconds(80), Duration.ofSeconds(120), Duration.ofSeconds(120)));
+        private static final Duration WITHOUT_BACKOFF = Duration.ofSeconds(1);
+
+        public StopRetry {
+            backoff = List.copyOf(backoff);
+        }
+
+        /** The pause after failed try number {@code attempt} (from 0). */
+        public Duration pause(int attempt) {
+            return backoff.isEmpty() ? WITHOUT_BACKOFF : backoff.get(Math.min(attempt, backoff.size() - 1));
+        }
     }
 }

@@ -397,6 +397,35 @@ class AgentTest {
         assertThat(get("both-t4").getStatus().getAllocatedDevices().getFirst().getIds()).hasSize(2);
     }
 
+    @Test
+    void aDeletedAllocationsDevicesGoToNoOneElseUntilItsTasksAreDead() throws Exception {
+        client.resource(new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName("node-a")
+                .endMetadata().build()).create();
+        agent.close();
+        agent = startAgent("--device-plugin", "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml")
+                .toAbsolutePath());
+        Allocation holder = wantsDevices("holder", "nvidia/gpu", 2);
+        Task slow = holder.getSpec().getTasks().getFirst();
+        slow.setConfig(Map.of("killAfter", "4s")); // runs until killed, then takes 4 s to die
+        slow.setKillTimeout("10s");
+        client.resource(holder).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("holder") == ClientStatus.Running);
+
+        client.resources(Allocation.class).inNamespace("default").withName("holder").delete();
+        await().atMost(Duration.ofSeconds(5)).until(() -> agent.controller().size() == 0); // its destroy has begun
+        client.resource(wantsDevices("newcomer", "nvidia/gpu", 1)).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("newcomer") == ClientStatus.Failed
+                || statusOf("newcomer") == ClientStatus.Running);
+        assertThat(get("holder")).as("still being destroyed: its task is dying").isNotNull();
+        assertThat(statusOf("newcomer")).as("no GPU while the dying task may still use it").isEqualTo(ClientStatus.Failed);
+        assertThat(get("newcomer").getStatus().getTaskStates().get("main").getEvents())
+                .anySatisfy(e -> assertThat(e.getMessage()).contains("device nvidia/gpu: asked 1, 0 free"));
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("holder") == null);
+        client.resource(wantsDevices("after", "nvidia/gpu", 1)).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("after") == ClientStatus.Running);
+    }
+
     /** Threads the agent starts, it stops: after close() no thread it started is left (virtual ones are joined too). */
     @Test
     void closeLeavesNoThreadBehind() throws Exception {

@@ -16,10 +16,12 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.testing.StubbornDriver;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -46,6 +48,12 @@ class AllocRunnerTest {
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final List<Seen> seen = new CopyOnWriteArrayList<>();
     final List<AllocRunner> runners = new ArrayList<>();
+    final List<AllocHooks.Hook> extraHooks = new ArrayList<>();
+    final List<String> hookFailures = new CopyOnWriteArrayList<>();
+    Driver driver = mock;
+    Duration maxKillTimeout = Duration.ofSeconds(30);
+    Duration driverDeadline = Duration.ofSeconds(10);
+    TaskRunnerConfig.StopRetry stopRetry = new TaskRunnerConfig.StopRetry(List.of());
 
     @AfterEach
     void tearDown() throws Exception {
@@ -65,13 +73,22 @@ class AllocRunnerTest {
         spec.setRestartPolicy(new RestartPolicy(0, "10s", "1s", RestartMode.Fail));
         spec.setTasks(List.of(tasks));
         a.setSpec(spec);
-        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(mock)), List.of(), List.of(), db,
-                (runner, state, task, event) -> {
-                    if (event != null) {
-                        seen.add(new Seen(task, event));
-                    }
-                }, dev.drover.allocwatcher.PreviousAllocations.NONE, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(30), Duration.ofSeconds(10),
-                new TaskRunnerConfig.StopRetry(List.of()));
+        AllocStateListener listener = new AllocStateListener() {
+            @Override
+            public void allocStateChanged(AllocRunner runner, AllocState state, String task, TaskEvent event) {
+                if (event != null) {
+                    seen.add(new Seen(task, event));
+                }
+            }
+
+            @Override
+            public void hookFailed(AllocRunner runner, String hook, String phase, RuntimeException failure) {
+                hookFailures.add(phase + ": " + failure.getMessage());
+            }
+        };
+        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(),
+                List.copyOf(extraHooks), db, listener, dev.drover.allocwatcher.PreviousAllocations.NONE,
+                Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout, driverDeadline, stopRetry);
         AllocRunner r = new AllocRunner(cfg, a);
         runners.add(r);
         return r;
@@ -310,5 +327,49 @@ class AllocRunnerTest {
         assertThat(data.resolve("allocs/default/web")).doesNotExist();
         assertThat(db.loadAll()).isEmpty();
         assertThat(r.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Dead);
+    }
+
+    @Test
+    void aDestroyHookThatThrowsDoesNotKeepTheHooksAfterItFromRunning() throws Exception {
+        List<String> ran = new CopyOnWriteArrayList<>();
+        extraHooks.add((AllocHooks.Destroy) ctx -> {
+            throw new IllegalStateException("state store is full");
+        });
+        extraHooks.add((AllocHooks.Destroy) ctx -> ran.add("after"));
+        AllocRunner r = runner(AllocationType.Service, task("app", Map.of()));
+        r.run();
+        awaitAllRunning(r, 1);
+        r.destroy();
+        assertThat(ran).containsExactly("after");
+        assertThat(hookFailures).containsExactly("destroy: state store is full");
+        assertThat(data.resolve("allocs/default/web")).doesNotExist();
+        assertThat(db.loadAll()).isEmpty();
+    }
+
+    @Test
+    void destroyKeepsTheDirectoryAndStateOfATaskThatCannotBeKilledUntilItIsDead() throws Exception {
+        StubbornDriver stubborn = new StubbornDriver(mock);
+        driver = stubborn;
+        maxKillTimeout = Duration.ofMillis(100);
+        driverDeadline = Duration.ofMillis(200);
+        stopRetry = new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(20)));
+        AllocRunner r = runner(AllocationType.Service, task("app", Map.of()));
+        r.run();
+        awaitAllRunning(r, 1);
+
+        r.destroy(); // its bounded wait is over; the task still runs
+        assertThat(stubborn.failedStops()).isPositive();
+        assertThat(data.resolve("allocs/default/web")).exists();
+        assertThat(db.loadAll()).singleElement().satisfies(stored ->
+                assertThat(stored.tasks().get("app").localState().orElseThrow().driverHandle()).isNotNull());
+        assertThat(r.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Running);
+        assertThat(events("app")).contains(TaskEventType.DriverFailure).doesNotContain(TaskEventType.Killed);
+
+        stubborn.relent();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(r::destroy);
+        assertThat(data.resolve("allocs/default/web")).doesNotExist();
+        assertThat(db.loadAll()).isEmpty();
+        assertThat(r.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Dead);
+        assertThat(events("app")).endsWith(TaskEventType.Killed);
     }
 }

@@ -7,6 +7,7 @@ import static dev.drover.api.v1alpha1.TaskEventType.Killing;
 import static dev.drover.api.v1alpha1.TaskEventType.LeaderTaskDead;
 import static dev.drover.api.v1alpha1.TaskEventType.NotRestarting;
 import static dev.drover.api.v1alpha1.TaskEventType.Received;
+import static dev.drover.api.v1alpha1.TaskEventType.RestartSignaled;
 import static dev.drover.api.v1alpha1.TaskEventType.Restarting;
 import static dev.drover.api.v1alpha1.TaskEventType.Started;
 import static dev.drover.api.v1alpha1.TaskEventType.TaskSetup;
@@ -63,6 +64,7 @@ class TaskRunnerTest {
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final List<TaskEvent> events = new CopyOnWriteArrayList<>();
     final List<TaskRunner> runners = new ArrayList<>();
+    Duration maxKillTimeout = TaskRunnerConfig.DEFAULT_MAX_KILL_TIMEOUT;
 
     @AfterEach
     void tearDown() throws Exception {
@@ -102,7 +104,7 @@ class TaskRunnerTest {
                     if (event != null) {
                         events.add(event);
                     }
-                }, Clock.systemUTC(), new SplittableRandom(1), TaskRunnerConfig.DEFAULT_MAX_KILL_TIMEOUT,
+                }, Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout,
                 driverDeadline, new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10))));
     }
 
@@ -294,15 +296,75 @@ class TaskRunnerTest {
     }
 
     @Test
-    void aStopThatNeverWorksIsReportedNotWaitedOnForever() throws Exception {
+    void aStopThatKeepsFailingIsReportedAndTriedUntilTheTaskIsDead() throws Exception {
         TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, null, task("web", Map.of())),
-                failingStops(mock, 100), Duration.ofSeconds(5)));
+                failingStops(mock, 4), Duration.ofSeconds(5)));
         r.run();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
         r.kill(null).get(10, TimeUnit.SECONDS);
-        assertThat(events.getLast().getType()).isEqualTo(Killed);
-        assertThat(events.getLast().getKillError()).isEqualTo("device busy");
+        assertThat(types()).containsSubsequence(Killing, DriverFailure, Killed).containsOnlyOnce(DriverFailure);
+        TaskEvent reported = events.stream().filter(e -> e.getType() == DriverFailure).findFirst().orElseThrow();
+        assertThat(reported.getKillError()).isEqualTo("device busy");
+        assertThat(reported.getMessage()).contains("Task could not be killed: device busy", "trying again every 10ms");
+        assertThat(events.getLast().getKillError()).isNull();
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Dead);
+    }
+
+    @Test
+    void aTaskWhoseKillKeepsFailingIsNeverGivenUpForDead() throws Exception {
+        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, null, task("web", Map.of())),
+                failingStops(mock, Integer.MAX_VALUE), Duration.ofSeconds(5)));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        CompletableFuture<Void> killed = r.kill(null);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(DriverFailure));
+        assertThat(killed).as("its process may be alive").isNotDone();
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Running);
+        assertThat(types()).doesNotContain(Killed);
+        r.shutdown(); // the agent stops: the runner ends, the task keeps its record for the next agent
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Running);
+        assertThat(db.getTaskLocalState(ALLOC, "web").orElseThrow().driverHandle()).isNotNull();
         mock.destroy(mock.recover(new TaskHandle("mock", "default/web/web", Instant.now(), Map.of())));
+    }
+
+    @Test
+    void aHugeShutdownDelayIsCappedByTheAgentsMaximumKillTimeout() throws Exception {
+        maxKillTimeout = Duration.ofMillis(300);
+        Task t = task("web", Map.of());
+        t.setShutdownDelay("8760h");
+        TaskRunner r = runner(spec(AllocationType.Service, null, t));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        r.kill(null).get(5, TimeUnit.SECONDS);
+        assertThat(events.stream().filter(e -> e.getType() == WaitingShutdownDelay).findFirst().orElseThrow()
+                .getMessage()).isEqualTo("Waiting for shutdown delay of 300ms");
+        assertThat(types()).containsSubsequence(WaitingShutdownDelay, Killing, Killed);
+    }
+
+    @Test
+    void twoQuickUpdatesOfARestoredTaskRestartItOnceWithTheNewestDefinition() throws Exception {
+        AllocationSpec spec = spec(AllocationType.Service, null, task("web", Map.of("killAfter", "300ms")));
+        TaskRunner first = new TaskRunner(config(spec, mock, Duration.ofSeconds(10)));
+        first.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        first.shutdown(); // the agent stops; the task keeps running
+        TaskState stored = new ObjectMapper().treeToValue(db.getTaskState(ALLOC, "web").orElseThrow(), TaskState.class);
+        TaskLocalState local = db.getTaskLocalState(ALLOC, "web").orElseThrow();
+        events.clear();
+        TaskRunner restored = TaskRunner.restore(config(spec, mock, Duration.ofSeconds(10)), stored, local);
+        runners.add(restored);
+        restored.run();
+
+        Task second = task("web", Map.of("killAfter", "300ms", "stdoutString", "v2"));
+        Task third = task("web", Map.of("killAfter", "300ms", "stdoutString", "v3"));
+        restored.update(second, spec(AllocationType.Service, null, second), "Task definition changed (generation 2)");
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Killing));
+        // the second arrives while the first one's restart is killing the task: both collapse into one restart
+        restored.update(third, spec(AllocationType.Service, null, third), "Task definition changed (generation 3)");
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        restored.shutdown(); // whatever the runner would do next with the started task is in the events now
+        assertThat(types()).containsExactly(RestartSignaled, Killing, Killed, Restarting, Started);
+        assertThat(restored.task()).isEqualTo(third);
     }
 
     @Test
