@@ -233,6 +233,10 @@ final class KvStateDB implements StateDB {
     @Override
     public void close() {
         retry.close();
+        if (store.hasUnstored()) {
+            LOG.warn("closing the state store with {} write(s) it could not make (allocations {}): the next agent takes"
+                    + " them on again from the API server", store.stats().unstored(), store.unstoredAllocations());
+        }
         store.close();
     }
 
