@@ -223,7 +223,7 @@ class StoreFailureControllerTest {
     }
 
     @Test
-    void aRawExecTaskWhoseSpecEntryIsUnreadableIsTakenOverNotStartedTwice() throws Exception {
+    void anUnreadableSpecEntryStopsNothingAndItsRawExecTaskIsTakenOverNotStartedTwice() throws Exception {
         LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
         RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
         open.add(rotator);
@@ -231,10 +231,15 @@ class StoreFailureControllerTest {
         AllocId id = new AllocId("default", "svc");
         StateDB first = StateDB.open(data);
         controller = controller(first, driver);
+        AllocId otherId = new AllocId("default", "other");
         Allocation svc = create("svc", "raw_exec", Map.of("command", "/bin/sleep", "args", List.of("1000")));
+        Allocation other = create("other", "raw_exec", Map.of("command", "/bin/sleep", "args", List.of("1001")));
         controller.reconcile(svc);
-        await().atMost(Duration.ofSeconds(20)).until(() -> clientStatus("svc") == ClientStatus.Running);
+        controller.reconcile(other);
+        await().atMost(Duration.ofSeconds(20)).until(() -> clientStatus("svc") == ClientStatus.Running
+                && clientStatus("other") == ClientStatus.Running);
         String pid = first.getTaskLocalState(id, "main").orElseThrow().driverHandle().get("pid");
+        String otherPid = first.getTaskLocalState(otherId, "main").orElseThrow().driverHandle().get("pid");
         controller.shutdown(); // the agent stops; the task keeps running
         controller = null;
         for (AutoCloseable c : List.of(writer, events, gc)) {
@@ -243,17 +248,24 @@ class StoreFailureControllerTest {
         }
         first.close();
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("state.db"));
-             PreparedStatement tear = c.prepareStatement("UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc'")) {
+             PreparedStatement tear = c.prepareStatement(
+                     "UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc' AND key = 'default/svc'")) {
             assertThat(tear.executeUpdate()).isEqualTo(1);
         }
 
         StateDB second = StateDB.open(data);
         open.add(second);
         controller = controller(second, driver);
-        assertThat(controller.restore()).as("the damaged allocation is taken on from the API server").isZero();
+        assertThat(controller.restore()).as("the other is restored; the damaged one is taken on from the API server")
+                .isEqualTo(1);
         assertThat(second.stats().quarantined()).isEqualTo(1);
-        controller.sweep(List.of(get("svc")));
+        controller.sweep(List.of(get("svc"), get("other")));
         controller.reconcile(get("svc"));
+        controller.reconcile(get("other"));
+        assertThat(controller.runner(otherId).orElseThrow().allocState().taskStates().get("main").getRestarts())
+                .isZero();
+        assertThat(second.getTaskLocalState(otherId, "main").orElseThrow().driverHandle().get("pid"))
+                .as("reattached").isEqualTo(otherPid);
 
         await().atMost(Duration.ofSeconds(20)).until(() -> second.getTaskLocalState(id, "main")
                 .map(l -> l.driverHandle() != null).orElse(false));
@@ -261,9 +273,12 @@ class StoreFailureControllerTest {
                 .as("the running process is taken over").isEqualTo(pid);
         assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains("sleep 1000")
                 && p.info().commandLine().orElse("").contains(data.toString())).count())
-                .as("no second copy").isLessThanOrEqualTo(1);
+                .as("its supervisor, and no second one").isEqualTo(1);
         controller.delete(get("svc"));
-        await().atMost(Duration.ofSeconds(10)).until(() ->
-                ProcessHandle.of(Long.parseLong(pid)).map(p -> !p.isAlive()).orElse(true));
+        controller.delete(get("other"));
+        for (String p : List.of(pid, otherPid)) {
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+                    ProcessHandle.of(Long.parseLong(p)).map(h -> !h.isAlive()).orElse(true));
+        }
     }
 }
