@@ -179,7 +179,7 @@ public final class Agent implements AutoCloseable {
                 () -> new long[]{writer.writes(), writer.skipped(), writer.failures()},
                 () -> {
                     StateStats s = state.stats();
-                    return new long[]{s.writes(), s.deduplicated()};
+                    return new long[]{s.writes(), s.deduplicated(), s.failures(), s.unstored(), s.quarantined()};
                 },
                 () -> new long[]{events.written(), events.dropped(), events.failed()}));
         controller = new AllocationController(config.nodeName(), self -> new AllocRunnerConfig(config.dataDir(),

@@ -5,6 +5,7 @@ import dev.drover.api.v1alpha1.Names;
 import dev.drover.state.AllocId;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -14,6 +15,7 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -45,6 +47,37 @@ public final class AllocDir {
         Path root = base.resolve(id.namespace()).resolve(id.name()).normalize();
         requireInside(base, root);
         return new AllocDir(base, root);
+    }
+
+    /**
+     * The allocations that have a directory under {@code dataDir}; entries that name no allocation (and links,
+     * which the agent never makes there) are not its own and are left alone.
+     */
+    public static List<AllocId> all(Path dataDir) throws IOException {
+        Path base = dataDir.toAbsolutePath().normalize().resolve("allocs");
+        List<AllocId> found = new ArrayList<>();
+        if (!Files.isDirectory(base, LinkOption.NOFOLLOW_LINKS)) {
+            return found;
+        }
+        try (DirectoryStream<Path> namespaces = Files.newDirectoryStream(base)) {
+            for (Path ns : namespaces) {
+                if (!Files.isDirectory(ns, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                try (DirectoryStream<Path> names = Files.newDirectoryStream(ns)) {
+                    for (Path name : names) {
+                        if (Files.isDirectory(name, LinkOption.NOFOLLOW_LINKS)) {
+                            try {
+                                found.add(new AllocId(ns.getFileName().toString(), name.getFileName().toString()));
+                            } catch (IllegalArgumentException notAnAllocation) {
+                                // not a name the agent would have made
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return found;
     }
 
     public Path root() {

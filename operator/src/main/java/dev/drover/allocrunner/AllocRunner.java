@@ -9,6 +9,7 @@ import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.driver.TaskConfig;
 import dev.drover.state.AllocId;
 import dev.drover.state.AllocRunnerState;
+import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
 import dev.drover.state.StoredTask;
 import dev.drover.taskrunner.TaskRunner;
@@ -302,7 +303,11 @@ public final class AllocRunner {
             eachHook(AllocHooks.Update.class, "update", hook -> hook.update(ctx, newer));
         }
         alloc = newer;
-        cfg.stateDB().putAllocation(id, Specs.toJson(newer)); // what a restart restores
+        try {
+            cfg.stateDB().putAllocation(id, Specs.toJson(newer)); // what a restart restores
+        } catch (StateStoreException e) {
+            // kept by the store and written again once it can; reported through the allocation's status
+        }
         publish(null, null);
     }
 
@@ -426,8 +431,12 @@ public final class AllocRunner {
         version.incrementAndGet();
         AllocState state = allocState();
         if (!destroying) {
-            cfg.stateDB().putAllocRunnerState(id, new AllocRunnerState(state.clientStatus().name(),
-                    state.clientDescription(), state.observedGeneration()));
+            try {
+                cfg.stateDB().putAllocRunnerState(id, new AllocRunnerState(state.clientStatus().name(),
+                        state.clientDescription(), state.observedGeneration()));
+            } catch (StateStoreException e) {
+                // as in applyUpdate: the store writes it again; the runner and its tasks go on
+            }
         }
         cfg.listener().allocStateChanged(this, state, task, event);
     }

@@ -16,11 +16,15 @@ import dev.drover.api.validation.Violation;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.gc.Collectable;
 import dev.drover.gc.GarbageCollector;
+import dev.drover.logging.LogThrottle;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.state.AllocId;
+import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -57,6 +61,11 @@ public final class AllocationController implements AllocStateListener {
     private static final Logger LOG = LoggerFactory.getLogger(AllocationController.class);
     /** The longest one allocation keeps a start slot (it may wait on a previous allocation, or a long prestart). */
     static final Duration START_HOLD = Duration.ofSeconds(2);
+    /** Kubernetes Event reasons of the state store's failure and recovery (a full disk), as the condition's. */
+    private static final String STATE_STORE_FAILED = AllocationStatuses.STATE_STORE_FAILED;
+    private static final String STATE_STORED = AllocationStatuses.STATE_STORED;
+    /** A directory that cannot be removed is retried every GC pass: one line per allocation and hour. */
+    private static final LogThrottle LEFTOVER_FAILURES = new LogThrottle(Duration.ofHours(1));
 
     /** What the controller keeps per allocation. Fields are guarded by the entry itself. */
     private static final class Entry {
@@ -80,6 +89,10 @@ public final class AllocationController implements AllocStateListener {
         Allocation latest;
         /** Deleted (or replaced): a start under way must not leave a runner behind. */
         boolean gone;
+        /** Not taken on because the store could not write its spec: taken on once it has (see stateStored). */
+        volatile Allocation waitingForStore;
+        /** Some of its state waits to be written again (StateStored=False reported). */
+        boolean storeFailing;
 
         Entry(AllocId id, String uid) {
             this.id = id;
@@ -98,6 +111,10 @@ public final class AllocationController implements AllocStateListener {
     private final Map<AllocId, Entry> entries = new ConcurrentHashMap<>();
     /** UIDs of allocations collected by the garbage collector: terminal, never run again. */
     private final Set<String> collected = ConcurrentHashMap.newKeySet();
+    /** Allocations destroyed (or never known) whose directory is still on disk, swept by {@link #sweepLeftovers}. */
+    private final Set<AllocId> leftovers = ConcurrentHashMap.newKeySet();
+    /** Stored allocations {@link #restore} could not rebuild: taken on from the API server, else left over. */
+    private final Set<AllocId> unrestored = ConcurrentHashMap.newKeySet();
     private final StartGate gate;
     /** Destroys not done yet: a task of theirs may still be alive. */
     private final Destroys destroys = new Destroys();
@@ -130,6 +147,8 @@ public final class AllocationController implements AllocStateListener {
         this.gc = gc;
         this.ledger = ledger;
         this.clock = cfg.clock();
+        cfg.stateDB().onStored(this::stateStored);
+        gc.afterEachPass(this::sweepLeftovers);
     }
 
     /** The local runner's terminal future, for a previous allocation that ran on this node. */
@@ -150,6 +169,13 @@ public final class AllocationController implements AllocStateListener {
             ledger.restore(all);
         }
         for (StoredAllocation stored : all) {
+            if (stored.spec().isEmpty() && stored.damaged()) {
+                // Its spec could not be read (quarantined): taken on again from the API server, directory kept,
+                // so a task still running there is taken over rather than started twice.
+                LOG.warn("allocation {} lost its stored spec; it is taken on again from the API server", stored.id());
+                unrestored.add(stored.id());
+                continue;
+            }
             if (stored.spec().isEmpty()) {
                 LOG.warn("stored allocation {} has no spec (a crash while it was created); removing it", stored.id());
                 removeLeftovers(stored.id());
@@ -169,9 +195,12 @@ public final class AllocationController implements AllocStateListener {
                 }
                 restored++;
             } catch (RuntimeException ex) {
-                LOG.error("cannot restore allocation {} from the state store; removing it: {}", stored.id(), ex.toString());
+                // As for an entry that cannot be read: its directory stays (a running task there is taken over),
+                // and the API server's copy is taken on again; a leftover is swept once the API server is listed.
+                LOG.error("cannot restore allocation {} from the state store; it is taken on again from the API server:"
+                        + " {}", stored.id(), ex.toString());
                 entries.remove(stored.id(), e);
-                removeLeftovers(stored.id());
+                unrestored.add(stored.id());
             }
         }
         LOG.info("restored {} allocation(s) from the state store", restored);
@@ -200,7 +229,58 @@ public final class AllocationController implements AllocStateListener {
                 });
             }
         }
+        Set<AllocId> listed = ConcurrentHashMap.newKeySet();
+        present.forEach(a -> {
+            try {
+                listed.add(new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName()));
+            } catch (IllegalArgumentException unusable) {
+                // never had a directory here
+            }
+        });
+        for (AllocId id : unrestored) {
+            if (!listed.contains(id)) {
+                leftovers.add(id); // not restored, and gone from the API server too: its state and directory go
+            }
+        }
+        unrestored.clear();
+        try {
+            for (AllocId id : AllocDir.all(cfg.dataDir())) {
+                if (!listed.contains(id) && !entries.containsKey(id)) {
+                    LOG.info("the directory of allocation {} is left over (the API server has no such allocation);"
+                            + " removing it", id);
+                    leftovers.add(id);
+                }
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot list allocation directories for leftovers: {}", e.toString());
+        }
+        sweepLeftovers();
         return gone.size();
+    }
+
+    /**
+     * Removes what destroyed allocations left behind (a directory that could not be removed, a store that could
+     * not delete), and takes on allocations that waited for the store. Runs after {@link #sweep} and on every
+     * garbage collection pass.
+     */
+    void sweepLeftovers() {
+        for (AllocId id : List.copyOf(leftovers)) {
+            // compute() keeps the id's entry from being created meanwhile: a new allocation of the same name
+            // must not lose the directory it is building.
+            entries.compute(id, (k, current) -> {
+                if (current == null && removeLeftovers(id)) {
+                    leftovers.remove(id);
+                } else if (current != null) {
+                    leftovers.remove(id); // taken on again: the directory is its own now
+                }
+                return current;
+            });
+        }
+        for (Entry e : entries.values()) {
+            if (e.waitingForStore != null && cfg.stateDB().unstored(e.id).isEmpty()) {
+                stateStored(e.id);
+            }
+        }
     }
 
     /** The API server's newest copy of an allocation (created or changed): run it, update it, or refuse it. */
@@ -351,6 +431,11 @@ public final class AllocationController implements AllocStateListener {
         AllocRunner runner;
         try {
             runner = new AllocRunner(cfg, a);
+        } catch (StateStoreException ex) {
+            // The node's disk, not the spec: reported as such, and taken on once the store has written it.
+            waitForStore(e, a, generation, ex.getMessage());
+            gate.release(e.id);
+            return;
         } catch (RuntimeException ex) {
             LOG.warn("cannot create a runner for allocation {}: {}", e.id, ex.toString());
             refuse(e, a, generation, List.of(new Violation("metadata", "cannot be run here: " + ex.getMessage())));
@@ -362,6 +447,7 @@ public final class AllocationController implements AllocStateListener {
             deleted = e.gone;
             if (!deleted) {
                 e.runner = runner;
+                e.waitingForStore = null;
             }
         }
         if (deleted) { // deleted while it was being created: never run
@@ -390,6 +476,59 @@ public final class AllocationController implements AllocStateListener {
             }
         });
         runner.run();
+    }
+
+    /** The store could not write the spec of an allocation being taken on: Pending, with StateStored=False. */
+    private void waitForStore(Entry e, Allocation a, long generation, String reason) {
+        AllocationStatus status;
+        boolean first;
+        synchronized (e) {
+            e.waitingForStore = a;
+            first = !e.storeFailing;
+            e.storeFailing = true;
+            status = AllocationStatuses.awaitingStore(reason, generation, a.getSpec().getTasks(), e.built,
+                    clock.instant());
+            e.built = status;
+        }
+        if (first) {
+            LOG.warn("allocation {} is taken on once the state store can write: {}", e.id, reason);
+            events.recordForAllocation(owner(a), true, STATE_STORE_FAILED, storeFailedMessage(reason), clock.instant());
+        }
+        writer.publish(e.id, status);
+    }
+
+    /**
+     * All of the allocation's state that waited is written now: an allocation that waited to be taken on is taken
+     * on, a running one reports StateStored=True.
+     */
+    private void stateStored(AllocId id) {
+        Entry e = entries.get(id);
+        if (e == null) {
+            return;
+        }
+        Allocation waiting;
+        AllocRunner r;
+        synchronized (e) {
+            waiting = e.runner == null && !e.gone ? e.waitingForStore : null;
+            e.waitingForStore = null;
+            r = e.runner;
+        }
+        if (waiting != null) {
+            LOG.info("the state store writes again; taking on allocation {}", id);
+            try {
+                reconcile(waiting);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        } else if (r != null) {
+            allocStateChanged(r, r.allocState(), null, null);
+        }
+    }
+
+    private static String storeFailedMessage(String reason) {
+        return "The agent cannot write this allocation's state to its store: " + reason
+                + ". Nothing is lost: tasks keep running and the agent writes it again with back-off; free disk space"
+                + " on the node's data dir.";
     }
 
     private void updateTasks(Entry e, Allocation a, long generation) {
@@ -462,7 +601,9 @@ public final class AllocationController implements AllocStateListener {
         gate.cancel(e.id);
         gc.forget(e.id.key());
         if (r == null) {
-            removeLeftovers(e.id);
+            if (!removeLeftovers(e.id)) {
+                leftovers.add(e.id);
+            }
             return CompletableFuture.completedFuture(null);
         }
         return destroyUntilDead(e.id, r);
@@ -473,7 +614,15 @@ public final class AllocationController implements AllocStateListener {
         return destroys.start(id, r::destroy, () -> {
             forgetDevices(id);
             dying.remove(r);
+            noteIfLeftOver(id);
         });
+    }
+
+    /** A destroyed allocation's directory that is still there (it could not be removed) is swept later. */
+    private void noteIfLeftOver(AllocId id) {
+        if (Files.exists(AllocDir.of(cfg.dataDir(), id).root(), LinkOption.NOFOLLOW_LINKS)) {
+            leftovers.add(id);
+        }
     }
 
     /**
@@ -521,13 +670,25 @@ public final class AllocationController implements AllocStateListener {
         metrics.hookFailure(hook, phase);
     }
 
-    private void removeLeftovers(AllocId id) {
+    /**
+     * Removes the allocation's directory and stored state. Returns false when the directory is still there (it is
+     * then swept again later); a deletion the store cannot write now it applies itself later.
+     */
+    private boolean removeLeftovers(AllocId id) {
+        boolean removed = true;
         try {
             AllocDir.of(cfg.dataDir(), id).destroy();
         } catch (IOException | RuntimeException ex) {
-            LOG.warn("cannot remove the directory of {}: {}", id, ex.toString());
+            LEFTOVER_FAILURES.log(id.key(), suppressed -> LOG.warn("cannot remove the directory of {}: {}; trying again"
+                    + " at the next garbage collection", id, ex.toString()));
+            removed = false;
         }
-        cfg.stateDB().deleteAllocation(id);
+        try {
+            cfg.stateDB().deleteAllocation(id);
+        } catch (StateStoreException ex) {
+            LOG.debug("the stored state of {} is deleted later: {}", id, ex.getMessage());
+        }
+        return removed;
     }
 
     @Override
@@ -541,6 +702,8 @@ public final class AllocationController implements AllocStateListener {
         }
         AllocationStatus status;
         boolean becameTerminal = false;
+        boolean storeChanged = false;
+        Optional<String> unstored = cfg.stateDB().unstored(e.id);
         Allocation owner;
         synchronized (e) {
             owner = e.owner;
@@ -554,6 +717,12 @@ public final class AllocationController implements AllocStateListener {
                 }
                 if (!e.problems.isEmpty()) {
                     status = AllocationStatuses.invalid(e.problems, e.generation, status, e.built, clock.instant());
+                }
+                status = AllocationStatuses.withStateStored(status, unstored, state.observedGeneration(), e.built,
+                        clock.instant());
+                if (unstored.isPresent() != e.storeFailing) {
+                    e.storeFailing = unstored.isPresent();
+                    storeChanged = true;
                 }
                 e.built = status;
                 if (state.clientStatus() != ClientStatus.Pending) {
@@ -576,6 +745,15 @@ public final class AllocationController implements AllocStateListener {
         }
         if (event != null && owner != null && e.confirmed) {
             events.record(owner, task, event, clock);
+        }
+        if (storeChanged && owner != null && e.confirmed) {
+            if (unstored.isPresent()) {
+                events.recordForAllocation(owner, true, STATE_STORE_FAILED, storeFailedMessage(unstored.get()),
+                        clock.instant());
+            } else {
+                events.recordForAllocation(owner, false, STATE_STORED, "The agent's state store holds this"
+                        + " allocation's state again", clock.instant());
+            }
         }
         if (status != null && e.confirmed) {
             writer.publish(e.id, status);

@@ -27,6 +27,8 @@ final class AllocationStatuses {
     static final String READY = "Ready";
     static final String SPEC_VALID = "SpecValid";
     static final String INVALID_SPEC = "InvalidSpec";
+    static final String STATE_STORED = "StateStored";
+    static final String STATE_STORE_FAILED = "StateStoreFailed";
 
     private AllocationStatuses() {
     }
@@ -99,6 +101,45 @@ final class AllocationStatuses {
         s.getConditions().removeIf(c -> c.getType().equals(SPEC_VALID));
         s.getConditions().add(condition(SPEC_VALID, false, INVALID_SPEC, message, generation, previous, now));
         return s;
+    }
+
+    /**
+     * Adds {@code StateStored}: False while some of the allocation's state waits to be written again
+     * ({@code unstored} says why), True once it was written after such a wait. An allocation whose state the
+     * store never failed has no such condition.
+     */
+    static AllocationStatus withStateStored(AllocationStatus s, java.util.Optional<String> unstored, long generation,
+                                            AllocationStatus previous, Instant now) {
+        boolean hadIt = previous != null && previous.getConditions() != null
+                && previous.getConditions().stream().anyMatch(c -> STATE_STORED.equals(c.getType()));
+        if (unstored.isEmpty() && !hadIt) {
+            return s;
+        }
+        s.getConditions().removeIf(c -> STATE_STORED.equals(c.getType()));
+        s.getConditions().add(unstored.isPresent()
+                ? condition(STATE_STORED, false, STATE_STORE_FAILED, "The agent cannot write this allocation's state to"
+                        + " its store (" + unstored.get() + "); tasks keep running and the agent retries with back-off",
+                        generation, previous, now)
+                : condition(STATE_STORED, true, "Stored", "The agent's state store holds this allocation's state",
+                        generation, previous, now));
+        return s;
+    }
+
+    /**
+     * The status of an allocation not taken on yet because the store could not write its spec (a full disk):
+     * Pending, not refused; it is taken on once the store writes again.
+     */
+    static AllocationStatus awaitingStore(String reason, long generation, List<Task> tasks, AllocationStatus previous,
+                                          Instant now) {
+        AllocationStatus s = new AllocationStatus();
+        s.setClientStatus(ClientStatus.Pending);
+        s.setClientDescription("Waiting for the agent's state store to write again");
+        s.setObservedGeneration(generation);
+        s.setReady("0/" + tasks.stream().filter(Task::isMain).count());
+        s.setRestarts(0);
+        s.getConditions().add(condition(READY, false, STATE_STORE_FAILED, "Not taken on yet: the agent's state store"
+                + " cannot write", generation, previous, now));
+        return withStateStored(s, java.util.Optional.of(reason), generation, previous, now);
     }
 
     /** "spec.tasks[0].name: ...; spec.restartPolicy.mode: ..." */

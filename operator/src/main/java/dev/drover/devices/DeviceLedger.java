@@ -5,6 +5,7 @@ import dev.drover.api.v1alpha1.DeviceRequest;
 import dev.drover.state.AllocId;
 import dev.drover.state.DeviceReservation;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,6 +13,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Which device instances belong to which allocation's task. A reservation is
@@ -19,6 +22,8 @@ import java.util.Optional;
  * released when its allocation is terminal or destroyed.
  */
 public final class DeviceLedger {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DeviceLedger.class);
 
     /** Not enough healthy free instances; the message names the device, the count asked and free. */
     public static final class Unsatisfiable extends Exception {
@@ -84,7 +89,7 @@ public final class DeviceLedger {
         List<DeviceReservation> all = byAlloc.computeIfAbsent(alloc, k -> new ArrayList<>());
         all.addAll(claimed);
         taken.forEach(id -> owner.put(id, alloc));
-        state.putDeviceReservations(alloc, List.copyOf(all));
+        store(alloc, List.copyOf(all));
         return claimed;
     }
 
@@ -93,7 +98,19 @@ public final class DeviceLedger {
         List<DeviceReservation> gone = byAlloc.remove(alloc);
         if (gone != null) {
             gone.forEach(r -> r.ids().forEach(owner::remove));
-            state.putDeviceReservations(alloc, List.of());
+            store(alloc, List.of());
+        }
+    }
+
+    /**
+     * The ledger in memory is what counts while the agent runs; a write the store fails (a full disk) is kept
+     * and written again by the store, so neither a claim nor a release fails for it.
+     */
+    private void store(AllocId alloc, List<DeviceReservation> reservations) {
+        try {
+            state.putDeviceReservations(alloc, reservations);
+        } catch (StateStoreException e) {
+            LOG.debug("device reservations of {} wait to be stored: {}", alloc, e.getMessage());
         }
     }
 

@@ -29,6 +29,7 @@ public final class GarbageCollector implements AutoCloseable {
     private final DiskUsage usage;
     private final Map<String, Collectable> allocations = new ConcurrentHashMap<>();
     private final Semaphore wake = new Semaphore(0);
+    private final List<Runnable> sweeps = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Thread thread;
     private volatile boolean closed;
 
@@ -44,6 +45,14 @@ public final class GarbageCollector implements AutoCloseable {
 
     public void forget(String id) {
         allocations.remove(id);
+    }
+
+    /**
+     * Runs {@code sweep} after every collection pass (each interval): cleanup that must be retried until it
+     * succeeds, such as a directory that could not be removed.
+     */
+    public void afterEachPass(Runnable sweep) {
+        sweeps.add(sweep);
     }
 
     /** An allocation became terminal: collect now rather than at the next interval. */
@@ -63,6 +72,16 @@ public final class GarbageCollector implements AutoCloseable {
                 return;
             } catch (RuntimeException e) {
                 LOG.warn("garbage collection failed: {}", e.toString());
+            }
+            for (Runnable sweep : sweeps) {
+                if (closed) {
+                    return;
+                }
+                try {
+                    sweep.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("sweeping after garbage collection failed: {}", e.toString());
+                }
             }
         }
     }

@@ -27,6 +27,7 @@ public final class DroverMetrics {
     public record Sources(Supplier<Map<ClientStatus, Integer>> allocationsByStatus,
                           IntSupplier allocationsWaiting,
                           Supplier<long[]> statusWrites,
+                          /** written, deduplicated, failed, unstored, quarantined */
                           Supplier<long[]> stateWrites,
                           Supplier<long[]> kubeEvents) {
     }
@@ -92,8 +93,15 @@ public final class DroverMetrics {
             out.add(counter("drover_status_writes", "Allocation status writes: written to the API server, skipped"
                     + " because nothing changed, failed (and retried).", sources.statusWrites().get(),
                     "written", "skipped", "failed"));
+            long[] state = sources.stateWrites().get();
             out.add(counter("drover_state_writes", "Local state store writes: written (durably), deduplicated"
-                    + " (same value as stored, no I/O).", sources.stateWrites().get(), "written", "deduplicated"));
+                    + " (same value as stored, no I/O), failed (e.g. a full disk; kept and written again).", state,
+                    "written", "deduplicated", "failed"));
+            out.add(new GaugeMetricFamily("drover_state_unstored", "State store values and deletions that failed and"
+                    + " wait to be written again (retried with back-off).", state.length > 3 ? state[3] : 0));
+            out.add(new CounterMetricFamily("drover_state_rows_quarantined", "State store entries that could not be"
+                    + " read at start, moved to the store's quarantine table and left out of the restore.",
+                    state.length > 4 ? state[4] : 0));
             out.add(counter("drover_kube_events", "Kubernetes Events for task events: written (created or"
                     + " counted up), dropped (queue full), failed.", sources.kubeEvents().get(), "written", "dropped",
                     "failed"));

@@ -1,16 +1,22 @@
 package dev.drover.state;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedMap;
+import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Write deduplication in front of a {@link KvStore}. It keeps the BLAKE2b-256
@@ -23,6 +29,11 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Invariant: a hash in the map whose write is durable is the hash of what
  * the store holds for that key. A missing entry only costs a real write, so
  * whenever in doubt (a failed write, a delete) the entry is removed.
+ *
+ * <p>A write the store fails (a full disk) is not forgotten: the value is kept
+ * as unstored, and a deletion as owed, until {@link #retry} writes it or a
+ * newer put of the key replaces it. A put never lands before a deletion asked
+ * for earlier that covers its key, so a late retry cannot undo it.
  */
 final class DeduplicatingStore implements AutoCloseable {
 
@@ -31,10 +42,27 @@ final class DeduplicatingStore implements AutoCloseable {
     private final LongAdder writes = new LongAdder();
     private final LongAdder deduplicated = new LongAdder();
     private final LongAdder deletes = new LongAdder();
+    private final LongAdder failures = new LongAdder();
+    private final LongAdder quarantined = new LongAdder();
+    /** Values the store failed to write and no newer put replaced, by {@link Unstored#id()}. */
+    private final ConcurrentHashMap<String, Unstored> unstored = new ConcurrentHashMap<>();
+    /** Deletions not yet durable (in flight, or failed), in the order they were asked for. */
+    private final List<OwedDeletion> owedDeletions = new CopyOnWriteArrayList<>();
+    /** Orders submitting an owed deletion against puts of the keys it covers. */
+    private final ReentrantLock deletionOrder = new ReentrantLock();
+    private final Runnable onFailure;
+    private volatile String lastFailure;
     private volatile boolean closed;
 
     DeduplicatingStore(KvStore store) {
+        this(store, () -> {
+        });
+    }
+
+    /** @param onFailure told of every write the store failed (on the thread that saw it fail) */
+    DeduplicatingStore(KvStore store, Runnable onFailure) {
         this.store = store;
+        this.onFailure = onFailure;
         for (Bucket b : Bucket.values()) {
             hashes.put(b, new ConcurrentHashMap<>());
         }
@@ -68,11 +96,17 @@ final class DeduplicatingStore implements AutoCloseable {
 
     /**
      * As {@link #put(Bucket, String, byte[])}; {@code snapshot} is an immutable object that
-     * serializes to {@code value} (or null), kept for {@link #dropIfUnchanged}.
+     * serializes to {@code value} (or null), kept for {@link #dropIfUnchanged}. When the store fails
+     * the value is kept as unstored (until {@link #retry} writes it or a newer put replaces it) and
+     * a {@link StateStoreException} says so.
      */
     void put(Bucket bucket, String key, byte[] value, Object snapshot) {
         requireOpen();
         byte[] hash = Blake2b.hash256(value);
+        Unstored attempt = new Unstored(bucket, key, value, hash, snapshot);
+        if (!owedDeletions.isEmpty()) {
+            settleDeletionsBefore(attempt);
+        }
         ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(bucket);
         HashEntry known = bucketHashes.get(key);
         if (known != null && known.matches(hash)) {
@@ -87,23 +121,74 @@ final class DeduplicatingStore implements AutoCloseable {
                 outcome[0] = current;
                 return current;
             }
-            HashEntry entry = new HashEntry(hash, store.submit(List.of(new Mutation.Put(bucket, key, value, hash))),
-                    snapshot);
-            outcome[1] = entry;
-            return entry;
+            unstored.remove(attempt.id()); // this newer value replaces one waiting to be written again
+            outcome[1] = submit(attempt);
+            return outcome[1];
         });
         if (outcome[0] != null) {
             duplicate(bucketHashes, key, outcome[0], snapshot);
             return;
         }
-        HashEntry written = outcome[1];
-        written.durable().whenComplete((ok, failure) -> {
+        watch(attempt, outcome[1]);
+        writes.increment();
+        await(outcome[1].durable(), bucket, key);
+    }
+
+    /** Queues {@code u}'s put; call within the key's compute() (which orders the key's puts), then {@link #watch}. */
+    private HashEntry submit(Unstored u) {
+        return new HashEntry(u.hash(), store.submit(List.of(new Mutation.Put(u.bucket(), u.key(), u.value(),
+                u.hash()))), u.snapshot());
+    }
+
+    /**
+     * If the put of {@code entry} fails and is still the newest of its key, keeps {@code u} to write again. Not
+     * within compute(): a future failed already runs this at once, and it updates the same key.
+     */
+    private void watch(Unstored u, HashEntry entry) {
+        entry.durable().whenComplete((ok, failure) -> {
             if (failure != null) {
-                bucketHashes.remove(key, written);
+                if (!(unwrap(failure) instanceof IllegalStateException)) { // not a closed store
+                    hashes.get(u.bucket()).computeIfPresent(u.key(), (k, current) -> {
+                        if (current != entry) {
+                            return current; // a newer value is on its way
+                        }
+                        unstored.put(u.id(), u);
+                        return null;
+                    });
+                } else {
+                    hashes.get(u.bucket()).remove(u.key(), entry);
+                }
+                failed(failure); // after keeping it: the retry looks for what waits when told
             }
         });
-        writes.increment();
-        await(written.durable(), bucket, key);
+    }
+
+    /**
+     * Deletions that failed and cover this key are applied before the put, which must not be undone by them
+     * later; if they still fail, the put waits behind them as unstored.
+     */
+    private void settleDeletionsBefore(Unstored put) {
+        List<OwedDeletion> owed = owedDeletions.stream().filter(d -> d.covers(put.bucket(), put.key())).toList();
+        if (owed.isEmpty()) {
+            return;
+        }
+        deletionOrder.lock();
+        try {
+            for (OwedDeletion d : owed) {
+                if (owedDeletions.contains(d)) {
+                    await(submitDeletion(d), null, "deletion");
+                    owedDeletions.remove(d);
+                }
+            }
+        } catch (StateStoreException e) {
+            hashes.get(put.bucket()).compute(put.key(), (k, current) -> {
+                unstored.put(put.id(), put);
+                return null;
+            });
+            throw e;
+        } finally {
+            deletionOrder.unlock();
+        }
     }
 
     private void duplicate(ConcurrentHashMap<String, HashEntry> bucketHashes, String key, HashEntry known,
@@ -117,28 +202,156 @@ final class DeduplicatingStore implements AutoCloseable {
         await(known.durable(), null, key);
     }
 
-    /** Applies deletes (single keys and prefixes) in one transaction and forgets their hashes. */
+    /**
+     * Applies deletes (single keys and prefixes) in one transaction and forgets their hashes, and the unstored
+     * values they cover. When the store fails, the deletion is owed: {@link #retry} applies it later, and a put
+     * of a key it covers applies it first; a {@link StateStoreException} says so.
+     */
     void delete(List<Mutation> deletions) {
         requireOpen();
         for (Mutation m : deletions) {
-            if (m instanceof Mutation.Put p) {
-                throw new IllegalArgumentException("delete() takes deletions, got a put of " + p.bucket() + "/" + p.key());
+            if (!(m instanceof Mutation.Delete || m instanceof Mutation.DeletePrefix)) {
+                throw new IllegalArgumentException("delete() takes deletions, got " + m);
             }
         }
-        CompletableFuture<Void> durable = store.submit(deletions);
-        // Forget hashes only after queueing: an entry of a put queued meanwhile (before or after the delete)
-        // may be removed too, which merely costs that value a real write next time; the reverse order could
-        // leave a hash for a value the delete then removes from disk.
-        for (Mutation m : deletions) {
-            ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(m.bucket());
-            switch (m) {
-                case Mutation.Delete d -> bucketHashes.remove(d.key());
-                case Mutation.DeletePrefix r -> bucketHashes.keySet().removeIf(r::matches);
-                case Mutation.Put p -> throw new IllegalStateException("checked above");
+        OwedDeletion owed = new OwedDeletion(List.copyOf(deletions));
+        CompletableFuture<Void> durable;
+        deletionOrder.lock();
+        try {
+            // Owed until it is durable: a put of a covered key arriving meanwhile applies it first.
+            owedDeletions.add(owed);
+            durable = submitDeletion(owed);
+            // Forget hashes only after queueing: an entry of a put queued meanwhile (before or after the delete)
+            // may be removed too, which merely costs that value a real write next time; the reverse order could
+            // leave a hash for a value the delete then removes from disk.
+            for (Mutation m : deletions) {
+                ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(m.bucket());
+                switch (m) {
+                    case Mutation.Delete d -> bucketHashes.remove(d.key());
+                    case Mutation.DeletePrefix r -> bucketHashes.keySet().removeIf(r::matches);
+                    default -> throw new IllegalStateException("checked above");
+                }
             }
+            unstored.values().removeIf(u -> owed.covers(u.bucket(), u.key()));
+        } finally {
+            deletionOrder.unlock();
         }
         deletes.increment();
         await(durable, null, "deletion");
+        owedDeletions.remove(owed);
+    }
+
+    private CompletableFuture<Void> submitDeletion(OwedDeletion d) {
+        CompletableFuture<Void> durable = store.submit(d.mutations());
+        durable.whenComplete((ok, failure) -> {
+            if (failure != null) {
+                d.failed = true;
+                failed(failure);
+            }
+        });
+        return durable;
+    }
+
+    /**
+     * Writes again what the store failed to write: owed deletions first, in order, then each unstored value that
+     * no newer put replaced. Returns whether everything is stored now.
+     */
+    boolean retry() {
+        requireOpen();
+        deletionOrder.lock();
+        try {
+            for (OwedDeletion d : owedDeletions) {
+                await(submitDeletion(d), null, "deletion");
+                owedDeletions.remove(d);
+            }
+        } catch (StateStoreException e) {
+            return false;
+        } finally {
+            deletionOrder.unlock();
+        }
+        List<HashEntry> sent = new ArrayList<>();
+        for (Unstored u : unstored.values()) {
+            HashEntry[] entry = new HashEntry[1];
+            hashes.get(u.bucket()).compute(u.key(), (k, current) -> {
+                if (!unstored.remove(u.id(), u)) {
+                    return current; // replaced by a newer put, or covered by a deletion, meanwhile
+                }
+                entry[0] = submit(u);
+                return entry[0];
+            });
+            if (entry[0] != null) {
+                watch(u, entry[0]);
+                sent.add(entry[0]);
+            }
+        }
+        boolean stored = true;
+        for (HashEntry entry : sent) {
+            try {
+                await(entry.durable(), null, "an unstored value");
+                writes.increment();
+            } catch (StateStoreException e) {
+                stored = false;
+            }
+        }
+        return stored && !hasUnstored();
+    }
+
+    /** Whether anything waits to be written again. */
+    boolean hasUnstored() {
+        return !unstored.isEmpty() || owedDeletions.stream().anyMatch(d -> d.failed);
+    }
+
+    /** The allocations ({@code namespace/name}) with a value or deletion waiting to be written again. */
+    Set<String> unstoredAllocations() {
+        Set<String> out = new TreeSet<>();
+        unstored.values().forEach(u -> out.add(allocKey(u.bucket(), u.key())));
+        owedDeletions.stream().filter(d -> d.failed)
+                .forEach(d -> d.mutations().forEach(m -> out.add(OwedDeletion.allocationOf(m))));
+        return out;
+    }
+
+    /** Whether a value or deletion of allocation {@code allocKey} waits to be written again. */
+    boolean isUnstored(String allocKey) {
+        return unstored.values().stream().anyMatch(u -> allocKey(u.bucket(), u.key()).equals(allocKey))
+                || owedDeletions.stream().anyMatch(d -> d.failed && d.coversAllocation(allocKey));
+    }
+
+    /** Why the last write failed, or null when none has. */
+    String lastFailure() {
+        return lastFailure;
+    }
+
+    /**
+     * Moves an entry that cannot be read into the store's quarantine. Returns false when the store could not
+     * write that either (the entry then stays where it is, to be found again on the next restore).
+     */
+    boolean quarantine(Bucket bucket, String key, String reason) {
+        requireOpen();
+        quarantined.increment();
+        CompletableFuture<Void> moved = store.submit(List.of(new Mutation.Quarantine(bucket, key, reason)));
+        hashes.get(bucket).remove(key);
+        try {
+            await(moved, bucket, key);
+            return true;
+        } catch (StateStoreException e) {
+            failed(e.getCause() != null ? e.getCause() : e);
+            return false;
+        }
+    }
+
+    private void failed(Throwable failure) {
+        failures.increment();
+        lastFailure = String.valueOf(unwrap(failure).getMessage());
+        onFailure.run();
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        return (t instanceof CompletionException || t instanceof ExecutionException)
+                && t.getCause() != null ? t.getCause() : t;
+    }
+
+    private static String allocKey(Bucket bucket, String key) {
+        return bucket.perTask() ? key.substring(0, key.lastIndexOf('/')) : key;
     }
 
     Optional<byte[]> get(Bucket bucket, String key) {
@@ -154,7 +367,8 @@ final class DeduplicatingStore implements AutoCloseable {
     }
 
     StateStats stats() {
-        return new StateStats(writes.sum(), deduplicated.sum(), deletes.sum(), store.transactions());
+        return new StateStats(writes.sum(), deduplicated.sum(), deletes.sum(), store.transactions(), failures.sum(),
+                unstored.size() + owedDeletions.stream().filter(d -> d.failed).count(), quarantined.sum());
     }
 
     @Override
@@ -176,7 +390,8 @@ final class DeduplicatingStore implements AutoCloseable {
             if (cause instanceof IllegalStateException closed) {
                 throw closed;
             }
-            throw new StateStoreException("could not store " + what + ": " + cause.getMessage(), cause);
+            throw new StateStoreException("could not store " + what + ": " + cause.getMessage()
+                    + " (kept, and written again once the store can write)", cause);
         }
     }
 
@@ -190,6 +405,54 @@ final class DeduplicatingStore implements AutoCloseable {
      * @param snapshot an immutable value that serializes to what was stored, or null: equal to the
      *                 next value means a duplicate without serializing it
      */
+    /** A value the store failed to write, kept to write again. */
+    private record Unstored(Bucket bucket, String key, byte[] value, byte[] hash, Object snapshot) {
+        String id() {
+            return bucket.storedName() + '\n' + key;
+        }
+    }
+
+    /** A deletion to apply before any later put of a key it covers. Identity matters: equal ones are distinct. */
+    private static final class OwedDeletion {
+        private final List<Mutation> mutations;
+        /** The store failed it at least once (else it is merely in flight). */
+        volatile boolean failed;
+
+        OwedDeletion(List<Mutation> mutations) {
+            this.mutations = mutations;
+        }
+
+        List<Mutation> mutations() {
+            return mutations;
+        }
+
+        boolean coversAllocation(String allocKey) {
+            return mutations.stream().anyMatch(m -> allocationOf(m).equals(allocKey));
+        }
+
+        static String allocationOf(Mutation m) {
+            return switch (m) {
+                case Mutation.DeletePrefix r -> r.prefix().substring(0, r.prefix().length() - 1);
+                case Mutation.Delete d -> allocKey(d.bucket(), d.key());
+                default -> throw new IllegalArgumentException("not a deletion: " + m);
+            };
+        }
+
+        boolean covers(Bucket bucket, String key) {
+            for (Mutation m : mutations) {
+                boolean hit = switch (m) {
+                    case Mutation.Delete d -> d.bucket() == bucket && d.key().equals(key);
+                    case Mutation.DeletePrefix r -> r.bucket() == bucket && r.matches(key);
+                    default -> false;
+                };
+                if (hit) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     private record HashEntry(byte[] hash, CompletableFuture<Void> durable, Object snapshot) {
         boolean matches(byte[] other) {
             return Arrays.equals(hash, other);

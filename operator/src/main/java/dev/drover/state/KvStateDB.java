@@ -3,31 +3,49 @@ package dev.drover.state;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** {@link StateDB} over the key-value layer: values as JSON, writes deduplicated. */
+/**
+ * {@link StateDB} over the key-value layer: values as JSON, writes deduplicated, failed writes kept and
+ * written again ({@link WriteRetry}), unreadable entries quarantined at restore.
+ */
 final class KvStateDB implements StateDB {
 
     private static final TypeReference<List<DeviceReservation>> RESERVATIONS = new TypeReference<>() {
     };
 
+    private static final Logger LOG = LoggerFactory.getLogger(KvStateDB.class);
+
     private final DeduplicatingStore store;
+    private final WriteRetry retry;
     private final StateCodec codec = new StateCodec();
 
     KvStateDB(KvStore kv) {
+        this(kv, WriteRetry.DEFAULT_BACKOFF);
+    }
+
+    KvStateDB(KvStore kv, WriteRetry.Backoff backoff) {
+        WriteRetry[] retrying = new WriteRetry[1];
         DeduplicatingStore opened;
         try {
-            opened = new DeduplicatingStore(kv);
+            opened = new DeduplicatingStore(kv, () -> retrying[0].failed());
         } catch (RuntimeException e) {
             kv.close();
             throw e;
         }
         this.store = opened;
+        this.retry = new WriteRetry(opened, backoff);
+        retrying[0] = retry;
     }
 
     @Override
@@ -93,40 +111,80 @@ final class KvStateDB implements StateDB {
         return get(Bucket.DEVICES, id.key()).map(b -> codec.decode(b, RESERVATIONS, Bucket.DEVICES, id.key()));
     }
 
+    /**
+     * Reads every entry; one that cannot be read (not JSON, not the shape expected, a key that names no
+     * allocation) is moved to the quarantine and left out, so the rest restores: what it held is taken on
+     * again from the API server.
+     */
     @Override
     public List<StoredAllocation> loadAll() {
         Map<Bucket, SortedMap<String, byte[]>> buckets = new java.util.EnumMap<>(Bucket.class);
         for (Bucket b : Bucket.values()) {
-            buckets.put(b, store.scan(b));
+            buckets.put(b, new TreeMap<>(store.scan(b)));
         }
         TreeMap<String, AllocId> ids = new TreeMap<>();
-        buckets.forEach((bucket, entries) -> entries.keySet().forEach(key -> {
-            String allocKey = bucket.perTask() ? key.substring(0, key.lastIndexOf('/')) : key;
-            ids.computeIfAbsent(allocKey, AllocId::parse);
+        buckets.forEach((bucket, entries) -> entries.keySet().removeIf(key -> {
+            String allocKey = bucket.perTask() ? key.substring(0, Math.max(0, key.lastIndexOf('/'))) : key;
+            try {
+                ids.computeIfAbsent(allocKey, AllocId::parse);
+                if (bucket.perTask()) {
+                    AllocId.parse(allocKey).taskKey(key.substring(allocKey.length() + 1));
+                }
+                return false;
+            } catch (IllegalArgumentException e) {
+                quarantine(bucket, key, "its key names no allocation: " + e.getMessage(), EnumSet.noneOf(Bucket.class));
+                return true;
+            }
         }));
         List<StoredAllocation> restored = new ArrayList<>(ids.size());
         for (AllocId id : ids.values()) {
             String key = id.key();
-            Optional<JsonNode> spec = Optional.ofNullable(buckets.get(Bucket.ALLOC).get(key))
-                    .map(b -> codec.tree(b, Bucket.ALLOC, key));
-            Optional<AllocRunnerState> state = Optional.ofNullable(buckets.get(Bucket.ALLOC_STATE).get(key))
-                    .map(b -> codec.decode(b, AllocRunnerState.class, Bucket.ALLOC_STATE, key));
-            List<DeviceReservation> devices = Optional.ofNullable(buckets.get(Bucket.DEVICES).get(key))
-                    .map(b -> codec.decode(b, RESERVATIONS, Bucket.DEVICES, key)).orElse(List.of());
-            restored.add(new StoredAllocation(id, spec, state, devices, tasksOf(id, buckets)));
+            Set<Bucket> lost = EnumSet.noneOf(Bucket.class);
+            Optional<JsonNode> spec = decoded(buckets, Bucket.ALLOC, key, lost, b -> codec.tree(b, Bucket.ALLOC, key));
+            Optional<AllocRunnerState> state = decoded(buckets, Bucket.ALLOC_STATE, key, lost,
+                    b -> codec.decode(b, AllocRunnerState.class, Bucket.ALLOC_STATE, key));
+            List<DeviceReservation> devices = decoded(buckets, Bucket.DEVICES, key, lost,
+                    b -> codec.decode(b, RESERVATIONS, Bucket.DEVICES, key)).orElse(List.of());
+            SortedMap<String, StoredTask> tasks = tasksOf(id, buckets, lost);
+            restored.add(new StoredAllocation(id, spec, state, devices, tasks, !lost.isEmpty()));
         }
         return List.copyOf(restored);
     }
 
-    private SortedMap<String, StoredTask> tasksOf(AllocId id, Map<Bucket, SortedMap<String, byte[]>> buckets) {
+    /** The entry decoded; empty when there is none, or when it cannot be read (then it is quarantined). */
+    private <T> Optional<T> decoded(Map<Bucket, SortedMap<String, byte[]>> buckets, Bucket bucket, String key,
+                                    Set<Bucket> lost, java.util.function.Function<byte[], T> decode) {
+        byte[] bytes = buckets.get(bucket).get(key);
+        if (bytes == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(decode.apply(bytes));
+        } catch (StateStoreException e) {
+            quarantine(bucket, key, e.getMessage(), lost);
+            return Optional.empty();
+        }
+    }
+
+    private void quarantine(Bucket bucket, String key, String reason, Set<Bucket> lost) {
+        lost.add(bucket);
+        boolean moved = store.quarantine(bucket, key, reason);
+        LOG.error("state entry {}/{} cannot be read and is left out of the restore: {}. {}", bucket.storedName(), key,
+                reason, moved ? "It was moved to the quarantine table of the store (inspect it with sqlite3:"
+                        + " SELECT * FROM quarantine); the allocation is taken on again from the API server."
+                        : "It could not be moved aside either (the store cannot write) and stays where it is.");
+    }
+
+    private SortedMap<String, StoredTask> tasksOf(AllocId id, Map<Bucket, SortedMap<String, byte[]>> buckets,
+                                                  Set<Bucket> lost) {
         String prefix = id.key() + "/";
         TreeMap<String, StoredTask> tasks = new TreeMap<>();
         for (String key : taskKeys(prefix, buckets)) {
             String name = key.substring(prefix.length());
-            Optional<TaskLocalState> local = Optional.ofNullable(buckets.get(Bucket.TASK_LOCAL).get(key))
-                    .map(b -> codec.decode(b, TaskLocalState.class, Bucket.TASK_LOCAL, key));
-            Optional<JsonNode> state = Optional.ofNullable(buckets.get(Bucket.TASK_STATE).get(key))
-                    .map(b -> codec.tree(b, Bucket.TASK_STATE, key));
+            Optional<TaskLocalState> local = decoded(buckets, Bucket.TASK_LOCAL, key, lost,
+                    b -> codec.decode(b, TaskLocalState.class, Bucket.TASK_LOCAL, key));
+            Optional<JsonNode> state = decoded(buckets, Bucket.TASK_STATE, key, lost,
+                    b -> codec.tree(b, Bucket.TASK_STATE, key));
             tasks.put(name, new StoredTask(name, local, state));
         }
         return tasks;
@@ -160,7 +218,25 @@ final class KvStateDB implements StateDB {
     }
 
     @Override
+    public Optional<String> unstored(AllocId id) {
+        if (!store.hasUnstored() || !store.isUnstored(id.key())) {
+            return Optional.empty();
+        }
+        return Optional.of(String.valueOf(store.lastFailure()));
+    }
+
+    @Override
+    public void onStored(Consumer<AllocId> listener) {
+        retry.onStored(key -> listener.accept(AllocId.parse(key)));
+    }
+
+    @Override
     public void close() {
+        retry.close();
+        if (store.hasUnstored()) {
+            LOG.warn("closing the state store with {} write(s) it could not make (allocations {}): the next agent takes"
+                    + " them on again from the API server", store.stats().unstored(), store.unstoredAllocations());
+        }
         store.close();
     }
 

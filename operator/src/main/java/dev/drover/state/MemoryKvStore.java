@@ -18,6 +18,8 @@ final class MemoryKvStore implements KvStore {
 
     private final Map<Bucket, ConcurrentSkipListMap<String, Entry>> buckets = new EnumMap<>(Bucket.class);
     private final AtomicLong transactions = new AtomicLong();
+    /** Quarantined entries by bucket and key, with their reason: kept, as the durable store keeps them. */
+    private final Map<String, Quarantined> quarantine = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean closed;
 
     MemoryKvStore() {
@@ -35,6 +37,12 @@ final class MemoryKvStore implements KvStore {
                 case Mutation.Put put -> bucket.put(put.key(), new Entry(put.value().clone(), put.hash().clone()));
                 case Mutation.Delete delete -> bucket.remove(delete.key());
                 case Mutation.DeletePrefix range -> bucket.keySet().removeIf(range::matches);
+                case Mutation.Quarantine q -> {
+                    Entry moved = bucket.remove(q.key());
+                    if (moved != null) {
+                        quarantine.put(q.bucket().storedName() + "/" + q.key(), new Quarantined(moved.value(), q.reason()));
+                    }
+                }
             }
         }
         transactions.incrementAndGet();
@@ -81,6 +89,16 @@ final class MemoryKvStore implements KvStore {
         }
     }
 
+    /** The entries quarantined so far, as {@code bucket/key} to reason. */
+    Map<String, String> quarantined() {
+        Map<String, String> out = new TreeMap<>();
+        quarantine.forEach((k, q) -> out.put(k, q.reason()));
+        return out;
+    }
+
     private record Entry(byte[] value, byte[] hash) {
+    }
+
+    private record Quarantined(byte[] value, String reason) {
     }
 }

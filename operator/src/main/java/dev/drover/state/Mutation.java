@@ -28,4 +28,11 @@ public sealed interface Mutation {
             return key.startsWith(prefix);
         }
     }
+
+    /**
+     * Moves {@code key} out of its bucket into the store's quarantine, with {@code reason}: a value that
+     * cannot be read is kept aside for inspection, never deleted, and no longer stops a restore.
+     */
+    record Quarantine(Bucket bucket, String key, String reason) implements Mutation {
+    }
 }

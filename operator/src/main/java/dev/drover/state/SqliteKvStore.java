@@ -34,6 +34,8 @@ final class SqliteKvStore implements KvStore {
 
     private static final int BUSY_TIMEOUT_MS = 5_000;
     private static final int ROWS_PER_STATEMENT = 32;
+    /** Where entries that cannot be read are moved ({@link Mutation.Quarantine}). */
+    static final String QUARANTINE_TABLE = "quarantine";
 
     private final Path file;
     private final Connection writeConnection;
@@ -180,9 +182,34 @@ final class SqliteKvStore implements KvStore {
                     deleteRange.setString(3, end);
                     deleteRange.executeUpdate();
                 }
+                case Mutation.Quarantine q -> {
+                    upsert(run.values());
+                    run.clear();
+                    quarantine(q);
+                }
             }
         }
         upsert(run.values());
+    }
+
+    /**
+     * Copies the entry into the {@code quarantine} table (made on first use, and rare: a store without one
+     * reads as before, so the schema version stays) and removes it from {@code kv}, in the open transaction.
+     */
+    private void quarantine(Mutation.Quarantine q) throws SQLException {
+        control.execute("CREATE TABLE IF NOT EXISTS " + QUARANTINE_TABLE + " (bucket TEXT NOT NULL, key TEXT NOT NULL,"
+                + " value BLOB NOT NULL, reason TEXT NOT NULL, at TEXT NOT NULL)");
+        try (PreparedStatement copy = writeConnection.prepareStatement("INSERT INTO " + QUARANTINE_TABLE
+                + " (bucket, key, value, reason, at) SELECT bucket, key, value, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+                + " FROM kv WHERE bucket = ? AND key = ?")) {
+            copy.setString(1, q.reason());
+            copy.setString(2, q.bucket().storedName());
+            copy.setString(3, q.key());
+            copy.executeUpdate();
+        }
+        delete.setString(1, q.bucket().storedName());
+        delete.setString(2, q.key());
+        delete.executeUpdate();
     }
 
     private void upsert(Collection<Mutation.Put> puts) throws SQLException {

@@ -11,6 +11,13 @@ import java.util.Optional;
  * key already holds returns at once, without touching the disk. Callers never
  * know whether the store is durable or in memory. Safe for concurrent use:
  * concurrent puts share transactions; puts of one key apply in call order.
+ *
+ * <p>A put or delete the store cannot write (a full disk) throws a
+ * {@link StateStoreException}, but is not lost: the store keeps it and writes
+ * it again with back-off until it succeeds or a newer put of the key (or a
+ * delete) replaces it. A put never lands before an earlier delete of its
+ * allocation. {@link #unstored} and {@link #onStored} tell callers where
+ * things stand.
  */
 public interface StateDB extends AutoCloseable {
 
@@ -51,13 +58,25 @@ public interface StateDB extends AutoCloseable {
     /** Empty when none were ever stored. */
     Optional<List<DeviceReservation>> getDeviceReservations(AllocId id);
 
-    /** Everything stored, one entry per allocation that has any entry, ordered by id. */
+    /**
+     * Everything stored, one entry per allocation that has any entry, ordered by id. An entry that cannot be
+     * read is moved to the store's quarantine and left out; its allocation is marked {@link StoredAllocation#damaged}.
+     */
     List<StoredAllocation> loadAll();
 
     /** Removes the allocation and all its tasks' entries in one transaction. */
     void deleteAllocation(AllocId id);
 
     StateStats stats();
+
+    /** Why some of the allocation's state waits to be written again, or empty when all of it is stored. */
+    Optional<String> unstored(AllocId id);
+
+    /**
+     * {@code listener} is told, on the store's retry thread, of each allocation whose waiting writes have all
+     * been written again. One listener; a later call replaces it.
+     */
+    void onStored(java.util.function.Consumer<AllocId> listener);
 
     /** Waits for queued writes, stops the writer thread and closes the store. */
     @Override

@@ -8,10 +8,14 @@ import java.util.SortedMap;
 /**
  * Everything the store holds for one allocation, as read for restore.
  *
- * @param spec  the spec snapshot; empty when a crash left entries of an allocation whose spec was
- *              never written (the runner cannot run it and should delete it)
- * @param tasks by task name
+ * @param spec        the spec snapshot; empty when a crash left entries of an allocation whose spec was
+ *                    never written (the runner cannot run it and should delete it), or when it could not
+ *                    be read ({@code damaged})
+ * @param tasks       by task name
+ * @param damaged     an entry of it could not be read and was quarantined: what it held is lost, so the
+ *                    allocation is taken on again from the API server, its directory kept (a task still
+ *                    running there is taken over, not started twice)
  */
 public record StoredAllocation(AllocId id, Optional<JsonNode> spec, Optional<AllocRunnerState> state,
-                               List<DeviceReservation> devices, SortedMap<String, StoredTask> tasks) {
+                               List<DeviceReservation> devices, SortedMap<String, StoredTask> tasks, boolean damaged) {
 }

@@ -15,6 +15,7 @@ import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.Jackson;
+import dev.drover.state.StateStoreException;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.restarts.Outcome;
 import dev.drover.taskrunner.restarts.RestartDecision;
@@ -491,8 +492,18 @@ public final class TaskRunner {
             snapshot = recorder.snapshot();
             localNow = local;
         }
-        cfg.stateDB().putTaskLocalState(cfg.allocId(), name, localNow);
-        cfg.stateDB().putTaskState(cfg.allocId(), name, JSON.valueToTree(snapshot));
+        // A full disk must not end the runner while its task runs: the store keeps what failed and writes it
+        // again once it can; the allocation reports it (StateStored=False) until then.
+        try {
+            cfg.stateDB().putTaskLocalState(cfg.allocId(), name, localNow);
+        } catch (StateStoreException unstored) {
+            // kept by the store
+        }
+        try {
+            cfg.stateDB().putTaskState(cfg.allocId(), name, JSON.valueToTree(snapshot));
+        } catch (StateStoreException unstored) {
+            // kept by the store
+        }
         return snapshot;
     }
 

@@ -48,7 +48,7 @@ class SqliteStateDBTest extends StateDBContractTest {
         reopen();
         db.putAllocRunnerState(WEB, new AllocRunnerState("Running", null, 4L));
 
-        assertThat(db.stats()).isEqualTo(new StateStats(0, 1, 0, 0));
+        assertThat(db.stats()).isEqualTo(new StateStats(0, 1, 0, 0, 0, 0, 0));
     }
 
     @Test
@@ -149,6 +149,56 @@ class SqliteStateDBTest extends StateDBContractTest {
 
         assertThat(dataDir.resolve("state.db.bak-v1")).doesNotExist();
         assertThat(dataDir.resolve("state.db.bak-v2")).doesNotExist();
+    }
+
+    @Test
+    void anUnreadableEntryIsQuarantinedAndEveryOtherAllocationRestores() throws Exception {
+        db.putAllocation(WEB, json("{'a':1}"));
+        db.putTaskState(WEB, "main", json("{'state':'running'}"));
+        db.putAllocation(WEB2, json("{'b':2}"));
+        db.putTaskLocalState(WEB2, "main", TaskLocalState.initial("raw_exec"));
+        db.close();
+        byte[] torn = "{\"a\":".getBytes(StandardCharsets.UTF_8);
+        try (Connection c = jdbc(); PreparedStatement tear = c.prepareStatement(
+                "UPDATE kv SET value = ? WHERE bucket = 'alloc' AND key = 'default/web'")) {
+            tear.setBytes(1, torn);
+            assertThat(tear.executeUpdate()).isEqualTo(1);
+        }
+        db = StateDB.open(dataDir);
+
+        java.util.List<StoredAllocation> all = db.loadAll();
+
+        assertThat(all).extracting(StoredAllocation::id).containsExactly(WEB, WEB2);
+        assertThat(all.get(0).spec()).as("lost: taken on again from the API server").isEmpty();
+        assertThat(all.get(0).damaged()).isTrue();
+        assertThat(all.get(0).tasks()).containsKey("main");
+        assertThat(all.get(1).spec()).contains(json("{'b':2}"));
+        assertThat(all.get(1).damaged()).isFalse();
+        assertThat(db.stats().quarantined()).isEqualTo(1);
+        try (Connection c = jdbc(); ResultSet rs = c.createStatement().executeQuery(
+                "SELECT bucket, key, value, reason FROM quarantine")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("alloc");
+            assertThat(rs.getString(2)).isEqualTo("default/web");
+            assertThat(rs.getBytes(3)).as("kept as it was, never deleted").isEqualTo(torn);
+            assertThat(rs.getString(4)).contains("alloc/default/web");
+            assertThat(rs.next()).isFalse();
+        }
+        assertThat(db.loadAll().getFirst().damaged()).as("moved aside: the next start does not meet it again")
+                .isFalse();
+    }
+
+    @Test
+    void anEntryWhoseKeyNamesNoAllocationIsQuarantinedNotFatal() throws Exception {
+        db.putAllocation(WEB, json("{'a':1}"));
+        db.close();
+        try (Connection c = jdbc()) {
+            c.createStatement().execute("INSERT INTO kv (bucket, key, value) VALUES ('taskState', 'no-slash', X'7B7D')");
+        }
+        db = StateDB.open(dataDir);
+
+        assertThat(db.loadAll()).extracting(StoredAllocation::id).containsExactly(WEB);
+        assertThat(db.stats().quarantined()).isEqualTo(1);
     }
 
     private Connection jdbc() throws Exception {

@@ -8,6 +8,7 @@ import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskStats;
+import dev.drover.logging.LogThrottle;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -42,6 +43,7 @@ public final class MockDriver implements Driver {
 
     public static final String NAME = "mock";
     private static final Logger LOG = LoggerFactory.getLogger(MockDriver.class);
+    private static final LogThrottle WRITE_FAILURES = new LogThrottle(Duration.ofSeconds(30));
 
     private final InstantSource clock;
     private final ScheduledExecutorService scheduler;
@@ -152,7 +154,9 @@ public final class MockDriver implements Driver {
             Files.writeString(file, text.endsWith("\n") ? text : text + "\n", StandardCharsets.UTF_8,
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         } catch (IOException e) {
-            LOG.warn("mock task could not write {}: {}", file, e.toString());
+            // Fails on every write while the disk is full: one line per file and interval, with the count.
+            WRITE_FAILURES.log(file.toString(), suppressed -> LOG.warn("mock task could not write {}: {}{}", file,
+                    e.toString(), suppressed == 0 ? "" : " (" + suppressed + " failed writes not logged before this)"));
         }
     }
 

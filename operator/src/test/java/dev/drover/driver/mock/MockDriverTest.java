@@ -96,6 +96,25 @@ class MockDriverTest {
     }
 
     @Test
+    void aWriteFailingOnEveryRepeatIsLoggedOnceNotPerWrite() throws Exception {
+        java.nio.file.Files.writeString(dir.resolve("logs"), "a file where the logs directory should be");
+        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(MockDriver.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+                new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        log.addAppender(lines);
+        try {
+            TaskHandle h = driver.start(task("t", Map.of("stdoutString", "hello", "stdoutRepeat", 100,
+                    "stdoutRepeatDuration", "1ms", "runFor", "500ms")));
+            driver.exit(h).get(5, TimeUnit.SECONDS);
+        } finally {
+            log.detachAppender(lines);
+        }
+        assertThat(lines.list).as("a full disk fails every write: one line, not one per write").hasSize(1);
+        assertThat(lines.list.getFirst().getFormattedMessage()).contains("could not write");
+    }
+
+    @Test
     void validationIsStrictAndNamesEveryKey() {
         assertThat(driver.validate(Map.of("runFor", "soon", "exitCode", "one", "runfor", "1s")))
                 .containsExactlyInAnyOrder(

@@ -1,0 +1,284 @@
+package dev.drover.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.allocrunner.AllocRunnerConfig;
+import dev.drover.allocwatcher.PreviousAllocations;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.driver.Driver;
+import dev.drover.driver.DriverRegistry;
+import dev.drover.driver.mock.MockDriver;
+import dev.drover.driver.rawexec.LogRotator;
+import dev.drover.driver.rawexec.RawExecDriver;
+import dev.drover.gc.DiskUsage;
+import dev.drover.gc.GarbageCollector;
+import dev.drover.gc.GcPolicy;
+import dev.drover.metrics.DroverMetrics;
+import dev.drover.state.AllocId;
+import dev.drover.state.FailingKvStore;
+import dev.drover.state.StateDB;
+import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.testing.MockApi;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The agent's side of a state store that cannot write (a full disk) or holds an entry it cannot read: storage
+ * trouble is transient and reported as such, never a spec error, and nothing runs twice.
+ */
+class StoreFailureControllerTest {
+
+    static final String NODE = "node-a";
+
+    @TempDir
+    Path data;
+    final MockApi api = newApi();
+    final KubernetesClient client = api.client();
+    final List<AutoCloseable> open = new ArrayList<>();
+    StatusWriter writer;
+    EventRecorder events;
+    GarbageCollector gc;
+    AllocationController controller;
+
+    static MockApi newApi() {
+        try {
+            return new MockApi();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (controller != null) {
+            controller.shutdown();
+        }
+        for (AutoCloseable c : open.reversed()) {
+            c.close();
+        }
+        api.close();
+    }
+
+    AllocationController controller(StateDB db, Driver driver) {
+        writer = new StatusWriter(new StatusPatcher(client), new StatusWriter.Timing(Duration.ofMillis(20),
+                Duration.ofSeconds(2), Duration.ofMillis(20), Duration.ofSeconds(1)));
+        events = new EventRecorder(client, NODE);
+        gc = new GarbageCollector(GcPolicy.DEFAULT, DiskUsage.of(data));
+        open.addAll(List.of(writer, events, gc));
+        DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3],
+                () -> new long[5], () -> new long[3]));
+        DriverRegistry drivers = new DriverRegistry(List.of(driver));
+        return new AllocationController(NODE, self -> new AllocRunnerConfig(data, drivers, List.of(), List.of(), db,
+                self, PreviousAllocations.NONE, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
+                TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics,
+                gc, null);
+    }
+
+    Allocation create(String name, String driver, Map<String, Object> config) {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName(NODE);
+        Task t = new Task();
+        t.setName("main");
+        t.setDriver(driver);
+        t.setConfig(config);
+        spec.setTasks(List.of(t));
+        a.setSpec(spec);
+        return client.resource(a).create();
+    }
+
+    Allocation get(String name) {
+        return client.resources(Allocation.class).inNamespace("default").withName(name).get();
+    }
+
+    ClientStatus clientStatus(String name) {
+        Allocation a = get(name);
+        return a.getStatus() == null ? null : a.getStatus().getClientStatus();
+    }
+
+    Optional<Condition> condition(String name, String type) {
+        Allocation a = get(name);
+        return a.getStatus() == null ? Optional.empty()
+                : a.getStatus().getConditions().stream().filter(c -> type.equals(c.getType())).findFirst();
+    }
+
+    List<String> eventReasons() {
+        return client.v1().events().inNamespace("default").list().getItems().stream().map(Event::getReason).toList();
+    }
+
+    MockDriver mock() {
+        MockDriver mock = new MockDriver(Clock.systemUTC());
+        open.add(mock);
+        return mock;
+    }
+
+    @Test
+    void anAllocationTakenOnWhileTheStoreFailsIsNotRefusedAndRunsOnceItRecovers() throws Exception {
+        FailingKvStore kv = FailingKvStore.inMemory();
+        StateDB db = kv.stateDB(Duration.ofMillis(20));
+        open.add(db);
+        controller = controller(db, mock());
+        Allocation web = create("web", "mock", Map.of("runFor", "1h"));
+        kv.fail();
+
+        controller.reconcile(web);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> condition("web", "StateStored").isPresent());
+        assertThat(clientStatus("web")).isEqualTo(ClientStatus.Pending);
+        assertThat(condition("web", "StateStored").orElseThrow().getStatus()).isEqualTo("False");
+        assertThat(condition("web", "StateStored").orElseThrow().getMessage()).contains("SQLITE_FULL");
+        assertThat(condition("web", "SpecValid")).as("not a spec error").isEmpty();
+        await().atMost(Duration.ofSeconds(10)).until(() -> eventReasons().contains("StateStoreFailed"));
+
+        kv.recover();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> clientStatus("web") == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(10)).until(() -> condition("web", "StateStored")
+                .map(c -> c.getStatus().equals("True")).orElse(false));
+        assertThat(condition("web", "SpecValid").orElseThrow().getStatus()).isEqualTo("True");
+    }
+
+    @Test
+    void aRunningAllocationReportsStateStoredFalseWhileItsStateCannotBeWritten() throws Exception {
+        FailingKvStore kv = FailingKvStore.inMemory();
+        StateDB db = kv.stateDB(Duration.ofMillis(20));
+        open.add(db);
+        controller = controller(db, mock());
+        Allocation web = create("web", "mock", Map.of("runFor", "1h"));
+        controller.reconcile(web);
+        await().atMost(Duration.ofSeconds(10)).until(() -> clientStatus("web") == ClientStatus.Running);
+        kv.fail();
+
+        controller.runner(new AllocId("default", "web")).orElseThrow().taskRunners().get("main").restart("test");
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> condition("web", "StateStored")
+                .map(c -> c.getStatus().equals("False")).orElse(false));
+        assertThat(controller.runner(new AllocId("default", "web")).orElseThrow().taskRunners().get("main").done())
+                .isNotDone();
+        kv.recover();
+        await().atMost(Duration.ofSeconds(10)).until(() -> condition("web", "StateStored")
+                .map(c -> c.getStatus().equals("True")).orElse(false));
+        assertThat(clientStatus("web")).isEqualTo(ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(10)).until(() -> eventReasons().containsAll(List.of("StateStoreFailed",
+                "StateStored")));
+    }
+
+    @Test
+    void aDeleteWhileTheStoreFailsCompletesAndTheStoreDeletesLater() throws Exception {
+        FailingKvStore kv = FailingKvStore.inMemory();
+        StateDB db = kv.stateDB(Duration.ofMillis(20));
+        open.add(db);
+        controller = controller(db, mock());
+        Allocation web = create("web", "mock", Map.of("runFor", "1h"));
+        controller.reconcile(web);
+        await().atMost(Duration.ofSeconds(10)).until(() -> clientStatus("web") == ClientStatus.Running);
+        kv.fail();
+
+        controller.delete(web);
+
+        assertThat(controller.size()).isZero();
+        assertThat(data.resolve("allocs/default/web")).doesNotExist();
+        assertThat(db.loadAll()).as("not deleted yet: the store cannot write").isNotEmpty();
+        kv.recover();
+        await().atMost(Duration.ofSeconds(10)).until(() -> db.loadAll().isEmpty());
+    }
+
+    @Test
+    void aLeftoverDirectoryIsSweptAtStartAndAListedOneKept() throws Exception {
+        StateDB db = StateDB.inMemory();
+        open.add(db);
+        controller = controller(db, mock());
+        Files.createDirectories(data.resolve("allocs/default/ghost/alloc/data"));
+        Files.writeString(data.resolve("allocs/default/ghost/alloc/data/x"), "left behind");
+        Files.createDirectories(data.resolve("allocs/default/kept/alloc"));
+        Allocation kept = create("kept", "mock", Map.of("runFor", "1h"));
+
+        controller.restore();
+        controller.sweep(List.of(kept));
+
+        assertThat(data.resolve("allocs/default/ghost")).doesNotExist();
+        assertThat(data.resolve("allocs/default/kept")).exists();
+    }
+
+    @Test
+    void anUnreadableSpecEntryStopsNothingAndItsRawExecTaskIsTakenOverNotStartedTwice() throws Exception {
+        LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+        RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
+        open.add(rotator);
+        open.add(driver);
+        AllocId id = new AllocId("default", "svc");
+        StateDB first = StateDB.open(data);
+        controller = controller(first, driver);
+        AllocId otherId = new AllocId("default", "other");
+        Allocation svc = create("svc", "raw_exec", Map.of("command", "/bin/sleep", "args", List.of("1000")));
+        Allocation other = create("other", "raw_exec", Map.of("command", "/bin/sleep", "args", List.of("1001")));
+        controller.reconcile(svc);
+        controller.reconcile(other);
+        await().atMost(Duration.ofSeconds(20)).until(() -> clientStatus("svc") == ClientStatus.Running
+                && clientStatus("other") == ClientStatus.Running);
+        String pid = first.getTaskLocalState(id, "main").orElseThrow().driverHandle().get("pid");
+        String otherPid = first.getTaskLocalState(otherId, "main").orElseThrow().driverHandle().get("pid");
+        controller.shutdown(); // the agent stops; the task keeps running
+        controller = null;
+        for (AutoCloseable c : List.of(writer, events, gc)) {
+            c.close();
+            open.remove(c);
+        }
+        first.close();
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("state.db"));
+             PreparedStatement tear = c.prepareStatement(
+                     "UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc' AND key = 'default/svc'")) {
+            assertThat(tear.executeUpdate()).isEqualTo(1);
+        }
+
+        StateDB second = StateDB.open(data);
+        open.add(second);
+        controller = controller(second, driver);
+        assertThat(controller.restore()).as("the other is restored; the damaged one is taken on from the API server")
+                .isEqualTo(1);
+        assertThat(second.stats().quarantined()).isEqualTo(1);
+        controller.sweep(List.of(get("svc"), get("other")));
+        controller.reconcile(get("svc"));
+        controller.reconcile(get("other"));
+        assertThat(controller.runner(otherId).orElseThrow().allocState().taskStates().get("main").getRestarts())
+                .isZero();
+        assertThat(second.getTaskLocalState(otherId, "main").orElseThrow().driverHandle().get("pid"))
+                .as("reattached").isEqualTo(otherPid);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> second.getTaskLocalState(id, "main")
+                .map(l -> l.driverHandle() != null).orElse(false));
+        assertThat(second.getTaskLocalState(id, "main").orElseThrow().driverHandle().get("pid"))
+                .as("the running process is taken over").isEqualTo(pid);
+        assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains("sleep 1000")
+                && p.info().commandLine().orElse("").contains(data.toString())).count())
+                .as("its supervisor, and no second one").isEqualTo(1);
+        controller.delete(get("svc"));
+        controller.delete(get("other"));
+        for (String p : List.of(pid, otherPid)) {
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+                    ProcessHandle.of(Long.parseLong(p)).map(h -> !h.isAlive()).orElse(true));
+        }
+    }
+}
