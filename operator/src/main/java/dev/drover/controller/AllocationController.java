@@ -427,7 +427,12 @@ public final class AllocationController implements AllocStateListener {
         if (a.getSpec() == null || !node.equals(a.getSpec().getNodeName())) {
             return;
         }
-        AllocId id = new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
+        AllocId id;
+        try {
+            id = new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
+        } catch (IllegalArgumentException bad) {
+            return; // never taken on (see reconcile): nothing here to destroy, and the delete must complete
+        }
         Entry e = entries.remove(id);
         if (e != null) {
             destroy(e);

@@ -196,4 +196,43 @@ class HostileAllocationsTest {
         assertThat(cpuShare).as("the agent is idle, not spinning on what it refused").isLessThan(0.5);
         assertThat(get("good").getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
     }
+
+    GenericKubernetesResource getRaw(String name) {
+        return client.genericKubernetesResources(ALLOCATIONS).inNamespace("default").withName(name).get();
+    }
+
+    void deleteAndAwaitGone(String name) {
+        client.genericKubernetesResources(ALLOCATIONS).inNamespace("default").withName(name).delete();
+        await().atMost(Duration.ofSeconds(20)).alias("the finalizer of " + name + " is removed")
+                .until(() -> getRaw(name) == null);
+    }
+
+    static final String GOOD = "{\"nodeName\":\"node-a\",\"tasks\":[{\"name\":\"t\",\"driver\":\"mock\","
+            + "\"config\":{\"runFor\":\"1h\"}}]}";
+
+    /** Item 24: names are DNS-1123 subdomains, whose parts may be longer than 63; such a one was ignored and undeletable. */
+    @Test
+    void aNameWithAPartLongerThan63CharactersRunsAndItsDeleteCompletes() {
+        String name = "a".repeat(70) + ".v1";
+        createRaw(name, GOOD);
+        await().atMost(Duration.ofSeconds(20)).until(() -> get(name).getStatus() != null
+                && get(name).getStatus().getClientStatus() == ClientStatus.Running);
+        deleteAndAwaitGone(name);
+        assertThat(data.resolve("allocs/default/" + name)).doesNotExist();
+    }
+
+    /** Item 25: a killTimeout of 900 terms overflowed the stack: no status, and a delete that never completed. */
+    @Test
+    void aKillTimeoutOfNineHundredTermsIsRefusedWithAStatusAndItsDeleteCompletes() {
+        createRaw("long-kill-timeout", spec("", task("t", "mock", ",\"config\":{\"runFor\":\"1h\"},\"killTimeout\":"
+                + json("1s".repeat(900)))));
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            Map<String, Object> status = getRaw("long-kill-timeout").get("status");
+            assertThat(status).isNotNull();
+            assertThat(status.get("clientStatus")).isEqualTo("Failed");
+            assertThat(status.get("conditions").toString()).contains("spec.tasks[0].killTimeout",
+                    "(1800 characters) is too long for a duration");
+        });
+        deleteAndAwaitGone("long-kill-timeout");
+    }
 }
