@@ -235,4 +235,67 @@ class HostileAllocationsTest {
         });
         deleteAndAwaitGone("long-kill-timeout");
     }
+
+    /** Sends {@code json} as it is: the test's own client cannot read (so cannot send) what is too deep for Jackson. */
+    void postRaw(String json) throws Exception {
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            var response = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                            client.getConfiguration().getMasterUrl() + "apis/drover.dev/v1alpha1/namespaces/default/allocations"))
+                    .header("Content-Type", "application/json")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(json)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as(response.body()).isBetween(200, 299);
+        }
+    }
+
+    /** The status of {@code name}, read as text with no depth limit. */
+    String rawStatus(String name) throws Exception {
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            String body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(client.getConfiguration()
+                            .getMasterUrl() + "apis/drover.dev/v1alpha1/namespaces/default/allocations/" + name)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            int at = body.indexOf("\"status\":");
+            return at < 0 ? "" : body.substring(at);
+        }
+    }
+
+    /**
+     * Item 14: a task config nested about 1000 levels deep (a real API server takes up to 10 000) passed Jackson's
+     * depth limit while the agent read the list or watch of its allocations, outside the lenient deserializer: the
+     * whole read failed, so no allocation of the node ran. It is reported unreadable, and the others run.
+     */
+    @Test
+    void aDeeplyNestedConfigIsFailedAndTheOtherAllocationsRun() throws Exception {
+        int depth = 996; // as deep as this mock API server itself takes (1000 levels in all)
+        String deep = "{\"a\":".repeat(depth) + "1" + "}".repeat(depth);
+        postRaw("{\"apiVersion\":\"drover.dev/v1alpha1\",\"kind\":\"Allocation\",\"metadata\":{\"name\":\"deep\","
+                + "\"namespace\":\"default\"},\"spec\":{\"nodeName\":\"node-a\",\"tasks\":[{\"name\":\"t\","
+                + "\"driver\":\"mock\",\"config\":" + deep + "}]}}");
+        createRaw("good", GOOD);
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("good").getStatus() != null
+                && get("good").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rawStatus("deep"))
+                .contains("\"clientStatus\":\"Failed\"", "spec.tasks[0].config.a.a", "nested more than")
+                .hasSizeLessThan(20_000));
+    }
+
+    /** The agent's parser takes a list with an item as deep as a real API server stores (10 000 levels). */
+    @Test
+    void aListWithAnItemTenThousandLevelsDeepIsReadWithThatItemUnreadable() {
+        int depth = 10_000;
+        String item = "{\"apiVersion\":\"drover.dev/v1alpha1\",\"kind\":\"Allocation\",\"metadata\":{\"name\":\"%s\","
+                + "\"namespace\":\"default\"},\"spec\":{\"nodeName\":\"node-a\",\"tasks\":[{\"name\":\"t\","
+                + "\"driver\":\"mock\",\"config\":%s}]}}";
+        String list = "{\"apiVersion\":\"drover.dev/v1alpha1\",\"kind\":\"AllocationList\",\"items\":["
+                + item.formatted("deep", "[".repeat(depth) + "]".repeat(depth)) + ","
+                + item.formatted("good", "{\"runFor\":\"1h\"}") + "]}";
+        var read = UnreadableAllocations.serialization().unmarshal(
+                new java.io.ByteArrayInputStream(list.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                new com.fasterxml.jackson.core.type.TypeReference<
+                        io.fabric8.kubernetes.api.model.DefaultKubernetesResourceList<Allocation>>() { });
+        assertThat(read.getItems()).extracting(a -> a.getMetadata().getName()).containsExactly("deep", "good");
+        assertThat(read.getItems().getFirst().getMetadata().getAnnotations().get("drover.dev/unreadable"))
+                .startsWith("spec.tasks[0].config[0][0][0][0]...\tis nested more than 100 levels deep");
+        assertThat(read.getItems().get(1).getSpec().getTasks().getFirst().getConfig()).containsEntry("runFor", "1h");
+    }
 }
