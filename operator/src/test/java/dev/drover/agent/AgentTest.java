@@ -144,6 +144,35 @@ class AgentTest {
         assertThat(get("flappy").getStatus().getRestarts()).isEqualTo(3);
     }
 
+    /**
+     * Item 30: a task failing at once with {@code delay: 0s} restarts about a hundred times a second, and each
+     * restart was a status write or more and three Events. Writes are rate-limited per allocation; the status
+     * written last still counts every restart.
+     */
+    @Test
+    void aRestartStormCostsTheApiServerAFewWritesASecondAndItsStatusCountsEveryRestart() {
+        Allocation a = alloc("storm", "node-a", Map.of("runFor", "1ms", "exitCode", 1));
+        RestartPolicy policy = new RestartPolicy();
+        policy.setAttempts(100);
+        policy.setInterval("1h");
+        policy.setDelay("0s");
+        policy.setMode(dev.drover.api.v1alpha1.RestartMode.Fail);
+        a.getSpec().setRestartPolicy(policy);
+        long statusWrites = agent.statusWriter().writes();
+        long events = agent.events().written();
+        long start = System.nanoTime();
+        client.resource(a).create();
+        await().atMost(Duration.ofSeconds(60)).until(() -> get("storm").getStatus() != null
+                && get("storm").getStatus().getClientStatus() == ClientStatus.Failed);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        assertThat(get("storm").getStatus().getRestarts()).isEqualTo(100);
+        assertThat(agent.statusWriter().writes() - statusWrites).as("status writes in %.1f s", seconds)
+                .isLessThanOrEqualTo((long) (seconds * 4) + 2);
+        assertThat(agent.events().written() - events).as("Event writes in %.1f s", seconds)
+                .isLessThanOrEqualTo(100 + (long) (seconds * 2) + 2);
+        assertThat(agent.events().dropped()).as("the storm's events past its share are dropped").isPositive();
+    }
+
     @Test
     void anInvalidSpecIsFailedWithAConditionAndTheAgentCarriesOn() {
         Allocation bad = alloc("bad", "node-a", Map.of("runFor", "1h"));

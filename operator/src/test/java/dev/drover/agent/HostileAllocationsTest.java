@@ -238,7 +238,7 @@ class HostileAllocationsTest {
 
     /** Sends {@code json} as it is: the test's own client cannot read (so cannot send) what is too deep for Jackson. */
     void postRaw(String json) throws Exception {
-        try (var http = java.net.http.HttpClient.newHttpClient()) {
+        try (var http = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build()) {
             var response = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
                             client.getConfiguration().getMasterUrl() + "apis/drover.dev/v1alpha1/namespaces/default/allocations"))
                     .header("Content-Type", "application/json")
@@ -250,7 +250,7 @@ class HostileAllocationsTest {
 
     /** The status of {@code name}, read as text with no depth limit. */
     String rawStatus(String name) throws Exception {
-        try (var http = java.net.http.HttpClient.newHttpClient()) {
+        try (var http = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build()) {
             String body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(client.getConfiguration()
                             .getMasterUrl() + "apis/drover.dev/v1alpha1/namespaces/default/allocations/" + name)).build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString()).body();
@@ -297,5 +297,34 @@ class HostileAllocationsTest {
         assertThat(read.getItems().getFirst().getMetadata().getAnnotations().get("drover.dev/unreadable"))
                 .startsWith("spec.tasks[0].config[0][0][0][0]...\tis nested more than 100 levels deep");
         assertThat(read.getItems().get(1).getSpec().getTasks().getFirst().getConfig()).containsEntry("runFor", "1h");
+    }
+
+    /**
+     * Item 15: messages copied user values whole, so a 200 kB duration made a 600 kB status, a 1 MB wrong-typed
+     * config a 1.8 MB one and 100 000 unknown keys a 6.6 MB one (past what etcd stores). Each status stays
+     * under 64 KiB and names the problem; so does every Kubernetes Event.
+     */
+    @Test
+    void hugeValuesInASpecGiveBoundedStatusesThatNameTheProblem() throws Exception {
+        Map<String, String[]> huge = new java.util.LinkedHashMap<>();
+        huge.put("huge-duration", new String[] {spec("", task("t", "mock", ",\"config\":{\"runFor\":\"1h\"},"
+                + "\"killTimeout\":" + json("1s".repeat(100_000)))), "spec.tasks[0].killTimeout"});
+        huge.put("huge-wrong-type", new String[] {spec("", task("t", "mock", ",\"config\":{\"runFor\":\"1h\","
+                + "\"exitCode\":" + json("x".repeat(1_000_000)) + "}")), "config.exitCode"});
+        huge.put("huge-unknown-keys", new String[] {spec("", task("t", "mock", ",\"config\":{\"runFor\":\"1h\","
+                + many(100_000, i -> json("key" + i) + ":1") + "}")), "100000 unknown keys"});
+        huge.forEach((name, h) -> createRaw(name, h[0]));
+        createRaw("good", GOOD);
+        await().atMost(Duration.ofSeconds(30)).until(() -> get("good").getStatus() != null
+                && get("good").getStatus().getClientStatus() == ClientStatus.Running);
+        for (var e : huge.entrySet()) {
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(rawStatus(e.getKey()))
+                    .as(e.getKey()).contains("\"clientStatus\":\"Failed\"", e.getValue()[1])
+                    .hasSizeLessThan(64 * 1024));
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(client.v1().events()
+                .inNamespace("default").list().getItems()).extracting(ev -> ev.getMessage())
+                .anySatisfy(m -> assertThat(m).contains("100000 unknown keys"))
+                .allSatisfy(m -> assertThat(m.length()).isLessThanOrEqualTo(1024)));
     }
 }
