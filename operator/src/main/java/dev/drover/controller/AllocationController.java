@@ -5,6 +5,7 @@ import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocrunner.AllocState;
 import dev.drover.allocrunner.AllocStateListener;
+import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
@@ -99,6 +100,9 @@ public final class AllocationController implements AllocStateListener {
     /** UIDs of allocations collected by the garbage collector: terminal, never run again. */
     private final Set<String> collected = ConcurrentHashMap.newKeySet();
     private final StartGate gate;
+    /** Destroys of allocations moved to another node, off the watch's thread; joined by {@link #shutdown()}. */
+    private final ExecutorService moves = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("drover-moved-away-", 0).factory());
 
     /**
      * @param runnerConfig the runners' configuration, given this controller (their listener, and where a
@@ -126,6 +130,11 @@ public final class AllocationController implements AllocStateListener {
         this.gc = gc;
         this.ledger = ledger;
         this.clock = cfg.clock();
+    }
+
+    /** The node this agent runs allocations for. */
+    public String node() {
+        return node;
     }
 
     /** The local runner's terminal future, for a previous allocation that ran on this node. */
@@ -202,6 +211,7 @@ public final class AllocationController implements AllocStateListener {
     /** The API server's newest copy of an allocation (created or changed): run it, update it, or refuse it. */
     public void reconcile(Allocation a) throws InterruptedException {
         if (a.getSpec() == null || !node.equals(a.getSpec().getNodeName())) {
+            movedAway(a);
             LOG.debug("ignoring allocation {}/{}: not for node {}", a.getMetadata().getNamespace(),
                     a.getMetadata().getName(), node);
             return;
@@ -280,6 +290,43 @@ public final class AllocationController implements AllocStateListener {
                 allocStateChanged(runner, runner.allocState(), null, null);
             }
         }
+    }
+
+    /**
+     * Whether {@code a} is one this agent runs whose {@code spec.nodeName} now names another node (an API server
+     * without the CRD's CEL rules lets it change). If so, it is destroyed here as if deleted, on another thread:
+     * its tasks are killed and its devices released, and nothing more is written about it, neither status nor
+     * finalizer, which stay for the agent of the node it moved to.
+     */
+    public boolean movedAway(Allocation a) {
+        if (a.getSpec() != null && node.equals(a.getSpec().getNodeName())) {
+            return false;
+        }
+        AllocId id;
+        try {
+            id = new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
+        } catch (IllegalArgumentException bad) {
+            return false;
+        }
+        Entry e = entries.get(id);
+        if (e == null || !Objects.equals(e.uid, a.getMetadata().getUid()) || !entries.remove(id, e)) {
+            return false;
+        }
+        LOG.info("allocation {} moved to node {}; destroying it here", id, a.getSpec() == null ? null
+                : UserText.quote(a.getSpec().getNodeName()));
+        writer.forget(id);
+        try {
+            moves.execute(() -> {
+                try {
+                    destroy(e);
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException stopping) {
+            LOG.info("agent stopping: allocation {} is destroyed at its next start (it is gone from this node)", id);
+        }
+        return true;
     }
 
     /** Tasks cannot be added or removed in a running allocation: that takes a new allocation. */
@@ -581,6 +628,7 @@ public final class AllocationController implements AllocStateListener {
      */
     public void shutdown() throws InterruptedException {
         gate.close();
+        moves.close();
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             for (Entry e : entries.values()) {
                 AllocRunner r = e.runner;

@@ -120,6 +120,33 @@ class AgentTest {
         assertThat(data.resolve("allocs/default/theirs")).doesNotExist();
     }
 
+    /**
+     * Item 17: an API server without the CRD's CEL rules lets {@code spec.nodeName} change. The old node's agent
+     * kept running the tasks; now it destroys the allocation as if deleted, writes nothing more about it, and
+     * leaves the finalizer to the new node's agent.
+     */
+    @Test
+    void anAllocationMovedToAnotherNodeIsDestroyedHereAndKeepsItsFinalizer() throws Exception {
+        client.resource(alloc("mover", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("mover").getStatus() != null
+                && get("mover").getStatus().getClientStatus() == ClientStatus.Running);
+        assertThat(data.resolve("allocs/default/mover")).exists();
+        long writes = agent.statusWriter().writes();
+        client.resources(Allocation.class).inNamespace("default").withName("mover").edit(a -> {
+            a.getSpec().setNodeName("node-b");
+            return a;
+        });
+        await().atMost(Duration.ofSeconds(20)).until(() -> agent.controller().size() == 0
+                && !java.nio.file.Files.exists(data.resolve("allocs/default/mover")));
+        Thread.sleep(500); // anything it would still write
+        assertThat(agent.statusWriter().writes()).as("no status written for another node's allocation")
+                .isEqualTo(writes);
+        Allocation moved = get("mover");
+        assertThat(moved.getMetadata().getFinalizers()).as("kept for node-b's agent")
+                .containsExactly(AllocationReconciler.FINALIZER);
+        assertThat(moved.getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
+    }
+
     @Test
     void repeatedEventsUpdateOneKubernetesEvent() {
         Allocation a = alloc("flappy", "node-a", Map.of("runFor", "50ms", "exitCode", 1));
