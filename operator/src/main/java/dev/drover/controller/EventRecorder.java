@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * allocation, task, reason and message, so a repeat (a task restarting again and
  * again) updates one object's count rather than creating a new one each time.
  * {@link #record} never blocks: one thread writes, at most as fast as its
- * {@link EventRate} allows, and when the queue is full (in entries or in bytes)
+ * {@link EventRate} allows, and when the queue is full (in entries or in characters)
  * new events are dropped and counted. One allocation gets at most
  * {@link #PER_ALLOCATION} (a task restarting a hundred times a second would
  * otherwise fill the queue and spend the node's whole rate): past it, its events
