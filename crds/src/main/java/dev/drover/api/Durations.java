@@ -3,8 +3,6 @@ package dev.drover.api;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Durations as Allocations spell them: Go's form, a sequence of decimal numbers
@@ -17,35 +15,88 @@ public final class Durations {
     /** The same grammar as {@link #parse}, for OpenAPI patterns and CEL. */
     public static final String PATTERN = "^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$";
 
-    private static final Pattern TERM = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)(ns|us|µs|ms|s|m|h)");
-    private static final Pattern WHOLE = Pattern.compile(PATTERN);
+    /** Longest duration text accepted; {@code 2562047h47m16.854775807s}, the longest useful one, has 24. */
+    public static final int MAX_LENGTH = 64;
 
     private Durations() {
     }
 
     /**
      * Parses {@code text}; throws {@link IllegalArgumentException} with a message
-     * that shows the value and the expected form.
+     * that shows the value (cut when long) and the expected form. A scanner, not a
+     * regex: Java's regex engine recurses once per term and a long value overflowed the stack.
      */
     public static Duration parse(String text) {
         Objects.requireNonNull(text, "duration");
-        if (!WHOLE.matcher(text).matches()) {
-            throw new IllegalArgumentException(
-                    "\"" + text + "\" is not a duration (use a number with a unit: ns, us, ms, s, m, h; e.g. 250ms, 15s, 1h30m)");
+        if (text.length() > MAX_LENGTH) {
+            throw new IllegalArgumentException(UserText.quote(text) + " is too long for a duration (at most "
+                    + MAX_LENGTH + " characters; e.g. 250ms, 15s, 1h30m)");
         }
         if (text.equals("0")) {
             return Duration.ZERO;
         }
         BigDecimal nanos = BigDecimal.ZERO;
-        Matcher m = TERM.matcher(text);
-        while (m.find()) {
-            nanos = nanos.add(new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(nanosPerUnit(m.group(2)))));
+        int i = 0;
+        int n = text.length();
+        while (i < n) {
+            int start = i;
+            while (i < n && isDigit(text.charAt(i))) {
+                i++;
+            }
+            if (i < n && text.charAt(i) == '.' && i > start) {
+                int dot = ++i;
+                while (i < n && isDigit(text.charAt(i))) {
+                    i++;
+                }
+                if (i == dot) {
+                    throw malformed(text);
+                }
+            }
+            if (i == start) {
+                throw malformed(text);
+            }
+            BigDecimal number = new BigDecimal(text.substring(start, i));
+            long unit = 0;
+            if (text.startsWith("ns", i)) {
+                unit = 1L;
+            } else if (text.startsWith("us", i) || text.startsWith("µs", i)) {
+                unit = 1_000L;
+            } else if (text.startsWith("ms", i)) {
+                unit = 1_000_000L;
+            }
+            if (unit != 0) {
+                i += 2;
+            } else if (i < n && text.charAt(i) == 's') {
+                unit = 1_000_000_000L;
+                i++;
+            } else if (i < n && text.charAt(i) == 'm') {
+                unit = 60_000_000_000L;
+                i++;
+            } else if (i < n && text.charAt(i) == 'h') {
+                unit = 3_600_000_000_000L;
+                i++;
+            } else {
+                throw malformed(text);
+            }
+            nanos = nanos.add(number.multiply(BigDecimal.valueOf(unit)));
+        }
+        if (n == 0) {
+            throw malformed(text);
         }
         try {
             return Duration.ofNanos(nanos.setScale(0, java.math.RoundingMode.DOWN).longValueExact());
         } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("\"" + text + "\" is too long a duration (at most about 292 years)");
+            throw new IllegalArgumentException(UserText.quote(text) + " is too long a duration (at most about 292 years)");
         }
+    }
+
+    private static boolean isDigit(char c) {
+        return c >= '0' && c <= '9';
+    }
+
+    private static IllegalArgumentException malformed(String text) {
+        return new IllegalArgumentException(UserText.quote(text)
+                + " is not a duration (use a number with a unit: ns, us, ms, s, m, h; e.g. 250ms, 15s, 1h30m)");
     }
 
     /** Whether {@code text} parses as a duration. */
@@ -85,17 +136,5 @@ public final class Durations {
             }
         }
         return out.toString();
-    }
-
-    private static long nanosPerUnit(String unit) {
-        return switch (unit) {
-            case "ns" -> 1L;
-            case "us", "µs" -> 1_000L;
-            case "ms" -> 1_000_000L;
-            case "s" -> 1_000_000_000L;
-            case "m" -> 60_000_000_000L;
-            case "h" -> 3_600_000_000_000L;
-            default -> throw new IllegalArgumentException("unknown unit " + unit);
-        };
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,7 +31,7 @@ class DurationsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "abc", "15", "1.s", "-5s", "5 s", "1d", "s", "1h-30m", "1e3s", "99999999999h"})
+    @ValueSource(strings = {"", "abc", "15", "1.s", "-5s", "5 s", "1d", "s", "1h-30m", "1e3s", "99999999999h", "1.", ".5s", "1..5s", "5sm", "1hx"})
     void rejectsMalformedDurationsNamingTheValue(String text) {
         assertThatThrownBy(() -> Durations.parse(text))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -51,5 +52,30 @@ class DurationsTest {
         Duration d = Duration.ofNanos(nanos);
         assertThat(Durations.format(d)).isEqualTo(text);
         assertThat(Durations.parse(Durations.format(d))).isEqualTo(d);
+    }
+
+    /** Item 16: the regex recursed once per term, so a long value overflowed the stack instead of being refused. */
+    @ParameterizedTest
+    @ValueSource(ints = {900, 100_000})
+    void aVeryLongDurationIsRefusedClearlyWithoutOverflowingTheStack(int terms) {
+        String text = "1s".repeat(terms);
+        assertThatThrownBy(() -> Durations.parse(text))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("(" + text.length() + " characters) is too long for a duration (at most 64")
+                .satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(300));
+        assertThat(Durations.isValid(text)).isFalse();
+    }
+
+    @Test
+    void aLongValueIsQuotedCutAndEscapedInTheMessage() {
+        assertThatThrownBy(() -> Durations.parse("x".repeat(200) + "\n"))
+                .hasMessageStartingWith("\"" + "x".repeat(UserText.LIMIT) + "\"... (201 characters)");
+        assertThatThrownBy(() -> Durations.parse("5\u0000s")).hasMessageStartingWith("\"5\\u0000s\" is not a duration");
+    }
+
+    @Test
+    void theLongestUsefulDurationStillParses() {
+        assertThat(Durations.parse("2562047h47m16.854775807s")).isEqualTo(Duration.ofNanos(Long.MAX_VALUE));
+        assertThat(Durations.parse("1s".repeat(32))).isEqualTo(Duration.ofSeconds(32));
     }
 }

@@ -39,7 +39,8 @@ final class ObjectStore {
     static final int WATCHER_BACKLOG = 200_000;
 
     /** One change: the object as stored after it (for DELETED, its last state at the deletion's revision). */
-    record Change(long revision, String typeKey, String type, ObjectNode object) {
+    /** {@code previous}: the object before a MODIFIED change (a watch with selectors needs it), else null. */
+    record Change(long revision, String typeKey, String type, ObjectNode object, ObjectNode previous) {
     }
 
     /** A registered watch: changes of one type (and namespace, when given) arrive in revision order. */
@@ -309,7 +310,7 @@ final class ObjectStore {
         Watch w = new Watch(typeKey(type), type.namespaced() ? namespace : null);
         if (since < 0) {
             for (ObjectNode o : list(type, namespace).items()) {
-                w.offer(new Change(revision, w.typeKey, "ADDED", o));
+                w.offer(new Change(revision, w.typeKey, "ADDED", o, null));
             }
         } else {
             if (since < compacted) {
@@ -332,7 +333,7 @@ final class ObjectStore {
     private ObjectNode remove(String typeKey, String key, ObjectNode last) {
         objects.get(typeKey).remove(key);
         ObjectNode gone = stamped(last.deepCopy(), ++revision); // the stored tree may be in readers' hands
-        record(new Change(revision, typeKey, "DELETED", gone));
+        record(new Change(revision, typeKey, "DELETED", gone, null));
         return gone;
     }
 
@@ -342,8 +343,8 @@ final class ObjectStore {
 
     private ObjectNode commit(String typeKey, String key, String event, ObjectNode object) {
         ObjectNode stored = stamped(object, ++revision);
-        objects.computeIfAbsent(typeKey, k -> new TreeMap<>()).put(key, stored);
-        record(new Change(revision, typeKey, event, stored));
+        ObjectNode previous = objects.computeIfAbsent(typeKey, k -> new TreeMap<>()).put(key, stored);
+        record(new Change(revision, typeKey, event, stored, "MODIFIED".equals(event) ? previous : null));
         return stored;
     }
 

@@ -85,10 +85,19 @@ final class WatchStream {
                     continue;
                 }
                 ObjectNode object = change.object();
-                if (!fields.matches(object) || !labels.matches(object)) {
+                boolean selected = fields.matches(object) && labels.matches(object);
+                String action = change.type();
+                if (change.previous() != null) {
+                    // as the API server's watch cache: entering the selection is an ADDED, leaving it a DELETED
+                    // (of the object as it is now), so a watcher learns that an object is no longer its
+                    boolean before = fields.matches(change.previous()) && labels.matches(change.previous());
+                    action = selected && !before ? "ADDED" : !selected && before ? "DELETED" : action;
+                    selected |= before;
+                }
+                if (!selected) {
                     continue;
                 }
-                ObjectNode event = JSON.createObjectNode().put("type", change.type());
+                ObjectNode event = JSON.createObjectNode().put("type", action);
                 if (tables != null) {
                     // As the API server does: column definitions in the first event only.
                     ObjectNode table = Tables.table(type, object, tables.instant());

@@ -108,4 +108,26 @@ class MigrationIT {
                 "--field-selector", "involvedObject.name=orphan", "-o", "jsonpath={.items[*].message}").assertOk().out())
                 .contains("Could not migrate the ephemeral disk"));
     }
+
+    /**
+     * Issue 16 item 17: this API server, like one without the CRD's CEL rules, lets {@code spec.nodeName} change.
+     * The old node's agent (its watch selects on the field, so it sees a delete) kills the task and frees the
+     * directory; the new node's agent runs it; the delete completes.
+     */
+    @Test
+    void anAllocationMovedToAnotherNodeStopsOnTheOldOneAndRunsOnTheNew() throws Exception {
+        String pidScript = "echo $$ > \"$DROVER_TASK_DIR/local/pid\"; exec sleep 600";
+        kubectl.runWithInput(alloc("mover", "a", null, pidScript), "apply", "-f", "-").assertOk();
+        kubectl.waitForClientStatus("mover", "Running", Duration.ofSeconds(30));
+        Path pidOnA = file("a", "mover", "app/local/pid");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(pidOnA) && Files.size(pidOnA) > 0);
+        long pid = Long.parseLong(Files.readString(pidOnA).trim());
+        kubectl.run("patch", "alloc", "mover", "--type=merge", "-p", "{\"spec\":{\"nodeName\":\"b\"}}").assertOk();
+        await().atMost(Duration.ofSeconds(30)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true)
+                && !Files.exists(file("a", "mover", "")));
+        Path pidOnB = file("b", "mover", "app/local/pid");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(pidOnB) && Files.size(pidOnB) > 0);
+        kubectl.run("delete", "alloc", "mover", "--timeout=60s").assertOk();
+        assertThat(file("b", "mover", "")).doesNotExist();
+    }
 }

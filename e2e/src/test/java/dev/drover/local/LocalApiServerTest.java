@@ -125,6 +125,36 @@ class LocalApiServerTest {
         }
     }
 
+    /** As a real API server: an object leaving a watch's field selection is DELETED for it, one entering ADDED. */
+    @Test
+    void anObjectLeavingTheFieldSelectionIsDeletedForTheWatch() throws Exception {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        try (var watch = allocs().inNamespace("default").withField("spec.nodeName", "a").watch(new Watcher<>() {
+            @Override
+            public void eventReceived(Action action, Allocation resource) {
+                seen.add(action + " " + resource.getMetadata().getName() + " " + resource.getSpec().getNodeName());
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+            }
+        })) {
+            allocs().inNamespace("default").resource(alloc("mover", "a")).create();
+            await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED mover a"));
+            allocs().inNamespace("default").withName("mover").edit(x -> {
+                x.getSpec().setNodeName("b");
+                return x;
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("DELETED mover b"));
+            allocs().inNamespace("default").withName("mover").edit(x -> {
+                x.getSpec().setNodeName("a");
+                return x;
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 3);
+            assertThat(seen).containsExactly("ADDED mover a", "DELETED mover b", "ADDED mover a");
+        }
+    }
+
     /**
      * A matching event with others queued behind it that the selector drops must still reach the client at once
      * (it sat unflushed until the next matching change: kubectl wait and delete timed out in DevicesIT).

@@ -294,6 +294,10 @@ public final class Agent implements AutoCloseable {
         return controller;
     }
 
+    public EventRecorder events() {
+        return events;
+    }
+
     public StatusWriter statusWriter() {
         return writer;
     }

@@ -5,6 +5,7 @@ import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocrunner.AllocState;
 import dev.drover.allocrunner.AllocStateListener;
+import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
@@ -151,6 +152,11 @@ public final class AllocationController implements AllocStateListener {
         gc.afterEachPass(this::sweepLeftovers);
     }
 
+    /** The node this agent runs allocations for. */
+    public String node() {
+        return node;
+    }
+
     /** The local runner's terminal future, for a previous allocation that ran on this node. */
     public Optional<CompletableFuture<Void>> localTerminal(AllocId id) {
         Entry e = entries.get(id);
@@ -286,6 +292,7 @@ public final class AllocationController implements AllocStateListener {
     /** The API server's newest copy of an allocation (created or changed): run it, update it, or refuse it. */
     public void reconcile(Allocation a) throws InterruptedException {
         if (a.getSpec() == null || !node.equals(a.getSpec().getNodeName())) {
+            movedAway(a);
             LOG.debug("ignoring allocation {}/{}: not for node {}", a.getMetadata().getNamespace(),
                     a.getMetadata().getName(), node);
             return;
@@ -365,6 +372,33 @@ public final class AllocationController implements AllocStateListener {
                 allocStateChanged(runner, runner.allocState(), null, null);
             }
         }
+    }
+
+    /**
+     * Whether {@code a} is one this agent runs whose {@code spec.nodeName} now names another node (an API server
+     * without the CRD's CEL rules lets it change). If so, it is destroyed here as if deleted, in the background:
+     * its tasks are killed and its devices released, and nothing more is written about it, neither status nor
+     * finalizer, which stay for the agent of the node it moved to.
+     */
+    public boolean movedAway(Allocation a) {
+        if (a.getSpec() != null && node.equals(a.getSpec().getNodeName())) {
+            return false;
+        }
+        AllocId id;
+        try {
+            id = new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
+        } catch (IllegalArgumentException bad) {
+            return false;
+        }
+        Entry e = entries.get(id);
+        if (e == null || !Objects.equals(e.uid, a.getMetadata().getUid()) || !entries.remove(id, e)) {
+            return false;
+        }
+        LOG.info("allocation {} moved to node {}; destroying it here", id, a.getSpec() == null ? null
+                : UserText.quote(a.getSpec().getNodeName()));
+        writer.forget(id);
+        destroy(e); // goes on in the background, until every task is dead
+        return true;
     }
 
     /** Tasks cannot be added or removed in a running allocation: that takes a new allocation. */
@@ -575,7 +609,12 @@ public final class AllocationController implements AllocStateListener {
         if (a.getSpec() == null || !node.equals(a.getSpec().getNodeName())) {
             return true;
         }
-        AllocId id = new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
+        AllocId id;
+        try {
+            id = new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
+        } catch (IllegalArgumentException bad) {
+            return true; // never taken on (see reconcile): nothing here to destroy, and the delete must complete
+        }
         Entry e = entries.remove(id);
         CompletableFuture<Void> destroyed = e != null ? destroy(e) : destroys.pending(id);
         if (destroyed == null) {

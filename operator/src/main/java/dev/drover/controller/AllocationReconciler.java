@@ -45,6 +45,11 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
 
     @Override
     public DeleteControl cleanup(Allocation allocation, Context<Allocation> context) throws Exception {
+        if (allocation.getSpec() == null || !controller.node().equals(allocation.getSpec().getNodeName())) {
+            // another node's now (moved while being deleted): its agent removes the finalizer once it is done
+            controller.movedAway(allocation);
+            return DeleteControl.noFinalizerRemoval();
+        }
         if (controller.delete(allocation)) {
             return DeleteControl.defaultDelete();
         }
@@ -58,12 +63,17 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
      * else it delivers anyway (some API servers ignore field selectors), before
      * JOSDK would add a finalizer to it. Without {@code fieldSelector} (API servers before
      * Kubernetes 1.30 reject selectors on custom resource fields) only the filter works.
+     *
+     * <p>An allocation this agent runs whose {@code spec.nodeName} changed reaches the filter too: as an
+     * update without a field selector, as a delete with one (it left the selection). Either way the filter
+     * hands it to {@link AllocationController#movedAway} and keeps it from JOSDK, which would otherwise
+     * run its cleanup and remove the finalizer that the new node's agent needs.
      */
     public RegisteredController<Allocation> register(Operator operator, String node, boolean fieldSelector) {
         ControllerConfiguration<Allocation> base = ControllerConfigurationOverrider
                 .override(operator.getConfigurationService().getConfigurationFor(this))
                 .watchingAllNamespaces()
-                .withGenericFilter(a -> a.getSpec() != null && node.equals(a.getSpec().getNodeName()))
+                .withGenericFilter(a -> isFor(a, node))
                 .build();
         InformerConfiguration<Allocation> informer = fieldSelector
                 ? InformerConfiguration.builder(base.getInformerConfig())
@@ -75,5 +85,13 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
                 base.fieldManager(), base.getConfigurationService(), informer, base.triggerReconcilerOnAllEvents(),
                 null);
         return operator.register(this, cfg);
+    }
+
+    private boolean isFor(Allocation a, String node) {
+        if (a.getSpec() != null && node.equals(a.getSpec().getNodeName())) {
+            return true;
+        }
+        controller.movedAway(a); // one this agent ran that moved: destroyed here, never reconciled
+        return false;
     }
 }

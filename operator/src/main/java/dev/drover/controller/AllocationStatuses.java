@@ -1,6 +1,7 @@
 package dev.drover.controller;
 
 import dev.drover.allocrunner.AllocState;
+import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The {@code status} the API server gets, built from what a runner made of its
@@ -142,9 +142,9 @@ final class AllocationStatuses {
         return withStateStored(s, java.util.Optional.of(reason), generation, previous, now);
     }
 
-    /** "spec.tasks[0].name: ...; spec.restartPolicy.mode: ..." */
+    /** "spec.tasks[0].name: ...; spec.restartPolicy.mode: ...", the first few and how many more. */
     static String describe(List<Violation> problems) {
-        return problems.stream().map(Violation::toString).collect(Collectors.joining("; "));
+        return UserText.join(problems.stream().map(Violation::toString).toList(), "; ");
     }
 
     static boolean isTerminal(AllocationStatus s) {

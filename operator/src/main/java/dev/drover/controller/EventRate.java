@@ -33,6 +33,17 @@ public record EventRate(double qps, int burst) {
             this.last = nowNanos;
         }
 
+        /** Takes a token if one is there; false (and nothing taken) when none is. */
+        boolean tryTake(long nowNanos) {
+            tokens = Math.min(rate.burst(), tokens + (nowNanos - last) / 1e9 * rate.qps());
+            last = nowNanos;
+            if (tokens < 1) {
+                return false;
+            }
+            tokens -= 1;
+            return true;
+        }
+
         /** Takes a token; returns how long to wait before using it (0 when one was there). */
         long take(long nowNanos) {
             tokens = Math.min(rate.burst(), tokens + (nowNanos - last) / 1e9 * rate.qps());

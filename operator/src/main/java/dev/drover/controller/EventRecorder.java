@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
@@ -25,6 +26,7 @@ import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,13 +41,24 @@ import org.slf4j.LoggerFactory;
  * Events it created and knows the count of, and needs neither {@code get} on
  * Events nor a read before a write (as the kubelet's recorder).
  * {@link #record} never blocks: one thread writes, at most as fast as its
- * {@link EventRate} allows, and when the queue is full new events are dropped and counted.
+ * {@link EventRate} allows, and when the queue is full (in entries or in characters)
+ * new events are dropped and counted. One allocation gets at most
+ * {@link #PER_ALLOCATION} (a task restarting a hundred times a second would
+ * otherwise fill the queue and spend the node's whole rate): past it, its events
+ * are dropped and counted, as the kubelet's spam filter does; its status still
+ * counts every restart. Messages are cut at {@link #MESSAGE_LIMIT} characters.
  */
 public final class EventRecorder implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(EventRecorder.class);
     static final String COMPONENT = "drover-agent";
     static final int QUEUE = 10_000;
+    /** What queued messages may hold in all (about 2 bytes a character). */
+    static final long QUEUE_CHARS = 2_000_000;
+    /** The kubelet's bound on an Event's message. */
+    static final int MESSAGE_LIMIT = 1024;
+    /** Events one allocation may cause: a start of many tasks fits the burst; a restart storm gets 2 a second. */
+    static final EventRate PER_ALLOCATION = new EventRate(2, 100);
     /** Task events that tell of a failure: Warning Events. */
     static final Set<TaskEventType> WARNINGS = Set.of(TaskEventType.SetupFailure, TaskEventType.FailedValidation,
             TaskEventType.DriverFailure, TaskEventType.NotRestarting, TaskEventType.FailedRestoringTask,
@@ -71,6 +84,14 @@ public final class EventRecorder implements AutoCloseable {
     };
     /** Told apart from every earlier agent on this node: part of every Event name. */
     private final String incarnation;
+    /** Per allocation (by uid), the newest few thousand; guarded by itself. */
+    private final Map<String, EventRate.Bucket> perAllocation = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, EventRate.Bucket> eldest) {
+            return size() > 10_000;
+        }
+    };
+    private final AtomicLong queuedChars = new AtomicLong();
     private final LongAdder written = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private final LongAdder failed = new LongAdder();
@@ -108,10 +129,31 @@ public final class EventRecorder implements AutoCloseable {
         offer(new Pending(owner, warning ? "Warning" : "Normal", reason, message, time));
     }
 
-    private void offer(Pending p) {
-        if (!queue.offer(p)) {
+    private void offer(Pending full) {
+        Pending p = new Pending(full.owner(), full.type(), full.reason(), UserText.cut(full.message(), MESSAGE_LIMIT),
+                full.time());
+        if (!allocationMayRecord(p.owner())) {
+            dropped.increment();
+            return;
+        }
+        long chars = charsOf(p);
+        if (queuedChars.addAndGet(chars) > QUEUE_CHARS || !queue.offer(p)) {
+            queuedChars.addAndGet(-chars);
             dropped.increment();
         }
+    }
+
+    private boolean allocationMayRecord(Allocation owner) {
+        String key = owner.getMetadata().getUid() != null ? owner.getMetadata().getUid()
+                : owner.getMetadata().getNamespace() + "/" + owner.getMetadata().getName();
+        long now = System.nanoTime();
+        synchronized (perAllocation) {
+            return perAllocation.computeIfAbsent(key, k -> new EventRate.Bucket(PER_ALLOCATION, now)).tryTake(now);
+        }
+    }
+
+    private static long charsOf(Pending p) {
+        return p.message().length() + p.reason().length();
     }
 
     public long written() {
@@ -141,6 +183,7 @@ public final class EventRecorder implements AutoCloseable {
             try {
                 p = queue.poll(1, TimeUnit.SECONDS);
                 if (p != null) {
+                    queuedChars.addAndGet(-charsOf(p));
                     TimeUnit.NANOSECONDS.sleep(bucket.take(System.nanoTime()));
                 }
             } catch (InterruptedException e) {

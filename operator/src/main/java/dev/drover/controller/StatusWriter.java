@@ -27,7 +27,10 @@ import org.slf4j.LoggerFactory;
  * never written; a failed write is retried with back-off; and every resync
  * interval anything not yet written is tried again. Up to {@link #IN_FLIGHT}
  * writes are sent at once (never two for one allocation), so one slow round
- * trip does not hold every other allocation's status back.
+ * trip does not hold every other allocation's status back. One allocation gets
+ * at most one write per {@link Timing#minInterval()}, urgent or not: a task
+ * restarting a hundred times a second costs the API server a few writes a
+ * second, each of the newest status, so its counts stay exact.
  */
 public final class StatusWriter implements AutoCloseable {
 
@@ -41,15 +44,24 @@ public final class StatusWriter implements AutoCloseable {
     }
 
     /** Timing of the writer; {@link #DEFAULT} is what SEMANTICS.md asks for. */
-    public record Timing(Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff) {
+    public record Timing(Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff,
+                         Duration minInterval) {
+        /** At most 4 writes a second per allocation. */
+        public static final Duration MIN_INTERVAL = Duration.ofMillis(250);
         public static final Timing DEFAULT = new Timing(Duration.ofSeconds(1), Duration.ofSeconds(10),
                 Duration.ofMillis(200), Duration.ofSeconds(30));
+
+        public Timing(Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff) {
+            this(batchDelay, resync, minBackoff, maxBackoff, MIN_INTERVAL);
+        }
     }
 
     private static final class Entry {
         AllocationStatus latest;
         AllocationStatus written;
         long dueNanos = Long.MAX_VALUE;
+        /** When the last write of it was sent (nanoTime); none yet: far enough back. */
+        long sentNanos = Long.MIN_VALUE / 2;
         int failures;
         boolean inFlight;
     }
@@ -76,9 +88,9 @@ public final class StatusWriter implements AutoCloseable {
         this.thread = Thread.ofVirtual().name("drover-status-writer").start(this::loop);
     }
 
-    /** The newest status of {@code id}; never blocks. */
-    public void publish(AllocId id, AllocationStatus status) {
-        Objects.requireNonNull(status, "status");
+    /** The newest status of {@code id}, cut to {@link StatusBound#MAX_BYTES} if it is bigger; never blocks. */
+    public void publish(AllocId id, AllocationStatus published) {
+        AllocationStatus status = StatusBound.fit(Objects.requireNonNull(published, "status"));
         lock.lock();
         try {
             Entry e = entries.computeIfAbsent(id, k -> new Entry());
@@ -96,7 +108,8 @@ public final class StatusWriter implements AutoCloseable {
             e.latest = status;
             long now = System.nanoTime();
             boolean urgent = e.written == null || e.written.getClientStatus() != status.getClientStatus();
-            long due = urgent ? now : now + timing.batchDelay().toNanos();
+            long due = Math.max(urgent ? now : now + timing.batchDelay().toNanos(),
+                    e.sentNanos + timing.minInterval().toNanos());
             if (due < e.dueNanos && e.failures == 0) {
                 e.dueNanos = due;
                 wake.signalAll();
@@ -196,6 +209,7 @@ public final class StatusWriter implements AutoCloseable {
                         earliest = Math.min(earliest, e.dueNanos);
                     } else if (inFlight + jobs.size() < IN_FLIGHT) {
                         e.inFlight = true;
+                        e.sentNanos = now;
                         jobs.add(Map.entry(en.getKey(), e.latest));
                     }
                 }
@@ -245,7 +259,8 @@ public final class StatusWriter implements AutoCloseable {
                 } else {
                     // a newer status arrived meanwhile: it keeps the urgency it was published with
                     boolean urgent = e.latest.getClientStatus() != status.getClientStatus();
-                    e.dueNanos = System.nanoTime() + (urgent ? 0 : timing.batchDelay().toNanos());
+                    e.dueNanos = Math.max(System.nanoTime() + (urgent ? 0 : timing.batchDelay().toNanos()),
+                            e.sentNanos + timing.minInterval().toNanos());
                 }
             } else {
                 failures.increment();

@@ -1,6 +1,7 @@
 package dev.drover.driver;
 
 import dev.drover.api.Durations;
+import dev.drover.api.UserText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -91,10 +92,14 @@ public final class ConfigReader {
     /** Every problem, unknown keys included; call after reading all known keys. */
     public List<String> problems() {
         List<String> out = new ArrayList<>(problems);
-        for (String key : config.keySet()) {
-            if (!known.contains(key)) {
-                out.add("config." + key + ": unknown key (known: " + String.join(", ", known) + ")");
-            }
+        List<String> unknown = config.keySet().stream().filter(key -> !known.contains(key)).toList();
+        String knownKeys = " (known: " + String.join(", ", known) + ")";
+        if (unknown.size() == 1) {
+            out.add("config." + UserText.bare(unknown.getFirst()) + ": unknown key" + knownKeys);
+        } else if (!unknown.isEmpty()) {
+            // one problem for them all: a config of 100 000 unknown keys gives one line, not 100 000
+            out.add("config: " + unknown.size() + " unknown keys: " + UserText.join(unknown.stream()
+                    .map(UserText::quote).toList(), ", ") + knownKeys);
         }
         return out;
     }
@@ -105,6 +110,6 @@ public final class ConfigReader {
     }
 
     private static String describe(Object v) {
-        return v instanceof String s ? "\"" + s + "\"" : String.valueOf(v);
+        return UserText.value(v);
     }
 }

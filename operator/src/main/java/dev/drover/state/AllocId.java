@@ -2,10 +2,12 @@ package dev.drover.state;
 
 /**
  * Identifies an allocation on this node. Both parts become directory names and
- * store keys elsewhere, so they are held to Kubernetes' own rules: the
- * namespace a DNS-1123 label, the name a DNS-1123 subdomain (labels joined by
- * dots, as object names may be). Neither can hold '/', the separator of store
- * keys, nor be '.' or '..'.
+ * store keys elsewhere, so they are held to Kubernetes' own rules, exactly
+ * those an API server applies: the namespace a DNS-1123 label, the name a
+ * DNS-1123 subdomain (at most 253 characters, parts joined by dots; unlike a
+ * DNS name, a part may be longer than 63). Any stricter rule here would leave
+ * an allocation the API server accepted unrun and undeletable. Neither part can
+ * hold '/', the separator of store keys, nor be '.' or '..'.
  */
 public record AllocId(String namespace, String name) {
 
@@ -59,22 +61,24 @@ public record AllocId(String namespace, String name) {
             throw new IllegalArgumentException(field + " must not be empty");
         }
         boolean ok = value.length() <= MAX_NAME_LENGTH;
-        for (String label : value.split("\\.", -1)) {
-            ok &= !label.isEmpty() && isLabel(label);
+        for (String part : value.split("\\.", -1)) {
+            ok &= !part.isEmpty() && isAlphanumericWithDashes(part);
         }
         if (!ok) {
             throw new IllegalArgumentException(field + " '" + value + "' is not a DNS-1123 subdomain: use at most "
                     + MAX_NAME_LENGTH + " characters, lower-case letters, digits, '-' and '.', each part starting and"
-                    + " ending with a letter or digit and at most 63 long");
+                    + " ending with a letter or digit");
         }
     }
 
     /** [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 long; by hand, as it runs on every state write. */
     private static boolean isLabel(String value) {
+        return value.length() <= MAX_LABEL_LENGTH && isAlphanumericWithDashes(value);
+    }
+
+    /** [a-z0-9]([-a-z0-9]*[a-z0-9])? of any length. */
+    private static boolean isAlphanumericWithDashes(String value) {
         int n = value.length();
-        if (n > MAX_LABEL_LENGTH) {
-            return false;
-        }
         for (int i = 0; i < n; i++) {
             char c = value.charAt(i);
             boolean alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');

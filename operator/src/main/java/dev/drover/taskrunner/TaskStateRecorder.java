@@ -1,6 +1,7 @@
 package dev.drover.taskrunner;
 
 import dev.drover.api.Timestamps;
+import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskState;
 import java.time.Instant;
@@ -12,6 +13,8 @@ import java.util.List;
  * {@code failed} sticky once set, {@code restarts} counting Restarting events,
  * {@code startedAt} stamped on every start, {@code finishedAt} once, the newest
  * 10 events. Owned by one task runner; {@link #snapshot()} hands out copies.
+ * An event's texts are cut at {@link #TEXT_LIMIT} characters: they may quote a
+ * spec, and they are stored and sent in every status.
  */
 final class TaskStateRecorder {
 
@@ -22,6 +25,9 @@ final class TaskStateRecorder {
     private String startedAt;
     private String finishedAt;
     private final List<TaskEvent> events = new ArrayList<>();
+
+    /** Longest text an event keeps (message, errors, restart reason). */
+    static final int TEXT_LIMIT = 2048;
 
     TaskStateRecorder() {
     }
@@ -40,6 +46,11 @@ final class TaskStateRecorder {
     }
 
     void event(TaskEvent e) {
+        e.setMessage(UserText.cut(e.getMessage(), TEXT_LIMIT));
+        e.setRestartReason(UserText.cut(e.getRestartReason(), TEXT_LIMIT));
+        e.setKillError(UserText.cut(e.getKillError(), TEXT_LIMIT));
+        e.setValidationError(UserText.cut(e.getValidationError(), TEXT_LIMIT));
+        e.setDriverError(UserText.cut(e.getDriverError(), TEXT_LIMIT));
         events.add(e);
         if (events.size() > TaskState.MAX_EVENTS) {
             events.subList(0, events.size() - TaskState.MAX_EVENTS).clear();

@@ -121,6 +121,33 @@ class AgentTest {
         assertThat(data.resolve("allocs/default/theirs")).doesNotExist();
     }
 
+    /**
+     * Item 17: an API server without the CRD's CEL rules lets {@code spec.nodeName} change. The old node's agent
+     * kept running the tasks; now it destroys the allocation as if deleted, writes nothing more about it, and
+     * leaves the finalizer to the new node's agent.
+     */
+    @Test
+    void anAllocationMovedToAnotherNodeIsDestroyedHereAndKeepsItsFinalizer() throws Exception {
+        client.resource(alloc("mover", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("mover").getStatus() != null
+                && get("mover").getStatus().getClientStatus() == ClientStatus.Running);
+        assertThat(data.resolve("allocs/default/mover")).exists();
+        long writes = agent.statusWriter().writes();
+        client.resources(Allocation.class).inNamespace("default").withName("mover").edit(a -> {
+            a.getSpec().setNodeName("node-b");
+            return a;
+        });
+        await().atMost(Duration.ofSeconds(20)).until(() -> agent.controller().size() == 0
+                && !java.nio.file.Files.exists(data.resolve("allocs/default/mover")));
+        Thread.sleep(500); // anything it would still write
+        assertThat(agent.statusWriter().writes()).as("no status written for another node's allocation")
+                .isEqualTo(writes);
+        Allocation moved = get("mover");
+        assertThat(moved.getMetadata().getFinalizers()).as("kept for node-b's agent")
+                .containsExactly(AllocationReconciler.FINALIZER);
+        assertThat(moved.getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
+    }
+
     @Test
     void repeatedEventsUpdateOneKubernetesEvent() {
         Allocation a = alloc("flappy", "node-a", Map.of("runFor", "50ms", "exitCode", 1));
@@ -143,6 +170,35 @@ class AgentTest {
         assertThat(all).filteredOn(e -> e.getReason().equals("NotRestarting"))
                 .singleElement().extracting(Event::getType).isEqualTo("Warning");
         assertThat(get("flappy").getStatus().getRestarts()).isEqualTo(3);
+    }
+
+    /**
+     * Item 30: a task failing at once with {@code delay: 0s} restarts about a hundred times a second, and each
+     * restart was a status write or more and three Events. Writes are rate-limited per allocation; the status
+     * written last still counts every restart.
+     */
+    @Test
+    void aRestartStormCostsTheApiServerAFewWritesASecondAndItsStatusCountsEveryRestart() {
+        Allocation a = alloc("storm", "node-a", Map.of("runFor", "1ms", "exitCode", 1));
+        RestartPolicy policy = new RestartPolicy();
+        policy.setAttempts(100);
+        policy.setInterval("1h");
+        policy.setDelay("0s");
+        policy.setMode(dev.drover.api.v1alpha1.RestartMode.Fail);
+        a.getSpec().setRestartPolicy(policy);
+        long statusWrites = agent.statusWriter().writes();
+        long events = agent.events().written();
+        long start = System.nanoTime();
+        client.resource(a).create();
+        await().atMost(Duration.ofSeconds(60)).until(() -> get("storm").getStatus() != null
+                && get("storm").getStatus().getClientStatus() == ClientStatus.Failed);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        assertThat(get("storm").getStatus().getRestarts()).isEqualTo(100);
+        assertThat(agent.statusWriter().writes() - statusWrites).as("status writes in %.1f s", seconds)
+                .isLessThanOrEqualTo((long) (seconds * 4) + 2);
+        assertThat(agent.events().written() - events).as("Event writes in %.1f s", seconds)
+                .isLessThanOrEqualTo(100 + (long) (seconds * 2) + 2);
+        assertThat(agent.events().dropped()).as("the storm's events past its share are dropped").isPositive();
     }
 
     @Test

@@ -196,4 +196,135 @@ class HostileAllocationsTest {
         assertThat(cpuShare).as("the agent is idle, not spinning on what it refused").isLessThan(0.5);
         assertThat(get("good").getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
     }
+
+    GenericKubernetesResource getRaw(String name) {
+        return client.genericKubernetesResources(ALLOCATIONS).inNamespace("default").withName(name).get();
+    }
+
+    void deleteAndAwaitGone(String name) {
+        client.genericKubernetesResources(ALLOCATIONS).inNamespace("default").withName(name).delete();
+        await().atMost(Duration.ofSeconds(20)).alias("the finalizer of " + name + " is removed")
+                .until(() -> getRaw(name) == null);
+    }
+
+    static final String GOOD = "{\"nodeName\":\"node-a\",\"tasks\":[{\"name\":\"t\",\"driver\":\"mock\","
+            + "\"config\":{\"runFor\":\"1h\"}}]}";
+
+    /** Item 24: names are DNS-1123 subdomains, whose parts may be longer than 63; such a one was ignored and undeletable. */
+    @Test
+    void aNameWithAPartLongerThan63CharactersRunsAndItsDeleteCompletes() {
+        String name = "a".repeat(70) + ".v1";
+        createRaw(name, GOOD);
+        await().atMost(Duration.ofSeconds(20)).until(() -> get(name).getStatus() != null
+                && get(name).getStatus().getClientStatus() == ClientStatus.Running);
+        deleteAndAwaitGone(name);
+        assertThat(data.resolve("allocs/default/" + name)).doesNotExist();
+    }
+
+    /** Item 25: a killTimeout of 900 terms overflowed the stack: no status, and a delete that never completed. */
+    @Test
+    void aKillTimeoutOfNineHundredTermsIsRefusedWithAStatusAndItsDeleteCompletes() {
+        createRaw("long-kill-timeout", spec("", task("t", "mock", ",\"config\":{\"runFor\":\"1h\"},\"killTimeout\":"
+                + json("1s".repeat(900)))));
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            Map<String, Object> status = getRaw("long-kill-timeout").get("status");
+            assertThat(status).isNotNull();
+            assertThat(status.get("clientStatus")).isEqualTo("Failed");
+            assertThat(status.get("conditions").toString()).contains("spec.tasks[0].killTimeout",
+                    "(1800 characters) is too long for a duration");
+        });
+        deleteAndAwaitGone("long-kill-timeout");
+    }
+
+    /** Sends {@code json} as it is: the test's own client cannot read (so cannot send) what is too deep for Jackson. */
+    void postRaw(String json) throws Exception {
+        try (var http = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build()) {
+            var response = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                            client.getConfiguration().getMasterUrl() + "apis/drover.dev/v1alpha1/namespaces/default/allocations"))
+                    .header("Content-Type", "application/json")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(json)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as(response.body()).isBetween(200, 299);
+        }
+    }
+
+    /** The status of {@code name}, read as text with no depth limit. */
+    String rawStatus(String name) throws Exception {
+        try (var http = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build()) {
+            String body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(client.getConfiguration()
+                            .getMasterUrl() + "apis/drover.dev/v1alpha1/namespaces/default/allocations/" + name)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            int at = body.indexOf("\"status\":");
+            return at < 0 ? "" : body.substring(at);
+        }
+    }
+
+    /**
+     * Item 14: a task config nested about 1000 levels deep (a real API server takes up to 10 000) passed Jackson's
+     * depth limit while the agent read the list or watch of its allocations, outside the lenient deserializer: the
+     * whole read failed, so no allocation of the node ran. It is reported unreadable, and the others run.
+     */
+    @Test
+    void aDeeplyNestedConfigIsFailedAndTheOtherAllocationsRun() throws Exception {
+        int depth = 996; // as deep as this mock API server itself takes (1000 levels in all)
+        String deep = "{\"a\":".repeat(depth) + "1" + "}".repeat(depth);
+        postRaw("{\"apiVersion\":\"drover.dev/v1alpha1\",\"kind\":\"Allocation\",\"metadata\":{\"name\":\"deep\","
+                + "\"namespace\":\"default\"},\"spec\":{\"nodeName\":\"node-a\",\"tasks\":[{\"name\":\"t\","
+                + "\"driver\":\"mock\",\"config\":" + deep + "}]}}");
+        createRaw("good", GOOD);
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("good").getStatus() != null
+                && get("good").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rawStatus("deep"))
+                .contains("\"clientStatus\":\"Failed\"", "spec.tasks[0].config.a.a", "nested more than")
+                .hasSizeLessThan(20_000));
+    }
+
+    /** The agent's parser takes a list with an item as deep as a real API server stores (10 000 levels). */
+    @Test
+    void aListWithAnItemTenThousandLevelsDeepIsReadWithThatItemUnreadable() {
+        int depth = 10_000;
+        String item = "{\"apiVersion\":\"drover.dev/v1alpha1\",\"kind\":\"Allocation\",\"metadata\":{\"name\":\"%s\","
+                + "\"namespace\":\"default\"},\"spec\":{\"nodeName\":\"node-a\",\"tasks\":[{\"name\":\"t\","
+                + "\"driver\":\"mock\",\"config\":%s}]}}";
+        String list = "{\"apiVersion\":\"drover.dev/v1alpha1\",\"kind\":\"AllocationList\",\"items\":["
+                + item.formatted("deep", "[".repeat(depth) + "]".repeat(depth)) + ","
+                + item.formatted("good", "{\"runFor\":\"1h\"}") + "]}";
+        var read = UnreadableAllocations.serialization().unmarshal(
+                new java.io.ByteArrayInputStream(list.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                new com.fasterxml.jackson.core.type.TypeReference<
+                        io.fabric8.kubernetes.api.model.DefaultKubernetesResourceList<Allocation>>() { });
+        assertThat(read.getItems()).extracting(a -> a.getMetadata().getName()).containsExactly("deep", "good");
+        assertThat(read.getItems().getFirst().getMetadata().getAnnotations().get("drover.dev/unreadable"))
+                .startsWith("spec.tasks[0].config[0][0][0][0]...\tis nested more than 100 levels deep");
+        assertThat(read.getItems().get(1).getSpec().getTasks().getFirst().getConfig()).containsEntry("runFor", "1h");
+    }
+
+    /**
+     * Item 15: messages copied user values whole, so a 200 kB duration made a 600 kB status, a 1 MB wrong-typed
+     * config a 1.8 MB one and 100 000 unknown keys a 6.6 MB one (past what etcd stores). Each status stays
+     * under 64 KiB and names the problem; so does every Kubernetes Event.
+     */
+    @Test
+    void hugeValuesInASpecGiveBoundedStatusesThatNameTheProblem() throws Exception {
+        Map<String, String[]> huge = new java.util.LinkedHashMap<>();
+        huge.put("huge-duration", new String[] {spec("", task("t", "mock", ",\"config\":{\"runFor\":\"1h\"},"
+                + "\"killTimeout\":" + json("1s".repeat(100_000)))), "spec.tasks[0].killTimeout"});
+        huge.put("huge-wrong-type", new String[] {spec("", task("t", "mock", ",\"config\":{\"runFor\":\"1h\","
+                + "\"exitCode\":" + json("x".repeat(1_000_000)) + "}")), "config.exitCode"});
+        huge.put("huge-unknown-keys", new String[] {spec("", task("t", "mock", ",\"config\":{\"runFor\":\"1h\","
+                + many(100_000, i -> json("key" + i) + ":1") + "}")), "100000 unknown keys"});
+        huge.forEach((name, h) -> createRaw(name, h[0]));
+        createRaw("good", GOOD);
+        await().atMost(Duration.ofSeconds(30)).until(() -> get("good").getStatus() != null
+                && get("good").getStatus().getClientStatus() == ClientStatus.Running);
+        for (var e : huge.entrySet()) {
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(rawStatus(e.getKey()))
+                    .as(e.getKey()).contains("\"clientStatus\":\"Failed\"", e.getValue()[1])
+                    .hasSizeLessThan(64 * 1024));
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(client.v1().events()
+                .inNamespace("default").list().getItems()).extracting(ev -> ev.getMessage())
+                .anySatisfy(m -> assertThat(m).contains("100000 unknown keys"))
+                .allSatisfy(m -> assertThat(m.length()).isLessThanOrEqualTo(1024)));
+    }
 }

@@ -33,6 +33,16 @@ class EventRateTest {
     }
 
     @Test
+    void tryTakeRefusesWithoutGoingIntoDebt() {
+        EventRate.Bucket bucket = new EventRate.Bucket(new EventRate(2, 2), 0);
+        assertThat(bucket.tryTake(0)).isTrue();
+        assertThat(bucket.tryTake(0)).isTrue();
+        assertThat(bucket.tryTake(0)).isFalse();
+        assertThat(bucket.tryTake(SECOND / 4)).as("half a token").isFalse();
+        assertThat(bucket.tryTake(SECOND / 2)).as("a whole one, not owed for the refusals").isTrue();
+    }
+
+    @Test
     void nonsenseRatesAreRefused() {
         assertThatThrownBy(() -> new EventRate(0, 1)).hasMessageContaining("events.qps");
         assertThatThrownBy(() -> new EventRate(Double.NaN, 1)).hasMessageContaining("events.qps");

@@ -159,4 +159,36 @@ class StatusWriterTest {
         }
         assertThat(overlaps).hasValue(0);
     }
+
+    /** Item 15: whatever an allocation holds, the status sent stays under 64 KiB and keeps its counts. */
+    @Test
+    void aStatusIsWrittenUnder64KibWhateverItHolds() throws Exception {
+        AllocationStatus big = status(ClientStatus.Running, "64/64");
+        big.setRestarts(64 * 7);
+        big.setClientDescription("d".repeat(100_000));
+        for (int t = 0; t < 64; t++) {
+            dev.drover.api.v1alpha1.TaskState ts = new dev.drover.api.v1alpha1.TaskState();
+            ts.setState(dev.drover.api.v1alpha1.TaskState.State.Running);
+            ts.setRestarts(7);
+            for (int e = 0; e < 10; e++) {
+                ts.getEvents().add(dev.drover.api.v1alpha1.TaskEvent.of(dev.drover.api.v1alpha1.TaskEventType.Restarting,
+                        java.time.Instant.EPOCH).withMessage("m".repeat(10_000)).withValidationError("v".repeat(5_000)));
+            }
+            big.getTaskStates().put("task-" + "x".repeat(50) + t, ts);
+        }
+        writer.publish(WEB, big);
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        AllocationStatus written = writes.getFirst().status();
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsBytes(written).length)
+                .isLessThanOrEqualTo(64 * 1024);
+        assertThat(written.getRestarts()).isEqualTo(64 * 7);
+        assertThat(written.getTaskStates()).hasSize(64).allSatisfy((name, ts) -> {
+            assertThat(ts.getRestarts()).isEqualTo(7);
+            assertThat(ts.getState()).isEqualTo(dev.drover.api.v1alpha1.TaskState.State.Running);
+        });
+        assertThat(written.getClientDescription()).endsWith("... (100000 characters)");
+        writer.publish(WEB, big);
+        Thread.sleep(300);
+        assertThat(writes).as("the same big status again is no change").hasSize(1);
+    }
 }

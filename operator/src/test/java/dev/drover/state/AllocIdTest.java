@@ -23,8 +23,8 @@ class AllocIdTest {
                 .hasMessageContaining("DNS-1123");
         assertThatThrownBy(() -> new AllocId("Default", "web"))
                 .hasMessageContaining("namespace 'Default'");
-        assertThatThrownBy(() -> new AllocId("default", "a".repeat(64)))
-                .hasMessageContaining("at most 63");
+        assertThatThrownBy(() -> new AllocId("default", "a".repeat(254)))
+                .hasMessageContaining("at most 253");
         assertThatThrownBy(() -> new AllocId("default", ""))
                 .hasMessageContaining("name must not be empty");
         assertThatThrownBy(() -> AllocId.parse("web"))
@@ -40,5 +40,15 @@ class AllocIdTest {
             assertThatThrownBy(() -> new AllocId("default", bad)).as(bad)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("DNS-1123 subdomain");
         }
+    }
+
+    /** Item 24: the API server takes any DNS-1123 subdomain; a part longer than 63 was refused here, so never run. */
+    @Test
+    void everyNameTheApiServerAcceptsIsAnId() {
+        String longPart = "a".repeat(100) + ".b";
+        assertThat(new AllocId("default", longPart).key()).isEqualTo("default/" + longPart);
+        String longest = "x".repeat(120) + "." + "y".repeat(132);
+        assertThat(longest).hasSize(253);
+        assertThat(AllocId.parse("default/" + longest).name()).isEqualTo(longest);
     }
 }

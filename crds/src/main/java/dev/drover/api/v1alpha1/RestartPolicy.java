@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.drover.api.Durations;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 import java.time.Duration;
 import java.util.Objects;
@@ -33,9 +34,11 @@ public class RestartPolicy {
     private Integer attempts;
 
     @Pattern(Durations.PATTERN)
+    @Size(max = Durations.MAX_LENGTH)
     private String interval;
 
     @Pattern(Durations.PATTERN)
+    @Size(max = Durations.MAX_LENGTH)
     private String delay;
 
     private RestartMode mode;

@@ -50,6 +50,7 @@ public class Task {
     private RestartPolicy restartPolicy;
 
     @Pattern(Durations.PATTERN)
+    @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_KILL_TIMEOUT_TEXT)
     private String killTimeout;
 
@@ -58,6 +59,7 @@ public class Task {
     private String killSignal;
 
     @Pattern(Durations.PATTERN)
+    @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_SHUTDOWN_DELAY_TEXT)
     private String shutdownDelay;
 

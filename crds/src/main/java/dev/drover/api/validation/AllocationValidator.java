@@ -2,6 +2,7 @@ package dev.drover.api.validation;
 
 import dev.drover.api.Durations;
 import dev.drover.api.Signals;
+import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.DeviceRequest;
@@ -235,26 +236,7 @@ public final class AllocationValidator {
         }
     }
 
-    /** Longest value quoted whole in a message; a longer one (a hostile spec) is cut, saying how long it was. */
-    static final int QUOTE_LIMIT = 100;
-
-    /** The value as a message shows it: quoted, control characters escaped, cut at {@link #QUOTE_LIMIT}. */
     private static String quote(String s) {
-        if (s == null) {
-            return "(none)";
-        }
-        StringBuilder out = new StringBuilder("\"");
-        s.substring(0, Math.min(s.length(), QUOTE_LIMIT)).chars().forEach(c -> {
-            if (c < 0x20 || c == 0x7f) {
-                out.append(String.format("\\u%04x", c));
-            } else {
-                out.append((char) c);
-            }
-        });
-        out.append('"');
-        if (s.length() > QUOTE_LIMIT) {
-            out.append("... (").append(s.length()).append(" characters)");
-        }
-        return out.toString();
+        return UserText.quote(s);
     }
 }

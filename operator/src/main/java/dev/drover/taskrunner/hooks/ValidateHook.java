@@ -1,5 +1,6 @@
 package dev.drover.taskrunner.hooks;
 
+import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.taskrunner.TaskHookContext;
@@ -27,7 +28,7 @@ public final class ValidateHook implements TaskPrestartHook {
         List<String> problems = drivers.unavailable(driver).map(List::of)
                 .orElseGet(() -> drivers.find(driver).orElseThrow().validate(ctx.task().effectiveConfig()));
         if (!problems.isEmpty()) {
-            throw new TaskHookException(TaskEventType.FailedValidation, String.join("; ", problems));
+            throw new TaskHookException(TaskEventType.FailedValidation, UserText.join(problems, "; "));
         }
     }
 }
