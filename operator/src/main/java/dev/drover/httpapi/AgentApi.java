@@ -108,12 +108,14 @@ public final class AgentApi implements AutoCloseable {
     private final Clock clock;
     private final Duration statsWindow;
     private final Followers followers;
+    private final TcpConnections connections;
     private volatile boolean closed;
 
     private AgentApi(HttpsServer server, ExecutorService executor, KubernetesAuth auth, Allocations allocations,
                      String node, Clock clock, Duration statsWindow, ApiLimits limits) {
         this.server = server;
         this.followers = new Followers(limits);
+        this.connections = new TcpConnections(server.getAddress().getPort());
         this.executor = executor;
         this.auth = auth;
         this.allocations = allocations;
@@ -315,7 +317,7 @@ public final class AgentApi implements AutoCloseable {
                 return false;
             }
             next[0] = System.nanoTime() + PEER_CHECK.toNanos();
-            boolean gone = TcpConnections.peerGone(local, remote);
+            boolean gone = connections.peerGone(local, remote);
             if (gone) {
                 LOG.debug("the client {} of a followed log hung up", remote);
             }

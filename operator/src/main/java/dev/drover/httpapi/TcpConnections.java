@@ -10,6 +10,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -22,28 +23,53 @@ import java.util.Map;
  * hung up, and a followed log of a quiet task writes nothing that would fail:
  * so a follower asks the kernel. A connection the peer closed is in
  * {@code CLOSE_WAIT} (or later); one it reset is no longer listed. Where the
- * tables cannot be read (not Linux) every connection counts as open.
+ * tables cannot be read (not Linux) every connection counts as open. The
+ * tables are read at most once per {@link #FRESH} for all the followers
+ * together, so many idle follows cost one scan a second.
  */
 final class TcpConnections {
+
+    /**
+     * How old a reading may be. Shorter than {@link AgentApi#PEER_CHECK}: a follower first asks that long after
+     * its connection was accepted, so the reading it gets is always younger than its connection.
+     */
+    static final Duration FRESH = Duration.ofSeconds(1);
 
     /** The states after the peer's FIN: CLOSE_WAIT, LAST_ACK, CLOSING, TIME_WAIT, CLOSE. */
     private static final List<String> PEER_CLOSED = List.of("08", "09", "0B", "06", "07");
     private static final List<Path> TABLES = List.of(Path.of("/proc/net/tcp"), Path.of("/proc/net/tcp6"));
 
-    private TcpConnections() {
+    private final int port;
+    private Map<String, String> states;
+    private long readAt;
+
+    /** The connections to the server on {@code port}. */
+    TcpConnections(int port) {
+        this.port = port;
     }
 
     /**
      * True when the connection from {@code remote} to {@code local} is closed by its peer or gone; false while it
      * is open, and when the kernel's tables cannot be read.
      */
-    static boolean peerGone(InetSocketAddress local, InetSocketAddress remote) {
+    synchronized boolean peerGone(InetSocketAddress local, InetSocketAddress remote) {
+        if (states == null || System.nanoTime() - readAt > FRESH.toNanos()) {
+            states = read(port);
+            readAt = System.nanoTime();
+        }
+        if (states.isEmpty()) {
+            return false; // unreadable, or not even the listening socket is listed: not the server's tables
+        }
+        String state = states.get(key(local) + ">" + key(remote));
+        return state == null || PEER_CLOSED.contains(state);
+    }
+
+    /** The state of each connection to or from {@code port}, by local and remote address; empty if unreadable. */
+    private static Map<String, String> read(int port) {
         Map<String, String> states = new HashMap<>();
-        String localPort = String.format("%04X", local.getPort());
-        boolean read = false;
+        String localPort = String.format("%04X", port);
         for (Path table : TABLES) {
             try (BufferedReader in = Files.newBufferedReader(table, StandardCharsets.US_ASCII)) {
-                read = true;
                 in.readLine(); // the header
                 for (String line = in.readLine(); line != null; line = in.readLine()) {
                     // "  sl  local_address rem_address   st ..."
@@ -56,11 +82,7 @@ final class TcpConnections {
                 // not Linux, or no such table (no IPv6): the other one may still be there
             }
         }
-        if (!read || states.isEmpty()) {
-            return false; // not even the listening socket is listed: these tables are not the server's
-        }
-        String state = states.get(key(local) + ">" + key(remote));
-        return state == null || PEER_CLOSED.contains(state);
+        return states;
     }
 
     private static String key(InetSocketAddress a) {
