@@ -251,7 +251,8 @@ public final class Agent implements AutoCloseable {
         AgentApi started;
         try {
             started = AgentApi.start(new InetSocketAddress(config.apiPort()), certificates.sslContext(),
-                    new KubernetesAuth(client, clock), this::apiView, config.nodeName());
+                    new KubernetesAuth(client, clock, config.apiLimits()), this::apiView, config.nodeName(),
+                    config.apiLimits());
         } catch (java.security.GeneralSecurityException e) {
             throw new IOException("cannot serve TLS with the agent's certificate: " + e.getMessage(), e);
         }

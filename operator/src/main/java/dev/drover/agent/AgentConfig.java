@@ -10,6 +10,7 @@ import dev.drover.controller.EventRate;
 import dev.drover.controller.StatusWriter;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.gc.GcPolicy;
+import dev.drover.httpapi.ApiLimits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,12 +36,13 @@ import java.util.Set;
  * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
  *                       custom resource fields (before Kubernetes 1.30), which then send every allocation
  * @param concurrentStarts new allocations taken on at once at most (the rest wait their turn); 0 for no bound
+ * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
  */
 public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataDir, boolean enableRawExec,
                           List<String> rawExecLauncher, int metricsPort, int apiPort, List<String> devicePlugins,
                           String logLevel,
                           Duration maxKillTimeout, GcPolicy gc, StatusWriter.Timing statusWrites,
-                          EventRate events, boolean fieldSelector, int concurrentStarts) {
+                          EventRate events, boolean fieldSelector, int concurrentStarts, ApiLimits apiLimits) {
 
     public static final int DEFAULT_METRICS_PORT = 9090;
     /** Enough to keep two cores busy while starts wait on disk; few enough that each start stays quick. */
@@ -134,8 +136,19 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         if (starts < 0) {
             throw new ConfigException("concurrentStarts must be 0 (no bound) or more, not " + starts);
         }
+        ApiLimits a = ApiLimits.DEFAULT;
+        ApiLimits apiLimits;
+        try {
+            apiLimits = new ApiLimits(s.integer("api.maxFollowers", null, null).orElse(a.maxFollowers()),
+                    s.integer("api.maxFollowersPerCaller", null, null).orElse(a.maxFollowersPerCaller()),
+                    s.number("api.reviewsPerSecond").orElse(a.reviewsPerSecond()),
+                    s.integer("api.reviewBurst", null, null).orElse(a.reviewBurst()),
+                    s.duration("api.reviewTimeout", null, null).orElse(a.reviewTimeout()));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
         return new AgentConfig(kubeconfig, node, dataDir, rawExec, launcher, port, apiPort, plugins, level, maxKill, gc,
-                writes, events, selector, starts);
+                writes, events, selector, starts, apiLimits);
     }
 
     /** A setting that cannot be used; the message says which and why. */
@@ -149,7 +162,9 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
     static final Set<String> FILE_KEYS = Set.of("kubeconfig", "nodeName", "dataDir", "enableRawExec", "rawExecLauncher",
             "metricsPort", "apiPort", "devicePlugins", "logLevel", "maxKillTimeout", "gc.interval", "gc.maxDiskUsage",
             "gc.maxInodeUsage", "gc.maxAllocations", "gc.parallelDestroys", "statusWrites.batchDelay",
-            "statusWrites.resync", "events.qps", "events.burst", "fieldSelector", "concurrentStarts");
+            "statusWrites.resync", "events.qps", "events.burst", "fieldSelector", "concurrentStarts",
+            "api.maxFollowers", "api.maxFollowersPerCaller", "api.reviewsPerSecond", "api.reviewBurst",
+            "api.reviewTimeout");
 
     private static JsonNode readFile(Path file) throws ConfigException {
         JsonNode root;
@@ -177,7 +192,8 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             String key = prefix + e.getKey();
-            if (e.getValue().isObject() && (key.equals("gc") || key.equals("statusWrites") || key.equals("events"))) {
+            if (e.getValue().isObject() && (key.equals("gc") || key.equals("statusWrites") || key.equals("events")
+                    || key.equals("api"))) {
                 collectUnknown(e.getValue(), key + ".", unknown);
             } else if (!FILE_KEYS.contains(key)) {
                 unknown.add(key);

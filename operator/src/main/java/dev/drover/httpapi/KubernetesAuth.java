@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -17,6 +18,12 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Who may call the agent's HTTPS API: the caller's Kubernetes bearer token is
@@ -27,11 +34,23 @@ import java.util.Map;
  * cluster's RBAC. Answers are kept for {@link #CACHE_FOR} (keyed by a hash of
  * the token, never the token), so a followed log or a busy client costs the
  * API server one pair of reviews a minute at most.
+ * <p>
+ * Unauthenticated callers cannot make the agent flood the API server: a token
+ * the API server refused is refused again without asking for
+ * {@link #REFUSED_FOR}, and each source address may cause
+ * {@link ApiLimits#reviewsPerSecond()} reviews a second after a burst (429
+ * beyond). Each review has {@link ApiLimits#reviewTimeout()} to be answered;
+ * past it, or when the API server cannot be reached, the request fails
+ * closed with 503.
  */
 public final class KubernetesAuth {
 
     public static final Duration CACHE_FOR = Duration.ofMinutes(1);
+    /** Long enough that retrying a bad token is free, short enough that a token just issued works soon. */
+    public static final Duration REFUSED_FOR = Duration.ofSeconds(10);
     static final int CACHE_SIZE = 1_000;
+    /** Source addresses whose review budget is remembered; the least recently seen is forgotten first. */
+    static final int SOURCES = 10_000;
     static final String GROUP = "drover.dev";
 
     /** An authenticated caller. */
@@ -43,81 +62,133 @@ public final class KubernetesAuth {
         record Allowed(Caller caller) implements Decision {
         }
 
-        record Refused(int status, String message) implements Decision {
+        /** {@code retryAfter}: when the caller may try again (a 429); zero when that is not the point. */
+        record Refused(int status, String message, Duration retryAfter) implements Decision {
+            public Refused(int status, String message) {
+                this(status, message, Duration.ZERO);
+            }
         }
     }
 
-    private record Cached(Decision decision, Instant until) {
+    /** What the TokenReview said of a token: who it is, or why not. */
+    private record Authenticated(UserInfo user, Decision.Refused refused) {
     }
 
     private final KubernetesClient client;
     private final InstantSource clock;
-    private final Map<String, Cached> cache = new LinkedHashMap<>(16, 0.75f, true) {
+    private final ApiLimits limits;
+    private final Expiring<Decision> decisions = new Expiring<>(CACHE_SIZE);
+    private final Expiring<Authenticated> tokens = new Expiring<>(CACHE_SIZE);
+    private final Map<InetAddress, Budget> budgets = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Cached> eldest) {
-            return size() > CACHE_SIZE;
+        protected boolean removeEldestEntry(Map.Entry<InetAddress, Budget> eldest) {
+            return size() > SOURCES;
         }
     };
 
     public KubernetesAuth(KubernetesClient client, InstantSource clock) {
+        this(client, clock, ApiLimits.DEFAULT);
+    }
+
+    public KubernetesAuth(KubernetesClient client, InstantSource clock, ApiLimits limits) {
         this.client = client;
         this.clock = clock;
+        this.limits = limits;
     }
 
     /**
-     * Whether the request with this {@code Authorization} header may {@code get} {@code subresource} of
-     * allocation {@code name} in {@code namespace}.
+     * Whether the request from {@code source} with this {@code Authorization} header may {@code get}
+     * {@code subresource} of allocation {@code name} in {@code namespace}.
      */
-    public Decision check(String authorization, String namespace, String name, String subresource) {
+    public Decision check(String authorization, InetAddress source, String namespace, String name,
+                          String subresource) {
         if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)
                 || authorization.substring(7).isBlank()) {
             return new Decision.Refused(401, "no bearer token: send your Kubernetes token as"
                     + " \"Authorization: Bearer TOKEN\" (kubectl drover sends your kubeconfig's)");
         }
         String token = authorization.substring(7).trim();
-        String key = hash(token) + "\n" + namespace + "\n" + name + "\n" + subresource;
-        Instant now = clock.instant();
-        synchronized (cache) {
-            Cached c = cache.get(key);
-            if (c != null && c.until().isAfter(now)) {
-                return c.decision();
-            }
+        String tokenKey = hash(token);
+        String key = tokenKey + "\n" + namespace + "\n" + name + "\n" + subresource;
+        Optional<Decision> known = decisions.get(key, clock.instant());
+        if (known.isPresent()) {
+            return known.get();
         }
-        Decision decision = review(token, namespace, name, subresource);
-        if (!(decision instanceof Decision.Refused r && r.status() >= 500)) { // an API server hiccup is not remembered
-            synchronized (cache) {
-                cache.put(key, new Cached(decision, now.plus(CACHE_FOR)));
+        Optional<Authenticated> who = tokens.get(tokenKey, clock.instant());
+        if (who.isEmpty()) {
+            Optional<Decision.Refused> tooMany = spend(source);
+            if (tooMany.isPresent()) {
+                return tooMany.get();
             }
+            Authenticated answer = authenticate(token);
+            if (answer.refused() != null && answer.refused().status() >= 500) {
+                return answer.refused(); // an API server hiccup is not remembered
+            }
+            tokens.put(tokenKey, answer, clock.instant().plus(answer.refused() == null ? CACHE_FOR : REFUSED_FOR));
+            who = Optional.of(answer);
+        }
+        if (who.get().refused() != null) {
+            return who.get().refused();
+        }
+        Optional<Decision.Refused> tooMany = spend(source);
+        if (tooMany.isPresent()) {
+            return tooMany.get();
+        }
+        Decision decision = authorize(who.get().user(), namespace, name, subresource);
+        if (!(decision instanceof Decision.Refused r && r.status() >= 500)) {
+            decisions.put(key, decision, clock.instant().plus(CACHE_FOR));
         }
         return decision;
     }
 
-    private Decision review(String token, String namespace, String name, String subresource) {
+    /** Takes one review from {@code source}'s budget; a 429 when it has none left. */
+    private Optional<Decision.Refused> spend(InetAddress source) {
+        Duration wait;
+        synchronized (budgets) {
+            wait = budgets.computeIfAbsent(source, s -> new Budget(limits, clock.instant())).take(clock.instant());
+        }
+        if (wait.isZero()) {
+            return Optional.empty();
+        }
+        long seconds = Math.max(1, (wait.toMillis() + 999) / 1000);
+        return Optional.of(new Decision.Refused(429, "too many requests from " + source.getHostAddress()
+                + " need the API server to check a token or a right: the agent asks at most "
+                + limits.reviewsPerSecond() + " reviews a second for one address, after a burst of "
+                + limits.reviewBurst() + "; retry in " + seconds + " s (answers for tokens already checked are"
+                + " kept for a minute and cost nothing)", Duration.ofSeconds(seconds)));
+    }
+
+    private Authenticated authenticate(String token) {
         TokenReview answer;
         try {
-            answer = client.authentication().v1().tokenReviews().create(new TokenReviewBuilder()
-                    .withNewSpec().withToken(token).endSpec().build());
-        } catch (KubernetesClientException e) {
-            return new Decision.Refused(503, "the agent could not check the token with the API server: " + e.getMessage());
+            answer = withDeadline(() -> client.authentication().v1().tokenReviews().create(new TokenReviewBuilder()
+                    .withNewSpec().withToken(token).endSpec().build()));
+        } catch (KubernetesClientException | TimeoutException e) {
+            return new Authenticated(null, new Decision.Refused(503,
+                    "the agent could not check the token with the API server: " + why(e)));
         }
         if (answer.getStatus() == null || !Boolean.TRUE.equals(answer.getStatus().getAuthenticated())
                 || answer.getStatus().getUser() == null) {
             String why = answer.getStatus() == null || answer.getStatus().getError() == null ? ""
                     : ": " + answer.getStatus().getError();
-            return new Decision.Refused(401, "the API server does not accept this token" + why);
+            return new Authenticated(null, new Decision.Refused(401, "the API server does not accept this token" + why));
         }
-        UserInfo user = answer.getStatus().getUser();
+        return new Authenticated(answer.getStatus().getUser(), null);
+    }
+
+    private Decision authorize(UserInfo user, String namespace, String name, String subresource) {
         Caller caller = new Caller(user.getUsername(), user.getGroups() == null ? List.of() : List.copyOf(user.getGroups()));
         SubjectAccessReview access;
         try {
-            access = client.authorization().v1().subjectAccessReview().create(new SubjectAccessReviewBuilder()
+            access = withDeadline(() -> client.authorization().v1().subjectAccessReview().create(
+                    new SubjectAccessReviewBuilder()
                     .withNewSpec().withUser(user.getUsername()).withGroups(user.getGroups()).withUid(user.getUid())
                     .withExtra(user.getExtra())
                     .withNewResourceAttributes().withGroup(GROUP).withResource("allocations")
                     .withSubresource(subresource).withVerb("get").withNamespace(namespace).withName(name)
-                    .endResourceAttributes().endSpec().build());
-        } catch (KubernetesClientException e) {
-            return new Decision.Refused(503, "the agent could not check access with the API server: " + e.getMessage());
+                    .endResourceAttributes().endSpec().build()));
+        } catch (KubernetesClientException | TimeoutException e) {
+            return new Decision.Refused(503, "the agent could not check access with the API server: " + why(e));
         }
         if (access.getStatus() == null || !Boolean.TRUE.equals(access.getStatus().getAllowed())) {
             String reason = access.getStatus() == null || access.getStatus().getReason() == null
@@ -127,6 +198,86 @@ public final class KubernetesAuth {
                     + subresource + "\" of group drover.dev grants it");
         }
         return new Decision.Allowed(caller);
+    }
+
+    /**
+     * Runs one review with {@link ApiLimits#reviewTimeout()} to answer: the client's own timeouts and retries
+     * would hold the request a minute and more while the API server is away. Past the deadline the call is
+     * interrupted, which cancels it and its retries.
+     */
+    private <T> T withDeadline(Callable<T> review) throws TimeoutException {
+        FutureTask<T> task = new FutureTask<>(review);
+        Thread.ofVirtual().name("drover-api-review").start(task);
+        try {
+            return task.get(limits.reviewTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KubernetesClientException("interrupted while waiting for the API server", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof KubernetesClientException k) {
+                throw k;
+            }
+            throw new KubernetesClientException(e.getCause().toString(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new TimeoutException("no answer within " + limits.reviewTimeout().toMillis() + " ms");
+        } finally {
+            task.cancel(true);
+        }
+    }
+
+    private static String why(Exception e) {
+        return e.getMessage() == null ? e.toString() : e.getMessage();
+    }
+
+    /** Answers kept until a deadline, the least recently used dropped first past {@code size}. */
+    private static final class Expiring<V> {
+        private record Kept<V>(V value, Instant until) {
+        }
+
+        private final Map<String, Kept<V>> entries;
+
+        Expiring(int size) {
+            entries = new LinkedHashMap<>(16, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Kept<V>> eldest) {
+                    return size() > size;
+                }
+            };
+        }
+
+        synchronized Optional<V> get(String key, Instant now) {
+            Kept<V> e = entries.get(key);
+            return e != null && e.until().isAfter(now) ? Optional.of(e.value()) : Optional.empty();
+        }
+
+        synchronized void put(String key, V value, Instant until) {
+            entries.put(key, new Kept<>(value, until));
+        }
+    }
+
+    /** One source address's token bucket of reviews. */
+    private static final class Budget {
+        private final ApiLimits limits;
+        private double tokens;
+        private Instant last;
+
+        Budget(ApiLimits limits, Instant now) {
+            this.limits = limits;
+            this.tokens = limits.reviewBurst();
+            this.last = now;
+        }
+
+        /** Takes a review; zero when one was there, else how long until one will be. */
+        Duration take(Instant now) {
+            double seconds = Math.max(0, Duration.between(last, now).toNanos() / 1e9);
+            tokens = Math.min(limits.reviewBurst(), tokens + seconds * limits.reviewsPerSecond());
+            last = now;
+            if (tokens >= 1) {
+                tokens -= 1;
+                return Duration.ZERO;
+            }
+            return Duration.ofNanos((long) Math.ceil((1 - tokens) / limits.reviewsPerSecond() * 1e9));
+        }
     }
 
     private static String hash(String token) {

@@ -3,6 +3,7 @@ package dev.drover.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.httpapi.ApiLimits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -111,5 +112,23 @@ class AgentConfigTest {
         Files.writeString(file, "concurrentStarts: -1\n");
         assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
                 .hasMessageContaining("concurrentStarts must be 0 (no bound) or more, not -1");
+        Files.writeString(file, "api: {maxFollowers: 4, maxFollowersPerCaller: 5}\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("api.maxFollowersPerCaller: 5 must be between 1 and api.maxFollowers (4)");
+        Files.writeString(file, "api: {reviewTimeout: 0s}\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("api.reviewTimeout: 0s must be positive");
+    }
+
+    @Test
+    void theHttpsApisLimitsComeFromTheFile() throws Exception {
+        assertThat(load(Map.of("NODE_NAME", "n")).apiLimits()).isEqualTo(ApiLimits.DEFAULT);
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, """
+                api: {maxFollowers: 100, maxFollowersPerCaller: 4, reviewsPerSecond: 2.5, reviewBurst: 8,
+                      reviewTimeout: 2s}
+                """);
+        assertThat(load(Map.of(), "--config", file.toString(), "--node", "n").apiLimits())
+                .isEqualTo(new ApiLimits(100, 4, 2.5, 8, Duration.ofSeconds(2)));
     }
 }

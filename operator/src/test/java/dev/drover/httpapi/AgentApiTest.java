@@ -2,6 +2,7 @@ package dev.drover.httpapi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -34,7 +35,9 @@ import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.UUID;
 import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -44,6 +47,8 @@ import org.junit.jupiter.api.io.TempDir;
 class AgentApiTest {
 
     static final Instant BOOT = Instant.now();
+    /** Three followers at most, two per caller; a source may cause 20 reviews at once, then 5 a second. */
+    static final ApiLimits LIMITS = new ApiLimits(3, 2, 5, 20, Duration.ofSeconds(5));
 
     /**
      * Allocation team-a/svc: task web runs (half a core, 64 MiB, one GPU), task init is dead, task db's driver
@@ -122,11 +127,16 @@ class AgentApiTest {
         Files.createDirectories(dir.resolve("alloc/web/local"));
         Files.writeString(dir.resolve("alloc/web/local/cache.bin"), "warm");
         FakeAllocation svc = new FakeAllocation(logs);
-        AgentApi.Allocations allocations = id -> id.equals(new AllocId("team-a", "svc"))
-                || id.equals(new AllocId("team-b", "svc")) ? Optional.of(svc) : Optional.empty();
+        AgentApi.Allocations allocations = id -> {
+            if (id.name().equals("broken")) {
+                throw new IllegalStateException("the runner of " + id + " is in a state nobody foresaw");
+            }
+            return id.equals(new AllocId("team-a", "svc")) || id.equals(new AllocId("team-b", "svc")) ? Optional.of(svc)
+                    : Optional.empty();
+        };
         api = AgentApi.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), identity.sslContext(),
-                new KubernetesAuth(kube.client, Clock.systemUTC()), allocations, "node-a", Clock.systemUTC(),
-                Duration.ofMillis(200));
+                new KubernetesAuth(kube.client, Clock.systemUTC(), LIMITS), allocations, "node-a", Clock.systemUTC(),
+                Duration.ofMillis(200), LIMITS);
         http = HttpClient.newBuilder().sslContext(Pinning.to(identity.fingerprint())).build();
     }
 
@@ -138,7 +148,8 @@ class AgentApiTest {
     }
 
     HttpResponse<String> get(String path, String token) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port() + path));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port() + path))
+                .timeout(Duration.ofSeconds(20)); // a follow that should have been refused would not end
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
@@ -177,6 +188,130 @@ class AgentApiTest {
                 .isEqualTo(400);
         assertThat(get("/v1/allocations/team-a/svc/logs/..%2F..%2Fx", "alice-token").statusCode()).isEqualTo(400);
         assertThat(get("/v1/nodes", "alice-token").statusCode()).isEqualTo(404);
+    }
+
+    /** Sends {@code target} as the request line's target, as a hostile client may, and reads the whole answer. */
+    String raw(String target) throws Exception {
+        try (javax.net.ssl.SSLSocket s = (javax.net.ssl.SSLSocket) Pinning.to(identity.fingerprint()).getSocketFactory()
+                .createSocket(InetAddress.getLoopbackAddress(), api.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(("GET " + target + " HTTP/1.1\r\nHost: node-a\r\nAuthorization: Bearer alice-token"
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            s.getOutputStream().flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void malformedEscapesInThePathOrQueryAreA400() throws Exception {
+        for (String target : List.of("/v1/allocations/team-a/svc%zz/stats", "/v1/allocations/team-a/svc/logs/web%",
+                "/v1/allocations/team-a/svc/logs/web?tail=%zz", "/v1/allocations/team-a/svc/logs/web?%=1")) {
+            assertThat(raw(target, "alice-token")).as(target).startsWith("HTTP/1.1 400 ");
+        }
+        assertThat(raw("/v1/allocations/team-a/svc/logs/we%C3b", "alice-token")).startsWith("HTTP/1.1 400 ")
+                .contains("\\\"we%C3b\\\" does not decode to UTF-8 text");
+        assertThat(raw("/v1/allocations/team-a/svc/logs/web?stream=%FF%FE", "alice-token")).startsWith("HTTP/1.1 400 ")
+                .contains("\\\"%FF%FE\\\" does not decode to UTF-8 text");
+        assertThat(raw("/v1/allocations/team-a/svc/logs/web?tail=1+", "alice-token")).as("+ is a space in a query")
+                .contains("tail must be a whole number of lines, not \\\"1 \\\"");
+        assertThat(get("/v1/allocations/team-a/svc/logs/web", "alice-token").statusCode())
+                .as("the server carries on").isEqualTo(200);
+    }
+
+    @Test
+    void aFailureInsideTheAgentIsA500NotADroppedConnection() throws Exception {
+        HttpResponse<String> r = get("/v1/allocations/team-a/broken/stats", "alice-token");
+        assertThat(r.statusCode()).isEqualTo(500);
+        assertThat(r.body()).contains("the agent failed to answer: java.lang.IllegalStateException: the runner of"
+                + " team-a/broken is in a state nobody foresaw");
+    }
+
+    @Test
+    void aClientThatHangsUpMidFollowFreesItsPlaceWithinSeconds() throws Exception {
+        try (SSLSocket quiet = follow("alice-token")) {
+            assertThat(read(quiet, "three\n\r\n")).startsWith("HTTP/1.1 200 ");
+            assertThat(api.followers()).isEqualTo(1);
+        } // the task writes nothing more: only the hang-up can end this follow
+        await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 0);
+    }
+
+    @Test
+    void followersBeyondTheLimitsPerCallerAndInTotalGet429() throws Exception {
+        try (SSLSocket a1 = follow("alice-token"); SSLSocket a2 = follow("alice-token");
+             SSLSocket b1 = follow("bob-token")) {
+            for (SSLSocket s : List.of(a1, a2, b1)) {
+                assertThat(read(s, "three\n\r\n")).startsWith("HTTP/1.1 200 ");
+            }
+            try (SSLSocket third = follow("alice-token"); SSLSocket full = follow("bob-token")) {
+                assertThat(read(third, "}")).startsWith("HTTP/1.1 429 ").containsIgnoringCase("Retry-After: 10\r\n")
+                        .contains("user \\\"alice\\\" already follows 2 logs on this agent");
+                assertThat(read(full, "}")).startsWith("HTTP/1.1 429 ")
+                        .contains("this agent already serves 3 followed logs");
+            }
+            assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=1", "bob-token").body())
+                    .as("reading without follow is not bounded").isEqualTo("three\n");
+            a1.close();
+            await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 2);
+            try (SSLSocket b2 = follow("bob-token")) {
+                assertThat(read(b2, "three\n\r\n")).as("a freed place is taken").startsWith("HTTP/1.1 200 ");
+            }
+        }
+    }
+
+    @Test
+    void randomBadTokensFromOneSourceCostABoundedNumberOfTokenReviews() throws Exception {
+        long begin = System.nanoTime();
+        int requests = 100;
+        int limited = 0;
+        for (int i = 0; i < requests; i++) {
+            HttpResponse<String> r = get("/v1/allocations/team-a/svc/stats", "random-" + UUID.randomUUID());
+            assertThat(r.statusCode()).isIn(401, 429);
+            if (r.statusCode() == 429) {
+                limited++;
+                assertThat(r.headers().firstValue("Retry-After")).isPresent();
+            }
+        }
+        double seconds = (System.nanoTime() - begin) / 1e9;
+        assertThat(kube.tokenReviews.get()).as("the burst and the rate over %.1f s", seconds)
+                .isLessThanOrEqualTo(LIMITS.reviewBurst() + (int) Math.ceil(seconds * LIMITS.reviewsPerSecond()));
+        assertThat(limited).isPositive();
+    }
+
+    /** Opens {@code follow=true} of task web's output (from its last line) with {@code token}, by hand. */
+    SSLSocket follow(String token) throws Exception {
+        SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint()).getSocketFactory()
+                .createSocket(InetAddress.getLoopbackAddress(), api.port());
+        s.setSoTimeout(10_000);
+        s.getOutputStream().write(("GET /v1/allocations/team-a/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
+                + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
+        return s;
+    }
+
+    /** Reads from {@code s} until what came ends with {@code end}; returns all of it. */
+    static String read(SSLSocket s, String end) throws IOException {
+        StringBuilder got = new StringBuilder();
+        InputStream in = s.getInputStream();
+        while (!got.toString().endsWith(end)) {
+            int b = in.read();
+            if (b < 0) {
+                break;
+            }
+            got.append((char) b);
+        }
+        return got.toString();
+    }
+
+    /** Sends {@code target} as the request line's target, as a hostile client may, and reads the whole answer. */
+    String raw(String target, String token) throws Exception {
+        try (SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint()).getSocketFactory()
+                .createSocket(InetAddress.getLoopbackAddress(), api.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(("GET " + target + " HTTP/1.1\r\nHost: node-a\r\nAuthorization: Bearer " + token
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            s.getOutputStream().flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
     }
 
     @Test

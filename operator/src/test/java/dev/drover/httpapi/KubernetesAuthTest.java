@@ -2,11 +2,18 @@ package dev.drover.httpapi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,6 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class KubernetesAuthTest {
 
+    static final InetAddress HERE = InetAddress.getLoopbackAddress();
     ReviewingApiServer api;
     final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-11-22T12:00:00Z"));
     KubernetesAuth auth;
@@ -37,7 +45,7 @@ class KubernetesAuthTest {
     void noTokenIsRefusedWithoutAskingTheApiServer() {
         int before = api.requestCount();
         for (String header : new String[] {null, "", "Basic YWxpY2U6cHc=", "Bearer ", "Bearer    "}) {
-            assertThat(auth.check(header, "team-a", "web", "log"))
+            assertThat(auth.check(header, HERE, "team-a", "web", "log"))
                     .isEqualTo(new KubernetesAuth.Decision.Refused(401, "no bearer token: send your Kubernetes token as"
                             + " \"Authorization: Bearer TOKEN\" (kubectl drover sends your kubeconfig's)"));
         }
@@ -46,14 +54,14 @@ class KubernetesAuthTest {
 
     @Test
     void aTokenTheApiServerDoesNotAcceptIsRefused() {
-        assertThat(auth.check("Bearer forged", "team-a", "web", "log"))
+        assertThat(auth.check("Bearer forged", HERE, "team-a", "web", "log"))
                 .isEqualTo(new KubernetesAuth.Decision.Refused(401,
                         "the API server does not accept this token: invalid bearer token"));
     }
 
     @Test
     void accessIsWhatRbacSaysForTheVirtualSubresource() {
-        assertThat(auth.check("Bearer alice-token", "team-a", "web", "log"))
+        assertThat(auth.check("Bearer alice-token", HERE, "team-a", "web", "log"))
                 .isEqualTo(new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of("devs"))));
         var review = api.asked.getFirst().getSpec();
         assertThat(review.getGroups()).containsExactly("devs");
@@ -63,7 +71,7 @@ class KubernetesAuthTest {
         assertThat(review.getResourceAttributes().getVerb()).isEqualTo("get");
         assertThat(review.getResourceAttributes().getName()).isEqualTo("web");
 
-        assertThat(auth.check("Bearer alice-token", "team-b", "web", "snapshot"))
+        assertThat(auth.check("Bearer alice-token", HERE, "team-b", "web", "snapshot"))
                 .isEqualTo(new KubernetesAuth.Decision.Refused(403, "user \"alice\" cannot get allocations/snapshot in"
                         + " namespace \"team-b\"; an RBAC rule on resource \"allocations/snapshot\" of group drover.dev"
                         + " grants it"));
@@ -71,13 +79,88 @@ class KubernetesAuthTest {
 
     @Test
     void answersAreKeptForAMinute() {
-        auth.check("Bearer alice-token", "team-a", "web", "log");
+        auth.check("Bearer alice-token", HERE, "team-a", "web", "log");
         int after = api.requestCount();
-        auth.check("Bearer alice-token", "team-a", "web", "log");
+        auth.check("Bearer alice-token", HERE, "team-a", "web", "log");
         assertThat(api.requestCount()).as("answered from the cache").isEqualTo(after);
         now.set(now.get().plus(KubernetesAuth.CACHE_FOR).plus(Duration.ofSeconds(1)));
-        auth.check("Bearer alice-token", "team-a", "web", "log");
+        auth.check("Bearer alice-token", HERE, "team-a", "web", "log");
         assertThat(api.requestCount()).as("asked again after a minute").isEqualTo(after + 2);
+    }
+
+    @Test
+    void aRefusedTokenIsRefusedAgainWithoutAskingForTenSeconds() {
+        for (int i = 0; i < 5; i++) {
+            assertThat(auth.check("Bearer forged", HERE, "team-a", "web-" + i, "log"))
+                    .extracting(d -> ((KubernetesAuth.Decision.Refused) d).status()).isEqualTo(401);
+        }
+        assertThat(api.tokenReviews).as("asked once, whatever the allocation").hasValue(1);
+        now.set(now.get().plus(KubernetesAuth.REFUSED_FOR).plus(Duration.ofSeconds(1)));
+        auth.check("Bearer forged", HERE, "team-a", "web", "log");
+        assertThat(api.tokenReviews).as("a token may be valid soon after it was not").hasValue(2);
+    }
+
+    @Test
+    void randomTokensFromOneSourceAreReviewedNoFasterThanItsBudget() throws Exception {
+        auth = new KubernetesAuth(api.client, now::get, new ApiLimits(10, 5, 2, 5, Duration.ofSeconds(5)));
+        int refusedForRate = 0;
+        for (int i = 0; i < 50; i++) {
+            KubernetesAuth.Decision d = auth.check("Bearer random-" + i, HERE, "team-a", "web", "log");
+            KubernetesAuth.Decision.Refused r = (KubernetesAuth.Decision.Refused) d;
+            assertThat(r.status()).isIn(401, 429);
+            if (r.status() == 429) {
+                refusedForRate++;
+                assertThat(r.retryAfter()).isEqualTo(Duration.ofSeconds(1));
+                assertThat(r.message()).startsWith("too many requests from 127.0.0.1 need the API server");
+            }
+        }
+        assertThat(api.tokenReviews).as("the burst").hasValue(5);
+        assertThat(refusedForRate).isEqualTo(45);
+        now.set(now.get().plusSeconds(2));
+        for (int i = 50; i < 100; i++) {
+            auth.check("Bearer random-" + i, HERE, "team-a", "web", "log");
+        }
+        assertThat(api.tokenReviews).as("two seconds at two a second").hasValue(9);
+        auth.check("Bearer random-x", InetAddress.getByName("10.0.0.7"), "team-a", "web", "log");
+        assertThat(api.tokenReviews).as("another source has its own budget").hasValue(10);
+        assertThat(auth.check("Bearer alice-token", HERE, "team-a", "web", "log").getClass())
+                .as("a good token from a source over its budget waits its turn too")
+                .isEqualTo(KubernetesAuth.Decision.Refused.class);
+    }
+
+    @Test
+    void anApiServerThatNeverAnswersIsA503WithinTheDeadline() throws Exception {
+        List<Socket> held = new CopyOnWriteArrayList<>();
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread acceptor = Thread.ofVirtual().start(() -> {
+                try {
+                    while (true) {
+                        held.add(silent.accept()); // and never a byte back
+                    }
+                } catch (IOException closed) {
+                    // the test is over
+                }
+            });
+            try (KubernetesClient hanging = new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
+                    .withConfig(new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + silent.getLocalPort()).build())
+                    .build()) {
+                KubernetesAuth patient = new KubernetesAuth(hanging, now::get,
+                        new ApiLimits(10, 5, 10, 40, Duration.ofMillis(500)));
+                long begin = System.nanoTime();
+                KubernetesAuth.Decision d = patient.check("Bearer alice-token", HERE, "team-a", "web", "log");
+                Duration took = Duration.ofNanos(System.nanoTime() - begin);
+                assertThat(d).isEqualTo(new KubernetesAuth.Decision.Refused(503,
+                        "the agent could not check the token with the API server: no answer within 500 ms"));
+                assertThat(took).as("the review's deadline, not the client's timeouts and retries")
+                        .isLessThan(Duration.ofSeconds(3));
+            } finally {
+                silent.close();
+                acceptor.join();
+                for (Socket s : held) {
+                    s.close();
+                }
+            }
+        }
     }
 
     @Test
@@ -90,7 +173,7 @@ class KubernetesAuthTest {
                 .withHttpClientFactory(new JdkHttpClientFactory())
                 .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder().withMasterUrl("http://127.0.0.1:" + port)
                         .withRequestRetryBackoffLimit(0).build()).build()) {
-            KubernetesAuth.Decision d = new KubernetesAuth(nowhere, now::get).check("Bearer alice-token", "team-a",
+            KubernetesAuth.Decision d = new KubernetesAuth(nowhere, now::get).check("Bearer alice-token", HERE, "team-a",
                     "web", "log");
             assertThat(d).isInstanceOfSatisfying(KubernetesAuth.Decision.Refused.class, r -> {
                 assertThat(r.status()).isEqualTo(503);
