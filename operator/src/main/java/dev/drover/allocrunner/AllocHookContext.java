@@ -14,7 +14,9 @@ import java.util.function.Supplier;
 /**
  * What alloc hooks see of their runner.
  *
- * @param restored whether the runner was rebuilt from the store (its prerun work was done before)
+ * @param restored whether the runner was rebuilt from the store after its prerun work was done (a task of it had
+ *                 started); one rebuilt before that, e.g. while it waited for its previous allocation, runs the
+ *                 prerun hooks again
  */
 public record AllocHookContext(AllocId id, Supplier<Allocation> alloc, AllocDir dir, Path dataDir, StateDB stateDB,
                                InstantSource clock, BooleanSupplier stopping, Consumer<TaskEvent> toEveryTask,
