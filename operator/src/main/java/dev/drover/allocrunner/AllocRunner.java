@@ -231,7 +231,8 @@ public final class AllocRunner {
     private AllocHookContext hookContext() {
         return new AllocHookContext(id, () -> alloc, dir, cfg.dataDir(), cfg.stateDB(), cfg.clock(),
                 () -> shuttingDown || destroying, e -> tasks.values().forEach(r -> r.recordEvent(e)),
-                () -> List.copyOf(tasks.keySet()), prerunDone);
+                () -> List.copyOf(tasks.keySet()), prerunDone,
+                (reason, message) -> cfg.listener().allocWarning(this, reason, message));
     }
 
     private void loop() {

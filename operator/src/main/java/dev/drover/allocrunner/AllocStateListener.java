@@ -7,4 +7,11 @@ public interface AllocStateListener {
 
     /** {@code event} is the task event behind the change (with its task's name), or null. */
     void allocStateChanged(AllocRunner runner, AllocState state, String task, TaskEvent event);
+
+    /**
+     * Something about the allocation as a whole that its user should see as a warning beside its task events (a
+     * disk it may not take): a Warning Kubernetes Event with {@code reason}. Ignored by default (tests).
+     */
+    default void allocWarning(AllocRunner runner, String reason, String message) {
+    }
 }

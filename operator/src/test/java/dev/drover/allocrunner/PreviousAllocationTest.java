@@ -8,10 +8,14 @@ import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.Timestamps;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.AllocationType;
 import dev.drover.api.v1alpha1.EphemeralDisk;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
@@ -19,6 +23,7 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StoredAllocation;
 import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -26,6 +31,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -255,6 +261,66 @@ class PreviousAllocationTest {
             assertThat(waiting.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Dead);
             assertThat(waiting.allocState().taskStates().get("app").getStartedAt()).isNull();
             assertThat(previous.fetched).isEmpty();
+        }
+    }
+
+    @Test
+    void aSecondSuccessorOfTheSameAllocationGetsAWarningAndNothing() throws Exception {
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        List<String> fetchedBy = new CopyOnWriteArrayList<>();
+        try (MockApi api = new MockApi();
+             ApiPreviousAllocations claims = new ApiPreviousAllocations(api.client(), Duration.ofMillis(20),
+                     Duration.ofMillis(100));
+             StateDB db = StateDB.inMemory();
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            Allocation web1 = alloc("web-1", null, "true");
+            Allocation created = api.client().resource(web1).create();
+            AllocationStatus done = new AllocationStatus();
+            done.setClientStatus(ClientStatus.Complete);
+            created.setStatus(done);
+            api.client().resource(created).updateStatus(); // it ran on another node and is done
+            DiskFetcher fromNodeA = (prev, staging, tasks, maxBytes) -> {
+                fetchedBy.add(staging.getParent().getFileName().toString());
+                Files.createDirectories(staging.resolve("alloc/data"));
+                Files.writeString(staging.resolve("alloc/data/note"), "web-1's data\n");
+                return new DiskFetcher.Fetched("node-a", 13);
+            };
+            PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), claims, fromNodeA);
+            AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(),
+                    db, new AllocStateListener() {
+                        @Override
+                        public void allocStateChanged(AllocRunner r, AllocState s, String t, TaskEvent e) {
+                        }
+
+                        @Override
+                        public void allocWarning(AllocRunner r, String reason, String message) {
+                            warnings.add(r.id().name() + " " + reason + ": " + message);
+                        }
+                    }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
+                    Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+            String script = "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null;"
+                    + " echo done >> \"$DROVER_TASK_DIR/local/seen\"";
+            List<AllocRunner> runners = new ArrayList<>();
+            for (String name : List.of("web-2", "web-3")) {
+                Allocation a = alloc(name, "web-1", script);
+                a.getMetadata().setUid("uid-" + name);
+                a.getSpec().setEphemeralDisk(new EphemeralDisk(null, false, true));
+                AllocRunner r = new AllocRunner(cfg, a);
+                runners.add(r);
+                r.run();
+                r.terminal().get(20, TimeUnit.SECONDS);
+            }
+            assertThat(fetchedBy).containsExactly("web-2");
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("web-1's data\ndone\n");
+            assertThat(Files.readString(data.resolve("allocs/default/web-3/app/local/seen"))).isEqualTo("done\n");
+            String refusal = "Not taking the ephemeral disk of previous allocation web-1; starting with an empty one:"
+                    + " allocation web-2 claimed the disk of web-1 first, and a disk goes to one successor only";
+            assertThat(messages(runners.get(1))).contains(refusal);
+            assertThat(warnings).containsExactly("web-3 DiskAlreadyClaimed: " + refusal);
+            for (AllocRunner r : runners) {
+                r.destroy();
+            }
         }
     }
 }
