@@ -16,9 +16,12 @@ import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -122,5 +125,36 @@ class ApiPreviousAllocationsTest {
                 new PreviousAllocations.Claimant("web-2", "uid-2")))
                 .isNotInstanceOf(DiskClaimedException.class)
                 .hasMessage("previous allocation default/never-was is gone, and its disk with it");
+    }
+
+    @Test
+    void ofSuccessorsRacingForADiskExactlyOneWins() throws Exception {
+        create("raced");
+        AllocId raced = new AllocId("default", "raced");
+        int racers = 8;
+        CountDownLatch go = new CountDownLatch(1);
+        List<String> winners = new CopyOnWriteArrayList<>();
+        List<String> losers = new CopyOnWriteArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < racers; i++) {
+            String name = "next-" + i;
+            threads.add(Thread.ofVirtual().start(() -> {
+                try {
+                    go.await();
+                    previous.claimDisk(raced, new PreviousAllocations.Claimant(name, "uid-" + name));
+                    winners.add(name);
+                } catch (DiskClaimedException e) {
+                    losers.add(e.holder());
+                } catch (Exception e) {
+                    losers.add("failed: " + e);
+                }
+            }));
+        }
+        go.countDown();
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertThat(winners).hasSize(1);
+        assertThat(losers).hasSize(racers - 1).containsOnly(winners.getFirst());
     }
 }
