@@ -110,10 +110,9 @@ public final class Snapshots {
                         e.setModTime(attrs.lastModifiedTime());
                         tar.putArchiveEntry(e);
                         try (InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
-                            long copied = copy(in, tar, size);
-                            tar.write(new byte[(int) Math.min(size - copied, 64 * 1024)]); // it shrank meanwhile
-                            for (long left = size - copied - 64 * 1024; left > 0; left -= 64 * 1024) {
-                                tar.write(new byte[(int) Math.min(left, 64 * 1024)]);
+                            byte[] zeros = new byte[BLOCK];
+                            for (long left = size - copy(in, tar, size); left > 0; left -= zeros.length) {
+                                tar.write(zeros, 0, (int) Math.min(left, zeros.length)); // it shrank meanwhile
                             }
                         }
                         tar.closeArchiveEntry();
