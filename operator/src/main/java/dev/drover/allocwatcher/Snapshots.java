@@ -12,10 +12,12 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
@@ -87,7 +89,7 @@ public final class Snapshots {
                 public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) throws IOException {
                     TarArchiveEntry e = new TarArchiveEntry(name(allocRoot, d) + "/", TarConstants.LF_DIR);
                     e.setMode(mode(d));
-                    e.setModTime(attrs.lastModifiedTime());
+                    e.setModTime(seconds(attrs));
                     tar.putArchiveEntry(e);
                     tar.closeArchiveEntry();
                     return FileVisitResult.CONTINUE;
@@ -99,7 +101,7 @@ public final class Snapshots {
                         TarArchiveEntry e = new TarArchiveEntry(name(allocRoot, f), TarConstants.LF_SYMLINK);
                         e.setLinkName(Files.readSymbolicLink(f).toString());
                         e.setMode(0777);
-                        e.setModTime(attrs.lastModifiedTime());
+                        e.setModTime(seconds(attrs));
                         tar.putArchiveEntry(e);
                         tar.closeArchiveEntry();
                     } else if (attrs.isRegularFile()) {
@@ -107,7 +109,7 @@ public final class Snapshots {
                         TarArchiveEntry e = new TarArchiveEntry(name(allocRoot, f), TarConstants.LF_NORMAL);
                         e.setSize(size);
                         e.setMode(mode(f));
-                        e.setModTime(attrs.lastModifiedTime());
+                        e.setModTime(seconds(attrs));
                         tar.putArchiveEntry(e);
                         try (InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
                             byte[] zeros = new byte[BLOCK];
@@ -280,6 +282,14 @@ public final class Snapshots {
             left -= n;
         }
         return size - left;
+    }
+
+    /**
+     * The modification time to whole seconds, which the ustar header holds: with the sub-second part Commons
+     * Compress adds a PAX header (1 KiB) to every entry, which a snapshot does not need.
+     */
+    private static FileTime seconds(BasicFileAttributes attrs) {
+        return FileTime.from(attrs.lastModifiedTime().to(TimeUnit.SECONDS), TimeUnit.SECONDS);
     }
 
     private static String name(Path root, Path p) {

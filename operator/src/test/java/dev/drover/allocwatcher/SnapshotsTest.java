@@ -164,6 +164,19 @@ class SnapshotsTest {
         assertThat(Files.isSameFile(into.resolve("alloc/data/again"), into.resolve("alloc/data/ünïcode"))).isTrue();
     }
 
+    @Test
+    void aSmallFileTakesOneHeaderAndOneBlock() throws Exception {
+        Path alloc = dir.resolve("old");
+        Files.createDirectories(alloc.resolve("alloc/data"));
+        for (int i = 0; i < 100; i++) {
+            Files.writeString(alloc.resolve("alloc/data/f" + i), "small");
+        }
+        ByteArrayOutputStream tar = new ByteArrayOutputStream();
+        Snapshots.pack(alloc, List.of(), tar);
+        // the directory's header, 100 × (header + one block of content), the end: no PAX header per entry
+        assertThat(tar.size()).isEqualTo(512 + 100 * 1024 + 1024);
+    }
+
     long unpack(byte[] tar) throws IOException {
         Path into = Files.createDirectories(dir.resolve("u" + System.nanoTime()));
         return Snapshots.unpack(new ByteArrayInputStream(tar), into, Set.of("web"), MB);
