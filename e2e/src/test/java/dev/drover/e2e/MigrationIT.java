@@ -98,6 +98,35 @@ class MigrationIT {
     }
 
     @Test
+    void aDiskGoesToOneSuccessorOnlyAndASecondGetsAWarning() throws Exception {
+        kubectl.runWithInput(alloc("keep-1", "a", null, "echo secret of keep-1 > \"$DROVER_ALLOC_DIR/data/note\";"
+                + " exec sleep 600"), "apply", "-f", "-").assertOk();
+        kubectl.waitForClientStatus("keep-1", "Running", Duration.ofSeconds(30));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("a", "keep-1", "alloc/data/note")));
+        kubectl.run("patch", "alloc", "keep-1", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}")
+                .assertOk();
+        String copy = "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null;"
+                + " echo started >> \"$DROVER_TASK_DIR/local/seen\"; exec sleep 600";
+        kubectl.runWithInput(alloc("keep-2", "b", "keep-1", copy), "apply", "-f", "-").assertOk();
+        kubectl.waitForClientStatus("keep-2", "Running", Duration.ofSeconds(40));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("b", "keep-2", "app/local/seen")));
+        assertThat(file("b", "keep-2", "app/local/seen")).hasContent("secret of keep-1\nstarted");
+        assertThat(kubectl.allocJsonpath("keep-1", ".metadata.annotations.drover\\.dev/disk-claimed-by"))
+                .startsWith("keep-2/");
+
+        kubectl.runWithInput(alloc("keep-3", "b", "keep-1", copy), "apply", "-f", "-").assertOk();
+        kubectl.waitForClientStatus("keep-3", "Running", Duration.ofSeconds(40));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("b", "keep-3", "app/local/seen")));
+        assertThat(file("b", "keep-3", "app/local/seen")).as("nothing of keep-1's disk").hasContent("started");
+        assertThat(kubectl.allocJsonpath("keep-3", ".status.taskStates.app.events[*].message"))
+                .contains("Not taking the ephemeral disk of previous allocation keep-1; starting with an empty one:"
+                        + " allocation keep-2 claimed the disk of keep-1 first, and a disk goes to one successor only");
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(kubectl.run("get", "events",
+                "--field-selector", "involvedObject.name=keep-3,type=Warning", "-o",
+                "jsonpath={.items[*].reason}").assertOk().out()).contains("DiskAlreadyClaimed"));
+    }
+
+    @Test
     void aDiskThatCannotBeFetchedIsASoftFailure() {
         kubectl.runWithInput(alloc("orphan", "b", "never-was", "exec sleep 600"), "apply", "-f", "-").assertOk();
         kubectl.waitForClientStatus("orphan", "Running", Duration.ofSeconds(40));

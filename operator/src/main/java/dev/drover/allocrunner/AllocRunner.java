@@ -54,6 +54,8 @@ public final class AllocRunner {
     private final Map<String, TaskState> taskStates = new LinkedHashMap<>();
     /** Runners rebuilt from the store: started first, so running tasks are reattached before anything else. */
     private final List<TaskRunner> restored = new ArrayList<>();
+    /** Rebuilt from the store with its prerun hooks done before the restart (see {@link #everStarted}). */
+    private final boolean prerunDone;
     private final LifecycleCoordinator coordinator;
     /** The alloc hooks, in the order their phases run: directory, previous allocation, state, then the agent's. */
     private final List<AllocHooks.Hook> hooks;
@@ -100,19 +102,37 @@ public final class AllocRunner {
                 new StateHook()));
         allHooks.addAll(cfg.allocHooks());
         this.hooks = List.copyOf(allHooks);
+        Map<String, TaskState> storedStates = new LinkedHashMap<>();
         for (Task t : alloc.getSpec().getTasks()) {
             StoredTask saved = stored == null ? null : stored.tasks().get(t.getName());
-            TaskRunner runner;
             if (saved != null && saved.state().isPresent() && saved.localState().isPresent()) {
-                TaskState state = Specs.taskState(saved.state().get());
-                runner = TaskRunner.restore(taskConfig(t), state, saved.localState().get());
+                storedStates.put(t.getName(), Specs.taskState(saved.state().get()));
+            }
+        }
+        this.prerunDone = storedStates.values().stream().anyMatch(AllocRunner::everStarted);
+        for (Task t : alloc.getSpec().getTasks()) {
+            TaskState state = storedStates.get(t.getName());
+            TaskRunner runner;
+            if (state != null) {
+                runner = TaskRunner.restore(taskConfig(t), state, stored.tasks().get(t.getName()).localState().get());
                 taskStates.put(t.getName(), state);
-                restored.add(runner);
+                if (prerunDone) {
+                    restored.add(runner);
+                } // else no task ever started: they start as new ones do, in lifecycle order, once the prerun is done
             } else {
                 runner = new TaskRunner(taskConfig(t));
             }
             tasks.put(t.getName(), runner);
         }
+    }
+
+    /**
+     * Whether a stored task state shows the task was started. Tasks start only after the prerun hooks (the
+     * previous allocation's wait and migration), so a restored allocation none of whose tasks ever started has
+     * not finished them: every task runner stores {@code Received} before the wait.
+     */
+    private static boolean everStarted(TaskState state) {
+        return state.getState() != TaskState.State.Pending || state.getStartedAt() != null;
     }
 
     private TaskRunnerConfig taskConfig(Task t) {
@@ -249,7 +269,8 @@ public final class AllocRunner {
     private AllocHookContext hookContext() {
         return new AllocHookContext(id, () -> alloc, dir, cfg.dataDir(), cfg.stateDB(), cfg.clock(),
                 () -> shuttingDown || destroying, e -> tasks.values().forEach(r -> r.recordEvent(e)),
-                () -> List.copyOf(tasks.keySet()), !restored.isEmpty());
+                () -> List.copyOf(tasks.keySet()), prerunDone,
+                (reason, message) -> cfg.listener().allocWarning(this, reason, message));
     }
 
     private void loop() {
@@ -258,6 +279,9 @@ public final class AllocRunner {
             AllocHookContext ctx = hookContext();
             for (AllocHooks.Hook hook : hooks) {
                 if (hook instanceof AllocHooks.Prerun prerun && !prerun.prerun(ctx)) {
+                    if (destroying) {
+                        killAll(null, true); // tasks that never started end at once, never run
+                    }
                     return;
                 }
             }

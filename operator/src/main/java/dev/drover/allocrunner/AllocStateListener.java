@@ -11,4 +11,11 @@ public interface AllocStateListener {
     /** A hook threw in {@code phase} (update, destroy, shutdown); the runner went on with the other hooks. */
     default void hookFailed(AllocRunner runner, String hook, String phase, RuntimeException failure) {
     }
+
+    /**
+     * Something about the allocation as a whole that its user should see as a warning beside its task events (a
+     * disk it may not take): a Warning Kubernetes Event with {@code reason}. Ignored by default (tests).
+     */
+    default void allocWarning(AllocRunner runner, String reason, String message) {
+    }
 }

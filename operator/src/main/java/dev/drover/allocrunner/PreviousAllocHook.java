@@ -1,5 +1,6 @@
 package dev.drover.allocrunner;
 
+import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.EphemeralDisk;
@@ -22,13 +23,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Waits for the allocation this one replaces to be terminal (or gone), then
  * carries its data over when the ephemeral disk is sticky or migrating: from
- * this node's directory, or (migrate) from the agent of the node it ran on. A
- * migration error is soft: the tasks start with clean directories and an
- * event says why.
+ * this node's directory, or (migrate) from the agent of the node it ran on. The
+ * disk is claimed first ({@link PreviousAllocations#claimDisk}): one successor
+ * takes it, a second gets a Warning and nothing. A migration error is soft: the
+ * tasks start with clean directories and an event says why.
  */
 final class PreviousAllocHook implements AllocHooks.Prerun {
 
     private static final Logger LOG = LoggerFactory.getLogger(PreviousAllocHook.class);
+
+    /** The reason of the Warning Event a successor gets when another one claimed the disk first. */
+    static final String DISK_CLAIMED = "DiskAlreadyClaimed";
 
     private final PreviousAllocations previous;
 
@@ -38,7 +43,8 @@ final class PreviousAllocHook implements AllocHooks.Prerun {
 
     /**
      * Moves the previous allocation's disk here: by a rename when it ran on this node, else, when the disk
-     * migrates, from the agent of the node it ran on. Returns the message for the tasks' event.
+     * migrates, from the agent of the node it ran on; first it claims the disk, which goes to one successor only.
+     * Returns the message for the tasks' event.
      */
     private String carryOver(AllocHookContext ctx, AllocId prevId, EphemeralDisk.Resolved disk)
             throws InterruptedException {
@@ -46,7 +52,25 @@ final class PreviousAllocHook implements AllocHooks.Prerun {
         AllocDir local = AllocDir.of(ctx.dataDir(), prevId);
         String failure = "Could not migrate the ephemeral disk of previous allocation " + prevId.name()
                 + "; starting with an empty one: ";
-        if (Files.isDirectory(local.root(), LinkOption.NOFOLLOW_LINKS)) {
+        boolean here = Files.isDirectory(local.root(), LinkOption.NOFOLLOW_LINKS);
+        if (!here && !disk.migrate()) {
+            return "Previous allocation " + prevId.name() + " did not run on this node and a sticky disk stays on its"
+                    + " node; starting with an empty one (set ephemeralDisk.migrate to carry it between nodes)";
+        }
+        var meta = ctx.alloc().get().getMetadata();
+        try {
+            previous.claimDisk(prevId, new PreviousAllocations.Claimant(meta.getName(), meta.getUid()));
+        } catch (DiskClaimedException e) {
+            String message = "Not taking the ephemeral disk of previous allocation " + prevId.name()
+                    + "; starting with an empty one: " + e.getMessage();
+            LOG.warn("{}: {}", ctx.id(), message);
+            ctx.warnings().warn(DISK_CLAIMED, message);
+            return message;
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("{}: claiming the disk of {} failed: {}", ctx.id(), prevId, e.toString());
+            return failure + e.getMessage();
+        }
+        if (here) {
             try {
                 ctx.dir().migrateFrom(local, tasks);
                 return "Migrated the ephemeral disk of previous allocation " + prevId.name();
@@ -54,10 +78,6 @@ final class PreviousAllocHook implements AllocHooks.Prerun {
                 LOG.warn("{}: migrating from {} failed: {}", ctx.id(), prevId, e.toString());
                 return failure + e.getMessage();
             }
-        }
-        if (!disk.migrate()) {
-            return "Previous allocation " + prevId.name() + " did not run on this node and a sticky disk stays on its"
-                    + " node; starting with an empty one (set ephemeralDisk.migrate to carry it between nodes)";
         }
         Path staging = null;
         try {

@@ -11,7 +11,8 @@ import java.util.function.Function;
 /**
  * Waits on a previous allocation through its local runner when it ran on
  * this node, and asks {@code remote} (the API server side) otherwise; a disk
- * from another node comes through {@code disks}.
+ * from another node comes through {@code disks}, and every claim of a disk goes
+ * to {@code remote}.
  */
 public final class LocalFirst implements PreviousAllocations {
 
@@ -37,6 +38,12 @@ public final class LocalFirst implements PreviousAllocations {
     @Override
     public CompletableFuture<Void> terminal(AllocId id) {
         return local.apply(id).orElseGet(() -> remote.terminal(id));
+    }
+
+    /** Claims are kept in the API server whichever node the previous allocation ran on: they outlive both. */
+    @Override
+    public void claimDisk(AllocId previous, Claimant claimant) throws IOException, InterruptedException {
+        remote.claimDisk(previous, claimant);
     }
 
     @Override

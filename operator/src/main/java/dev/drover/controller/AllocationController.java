@@ -803,6 +803,21 @@ public final class AllocationController implements AllocStateListener {
         }
     }
 
+    @Override
+    public void allocWarning(AllocRunner runner, String reason, String message) {
+        Entry e = entries.get(runner.id());
+        if (e == null || (e.runner != null && e.runner != runner)) {
+            return; // destroyed, or replaced by a newer runner
+        }
+        Allocation owner;
+        synchronized (e) {
+            owner = e.owner;
+        }
+        if (owner != null && e.confirmed) {
+            events.recordForAllocation(owner, true, reason, message, clock.instant());
+        }
+    }
+
     /** Allocations by the client status last reported for them. */
     /** The runner of an allocation this agent runs (one the API server confirmed), if any. */
     public Optional<AllocRunner> runner(AllocId id) {

@@ -8,15 +8,22 @@ import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.Timestamps;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.AllocationType;
 import dev.drover.api.v1alpha1.EphemeralDisk;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StoredAllocation;
 import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -24,11 +31,16 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -165,6 +177,150 @@ class PreviousAllocationTest {
             assertThat(messages(next)).anySatisfy(m -> assertThat(m).startsWith("Previous allocation web-1 did not run"
                     + " on this node and a sticky disk stays on its node"));
             next.destroy();
+        }
+    }
+
+    /** A previous allocation that another node runs: terminal when the test says so. */
+    static final class Remote implements PreviousAllocations {
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        final CountDownLatch asked = new CountDownLatch(1);
+        final List<AllocId> fetched = new CopyOnWriteArrayList<>();
+
+        @Override
+        public CompletableFuture<Void> terminal(AllocId id) {
+            asked.countDown();
+            CompletableFuture<Void> wait = new CompletableFuture<>();
+            done.whenComplete((v, e) -> wait.complete(null));
+            return wait;
+        }
+
+        @Override
+        public DiskFetcher.Fetched fetchDisk(AllocId id, Path staging, Set<String> tasks, long maxBytes)
+                throws IOException {
+            fetched.add(id);
+            Files.createDirectories(staging.resolve("alloc/data"));
+            Files.writeString(staging.resolve("alloc/data/note"), "from-node-a\n");
+            return new DiskFetcher.Fetched("node-a", 12);
+        }
+    }
+
+    AllocRunnerConfig config(StateDB db, RawExecDriver driver, PreviousAllocations previous) {
+        return new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
+                (r, s, t, e) -> { }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
+                Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+    }
+
+    static Allocation migratingReplacement() {
+        Allocation a = alloc("web-2", "web-1",
+                "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null; echo done >> \"$DROVER_TASK_DIR/local/seen\"");
+        a.getSpec().setEphemeralDisk(new EphemeralDisk(null, false, true));
+        return a;
+    }
+
+    @Test
+    void aRunnerRestoredMidWaitStillWaitsAndThenMigrates() throws Exception {
+        try (StateDB db = StateDB.open(data.resolve("state"));
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            Remote before = new Remote();
+            AllocRunner waiting = new AllocRunner(config(db, driver, before), migratingReplacement());
+            waiting.run();
+            assertThat(before.asked.await(10, TimeUnit.SECONDS)).isTrue();
+            waiting.shutdown(); // the agent stops while web-2 waits for web-1
+
+            Remote after = new Remote();
+            StoredAllocation stored = db.loadAll().getFirst();
+            AllocRunner restored = AllocRunner.restore(config(db, driver, after), stored);
+            restored.run();
+            assertThat(after.asked.await(10, TimeUnit.SECONDS)).as("the restored runner waits again").isTrue();
+            assertThat(restored.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Pending);
+            assertThat(restored.allocState().taskStates().get("app").getStartedAt()).isNull();
+            after.done.complete(null); // web-1 is terminal now
+            restored.terminal().get(20, TimeUnit.SECONDS);
+            assertThat(after.fetched).containsExactly(new AllocId("default", "web-1"));
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("from-node-a\ndone\n");
+            restored.destroy();
+        }
+    }
+
+    @Test
+    void destroyingAnAllocationThatWaitsForItsPreviousOneEndsTheWaitAtOnce() throws Exception {
+        try (StateDB db = StateDB.inMemory();
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            Remote previous = new Remote();
+            AllocRunnerConfig cfg = config(db, driver, previous);
+            AllocRunner waiting = new AllocRunner(cfg, migratingReplacement());
+            waiting.run();
+            assertThat(previous.asked.await(10, TimeUnit.SECONDS)).isTrue();
+            long start = System.nanoTime();
+            waiting.destroy();
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(took).as("destroy took %s; its deadline is %s", took, cfg.destroyDeadline())
+                    .isLessThan(Duration.ofSeconds(3));
+            assertThat(waiting.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Dead);
+            assertThat(waiting.allocState().taskStates().get("app").getStartedAt()).isNull();
+            assertThat(previous.fetched).isEmpty();
+        }
+    }
+
+    @Test
+    void aSecondSuccessorOfTheSameAllocationGetsAWarningAndNothing() throws Exception {
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        List<String> fetchedBy = new CopyOnWriteArrayList<>();
+        try (MockApi api = new MockApi();
+             ApiPreviousAllocations claims = new ApiPreviousAllocations(api.client(), Duration.ofMillis(20),
+                     Duration.ofMillis(100));
+             StateDB db = StateDB.inMemory();
+             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            Allocation web1 = alloc("web-1", null, "true");
+            Allocation created = api.client().resource(web1).create();
+            AllocationStatus done = new AllocationStatus();
+            done.setClientStatus(ClientStatus.Complete);
+            created.setStatus(done);
+            api.client().resource(created).updateStatus(); // it ran on another node and is done
+            DiskFetcher fromNodeA = (prev, staging, tasks, maxBytes) -> {
+                fetchedBy.add(staging.getParent().getFileName().toString());
+                Files.createDirectories(staging.resolve("alloc/data"));
+                Files.writeString(staging.resolve("alloc/data/note"), "web-1's data\n");
+                return new DiskFetcher.Fetched("node-a", 13);
+            };
+            PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), claims, fromNodeA);
+            AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(),
+                    db, new AllocStateListener() {
+                        @Override
+                        public void allocStateChanged(AllocRunner r, AllocState s, String t, TaskEvent e) {
+                        }
+
+                        @Override
+                        public void allocWarning(AllocRunner r, String reason, String message) {
+                            warnings.add(r.id().name() + " " + reason + ": " + message);
+                        }
+                    }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
+                    Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+            String script = "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null;"
+                    + " echo done >> \"$DROVER_TASK_DIR/local/seen\"";
+            List<AllocRunner> runners = new ArrayList<>();
+            for (String name : List.of("web-2", "web-3")) {
+                Allocation a = alloc(name, "web-1", script);
+                a.getMetadata().setUid("uid-" + name);
+                a.getSpec().setEphemeralDisk(new EphemeralDisk(null, false, true));
+                AllocRunner r = new AllocRunner(cfg, a);
+                runners.add(r);
+                r.run();
+                r.terminal().get(20, TimeUnit.SECONDS);
+            }
+            assertThat(fetchedBy).containsExactly("web-2");
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("web-1's data\ndone\n");
+            assertThat(Files.readString(data.resolve("allocs/default/web-3/app/local/seen"))).isEqualTo("done\n");
+            String refusal = "Not taking the ephemeral disk of previous allocation web-1; starting with an empty one:"
+                    + " allocation web-2 claimed the disk of web-1 first, and a disk goes to one successor only";
+            assertThat(messages(runners.get(1))).contains(refusal);
+            assertThat(warnings).containsExactly("web-3 DiskAlreadyClaimed: " + refusal);
+            for (AllocRunner r : runners) {
+                r.destroy();
+            }
         }
     }
 }

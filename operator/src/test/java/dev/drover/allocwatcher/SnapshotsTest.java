@@ -136,6 +136,47 @@ class SnapshotsTest {
         assertThatThrownBy(() -> unpack(new byte[0])).hasMessageContaining("cut short");
     }
 
+    @Test
+    void snapshotsAndTarUnderstandEachOther() throws Exception {
+        Path alloc = dir.resolve("old");
+        String longName = "l".repeat(120) + "/" + "m".repeat(120);
+        Files.createDirectories(alloc.resolve("alloc/data/" + longName).getParent());
+        Files.writeString(alloc.resolve("alloc/data/" + longName), "deep");
+        Files.writeString(alloc.resolve("alloc/data/ünïcode"), "u");
+        ByteArrayOutputStream packed = new ByteArrayOutputStream();
+        Snapshots.pack(alloc, List.of(), packed);
+        Process list = new ProcessBuilder("tar", "-tf", "-").redirectErrorStream(true).start();
+        list.getOutputStream().write(packed.toByteArray());
+        list.getOutputStream().close();
+        String listed = new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(list.waitFor()).as(listed).isZero();
+        assertThat(listed).contains("alloc/data/" + longName, "alloc/data/ünïcode");
+
+        // and the other way: GNU tar's PAX output, with a hard link, unpacks
+        Files.createLink(alloc.resolve("alloc/data/again"), alloc.resolve("alloc/data/ünïcode"));
+        Process write = new ProcessBuilder("tar", "--format=pax", "-cf", "-", "alloc/data").directory(alloc.toFile())
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        byte[] fromTar = write.getInputStream().readAllBytes();
+        assertThat(write.waitFor()).isZero();
+        Path into = staging();
+        Snapshots.unpack(new ByteArrayInputStream(fromTar), into, Set.of(), MB);
+        assertThat(Files.readString(into.resolve("alloc/data/" + longName))).isEqualTo("deep");
+        assertThat(Files.isSameFile(into.resolve("alloc/data/again"), into.resolve("alloc/data/ünïcode"))).isTrue();
+    }
+
+    @Test
+    void aSmallFileTakesOneHeaderAndOneBlock() throws Exception {
+        Path alloc = dir.resolve("old");
+        Files.createDirectories(alloc.resolve("alloc/data"));
+        for (int i = 0; i < 100; i++) {
+            Files.writeString(alloc.resolve("alloc/data/f" + i), "small");
+        }
+        ByteArrayOutputStream tar = new ByteArrayOutputStream();
+        Snapshots.pack(alloc, List.of(), tar);
+        // the directory's header, 100 × (header + one block of content), the end: no PAX header per entry
+        assertThat(tar.size()).isEqualTo(512 + 100 * 1024 + 1024);
+    }
+
     long unpack(byte[] tar) throws IOException {
         Path into = Files.createDirectories(dir.resolve("u" + System.nanoTime()));
         return Snapshots.unpack(new ByteArrayInputStream(tar), into, Set.of("web"), MB);

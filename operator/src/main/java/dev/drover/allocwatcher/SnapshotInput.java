@@ -1,0 +1,220 @@
+package dev.drover.allocwatcher;
+
+import dev.drover.allocwatcher.Snapshots.SnapshotException;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.archivers.tar.TarUtils;
+
+/**
+ * A peer's tar stream, read by Commons Compress under Drover's bounds. Commons
+ * Compress bounds a PAX record only by the size its header declares, reads a
+ * run of extended headers by recursion, and keeps every global PAX record; so
+ * the bytes are counted beneath it:
+ * <ul>
+ * <li>every byte read counts against a budget: the allocation's disk size plus
+ * {@link #FRAMING} per entry for tar's own headers and padding (headers, long
+ * names and the entries of tasks that are not taken count too);</li>
+ * <li>what is read to find one entry (its headers, PAX and GNU long-name
+ * records, sparse maps, and the padding before them) is at most
+ * {@link #MAX_HEADER_BYTES}, which bounds both the count and the size of
+ * header records held in memory;</li>
+ * <li>a global PAX header is refused (a snapshot never holds one, and its
+ * records would outlive the entry);</li>
+ * <li>each header's checksum is checked, and an end without tar's end-of-archive
+ * block is a cut stream, not an end.</li>
+ * </ul>
+ */
+final class SnapshotInput {
+
+    /** What a header record, padding and a short PAX record take, allowed per entry on top of the disk size. */
+    static final long FRAMING = 2048;
+    /** Bytes read to find one entry: its header records, PAX or long-name data, and the padding before them. */
+    static final int MAX_HEADER_BYTES = 64 * 1024;
+
+    private static final int RECORD = 512;
+
+    private final Counted counted;
+    private final Tar tar;
+    private String last = null;
+
+    SnapshotInput(InputStream in, long maxBytes) {
+        this.counted = new Counted(in, saturatedAdd(maxBytes, 2 * FRAMING), maxBytes);
+        this.tar = new Tar(counted);
+    }
+
+    /**
+     * The next entry, or empty at the end of the archive. Whatever is left of the current entry's content is read
+     * (and counted) first. Throws when the stream is not tar, is cut short, or breaks a bound.
+     */
+    TarArchiveEntry next() throws IOException {
+        drain();
+        TarArchiveEntry e;
+        try {
+            e = tar.getNextEntry();
+        } catch (SnapshotException refused) {
+            throw refused;
+        } catch (IOException | RuntimeException broken) {
+            if (counted.ended) {
+                throw new SnapshotException("the snapshot ends in the middle of a header (" + after() + ")");
+            }
+            throw new SnapshotException("the snapshot is not a tar stream, or is corrupt (" + after() + "): "
+                    + broken.getMessage());
+        }
+        if (e == null) {
+            if (!tar.sawEnd) {
+                throw new SnapshotException("the snapshot ends without its end-of-archive blocks (cut short?)");
+            }
+            return null;
+        }
+        counted.allow(FRAMING);
+        last = e.getName();
+        return e;
+    }
+
+    /** The current entry's content. */
+    InputStream content() {
+        return tar;
+    }
+
+    /** Where in the stream a problem lies, for messages about what has no name yet. */
+    String after() {
+        return last == null ? "at its first entry" : "after entry \"" + Snapshots.shown(last) + "\"";
+    }
+
+    private void drain() throws IOException {
+        if (tar.getCurrentEntry() == null) {
+            return;
+        }
+        byte[] skip = new byte[64 * 1024];
+        try {
+            while (tar.read(skip, 0, skip.length) >= 0) {
+                // counted beneath
+            }
+        } catch (SnapshotException refused) {
+            throw refused;
+        } catch (IOException cut) {
+            throw new SnapshotException("the snapshot ends in the middle of \"" + Snapshots.shown(last) + "\"");
+        }
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long sum = a + b;
+        return sum < a ? Long.MAX_VALUE : sum;
+    }
+
+    /** Counts every byte from the peer against the budget, and those read to find one entry against their own. */
+    private static final class Counted extends FilterInputStream {
+        private final long maxBytes;
+        private long limit;
+        private long read;
+        private long headerStart = -1;
+        private boolean ended;
+
+        Counted(InputStream in, long limit, long maxBytes) {
+            super(in);
+            this.limit = limit;
+            this.maxBytes = maxBytes;
+        }
+
+        void allow(long more) {
+            limit = saturatedAdd(limit, more);
+        }
+
+        void headersBegin() {
+            headerStart = read;
+        }
+
+        void headersEnd() {
+            headerStart = -1;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            if (n > 0) {
+                count(n);
+            } else if (n < 0) {
+                ended = true;
+            }
+            return n;
+        }
+
+        @Override
+        public long skip(long n) throws IOException {
+            long skipped = super.skip(n);
+            count(skipped);
+            return skipped;
+        }
+
+        private void count(long n) throws SnapshotException {
+            read += n;
+            if (read > limit) {
+                throw new SnapshotException("the snapshot is larger than the ephemeral disk's "
+                        + maxBytes / (1024 * 1024) + " MB allow (every byte of the stream counts: headers,"
+                        + " padding and entries that are not taken too)");
+            }
+            if (headerStart >= 0 && read - headerStart > MAX_HEADER_BYTES + RECORD) {
+                throw new SnapshotException("the headers of one entry take more than " + MAX_HEADER_BYTES / 1024
+                        + " KiB (a flood of PAX or long-name records?)");
+            }
+        }
+    }
+
+    /** Commons Compress's reader, told where an entry's headers begin and end, and checking what it does not. */
+    private static final class Tar extends TarArchiveInputStream {
+        private final Counted counted;
+        private int depth;
+        private boolean sawEnd;
+
+        Tar(Counted counted) {
+            super(counted, RECORD, RECORD, StandardCharsets.UTF_8.name(), false);
+            this.counted = counted;
+        }
+
+        /** Commons Compress calls this again for each header in a run of extended headers: only the outer one counts. */
+        @Override
+        public TarArchiveEntry getNextEntry() throws IOException {
+            if (depth++ == 0) {
+                counted.headersBegin();
+            }
+            try {
+                return super.getNextEntry();
+            } finally {
+                if (--depth == 0) {
+                    counted.headersEnd();
+                }
+            }
+        }
+
+        /** Called on every header record: the place to check its checksum, and to tell an end from a cut. */
+        @Override
+        protected boolean isEOFRecord(byte[] record) {
+            boolean end = super.isEOFRecord(record);
+            if (end && record != null) {
+                sawEnd = true;
+            } else if (record != null && !TarUtils.verifyCheckSum(record)) {
+                throw new IllegalStateException("bad header checksum");
+            }
+            return end;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            TarArchiveEntry current = getCurrentEntry();
+            if (current != null && current.isGlobalPaxHeader()) {
+                throw new SnapshotException("the snapshot holds a global PAX header, which a snapshot never holds");
+            }
+            return super.read(b, off, len);
+        }
+    }
+}
