@@ -113,6 +113,7 @@ public final class RawExecDriver implements Driver {
         } catch (IOException e) {
             throw new DriverStartException("cannot prepare " + status + ": " + e.getMessage(), true, e);
         }
+        TaskEnvironment.write(status.resolve("env"), TaskEnvironment.of(task));
         List<String> argv = new ArrayList<>(launcher);
         argv.addAll(List.of("setsid", "/bin/sh", "-c", Supervisor.SCRIPT, "drover-supervisor",
                 status.toString(), task.stdout().toString(), task.stderr().toString(), command.toString()));
@@ -121,7 +122,8 @@ public final class RawExecDriver implements Driver {
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
-        pb.environment().putAll(task.env());
+        pb.environment().clear(); // the agent's own variables (its token paths, proxies, JVM options) stay with it
+        pb.environment().put("PATH", TaskEnvironment.DEFAULT_PATH);
         Process supervisor;
         try {
             supervisor = pb.start();
