@@ -42,6 +42,7 @@ public final class RawExecDriver implements Driver {
     private final LogRotator rotator;
     private final List<String> launcher;
     private final Map<String, CompletableFuture<ExitResult>> exits = new ConcurrentHashMap<>();
+    private final Orphans orphans = new Orphans();
 
     public RawExecDriver(InstantSource clock, LogRotator rotator) {
         this(clock, rotator, List.of());
@@ -313,6 +314,9 @@ public final class RawExecDriver implements Driver {
             exit = watchExit(handle, gone);
         } else if (Files.exists(exitFile)) {
             exit = CompletableFuture.completedFuture(readExit(exitFile)); // it ended while nobody watched
+        } else if (Procs.isSame(handle.longState("pid", -1), handle.longState("pidStart", -2))) {
+            // The supervisor died and the task runs on: taking it over is the only way not to run it twice.
+            exit = orphans.watch(handle.longState("pid", -1), handle.longState("pidStart", -2));
         } else {
             throw new DriverException("task " + handle.taskId() + " is gone: its supervisor (pid " + supervisorPid
                     + ") is not running and recorded no exit status");
@@ -340,6 +344,7 @@ public final class RawExecDriver implements Driver {
 
     @Override
     public void close() {
+        orphans.close();
         exits.clear();
     }
 }

@@ -164,6 +164,55 @@ class RawExecDriverTest {
         }
     }
 
+    /**
+     * The supervisor died (here SIGKILLed) while its task ran on. The next agent takes the task over by its PID and
+     * start time, learns of its end by watching /proc, and its kill reaches it (it reported the task gone and a
+     * second copy was started beside the first).
+     */
+    @Test
+    void aTaskWhoseSupervisorDiedIsTakenOverAndItsKillReachesIt() throws Exception {
+        TaskHandle h = start("t", "exec sleep 60");
+        long pid = h.longState("pid", -1);
+        ProcessHandle supervisor = ProcessHandle.of(h.longState("supervisorPid", -1)).orElseThrow();
+        supervisor.destroyForcibly();
+        supervisor.onExit().get(10, TimeUnit.SECONDS);
+        driver.close();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+
+        try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
+             RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2)) {
+            TaskHandle recovered = again.recover(h);
+            assertThat(recovered.longState("pid", -1)).isEqualTo(pid);
+            assertThat(again.exit(recovered)).isNotDone();
+            assertThat(again.stats(recovered).memoryBytes()).isPositive();
+
+            again.stop(recovered, Duration.ofSeconds(5), "SIGTERM");
+            ExitResult r = again.exit(recovered).get(10, TimeUnit.SECONDS);
+            assertThat(r.error()).contains("supervisor");
+            assertThat(Procs.isSame(pid, h.longState("pidStart", -2))).isFalse(); // dead, at most not yet reaped
+        }
+    }
+
+    /** An orphaned task that ends by itself is reported ended, though nobody can learn its exit code. */
+    @Test
+    void theEndOfATaskWhoseSupervisorDiedIsNoticed() throws Exception {
+        Path release = dir.resolve("release");
+        TaskHandle h = start("t", "while [ ! -e " + release + " ]; do sleep 0.05; done; exit 4");
+        ProcessHandle supervisor = ProcessHandle.of(h.longState("supervisorPid", -1)).orElseThrow();
+        supervisor.destroyForcibly();
+        supervisor.onExit().get(10, TimeUnit.SECONDS);
+
+        try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
+             RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2)) {
+            TaskHandle recovered = again.recover(h);
+            assertThat(again.exit(recovered)).isNotDone();
+            Files.writeString(release, "");
+            ExitResult r = again.exit(recovered).get(10, TimeUnit.SECONDS);
+            assertThat(r.successful()).isFalse();
+            assertThat(r.error()).contains("exit status is unknown");
+        }
+    }
+
     @Test
     void anExitWhileNobodyWatchedIsReadFromTheStatusFile() throws Exception {
         TaskHandle h = start("t", "exit 5");
