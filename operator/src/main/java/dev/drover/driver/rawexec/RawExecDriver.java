@@ -111,6 +111,8 @@ public final class RawExecDriver implements Driver {
             Files.deleteIfExists(status.resolve("pid"));
             Files.deleteIfExists(status.resolve("exit"));
             Files.createDirectories(task.logsDir());
+            LogRotator.prepare(task.stdout());
+            LogRotator.prepare(task.stderr());
         } catch (IOException e) {
             throw new DriverStartException("cannot prepare " + status + ": " + e.getMessage(), true, e);
         }

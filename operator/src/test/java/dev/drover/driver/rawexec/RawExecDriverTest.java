@@ -334,6 +334,24 @@ class RawExecDriverTest {
                 });
     }
 
+    /** Logs may show a task's secrets: 0640 at most, set by the driver whatever the umask of whoever writes. */
+    @Test
+    void taskLogsAreReadableByOwnerAndGroupOnlyWhateverTheUmask() throws Exception {
+        try (LogRotator small = new LogRotator(16, 3, Duration.ofHours(1));
+             RawExecDriver permissive = new RawExecDriver(Clock.systemUTC(), small,
+                     List.of("/bin/sh", "-c", "umask 0; exec \"$@\"", "permissive-umask"))) {
+            TaskHandle h = startCommand(permissive, "/bin/sh", List.of("-c", "echo a line longer than sixteen bytes;"
+                    + " echo oops >&2"), Map.of());
+            assertThat(permissive.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+            Path logs = dir.resolve("alloc/logs");
+            small.rotateIfFull(logs.resolve("t.stdout.0"));
+            for (String log : List.of("t.stdout.0", "t.stdout.1", "t.stderr.0")) {
+                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(
+                        logs.resolve(log)))).as(log).isEqualTo("rw-r-----");
+            }
+        }
+    }
+
     @Test
     void logsAreRotatedBySizeKeepingNFiles() throws Exception {
         try (LogRotator small = new LogRotator(1024, 3, Duration.ofMillis(20))) {
