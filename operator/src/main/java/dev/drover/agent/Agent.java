@@ -146,7 +146,7 @@ public final class Agent implements AutoCloseable {
         state = StateDB.open(config.dataDir());
         LogRotator rotator = new LogRotator(10L << 20, 5, LOG_ROTATE_INTERVAL);
         closeLast.add(rotator);
-        List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock)));
+        List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock, rotator)));
         if (config.enableRawExec()) {
             enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher()));
             LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");
