@@ -95,6 +95,30 @@ class RawExecDriverTest {
         assertThat(Files.readAllLines(starts)).containsExactly("started");
     }
 
+    /**
+     * Both the agent (before it stored the handle) and the task's supervisor died; the task runs on. The next
+     * start takes it over by the PID and start time its pid file records, not a second copy (one was started).
+     */
+    @Test
+    void aStartNeverRecordedWhoseSupervisorDiedIsTakenOverNotRunTwice() throws Exception {
+        Path starts = dir.resolve("starts");
+        TaskHandle first = start("t", "echo started >> " + starts + "; exec sleep 60");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(starts));
+        ProcessHandle supervisor = ProcessHandle.of(first.longState("supervisorPid", -1)).orElseThrow();
+        supervisor.destroyForcibly();
+        supervisor.onExit().get(10, TimeUnit.SECONDS);
+
+        try (RawExecDriver nextAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            TaskHandle second = nextAgent.start(task("t", "echo started >> " + starts + "; exec sleep 60", Map.of()));
+            assertThat(second.longState("pid", -1)).isEqualTo(first.longState("pid", -2));
+            assertThat(second.longState("pidStart", -1)).isEqualTo(first.longState("pidStart", -2));
+            nextAgent.stop(second, Duration.ofSeconds(2), "SIGTERM");
+            assertThat(nextAgent.exit(second).get(10, TimeUnit.SECONDS).successful()).isFalse();
+        }
+        assertThat(Procs.isSame(first.longState("pid", -1), first.longState("pidStart", -2))).isFalse();
+        assertThat(Files.readAllLines(starts)).containsExactly("started");
+    }
+
     @Test
     void aFinishedEarlierStartIsNotTakenOver() throws Exception {
         Path starts = dir.resolve("starts");
