@@ -33,6 +33,7 @@ import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
 import dev.drover.state.AllocId;
+import dev.drover.state.PrivateFiles;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStats;
 import dev.drover.taskrunner.TaskPrestartHook;
@@ -141,11 +142,11 @@ public final class Agent implements AutoCloseable {
 
     private void startAll() throws IOException, InterruptedException {
         Clock clock = Clock.systemUTC();
-        Files.createDirectories(config.dataDir());
+        PrivateFiles.directory(config.dataDir()); // an existing one too: it holds the store and every task's files
         state = StateDB.open(config.dataDir());
         LogRotator rotator = new LogRotator(10L << 20, 5, LOG_ROTATE_INTERVAL);
         closeLast.add(rotator);
-        List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock)));
+        List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock, rotator)));
         if (config.enableRawExec()) {
             enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher()));
             LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");

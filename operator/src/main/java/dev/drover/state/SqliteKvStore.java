@@ -2,6 +2,7 @@ package dev.drover.state;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -64,9 +65,17 @@ final class SqliteKvStore implements KvStore {
     static SqliteKvStore open(Path dataDir) {
         Path file = dataDir.resolve(SqliteSchema.FILE_NAME);
         try {
-            Files.createDirectories(dataDir);
+            PrivateFiles.directory(dataDir);
+            PrivateFiles.file(file);
+            for (String suffix : List.of("-wal", "-shm")) { // SQLite gives these the store's mode when it makes them
+                Path companion = file.resolveSibling(file.getFileName() + suffix);
+                if (Files.exists(companion, LinkOption.NOFOLLOW_LINKS)) {
+                    PrivateFiles.file(companion);
+                }
+            }
         } catch (IOException e) {
-            throw new StateStoreException("could not create data dir " + dataDir + ": " + e.getMessage(), e);
+            throw new StateStoreException("could not create data dir " + dataDir + " and its store, readable by"
+                    + " the agent's user only: " + e.getMessage(), e);
         }
         Connection writer = null;
         Connection reader = null;

@@ -154,6 +154,7 @@ final class SqliteSchema {
         Path partial = target.resolveSibling(target.getFileName() + ".partial");
         try {
             Files.deleteIfExists(partial);
+            PrivateFiles.file(partial); // VACUUM INTO fills an empty file, keeping its owner-only mode
             try (PreparedStatement vacuum = c.prepareStatement("VACUUM INTO ?")) {
                 vacuum.setString(1, partial.toString());
                 vacuum.execute();

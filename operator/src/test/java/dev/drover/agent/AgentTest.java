@@ -86,6 +86,16 @@ class AgentTest {
         return client.resources(Allocation.class).inNamespace("default").withName(name).get();
     }
 
+    /** The data dir holds the store (every allocation's env values) and every task's files: the agent's alone. */
+    @Test
+    void anExistingDataDirIsMadeTheAgentUsersOnlyAtStart() throws Exception {
+        agent.close();
+        java.nio.file.Files.setPosixFilePermissions(data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        agent = startAgent();
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(data)))
+                .isEqualTo("rwx------");
+    }
+
     @Test
     void runsItsNodesAllocationReportsStatusAndRecordsEvents() {
         client.resource(alloc("web", "node-a", Map.of("runFor", "1h"))).create();

@@ -2,8 +2,12 @@ package dev.drover.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -36,6 +40,38 @@ class SqliteKvStoreTest {
 
     private String read(Bucket bucket, String key) {
         return kv.get(bucket, key).map(b -> new String(b, StandardCharsets.UTF_8)).orElse(null);
+    }
+
+    private static String mode(Path p) throws IOException {
+        return PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
+    }
+
+    /** The store holds every allocation's env values, secrets included: its files are the owner's only. */
+    @Test
+    void theStoreItsLogFilesAndItsDirectoryAreTheOwnersOnly() throws Exception {
+        Path dir = dataDir.resolve("fresh");
+        SqliteKvStore store = SqliteKvStore.open(dir);
+        try {
+            store.submit(List.of(put(Bucket.TASK_STATE, "default/web/main", "secret"))).join();
+            assertThat(mode(dir)).isEqualTo("rwx------");
+            assertThat(mode(dir.resolve("state.db"))).isEqualTo("rw-------");
+            assertThat(mode(dir.resolve("state.db-wal"))).isEqualTo("rw-------");
+            assertThat(mode(dir.resolve("state.db-shm"))).isEqualTo("rw-------");
+        } finally {
+            store.close();
+        }
+    }
+
+    /** A data dir and store an older agent made with the umask are tightened when the store opens. */
+    @Test
+    void anExistingStoreAndDirectoryAreTightenedAtOpen() throws Exception {
+        Path dir = dataDir.resolve("old");
+        SqliteKvStore.open(dir).close();
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Files.setPosixFilePermissions(dir.resolve("state.db"), PosixFilePermissions.fromString("rw-rw-rw-"));
+        SqliteKvStore.open(dir).close();
+        assertThat(mode(dir)).isEqualTo("rwx------");
+        assertThat(mode(dir.resolve("state.db"))).isEqualTo("rw-------");
     }
 
     @Test

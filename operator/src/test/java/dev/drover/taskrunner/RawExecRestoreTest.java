@@ -112,6 +112,58 @@ class RawExecRestoreTest {
     }
 
     /**
+     * The task's supervisor died while the task ran, then the agent restarted. The restored runner takes the task
+     * over by its stored PID and start time, and the kill of a delete reaches it: one copy, never two (the runner
+     * reported FailedRestoringTask, started a second copy and killed only that one).
+     */
+    @Test
+    void aTaskWhoseSupervisorDiedRunsOnceAcrossARestoreAndIsKilledOnDelete() throws Exception {
+        Path starts = dir.resolve("starts");
+        Task t = new Task();
+        t.setName("worker");
+        t.setDriver("raw_exec");
+        t.setConfig(Map.of("command", "/bin/sh", "args", List.of("-c", "echo started >> " + starts + "; exec sleep 60")));
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName("local");
+        spec.setTasks(List.of(t));
+
+        StateDB db = StateDB.open(dir.resolve("data"));
+        LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+        RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
+        TaskRunner first = new TaskRunner(config(db, new DriverRegistry(List.of(driver)), spec));
+        first.run();
+        await().atMost(Duration.ofSeconds(10)).until(() -> events.stream().anyMatch(e -> e.getType() == Started));
+        Map<String, String> handle = db.getTaskLocalState(ALLOC, "worker").orElseThrow().driverHandle();
+        long pid = Long.parseLong(handle.get("pid"));
+        ProcessHandle supervisor = ProcessHandle.of(Long.parseLong(handle.get("supervisorPid"))).orElseThrow();
+        first.shutdown();
+        driver.close();
+        rotator.close();
+        db.close();
+        supervisor.destroyForcibly();
+        supervisor.onExit().get(10, TimeUnit.SECONDS);
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+
+        events.clear();
+        try (StateDB reopened = StateDB.open(dir.resolve("data"));
+             LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+             RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
+            TaskState stored = new ObjectMapper().treeToValue(reopened.getTaskState(ALLOC, "worker").orElseThrow(), TaskState.class);
+            TaskRunner restored = TaskRunner.restore(config(reopened, new DriverRegistry(List.of(driver2)), spec), stored,
+                    reopened.getTaskLocalState(ALLOC, "worker").orElseThrow());
+            restored.run();
+            assertThat(restored.state().getState()).isEqualTo(TaskState.State.Running);
+            assertThat(events).extracting(TaskEvent::getType).doesNotContain(TaskEventType.FailedRestoringTask, Started);
+            assertThat(reopened.getTaskLocalState(ALLOC, "worker").orElseThrow().driverHandle().get("pid"))
+                    .isEqualTo(Long.toString(pid));
+
+            restored.kill(null).get(20, TimeUnit.SECONDS);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+        assertThat(Files.readAllLines(starts)).containsExactly("started");
+    }
+
+    /**
      * An agent started the task and was SIGKILLed before it stored the handle; the allocation was deleted before
      * the next agent ran it. That agent's kill must still reach the process (it was left running: FaultsIT).
      */

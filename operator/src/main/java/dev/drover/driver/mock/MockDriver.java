@@ -8,6 +8,7 @@ import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskStats;
+import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.logging.LogThrottle;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -42,10 +43,16 @@ import org.slf4j.LoggerFactory;
 public final class MockDriver implements Driver {
 
     public static final String NAME = "mock";
+    /** The most a task's repeated output writes a second: whatever its config, one thread serves every task. */
+    static final long MAX_BYTES_PER_SECOND = 64 << 10;
+    /** The shortest time between two repeats. */
+    static final Duration MIN_REPEAT_PERIOD = Duration.ofMillis(10);
     private static final Logger LOG = LoggerFactory.getLogger(MockDriver.class);
     private static final LogThrottle WRITE_FAILURES = new LogThrottle(Duration.ofSeconds(30));
 
     private final InstantSource clock;
+    private final LogRotator rotator;
+    private final boolean ownsRotator;
     private final ScheduledExecutorService scheduler;
     private final Map<String, MockTask> tasks = new ConcurrentHashMap<>();
 
@@ -56,6 +63,7 @@ public final class MockDriver implements Driver {
         final Instant startedAt;
         volatile ScheduledFuture<?> timer;
         volatile ScheduledFuture<?> output;
+        volatile Path stdout;
 
         MockTask(MockConfig config, Instant startedAt) {
             this.config = config;
@@ -76,8 +84,20 @@ public final class MockDriver implements Driver {
         }
     }
 
+    /** A driver with a rotator of its own (raw_exec's sizes), closed with it. */
     public MockDriver(InstantSource clock) {
+        this(clock, new LogRotator(10L << 20, 5, Duration.ofSeconds(5)), true);
+    }
+
+    /** A driver whose tasks' logs {@code rotator} keeps bounded, as it does raw_exec's. */
+    public MockDriver(InstantSource clock, LogRotator rotator) {
+        this(clock, rotator, false);
+    }
+
+    private MockDriver(InstantSource clock, LogRotator rotator, boolean ownsRotator) {
         this.clock = clock;
+        this.rotator = rotator;
+        this.ownsRotator = ownsRotator;
         this.scheduler = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("drover-mock-driver").daemon(true).factory());
     }
@@ -133,26 +153,44 @@ public final class MockDriver implements Driver {
         }
         if (task != null && config.stdoutString() != null) {
             Path stdout = task.stdout();
-            write(stdout, config.stdoutString());
+            t.stdout = stdout;
+            String line = config.stdoutString().endsWith("\n") ? config.stdoutString() : config.stdoutString() + "\n";
+            try {
+                Files.createDirectories(stdout.getParent());
+                LogRotator.prepare(stdout);
+            } catch (IOException e) {
+                LOG.warn("mock task could not create {}: {}", stdout, e.toString());
+            }
+            rotator.watch(stdout);
+            write(stdout, line);
             if (config.stdoutRepeat() > 0) {
                 int[] left = {config.stdoutRepeat()};
-                long every = config.stdoutRepeatDuration().toNanos();
+                long every = repeatPeriod(config.stdoutRepeatDuration(), line).toNanos();
                 t.output = scheduler.scheduleAtFixedRate(() -> {
                     if (left[0]-- > 0 && !t.exit.isDone()) {
-                        write(stdout, config.stdoutString());
+                        write(stdout, line);
                     } else {
                         t.output.cancel(false);
                     }
-                }, every, Math.max(1, every), TimeUnit.NANOSECONDS);
+                }, every, every, TimeUnit.NANOSECONDS);
             }
         }
     }
 
-    private static void write(Path file, String text) {
+    /**
+     * The config's period, stretched so that the task writes at most {@link #MAX_BYTES_PER_SECOND} and repeats
+     * no more often than {@link #MIN_REPEAT_PERIOD}.
+     */
+    static Duration repeatPeriod(Duration asked, String line) {
+        long bytes = line.getBytes(StandardCharsets.UTF_8).length;
+        Duration forRate = Duration.ofNanos(Math.ceilDiv(bytes * 1_000_000_000L, MAX_BYTES_PER_SECOND));
+        Duration period = asked.compareTo(MIN_REPEAT_PERIOD) < 0 ? MIN_REPEAT_PERIOD : asked;
+        return period.compareTo(forRate) < 0 ? forRate : period;
+    }
+
+    private static void write(Path file, String line) {
         try {
-            Files.createDirectories(file.getParent());
-            Files.writeString(file, text.endsWith("\n") ? text : text + "\n", StandardCharsets.UTF_8,
-                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            Files.writeString(file, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         } catch (IOException e) {
             // Fails on every write while the disk is full: one line per file and interval, with the count.
             WRITE_FAILURES.log(file.toString(), suppressed -> LOG.warn("mock task could not write {}: {}{}", file,
@@ -200,6 +238,9 @@ public final class MockDriver implements Driver {
         MockTask t = tasks.remove(handle.taskId());
         if (t != null) {
             t.finish(ExitResult.signalled("SIGKILL"));
+            if (t.stdout != null) {
+                rotator.forget(t.stdout);
+            }
         }
     }
 
@@ -239,6 +280,9 @@ public final class MockDriver implements Driver {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (ownsRotator) {
+            rotator.close();
         }
     }
 }

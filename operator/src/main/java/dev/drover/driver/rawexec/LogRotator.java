@@ -1,12 +1,15 @@
 package dev.drover.driver.rawexec;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,6 +28,8 @@ import org.slf4j.LoggerFactory;
 public final class LogRotator implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(LogRotator.class);
+
+    private static final Set<PosixFilePermission> MODE = PosixFilePermissions.fromString("rw-r-----");
 
     private final long maxBytes;
     private final int maxFiles;
@@ -47,12 +52,27 @@ public final class LogRotator implements AutoCloseable {
         this.thread = Thread.ofPlatform().name("drover-log-rotator").daemon(true).start(this::loop);
     }
 
-    void watch(Path current) {
+    public void watch(Path current) {
         watched.add(current);
     }
 
-    void forget(Path current) {
+    public void forget(Path current) {
         watched.remove(current);
+    }
+
+    /**
+     * Creates the log {@code file} if it does not exist and makes it 0640 either way: logs may show what a task
+     * printed of its secrets. Set explicitly, not left to the umask (whoever writes first would decide).
+     */
+    public static void prepare(Path file) throws IOException {
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                Files.createFile(file, PosixFilePermissions.asFileAttribute(MODE));
+            } catch (FileAlreadyExistsException e) {
+                // created meanwhile by the task's writer: its mode is set just below
+            }
+        }
+        Files.setPosixFilePermissions(file, MODE);
     }
 
     private void loop() {
@@ -87,9 +107,17 @@ public final class LogRotator implements AutoCloseable {
                     Files.move(from, dir.resolve(base + "." + (i + 1)), StandardCopyOption.REPLACE_EXISTING);
                 }
             }
-            try (InputStream in = Files.newInputStream(current)) {
-                Files.copy(in, dir.resolve(base + ".1"), StandardCopyOption.REPLACE_EXISTING);
+            Path first = dir.resolve(base + ".1");
+            Files.deleteIfExists(first);
+            try (FileChannel in = FileChannel.open(current, StandardOpenOption.READ);
+                 FileChannel out = FileChannel.open(first, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                         PosixFilePermissions.asFileAttribute(MODE))) {
+                long size = in.size();
+                for (long done = 0; done < size; ) {
+                    done += in.transferTo(done, size - done, out);
+                }
             }
+            Files.setPosixFilePermissions(first, MODE);
         }
         try (FileChannel ch = FileChannel.open(current, StandardOpenOption.WRITE)) {
             ch.truncate(0);

@@ -42,6 +42,7 @@ public final class RawExecDriver implements Driver {
     private final LogRotator rotator;
     private final List<String> launcher;
     private final Map<String, CompletableFuture<ExitResult>> exits = new ConcurrentHashMap<>();
+    private final Orphans orphans = new Orphans();
 
     public RawExecDriver(InstantSource clock, LogRotator rotator) {
         this(clock, rotator, List.of());
@@ -110,9 +111,12 @@ public final class RawExecDriver implements Driver {
             Files.deleteIfExists(status.resolve("pid"));
             Files.deleteIfExists(status.resolve("exit"));
             Files.createDirectories(task.logsDir());
+            LogRotator.prepare(task.stdout());
+            LogRotator.prepare(task.stderr());
         } catch (IOException e) {
             throw new DriverStartException("cannot prepare " + status + ": " + e.getMessage(), true, e);
         }
+        TaskEnvironment.write(status.resolve("env"), TaskEnvironment.of(task));
         List<String> argv = new ArrayList<>(launcher);
         argv.addAll(List.of("setsid", "/bin/sh", "-c", Supervisor.SCRIPT, "drover-supervisor",
                 status.toString(), task.stdout().toString(), task.stderr().toString(), command.toString()));
@@ -121,27 +125,30 @@ public final class RawExecDriver implements Driver {
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
-        pb.environment().putAll(task.env());
+        pb.environment().clear(); // the agent's own variables (its token paths, proxies, JVM options) stay with it
+        pb.environment().put("PATH", TaskEnvironment.DEFAULT_PATH);
         Process supervisor;
         try {
             supervisor = pb.start();
         } catch (IOException e) {
             throw new DriverStartException("cannot start the supervisor: " + e.getMessage(), true, e);
         }
-        long pid = awaitPid(status, supervisor);
-        TaskHandle handle = handle(task, status, pid, supervisor.pid());
+        PidFile started = awaitPid(status, supervisor);
+        TaskHandle handle = handle(task, status, started.pid(), started.startTime(), supervisor.pid(),
+                Procs.startTime(supervisor.pid()).orElse(-1));
         rotator.watch(task.stdout());
         rotator.watch(task.stderr());
         exits.put(task.id(), watchExit(handle, supervisor.onExit().thenApply(p -> null)));
         return handle;
     }
 
-    private TaskHandle handle(TaskConfig task, Path status, long pid, long supervisorPid) {
+    private TaskHandle handle(TaskConfig task, Path status, long pid, long pidStart, long supervisorPid,
+                              long supervisorStart) {
         return new TaskHandle(NAME, task.id(), clock.instant(), Map.of(
                 "pid", Long.toString(pid),
-                "pidStart", Long.toString(Procs.startTime(pid).orElse(-1)),
+                "pidStart", Long.toString(pidStart),
                 "supervisorPid", Long.toString(supervisorPid),
-                "supervisorStart", Long.toString(Procs.startTime(supervisorPid).orElse(-1)),
+                "supervisorStart", Long.toString(supervisorStart),
                 "statusDir", status.toString(),
                 "stdout", task.stdout().toString(),
                 "stderr", task.stderr().toString()));
@@ -151,6 +158,7 @@ public final class RawExecDriver implements Driver {
      * The task's status dir names a supervisor that is still running that very dir: an earlier agent started
      * the task and was killed before it stored the handle. Starting again would run the task twice, and a
      * destroy that knows no handle would leave it running, so the running one is taken over (its exit watched).
+     * So is a task whose supervisor died too, known by the PID and start time its pid file records.
      */
     @Override
     public Optional<TaskHandle> findUnrecorded(TaskConfig task) throws DriverException {
@@ -162,7 +170,11 @@ public final class RawExecDriver implements Driver {
             return Optional.empty(); // none recorded, or a torn file from a crash: nothing is running it
         }
         if (!Procs.commandLine(supervisorPid).contains(status.toString())) {
-            return Optional.empty(); // gone, or the PID now belongs to another process
+            // The supervisor is gone (or its PID is another process's now); its task may still run.
+            Optional<PidFile> orphan = PidFile.read(status.resolve("pid"))
+                    .filter(p -> !Files.exists(status.resolve("exit")) && Procs.isSame(p.pid(), p.startTime()));
+            return orphan.isEmpty() ? Optional.empty() : Optional.of(recover(
+                    handle(task, status, orphan.get().pid(), orphan.get().startTime(), supervisorPid, -1)));
         }
         Path pidFile = status.resolve("pid");
         long deadline = System.nanoTime() + PID_WAIT.toNanos();
@@ -174,26 +186,37 @@ public final class RawExecDriver implements Driver {
                 throw new DriverException("interrupted while taking over a running task", e);
             }
         }
-        long pid;
-        try {
-            pid = Long.parseLong(Files.readString(pidFile).trim());
-        } catch (IOException | NumberFormatException e) {
-            throw new DriverException("task " + task.id() + " has a supervisor (pid " + supervisorPid
-                    + ") from an earlier start but no readable pid file: " + e.getMessage(), e);
-        }
-        return Optional.of(recover(handle(task, status, pid, supervisorPid)));
+        PidFile started = PidFile.read(pidFile).orElseThrow(() -> new DriverException("task " + task.id()
+                + " has a supervisor (pid " + supervisorPid + ") from an earlier start but no readable pid file"));
+        long start = started.startTime() >= 0 ? started.startTime() : Procs.startTime(started.pid()).orElse(-1);
+        return Optional.of(recover(handle(task, status, started.pid(), start, supervisorPid,
+                Procs.startTime(supervisorPid).orElse(-1))));
     }
 
-    private static long awaitPid(Path status, Process supervisor) throws DriverStartException {
+    /**
+     * What the supervisor's pid file says: the task's PID and start time. A supervisor of an older agent wrote the
+     * PID alone: its start time is -1 here, which no process has.
+     */
+    private record PidFile(long pid, long startTime) {
+
+        static Optional<PidFile> read(Path file) {
+            try {
+                String[] words = Files.readString(file).trim().split(" ");
+                return Optional.of(new PidFile(Long.parseLong(words[0]),
+                        words.length > 1 ? Long.parseLong(words[1]) : -1));
+            } catch (IOException | NumberFormatException e) {
+                return Optional.empty();
+            }
+        }
+    }
+
+    private static PidFile awaitPid(Path status, Process supervisor) throws DriverStartException {
         long deadline = System.nanoTime() + PID_WAIT.toNanos();
         Path pidFile = status.resolve("pid");
         while (System.nanoTime() < deadline) {
             if (Files.exists(pidFile)) {
-                try {
-                    return Long.parseLong(Files.readString(pidFile).trim());
-                } catch (IOException | NumberFormatException e) {
-                    throw new DriverStartException("unreadable pid file " + pidFile + ": " + e.getMessage(), true, e);
-                }
+                return PidFile.read(pidFile).orElseThrow(() -> new DriverStartException("unreadable pid file "
+                        + pidFile, true));
             }
             if (!supervisor.isAlive() && !Files.exists(pidFile)) {
                 throw new DriverStartException("the task's supervisor exited before starting it (exit "
@@ -311,6 +334,9 @@ public final class RawExecDriver implements Driver {
             exit = watchExit(handle, gone);
         } else if (Files.exists(exitFile)) {
             exit = CompletableFuture.completedFuture(readExit(exitFile)); // it ended while nobody watched
+        } else if (Procs.isSame(handle.longState("pid", -1), handle.longState("pidStart", -2))) {
+            // The supervisor died and the task runs on: taking it over is the only way not to run it twice.
+            exit = orphans.watch(handle.longState("pid", -1), handle.longState("pidStart", -2));
         } else {
             throw new DriverException("task " + handle.taskId() + " is gone: its supervisor (pid " + supervisorPid
                     + ") is not running and recorded no exit status");
@@ -338,6 +364,7 @@ public final class RawExecDriver implements Driver {
 
     @Override
     public void close() {
+        orphans.close();
         exits.clear();
     }
 }

@@ -7,11 +7,18 @@ package dev.drover.driver.rawexec;
  * task in the foreground through {@code setsid} again: the task gets its own
  * session and process group (the agent signals that group), keeps default
  * signal dispositions (an asynchronous {@code &} job would ignore SIGINT), and
- * writes its own PID before it execs. When the task ends, the script writes
- * its exit status (128 + N for signal N, as shells report it). The script
- * first records its own PID, so that an agent killed before it stored the
- * task's handle finds the task still running instead of starting it again.
- * Every file is written by an atomic rename.
+ * writes its own PID and start time (field 22 of {@code /proc/PID/stat}: the
+ * two name one process for good) before it execs. When the task ends, the
+ * script writes its exit status (128 + N for signal N, as shells report it).
+ * The script first records its own PID, so that an agent killed before it
+ * stored the task's handle finds the task still running instead of starting
+ * it again. Every file is written by an atomic rename.
+ *
+ * <p>The supervisor runs with a fixed environment (only {@link TaskEnvironment#DEFAULT_PATH}), never the
+ * task's: a task's {@code PATH} cannot hide {@code mv} or {@code setsid} from it and its {@code LD_PRELOAD} never
+ * loads into it. The task's environment applies at its {@code exec} only: the last shell starts empty
+ * ({@code env -i}, no values on any command line), writes the PID, sources the file {@link TaskEnvironment}
+ * wrote, and execs the task.
  *
  * <p>Arguments: status dir, stdout file, stderr file, then the command.
  */
@@ -20,7 +27,10 @@ final class Supervisor {
     static final String SCRIPT = """
             status=$1; out=$2; err=$3; shift 3
             echo $$ > "$status/supervisor.tmp" && mv "$status/supervisor.tmp" "$status/supervisor"
-            setsid /bin/sh -c 'echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" && exec "$@"' "$status" "$@" \\
+            setsid /usr/bin/env -i "PATH=$PATH" /bin/sh -c \\
+                'starttime() { shift 19; echo "$1"; }; read -r s < /proc/$$/stat && s=${s##*) } &&
+                echo "$$ $(starttime $s)" > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" && . "$0/env" && exec "$@"' \\
+                "$status" "$@" \\
                 </dev/null >>"$out" 2>>"$err"
             code=$?
             echo "$code" > "$status/exit.tmp" && mv "$status/exit.tmp" "$status/exit"

@@ -2,13 +2,16 @@ package dev.drover.driver.mock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.rawexec.LogRotator;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,6 +37,53 @@ class MockDriverTest {
     TaskConfig task(String name, Map<String, Object> config) {
         return new TaskConfig("default", "alloc", name, config, Map.of(), dir, dir.resolve(name), dir.resolve("logs"),
                 dir.resolve(name).resolve("secrets"));
+    }
+
+    long logBytes(String task) throws Exception {
+        long total = 0;
+        try (var files = Files.list(dir.resolve("logs"))) {
+            for (Path f : files.filter(f -> f.getFileName().toString().startsWith(task + ".stdout.")).toList()) {
+                total += Files.size(f);
+            }
+        }
+        return total;
+    }
+
+    /**
+     * A repeat every nanosecond of a 1000-byte line is slowed to the driver's bound, 64 KiB a second per task (it
+     * wrote as fast as the shared scheduler thread could, megabytes a second).
+     */
+    @Test
+    void aHostileRepeatWritesABoundedAmountPerSecond() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("stdoutString", "x".repeat(999), "stdoutRepeat", 1_000_000_000,
+                "stdoutRepeatDuration", "1ns")));
+        long begin = System.nanoTime();
+        Thread.sleep(1000); // a rate is measured over time: there is nothing to await
+        long written = logBytes("t");
+        long seconds = Math.max(1, (System.nanoTime() - begin + 999_999_999) / 1_000_000_000);
+        assertThat(written).isPositive().isLessThanOrEqualTo(1000 + seconds * MockDriver.MAX_BYTES_PER_SECOND);
+        driver.destroy(h);
+    }
+
+    /** Mock logs are rotated like raw_exec's: a bounded number of bounded files. */
+    @Test
+    void repeatedOutputIsRotated() throws Exception {
+        try (LogRotator small = new LogRotator(1024, 3, Duration.ofMillis(20));
+             MockDriver d = new MockDriver(Clock.systemUTC(), small)) {
+            TaskHandle h = d.start(task("t", Map.of("stdoutString", "y".repeat(99), "stdoutRepeat", 100_000,
+                    "stdoutRepeatDuration", "10ms")));
+            Path logs = dir.resolve("logs");
+            await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(logs.resolve("t.stdout.2")));
+            assertThat(logs.resolve("t.stdout.3")).doesNotExist();
+            for (String f : List.of("t.stdout.1", "t.stdout.2")) {
+                assertThat(Files.size(logs.resolve(f))).isLessThan(4096);
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(logs.resolve(f))))
+                        .isEqualTo("rw-r-----");
+            }
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(logs.resolve("t.stdout.0"))))
+                    .isEqualTo("rw-r-----");
+            d.destroy(h);
+        }
     }
 
     @Test

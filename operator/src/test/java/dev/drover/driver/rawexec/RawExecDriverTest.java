@@ -95,6 +95,30 @@ class RawExecDriverTest {
         assertThat(Files.readAllLines(starts)).containsExactly("started");
     }
 
+    /**
+     * Both the agent (before it stored the handle) and the task's supervisor died; the task runs on. The next
+     * start takes it over by the PID and start time its pid file records, not a second copy (one was started).
+     */
+    @Test
+    void aStartNeverRecordedWhoseSupervisorDiedIsTakenOverNotRunTwice() throws Exception {
+        Path starts = dir.resolve("starts");
+        TaskHandle first = start("t", "echo started >> " + starts + "; exec sleep 60");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(starts));
+        ProcessHandle supervisor = ProcessHandle.of(first.longState("supervisorPid", -1)).orElseThrow();
+        supervisor.destroyForcibly();
+        supervisor.onExit().get(10, TimeUnit.SECONDS);
+
+        try (RawExecDriver nextAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            TaskHandle second = nextAgent.start(task("t", "echo started >> " + starts + "; exec sleep 60", Map.of()));
+            assertThat(second.longState("pid", -1)).isEqualTo(first.longState("pid", -2));
+            assertThat(second.longState("pidStart", -1)).isEqualTo(first.longState("pidStart", -2));
+            nextAgent.stop(second, Duration.ofSeconds(2), "SIGTERM");
+            assertThat(nextAgent.exit(second).get(10, TimeUnit.SECONDS).successful()).isFalse();
+        }
+        assertThat(Procs.isSame(first.longState("pid", -1), first.longState("pidStart", -2))).isFalse();
+        assertThat(Files.readAllLines(starts)).containsExactly("started");
+    }
+
     @Test
     void aFinishedEarlierStartIsNotTakenOver() throws Exception {
         Path starts = dir.resolve("starts");
@@ -124,7 +148,9 @@ class RawExecDriverTest {
 
     @Test
     void aProcessIgnoringSigtermIsKilledAfterTheTimeout() throws Exception {
-        TaskHandle h = start("t", "trap '' TERM; sleep 100 & wait; sleep 100");
+        TaskHandle h = start("t", "trap '' TERM; touch trapped; sleep 100 & wait; sleep 100");
+        // start returns once the task's PID is known, maybe before its shell has set the trap
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(dir.resolve("t/trapped")));
         long begin = System.nanoTime();
         driver.stop(h, Duration.ofMillis(300), "SIGTERM");
         assertThat(Duration.ofNanos(System.nanoTime() - begin)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
@@ -162,6 +188,55 @@ class RawExecDriverTest {
         }
     }
 
+    /**
+     * The supervisor died (here SIGKILLed) while its task ran on. The next agent takes the task over by its PID and
+     * start time, learns of its end by watching /proc, and its kill reaches it (it reported the task gone and a
+     * second copy was started beside the first).
+     */
+    @Test
+    void aTaskWhoseSupervisorDiedIsTakenOverAndItsKillReachesIt() throws Exception {
+        TaskHandle h = start("t", "exec sleep 60");
+        long pid = h.longState("pid", -1);
+        ProcessHandle supervisor = ProcessHandle.of(h.longState("supervisorPid", -1)).orElseThrow();
+        supervisor.destroyForcibly();
+        supervisor.onExit().get(10, TimeUnit.SECONDS);
+        driver.close();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+
+        try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
+             RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2)) {
+            TaskHandle recovered = again.recover(h);
+            assertThat(recovered.longState("pid", -1)).isEqualTo(pid);
+            assertThat(again.exit(recovered)).isNotDone();
+            assertThat(again.stats(recovered).memoryBytes()).isPositive();
+
+            again.stop(recovered, Duration.ofSeconds(5), "SIGTERM");
+            ExitResult r = again.exit(recovered).get(10, TimeUnit.SECONDS);
+            assertThat(r.error()).contains("supervisor");
+            assertThat(Procs.isSame(pid, h.longState("pidStart", -2))).isFalse(); // dead, at most not yet reaped
+        }
+    }
+
+    /** An orphaned task that ends by itself is reported ended, though nobody can learn its exit code. */
+    @Test
+    void theEndOfATaskWhoseSupervisorDiedIsNoticed() throws Exception {
+        Path release = dir.resolve("release");
+        TaskHandle h = start("t", "while [ ! -e " + release + " ]; do sleep 0.05; done; exit 4");
+        ProcessHandle supervisor = ProcessHandle.of(h.longState("supervisorPid", -1)).orElseThrow();
+        supervisor.destroyForcibly();
+        supervisor.onExit().get(10, TimeUnit.SECONDS);
+
+        try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
+             RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2)) {
+            TaskHandle recovered = again.recover(h);
+            assertThat(again.exit(recovered)).isNotDone();
+            Files.writeString(release, "");
+            ExitResult r = again.exit(recovered).get(10, TimeUnit.SECONDS);
+            assertThat(r.successful()).isFalse();
+            assertThat(r.error()).contains("exit status is unknown");
+        }
+    }
+
     @Test
     void anExitWhileNobodyWatchedIsReadFromTheStatusFile() throws Exception {
         TaskHandle h = start("t", "exit 5");
@@ -194,6 +269,111 @@ class RawExecDriverTest {
         driver.exit(h).get(10, TimeUnit.SECONDS);
         assertThat(Files.readString(dir.resolve("alloc/logs/t.stdout.0"))).isEqualTo("t hello\n");
         assertThat(Files.readString(dir.resolve("alloc/logs/t.stderr.0"))).isEqualTo("oops\n");
+    }
+
+    TaskHandle startCommand(RawExecDriver d, String command, List<String> args, Map<String, String> env)
+            throws Exception {
+        Files.createDirectories(dir.resolve("t"));
+        TaskHandle h = d.start(new TaskConfig("default", "alloc", "t", Map.of("command", command, "args", args), env,
+                dir.resolve("alloc"), dir.resolve("t"), dir.resolve("alloc/logs"), dir.resolve("t/secrets")));
+        started.add(h);
+        return h;
+    }
+
+    /** The task's environment as {@code env -0} printed it to its stdout. */
+    Map<String, String> printedEnvironment() throws Exception {
+        Map<String, String> env = new HashMap<>();
+        for (String entry : Files.readString(dir.resolve("alloc/logs/t.stdout.0")).split("\0")) {
+            if (!entry.isEmpty()) {
+                env.put(entry.substring(0, entry.indexOf('=')), entry.substring(entry.indexOf('=') + 1));
+            }
+        }
+        return env;
+    }
+
+    /** The task sees PATH, HOME and its own variables, and nothing of the agent's (it saw the JVM's whole env). */
+    @Test
+    void theTaskSeesOnlyItsDocumentedEnvironment() throws Exception {
+        TaskHandle h = startCommand(driver, "/usr/bin/env", List.of("-0"),
+                Map.of("DROVER_TASK_NAME", "t", "GREETING", "hello"));
+        assertThat(driver.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+        assertThat(printedEnvironment()).isEqualTo(Map.of(
+                "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                "HOME", dir.resolve("t").toString(),
+                "DROVER_TASK_NAME", "t",
+                "GREETING", "hello"));
+    }
+
+    /** What the agent's side adds before the supervisor (here a launcher setting a variable) stays there. */
+    @Test
+    void theAgentsVariablesNeverReachTheTask() throws Exception {
+        try (RawExecDriver launched = new RawExecDriver(Clock.systemUTC(), rotator,
+                List.of("/usr/bin/env", "AGENT_SECRET=leaked", "HTTPS_PROXY=http://proxy:3128"))) {
+            TaskHandle h = startCommand(launched, "/usr/bin/env", List.of("-0"), Map.of("GREETING", "hello"));
+            assertThat(launched.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+        }
+        assertThat(printedEnvironment()).containsEntry("GREETING", "hello")
+                .doesNotContainKeys("AGENT_SECRET", "HTTPS_PROXY");
+    }
+
+    /** The supervisor's mv and setsid are not looked up through the task's PATH (the task never started). */
+    @Test
+    void aTaskPathThatFindsNothingStillStartsAnAbsoluteCommand() throws Exception {
+        TaskHandle h = startCommand(driver, "/bin/sh", List.of("-c", "echo \"$PATH\"; exit 3"),
+                Map.of("PATH", "/nonexistent"));
+        assertThat(driver.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(3));
+        assertThat(Files.readString(dir.resolve("alloc/logs/t.stdout.0"))).isEqualTo("/nonexistent\n");
+    }
+
+    /** The task's LD_PRELOAD and other variables are the task's alone: the supervisor runs without them. */
+    @Test
+    void theTasksVariablesNeverEnterTheSupervisor() throws Exception {
+        TaskHandle h = startCommand(driver, "/bin/sleep", List.of("60"),
+                Map.of("LD_PRELOAD", "/nonexistent.so", "GREETING", "hello"));
+        String supervisor = Files.readString(Path.of("/proc", h.state().get("supervisorPid"), "environ"));
+        assertThat(supervisor.split("\0")).containsExactly("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        Path task = Path.of("/proc", h.state().get("pid"), "environ"); // the launching shell's until it execs
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Files.readString(task).split("\0"))
+                .contains("LD_PRELOAD=/nonexistent.so", "GREETING=hello"));
+        assertThat(driver.stats(h).memoryBytes()).isPositive();
+    }
+
+    /** Values reach the task byte for byte and none runs as code on the way (the launch file is shell). */
+    @Test
+    void anEnvironmentValueCannotInjectIntoTheLaunch() throws Exception {
+        Path pwned = dir.resolve("pwned");
+        String hostile = "a'b\"c\n$(touch " + pwned + ")`touch " + pwned + "`'; touch " + pwned + "; echo '\\";
+        TaskHandle h = startCommand(driver, "/usr/bin/env", List.of("-0"), Map.of("HOSTILE", hostile));
+        assertThat(driver.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+        assertThat(printedEnvironment()).containsEntry("HOSTILE", hostile);
+        assertThat(pwned).doesNotExist();
+    }
+
+    @Test
+    void aVariableNameThatIsNoIdentifierIsRefused() {
+        assertThatThrownBy(() -> startCommand(driver, "/bin/true", List.of(), Map.of("A=B; touch x", "1")))
+                .isInstanceOfSatisfying(DriverStartException.class, e -> {
+                    assertThat(e.recoverable()).isFalse();
+                    assertThat(e).hasMessageContaining("'A=B; touch x' is not a shell identifier");
+                });
+    }
+
+    /** Logs may show a task's secrets: 0640 at most, set by the driver whatever the umask of whoever writes. */
+    @Test
+    void taskLogsAreReadableByOwnerAndGroupOnlyWhateverTheUmask() throws Exception {
+        try (LogRotator small = new LogRotator(16, 3, Duration.ofHours(1));
+             RawExecDriver permissive = new RawExecDriver(Clock.systemUTC(), small,
+                     List.of("/bin/sh", "-c", "umask 0; exec \"$@\"", "permissive-umask"))) {
+            TaskHandle h = startCommand(permissive, "/bin/sh", List.of("-c", "echo a line longer than sixteen bytes;"
+                    + " echo oops >&2"), Map.of());
+            assertThat(permissive.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+            Path logs = dir.resolve("alloc/logs");
+            small.rotateIfFull(logs.resolve("t.stdout.0"));
+            for (String log : List.of("t.stdout.0", "t.stdout.1", "t.stderr.0")) {
+                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(
+                        logs.resolve(log)))).as(log).isEqualTo("rw-r-----");
+            }
+        }
     }
 
     @Test
