@@ -1,5 +1,7 @@
 package dev.drover.controller;
 
+import dev.drover.ratelimit.TokenBucket;
+
 /**
  * How fast Kubernetes Events are written: a token bucket of {@code burst} tokens
  * refilled at {@code qps} a second, as the kubelet's {@code --event-qps} and
@@ -21,35 +23,8 @@ public record EventRate(double qps, int burst) {
         }
     }
 
-    /** The bucket itself; one writer thread uses it. */
-    static final class Bucket {
-        private final EventRate rate;
-        private double tokens;
-        private long last;
-
-        Bucket(EventRate rate, long nowNanos) {
-            this.rate = rate;
-            this.tokens = rate.burst();
-            this.last = nowNanos;
-        }
-
-        /** Takes a token if one is there; false (and nothing taken) when none is. */
-        boolean tryTake(long nowNanos) {
-            tokens = Math.min(rate.burst(), tokens + (nowNanos - last) / 1e9 * rate.qps());
-            last = nowNanos;
-            if (tokens < 1) {
-                return false;
-            }
-            tokens -= 1;
-            return true;
-        }
-
-        /** Takes a token; returns how long to wait before using it (0 when one was there). */
-        long take(long nowNanos) {
-            tokens = Math.min(rate.burst(), tokens + (nowNanos - last) / 1e9 * rate.qps());
-            last = nowNanos;
-            tokens -= 1;
-            return tokens >= 0 ? 0 : (long) Math.ceil(-tokens / rate.qps() * 1e9);
-        }
+    /** A bucket of this rate, full at {@code nowNanos}. */
+    TokenBucket bucket(long nowNanos) {
+        return new TokenBucket(qps, burst, nowNanos);
     }
 }

@@ -4,6 +4,7 @@ import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.ObjectReference;
@@ -85,9 +86,9 @@ public final class EventRecorder implements AutoCloseable {
     /** Told apart from every earlier agent on this node: part of every Event name. */
     private final String incarnation;
     /** Per allocation (by uid), the newest few thousand; guarded by itself. */
-    private final Map<String, EventRate.Bucket> perAllocation = new LinkedHashMap<>(16, 0.75f, true) {
+    private final Map<String, TokenBucket> perAllocation = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, EventRate.Bucket> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, TokenBucket> eldest) {
             return size() > 10_000;
         }
     };
@@ -148,7 +149,7 @@ public final class EventRecorder implements AutoCloseable {
                 : owner.getMetadata().getNamespace() + "/" + owner.getMetadata().getName();
         long now = System.nanoTime();
         synchronized (perAllocation) {
-            return perAllocation.computeIfAbsent(key, k -> new EventRate.Bucket(PER_ALLOCATION, now)).tryTake(now);
+            return perAllocation.computeIfAbsent(key, k -> PER_ALLOCATION.bucket(now)).tryTake(now);
         }
     }
 
@@ -177,7 +178,7 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     private void loop() {
-        EventRate.Bucket bucket = new EventRate.Bucket(rate, System.nanoTime());
+        TokenBucket bucket = rate.bucket(System.nanoTime());
         while (!closed) {
             Pending p;
             try {

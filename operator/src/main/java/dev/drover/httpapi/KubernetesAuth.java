@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
@@ -79,9 +80,9 @@ public final class KubernetesAuth {
     private final ApiLimits limits;
     private final Expiring<Decision> decisions = new Expiring<>(CACHE_SIZE);
     private final Expiring<Authenticated> tokens = new Expiring<>(CACHE_SIZE);
-    private final Map<InetAddress, Budget> budgets = new LinkedHashMap<>(16, 0.75f, true) {
+    private final Map<InetAddress, TokenBucket> budgets = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<InetAddress, Budget> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<InetAddress, TokenBucket> eldest) {
             return size() > SOURCES;
         }
     };
@@ -144,11 +145,14 @@ public final class KubernetesAuth {
     /** Takes one review from {@code source}'s budget; a 429 when it has none left. */
     private Optional<Decision.Refused> spend(InetAddress source) {
         Duration wait;
+        long now = nanos(clock.instant());
         synchronized (budgets) {
-            wait = budgets.computeIfAbsent(source, s -> new Budget(limits, clock.instant())).take(clock.instant());
-        }
-        if (wait.isZero()) {
-            return Optional.empty();
+            TokenBucket budget = budgets.computeIfAbsent(source,
+                    s -> new TokenBucket(limits.reviewsPerSecond(), limits.reviewBurst(), now));
+            if (budget.tryTake(now)) {
+                return Optional.empty();
+            }
+            wait = Duration.ofNanos(budget.nanosUntilToken(now));
         }
         long seconds = Math.max(1, (wait.toMillis() + 999) / 1000);
         return Optional.of(new Decision.Refused(429, "too many requests from " + source.getHostAddress()
@@ -255,29 +259,8 @@ public final class KubernetesAuth {
         }
     }
 
-    /** One source address's token bucket of reviews. */
-    private static final class Budget {
-        private final ApiLimits limits;
-        private double tokens;
-        private Instant last;
-
-        Budget(ApiLimits limits, Instant now) {
-            this.limits = limits;
-            this.tokens = limits.reviewBurst();
-            this.last = now;
-        }
-
-        /** Takes a review; zero when one was there, else how long until one will be. */
-        Duration take(Instant now) {
-            double seconds = Math.max(0, Duration.between(last, now).toNanos() / 1e9);
-            tokens = Math.min(limits.reviewBurst(), tokens + seconds * limits.reviewsPerSecond());
-            last = now;
-            if (tokens >= 1) {
-                tokens -= 1;
-                return Duration.ZERO;
-            }
-            return Duration.ofNanos((long) Math.ceil((1 - tokens) / limits.reviewsPerSecond() * 1e9));
-        }
+    private static long nanos(Instant t) {
+        return t.getEpochSecond() * 1_000_000_000L + t.getNano();
     }
 
     private static String hash(String token) {

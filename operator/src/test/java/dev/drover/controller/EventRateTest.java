@@ -3,6 +3,7 @@ package dev.drover.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.ratelimit.TokenBucket;
 import org.junit.jupiter.api.Test;
 
 class EventRateTest {
@@ -11,7 +12,7 @@ class EventRateTest {
 
     @Test
     void aBurstGoesAtOnceThenTheRateHolds() {
-        EventRate.Bucket bucket = new EventRate.Bucket(new EventRate(10, 3), 0);
+        TokenBucket bucket = new EventRate(10, 3).bucket(0);
         assertThat(bucket.take(0)).isZero();
         assertThat(bucket.take(0)).isZero();
         assertThat(bucket.take(0)).isZero();
@@ -21,7 +22,7 @@ class EventRateTest {
 
     @Test
     void idleTimeRefillsTheBurstButNoMore() {
-        EventRate.Bucket bucket = new EventRate.Bucket(new EventRate(10, 3), 0);
+        TokenBucket bucket = new EventRate(10, 3).bucket(0);
         for (int i = 0; i < 3; i++) {
             bucket.take(0);
         }
@@ -34,7 +35,7 @@ class EventRateTest {
 
     @Test
     void tryTakeRefusesWithoutGoingIntoDebt() {
-        EventRate.Bucket bucket = new EventRate.Bucket(new EventRate(2, 2), 0);
+        TokenBucket bucket = new EventRate(2, 2).bucket(0);
         assertThat(bucket.tryTake(0)).isTrue();
         assertThat(bucket.tryTake(0)).isTrue();
         assertThat(bucket.tryTake(0)).isFalse();
