@@ -270,7 +270,8 @@ final class DeduplicatingStore implements AutoCloseable {
             deletionOrder.unlock();
         }
         List<HashEntry> sent = new ArrayList<>();
-        for (Unstored u : unstored.values()) {
+        // What waits now, once each: a put that fails at once is kept again, and a live view would meet it again
+        for (Unstored u : List.copyOf(unstored.values())) {
             HashEntry[] entry = new HashEntry[1];
             hashes.get(u.bucket()).compute(u.key(), (k, current) -> {
                 if (!unstored.remove(u.id(), u)) {

@@ -53,6 +53,22 @@ class StoreFailureTest {
     }
 
     @Test
+    void aRetryWritesEachWaitingValueOnceWhenTheStoreFailsAtOnce() throws Exception {
+        kv.fail(); // fails each write as it is submitted, so a failed retry keeps its value again at once
+        int waiting = 50;
+        for (int i = 0; i < waiting; i++) {
+            AllocId id = new AllocId("default", "web-" + i);
+            assertThatThrownBy(() -> db.putAllocation(id, spec(1))).isInstanceOf(StateStoreException.class);
+        }
+        long before = kv.failed();
+        Thread.sleep(1_000); // a rate over time: retries back off from 10 ms to 200 ms, so about ten in a second
+        assertThat(kv.failed() - before).as("writes tried again in a second (a retry that met its own failures"
+                + " again spun without end)").isLessThanOrEqualTo(waiting * 15L);
+        kv.recover();
+        await().atMost(Duration.ofSeconds(10)).until(() -> db.stats().unstored() == 0);
+    }
+
+    @Test
     void aNewerValueReplacesOneWaitingSoTheRetryNeverWritesAnOlderOne() {
         kv.fail();
         assertThatThrownBy(() -> db.putAllocation(WEB, spec(1))).isInstanceOf(StateStoreException.class);
