@@ -160,8 +160,10 @@ class MockDriverTest {
         } finally {
             log.detachAppender(lines);
         }
-        assertThat(lines.list).as("a full disk fails every write: one line, not one per write").hasSize(1);
-        assertThat(lines.list.getFirst().getFormattedMessage()).contains("could not write");
+        // the log file cannot be created (one line), and then every write fails: one more line, not one per write
+        assertThat(lines.list).as("a full disk fails every write: one line, not one per write")
+                .filteredOn(l -> l.getFormattedMessage().contains("could not write")).hasSize(1);
+        assertThat(lines.list).hasSizeLessThanOrEqualTo(2);
     }
 
     @Test
