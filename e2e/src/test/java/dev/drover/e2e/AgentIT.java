@@ -108,7 +108,7 @@ class AgentIT {
     static long pidOf(String alloc, String task) throws Exception {
         Path pid = data.resolve("allocs/default/" + alloc + "/" + task + "/.drover-raw-exec/pid");
         await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(pid));
-        return Long.parseLong(Files.readString(pid).strip());
+        return Long.parseLong(Files.readString(pid).strip().split(" ")[0]); // "PID START"
     }
 
     static boolean alive(long pid) {
