@@ -74,8 +74,11 @@ public final class AllocRunner {
     private Thread thread;
 
     public AllocRunner(AllocRunnerConfig cfg, Allocation allocation) {
+        // The spec is stored before any task runner exists: a store that cannot write refuses the runner whole,
+        // rather than leaving task runners behind that already told the controller of their first events.
+        cfg.stateDB().putAllocation(new AllocId(allocation.getMetadata().getNamespace(),
+                allocation.getMetadata().getName()), Specs.toJson(Specs.copy(allocation)));
         this(cfg, allocation, null);
-        cfg.stateDB().putAllocation(id, Specs.toJson(alloc));
     }
 
     /**
