@@ -38,6 +38,7 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.hooks.TaskHooks;
+import dev.drover.testing.ForwardingDriver;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -504,55 +505,9 @@ class TaskRunnerTest {
     }
 
     /** The mock driver, with some of its calls replaced: a driver with a bug. */
-    static class Faulty implements Driver {
-        final Driver d;
-
+    static class Faulty extends ForwardingDriver {
         Faulty(Driver d) {
-            this.d = d;
-        }
-
-        @Override
-        public String name() {
-            return d.name();
-        }
-
-        @Override
-        public List<String> validate(Map<String, Object> config) {
-            return d.validate(config);
-        }
-
-        @Override
-        public TaskHandle start(TaskConfig task) throws DriverStartException {
-            return d.start(task);
-        }
-
-        @Override
-        public CompletableFuture<ExitResult> exit(TaskHandle handle) {
-            return d.exit(handle);
-        }
-
-        @Override
-        public void stop(TaskHandle handle, Duration timeout, String signal) throws dev.drover.driver.DriverException {
-            d.stop(handle, timeout, signal);
-        }
-
-        @Override
-        public void destroy(TaskHandle handle) {
-            d.destroy(handle);
-        }
-
-        @Override
-        public TaskHandle recover(TaskHandle handle) throws dev.drover.driver.DriverException {
-            return d.recover(handle);
-        }
-
-        @Override
-        public TaskStats stats(TaskHandle handle) throws dev.drover.driver.DriverException {
-            return d.stats(handle);
-        }
-
-        @Override
-        public void close() {
+            super(d);
         }
     }
 
@@ -580,7 +535,7 @@ class TaskRunnerTest {
         Driver panicking = new Faulty(mock) {
             @Override
             public CompletableFuture<ExitResult> exit(TaskHandle handle) {
-                return d.exit(handle).thenApply(x -> {
+                return delegate.exit(handle).thenApply(x -> {
                     throw new IllegalStateException("index out of range");
                 });
             }
