@@ -30,10 +30,11 @@ final class StatusBound {
 
     /** {@code status} itself when it fits; otherwise a copy that does. */
     static AllocationStatus fit(AllocationStatus status) {
-        ObjectNode whole = MAPPER.valueToTree(status);
-        if (size(whole) <= MAX_BYTES) {
+        // every publish passes here: one serialization tells a status that fits; only one that does not is a tree
+        if (size(status) <= MAX_BYTES) {
             return status;
         }
+        ObjectNode whole = MAPPER.valueToTree(status);
         ObjectNode tree = whole;
         int[][] steps = {{1024, 10}, {256, 3}, {256, 1}, {256, 0}};
         for (int[] step : steps) {
@@ -78,9 +79,9 @@ final class StatusBound {
         }
     }
 
-    private static int size(JsonNode tree) {
+    private static int size(Object value) {
         try {
-            return MAPPER.writeValueAsBytes(tree).length;
+            return MAPPER.writeValueAsBytes(value).length;
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }
