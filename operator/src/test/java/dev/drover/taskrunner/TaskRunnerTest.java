@@ -504,16 +504,9 @@ class TaskRunnerTest {
         assertThat(events.get(2).getDriverError()).isEqualTo("starting web did not finish within 200ms");
     }
 
-    /** The mock driver, with some of its calls replaced: a driver with a bug. */
-    static class Faulty extends ForwardingDriver {
-        Faulty(Driver d) {
-            super(d);
-        }
-    }
-
     @Test
     void aDriverThatPanicsOnStartIsReportedAndThePolicyDecides() throws Exception {
-        Driver panicking = new Faulty(mock) {
+        Driver panicking = new ForwardingDriver(mock) { // the mock driver with a bug
             @Override
             public TaskHandle start(TaskConfig task) {
                 throw new IllegalStateException("assignment to entry in nil map");
@@ -532,7 +525,7 @@ class TaskRunnerTest {
 
     @Test
     void aDriverThatPanicsWhileTheTaskRunsIsReportedAsLostTrack() throws Exception {
-        Driver panicking = new Faulty(mock) {
+        Driver panicking = new ForwardingDriver(mock) { // the mock driver with a bug
             @Override
             public CompletableFuture<ExitResult> exit(TaskHandle handle) {
                 return delegate.exit(handle).thenApply(x -> {
