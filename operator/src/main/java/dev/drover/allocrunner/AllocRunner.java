@@ -76,9 +76,10 @@ public final class AllocRunner {
     public AllocRunner(AllocRunnerConfig cfg, Allocation allocation) {
         // The spec is stored before any task runner exists: a store that cannot write refuses the runner whole,
         // rather than leaving task runners behind that already told the controller of their first events.
-        cfg.stateDB().putAllocation(new AllocId(allocation.getMetadata().getNamespace(),
-                allocation.getMetadata().getName()), Specs.toJson(Specs.copy(allocation)));
-        this(cfg, allocation, null);
+        Allocation own = Specs.copy(allocation);
+        cfg.stateDB().putAllocation(new AllocId(own.getMetadata().getNamespace(), own.getMetadata().getName()),
+                Specs.toJson(own));
+        this(cfg, own, null);
     }
 
     /**
@@ -92,9 +93,10 @@ public final class AllocRunner {
         return new AllocRunner(cfg, allocation, stored);
     }
 
+    /** @param allocation the runner's own snapshot (a copy made for it, or read back from the store) */
     private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, StoredAllocation stored) {
         this.cfg = cfg;
-        this.alloc = Specs.copy(allocation);
+        this.alloc = allocation;
         this.id = new AllocId(alloc.getMetadata().getNamespace(), alloc.getMetadata().getName());
         this.dir = AllocDir.of(cfg.dataDir(), id);
         this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
