@@ -34,7 +34,7 @@ import java.util.Set;
  * @param metricsPort    port of /metrics, /healthz and /readyz; 0 picks a free one, -1 serves none
  * @param apiPort        port of the HTTPS API (task logs); 0 picks a free one, -1 serves none
  * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
- *                       custom resource fields (before Kubernetes 1.30), which then send every allocation
+ *                       custom resource fields (before Kubernetes 1.31), which then send every allocation
  * @param concurrentStarts new allocations taken on at once at most (the rest wait their turn); 0 for no bound
  * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
  */
@@ -205,12 +205,54 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         return s == null || s.isBlank() ? Optional.empty() : Optional.of(s.trim());
     }
 
+    /**
+     * One command-line flag.
+     *
+     * @param value how --help shows its value; null for a switch (which also takes {@code --flag=false})
+     */
+    record Flag(String name, String value, String meaning) {
+        boolean isSwitch() {
+            return value == null;
+        }
+    }
+
     /** Parsed command line of the agent. */
     record Flags(Map<String, String> values, List<String> devicePlugins, Optional<Path> config) {
 
-        static final Set<String> WITH_VALUE = Set.of("--kubeconfig", "--node", "--data-dir", "--metrics-port", "--api-port",
-                "--device-plugin", "--config", "--log-level", "--max-kill-timeout", "--field-selector");
-        static final Set<String> SWITCHES = Set.of("--enable-raw-exec");
+        /** Every flag, in the order --help lists them: the parser accepts these and no others. */
+        static final List<Flag> ALL = List.of(
+                new Flag("--config", "FILE", "a YAML file with any of the settings (docs/configuration.md)"),
+                new Flag("--kubeconfig", "FILE", "API server credentials; none: the in-cluster ServiceAccount"),
+                new Flag("--node", "NAME", "the node this agent runs allocations for (required)"),
+                new Flag("--data-dir", "DIR", "state store and allocation directories (default " + DEFAULT_DATA_DIR
+                        + ")"),
+                new Flag("--enable-raw-exec", null, "enable the raw_exec driver (host processes)"),
+                new Flag("--metrics-port", "N", "port of /metrics, /healthz, /readyz (default " + DEFAULT_METRICS_PORT
+                        + "; 0 any free port, -1 none)"),
+                new Flag("--api-port", "N", "port of the HTTPS API (default " + DEFAULT_API_PORT
+                        + "; 0 any free port, -1 none)"),
+                new Flag("--log-level", "LEVEL", "error, warn, info (default), debug or trace"),
+                new Flag("--max-kill-timeout", "DURATION", "cap on every task's killTimeout and shutdownDelay"
+                        + " (default 30s)"),
+                new Flag("--field-selector", "BOOL", "watch only this node's allocations (default true; false for"
+                        + " Kubernetes before 1.31)"),
+                new Flag("--device-plugin", "NAME[:ARG]", "run a device plugin: nvidia, nvidia:LIBRARY, fake:FILE"
+                        + " (repeatable)"));
+        static final Set<String> WITH_VALUE = ALL.stream().filter(f -> !f.isSwitch()).map(Flag::name)
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
+        static final Set<String> SWITCHES = ALL.stream().filter(Flag::isSwitch).map(Flag::name)
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
+
+        /** The flags as --help shows them: one a line, name and value, then what it sets. */
+        static String help() {
+            StringBuilder out = new StringBuilder();
+            for (Flag f : ALL) {
+                String shown = f.isSwitch() ? f.name() : f.name() + " " + f.value();
+                out.append("  ").append(shown).append(" ".repeat(Math.max(2, 30 - shown.length())))
+                        .append(f.meaning()).append('\n');
+            }
+            return out.toString();
+        }
 
         static Flags parse(List<String> args) throws ConfigException {
             Map<String, String> values = new java.util.HashMap<>();

@@ -20,17 +20,19 @@ public final class Main {
     static final int EXIT_FAILED = 1;
 
     static final String USAGE = """
-            usage: java -jar drover-agent.jar [--config FILE] [--kubeconfig FILE] [--node NAME] [--data-dir DIR]
-                                              [--enable-raw-exec] [--metrics-port N] [--api-port N] [--log-level LEVEL]
-                                              [--max-kill-timeout DURATION] [--device-plugin NAME[:ARG]]...
+            usage: java -jar drover-agent.jar [FLAG]...
                    java -jar drover-agent.jar state dump --data-dir DIR
-                   java -jar drover-agent.jar kubectl logs ALLOC TASK ...
+                   java -jar drover-agent.jar kubectl logs|stats|status ALLOC ...
 
-              (no command)  run the agent for this node until SIGTERM; tasks keep running when it stops.
-                            Every flag has an environment form (NODE_NAME, DROVER_DATA_DIR, ...) and a key in
-                            the --config file; docs/configuration.md lists them all.
-              kubectl ...   the kubectl drover plugin (operator/bin/kubectl-drover): logs ALLOC TASK [-f]
-                            [--stderr] [--tail N] [-n NS] reads a task's output from its agent (docs/api.md)
+            With no command, runs the agent for this node until SIGTERM; tasks keep running when it stops.
+            Flags take --flag VALUE or --flag=VALUE; every flag also has an environment form (NODE_NAME,
+            DROVER_DATA_DIR, ...) and a key in the --config file: docs/configuration.md lists them all.
+
+            """ + AgentConfig.Flags.help() + """
+
+            Commands:
+              kubectl ...   the kubectl drover plugin (operator/bin/kubectl-drover): a task's output, the
+                            allocation's usage and status, from its agent (docs/api.md)
               state dump    print the agent's local state store as JSON (safe while the agent runs);
                             DIR defaults to $DROVER_DATA_DIR
             """;

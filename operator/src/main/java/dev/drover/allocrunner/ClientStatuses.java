@@ -4,7 +4,7 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.TaskState;
 import java.util.Collection;
 
-/** The allocation's client status from its tasks' states (SEMANTICS.md "Allocation"). */
+/** The allocation's client status from its tasks' states (docs/semantics.md, Allocation status). */
 public final class ClientStatuses {
 
     /** A client status and the sentence that goes with it. */

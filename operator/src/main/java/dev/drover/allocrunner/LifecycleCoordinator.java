@@ -10,7 +10,7 @@ import java.util.Set;
 
 /**
  * Decides which lifecycle stages may start, from the tasks' states. Forward
- * only: a gate once open stays open. SEMANTICS.md "Lifecycle ordering":
+ * only: a gate once open stays open. docs/semantics.md, Lifecycle:
  * prestart tasks (and prestart sidecars) start at once; main tasks once every
  * ephemeral prestart task is dead and not failed and every prestart sidecar is
  * running; poststart tasks once no main task is pending; poststop tasks once

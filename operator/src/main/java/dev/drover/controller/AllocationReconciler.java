@@ -62,7 +62,7 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
      * the API server for {@code spec.nodeName=node}, and a filter drops anything
      * else it delivers anyway (some API servers ignore field selectors), before
      * JOSDK would add a finalizer to it. Without {@code fieldSelector} (API servers before
-     * Kubernetes 1.30 reject selectors on custom resource fields) only the filter works.
+     * Kubernetes 1.31 reject selectors on custom resource fields) only the filter works.
      *
      * <p>An allocation this agent runs whose {@code spec.nodeName} changed reaches the filter too: as an
      * update without a field selector, as a delete with one (it left the selection). Either way the filter

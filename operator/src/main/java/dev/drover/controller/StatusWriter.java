@@ -43,7 +43,7 @@ public final class StatusWriter implements AutoCloseable {
         void write(AllocId id, AllocationStatus status) throws Exception;
     }
 
-    /** Timing of the writer; {@link #DEFAULT} is what SEMANTICS.md asks for. */
+    /** Timing of the writer; {@link #DEFAULT} is what docs/semantics.md (Status writes) promises. */
     public record Timing(Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff,
                          Duration minInterval) {
         /** At most 4 writes a second per allocation. */

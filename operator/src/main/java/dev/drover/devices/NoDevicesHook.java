@@ -10,7 +10,7 @@ import java.util.List;
 /**
  * The device hook of an agent that runs no device plugins: a task that asks
  * for devices cannot have them, so its setup fails for good with a message
- * naming each request (SEMANTICS.md, Devices), instead of the task running
+ * naming each request (docs/semantics.md, Devices), instead of the task running
  * without the devices it needs.
  */
 public final class NoDevicesHook implements TaskPrestartHook {

@@ -3,7 +3,7 @@ package dev.drover.gc;
 import java.time.Duration;
 
 /**
- * When terminal allocations are collected (SEMANTICS.md "Garbage collection"):
+ * When terminal allocations are collected (docs/semantics.md, Garbage collection):
  * every {@code interval} and whenever one becomes terminal, the oldest terminal
  * allocations go while disk usage is over {@code maxDiskUsage}, inode usage
  * over {@code maxInodeUsage}, or there are more than {@code maxAllocations};

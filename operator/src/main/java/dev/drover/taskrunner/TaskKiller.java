@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Killing a task as SEMANTICS.md says: the shutdown delay (cut short if the
+ * Killing a task as docs/semantics.md says: the shutdown delay (cut short if the
  * task exits), the kill signal, the kill timeout, then a forced kill; the
  * shutdown delay and the kill timeout are each capped by the agent's maximum.
  * A driver whose stop fails is tried again with back-off; after the scheduled

@@ -120,7 +120,7 @@ public final class TaskRunner {
 
     /**
      * Kills the task: {@code cause} (e.g. a LeaderTaskDead event) is recorded first,
-     * then the kill follows SEMANTICS.md. Returns when the runner is done.
+     * then the kill follows docs/semantics.md, Killing a task. Returns when the runner is done.
      */
     public CompletableFuture<Void> kill(TaskEvent cause) {
         killRequest.complete(cause);

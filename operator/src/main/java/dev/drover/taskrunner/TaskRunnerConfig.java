@@ -33,7 +33,7 @@ public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, 
      * long as the task may be alive (every second when {@code backoff} is empty).
      */
     public record StopRetry(List<Duration> backoff) {
-        /** SEMANTICS.md: 5 s, 20 s, 80 s, 120 s, 120 s. */
+        /** docs/semantics.md, Killing a task: 5 s, 20 s, 80 s, 120 s, 120 s. */
         public static final StopRetry DEFAULT = new StopRetry(List.of(Duration.ofSeconds(5),
                 Duration.ofSeconds(20), Duration.ofSeconds(80), Duration.ofSeconds(120), Duration.ofSeconds(120)));
         private static final Duration WITHOUT_BACKOFF = Duration.ofSeconds(1);

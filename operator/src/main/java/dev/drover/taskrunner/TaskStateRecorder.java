@@ -9,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A task's state as SEMANTICS.md defines it: {@code Pending → Running → Dead},
+ * A task's state as docs/semantics.md defines it: {@code Pending → Running → Dead},
  * {@code failed} sticky once set, {@code restarts} counting Restarting events,
  * {@code startedAt} stamped on every start, {@code finishedAt} once, the newest
  * 10 events. Owned by one task runner; {@link #snapshot()} hands out copies.

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * What the node's agent made of the allocation. Beyond API.md's fields,
+ * What the node's agent made of the allocation (docs/allocations.md, status).
  * {@code ready} ("running/total" main tasks) and {@code restarts} (the sum of
  * task restarts) exist for {@code kubectl get}'s columns.
  */

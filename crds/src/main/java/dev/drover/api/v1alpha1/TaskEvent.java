@@ -9,7 +9,7 @@ import java.util.Objects;
 
 /**
  * One step in a task's life. {@code type} and {@code time} are always set; the
- * other fields carry the details its type calls for (SEMANTICS.md), e.g. a
+ * other fields carry the details its type calls for (docs/semantics.md, Task events), e.g. a
  * {@code Terminated} event has {@code exitCode} and {@code signal}.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)

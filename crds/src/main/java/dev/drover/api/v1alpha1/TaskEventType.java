@@ -1,6 +1,6 @@
 package dev.drover.api.v1alpha1;
 
-/** Every kind of task event; SEMANTICS.md says when each is emitted and what it carries. */
+/** Every kind of task event; docs/semantics.md (Task events) says when each is emitted and what it carries. */
 public enum TaskEventType {
     Received,
     TaskSetup,

@@ -3,7 +3,7 @@
  *
  * <p>Fields a user leaves out are null in these classes, so {@code 0}/{@code false}
  * stay distinct from "not given"; the {@code effective...} methods apply the
- * defaults of API.md. A real API server also fills the CRD's schema defaults
+ * defaults of docs/allocations.md. A real API server also fills the CRD's schema defaults
  * (the same values) into stored objects; the mock server does not, which is why
  * nothing here relies on them.
  *

@@ -188,7 +188,7 @@ public final class AllocationValidator {
         }
     }
 
-    /** The restart policy rules of SEMANTICS.md, on the fields given (unset ones take valid defaults). */
+    /** The restart policy rules of docs/allocations.md, on the fields given (unset ones take valid defaults). */
     private static void validatePolicy(String path, RestartPolicy p, List<Violation> out) {
         Duration interval = duration(path + ".interval", p.getInterval(), out);
         Duration delay = duration(path + ".delay", p.getDelay(), out);

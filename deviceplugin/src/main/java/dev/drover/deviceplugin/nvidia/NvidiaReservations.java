@@ -6,9 +6,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a task needs to see reserved NVIDIA GPUs: the NVIDIA container runtime (and CUDA itself, through
- * {@code CUDA_VISIBLE_DEVICES} semantics in the toolkit) reads {@code NVIDIA_VISIBLE_DEVICES}, a comma-separated
- * list of UUIDs; MIG devices are named by their own {@code MIG-...} UUIDs.
+ * What a task needs to see reserved NVIDIA GPUs: {@code NVIDIA_VISIBLE_DEVICES}, a comma-separated list of UUIDs
+ * (MIG devices by their own {@code MIG-...} UUIDs), which the NVIDIA container runtime reads to give a container
+ * just those GPUs. CUDA itself reads {@code CUDA_VISIBLE_DEVICES}, not this variable: a process no such runtime
+ * starts (a raw_exec task) is not limited by it.
  */
 public final class NvidiaReservations {
 

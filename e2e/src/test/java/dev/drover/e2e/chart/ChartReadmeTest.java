@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -22,6 +24,23 @@ class ChartReadmeTest {
         assertThat(leaves).hasSizeGreaterThan(30);
         for (String leaf : leaves) {
             assertThat(documented(readme, leaf)).as("charts/drover/README.md documents %s (or a parent key)", leaf).isTrue();
+        }
+    }
+
+    @Test
+    void readmeListsEveryRuleOfTheClusterRole() throws IOException {
+        String readme = Files.readString(DroverChart.DIR.resolve("README.md"));
+        ClusterRole role = DroverChart.parse(Files.readString(Manifests.DIR.resolve("drover.yaml"))).stream()
+                .filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
+        assertThat(role.getRules()).isNotEmpty();
+        for (PolicyRule rule : role.getRules()) {
+            for (String group : rule.getApiGroups()) {
+                for (String resource : rule.getResources()) {
+                    String row = "| `" + (group.isEmpty() ? "\"\"" : group) + "` | `" + resource + "` | "
+                            + String.join(", ", rule.getVerbs()) + " |";
+                    assertThat(readme).as("charts/drover/README.md's RBAC table has the row %s", row).contains(row);
+                }
+            }
         }
     }
 

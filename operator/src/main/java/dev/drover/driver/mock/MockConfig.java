@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-/** The mock driver's config, every option of API.md. Null durations mean "not given". */
+/** The mock driver's config, every option docs/drivers.md lists. Null durations mean "not given". */
 record MockConfig(Duration runFor, int exitCode, String startError, boolean startErrorRecoverable,
                   Duration startBlockFor, Duration killAfter, String stdoutString, int stdoutRepeat,
                   Duration stdoutRepeatDuration) {

@@ -15,7 +15,7 @@ import java.util.random.RandomGenerator;
  * Decides, after each exit or start failure, whether a task starts again and
  * after how long. A pure decision object: no I/O, no waiting; time and jitter
  * come from the sources it is given. The rules, in order, are those of
- * SEMANTICS.md ("Restart tracker").
+ * docs/semantics.md, Restarts.
  */
 public final class RestartTracker {
 
