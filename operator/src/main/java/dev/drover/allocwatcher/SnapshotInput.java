@@ -1,6 +1,7 @@
 package dev.drover.allocwatcher;
 
-import dev.drover.allocwatcher.Snapshots.SnapshotException;
+import dev.drover.api.UserText;
+import dev.drover.allocwatcher.SnapshotException;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -82,7 +83,7 @@ final class SnapshotInput {
 
     /** Where in the stream a problem lies, for messages about what has no name yet. */
     String after() {
-        return last == null ? "at its first entry" : "after entry \"" + Snapshots.shown(last) + "\"";
+        return last == null ? "at its first entry" : "after entry " + UserText.quote(last);
     }
 
     private void drain() throws IOException {
@@ -97,7 +98,7 @@ final class SnapshotInput {
         } catch (SnapshotException refused) {
             throw refused;
         } catch (IOException cut) {
-            throw new SnapshotException("the snapshot ends in the middle of \"" + Snapshots.shown(last) + "\"");
+            throw new SnapshotException("the snapshot ends in the middle of " + UserText.quote(last));
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.drover.allocwatcher;
 
+import dev.drover.api.UserText;
 import dev.drover.api.v1alpha1.Names;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -51,16 +52,8 @@ public final class Snapshots {
     private static final int BLOCK = 512;
     private static final String DATA = "alloc/data";
     /** How much of a name a message shows. */
-    private static final int SHOWN = 200;
 
     private Snapshots() {
-    }
-
-    /** A snapshot that cannot be unpacked safely, or is not a tar stream. */
-    public static final class SnapshotException extends IOException {
-        public SnapshotException(String message) {
-            super(message);
-        }
     }
 
     /**
@@ -152,12 +145,12 @@ public final class Snapshots {
                 continue; // its content is read and counted by the next call
             }
             if (e.isSparse()) {
-                throw new SnapshotException("entry \"" + shown(path) + "\" is a sparse file, which a snapshot"
+                throw new SnapshotException("entry " + UserText.quote(path) + " is a sparse file, which a snapshot"
                         + " never holds");
             }
             long size = regular ? e.getSize() : 0;
             if (total + size > maxBytes) {
-                throw new SnapshotException("entry \"" + shown(path) + "\" would take the snapshot over the"
+                throw new SnapshotException("entry " + UserText.quote(path) + " would take the snapshot over the"
                         + " ephemeral disk's " + maxBytes / (1024 * 1024) + " MB");
             }
             total += size;
@@ -172,7 +165,7 @@ public final class Snapshots {
                     wanted(source, tasks);
                     tree.hardLink(path, source);
                 }
-                default -> throw new SnapshotException("entry \"" + shown(path) + "\" is a " + describe(type)
+                default -> throw new SnapshotException("entry " + UserText.quote(path) + " is a " + describe(type)
                         + ", which a snapshot never holds");
             }
         }
@@ -190,7 +183,7 @@ public final class Snapshots {
                 } catch (SnapshotException refused) {
                     throw refused;
                 } catch (IOException cut) {
-                    throw new SnapshotException("the snapshot ends in the middle of \"" + shown(path) + "\"");
+                    throw new SnapshotException("the snapshot ends in the middle of " + UserText.quote(path));
                 }
             }
 
@@ -201,32 +194,16 @@ public final class Snapshots {
         };
     }
 
-    /** A name for a message: cut to {@value #SHOWN} characters, control characters escaped. */
-    static String shown(String name) {
-        StringBuilder out = new StringBuilder();
-        for (int i = 0; i < name.length() && out.length() < SHOWN; i++) {
-            char c = name.charAt(i);
-            if (c < 0x20 || c == 0x7f) {
-                out.append(String.format("\\x%02x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        return out.length() < SHOWN || out.length() == name.length() ? out.toString()
-                : out + "... (" + name.length() + " characters)";
-    }
-
-    /** Whether an entry belongs to what is migrated: {@code alloc/data} or a known task's {@code local}. */
     private static boolean wanted(String path, Set<String> tasks) throws SnapshotException {
         String[] parts = path.split("/");
         if (parts[0].equals("alloc")) {
             if (parts.length == 1 || parts[1].equals("data")) {
                 return true;
             }
-            throw new SnapshotException("entry \"" + shown(path) + "\" is outside alloc/data and the tasks' local directories");
+            throw new SnapshotException("entry " + UserText.quote(path) + " is outside alloc/data and the tasks' local directories");
         }
         if (!Names.isLabel(parts[0]) || (parts.length > 1 && !parts[1].equals("local"))) {
-            throw new SnapshotException("entry \"" + shown(path) + "\" is outside alloc/data and the tasks' local directories");
+            throw new SnapshotException("entry " + UserText.quote(path) + " is outside alloc/data and the tasks' local directories");
         }
         return tasks.contains(parts[0]);
     }
@@ -237,16 +214,16 @@ public final class Snapshots {
      */
     private static String checkedName(String raw) throws SnapshotException {
         if (raw.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
-            throw new SnapshotException("entry \"" + shown(raw) + "\" has a name longer than " + MAX_NAME_BYTES
+            throw new SnapshotException("entry " + UserText.quote(raw) + " has a name longer than " + MAX_NAME_BYTES
                     + " bytes");
         }
         List<String> parts = new ArrayList<>();
         for (String part : raw.split("/")) {
             if (part.equals("..") || part.indexOf('\0') >= 0) {
-                throw new SnapshotException("entry \"" + shown(raw) + "\" is absolute, empty or climbs out with ..");
+                throw new SnapshotException("entry " + UserText.quote(raw) + " is absolute, empty or climbs out with ..");
             }
             if (part.getBytes(StandardCharsets.UTF_8).length > MAX_COMPONENT_BYTES) {
-                throw new SnapshotException("entry \"" + shown(raw) + "\" has a name part longer than "
+                throw new SnapshotException("entry " + UserText.quote(raw) + " has a name part longer than "
                         + MAX_COMPONENT_BYTES + " bytes");
             }
             if (!part.isEmpty() && !part.equals(".")) {
@@ -254,7 +231,7 @@ public final class Snapshots {
             }
         }
         if (parts.isEmpty() || raw.startsWith("/")) {
-            throw new SnapshotException("entry \"" + shown(raw) + "\" is absolute, empty or climbs out with ..");
+            throw new SnapshotException("entry " + UserText.quote(raw) + " is absolute, empty or climbs out with ..");
         }
         return String.join("/", parts);
     }

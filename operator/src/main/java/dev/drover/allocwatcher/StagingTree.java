@@ -1,6 +1,7 @@
 package dev.drover.allocwatcher;
 
-import dev.drover.allocwatcher.Snapshots.SnapshotException;
+import dev.drover.api.UserText;
+import dev.drover.allocwatcher.SnapshotException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -67,7 +68,7 @@ final class StagingTree {
         if (a == null) {
             mkdir(p, path);
         } else if (!a.isDirectory()) {
-            throw new SnapshotException("directory entry \"" + Snapshots.shown(path) + "\" collides with an earlier entry");
+            throw new SnapshotException("directory entry " + UserText.quote(path) + " collides with an earlier entry");
         }
         chmod(p, mode | 0700);
     }
@@ -79,10 +80,10 @@ final class StagingTree {
         try (OutputStream out = Files.newOutputStream(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
             if (content.transferTo(out) < size) {
-                throw new SnapshotException("the snapshot ends in the middle of \"" + Snapshots.shown(path) + "\"");
+                throw new SnapshotException("the snapshot ends in the middle of " + UserText.quote(path));
             }
         } catch (FileAlreadyExistsException e) {
-            throw new SnapshotException("entry \"" + Snapshots.shown(path) + "\" appears twice");
+            throw new SnapshotException("entry " + UserText.quote(path) + " appears twice");
         }
         files.add(path);
         chmod(p, mode | 0600);
@@ -96,7 +97,7 @@ final class StagingTree {
         try {
             Files.createSymbolicLink(at(path), Path.of(target));
         } catch (FileAlreadyExistsException e) {
-            throw new SnapshotException("link \"" + Snapshots.shown(path) + "\" collides with an earlier entry");
+            throw new SnapshotException("link " + UserText.quote(path) + " collides with an earlier entry");
         }
         links.put(path, target);
     }
@@ -105,14 +106,14 @@ final class StagingTree {
     void hardLink(String path, String source) throws IOException {
         BasicFileAttributes a = files.contains(source) ? lstat(at(source)) : null;
         if (a == null || !a.isRegularFile()) {
-            throw new SnapshotException("hard link \"" + Snapshots.shown(path) + "\" -> \"" + Snapshots.shown(source)
+            throw new SnapshotException("hard link " + UserText.quote(path) + " -> \"" + UserText.bare(source)
                     + "\" does not name a file unpacked before it");
         }
         parents(path);
         try {
             Files.createLink(at(path), at(source));
         } catch (FileAlreadyExistsException e) {
-            throw new SnapshotException("entry \"" + Snapshots.shown(path) + "\" appears twice");
+            throw new SnapshotException("entry " + UserText.quote(path) + " appears twice");
         }
         files.add(path);
     }
@@ -127,7 +128,7 @@ final class StagingTree {
     }
 
     private static SnapshotException pointsOut(String path, String target) {
-        return new SnapshotException("link \"" + Snapshots.shown(path) + "\" -> \"" + Snapshots.shown(target)
+        return new SnapshotException("link " + UserText.quote(path) + " -> \"" + UserText.bare(target)
                 + "\" points out of the directory");
     }
 
@@ -195,9 +196,9 @@ final class StagingTree {
             if (a == null) {
                 mkdir(p, path);
             } else if (a.isSymbolicLink()) {
-                throw new SnapshotException("entry \"" + Snapshots.shown(path) + "\" goes through the link " + prefix);
+                throw new SnapshotException("entry " + UserText.quote(path) + " goes through the link " + prefix);
             } else if (!a.isDirectory()) {
-                throw new SnapshotException("entry \"" + Snapshots.shown(path) + "\" goes through the file " + prefix);
+                throw new SnapshotException("entry " + UserText.quote(path) + " goes through the file " + prefix);
             }
         }
     }
@@ -207,7 +208,7 @@ final class StagingTree {
         try {
             Files.createDirectory(p);
         } catch (FileAlreadyExistsException e) {
-            throw new SnapshotException("entry \"" + Snapshots.shown(path) + "\" collides with something made meanwhile");
+            throw new SnapshotException("entry " + UserText.quote(path) + " collides with something made meanwhile");
         }
     }
 

@@ -4,26 +4,19 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import dev.drover.api.v1alpha1.Names;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,8 +24,6 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,9 +50,6 @@ public final class AgentApi implements AutoCloseable {
     public static final String PORT_ANNOTATION = "drover.dev/agent-api-port";
     public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern ROUTE =
-            Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot))$");
-    private static final String ROUTES = "GET /v1/allocations/NAMESPACE/NAME/{logs/TASK,stats,snapshot}";
     static final Duration FOLLOW_POLL = Duration.ofMillis(250);
     /** How often a follow with nothing to send asks whether its client is still there. */
     static final Duration PEER_CHECK = Duration.ofSeconds(2);
@@ -189,92 +177,43 @@ public final class AgentApi implements AutoCloseable {
     }
 
     private void serve(HttpExchange ex) throws IOException {
+        String path = ex.getRequestURI().getRawPath();
+        if (!ApiRequest.served(path)) {
+            error(ex, 404, "no such API path " + path + "; " + ApiRequest.ROUTES);
+            return;
+        }
+        if (!ex.getRequestMethod().equals("GET")) {
+            error(ex, 405, ex.getRequestMethod() + " is not served; use GET");
+            return;
+        }
+        ApiRequest request;
         try {
-            String path = ex.getRequestURI().getRawPath();
-            Matcher m = ROUTE.matcher(path);
-            if (!m.matches()) {
-                error(ex, 404, "no such API path " + path + "; " + ROUTES);
-                return;
-            }
-            if (!ex.getRequestMethod().equals("GET")) {
-                error(ex, 405, ex.getRequestMethod() + " is not served; use GET");
-                return;
-            }
-            String namespace = decode(m.group(1), false);
-            String name = decode(m.group(2), false);
-            String task = m.group(3) == null ? null : decode(m.group(3), false);
-            String subresource = task != null ? "log" : m.group(4) != null ? "stats" : "snapshot";
-            if (!Names.isLabel(namespace) || !Names.isSubdomain(name)) {
-                error(ex, 400, "\"" + namespace + "/" + name + "\" is not a valid allocation name");
-                return;
-            }
-            if (task != null && !Names.isLabel(task)) {
-                error(ex, 400, "\"" + task + "\" is not a valid task name");
-                return;
-            }
-            Map<String, String> query = query(ex.getRequestURI().getRawQuery());
-            LogRequest logRequest = null;
-            if (task != null) {
-                Optional<String> problem = LogRequest.problem(query);
-                if (problem.isPresent()) {
-                    error(ex, 400, problem.get());
-                    return;
-                }
-                logRequest = LogRequest.of(task, query);
-            }
-            KubernetesAuth.Decision decision = auth.check(ex.getRequestHeaders().getFirst("Authorization"),
-                    ex.getRemoteAddress().getAddress(), namespace, name, subresource);
-            if (decision instanceof KubernetesAuth.Decision.Refused r) {
-                error(ex, r.status(), r.message(), r.retryAfter());
-                return;
-            }
-            String caller = ((KubernetesAuth.Decision.Allowed) decision).caller().user();
-            AllocId id = new AllocId(namespace, name);
-            Optional<Local> local = allocations.find(id);
-            if (local.isEmpty()) {
-                error(ex, 404, "allocation " + id + " does not run on node " + node);
-                return;
-            }
-            switch (subresource) {
-                case "log" -> logs(ex, id, local.get(), logRequest, caller);
-                case "stats" -> stats(ex, id, local.get());
-                default -> snapshot(ex, id, local.get());
-            }
-        } catch (BadRequest e) {
+            request = ApiRequest.parse(path, ex.getRequestURI().getRawQuery());
+        } catch (ApiRequest.BadRequest e) {
             error(ex, 400, e.getMessage());
+            return;
+        }
+        AllocId id = request.id();
+        KubernetesAuth.Decision decision = auth.check(ex.getRequestHeaders().getFirst("Authorization"),
+                ex.getRemoteAddress().getAddress(), id.namespace(), id.name(), request.subresource());
+        if (decision instanceof KubernetesAuth.Decision.Refused r) {
+            error(ex, r.status(), r.message(), r.retryAfter());
+            return;
+        }
+        String caller = ((KubernetesAuth.Decision.Allowed) decision).caller().user();
+        Optional<Local> local = allocations.find(id);
+        if (local.isEmpty()) {
+            error(ex, 404, "allocation " + id + " does not run on node " + node);
+            return;
+        }
+        switch (request.subresource()) {
+            case "log" -> logs(ex, id, local.get(), request.logs(), caller);
+            case "stats" -> stats(ex, id, local.get());
+            default -> snapshot(ex, id, local.get());
         }
     }
 
-    /** A request target the API cannot read; its message says what is wrong with it. */
-    private static final class BadRequest extends Exception {
-        BadRequest(String message) {
-            super(message, null, false, false);
-        }
-    }
-
-    /** What a logs request asks for. */
-    private record LogRequest(String task, String stream, int tail, boolean follow) {
-
-        static Optional<String> problem(Map<String, String> query) {
-            String stream = query.getOrDefault("stream", "stdout");
-            if (!stream.equals("stdout") && !stream.equals("stderr")) {
-                return Optional.of("stream must be stdout or stderr, not \"" + stream + "\"");
-            }
-            String tail = query.getOrDefault("tail", "-1");
-            if (!tail.matches("-?[0-9]{1,9}")) {
-                return Optional.of("tail must be a whole number of lines, not \"" + tail + "\"");
-            }
-            return Optional.empty();
-        }
-
-        static LogRequest of(String task, Map<String, String> query) {
-            return new LogRequest(task, query.getOrDefault("stream", "stdout"),
-                    Integer.parseInt(query.getOrDefault("tail", "-1")),
-                    Boolean.parseBoolean(query.getOrDefault("follow", "false")));
-        }
-    }
-
-    private void logs(HttpExchange ex, AllocId id, Local local, LogRequest request, String caller)
+    private void logs(HttpExchange ex, AllocId id, Local local, ApiRequest.Logs request, String caller)
             throws IOException {
         if (!local.tasks().contains(request.task())) {
             error(ex, 404, "allocation " + id + " has no task \"" + request.task() + "\"");
@@ -368,56 +307,6 @@ public final class AgentApi implements AutoCloseable {
         ex.getResponseHeaders().set("Content-Type", "application/json");
         ex.sendResponseHeaders(status, bytes.length);
         ex.getResponseBody().write(bytes);
-    }
-
-    /**
-     * Percent-decodes a raw path segment or query part as UTF-8 ({@code +} is a space in the query only); a
-     * malformed escape or bytes that are not UTF-8 are the caller's error. (The JDK's server refuses most malformed
-     * escapes before a handler sees them; this does not count on it.)
-     */
-    private static String decode(String raw, boolean query) throws BadRequest {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(raw.length());
-        for (int i = 0; i < raw.length(); i++) {
-            char c = raw.charAt(i);
-            if (c == '%') {
-                int hi = i + 2 < raw.length() ? hexDigit(raw.charAt(i + 1)) : -1;
-                int lo = hi >= 0 ? hexDigit(raw.charAt(i + 2)) : -1;
-                if (hi < 0 || lo < 0) {
-                    throw new BadRequest("malformed % escape \"" + raw.substring(i, Math.min(raw.length(), i + 3))
-                            + "\" in \"" + raw + "\": a % is followed by two hex digits (write % itself as %25)");
-                }
-                bytes.write(hi << 4 | lo);
-                i += 2;
-            } else if (c == '+' && query) {
-                bytes.write(' ');
-            } else {
-                bytes.writeBytes(String.valueOf(c).getBytes(StandardCharsets.UTF_8));
-            }
-        }
-        try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes.toByteArray()))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw new BadRequest("\"" + raw + "\" does not decode to UTF-8 text");
-        }
-    }
-
-    /** 0 to 15 for an ASCII hex digit, else -1. */
-    private static int hexDigit(char c) {
-        return HexFormat.isHexDigit(c) ? HexFormat.fromHexDigit(c) : -1;
-    }
-
-    private static Map<String, String> query(String raw) throws BadRequest {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (raw != null) {
-            for (String pair : raw.split("&")) {
-                int eq = pair.indexOf('=');
-                out.put(decode(eq < 0 ? pair : pair.substring(0, eq), true),
-                        eq < 0 ? "" : decode(pair.substring(eq + 1), true));
-            }
-        }
-        return out;
     }
 
     /** Stops serving: followed logs end, connections close. Joins the request threads. */

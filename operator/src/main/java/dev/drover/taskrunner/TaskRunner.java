@@ -81,7 +81,7 @@ public final class TaskRunner {
         this.recorder = recorder;
         this.local = local;
         this.killer = new TaskKiller(cfg, task, this::event);
-        this.tracker = new RestartTracker(task.effectiveRestartPolicy(cfg.spec()), cfg.spec().effectiveType(),
+        this.tracker = new RestartTracker(cfg.spec().effectiveRestartPolicy(task), cfg.spec().effectiveType(),
                 task.hook(), task.isSidecar(), cfg.clock(), cfg.random());
     }
 
@@ -184,7 +184,7 @@ public final class TaskRunner {
         task = next;
         killer = new TaskKiller(cfg, next, this::event);
         AllocationSpec spec = nextSpec;
-        tracker.update(next.effectiveRestartPolicy(spec), spec.effectiveType(), next.hook(), next.isSidecar());
+        tracker.update(spec.effectiveRestartPolicy(next), spec.effectiveType(), next.hook(), next.isSidecar());
     }
 
     /** Restarts a running task now, without counting against its policy (e.g. its spec changed). */

@@ -78,7 +78,7 @@ class SnapshotsTest {
     void namesThatClimbOutAreRefused() {
         for (String name : List.of("../escape", "alloc/data/../../escape", "/etc/passwd", "alloc/data/../../../x")) {
             assertThatThrownBy(() -> unpack(tar(file(name, "x"))), name)
-                    .isInstanceOf(Snapshots.SnapshotException.class).hasMessageContaining(name);
+                    .isInstanceOf(SnapshotException.class).hasMessageContaining(name);
         }
         assertThat(dir.resolve("escape")).doesNotExist();
     }
@@ -87,7 +87,7 @@ class SnapshotsTest {
     void entriesOutsideDataAndLocalAreRefused() {
         for (String name : List.of("alloc/logs/x", "web/secrets/token", "etc/passwd", "Web/local/x")) {
             assertThatThrownBy(() -> unpack(tar(file(name, "x"))), name)
-                    .isInstanceOf(Snapshots.SnapshotException.class).hasMessageContaining("outside alloc/data");
+                    .isInstanceOf(SnapshotException.class).hasMessageContaining("outside alloc/data");
         }
     }
 

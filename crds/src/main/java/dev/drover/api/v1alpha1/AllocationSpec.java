@@ -122,6 +122,11 @@ public class AllocationSpec {
         return RestartPolicy.resolve(effectiveType(), restartPolicy, null);
     }
 
+    /** {@code task}'s restart policy: its own fields over the allocation's over the defaults of the type. */
+    public RestartPolicy.Resolved effectiveRestartPolicy(Task task) {
+        return RestartPolicy.resolve(effectiveType(), restartPolicy, task.getRestartPolicy());
+    }
+
     /** The task called {@code name}, or null. */
     public Task task(String name) {
         if (tasks == null) {

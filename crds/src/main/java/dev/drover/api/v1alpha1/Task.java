@@ -213,12 +213,6 @@ public class Task {
         return shutdownDelay == null ? Duration.ZERO : Durations.parse(shutdownDelay);
     }
 
-    /** This task's restart policy: its own fields over the allocation's over the defaults of the type. */
-    @JsonIgnore
-    public RestartPolicy.Resolved effectiveRestartPolicy(AllocationSpec spec) {
-        return RestartPolicy.resolve(spec.effectiveType(), spec.getRestartPolicy(), restartPolicy);
-    }
-
     @Override
     public boolean equals(Object o) {
         return o instanceof Task t

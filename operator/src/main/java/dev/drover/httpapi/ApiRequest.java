@@ -1,0 +1,133 @@
+package dev.drover.httpapi;
+
+import dev.drover.api.v1alpha1.Names;
+import dev.drover.state.AllocId;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * What a request to the agent's API asks for, read from its raw target (path and query) before anything else is
+ * looked at: which allocation, which of its subresources ({@code log}, {@code stats}, {@code snapshot}) and, for
+ * logs, which task, stream and lines.
+ *
+ * @param logs the logs asked for; null unless {@code subresource} is {@code log}
+ */
+record ApiRequest(AllocId id, String subresource, Logs logs) {
+
+    private static final Pattern ROUTE =
+            Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot))$");
+    /** The paths served, for the answer to one that is not. */
+    static final String ROUTES = "GET /v1/allocations/NAMESPACE/NAME/{logs/TASK,stats,snapshot}";
+
+    /** A request target the API cannot read; its message says what is wrong with it. */
+    static final class BadRequest extends Exception {
+        BadRequest(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** What a logs request asks for: {@code tail} lines (-1: all) of a stream, then what follows when asked. */
+    record Logs(String task, String stream, int tail, boolean follow) {
+
+        static Logs of(String task, Map<String, String> query) throws BadRequest {
+            String stream = query.getOrDefault("stream", "stdout");
+            if (!stream.equals("stdout") && !stream.equals("stderr")) {
+                throw new BadRequest("stream must be stdout or stderr, not \"" + stream + "\"");
+            }
+            String tail = query.getOrDefault("tail", "-1");
+            if (!tail.matches("-?[0-9]{1,9}")) {
+                throw new BadRequest("tail must be a whole number of lines, not \"" + tail + "\"");
+            }
+            return new Logs(task, stream, Integer.parseInt(tail),
+                    Boolean.parseBoolean(query.getOrDefault("follow", "false")));
+        }
+    }
+
+    /** Whether the API serves this path, whatever it names. */
+    static boolean served(String rawPath) {
+        return ROUTE.matcher(rawPath).matches();
+    }
+
+    /**
+     * Reads the target of a path the API {@link #served serves}; one that names an allocation, task or query it
+     * cannot read is a {@link BadRequest}.
+     */
+    static ApiRequest parse(String rawPath, String rawQuery) throws BadRequest {
+        Matcher m = ROUTE.matcher(rawPath);
+        if (!m.matches()) {
+            throw new BadRequest("no such API path " + rawPath + "; " + ROUTES);
+        }
+        String namespace = decode(m.group(1), false);
+        String name = decode(m.group(2), false);
+        if (!Names.isLabel(namespace) || !Names.isSubdomain(name)) {
+            throw new BadRequest("\"" + namespace + "/" + name + "\" is not a valid allocation name");
+        }
+        AllocId id = new AllocId(namespace, name);
+        if (m.group(3) == null) {
+            return new ApiRequest(id, m.group(4) != null ? "stats" : "snapshot", null);
+        }
+        String task = decode(m.group(3), false);
+        if (!Names.isLabel(task)) {
+            throw new BadRequest("\"" + task + "\" is not a valid task name");
+        }
+        return new ApiRequest(id, "log", Logs.of(task, query(rawQuery)));
+    }
+
+    /**
+     * Percent-decodes a raw path segment or query part as UTF-8 ({@code +} is a space in the query only); a
+     * malformed escape or bytes that are not UTF-8 are the caller's error. (The JDK's server refuses most malformed
+     * escapes before a handler sees them; this does not count on it.)
+     */
+    private static String decode(String raw, boolean query) throws BadRequest {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(raw.length());
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            if (c == '%') {
+                int hi = i + 2 < raw.length() ? hexDigit(raw.charAt(i + 1)) : -1;
+                int lo = hi >= 0 ? hexDigit(raw.charAt(i + 2)) : -1;
+                if (hi < 0 || lo < 0) {
+                    throw new BadRequest("malformed % escape \"" + raw.substring(i, Math.min(raw.length(), i + 3))
+                            + "\" in \"" + raw + "\": a % is followed by two hex digits (write % itself as %25)");
+                }
+                bytes.write(hi << 4 | lo);
+                i += 2;
+            } else if (c == '+' && query) {
+                bytes.write(' ');
+            } else {
+                bytes.writeBytes(String.valueOf(c).getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes.toByteArray()))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new BadRequest("\"" + raw + "\" does not decode to UTF-8 text");
+        }
+    }
+
+    /** 0 to 15 for an ASCII hex digit, else -1. */
+    private static int hexDigit(char c) {
+        return HexFormat.isHexDigit(c) ? HexFormat.fromHexDigit(c) : -1;
+    }
+
+    private static Map<String, String> query(String raw) throws BadRequest {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (raw != null) {
+            for (String pair : raw.split("&")) {
+                int eq = pair.indexOf('=');
+                out.put(decode(eq < 0 ? pair : pair.substring(0, eq), true),
+                        eq < 0 ? "" : decode(pair.substring(eq + 1), true));
+            }
+        }
+        return out;
+    }
+}

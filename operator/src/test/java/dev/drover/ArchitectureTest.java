@@ -1,0 +1,78 @@
+package dev.drover;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which code may use which, read from the compiled classes (every reference counts, not just imports): dependencies
+ * point one way, controller → allocrunner → taskrunner → driver, with the state store, the garbage collector, the
+ * API model and the device plugins as leaves; no package and no type is part of a cycle. See CONTRIBUTING.md.
+ */
+class ArchitectureTest {
+
+    private static final JavaClasses DROVER = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.drover");
+
+    /** The packages that run allocations, each using only those after it. */
+    private static final String[] RUNNERS = {"agent", "controller", "allocrunner", "taskrunner", "driver"};
+
+    @Test
+    void noPackageIsPartOfACycle() {
+        slices().matching("dev.drover.(**)").should().beFreeOfCycles().check(DROVER);
+    }
+
+    @Test
+    void noTypeIsPartOfACycle() {
+        slices().assignedFrom(new TopLevelTypes()).should().beFreeOfCycles().check(DROVER);
+    }
+
+    @Test
+    void runnersUseOnlyThePackagesBelowThem() {
+        for (int i = 1; i < RUNNERS.length; i++) {
+            String[] above = new String[i];
+            for (int j = 0; j < i; j++) {
+                above[j] = "dev.drover." + RUNNERS[j] + "..";
+            }
+            noClasses().that().resideInAPackage("dev.drover." + RUNNERS[i] + "..")
+                    .should().dependOnClassesThat().resideInAnyPackage(above)
+                    .check(DROVER);
+        }
+    }
+
+    @Test
+    void leavesUseNoOtherPartOfTheAgent() {
+        noClasses().that().resideInAnyPackage("dev.drover.state..", "dev.drover.gc..", "dev.drover.api..",
+                        "dev.drover.deviceplugin..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.drover.agent..", "dev.drover.controller..",
+                        "dev.drover.allocrunner..", "dev.drover.taskrunner..", "dev.drover.driver..",
+                        "dev.drover.allocwatcher..", "dev.drover.devices..", "dev.drover.httpapi..",
+                        "dev.drover.cli..")
+                .check(DROVER);
+    }
+
+    /** A type with the types nested in it: a nested type naming its outer one is no cycle. */
+    private static final class TopLevelTypes implements SliceAssignment {
+        @Override
+        public SliceIdentifier getIdentifierOf(JavaClass c) {
+            JavaClass top = c;
+            while (top.getEnclosingClass().isPresent()) {
+                top = top.getEnclosingClass().get();
+            }
+            return SliceIdentifier.of(top.getName());
+        }
+
+        @Override
+        public String getDescription() {
+            return "top-level types";
+        }
+    }
+}
