@@ -12,6 +12,12 @@ import java.util.Map;
 final class StateDumpCommand {
 
     static final String DATA_DIR_ENV = "DROVER_DATA_DIR";
+    static final int EXIT_USAGE = 2;
+    static final String USAGE = """
+            usage: java -jar drover-agent.jar state dump --data-dir DIR
+              prints the agent's local state store as JSON (safe while the agent runs);
+              DIR defaults to $DROVER_DATA_DIR
+            """;
 
     private StateDumpCommand() {
     }
@@ -25,14 +31,14 @@ final class StateDumpCommand {
                 dataDir = args[i].substring("--data-dir=".length());
             } else {
                 err.println("state dump: unknown argument '" + args[i] + "'");
-                Main.usage(err);
-                return Main.EXIT_USAGE;
+                err.print(USAGE);
+                return EXIT_USAGE;
             }
         }
         if (dataDir == null || dataDir.isBlank()) {
             err.println("state dump: --data-dir is required (or set " + DATA_DIR_ENV + ")");
-            Main.usage(err);
-            return Main.EXIT_USAGE;
+            err.print(USAGE);
+            return EXIT_USAGE;
         }
         try {
             out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
