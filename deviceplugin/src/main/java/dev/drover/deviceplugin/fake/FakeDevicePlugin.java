@@ -94,21 +94,8 @@ public final class FakeDevicePlugin implements DevicePlugin {
     @Override
     public Fingerprint awaitChange(Fingerprint since, Duration timeout)
             throws DevicePluginException, InterruptedException {
-        if (since == null) {
-            return fingerprint();
-        }
-        Instant deadline = clock.now().plus(timeout);
-        while (true) {
-            Fingerprint now = fingerprint();
-            Instant t = clock.now();
-            if (!now.equals(since) || !t.isBefore(deadline)) {
-                return now;
-            }
-            // Nothing moves between boundaries of the timeline: sleep to the next one (or the deadline).
-            Instant wake = nextBoundary(t).filter(b -> b.isBefore(deadline)).orElse(deadline);
-            closing.await(closing.version(), wake);
-            ensureOpen();
-        }
+        // Nothing moves between boundaries of the timeline; a fingerprint call fails once closed.
+        return closing.awaitChange(since, timeout, this::fingerprint, this::nextBoundary);
     }
 
     @Override
