@@ -2,7 +2,7 @@ package dev.drover.deviceplugin;
 
 import org.junit.jupiter.api.Test;
 
-import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,24 +42,28 @@ class DevicePluginsTest {
     }
 
     @Test
-    void durationsReadAsPeopleWriteThem() {
-        assertThat(DurationText.parse("500ms")).isEqualTo(Duration.ofMillis(500));
-        assertThat(DurationText.parse("1m30s")).isEqualTo(Duration.ofSeconds(90));
-        assertThat(DurationText.parse("2h")).isEqualTo(Duration.ofHours(2));
-        assertThat(DurationText.parse("PT10S")).isEqualTo(Duration.ofSeconds(10));
-        assertThatThrownBy(() -> DurationText.parse("10")).hasMessageContaining("'10' is not a duration");
-        assertThatThrownBy(() -> DurationText.parse("10 sec")).isInstanceOf(IllegalArgumentException.class);
+    void unknownConfigKeyIsAnErrorNotADefault() {
+        assertThatThrownBy(() -> DevicePlugins.discover().select("nvidia").factory().create()
+                .configure(Map.of("quietPeriod", "5m", "quietPeriodd", "5m")))
+                .isInstanceOf(DevicePluginException.class)
+                .hasMessageContaining("device plugin nvidia: config.quietPeriodd: unknown key");
     }
 
     @Test
-    void unknownConfigKeyIsAnErrorNotADefault() {
-        ConfigReader r = new ConfigReader("nvidia", Map.of("quietPeriod", "5m", "quietPeriodd", "5m"));
-        assertThatThrownBy(() -> {
-            r.duration("quietPeriod", Duration.ZERO);
-            r.finish();
-        }).hasMessageContaining("unknown configuration key(s) [quietPeriodd]");
-        ConfigReader bad = new ConfigReader("nvidia", Map.of("quietPeriod", "soon"));
-        assertThatThrownBy(() -> bad.duration("quietPeriod", Duration.ZERO))
-                .hasMessageContaining("'quietPeriod' is 'soon'").hasMessageContaining("expected a duration");
+    void everyBadValueIsNamedInOneMessage() {
+        assertThatThrownBy(() -> DevicePlugins.discover().select("nvidia").factory().create()
+                .configure(Map.of("quietPeriod", "soon", "applicationXids", List.of(13, "x"))))
+                .isInstanceOf(DevicePluginException.class)
+                .hasMessageContaining("config.quietPeriod: \"soon\" is not a duration")
+                .hasMessageContaining("config.applicationXids: [13, x] is not a list of whole numbers");
+    }
+
+    /** Plugin configuration reads durations in the Allocations' grammar (it had one of its own). */
+    @Test
+    void pluginDurationsAreAllocationDurations() {
+        assertThatThrownBy(() -> DevicePlugins.discover().select("nvidia").factory().create()
+                .configure(Map.of("quietPeriod", "99999999999999h")))
+                .isInstanceOf(DevicePluginException.class)
+                .hasMessageContaining("config.quietPeriod: \"99999999999999h\" is too long a duration");
     }
 }

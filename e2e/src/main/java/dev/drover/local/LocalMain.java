@@ -3,6 +3,7 @@ package dev.drover.local;
 import dev.drover.agent.Agent;
 import dev.drover.agent.AgentConfig;
 import dev.drover.agent.StopSignal;
+import dev.drover.bench.Bench;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -58,10 +59,10 @@ public final class LocalMain {
             return switch (args[0]) {
                 case "apiserver" -> apiserver(Arrays.copyOfRange(args, 1, args.length), out);
                 case "up" -> up(Arrays.copyOfRange(args, 1, args.length), out, err);
-                case "bench" -> Bench.run(Arrays.copyOfRange(args, 1, args.length), out, err);
+                case "bench" -> Bench.run(Arrays.copyOfRange(args, 1, args.length), out, err, LocalMain.class.getName());
                 default -> throw new UsageException("unknown command \"" + args[0] + "\"");
             };
-        } catch (UsageException e) {
+        } catch (UsageException | Bench.UsageException e) {
             err.println("drover-local: " + e.getMessage());
             err.print(USAGE);
             return 2;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.drover.api.Durations;
+import dev.drover.common.Durations;
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.controller.EventRate;
 import dev.drover.controller.StatusWriter;

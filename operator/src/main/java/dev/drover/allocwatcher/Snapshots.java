@@ -1,6 +1,6 @@
 package dev.drover.allocwatcher;
 
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Names;
 import java.io.FilterInputStream;
 import java.io.IOException;

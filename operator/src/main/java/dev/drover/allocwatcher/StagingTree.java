@@ -1,6 +1,6 @@
 package dev.drover.allocwatcher;
 
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.allocwatcher.SnapshotException;
 import java.io.IOException;
 import java.io.InputStream;

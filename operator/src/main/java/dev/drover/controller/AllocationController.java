@@ -5,7 +5,7 @@ import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocrunner.AllocState;
 import dev.drover.allocrunner.AllocStateListener;
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;

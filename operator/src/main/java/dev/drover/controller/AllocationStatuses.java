@@ -1,7 +1,7 @@
 package dev.drover.controller;
 
 import dev.drover.allocrunner.AllocState;
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.common.Backoff;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -112,7 +113,7 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
 
     private void poll(AllocId id, CompletableFuture<Void> done) {
         try {
-            Duration wait = minPoll;
+            Backoff wait = Backoff.from(minPoll, maxPoll);
             while (!done.isDone() && !closed) {
                 try {
                     Allocation a = client.resources(Allocation.class).inNamespace(id.namespace()).withName(id.name()).get();
@@ -123,8 +124,8 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
                 } catch (RuntimeException e) {
                     LOG.warn("cannot read previous allocation {} (will retry): {}", id, e.getMessage());
                 }
-                Thread.sleep(wait);
-                wait = wait.multipliedBy(2).compareTo(maxPoll) > 0 ? maxPoll : wait.multipliedBy(2);
+                Thread.sleep(wait.current());
+                wait = wait.next();
             }
         } catch (InterruptedException e) {
             // cancelled or closing

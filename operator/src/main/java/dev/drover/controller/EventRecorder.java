@@ -1,6 +1,6 @@
 package dev.drover.controller;
 
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;

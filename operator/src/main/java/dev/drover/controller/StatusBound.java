@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.state.Jackson;
 import java.io.UncheckedIOException;

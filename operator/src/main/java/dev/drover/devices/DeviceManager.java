@@ -1,5 +1,6 @@
 package dev.drover.devices;
 
+import dev.drover.common.Backoff;
 import dev.drover.deviceplugin.DeviceGroup;
 import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.DevicePlugin;
@@ -85,7 +86,7 @@ public final class DeviceManager implements AutoCloseable {
     }
 
     private void fingerprintLoop(Runner r) {
-        Duration backoff = timing.minBackoff();
+        Backoff backoff = Backoff.from(timing.minBackoff(), timing.maxBackoff());
         boolean first = true;
         while (!closed) {
             try {
@@ -99,7 +100,7 @@ public final class DeviceManager implements AutoCloseable {
                         first = false;
                         firstFingerprints.release();
                     }
-                    backoff = timing.minBackoff();
+                    backoff = backoff.reset();
                     Fingerprint since = fp;
                     fp = Deadlines.call("waiting for a change from " + r.name,
                             timing.changeWait().plus(timing.call()), () -> plugin.awaitChange(since, timing.changeWait()));
@@ -117,15 +118,15 @@ public final class DeviceManager implements AutoCloseable {
                     first = false;
                     firstFingerprints.release();
                 }
-                LOG.warn("device plugin {} failed, restarting it in {} ms: {}", r.name, backoff.toMillis(), why);
+                LOG.warn("device plugin {} failed, restarting it in {} ms: {}", r.name, backoff.current().toMillis(),
+                        why);
                 closePlugin(r);
                 try {
-                    Thread.sleep(backoff);
+                    Thread.sleep(backoff.current());
                 } catch (InterruptedException ie) {
                     return;
                 }
-                backoff = backoff.multipliedBy(2).compareTo(timing.maxBackoff()) > 0 ? timing.maxBackoff()
-                        : backoff.multipliedBy(2);
+                backoff = backoff.next();
             }
         }
     }

@@ -44,7 +44,7 @@ public final class Deadlines {
             return result.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             worker.interrupt();
-            throw new DeadlineExceeded(what + " did not finish within " + dev.drover.api.Durations.format(deadline));
+            throw new DeadlineExceeded(what + " did not finish within " + dev.drover.common.Durations.format(deadline));
         } catch (InterruptedException e) {
             worker.interrupt();
             throw e;
@@ -57,7 +57,7 @@ public final class Deadlines {
         try {
             return future.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new DeadlineExceeded(what + " did not finish within " + dev.drover.api.Durations.format(deadline));
+            throw new DeadlineExceeded(what + " did not finish within " + dev.drover.common.Durations.format(deadline));
         } catch (CancellationException e) {
             throw new ExecutionException(what + " was cancelled", e);
         }

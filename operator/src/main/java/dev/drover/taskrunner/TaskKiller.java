@@ -1,6 +1,6 @@
 package dev.drover.taskrunner;
 
-import dev.drover.api.Durations;
+import dev.drover.common.Durations;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;

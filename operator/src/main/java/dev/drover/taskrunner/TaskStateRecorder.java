@@ -1,7 +1,7 @@
 package dev.drover.taskrunner;
 
 import dev.drover.api.Timestamps;
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskState;
 import java.time.Instant;

@@ -174,7 +174,7 @@ class TaskRunnerTest {
         TaskEvent nextStart = events.stream().filter(e -> e.getType() == Started).skip(1).findFirst().orElseThrow();
         Duration waited = Duration.between(Timestamps.parse(restarting.getTime()), Timestamps.parse(nextStart.getTime()));
         assertThat(waited).isGreaterThanOrEqualTo(Duration.ofMillis(300));
-        assertThat(dev.drover.api.Durations.parse(restarting.getStartDelay()))
+        assertThat(dev.drover.common.Durations.parse(restarting.getStartDelay()))
                 .isBetween(Duration.ofMillis(300), Duration.ofMillis(375));
     }
 
@@ -187,7 +187,7 @@ class TaskRunnerTest {
                 .until(() -> events.stream().filter(e -> e.getType() == Restarting).count() == 2);
         TaskEvent second = events.stream().filter(e -> e.getType() == Restarting).skip(1).findFirst().orElseThrow();
         assertThat(second.getRestartReason()).isEqualTo("Exceeded allowed attempts, applying a delay");
-        assertThat(dev.drover.api.Durations.parse(second.getStartDelay())).isGreaterThan(Duration.ofSeconds(25));
+        assertThat(dev.drover.common.Durations.parse(second.getStartDelay())).isGreaterThan(Duration.ofSeconds(25));
         long start = System.nanoTime();
         r.kill(null).get(5, TimeUnit.SECONDS);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));

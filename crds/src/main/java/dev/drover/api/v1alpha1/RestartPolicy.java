@@ -1,7 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import dev.drover.api.Durations;
+import dev.drover.common.Durations;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Size;

@@ -1,8 +1,8 @@
 package dev.drover.api.validation;
 
-import dev.drover.api.Durations;
+import dev.drover.common.Durations;
 import dev.drover.api.Signals;
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.DeviceRequest;

@@ -2,7 +2,7 @@ package dev.drover.api.crd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.drover.api.Durations;
+import dev.drover.common.Durations;
 import dev.drover.api.v1alpha1.EphemeralDisk;
 import dev.drover.api.v1alpha1.Task;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceColumnDefinition;

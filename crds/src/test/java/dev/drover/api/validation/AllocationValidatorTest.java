@@ -180,7 +180,7 @@ class AllocationValidatorTest {
         String huge = "x".repeat(5000);
         assertThat(validate("nodeName: n\ntasks: [{name: " + huge + ", driver: mock}]\n"))
                 .extracting(Violation::message).singleElement().asString()
-                .startsWith("\"" + "x".repeat(dev.drover.api.UserText.LIMIT) + "\"... (5000 characters) is not")
+                .startsWith("\"" + "x".repeat(dev.drover.common.UserText.LIMIT) + "\"... (5000 characters) is not")
                 .hasSizeLessThan(400);
         assertThat(validate("nodeName: n\ntasks: [{name: \"a\\0b\", driver: mock}]\n"))
                 .extracting(Violation::message).singleElement().asString().startsWith("\"a\\u0000b\"");

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.drover.common.Durations;
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.deviceplugin.DevicePluginException;
-import dev.drover.deviceplugin.DurationText;
 import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.deviceplugin.Unit;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.Fault;
@@ -274,9 +274,9 @@ public final class FakeDeviceFileParser {
         if (v == null || v.isNull()) return Optional.empty();
         if (v.isTextual()) {
             try {
-                return Optional.of(DurationText.parse(v.textValue()));
+                return Optional.of(Durations.parse(v.textValue()));
             } catch (IllegalArgumentException e) {
-                // reported below
+                throw new DevicePluginException(source + ": " + path + "." + field + ": " + e.getMessage());
             }
         }
         throw error(path + "." + field, v, "a duration with a unit, e.g. 500ms, 10s, 2m");

@@ -1,7 +1,7 @@
 package dev.drover.deviceplugin.fake;
 
+import dev.drover.common.ConfigReader;
 import dev.drover.deviceplugin.ChangeSignal;
-import dev.drover.deviceplugin.ConfigReader;
 import dev.drover.deviceplugin.DeviceGroup;
 import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.DevicePlugin;
@@ -69,9 +69,9 @@ public final class FakeDevicePlugin implements DevicePlugin {
 
     @Override
     public void configure(Map<String, Object> config) throws DevicePluginException {
-        ConfigReader reader = new ConfigReader(NAME, config);
-        String path = reader.string(FILE_KEY, null);
-        reader.finish();
+        ConfigReader reader = new ConfigReader(config);
+        String path = reader.string(FILE_KEY);
+        DevicePluginException.checkConfig(NAME, reader);
         if (path == null || path.isBlank()) {
             throw new DevicePluginException("device plugin fake: configuration key 'file' is missing; "
                     + "pass the device file as --device-plugin fake:FILE");
@@ -94,21 +94,8 @@ public final class FakeDevicePlugin implements DevicePlugin {
     @Override
     public Fingerprint awaitChange(Fingerprint since, Duration timeout)
             throws DevicePluginException, InterruptedException {
-        if (since == null) {
-            return fingerprint();
-        }
-        Instant deadline = clock.now().plus(timeout);
-        while (true) {
-            Fingerprint now = fingerprint();
-            Instant t = clock.now();
-            if (!now.equals(since) || !t.isBefore(deadline)) {
-                return now;
-            }
-            // Nothing moves between boundaries of the timeline: sleep to the next one (or the deadline).
-            Instant wake = nextBoundary(t).filter(b -> b.isBefore(deadline)).orElse(deadline);
-            closing.await(closing.version(), wake);
-            ensureOpen();
-        }
+        // Nothing moves between boundaries of the timeline; a fingerprint call fails once closed.
+        return closing.awaitChange(since, timeout, this::fingerprint, this::nextBoundary);
     }
 
     @Override

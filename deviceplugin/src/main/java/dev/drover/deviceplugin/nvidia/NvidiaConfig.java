@@ -1,11 +1,12 @@
 package dev.drover.deviceplugin.nvidia;
 
-import dev.drover.deviceplugin.ConfigReader;
+import dev.drover.common.ConfigReader;
 import dev.drover.deviceplugin.DevicePluginException;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -27,20 +28,19 @@ public record NvidiaConfig(String library, Duration quietPeriod, Set<Integer> ap
     }
 
     static NvidiaConfig read(Map<String, Object> config) throws DevicePluginException {
-        ConfigReader r = new ConfigReader(NvidiaDevicePlugin.NAME, config);
-        String library = r.string("library", Nvml.DEFAULT_LIBRARY);
-        Duration quiet = r.duration("quietPeriod", DEFAULT_QUIET_PERIOD);
-        List<Integer> xids = r.intList("applicationXids", List.copyOf(XidHealth.APPLICATION_XIDS));
-        Duration poll = r.duration("eventPollInterval", DEFAULT_EVENT_POLL);
-        r.finish();
+        ConfigReader r = new ConfigReader(config);
+        String library = Objects.requireNonNullElse(r.string("library"), Nvml.DEFAULT_LIBRARY);
+        Duration quiet = Objects.requireNonNullElse(r.duration("quietPeriod"), DEFAULT_QUIET_PERIOD);
+        List<Integer> xids = Objects.requireNonNullElse(r.integers("applicationXids"),
+                List.copyOf(XidHealth.APPLICATION_XIDS));
+        Duration poll = Objects.requireNonNullElse(r.duration("eventPollInterval"), DEFAULT_EVENT_POLL);
         if (quiet.isZero()) {
-            throw new DevicePluginException("device plugin nvidia: configuration key 'quietPeriod' is '0s'; "
-                    + "expected a positive duration such as 5m");
+            r.problem("config.quietPeriod: must be longer than 0 (e.g. 5m)");
         }
         if (poll.isZero()) {
-            throw new DevicePluginException("device plugin nvidia: configuration key 'eventPollInterval' is '0s'; "
-                    + "expected a positive duration such as 1s");
+            r.problem("config.eventPollInterval: must be longer than 0 (e.g. 1s)");
         }
+        DevicePluginException.checkConfig(NvidiaDevicePlugin.NAME, r);
         return new NvidiaConfig(library, quiet, Set.copyOf(xids), poll);
     }
 }

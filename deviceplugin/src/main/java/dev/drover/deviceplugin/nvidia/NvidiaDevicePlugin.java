@@ -137,25 +137,13 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
     @Override
     public Fingerprint awaitChange(Fingerprint since, Duration timeout)
             throws DevicePluginException, InterruptedException {
-        if (since == null) {
-            return fingerprint();
-        }
-        Instant deadline = clock.now().plus(timeout);
-        while (true) {
-            long seen = changes.version();
-            Fingerprint now = fingerprint();
-            Instant t = clock.now();
-            if (!now.equals(since) || !t.isBefore(deadline)) {
-                return now;
-            }
-            // Woken by an event, by the next GPU's quiet period ending, or by the deadline.
-            Instant wake = health == null ? deadline
-                    : health.nextRecovery(t).filter(r -> r.isBefore(deadline)).orElse(deadline);
-            changes.await(seen, wake);
+        // Woken by an event, by the next GPU's quiet period ending, or by the deadline.
+        return changes.awaitChange(since, timeout, () -> {
             if (closed) {
                 throw new DevicePluginException("device plugin nvidia is closed");
             }
-        }
+            return fingerprint();
+        }, t -> health == null ? Optional.empty() : health.nextRecovery(t));
     }
 
     @Override

@@ -90,6 +90,27 @@ class FakeDeviceFileParserTest {
                 FakeDeviceFile.InvalidOutput.DUPLICATE_IDS, "scripted hang"));
     }
 
+    /** Overflow escaped as an ArithmeticException and a negative ISO duration was taken as a negative hang. */
+    @Test
+    void hostileDurationsAreRefusedNamingTheField() {
+        assertError(ONE_GPU + "faults:\n  - {fault: hang, duration: 9999999999999999h}\n",
+                "t.yaml: faults[0].duration: \"9999999999999999h\" is too long a duration");
+        assertError(ONE_GPU + "faults:\n  - {fault: hang, duration: PT-10S}\n",
+                "t.yaml: faults[0].duration: \"PT-10S\" is not a duration");
+        assertError(ONE_GPU + "faults:\n  - {fault: crash, from: 5sec}\n",
+                "t.yaml: faults[0].from: \"5sec\" is not a duration");
+        assertError(ONE_GPU + "faults:\n  - {fault: crash, from: " + "1s".repeat(5000) + "}\n",
+                "(10000 characters) is too long for a duration");
+    }
+
+    /** One grammar: a file written with ISO-8601 durations is refused with the Go form to write instead. */
+    @Test
+    void isoDurationsAreRefusedWithTheirGoForm() {
+        assertError(ONE_GPU + "faults:\n  - {fault: crash, from: PT1M30S}\n",
+                "faults[0].from: \"PT1M30S\" is not a duration (use a number with a unit: ns, us, ms, s, m, h; "
+                        + "e.g. 250ms, 15s, 1h30m); write \"PT1M30S\" as 1m30s");
+    }
+
     @Test
     void healthWindowMustEndAfterItStarts() {
         assertError(ONE_GPU + "        unhealthy: [{from: 2m, until: 1m}]\n",

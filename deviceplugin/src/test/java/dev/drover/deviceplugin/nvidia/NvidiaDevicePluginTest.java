@@ -275,10 +275,10 @@ class NvidiaDevicePluginTest {
     void badConfigurationNamesTheKey() {
         plugin = new NvidiaDevicePlugin(clock);
         assertThatThrownBy(() -> plugin.configure(Map.of("quietPeriod", "0s")))
-                .hasMessageContaining("'quietPeriod' is '0s'");
+                .hasMessage("device plugin nvidia: config.quietPeriod: must be longer than 0 (e.g. 5m)");
         NvidiaDevicePlugin other = new NvidiaDevicePlugin(clock);
         assertThatThrownBy(() -> other.configure(Map.of("libary", "x")))
-                .hasMessageContaining("unknown configuration key(s) [libary]");
+                .hasMessageContaining("config.libary: unknown key (known: library,");
     }
 
     private static DeviceInstance instance(Fingerprint fp, String id) {

@@ -1,6 +1,6 @@
 package dev.drover.driver.mock;
 
-import dev.drover.driver.ConfigReader;
+import dev.drover.common.ConfigReader;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

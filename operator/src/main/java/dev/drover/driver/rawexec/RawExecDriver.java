@@ -1,7 +1,7 @@
 package dev.drover.driver.rawexec;
 
 import dev.drover.api.Signals;
-import dev.drover.driver.ConfigReader;
+import dev.drover.common.ConfigReader;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;

@@ -1,6 +1,6 @@
 package dev.drover.taskrunner.hooks;
 
-import dev.drover.api.UserText;
+import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.taskrunner.TaskHookContext;

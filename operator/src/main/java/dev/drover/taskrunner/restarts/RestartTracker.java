@@ -1,6 +1,6 @@
 package dev.drover.taskrunner.restarts;
 
-import dev.drover.api.Durations;
+import dev.drover.common.Durations;
 import dev.drover.api.v1alpha1.AllocationType;
 import dev.drover.api.v1alpha1.LifecycleHook;
 import dev.drover.api.v1alpha1.RestartMode;

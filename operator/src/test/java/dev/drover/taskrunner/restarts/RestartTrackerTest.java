@@ -67,8 +67,8 @@ class RestartTrackerTest {
     }
 
     static RestartPolicy.Resolved policy(int attempts, String interval, String delay, RestartMode mode) {
-        return new RestartPolicy.Resolved(attempts, dev.drover.api.Durations.parse(interval),
-                dev.drover.api.Durations.parse(delay), mode);
+        return new RestartPolicy.Resolved(attempts, dev.drover.common.Durations.parse(interval),
+                dev.drover.common.Durations.parse(delay), mode);
     }
 
     /** Table: one outcome on a fresh tracker → the kind, whether failed, the reason. */

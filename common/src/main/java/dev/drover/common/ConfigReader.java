@@ -1,7 +1,5 @@
-package dev.drover.driver;
+package dev.drover.common;
 
-import dev.drover.api.Durations;
-import dev.drover.api.UserText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -10,9 +8,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Reads a driver config strictly: every key must be known, every value of the
- * right type. Problems are collected as messages naming the key, so a user
- * sees them all at once.
+ * Reads a config map strictly (a task driver's, a device plugin's): every key
+ * must be known, every value of the right type, durations in {@link Durations}'
+ * grammar. Problems are collected as messages naming the key, so a user sees
+ * them all at once; a value that is absent or wrong reads as null.
  */
 public final class ConfigReader {
 
@@ -38,9 +37,8 @@ public final class ConfigReader {
         if (v == null) {
             return null;
         }
-        if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())
-                && n.longValue() >= Integer.MIN_VALUE && n.longValue() <= Integer.MAX_VALUE) {
-            return n.intValue();
+        if (isInt(v)) {
+            return ((Number) v).intValue();
         }
         problems.add("config." + key + ": " + describe(v) + " is not a whole number");
         return null;
@@ -69,6 +67,18 @@ public final class ConfigReader {
             }
         }
         problems.add("config." + key + ": " + describe(v) + " is not a duration (use e.g. 30s, 1h30m)");
+        return null;
+    }
+
+    public List<Integer> integers(String key) {
+        Object v = take(key);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof List<?> list && list.stream().allMatch(ConfigReader::isInt)) {
+            return list.stream().map(e -> ((Number) e).intValue()).toList();
+        }
+        problems.add("config." + key + ": " + describe(v) + " is not a list of whole numbers");
         return null;
     }
 
@@ -107,6 +117,11 @@ public final class ConfigReader {
     private Object take(String key) {
         known.add(key);
         return config.get(key);
+    }
+
+    private static boolean isInt(Object v) {
+        return v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())
+                && n.longValue() >= Integer.MIN_VALUE && n.longValue() <= Integer.MAX_VALUE;
     }
 
     private static String describe(Object v) {

@@ -1,12 +1,15 @@
-package dev.drover.api;
+package dev.drover.common;
 
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Durations as Allocations spell them: Go's form, a sequence of decimal numbers
- * each with a unit ({@code 1h30m}, {@code 15s}, {@code 250ms}, {@code 1.5h}).
+ * The one duration grammar of Drover: Allocations, agent flags, device plugin
+ * configuration and fake device files all read durations here. Go's form, a
+ * sequence of decimal numbers each with a unit ({@code 1h30m}, {@code 15s},
+ * {@code 250ms}, {@code 1.5h}), because the CRD's CEL rules read the same
+ * values with Kubernetes' {@code duration()}, which knows only that form.
  * Units: ns, us (or µs), ms, s, m, h. A bare {@code 0} is zero. Negative
  * durations are not accepted: nothing in the API can use one.
  */
@@ -96,7 +99,24 @@ public final class Durations {
 
     private static IllegalArgumentException malformed(String text) {
         return new IllegalArgumentException(UserText.quote(text)
-                + " is not a duration (use a number with a unit: ns, us, ms, s, m, h; e.g. 250ms, 15s, 1h30m)");
+                + " is not a duration (use a number with a unit: ns, us, ms, s, m, h; e.g. 250ms, 15s, 1h30m)"
+                + isoHint(text));
+    }
+
+    /**
+     * Device files once also took ISO-8601 ({@code PT10S}); such a value is refused with its Go form, so the fix
+     * is one copy. {@code text} is at most {@link #MAX_LENGTH} long here.
+     */
+    private static String isoHint(String text) {
+        if (!text.startsWith("P") && !text.startsWith("p")) {
+            return "";
+        }
+        try {
+            Duration d = Duration.parse(text);
+            return d.isNegative() ? "" : "; write " + UserText.quote(text) + " as " + format(d);
+        } catch (RuntimeException e) {
+            return "";
+        }
     }
 
     /** Whether {@code text} parses as a duration. */

@@ -1,4 +1,4 @@
-package dev.drover.api;
+package dev.drover.common;
 
 import java.util.Collection;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.drover.api;
+package dev.drover.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -31,12 +31,29 @@ class DurationsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "abc", "15", "1.s", "-5s", "5 s", "1d", "s", "1h-30m", "1e3s", "99999999999h", "1.", ".5s", "1..5s", "5sm", "1hx"})
+    @ValueSource(strings = {"", "abc", "15", "1.s", "-5s", "5 s", "1d", "s", "1h-30m", "1e3s", "99999999999h", "1.", ".5s",
+            "1..5s", "5sm", "1hx", "10 sec", " 5s", "5s ", "+5s", "-0", "1H", "5S", "1µ", "5mss", "1y", "1w",
+            "\uff11s", "9223372036854775808ns", "2562048h", "PT10S", "P1D", "0x10s", "1_000ms"})
     void rejectsMalformedDurationsNamingTheValue(String text) {
         assertThatThrownBy(() -> Durations.parse(text))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("\"" + text + "\"");
         assertThat(Durations.isValid(text)).isFalse();
+    }
+
+    /** The device plugins had a grammar of their own that also took ISO-8601; its users are told the Go form. */
+    @ParameterizedTest
+    @CsvSource({"PT10S, 10s", "PT1M30S, 1m30s", "pt0.5s, 500ms", "P1D, 24h"})
+    void isoSpellingIsRefusedWithItsGoForm(String iso, String go) {
+        assertThatThrownBy(() -> Durations.parse(iso))
+                .hasMessageEndingWith("; write \"" + iso + "\" as " + go)
+                .hasMessageContaining("is not a duration");
+        assertThat(Durations.parse(go)).isEqualTo(java.time.Duration.parse(iso));
+    }
+
+    @Test
+    void negativeIsoSpellingGetsNoHint() {
+        assertThatThrownBy(() -> Durations.parse("PT-10S")).hasMessageNotContaining("write");
     }
 
     @ParameterizedTest

@@ -1,4 +1,4 @@
-package dev.drover.local;
+package dev.drover.bench;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package dev.drover.api;
+package dev.drover.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

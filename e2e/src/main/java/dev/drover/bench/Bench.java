@@ -1,0 +1,256 @@
+package dev.drover.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.Task;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
+
+/**
+ * {@code drover-local bench --allocs N --tasks M [--restart]}: the load harness. The local API server and the
+ * agent jar (node {@code local}, mock driver) as child processes, N allocations of M mock tasks created through
+ * the API at once; prints one JSON line of figures (docs/BENCHMARKS.md). Latency is measured as a user sees it:
+ * from the create call returning to the first watch event showing the allocation Running.
+ */
+public final class Bench {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** The node the API server lists and the agent runs as. */
+    private static final String NODE = "local";
+
+    private final BenchOptions options;
+    private final ChildJvms jvms;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final boolean terminal = System.console() != null;
+    /** One client for every create and every poll of the agent (each HttpClient has its own threads). */
+    private final HttpClient http = HttpClient.newHttpClient();
+    private URI serverUrl;
+
+    /** A flag the bench does not know or a value it cannot use; drover-local prints it with its usage. */
+    public static final class UsageException extends IllegalArgumentException {
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    private Bench(BenchOptions options, ChildJvms jvms, PrintStream out, PrintStream err) {
+        this.options = options;
+        this.jvms = jvms;
+        this.out = out;
+        this.err = err;
+    }
+
+    /**
+     * Runs {@code bench ARGS}; {@code launcher} is the main class of drover-local, whose {@code apiserver} command
+     * starts the API server and whose {@code bench} command this is.
+     *
+     * @throws UsageException for a flag it cannot use
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err, String launcher) throws Exception {
+        ChildJvms jvms = new ChildJvms(launcher);
+        if (!ChildJvms.inLightJvm()) {
+            return jvms.benchInLightJvm(args);
+        }
+        Bench bench = new Bench(BenchOptions.parse(args), jvms, out, err);
+        try {
+            return bench.run();
+        } finally {
+            bench.http.close();
+        }
+    }
+
+    /** The {@code bench} lines of drover-local's usage. */
+    public static String usage() {
+        return BenchOptions.usage();
+    }
+
+    private int run() throws Exception {
+        Path work = Files.createTempDirectory("drover-bench");
+        Path kubeconfig = work.resolve("kubeconfig");
+        ChildJvms.Server server = jvms.startServer(kubeconfig, NODE, work.resolve("apiserver.log"));
+        serverUrl = server.url();
+        try (KubernetesClient client = new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
+                .withConfig(clientConfig(serverUrl)).build()) {
+            AgentProbe probe;
+            try (var s = new ServerSocket(0)) {
+                probe = new AgentProbe(http, s.getLocalPort());
+            }
+            List<String> agentArgs = List.of("--kubeconfig", kubeconfig.toString(), "--node", NODE, "--data-dir",
+                    work.resolve("data").toString(), "--metrics-port", Integer.toString(probe.port()), "--api-port",
+                    "0", "--log-level", "warn");
+            List<String> agentJvm = options.agentJvm() == null ? AgentJvm.options() : options.agentJvm();
+            Process agent = ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"),
+                    probe);
+            try {
+                ObjectNode result = measure(client, agent, probe);
+                if (options.restart()) {
+                    ChildJvms.stop(agent);
+                    long restartBegin = System.nanoTime();
+                    agent = ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs,
+                            work.resolve("agent-restart.log"), probe);
+                    waitUntil(() -> probe.runningAllocations() >= options.allocs(), Duration.ofMinutes(5),
+                            () -> (int) probe.runningAllocations(), "reattached");
+                    result.put("restoreSeconds", round((System.nanoTime() - restartBegin) / 1e9));
+                    Thread.sleep(1000);
+                    long restarts = client.resources(Allocation.class).inNamespace("default").list().getItems().stream()
+                            .mapToLong(a -> a.getStatus() == null || a.getStatus().getRestarts() == null ? 0
+                                    : a.getStatus().getRestarts()).sum();
+                    result.put("restartsAfterRestore", restarts);
+                }
+                if (terminal) {
+                    err.println();
+                }
+                out.println(JSON.writeValueAsString(result));
+                return 0;
+            } finally {
+                ChildJvms.stop(agent);
+            }
+        } finally {
+            ChildJvms.stop(server.process());
+        }
+    }
+
+    /** Creates the allocations, waits until all run and measures how long that took and what it cost. */
+    private ObjectNode measure(KubernetesClient client, Process agent, AgentProbe probe) throws Exception {
+        double idleHeap = probe.heapAfterGc(agent.pid());
+        Map<String, Long> created = new ConcurrentHashMap<>();
+        Map<String, Long> running = new ConcurrentHashMap<>();
+        RunningWatch watch = new RunningWatch(serverUrl, running);
+        long begin = System.nanoTime();
+        Instant beginWall = Instant.now();
+        createAll(created);
+        waitUntil(() -> running.size() >= options.allocs(), Duration.ofMinutes(5), running::size, "Running");
+        double allRunning = (System.nanoTime() - begin) / 1e9;
+        watch.close();
+        List<Double> latencies = new ArrayList<>();
+        created.forEach((name, at) -> latencies.add((running.getOrDefault(name, at) - at) / 1e9));
+        latencies.sort(Double::compare);
+        Thread.sleep(2000); // let batched status writes land before counting them
+        List<Allocation> listed = client.resources(Allocation.class).inNamespace("default").list().getItems();
+        List<Double> seenToRunning = Timeline.seenToRunning(listed);
+        if (options.timeline() != null) {
+            Timeline.write(options.timeline(), listed, created, running, begin, beginWall);
+        }
+        String metrics = probe.metrics();
+        ObjectNode result = JSON.createObjectNode();
+        result.put("allocs", options.allocs()).put("tasksPerAlloc", options.tasks());
+        result.put("allRunningSeconds", round(allRunning));
+        result.put("p50Seconds", round(Timeline.percentile(seenToRunning, 0.50)));
+        result.put("p99Seconds", round(Timeline.percentile(seenToRunning, 0.99)));
+        result.put("createToRunningP50Seconds", round(Timeline.percentile(latencies, 0.50)));
+        result.put("createToRunningP99Seconds", round(Timeline.percentile(latencies, 0.99)));
+        long writes = (long) AgentProbe.sum(metrics, "drover_status_writes_total\\{result=\"written\",?\\}");
+        long changes = (long) AgentProbe.sum(metrics, "drover_task_events_total\\{[^}]*\\}");
+        result.put("statusWrites", writes).put("stateChanges", changes);
+        double heap = probe.heapAfterGc(agent.pid());
+        result.put("heapBytesPerAlloc", Math.round((heap - idleHeap) / options.allocs()));
+        result.put("heapIdleBytes", Math.round(idleHeap));
+        return result;
+    }
+
+    /** Plain HTTP to the local API server, no retries: a failed call is a failed run. */
+    private static Config clientConfig(URI url) {
+        return new ConfigBuilder(Config.empty()).withMasterUrl(url.toString()).withNamespace("default")
+                .withRequestRetryBackoffLimit(0).build();
+    }
+
+    /**
+     * Creates the allocations from 16 threads at once, each a plain POST of its JSON (the bench plays the users; a
+     * typed client's serializing and reading back every answer was CPU taken from the agent measured beside it).
+     */
+    private void createAll(Map<String, Long> created) throws Exception {
+        URI collection = serverUrl.resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations");
+        String template = JSON.writeValueAsString(allocation("NAME-PLACEHOLDER"));
+        try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
+            List<Future<?>> sent = new ArrayList<>();
+            for (int i = 0; i < options.allocs(); i++) {
+                String name = "bench-" + i;
+                String body = template.replace("NAME-PLACEHOLDER", name);
+                sent.add(pool.submit(() -> {
+                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(collection)
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                            HttpResponse.BodyHandlers.ofString());
+                    if (r.statusCode() != 201) {
+                        throw new IOException("creating " + name + ": HTTP " + r.statusCode() + " " + r.body());
+                    }
+                    created.put(name, System.nanoTime());
+                    return null;
+                }));
+            }
+            for (var f : sent) {
+                f.get();
+            }
+        }
+    }
+
+    private Allocation allocation(String name) {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName(NODE);
+        List<Task> list = new ArrayList<>();
+        for (int t = 0; t < options.tasks(); t++) {
+            Task task = new Task();
+            task.setName("task-" + t);
+            task.setDriver("mock");
+            task.setConfig(Map.of("runFor", "24h"));
+            list.add(task);
+        }
+        spec.setTasks(list);
+        a.setSpec(spec);
+        return a;
+    }
+
+    private void waitUntil(BooleanSupplier done, Duration timeout, IntSupplier progress, String what)
+            throws InterruptedException {
+        int allocs = options.allocs();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("only " + progress.getAsInt() + " of " + allocs + " allocations "
+                        + what + " after " + timeout.toSeconds() + " s");
+            }
+            if (terminal) {
+                int n = progress.getAsInt();
+                int width = 40;
+                int filled = (int) ((long) n * width / allocs);
+                err.print("\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + n + "/" + allocs + " " + what);
+                err.flush();
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private static double round(double v) {
+        return Math.round(v * 1000) / 1000.0;
+    }
+}

@@ -1,0 +1,126 @@
+package dev.drover.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The processes of a bench run, each a JVM of its own: the bench itself in a light JVM, the local API server
+ * ({@code drover-local apiserver}) and the agent jar.
+ *
+ * @param launcher the main class of drover-local, whose {@code apiserver} and {@code bench} commands these run
+ */
+record ChildJvms(String launcher) {
+
+    /**
+     * The local API server's JVM: one compiler tier and the serial collector. It serves for the one run, and C2's
+     * compiling would come out of the two cores the agent is measured on, as a real API server's would not.
+     */
+    static final List<String> SERVER_JVM = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+
+    /** Whether this JVM runs with {@link #SERVER_JVM}. */
+    static boolean inLightJvm() {
+        return ManagementFactory.getRuntimeMXBean().getInputArguments().containsAll(SERVER_JVM);
+    }
+
+    /**
+     * Runs the bench again in a JVM of its own with {@link #SERVER_JVM}, its output passed through: the bench plays
+     * the users, and with the JVM's defaults its C2 compiler took half as much CPU again as the agent it measures,
+     * on the same two cores.
+     */
+    int benchInLightJvm(String[] args) throws IOException, InterruptedException {
+        List<String> command = java(SERVER_JVM);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), launcher, "bench"));
+        command.addAll(Arrays.asList(args));
+        Process bench = new ProcessBuilder(command).inheritIO().start();
+        try {
+            return bench.waitFor();
+        } finally {
+            bench.destroy();
+        }
+    }
+
+    /** A started API server and where it serves. */
+    record Server(Process process, URI url) {
+    }
+
+    /**
+     * Starts the local API server ({@code apiserver}, from this jar) with {@link #SERVER_JVM}, for node
+     * {@code node}, and waits for its ready line; its output goes on to {@code log}.
+     */
+    Server startServer(Path kubeconfig, String node, Path log) throws IOException, InterruptedException {
+        List<String> command = java(SERVER_JVM);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), launcher, "apiserver",
+                "--kubeconfig", kubeconfig.toString(), "--nodes", node));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        var lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        List<String> seen = new ArrayList<>();
+        Pattern ready = Pattern.compile("ready at (http://\\S+)");
+        for (String line; (line = lines.readLine()) != null; ) {
+            seen.add(line);
+            Matcher m = ready.matcher(line);
+            if (m.find()) {
+                Thread.ofPlatform().daemon().name("bench-apiserver-log").start(() -> drain(lines, log));
+                return new Server(p, URI.create(m.group(1)));
+            }
+        }
+        p.waitFor(10, TimeUnit.SECONDS);
+        throw new IOException("the local API server exited before it was ready:\n" + String.join("\n", seen));
+    }
+
+    private static void drain(BufferedReader lines, Path log) {
+        try (var out = Files.newBufferedWriter(log)) {
+            for (String line; (line = lines.readLine()) != null; ) {
+                out.write(line);
+                out.newLine();
+            }
+        } catch (IOException ignored) {
+            // the server is gone
+        }
+    }
+
+    /** Starts the agent jar with {@code jvm} and {@code args}, its output to {@code log}, and waits until it is ready. */
+    static Process startAgent(Path jar, List<String> jvm, List<String> args, Path log, AgentProbe probe)
+            throws IOException, InterruptedException {
+        List<String> command = java(jvm);
+        command.addAll(List.of("-jar", jar.toString()));
+        command.addAll(args);
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                throw new IOException("the agent exited with " + p.exitValue() + "; its log: " + log);
+            }
+            if (probe.ready()) {
+                return p;
+            }
+            Thread.sleep(50);
+        }
+        p.destroyForcibly();
+        throw new IOException("the agent did not get ready in 2 minutes; its log: " + log);
+    }
+
+    static void stop(Process p) throws InterruptedException {
+        p.destroy();
+        p.waitFor(60, TimeUnit.SECONDS);
+    }
+
+    private static List<String> java(List<String> jvm) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvm);
+        return command;
+    }
+}
