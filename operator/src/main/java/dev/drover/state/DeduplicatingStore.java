@@ -21,8 +21,9 @@ import java.util.concurrent.atomic.LongAdder;
  * of the last value submitted under each key (primed from the store at open);
  * a put whose hash matches is answered from that map alone: no lock, no
  * transaction, no syscall. Cheaper still, the entry keeps an immutable
- * snapshot of the value, so a put of an equal object is dropped before it is
- * even serialized (see {@link #dropIfUnchanged}).
+ * snapshot of the value (an immutable record itself, or a mutable value's
+ * bytes), so a put of an equal one is dropped before it is hashed, a record's
+ * before it is even serialized (see {@link #dropIfUnchanged}).
  *
  * <p>Invariant: a hash in the map whose write is durable is the hash of what
  * the store holds for that key. A missing entry only costs a real write, so
@@ -68,10 +69,10 @@ final class DeduplicatingStore implements AutoCloseable {
     /**
      * The cheapest duplicate check: whether {@code value} equals the snapshot of
      * the last value stored under {@code key}. If so the put is dropped (once that
-     * value is durable) without even serializing; returns false to fall back to
-     * {@link #put(Bucket, String, byte[], Object)}. Equality is the value's own
-     * {@code equals}: a JSON object with the same fields in another order is a
-     * duplicate too, which is right for JSON and keeps the stored bytes as they were.
+     * value is durable) without hashing it; returns false to fall back to
+     * {@link #put(Bucket, String, byte[], Object)}. Equality is the snapshot's own
+     * {@code equals}, so it must be equal only to a value that serializes to the
+     * stored bytes.
      */
     boolean dropIfUnchanged(Bucket bucket, String key, Object value) {
         requireOpen();
