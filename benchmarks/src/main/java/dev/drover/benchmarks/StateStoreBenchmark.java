@@ -1,8 +1,8 @@
 package dev.drover.benchmarks;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import java.io.IOException;
@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
@@ -84,7 +85,7 @@ public class StateStoreBenchmark {
         private static final AtomicInteger TASKS = new AtomicInteger();
         String task;
         long seq;
-        JsonNode fixed;
+        TaskState fixed;
 
         @Setup(Level.Trial)
         public void pick() {
@@ -115,17 +116,17 @@ public class StateStoreBenchmark {
     }
 
     /** A task state shaped like the real one: status, counters and the newest event. */
-    static JsonNode taskState(String task, long seq) {
-        ObjectNode state = JsonNodeFactory.instance.objectNode();
-        state.put("state", "Running");
-        state.put("failed", false);
-        state.put("restarts", seq % 5);
-        state.put("startedAt", "2026-11-22T10:00:00Z");
-        ObjectNode event = state.putArray("events").addObject();
-        event.put("type", "Started");
-        event.put("time", "2026-11-22T10:00:00." + (100_000_000 + seq % 900_000_000) + "Z");
-        event.put("message", "Task " + task + " started by the mock driver (update " + seq + ")");
-        event.putNull("exitCode");
+    static TaskState taskState(String task, long seq) {
+        TaskState state = new TaskState();
+        state.setState(TaskState.State.Running);
+        state.setFailed(false);
+        state.setRestarts((int) (seq % 5));
+        state.setStartedAt("2026-11-22T10:00:00Z");
+        TaskEvent event = new TaskEvent();
+        event.setType(TaskEventType.Started);
+        event.setTime("2026-11-22T10:00:00." + (100_000_000 + seq % 900_000_000) + "Z");
+        event.setMessage("Task " + task + " started by the mock driver (update " + seq + ")");
+        state.setEvents(List.of(event));
         return state;
     }
 

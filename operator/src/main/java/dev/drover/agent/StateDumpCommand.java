@@ -1,7 +1,5 @@
 package dev.drover.agent;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.drover.state.StateDump;
 import dev.drover.state.StateStoreException;
 import java.io.PrintStream;
@@ -41,8 +39,7 @@ final class StateDumpCommand {
             return EXIT_USAGE;
         }
         try {
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-                    .writeValueAsString(StateDump.read(Path.of(dataDir))));
+            out.println(StateDump.text(Path.of(dataDir)));
             out.flush();
             return 0;
         } catch (StateStoreException e) {

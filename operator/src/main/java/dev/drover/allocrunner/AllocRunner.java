@@ -77,8 +77,7 @@ public final class AllocRunner {
         // The spec is stored before any task runner exists: a store that cannot write refuses the runner whole,
         // rather than leaving task runners behind that already told the controller of their first events.
         Allocation own = Specs.copy(allocation);
-        cfg.stateDB().putAllocation(new AllocId(own.getMetadata().getNamespace(), own.getMetadata().getName()),
-                Specs.toJson(own));
+        cfg.stateDB().putAllocation(new AllocId(own.getMetadata().getNamespace(), own.getMetadata().getName()), own);
         this(cfg, own, null);
     }
 
@@ -88,8 +87,8 @@ public final class AllocRunner {
      * allocation carries on from where it was.
      */
     public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored) {
-        Allocation allocation = Specs.allocation(stored.spec().orElseThrow(() ->
-                new IllegalArgumentException("stored allocation " + stored.id() + " has no spec")));
+        Allocation allocation = stored.spec().orElseThrow(() ->
+                new IllegalArgumentException("stored allocation " + stored.id() + " has no spec"));
         return new AllocRunner(cfg, allocation, stored);
     }
 
@@ -111,7 +110,7 @@ public final class AllocRunner {
         for (Task t : alloc.getSpec().getTasks()) {
             StoredTask saved = stored == null ? null : stored.tasks().get(t.getName());
             if (saved != null && saved.state().isPresent() && saved.localState().isPresent()) {
-                storedStates.put(t.getName(), Specs.taskState(saved.state().get()));
+                storedStates.put(t.getName(), saved.state().get());
             }
         }
         this.prerunDone = storedStates.values().stream().anyMatch(AllocRunner::everStarted);
@@ -333,7 +332,7 @@ public final class AllocRunner {
         }
         alloc = newer;
         try {
-            cfg.stateDB().putAllocation(id, Specs.toJson(newer)); // what a restart restores
+            cfg.stateDB().putAllocation(id, newer); // what a restart restores
         } catch (StateStoreException e) {
             // kept by the store and written again once it can; reported through the allocation's status
         }

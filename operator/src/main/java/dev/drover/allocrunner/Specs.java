@@ -1,11 +1,9 @@
 package dev.drover.allocrunner;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.drover.api.v1alpha1.Allocation;
-import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.state.Jackson;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -14,7 +12,7 @@ import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** Copies and JSON forms of allocations and task states, with plain Jackson (no Kubernetes client here). */
+/** Copies of allocations, with plain Jackson (no Kubernetes client here). */
 final class Specs {
 
     private static final ObjectMapper JSON = JsonMapper.builder(Jackson.factory())
@@ -47,17 +45,5 @@ final class Specs {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot copy allocation " + a.getMetadata().getName(), e);
         }
-    }
-
-    static JsonNode toJson(Allocation a) {
-        return JSON.valueToTree(a);
-    }
-
-    static Allocation allocation(JsonNode json) {
-        return JSON.convertValue(json, Allocation.class);
-    }
-
-    static TaskState taskState(JsonNode json) {
-        return JSON.convertValue(json, TaskState.class);
     }
 }

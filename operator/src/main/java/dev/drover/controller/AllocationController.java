@@ -187,7 +187,7 @@ public final class AllocationController implements AllocStateListener {
                 removeLeftovers(stored.id());
                 continue;
             }
-            String uid = stored.spec().get().path("metadata").path("uid").asText(null);
+            String uid = stored.spec().map(Allocation::getMetadata).map(m -> m.getUid()).orElse(null);
             Entry e = new Entry(stored.id(), uid);
             entries.put(stored.id(), e);
             try {

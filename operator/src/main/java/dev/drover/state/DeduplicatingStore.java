@@ -13,18 +13,17 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Write deduplication in front of a {@link KvStore}. It keeps the BLAKE2b-256
  * of the last value submitted under each key (primed from the store at open);
  * a put whose hash matches is answered from that map alone: no lock, no
  * transaction, no syscall. Cheaper still, the entry keeps an immutable
- * snapshot of the value, so a put of an equal object is dropped before it is
- * even serialized (see {@link #dropIfUnchanged}).
+ * snapshot of the value (an immutable record itself, or a mutable value's
+ * bytes), so a put of an equal one is dropped before it is hashed, a record's
+ * before it is even serialized (see {@link #dropIfUnchanged}).
  *
  * <p>Invariant: a hash in the map whose write is durable is the hash of what
  * the store holds for that key. A missing entry only costs a real write, so
@@ -46,10 +45,7 @@ final class DeduplicatingStore implements AutoCloseable {
     private final LongAdder quarantined = new LongAdder();
     /** Values the store failed to write and no newer put replaced, by {@link Unstored#id()}. */
     private final ConcurrentHashMap<String, Unstored> unstored = new ConcurrentHashMap<>();
-    /** Deletions not yet durable (in flight, or failed), in the order they were asked for. */
-    private final List<OwedDeletion> owedDeletions = new CopyOnWriteArrayList<>();
-    /** Orders submitting an owed deletion against puts of the keys it covers. */
-    private final ReentrantLock deletionOrder = new ReentrantLock();
+    private final OwedDeletions owedDeletions = new OwedDeletions(this::submitDeletion);
     private final Runnable onFailure;
     private volatile String lastFailure;
     private volatile boolean closed;
@@ -73,10 +69,10 @@ final class DeduplicatingStore implements AutoCloseable {
     /**
      * The cheapest duplicate check: whether {@code value} equals the snapshot of
      * the last value stored under {@code key}. If so the put is dropped (once that
-     * value is durable) without even serializing; returns false to fall back to
-     * {@link #put(Bucket, String, byte[], Object)}. Equality is the value's own
-     * {@code equals}: a JSON object with the same fields in another order is a
-     * duplicate too, which is right for JSON and keeps the stored bytes as they were.
+     * value is durable) without hashing it; returns false to fall back to
+     * {@link #put(Bucket, String, byte[], Object)}. Equality is the snapshot's own
+     * {@code equals}, so it must be equal only to a value that serializes to the
+     * stored bytes.
      */
     boolean dropIfUnchanged(Bucket bucket, String key, Object value) {
         requireOpen();
@@ -105,7 +101,11 @@ final class DeduplicatingStore implements AutoCloseable {
         byte[] hash = Blake2b.hash256(value);
         Unstored attempt = new Unstored(bucket, key, value, hash, snapshot);
         if (!owedDeletions.isEmpty()) {
-            settleDeletionsBefore(attempt);
+            // A deletion that covers this key is applied first: if it fails again, the put waits behind it.
+            owedDeletions.settleBefore(bucket, key, () -> hashes.get(bucket).compute(key, (k, current) -> {
+                unstored.put(attempt.id(), attempt);
+                return null;
+            }));
         }
         ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(bucket);
         HashEntry known = bucketHashes.get(key);
@@ -163,34 +163,6 @@ final class DeduplicatingStore implements AutoCloseable {
         });
     }
 
-    /**
-     * Deletions that failed and cover this key are applied before the put, which must not be undone by them
-     * later; if they still fail, the put waits behind them as unstored.
-     */
-    private void settleDeletionsBefore(Unstored put) {
-        List<OwedDeletion> owed = owedDeletions.stream().filter(d -> d.covers(put.bucket(), put.key())).toList();
-        if (owed.isEmpty()) {
-            return;
-        }
-        deletionOrder.lock();
-        try {
-            for (OwedDeletion d : owed) {
-                if (owedDeletions.contains(d)) {
-                    await(submitDeletion(d), null, "deletion");
-                    owedDeletions.remove(d);
-                }
-            }
-        } catch (StateStoreException e) {
-            hashes.get(put.bucket()).compute(put.key(), (k, current) -> {
-                unstored.put(put.id(), put);
-                return null;
-            });
-            throw e;
-        } finally {
-            deletionOrder.unlock();
-        }
-    }
-
     private void duplicate(ConcurrentHashMap<String, HashEntry> bucketHashes, String key, HashEntry known,
                            Object snapshot) {
         deduplicated.increment();
@@ -214,13 +186,8 @@ final class DeduplicatingStore implements AutoCloseable {
                 throw new IllegalArgumentException("delete() takes deletions, got " + m);
             }
         }
-        OwedDeletion owed = new OwedDeletion(List.copyOf(deletions));
-        CompletableFuture<Void> durable;
-        deletionOrder.lock();
-        try {
-            // Owed until it is durable: a put of a covered key arriving meanwhile applies it first.
-            owedDeletions.add(owed);
-            durable = submitDeletion(owed);
+        OwedDeletions.Deletion owed = new OwedDeletions.Deletion(List.copyOf(deletions));
+        CompletableFuture<Void> durable = owedDeletions.owe(owed, () -> {
             // Forget hashes only after queueing: an entry of a put queued meanwhile (before or after the delete)
             // may be removed too, which merely costs that value a real write next time; the reverse order could
             // leave a hash for a value the delete then removes from disk.
@@ -233,15 +200,13 @@ final class DeduplicatingStore implements AutoCloseable {
                 }
             }
             unstored.values().removeIf(u -> owed.covers(u.bucket(), u.key()));
-        } finally {
-            deletionOrder.unlock();
-        }
+        });
         deletes.increment();
         await(durable, null, "deletion");
-        owedDeletions.remove(owed);
+        owedDeletions.paid(owed);
     }
 
-    private CompletableFuture<Void> submitDeletion(OwedDeletion d) {
+    private CompletableFuture<Void> submitDeletion(OwedDeletions.Deletion d) {
         CompletableFuture<Void> durable = store.submit(d.mutations());
         durable.whenComplete((ok, failure) -> {
             if (failure != null) {
@@ -258,16 +223,8 @@ final class DeduplicatingStore implements AutoCloseable {
      */
     boolean retry() {
         requireOpen();
-        deletionOrder.lock();
-        try {
-            for (OwedDeletion d : owedDeletions) {
-                await(submitDeletion(d), null, "deletion");
-                owedDeletions.remove(d);
-            }
-        } catch (StateStoreException e) {
+        if (!owedDeletions.settleAll()) {
             return false;
-        } finally {
-            deletionOrder.unlock();
         }
         List<HashEntry> sent = new ArrayList<>();
         // What waits now, once each: a put that fails at once is kept again, and a live view would meet it again
@@ -299,22 +256,21 @@ final class DeduplicatingStore implements AutoCloseable {
 
     /** Whether anything waits to be written again. */
     boolean hasUnstored() {
-        return !unstored.isEmpty() || owedDeletions.stream().anyMatch(d -> d.failed);
+        return !unstored.isEmpty() || owedDeletions.failed().findAny().isPresent();
     }
 
     /** The allocations ({@code namespace/name}) with a value or deletion waiting to be written again. */
     Set<String> unstoredAllocations() {
         Set<String> out = new TreeSet<>();
         unstored.values().forEach(u -> out.add(allocKey(u.bucket(), u.key())));
-        owedDeletions.stream().filter(d -> d.failed)
-                .forEach(d -> d.mutations().forEach(m -> out.add(OwedDeletion.allocationOf(m))));
+        owedDeletions.failed().forEach(d -> d.mutations().forEach(m -> out.add(OwedDeletions.Deletion.allocationOf(m))));
         return out;
     }
 
     /** Whether a value or deletion of allocation {@code allocKey} waits to be written again. */
     boolean isUnstored(String allocKey) {
         return unstored.values().stream().anyMatch(u -> allocKey(u.bucket(), u.key()).equals(allocKey))
-                || owedDeletions.stream().anyMatch(d -> d.failed && d.coversAllocation(allocKey));
+                || owedDeletions.failed().anyMatch(d -> d.coversAllocation(allocKey));
     }
 
     /** Why the last write failed, or null when none has. */
@@ -351,7 +307,7 @@ final class DeduplicatingStore implements AutoCloseable {
                 && t.getCause() != null ? t.getCause() : t;
     }
 
-    private static String allocKey(Bucket bucket, String key) {
+    static String allocKey(Bucket bucket, String key) {
         return bucket.perTask() ? key.substring(0, key.lastIndexOf('/')) : key;
     }
 
@@ -369,7 +325,7 @@ final class DeduplicatingStore implements AutoCloseable {
 
     StateStats stats() {
         return new StateStats(writes.sum(), deduplicated.sum(), deletes.sum(), store.transactions(), failures.sum(),
-                unstored.size() + owedDeletions.stream().filter(d -> d.failed).count(), quarantined.sum());
+                unstored.size() + owedDeletions.failed().count(), quarantined.sum());
     }
 
     @Override
@@ -378,7 +334,7 @@ final class DeduplicatingStore implements AutoCloseable {
         store.close();
     }
 
-    private static void await(CompletableFuture<Void> durable, Bucket bucket, String key) {
+    static void await(CompletableFuture<Void> durable, Bucket bucket, String key) {
         String what = bucket == null ? key : bucket.storedName() + "/" + key;
         try {
             durable.get();
@@ -402,55 +358,10 @@ final class DeduplicatingStore implements AutoCloseable {
         }
     }
 
-    /**
-     * @param snapshot an immutable value that serializes to what was stored, or null: equal to the
-     *                 next value means a duplicate without serializing it
-     */
     /** A value the store failed to write, kept to write again. */
     private record Unstored(Bucket bucket, String key, byte[] value, byte[] hash, Object snapshot) {
         String id() {
             return bucket.storedName() + '\n' + key;
-        }
-    }
-
-    /** A deletion to apply before any later put of a key it covers. Identity matters: equal ones are distinct. */
-    private static final class OwedDeletion {
-        private final List<Mutation> mutations;
-        /** The store failed it at least once (else it is merely in flight). */
-        volatile boolean failed;
-
-        OwedDeletion(List<Mutation> mutations) {
-            this.mutations = mutations;
-        }
-
-        List<Mutation> mutations() {
-            return mutations;
-        }
-
-        boolean coversAllocation(String allocKey) {
-            return mutations.stream().anyMatch(m -> allocationOf(m).equals(allocKey));
-        }
-
-        static String allocationOf(Mutation m) {
-            return switch (m) {
-                case Mutation.DeletePrefix r -> r.prefix().substring(0, r.prefix().length() - 1);
-                case Mutation.Delete d -> allocKey(d.bucket(), d.key());
-                default -> throw new IllegalArgumentException("not a deletion: " + m);
-            };
-        }
-
-        boolean covers(Bucket bucket, String key) {
-            for (Mutation m : mutations) {
-                boolean hit = switch (m) {
-                    case Mutation.Delete d -> d.bucket() == bucket && d.key().equals(key);
-                    case Mutation.DeletePrefix r -> r.bucket() == bucket && r.matches(key);
-                    default -> false;
-                };
-                if (hit) {
-                    return true;
-                }
-            }
-            return false;
         }
     }
 

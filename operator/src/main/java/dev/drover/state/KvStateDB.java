@@ -1,8 +1,10 @@
 package dev.drover.state;
 
 import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.TaskState;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -54,14 +56,14 @@ final class KvStateDB implements StateDB {
     }
 
     @Override
-    public void putAllocation(AllocId id, JsonNode spec) {
+    public void putAllocation(AllocId id, Allocation spec) {
         requireValue(spec, Bucket.ALLOC, id.key());
-        put(Bucket.ALLOC, id.key(), spec, JsonNode::deepCopy);
+        putModel(Bucket.ALLOC, id.key(), spec);
     }
 
     @Override
-    public Optional<JsonNode> getAllocation(AllocId id) {
-        return get(Bucket.ALLOC, id.key()).map(b -> codec.tree(b, Bucket.ALLOC, id.key()));
+    public Optional<Allocation> getAllocation(AllocId id) {
+        return get(Bucket.ALLOC, id.key()).map(b -> codec.decodeModel(b, Allocation.class, Bucket.ALLOC, id.key()));
     }
 
     @Override
@@ -89,15 +91,15 @@ final class KvStateDB implements StateDB {
     }
 
     @Override
-    public void putTaskState(AllocId id, String task, JsonNode state) {
+    public void putTaskState(AllocId id, String task, TaskState state) {
         requireValue(state, Bucket.TASK_STATE, id.taskKey(task));
-        put(Bucket.TASK_STATE, id.taskKey(task), state, JsonNode::deepCopy);
+        putModel(Bucket.TASK_STATE, id.taskKey(task), state);
     }
 
     @Override
-    public Optional<JsonNode> getTaskState(AllocId id, String task) {
+    public Optional<TaskState> getTaskState(AllocId id, String task) {
         String key = id.taskKey(task);
-        return get(Bucket.TASK_STATE, key).map(b -> codec.tree(b, Bucket.TASK_STATE, key));
+        return get(Bucket.TASK_STATE, key).map(b -> codec.decodeModel(b, TaskState.class, Bucket.TASK_STATE, key));
     }
 
     @Override
@@ -140,7 +142,8 @@ final class KvStateDB implements StateDB {
         for (AllocId id : ids.values()) {
             String key = id.key();
             Set<Bucket> lost = EnumSet.noneOf(Bucket.class);
-            Optional<JsonNode> spec = decoded(buckets, Bucket.ALLOC, key, lost, b -> codec.tree(b, Bucket.ALLOC, key));
+            Optional<Allocation> spec = decoded(buckets, Bucket.ALLOC, key, lost,
+                    b -> codec.decodeModel(b, Allocation.class, Bucket.ALLOC, key));
             Optional<AllocRunnerState> state = decoded(buckets, Bucket.ALLOC_STATE, key, lost,
                     b -> codec.decode(b, AllocRunnerState.class, Bucket.ALLOC_STATE, key));
             List<DeviceReservation> devices = decoded(buckets, Bucket.DEVICES, key, lost,
@@ -183,8 +186,8 @@ final class KvStateDB implements StateDB {
             String name = key.substring(prefix.length());
             Optional<TaskLocalState> local = decoded(buckets, Bucket.TASK_LOCAL, key, lost,
                     b -> codec.decode(b, TaskLocalState.class, Bucket.TASK_LOCAL, key));
-            Optional<JsonNode> state = decoded(buckets, Bucket.TASK_STATE, key, lost,
-                    b -> codec.tree(b, Bucket.TASK_STATE, key));
+            Optional<TaskState> state = decoded(buckets, Bucket.TASK_STATE, key, lost,
+                    b -> codec.decodeModel(b, TaskState.class, Bucket.TASK_STATE, key));
             tasks.put(name, new StoredTask(name, local, state));
         }
         return tasks;
@@ -242,14 +245,26 @@ final class KvStateDB implements StateDB {
 
     /**
      * @param snapshotOf makes an immutable object equal to {@code value}, only for a value that is
-     *                   written: the records here are immutable and their own snapshot; a JsonNode is
-     *                   mutable, so a deep copy (a caller changing it later must not make it "equal")
+     *                   written: the records here are immutable and their own snapshot
      */
     private <T> void put(Bucket bucket, String key, T value, UnaryOperator<T> snapshotOf) {
         if (store.dropIfUnchanged(bucket, key, value)) {
             return;
         }
         store.put(bucket, key, codec.encode(value), snapshotOf.apply(value));
+    }
+
+    /**
+     * The API model is mutable, and a caller may change an object it put: the snapshot compared is its bytes,
+     * which nothing changes (comparing them is cheaper than hashing them, and no dearer than the tree and deep
+     * copy the runners made of each value before).
+     */
+    private void putModel(Bucket bucket, String key, Object value) {
+        Encoded encoded = new Encoded(codec.encodeModel(value));
+        if (store.dropIfUnchanged(bucket, key, encoded)) {
+            return;
+        }
+        store.put(bucket, key, encoded.bytes(), encoded);
     }
 
     private static void requireValue(Object value, Bucket bucket, String key) {
@@ -261,5 +276,23 @@ final class KvStateDB implements StateDB {
 
     private Optional<byte[]> get(Bucket bucket, String key) {
         return store.get(bucket, key);
+    }
+
+    /** A value's bytes as a snapshot: equal when the bytes are. Never changed after it is made. */
+    private record Encoded(byte[] bytes) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Encoded e && Arrays.equals(bytes, e.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(bytes);
+        }
+
+        @Override
+        public String toString() {
+            return bytes.length + " bytes";
+        }
     }
 }

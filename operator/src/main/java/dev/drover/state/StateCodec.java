@@ -2,7 +2,6 @@ package dev.drover.state;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -11,7 +10,9 @@ import java.io.IOException;
 
 /**
  * Values to and from JSON bytes. Serialization is deterministic (map entries
- * sorted by key) because deduplication compares the bytes.
+ * sorted by key) because deduplication compares the bytes. The API model
+ * (allocation specs, task states) is written by a mapper of its own, see
+ * {@link #encodeModel}.
  */
 final class StateCodec {
 
@@ -23,7 +24,34 @@ final class StateCodec {
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
 
+    /**
+     * The mapper the runners wrote the API model with before the store took types (they stored it as a tree
+     * of this mapper): fields in the model's order, maps in their own (as the API server sent them). Writing
+     * it the same way keeps the bytes on disk as they were, so a value unchanged across an upgrade is still a
+     * duplicate, and an older store restores.
+     */
+    private final ObjectMapper model = JsonMapper.builder(Jackson.factory())
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .build();
+
     byte[] encode(Object value) {
+        return encode(mapper, value);
+    }
+
+    /** An {@code Allocation} or {@code TaskState} of the API model. */
+    byte[] encodeModel(Object value) {
+        return encode(model, value);
+    }
+
+    <T> T decodeModel(byte[] bytes, Class<T> type, Bucket bucket, String key) {
+        try {
+            return model.readValue(bytes, type);
+        } catch (IOException e) {
+            throw undecodable(bucket, key, e);
+        }
+    }
+
+    private static byte[] encode(ObjectMapper mapper, Object value) {
         try {
             return mapper.writeValueAsBytes(value);
         } catch (IOException e) {
@@ -46,10 +74,6 @@ final class StateCodec {
         } catch (IOException e) {
             throw undecodable(bucket, key, e);
         }
-    }
-
-    JsonNode tree(byte[] bytes, Bucket bucket, String key) {
-        return decode(bytes, JsonNode.class, bucket, key);
     }
 
     ObjectMapper mapper() {

@@ -1,6 +1,7 @@
 package dev.drover.state;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.TaskState;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -34,10 +35,14 @@ public interface StateDB extends AutoCloseable {
     /** The schema version of the store (the durable store's layout on disk). */
     int schemaVersion();
 
-    /** The allocation spec snapshot the runner was built from. */
-    void putAllocation(AllocId id, JsonNode spec);
+    /**
+     * The allocation spec snapshot the runner was built from. The store keeps what {@code spec} holds at the
+     * call: changing the object afterwards changes nothing stored (put it again to store the change).
+     */
+    void putAllocation(AllocId id, Allocation spec);
 
-    Optional<JsonNode> getAllocation(AllocId id);
+    /** A new object each call, the caller's own. */
+    Optional<Allocation> getAllocation(AllocId id);
 
     void putAllocRunnerState(AllocId id, AllocRunnerState state);
 
@@ -47,10 +52,11 @@ public interface StateDB extends AutoCloseable {
 
     Optional<TaskLocalState> getTaskLocalState(AllocId id, String task);
 
-    /** The task's state as the allocation status reports it. */
-    void putTaskState(AllocId id, String task, JsonNode state);
+    /** The task's state as the allocation status reports it; as {@link #putAllocation}, kept as it is at the call. */
+    void putTaskState(AllocId id, String task, TaskState state);
 
-    Optional<JsonNode> getTaskState(AllocId id, String task);
+    /** A new object each call, the caller's own. */
+    Optional<TaskState> getTaskState(AllocId id, String task);
 
     /** Replaces the allocation's device reservations; an empty list keeps "none reserved" explicit. */
     void putDeviceReservations(AllocId id, List<DeviceReservation> reservations);

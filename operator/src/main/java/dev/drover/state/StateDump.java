@@ -2,6 +2,7 @@ package dev.drover.state;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -23,12 +24,17 @@ public final class StateDump {
     private StateDump() {
     }
 
+    /** {@link #read} as indented JSON text, as {@code state dump} prints it. */
+    public static String text(Path dataDir) throws IOException {
+        return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(read(dataDir));
+    }
+
     /**
      * {@code {"file", "schemaVersion", "allocations": [{"id", "alloc", "allocState", "devices",
      * "tasks": {name: {"taskLocal", "taskState"}}}]}}; a value that is not JSON appears as
      * {@code {"undecodableBase64": ...}}.
      */
-    public static JsonNode read(Path dataDir) {
+    static JsonNode read(Path dataDir) {
         Path file = dataDir.resolve(SqliteSchema.FILE_NAME);
         if (!Files.isRegularFile(file)) {
             throw new StateStoreException("no state store at " + file

@@ -1,6 +1,6 @@
 package dev.drover.state;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.drover.api.v1alpha1.Allocation;
 import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -16,6 +16,6 @@ import java.util.SortedMap;
  *                    allocation is taken on again from the API server, its directory kept (a task still
  *                    running there is taken over, not started twice)
  */
-public record StoredAllocation(AllocId id, Optional<JsonNode> spec, Optional<AllocRunnerState> state,
+public record StoredAllocation(AllocId id, Optional<Allocation> spec, Optional<AllocRunnerState> state,
                                List<DeviceReservation> devices, SortedMap<String, StoredTask> tasks, boolean damaged) {
 }

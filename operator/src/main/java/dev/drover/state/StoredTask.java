@@ -1,8 +1,8 @@
 package dev.drover.state;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.drover.api.v1alpha1.TaskState;
 import java.util.Optional;
 
 /** What the store holds for one task of a restored allocation. */
-public record StoredTask(String name, Optional<TaskLocalState> localState, Optional<JsonNode> state) {
+public record StoredTask(String name, Optional<TaskLocalState> localState, Optional<TaskState> state) {
 }

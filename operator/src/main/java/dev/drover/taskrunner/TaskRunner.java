@@ -1,6 +1,5 @@
 package dev.drover.taskrunner;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
@@ -14,7 +13,6 @@ import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskStats;
-import dev.drover.state.Jackson;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.restarts.Outcome;
@@ -40,7 +38,6 @@ import org.slf4j.MDC;
 public final class TaskRunner {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskRunner.class);
-    private static final ObjectMapper JSON = new ObjectMapper(Jackson.factory());
     /** The longest a stats reading may take: an API request waits on it. */
     private static final Duration STATS_DEADLINE = Duration.ofSeconds(5);
 
@@ -500,7 +497,7 @@ public final class TaskRunner {
             // kept by the store
         }
         try {
-            cfg.stateDB().putTaskState(cfg.allocId(), name, JSON.valueToTree(snapshot));
+            cfg.stateDB().putTaskState(cfg.allocId(), name, snapshot);
         } catch (StateStoreException unstored) {
             // kept by the store
         }

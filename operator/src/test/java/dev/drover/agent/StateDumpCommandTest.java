@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.state.AllocId;
 import dev.drover.state.AllocRunnerState;
 import dev.drover.state.DeviceReservation;
@@ -41,18 +43,22 @@ class StateDumpCommandTest {
         return JSON.readTree(stdout.toString(StandardCharsets.UTF_8));
     }
 
-    private static JsonNode json(String text) throws Exception {
-        return JSON.readTree(text.replace('\'', '"'));
+    private static <T> T read(String json, Class<T> type) throws Exception {
+        return JSON.readValue(json.replace('\'', '"'), type);
+    }
+
+    private static Allocation onNode(String nodeName) throws Exception {
+        return read("{'spec':{'nodeName':'" + nodeName + "'}}", Allocation.class);
     }
 
     @Test
     void dumpPrintsEveryAllocationWithItsTasksAsJson() throws Exception {
         try (StateDB db = StateDB.open(dataDir)) {
-            db.putAllocation(WEB, json("{'nodeName':'node-1'}"));
+            db.putAllocation(WEB, onNode("node-1"));
             db.putAllocRunnerState(WEB, new AllocRunnerState("Running", "Tasks are running", 2L));
             db.putDeviceReservations(WEB, List.of(new DeviceReservation("main", "nvidia", "gpu", null, List.of("GPU-0"))));
             db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock").withHookDone("validate"));
-            db.putTaskState(WEB, "main", json("{'state':'Running','restarts':1}"));
+            db.putTaskState(WEB, "main", read("{'state':'Running','restarts':1}", TaskState.class));
         }
 
         int exit = run(Map.of(), "state", "dump", "--data-dir", dataDir.toString());
@@ -62,7 +68,7 @@ class StateDumpCommandTest {
         assertThat(dump.get("schemaVersion").asInt()).isEqualTo(2);
         JsonNode alloc = dump.get("allocations").get(0);
         assertThat(alloc.get("id").asText()).isEqualTo("default/web");
-        assertThat(alloc.get("alloc")).isEqualTo(json("{'nodeName':'node-1'}"));
+        assertThat(alloc.at("/alloc/spec/nodeName").asText()).isEqualTo("node-1");
         assertThat(alloc.at("/allocState/clientStatus").asText()).isEqualTo("Running");
         assertThat(alloc.at("/devices/0/ids/0").asText()).isEqualTo("GPU-0");
         assertThat(alloc.at("/tasks/main/taskLocal/hooksDone/0").asText()).isEqualTo("validate");
@@ -74,7 +80,7 @@ class StateDumpCommandTest {
         try (StateDB agent = StateDB.open(dataDir);
              Connection other = DriverManager.getConnection("jdbc:sqlite:" + dataDir.resolve("state.db"));
              Statement uncommitted = other.createStatement()) {
-            agent.putAllocation(WEB, json("{'committed':true}"));
+            agent.putAllocation(WEB, onNode("committed"));
             uncommitted.execute("BEGIN IMMEDIATE");
             uncommitted.execute("INSERT INTO kv (bucket, key, value) VALUES ('alloc', 'default/pending', x'7B7D')");
 
@@ -83,8 +89,8 @@ class StateDumpCommandTest {
             uncommitted.execute("ROLLBACK");
             assertThat(exit).as("stderr: %s", stderr).isZero();
             assertThat(printed().get("allocations")).extracting(a -> a.get("id").asText()).containsExactly("default/web");
-            agent.putAllocation(WEB, json("{'committed':'again'}"));
-            assertThat(agent.getAllocation(WEB)).contains(json("{'committed':'again'}"));
+            agent.putAllocation(WEB, onNode("again"));
+            assertThat(agent.getAllocation(WEB)).contains(onNode("again"));
         }
     }
 

@@ -2,7 +2,7 @@ package dev.drover.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.drover.api.v1alpha1.TaskState;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -45,12 +45,12 @@ class CrashSafetyTest {
             try (StateDB db = StateDB.open(dataDir)) {
                 for (Map.Entry<String, Long> ack : acknowledged.entrySet()) {
                     String task = ack.getKey();
-                    JsonNode stored = db.getTaskState(CrashWriter.ALLOC, task).orElse(null);
+                    TaskState stored = db.getTaskState(CrashWriter.ALLOC, task).orElse(null);
                     assertThat(stored).as("%s: %s acknowledged seq %d but nothing is stored", context, task, ack.getValue())
                             .isNotNull();
-                    long seq = stored.get("seq").asLong();
+                    long seq = CrashWriter.seq(stored);
                     assertThat(seq).as("%s: stored seq of %s", context, task).isGreaterThanOrEqualTo(ack.getValue());
-                    assertThat(stored.get("payload").asText()).as("%s: payload of %s seq %d", context, task, seq)
+                    assertThat(CrashWriter.payload(stored)).as("%s: payload of %s seq %d", context, task, seq)
                             .isEqualTo(CrashWriter.payload(task, seq));
                 }
             }

@@ -1,8 +1,8 @@
 package dev.drover.state;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.api.v1alpha1.TaskState;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -29,7 +29,7 @@ public final class CrashWriter {
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < WRITERS; w++) {
             String task = "w" + w;
-            long start = db.getTaskState(ALLOC, task).map(s -> s.get("seq").asLong()).orElse(0L);
+            long start = db.getTaskState(ALLOC, task).map(CrashWriter::seq).orElse(0L);
             threads.add(Thread.ofPlatform().start(() -> {
                 for (long seq = start + 1; ; seq++) {
                     db.putTaskState(ALLOC, task, value(task, seq));
@@ -50,11 +50,23 @@ public final class CrashWriter {
     }
 
     /** A value whose payload is derived from its key and sequence, so damage is detectable. */
-    static JsonNode value(String task, long seq) {
-        ObjectNode node = JsonNodeFactory.instance.objectNode();
-        node.put("seq", seq);
-        node.put("payload", payload(task, seq));
-        return node;
+    static TaskState value(String task, long seq) {
+        TaskState state = new TaskState();
+        state.setRestarts(Math.toIntExact(seq));
+        TaskEvent event = new TaskEvent();
+        event.setType(TaskEventType.Started);
+        event.setMessage(payload(task, seq));
+        state.setEvents(List.of(event));
+        return state;
+    }
+
+    /** The sequence {@link #value} wrote. */
+    static long seq(TaskState value) {
+        return value.getRestarts();
+    }
+
+    static String payload(TaskState value) {
+        return value.getEvents().getFirst().getMessage();
     }
 
     static String payload(String task, long seq) {

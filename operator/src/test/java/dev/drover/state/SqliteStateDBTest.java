@@ -3,6 +3,7 @@ package dev.drover.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.api.v1alpha1.Allocation;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,12 +33,12 @@ class SqliteStateDBTest extends StateDBContractTest {
 
     @Test
     void valuesSurviveReopen() {
-        db.putAllocation(WEB, json("{'a':1}"));
+        db.putAllocation(WEB, spec("{'nodeName':'a'}"));
         db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock").withHookDone("validate"));
 
         reopen();
 
-        assertThat(db.getAllocation(WEB)).contains(json("{'a':1}"));
+        assertThat(db.getAllocation(WEB)).contains(spec("{'nodeName':'a'}"));
         assertThat(db.getTaskLocalState(WEB, "main").orElseThrow().hookDone("validate")).isTrue();
     }
 
@@ -105,7 +106,7 @@ class SqliteStateDBTest extends StateDBContractTest {
         Files.delete(dataDir.resolve("state.db"));
         Files.deleteIfExists(dataDir.resolve("state.db-wal"));
         Files.deleteIfExists(dataDir.resolve("state.db-shm"));
-        byte[] spec = "{\"nodeName\":\"node-1\"}".getBytes(StandardCharsets.UTF_8);
+        byte[] spec = StoredJsonCompatibilityTest.STORED_ALLOCATION.getBytes(StandardCharsets.UTF_8);
         try (Connection c = jdbc()) {
             Statement s = c.createStatement();
             for (String ddl : SqliteSchema.V1_DDL) {
@@ -121,8 +122,9 @@ class SqliteStateDBTest extends StateDBContractTest {
         db = StateDB.open(dataDir);
 
         assertThat(db.schemaVersion()).isEqualTo(2);
-        assertThat(db.getAllocation(WEB)).contains(json("{'nodeName':'node-1'}"));
-        db.putAllocation(WEB, json("{'nodeName':'node-1'}"));
+        Allocation allocation = JSON.readValue(StoredJsonCompatibilityTest.ALLOCATION, Allocation.class);
+        assertThat(db.getAllocation(WEB)).contains(allocation);
+        db.putAllocation(WEB, allocation);
         assertThat(db.stats().deduplicated()).as("hash filled in by the upgrade primes deduplication").isEqualTo(1);
         Path backup = dataDir.resolve("state.db.bak-v1");
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + backup);
@@ -135,7 +137,7 @@ class SqliteStateDBTest extends StateDBContractTest {
 
     @Test
     void closingCommitsNoEmptyTransaction() {
-        db.putAllocation(WEB, json("{'a':1}"));
+        db.putAllocation(WEB, spec("{'nodeName':'a'}"));
         StateDB other = db;
 
         other.close();
@@ -153,9 +155,9 @@ class SqliteStateDBTest extends StateDBContractTest {
 
     @Test
     void anUnreadableEntryIsQuarantinedAndEveryOtherAllocationRestores() throws Exception {
-        db.putAllocation(WEB, json("{'a':1}"));
-        db.putTaskState(WEB, "main", json("{'state':'running'}"));
-        db.putAllocation(WEB2, json("{'b':2}"));
+        db.putAllocation(WEB, spec("{'nodeName':'a'}"));
+        db.putTaskState(WEB, "main", taskState("{'state':'Running'}"));
+        db.putAllocation(WEB2, spec("{'nodeName':'b'}"));
         db.putTaskLocalState(WEB2, "main", TaskLocalState.initial("raw_exec"));
         db.close();
         byte[] torn = "{\"a\":".getBytes(StandardCharsets.UTF_8);
@@ -172,7 +174,7 @@ class SqliteStateDBTest extends StateDBContractTest {
         assertThat(all.get(0).spec()).as("lost: taken on again from the API server").isEmpty();
         assertThat(all.get(0).damaged()).isTrue();
         assertThat(all.get(0).tasks()).containsKey("main");
-        assertThat(all.get(1).spec()).contains(json("{'b':2}"));
+        assertThat(all.get(1).spec()).contains(spec("{'nodeName':'b'}"));
         assertThat(all.get(1).damaged()).isFalse();
         assertThat(db.stats().quarantined()).isEqualTo(1);
         try (Connection c = jdbc(); ResultSet rs = c.createStatement().executeQuery(
@@ -190,7 +192,7 @@ class SqliteStateDBTest extends StateDBContractTest {
 
     @Test
     void anEntryWhoseKeyNamesNoAllocationIsQuarantinedNotFatal() throws Exception {
-        db.putAllocation(WEB, json("{'a':1}"));
+        db.putAllocation(WEB, spec("{'nodeName':'a'}"));
         db.close();
         try (Connection c = jdbc()) {
             c.createStatement().execute("INSERT INTO kv (bucket, key, value) VALUES ('taskState', 'no-slash', X'7B7D')");

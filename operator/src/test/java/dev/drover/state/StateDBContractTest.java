@@ -3,9 +3,10 @@ package dev.drover.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.EnvVar;
+import dev.drover.api.v1alpha1.TaskState;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,9 +41,18 @@ abstract class StateDBContractTest {
         db.close();
     }
 
-    static JsonNode json(String text) {
+    /** An allocation whose spec is {@code specJson} (single quotes for double). */
+    static Allocation spec(String specJson) {
+        return read("{'spec':" + specJson + "}", Allocation.class);
+    }
+
+    static TaskState taskState(String json) {
+        return read(json, TaskState.class);
+    }
+
+    private static <T> T read(String json, Class<T> type) {
         try {
-            return JSON.readTree(text.replace('\'', '"'));
+            return JSON.readValue(json.replace('\'', '"'), type);
         } catch (Exception e) {
             throw new IllegalArgumentException(e);
         }
@@ -50,11 +60,11 @@ abstract class StateDBContractTest {
 
     @Test
     void everyKindOfEntryReadsBackAsWritten() {
-        JsonNode spec = json("{'nodeName':'node-1','tasks':[{'name':'main','driver':'mock'}]}");
+        Allocation spec = spec("{'nodeName':'node-1','tasks':[{'name':'main','driver':'mock'}]}");
         AllocRunnerState allocState = new AllocRunnerState("Running", "Tasks are running", 3L);
         TaskLocalState local = TaskLocalState.initial("raw_exec")
                 .withDriverHandle(Map.of("pid", "4242", "startTicks", "99")).withHookDone("artifacts");
-        JsonNode taskState = json("{'state':'Running','failed':false,'restarts':0}");
+        TaskState taskState = taskState("{'state':'Running','failed':false,'restarts':0}");
         List<DeviceReservation> devices = List.of(new DeviceReservation("main", "nvidia", "gpu", "A100", List.of("GPU-1")));
 
         db.putAllocation(WEB, spec);
@@ -126,21 +136,44 @@ abstract class StateDBContractTest {
     }
 
     @Test
-    void jsonValueChangedInPlaceAndWrittenAgainIsStored() {
-        ObjectNode state = (ObjectNode) json("{'state':'Pending'}");
+    void taskStateChangedInPlaceAndWrittenAgainIsStored() {
+        TaskState state = taskState("{'state':'Pending'}");
         db.putTaskState(WEB, "main", state);
 
-        state.put("state", "Running");
+        state.setState(TaskState.State.Running);
         db.putTaskState(WEB, "main", state);
 
-        assertThat(db.getTaskState(WEB, "main")).contains(json("{'state':'Running'}"));
+        assertThat(db.getTaskState(WEB, "main")).contains(taskState("{'state':'Running'}"));
         assertThat(db.stats().writes()).isEqualTo(2);
         assertThat(db.stats().deduplicated()).isZero();
     }
 
     @Test
+    void specChangedDeepInPlaceAndWrittenAgainIsStored() {
+        Allocation spec = spec("{'nodeName':'node-1','tasks':[{'name':'main','driver':'mock','env':[]}]}");
+        db.putAllocation(WEB, spec);
+
+        spec.getSpec().getTasks().getFirst().getEnv().add(new EnvVar("MODE", "fast"));
+        db.putAllocation(WEB, spec);
+
+        assertThat(db.getAllocation(WEB).orElseThrow().getSpec().getTasks().getFirst().getEnv())
+                .containsExactly(new EnvVar("MODE", "fast"));
+        assertThat(db.stats().writes()).isEqualTo(2);
+        assertThat(db.stats().deduplicated()).isZero();
+    }
+
+    @Test
+    void anObjectReadBackIsTheCallersOwn() {
+        db.putTaskState(WEB, "main", taskState("{'state':'Pending'}"));
+
+        db.getTaskState(WEB, "main").orElseThrow().setState(TaskState.State.Dead);
+
+        assertThat(db.getTaskState(WEB, "main").orElseThrow().getState()).isEqualTo(TaskState.State.Pending);
+    }
+
+    @Test
     void sameValueUnderAnotherKeyIsWritten() {
-        JsonNode state = json("{'state':'Pending'}");
+        TaskState state = taskState("{'state':'Pending'}");
         db.putTaskState(WEB, "main", state);
         db.putTaskState(WEB, "sidecar", state);
 
@@ -151,11 +184,11 @@ abstract class StateDBContractTest {
     @Test
     void deleteAllocationRemovesItAndAllItsTasksButNoOther() {
         for (AllocId id : List.of(WEB, WEB2)) {
-            db.putAllocation(id, json("{'name':'" + id.name() + "'}"));
+            db.putAllocation(id, spec("{'nodeName':'" + id.name() + "'}"));
             db.putAllocRunnerState(id, new AllocRunnerState("Running", null, 1L));
             db.putDeviceReservations(id, List.of());
             db.putTaskLocalState(id, "main", TaskLocalState.initial("mock"));
-            db.putTaskState(id, "main", json("{'state':'Running'}"));
+            db.putTaskState(id, "main", taskState("{'state':'Running'}"));
         }
 
         db.deleteAllocation(WEB);
@@ -172,7 +205,7 @@ abstract class StateDBContractTest {
 
     @Test
     void writeAfterDeleteIsStoredEvenIfTheValueIsTheSameAsBefore() {
-        JsonNode spec = json("{'v':1}");
+        Allocation spec = spec("{'nodeName':'node-1'}");
         db.putAllocation(WEB, spec);
         db.deleteAllocation(WEB);
 
@@ -185,24 +218,24 @@ abstract class StateDBContractTest {
 
     @Test
     void loadAllGroupsEntriesByAllocationAndTask() {
-        db.putAllocation(WEB, json("{'a':1}"));
+        db.putAllocation(WEB, spec("{'nodeName':'a'}"));
         db.putAllocRunnerState(WEB, new AllocRunnerState("Running", null, 2L));
         db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock"));
-        db.putTaskState(WEB, "main", json("{'state':'Running'}"));
-        db.putTaskState(WEB, "sidecar", json("{'state':'Pending'}"));
-        db.putTaskState(WEB2, "main", json("{'state':'Dead'}"));
+        db.putTaskState(WEB, "main", taskState("{'state':'Running'}"));
+        db.putTaskState(WEB, "sidecar", taskState("{'state':'Pending'}"));
+        db.putTaskState(WEB2, "main", taskState("{'state':'Dead'}"));
 
         List<StoredAllocation> all = db.loadAll();
 
         assertThat(all).extracting(StoredAllocation::id).containsExactly(WEB, WEB2);
         StoredAllocation web = all.getFirst();
-        assertThat(web.spec()).contains(json("{'a':1}"));
+        assertThat(web.spec()).contains(spec("{'nodeName':'a'}"));
         assertThat(web.state()).contains(new AllocRunnerState("Running", null, 2L));
         assertThat(web.devices()).isEmpty();
         assertThat(web.tasks().keySet()).containsExactly("main", "sidecar");
         assertThat(web.tasks().get("main").localState()).contains(TaskLocalState.initial("mock"));
         assertThat(web.tasks().get("sidecar").localState()).isEmpty();
-        assertThat(web.tasks().get("sidecar").state()).contains(json("{'state':'Pending'}"));
+        assertThat(web.tasks().get("sidecar").state()).contains(taskState("{'state':'Pending'}"));
         StoredAllocation orphan = all.get(1);
         assertThat(orphan.spec()).as("tasks whose allocation spec was never stored").isEmpty();
         assertThat(orphan.tasks().keySet()).containsExactly("main");
@@ -218,7 +251,7 @@ abstract class StateDBContractTest {
                 String task = "t" + w;
                 jobs.add(() -> {
                     for (int i = 1; i <= perWriter; i++) {
-                        db.putTaskState(WEB, task, json("{'seq':" + i + "}"));
+                        db.putTaskState(WEB, task, taskState("{'restarts':" + i + "}"));
                     }
                     return null;
                 });
@@ -229,7 +262,7 @@ abstract class StateDBContractTest {
         }
 
         for (int w = 0; w < writers; w++) {
-            assertThat(db.getTaskState(WEB, "t" + w)).contains(json("{'seq':" + perWriter + "}"));
+            assertThat(db.getTaskState(WEB, "t" + w)).contains(taskState("{'restarts':" + perWriter + "}"));
         }
         assertThat(db.stats().writes()).isEqualTo(writers * perWriter);
         assertThat(db.stats().transactions()).isLessThanOrEqualTo(writers * perWriter);
@@ -237,20 +270,20 @@ abstract class StateDBContractTest {
 
     @Test
     void closeStopsTheWriterThreadAndRefusesWrites() {
-        db.putAllocation(WEB, json("{'a':1}"));
+        db.putAllocation(WEB, spec("{'nodeName':'a'}"));
 
         db.close();
 
         assertThat(liveStoreThreads()).isEmpty();
-        assertThatThrownBy(() -> db.putAllocation(WEB, json("{'a':1}")))
+        assertThatThrownBy(() -> db.putAllocation(WEB, spec("{'nodeName':'a'}")))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
-        assertThatThrownBy(() -> db.putAllocation(WEB, json("{'a':2}")))
+        assertThatThrownBy(() -> db.putAllocation(WEB, spec("{'nodeName':'b'}")))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
     }
 
     @Test
     void taskNamesMustBeDns1123Labels() {
-        assertThatThrownBy(() -> db.putTaskState(WEB, "../etc", json("{}")))
+        assertThatThrownBy(() -> db.putTaskState(WEB, "../etc", taskState("{}")))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("task name '../etc'").hasMessageContaining("DNS-1123");
     }

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 class StoreFailureTest {
 
     static final AllocId WEB = new AllocId("default", "web");
-    static final ObjectMapper JSON = new ObjectMapper();
 
     final FailingKvStore kv = FailingKvStore.inMemory();
     final StateDB db = kv.stateDB(Duration.ofMillis(10));
@@ -31,8 +30,11 @@ class StoreFailureTest {
         db.close();
     }
 
-    static JsonNode spec(int version) {
-        return JSON.createObjectNode().put("version", version);
+    static Allocation spec(int version) {
+        Allocation spec = new Allocation();
+        spec.setSpec(new AllocationSpec());
+        spec.getSpec().setNodeName("node-" + version);
+        return spec;
     }
 
     @Test

@@ -8,7 +8,6 @@ import static dev.drover.api.v1alpha1.TaskEventType.Terminated;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.allocrunner.AllocDir;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationType;
@@ -95,7 +94,7 @@ class RawExecRestoreTest {
         try (StateDB reopened = StateDB.open(dir.resolve("data"));
              LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
-            TaskState stored = new ObjectMapper().treeToValue(reopened.getTaskState(ALLOC, "worker").orElseThrow(), TaskState.class);
+            TaskState stored = reopened.getTaskState(ALLOC, "worker").orElseThrow();
             TaskRunner restored = TaskRunner.restore(config(reopened, new DriverRegistry(List.of(driver2)), spec), stored,
                     reopened.getTaskLocalState(ALLOC, "worker").orElseThrow());
             restored.run();
@@ -148,7 +147,7 @@ class RawExecRestoreTest {
         try (StateDB reopened = StateDB.open(dir.resolve("data"));
              LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
-            TaskState stored = new ObjectMapper().treeToValue(reopened.getTaskState(ALLOC, "worker").orElseThrow(), TaskState.class);
+            TaskState stored = reopened.getTaskState(ALLOC, "worker").orElseThrow();
             TaskRunner restored = TaskRunner.restore(config(reopened, new DriverRegistry(List.of(driver2)), spec), stored,
                     reopened.getTaskLocalState(ALLOC, "worker").orElseThrow());
             restored.run();

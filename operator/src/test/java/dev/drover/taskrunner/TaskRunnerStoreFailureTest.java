@@ -78,13 +78,13 @@ class TaskRunnerStoreFailureTest {
         assertThat(kv.failed()).isEqualTo(6);
         assertThat(r.done()).as("still supervising its task").isNotDone();
         await().atMost(Duration.ofSeconds(10)).until(() -> db.unstored(ALLOC).isEmpty());
-        assertThat(db.getTaskState(ALLOC, "main").orElseThrow().path("state").asText()).isEqualTo("Running");
+        assertThat(db.getTaskState(ALLOC, "main").orElseThrow().getState()).isEqualTo(TaskState.State.Running);
         assertThat(db.getTaskLocalState(ALLOC, "main").orElseThrow().driverHandle())
                 .as("a restarted agent can reattach").isNotNull();
 
         r.kill(null).get(10, TimeUnit.SECONDS);
         assertThat(r.state().getEvents()).extracting(e -> e.getType()).contains(TaskEventType.Killed);
-        assertThat(db.getTaskState(ALLOC, "main").orElseThrow().path("state").asText()).isEqualTo("Dead");
+        assertThat(db.getTaskState(ALLOC, "main").orElseThrow().getState()).isEqualTo(TaskState.State.Dead);
     }
 
     @Test
@@ -100,6 +100,6 @@ class TaskRunnerStoreFailureTest {
         assertThat(db.unstored(ALLOC)).isPresent();
         kv.recover();
         await().atMost(Duration.ofSeconds(10)).until(() -> db.unstored(ALLOC).isEmpty());
-        assertThat(db.getTaskState(ALLOC, "main").orElseThrow().path("state").asText()).isEqualTo("Dead");
+        assertThat(db.getTaskState(ALLOC, "main").orElseThrow().getState()).isEqualTo(TaskState.State.Dead);
     }
 }

@@ -15,7 +15,6 @@ import static dev.drover.api.v1alpha1.TaskEventType.Terminated;
 import static dev.drover.api.v1alpha1.TaskEventType.WaitingShutdownDelay;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.allocrunner.AllocDir;
 import dev.drover.api.Timestamps;
 import dev.drover.api.v1alpha1.AllocationSpec;
@@ -349,7 +348,7 @@ class TaskRunnerTest {
         first.run();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
         first.shutdown(); // the agent stops; the task keeps running
-        TaskState stored = new ObjectMapper().treeToValue(db.getTaskState(ALLOC, "web").orElseThrow(), TaskState.class);
+        TaskState stored = db.getTaskState(ALLOC, "web").orElseThrow();
         TaskLocalState local = db.getTaskLocalState(ALLOC, "web").orElseThrow();
         events.clear();
         TaskRunner restored = TaskRunner.restore(config(spec, mock, Duration.ofSeconds(10)), stored, local);
@@ -393,7 +392,7 @@ class TaskRunnerTest {
         TaskRunner r = runner(spec(AllocationType.Batch, null, task("job", Map.of("runFor", "10ms"))));
         r.run();
         await(r);
-        TaskState stored = new ObjectMapper().treeToValue(db.getTaskState(ALLOC, "job").orElseThrow(), TaskState.class);
+        TaskState stored = db.getTaskState(ALLOC, "job").orElseThrow();
         assertThat(stored).isEqualTo(r.state());
         assertThat(db.getTaskLocalState(ALLOC, "job").orElseThrow().hookDone("taskdir")).isTrue();
     }
@@ -407,7 +406,7 @@ class TaskRunnerTest {
         first.shutdown(); // the agent stops; the task keeps running
         assertThat(first.done()).isDone();
 
-        TaskState stored = new ObjectMapper().treeToValue(db.getTaskState(ALLOC, "web").orElseThrow(), TaskState.class);
+        TaskState stored = db.getTaskState(ALLOC, "web").orElseThrow();
         TaskLocalState local = db.getTaskLocalState(ALLOC, "web").orElseThrow();
         events.clear();
         TaskRunner restored = TaskRunner.restore(config(spec, mock, Duration.ofSeconds(10)), stored, local);
@@ -425,7 +424,7 @@ class TaskRunnerTest {
         TaskRunner first = new TaskRunner(config(spec, mock, Duration.ofSeconds(10)));
         first.run();
         await(first);
-        TaskState stored = new ObjectMapper().treeToValue(db.getTaskState(ALLOC, "job").orElseThrow(), TaskState.class);
+        TaskState stored = db.getTaskState(ALLOC, "job").orElseThrow();
         events.clear();
         TaskRunner restored = TaskRunner.restore(config(spec, mock, Duration.ofSeconds(10)), stored,
                 db.getTaskLocalState(ALLOC, "job").orElseThrow());
