@@ -143,9 +143,9 @@ public final class AllocRunner {
     private TaskRunnerConfig taskConfig(Task t) {
         TaskConfig template = new TaskConfig(id.namespace(), id.name(), t.getName(), Map.of(), Map.of(),
                 dir.shared(), dir.taskDir(t.getName()), dir.logs(), dir.taskSecrets(t.getName()));
-        return new TaskRunnerConfig(id, alloc.getSpec(), t, template, cfg.drivers(),
-                TaskHooks.defaults(cfg.drivers(), dir::buildTask, cfg.extraPrestartHooks()), cfg.stateDB(), this::taskChanged,
-                cfg.clock(), cfg.random(), cfg.maxKillTimeout(), cfg.driverDeadline(), cfg.stopRetry());
+        return new TaskRunnerConfig(id, alloc.getSpec(), t, template,
+                TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, cfg.extraPrestartHooks()), this::taskChanged,
+                cfg.tasks());
     }
 
     public AllocId id() {
