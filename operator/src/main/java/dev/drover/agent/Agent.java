@@ -183,11 +183,12 @@ public final class Agent implements AutoCloseable {
                     return new long[]{s.writes(), s.deduplicated(), s.failures(), s.unstored(), s.quarantined()};
                 },
                 () -> new long[]{events.written(), events.dropped(), events.failed()}));
+        TaskRunnerConfig.Shared tasks = new TaskRunnerConfig.Shared(drivers, state, clock, new SplittableRandom(),
+                config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT);
         controller = new AllocationController(config.nodeName(), self -> new AllocRunnerConfig(config.dataDir(),
-                drivers, List.of(hook), List.of(), state, self, new LocalFirst(self::localTerminal, previous,
-                        new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT)),
-                clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
-                TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc, ledger, config.concurrentStarts());
+                tasks, List.of(hook), List.of(), self, new LocalFirst(self::localTerminal, previous,
+                        new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT))),
+                writer, events, metrics, gc, ledger, config.concurrentStarts());
 
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());

@@ -8,10 +8,8 @@ import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.driver.TaskConfig;
 import dev.drover.state.AllocId;
-import dev.drover.state.AllocRunnerState;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
-import dev.drover.state.StoredTask;
 import dev.drover.taskrunner.TaskRunner;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.hooks.TaskHooks;
@@ -26,21 +24,20 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * Runs one allocation: builds its directory, starts its tasks stage by stage
- * ({@link LifecycleCoordinator}), applies the leader, sibling and sidecar rules,
- * kills in order, and publishes its state. One virtual thread runs the loop;
- * task runners wake it on every change.
+ * Runs one allocation, phase by phase: the prerun hooks (its directory, the previous allocation: {@link
+ * AllocRunnerHooks}), its tasks started stage by stage ({@link LifecycleCoordinator}), the leader, sibling and
+ * sidecar rules ({@link SiblingRules}), newer specs as they come, the kills in {@link KillOrder}, and on destroy the
+ * destroy hooks. One virtual thread runs the loop; task runners wake it on every change, which the runner stores and
+ * publishes.
  *
- * <p>{@link #alloc()} is the allocation as given (never written to);
- * {@link #allocState()} is what the runner made of it.
+ * <p>{@link #alloc()} is the allocation as last given, never written to; {@link #allocState()} is what the runner
+ * made of it.
  */
 public final class AllocRunner {
 
@@ -51,17 +48,15 @@ public final class AllocRunner {
     private volatile Allocation alloc;
     private final AllocDir dir;
     private final Map<String, TaskRunner> tasks = new LinkedHashMap<>();
-    private final Map<String, TaskState> taskStates = new LinkedHashMap<>();
+    private final AllocStatePublisher state;
     /** Runners rebuilt from the store: started first, so running tasks are reattached before anything else. */
     private final List<TaskRunner> restored = new ArrayList<>();
-    /** Rebuilt from the store with its prerun hooks done before the restart (see {@link #everStarted}). */
+    /** Rebuilt from the store with its prerun hooks done before the restart ({@link RestoredTasks#prerunDone}). */
     private final boolean prerunDone;
     private final LifecycleCoordinator coordinator;
-    /** The alloc hooks, in the order their phases run: directory, previous allocation, state, then the agent's. */
-    private final List<AllocHooks.Hook> hooks;
+    private final AllocRunnerHooks hooks;
     private final LatestUpdate<Allocation> updates;
     private final Semaphore wake = new Semaphore(0);
-    private final AtomicLong version = new AtomicLong();
     private final CompletableFuture<Void> terminal = new CompletableFuture<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile boolean shuttingDown;
@@ -70,15 +65,14 @@ public final class AllocRunner {
     private boolean destroyed;
     private boolean killedAll;
     private boolean siblingsHandled;
-    private long observedGeneration;
     private Thread thread;
 
     public AllocRunner(AllocRunnerConfig cfg, Allocation allocation) {
         // The spec is stored before any task runner exists: a store that cannot write refuses the runner whole,
         // rather than leaving task runners behind that already told the controller of their first events.
         Allocation own = Specs.copy(allocation);
-        cfg.stateDB().putAllocation(new AllocId(own.getMetadata().getNamespace(), own.getMetadata().getName()), own);
-        this(cfg, own, null);
+        cfg.stateDB().putAllocation(idOf(own), own);
+        this(cfg, own, RestoredTasks.NONE);
     }
 
     /**
@@ -89,37 +83,31 @@ public final class AllocRunner {
     public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored) {
         Allocation allocation = stored.spec().orElseThrow(() ->
                 new IllegalArgumentException("stored allocation " + stored.id() + " has no spec"));
-        return new AllocRunner(cfg, allocation, stored);
+        return new AllocRunner(cfg, allocation, RestoredTasks.of(allocation.getSpec().getTasks(), stored));
     }
 
-    /** @param allocation the runner's own snapshot (a copy made for it, or read back from the store) */
-    private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, StoredAllocation stored) {
+    /**
+     * @param allocation the runner's own snapshot (a copy made for it, or read back from the store)
+     * @param stored     what the store kept of its tasks ({@link RestoredTasks#NONE} for a new runner)
+     */
+    private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, RestoredTasks stored) {
         this.cfg = cfg;
         this.alloc = allocation;
-        this.id = new AllocId(alloc.getMetadata().getNamespace(), alloc.getMetadata().getName());
+        this.id = idOf(alloc);
         this.dir = AllocDir.of(cfg.dataDir(), id);
         this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
-        Long generation = alloc.getMetadata().getGeneration();
-        this.observedGeneration = generation == null ? 0 : generation;
-        this.updates = new LatestUpdate<>(observedGeneration);
-        List<AllocHooks.Hook> allHooks = new ArrayList<>(List.of(new AllocDirHook(), new PreviousAllocHook(cfg.previous()),
-                new StateHook()));
-        allHooks.addAll(cfg.allocHooks());
-        this.hooks = List.copyOf(allHooks);
-        Map<String, TaskState> storedStates = new LinkedHashMap<>();
+        long generation = alloc.getMetadata().getGeneration() == null ? 0 : alloc.getMetadata().getGeneration();
+        this.updates = new LatestUpdate<>(generation);
+        List<String> names = alloc.getSpec().getTasks().stream().map(Task::getName).toList();
+        this.state = new AllocStatePublisher(id, cfg.stateDB(), names, generation, () -> destroying,
+                (now, task, event) -> cfg.listener().allocStateChanged(this, now, task, event));
+        this.prerunDone = stored.prerunDone();
         for (Task t : alloc.getSpec().getTasks()) {
-            StoredTask saved = stored == null ? null : stored.tasks().get(t.getName());
-            if (saved != null && saved.state().isPresent() && saved.localState().isPresent()) {
-                storedStates.put(t.getName(), saved.state().get());
-            }
-        }
-        this.prerunDone = storedStates.values().stream().anyMatch(AllocRunner::everStarted);
-        for (Task t : alloc.getSpec().getTasks()) {
-            TaskState state = storedStates.get(t.getName());
+            TaskState saved = stored.states().get(t.getName());
             TaskRunner runner;
-            if (state != null) {
-                runner = TaskRunner.restore(taskConfig(t), state, stored.tasks().get(t.getName()).localState().get());
-                taskStates.put(t.getName(), state);
+            if (saved != null) {
+                runner = TaskRunner.restore(taskConfig(t), saved, stored.localStates().get(t.getName()));
+                state.restored(t.getName(), saved);
                 if (prerunDone) {
                     restored.add(runner);
                 } // else no task ever started: they start as new ones do, in lifecycle order, once the prerun is done
@@ -128,30 +116,31 @@ public final class AllocRunner {
             }
             tasks.put(t.getName(), runner);
         }
+        AllocHookContext ctx = new AllocHookContext(id, () -> alloc, dir, cfg.dataDir(), cfg.stateDB(), cfg.clock(),
+                () -> shuttingDown || destroying, e -> tasks.values().forEach(r -> r.recordEvent(e)),
+                () -> List.copyOf(tasks.keySet()), prerunDone,
+                (reason, message) -> cfg.listener().allocWarning(this, reason, message));
+        this.hooks = new AllocRunnerHooks(cfg.previous(), cfg.allocHooks(), ctx,
+                (hook, phase, failure) -> cfg.listener().hookFailed(this, hook, phase, failure));
     }
 
-    /**
-     * Whether a stored task state shows the task was started. Tasks start only after the prerun hooks (the
-     * previous allocation's wait and migration), so a restored allocation none of whose tasks ever started has
-     * not finished them: every task runner stores {@code Received} before the wait.
-     */
-    private static boolean everStarted(TaskState state) {
-        return state.getState() != TaskState.State.Pending || state.getStartedAt() != null;
+    private static AllocId idOf(Allocation a) {
+        return new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
     }
 
     private TaskRunnerConfig taskConfig(Task t) {
         TaskConfig template = new TaskConfig(id.namespace(), id.name(), t.getName(), Map.of(), Map.of(),
                 dir.shared(), dir.taskDir(t.getName()), dir.logs(), dir.taskSecrets(t.getName()));
-        return new TaskRunnerConfig(id, alloc.getSpec(), t, template, cfg.drivers(),
-                TaskHooks.defaults(cfg.drivers(), dir::buildTask, cfg.extraPrestartHooks()), cfg.stateDB(), this::taskChanged,
-                cfg.clock(), cfg.random(), cfg.maxKillTimeout(), cfg.driverDeadline(), cfg.stopRetry());
+        return new TaskRunnerConfig(id, alloc.getSpec(), t, template,
+                TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, cfg.extraPrestartHooks()), this::taskChanged,
+                cfg.tasks());
     }
 
     public AllocId id() {
         return id;
     }
 
-    /** The allocation as it was given: the spec snapshot, never changed by the runner. */
+    /** The allocation as last given (its newest spec the runner acted on): a copy; the runner never changes it. */
     public Allocation alloc() {
         return Specs.copy(alloc);
     }
@@ -166,9 +155,8 @@ public final class AllocRunner {
         return dir;
     }
 
-    public synchronized AllocState allocState() {
-        ClientStatuses.Result status = ClientStatuses.of(taskStates.values());
-        return new AllocState(version.get(), status.status(), status.description(), observedGeneration, taskStates);
+    public AllocState allocState() {
+        return state.allocState();
     }
 
     /** Completes when every task is dead for good (the allocation is terminal). */
@@ -183,7 +171,10 @@ public final class AllocRunner {
         }
     }
 
-    /** A newer spec of the allocation; stale ones (lower generation) are dropped. Only Stop acts on it so far. */
+    /**
+     * A newer spec of the allocation; stale ones (lower generation) are dropped. Stop kills the tasks; otherwise the
+     * tasks whose definition changed restart with it, and the update hooks see it.
+     */
     public void update(Allocation newer) {
         Long generation = newer.getMetadata().getGeneration();
         if (updates.offer(generation == null ? 0 : generation, Specs.copy(newer))) {
@@ -220,7 +211,7 @@ public final class AllocRunner {
                 return true;
             }
             List<String> alive = tasks.keySet().stream().filter(name -> !tasks.get(name).done().isDone()
-                    || !isDead(name)).toList();
+                    || !state.isDead(name)).toList();
             if (shuttingDown || !alive.isEmpty()) {
                 LOG.warn("allocation {}: tasks {} may still be alive; their directory and stored state stay until"
                         + " they are dead", id, alive);
@@ -228,8 +219,7 @@ public final class AllocRunner {
             }
             destroyed = true;
         }
-        AllocHookContext ctx = hookContext();
-        eachHook(AllocHooks.Destroy.class, "destroy", hook -> hook.destroy(ctx));
+        hooks.destroy();
         return true;
     }
 
@@ -247,47 +237,17 @@ public final class AllocRunner {
         if (t != null) {
             t.join();
         }
-        AllocHookContext ctx = hookContext();
-        eachHook(AllocHooks.Shutdown.class, "shutdown", hook -> hook.shutdown(ctx));
-    }
-
-    /**
-     * Runs one phase of every hook that has it, in order. Hooks are isolated: one that throws is logged and counted
-     * ({@link AllocStateListener#hookFailed}), and the hooks after it run all the same.
-     */
-    private <H extends AllocHooks.Hook> void eachHook(Class<H> phase, String phaseName, Consumer<H> call) {
-        for (AllocHooks.Hook hook : hooks) {
-            if (!phase.isInstance(hook)) {
-                continue;
-            }
-            try {
-                call.accept(phase.cast(hook));
-            } catch (RuntimeException e) {
-                LOG.warn("allocation {}: the {} hook {} failed; the other hooks run all the same", id, phaseName,
-                        hook.name(), e);
-                cfg.listener().hookFailed(this, hook.name(), phaseName, e);
-            }
-        }
-    }
-
-    private AllocHookContext hookContext() {
-        return new AllocHookContext(id, () -> alloc, dir, cfg.dataDir(), cfg.stateDB(), cfg.clock(),
-                () -> shuttingDown || destroying, e -> tasks.values().forEach(r -> r.recordEvent(e)),
-                () -> List.copyOf(tasks.keySet()), prerunDone,
-                (reason, message) -> cfg.listener().allocWarning(this, reason, message));
+        hooks.shutdown();
     }
 
     private void loop() {
         MDC.put("alloc", id.toString());
         try {
-            AllocHookContext ctx = hookContext();
-            for (AllocHooks.Hook hook : hooks) {
-                if (hook instanceof AllocHooks.Prerun prerun && !prerun.prerun(ctx)) {
-                    if (destroying) {
-                        killAll(null, true); // tasks that never started end at once, never run
-                    }
-                    return;
+            if (!hooks.prerun()) {
+                if (destroying) {
+                    killAll(null, true); // tasks that never started end at once, never run
                 }
+                return;
             }
             restored.forEach(TaskRunner::run);
             while (!shuttingDown) {
@@ -297,7 +257,7 @@ public final class AllocRunner {
                 }
                 updates.take(Duration.ZERO).ifPresent(this::applyUpdate);
                 step();
-                if (allDead()) {
+                if (state.allDead()) {
                     break;
                 }
                 wake.tryAcquire(1, TimeUnit.SECONDS);
@@ -311,7 +271,7 @@ public final class AllocRunner {
                     .withMessage("allocation setup failed: " + e.getMessage());
             tasks.values().forEach(r -> r.kill(failure));
         } finally {
-            if (allDead()) {
+            if (state.allDead()) {
                 terminal.complete(null);
             }
             stopped.complete(null);
@@ -319,16 +279,12 @@ public final class AllocRunner {
     }
 
     private void applyUpdate(Allocation newer) {
-        synchronized (this) {
-            observedGeneration = newer.getMetadata().getGeneration() == null ? observedGeneration
-                    : newer.getMetadata().getGeneration();
-        }
+        state.observed(newer.getMetadata().getGeneration());
         if (newer.getSpec().effectiveDesiredStatus() == DesiredStatus.Stop) {
             killAll(null, false);
         } else if (!killedAll) {
             restartChangedTasks(newer);
-            AllocHookContext ctx = hookContext();
-            eachHook(AllocHooks.Update.class, "update", hook -> hook.update(ctx, newer));
+            hooks.update(newer);
         }
         alloc = newer;
         try {
@@ -336,7 +292,7 @@ public final class AllocRunner {
         } catch (StateStoreException e) {
             // kept by the store and written again once it can; reported through the allocation's status
         }
-        publish(null, null);
+        state.publish(null, null);
     }
 
     /**
@@ -361,7 +317,7 @@ public final class AllocRunner {
 
     /** One pass: open gates, start what may start, apply the leader and sibling rules. */
     private void step() {
-        Map<String, LifecycleCoordinator.Status> statuses = statuses();
+        Map<String, LifecycleCoordinator.Status> statuses = state.statuses();
         coordinator.update(statuses);
         if (!killedAll) {
             for (Task t : alloc.getSpec().getTasks()) {
@@ -380,41 +336,11 @@ public final class AllocRunner {
     }
 
     private void applySiblingRules(Map<String, LifecycleCoordinator.Status> statuses) {
-        if (siblingsHandled || killedAll) {
-            return;
-        }
-        List<Task> nonPoststop = alloc.getSpec().getTasks().stream()
-                .filter(t -> LifecycleCoordinator.gateOf(t) != LifecycleCoordinator.Gate.POSTSTOP).toList();
-        for (Task t : nonPoststop) {
-            LifecycleCoordinator.Status s = statuses.get(t.getName());
-            if (s.dead() && s.failed()) {
+        if (!siblingsHandled && !killedAll) {
+            SiblingRules.killCause(alloc.getSpec().getTasks(), statuses, cfg.clock()).ifPresent(cause -> {
                 siblingsHandled = true;
-                killAll(() -> TaskEvent.of(TaskEventType.SiblingTaskFailed, cfg.clock().instant())
-                        .withFailedSibling(t.getName()).withMessage("Task's sibling \"" + t.getName() + "\" failed"), false);
-                return;
-            }
-        }
-        for (Task t : nonPoststop) {
-            LifecycleCoordinator.Status s = statuses.get(t.getName());
-            if (t.isLeaderTask() && s.dead() && !s.failed()) {
-                siblingsHandled = true;
-                killAll(() -> TaskEvent.of(TaskEventType.LeaderTaskDead, cfg.clock().instant())
-                        .withMessage("Leader Task in Group dead"), false);
-                return;
-            }
-        }
-        boolean anyLive = false;
-        boolean onlySidecarsLive = true;
-        for (Task t : nonPoststop) {
-            if (!statuses.get(t.getName()).dead()) {
-                anyLive = true;
-                onlySidecarsLive &= t.isSidecar();
-            }
-        }
-        if (anyLive && onlySidecarsLive) {
-            siblingsHandled = true;
-            killAll(() -> TaskEvent.of(TaskEventType.MainTasksDead, cfg.clock().instant())
-                    .withMessage("Main tasks in the group died"), false);
+                killAll(cause, false);
+            });
         }
     }
 
@@ -422,51 +348,15 @@ public final class AllocRunner {
     private void killAll(Supplier<TaskEvent> cause, boolean withPoststop) {
         killedAll = true;
         try {
-            KillOrder.kill(alloc.getSpec().getTasks(), tasks, this::isDead, cause, withPoststop, cfg.destroyDeadline());
+            KillOrder.kill(alloc.getSpec().getTasks(), tasks, state::isDead, cause, withPoststop, cfg.destroyDeadline());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
-    private synchronized boolean isDead(String task) {
-        TaskState s = taskStates.get(task);
-        return s != null && s.getState() == TaskState.State.Dead;
-    }
-
-    private synchronized Map<String, LifecycleCoordinator.Status> statuses() {
-        Map<String, LifecycleCoordinator.Status> out = new LinkedHashMap<>();
-        for (String name : tasks.keySet()) {
-            TaskState s = taskStates.get(name);
-            out.put(name, s == null ? new LifecycleCoordinator.Status(TaskState.State.Pending, false)
-                    : new LifecycleCoordinator.Status(s.getState(), Boolean.TRUE.equals(s.getFailed())));
-        }
-        return out;
-    }
-
-    private boolean allDead() {
-        return statuses().values().stream().allMatch(LifecycleCoordinator.Status::dead);
-    }
-
-    private void taskChanged(String task, TaskState state, TaskEvent event) {
-        synchronized (this) {
-            taskStates.put(task, state);
-        }
-        publish(task, event);
+    private void taskChanged(String task, TaskState taskState, TaskEvent event) {
+        state.taskChanged(task, taskState, event);
         wake.release();
-    }
-
-    private void publish(String task, TaskEvent event) {
-        version.incrementAndGet();
-        AllocState state = allocState();
-        if (!destroying) {
-            try {
-                cfg.stateDB().putAllocRunnerState(id, new AllocRunnerState(state.clientStatus().name(),
-                        state.clientDescription(), state.observedGeneration()));
-            } catch (StateStoreException e) {
-                // as in applyUpdate: the store writes it again; the runner and its tasks go on
-            }
-        }
-        cfg.listener().allocStateChanged(this, state, task, event);
     }
 
     private static void waitBounded(CompletableFuture<?> f, Duration deadline) throws InterruptedException {

@@ -1,7 +1,6 @@
 package dev.drover.allocrunner;
 
 import dev.drover.allocwatcher.PreviousAllocations;
-import dev.drover.driver.DriverRegistry;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
@@ -9,19 +8,24 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
-import java.util.random.RandomGenerator;
 
 /**
  * What every alloc runner on this agent shares.
  *
+ * @param tasks      what every task runner is given, passed on unchanged
  * @param allocHooks extra alloc hooks (each implements one or more {@link AllocHooks} phases), run after Drover's own
  */
-public record AllocRunnerConfig(Path dataDir, DriverRegistry drivers, List<TaskPrestartHook> extraPrestartHooks,
+public record AllocRunnerConfig(Path dataDir, TaskRunnerConfig.Shared tasks, List<TaskPrestartHook> extraPrestartHooks,
                                 List<AllocHooks.Hook> allocHooks,
-                                StateDB stateDB, AllocStateListener listener, PreviousAllocations previous,
-                                InstantSource clock,
-                                RandomGenerator random, Duration maxKillTimeout, Duration driverDeadline,
-                                TaskRunnerConfig.StopRetry stopRetry) {
+                                AllocStateListener listener, PreviousAllocations previous) {
+
+    public StateDB stateDB() {
+        return tasks.stateDB();
+    }
+
+    public InstantSource clock() {
+        return tasks.clock();
+    }
 
     /**
      * How long one destroy waits for its kills: a task's shutdown delay and kill timeout (each capped by
@@ -29,6 +33,6 @@ public record AllocRunnerConfig(Path dataDir, DriverRegistry drivers, List<TaskP
      * looks again.
      */
     public Duration destroyDeadline() {
-        return maxKillTimeout.multipliedBy(2).plus(driverDeadline);
+        return tasks.maxKillTimeout().multipliedBy(2).plus(tasks.driverDeadline());
     }
 }

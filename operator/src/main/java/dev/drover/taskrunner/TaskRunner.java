@@ -13,12 +13,9 @@ import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskStats;
-import dev.drover.state.StateStoreException;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.restarts.Outcome;
 import dev.drover.taskrunner.restarts.RestartDecision;
-import dev.drover.taskrunner.restarts.RestartTracker;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -38,27 +35,20 @@ import org.slf4j.MDC;
 public final class TaskRunner {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskRunner.class);
-    /** The longest a stats reading may take: an API request waits on it. */
-    private static final Duration STATS_DEADLINE = Duration.ofSeconds(5);
 
     /** The task's process while the runner watches it: what a stats reading asks. */
     private record Live(Driver driver, TaskHandle handle) {
     }
 
     private final TaskRunnerConfig cfg;
-    private volatile Task task;
     private final String name;
-    private final RestartTracker tracker;
-    private final TaskStateRecorder recorder;
-    private TaskKiller killer;
-    /** A newer definition of the task, applied at its next start. */
-    private volatile Task nextDefinition;
-    private volatile AllocationSpec nextSpec;
+    private final TaskDefinition definition;
+    private final TaskStatePublisher state;
+    private final DriverCalls calls;
     private final CompletableFuture<TaskEvent> killRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> shutdownRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     private volatile CompletableFuture<String> restartRequest = new CompletableFuture<>();
-    private TaskLocalState local;
     private TaskHandle restoredHandle;
     /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
     private boolean restored;
@@ -68,18 +58,15 @@ public final class TaskRunner {
     /** A runner for a task not started before. */
     public TaskRunner(TaskRunnerConfig cfg) {
         this(cfg, new TaskStateRecorder(), TaskLocalState.initial(cfg.task().getDriver()));
-        event(TaskEvent.of(TaskEventType.Received, cfg.clock().instant()).withMessage("Task received by client"));
+        state.event(TaskEvent.of(TaskEventType.Received, cfg.clock().instant()).withMessage("Task received by client"));
     }
 
     private TaskRunner(TaskRunnerConfig cfg, TaskStateRecorder recorder, TaskLocalState local) {
         this.cfg = cfg;
-        this.task = cfg.task();
-        this.name = task.getName();
-        this.recorder = recorder;
-        this.local = local;
-        this.killer = new TaskKiller(cfg, task, this::event);
-        this.tracker = new RestartTracker(cfg.spec().effectiveRestartPolicy(task), cfg.spec().effectiveType(),
-                task.hook(), task.isSidecar(), cfg.clock(), cfg.random());
+        this.name = cfg.task().getName();
+        this.state = new TaskStatePublisher(cfg, recorder, local);
+        this.calls = new DriverCalls(cfg);
+        this.definition = new TaskDefinition(cfg, state::event);
     }
 
     /**
@@ -100,7 +87,7 @@ public final class TaskRunner {
     }
 
     public Task task() {
-        return task;
+        return definition.task();
     }
 
     /** Starts the runner's thread; returns at once. */
@@ -108,7 +95,7 @@ public final class TaskRunner {
         if (thread != null) {
             return;
         }
-        if (recorder.state() == TaskState.State.Dead) {
+        if (state.current() == TaskState.State.Dead) {
             done.complete(null);
             return;
         }
@@ -125,7 +112,7 @@ public final class TaskRunner {
         synchronized (this) {
             neverRun = restored && thread == null && restoredHandle == null && !done.isDone();
         }
-        TaskHandle unrecorded = neverRun ? findUnrecorded() : null;
+        TaskHandle unrecorded = neverRun ? calls.findUnrecorded(task()) : null;
         synchronized (this) {
             if (unrecorded != null && thread == null && restoredHandle == null) {
                 restoredHandle = unrecorded;
@@ -136,10 +123,9 @@ public final class TaskRunner {
             } else if (thread == null && !done.isDone()) {
                 // Never started (e.g. a main task behind a failed prestart): it just ends, never run.
                 if (cause != null) {
-                    event(cause);
+                    state.event(cause);
                 }
-                recorder.dead(cfg.clock().instant(), false);
-                publish(null);
+                state.deadUnrun();
                 done.complete(null);
             }
         }
@@ -148,7 +134,7 @@ public final class TaskRunner {
 
     /** Records an event that happened around the task (e.g. an allocation-level setup step). */
     public void recordEvent(TaskEvent e) {
-        event(e);
+        state.event(e);
     }
 
     /**
@@ -156,10 +142,9 @@ public final class TaskRunner {
      * restarted with it now ({@code RestartSignaled}), without counting against its
      * policy; a task waiting to start gets it when it starts; a dead one keeps its end.
      */
-    public synchronized void update(Task definition, AllocationSpec spec, String reason) {
-        nextSpec = spec;
-        nextDefinition = definition;
-        if (recorder.state() == TaskState.State.Running) {
+    public synchronized void update(Task newer, AllocationSpec spec, String reason) {
+        definition.offer(newer, spec);
+        if (state.current() == TaskState.State.Running) {
             restart(reason);
         }
     }
@@ -170,18 +155,9 @@ public final class TaskRunner {
      * pending, it would kill the new definition at once.
      */
     private synchronized void applyNewDefinition() {
-        Task next = nextDefinition;
-        if (next == null) {
-            return;
-        }
-        nextDefinition = null;
-        if (restartRequest.isDone()) {
+        if (definition.apply() && restartRequest.isDone()) {
             restartRequest = new CompletableFuture<>();
         }
-        task = next;
-        killer = new TaskKiller(cfg, next, this::event);
-        AllocationSpec spec = nextSpec;
-        tracker.update(spec.effectiveRestartPolicy(next), spec.effectiveType(), next.hook(), next.isSidecar());
     }
 
     /** Restarts a running task now, without counting against its policy (e.g. its spec changed). */
@@ -206,8 +182,8 @@ public final class TaskRunner {
         return done;
     }
 
-    public synchronized TaskState state() {
-        return recorder.snapshot();
+    public TaskState state() {
+        return state.snapshot();
     }
 
     /**
@@ -220,13 +196,12 @@ public final class TaskRunner {
             return Optional.empty();
         }
         try {
-            return Optional.of(Deadlines.call("reading the usage of " + name, STATS_DEADLINE,
-                    () -> now.driver().stats(now.handle())));
+            return Optional.of(calls.stats(now.driver(), now.handle()));
         } catch (ExecutionException | Deadlines.DeadlineExceeded e) {
             if (live != now) {
                 return Optional.empty(); // it exited meanwhile
             }
-            throw new DriverException(reason(e), e);
+            throw new DriverException(DriverCalls.reason(e), e);
         }
     }
 
@@ -234,14 +209,14 @@ public final class TaskRunner {
         MDC.put("alloc", cfg.allocId().toString());
         MDC.put("task", name);
         try {
-            supervise(cfg.drivers().find(task.getDriver()).orElse(null));
+            supervise(cfg.drivers().find(task().getDriver()).orElse(null));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             LOG.error("task runner {}/{} failed", cfg.allocId(), name, e);
-            event(TaskEvent.of(TaskEventType.DriverFailure, cfg.clock().instant())
+            state.event(TaskEvent.of(TaskEventType.DriverFailure, cfg.clock().instant())
                     .withDriverError("internal error: " + e));
-            markDead(true);
+            state.dead(true);
         } finally {
             done.complete(null);
         }
@@ -255,30 +230,31 @@ public final class TaskRunner {
             if (handle == null && killRequest.isDone()) {
                 // killed before its first step here: an agent before this one may have started it and died before
                 // recording the handle, and that process must not outlive the kill
-                handle = firstStep && restored ? findUnrecorded() : null;
+                handle = firstStep && restored ? calls.findUnrecorded(task()) : null;
                 if (handle == null) {
-                    markDead(false);
+                    state.dead(false);
                     return;
                 }
             }
             firstStep = false;
             if (handle == null) {
                 applyNewDefinition();
-                driver = cfg.drivers().find(task.getDriver()).orElse(null); // the validate hook refuses a missing one
+                driver = cfg.drivers().find(task().getDriver()).orElse(null); // the validate hook refuses a missing one
                 TaskConfig config;
                 try {
                     config = prestart();
                 } catch (TaskHookException e) {
                     TaskEvent failure = TaskEvent.of(e.eventType(), cfg.clock().instant()).withMessage(e.getMessage());
-                    event(e.eventType() == TaskEventType.FailedValidation ? failure.withValidationError(e.getMessage()) : failure);
-                    markDead(true);
+                    state.event(e.eventType() == TaskEventType.FailedValidation
+                            ? failure.withValidationError(e.getMessage()) : failure);
+                    state.dead(true);
                     return;
                 }
                 try {
                     handle = start(driver, config);
                 } catch (DriverStartException e) {
-                    event(TaskEvent.of(TaskEventType.DriverFailure, cfg.clock().instant()).withDriverError(e.getMessage())
-                            .withMessage(e.getMessage()));
+                    state.event(TaskEvent.of(TaskEventType.DriverFailure, cfg.clock().instant())
+                            .withDriverError(e.getMessage()).withMessage(e.getMessage()));
                     outcome = new Outcome.StartFailed(e.getMessage(), e.recoverable());
                     if (!decideAndWait(outcome)) {
                         return;
@@ -297,79 +273,37 @@ public final class TaskRunner {
         }
     }
 
-    /**
-     * A process the agent before the last one started for this task without storing its handle (it was killed
-     * in between): the kill must reach it too. Null when the driver knows of none.
-     */
-    private TaskHandle findUnrecorded() {
-        Driver driver = cfg.drivers().find(task.getDriver()).orElse(null);
-        if (driver == null) {
-            return null;
-        }
-        try {
-            return Deadlines.call("looking for an unrecorded start of " + name, cfg.driverDeadline(),
-                    () -> driver.findUnrecorded(cfg.template())).orElse(null);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return null;
-        } catch (Exception e) {
-            LOG.warn("task {}/{}: could not look for a process an earlier agent started: {}", cfg.allocId(), name,
-                    reason(e));
-            return null;
-        }
-    }
-
-    /** What went wrong in a bounded driver call: the driver's own exception, not the wrapper around it. */
-    private static String reason(Exception e) {
-        return e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage() : e.getMessage();
-    }
-
     private TaskHandle reattach(Driver driver) {
         try {
-            TaskHandle h = Deadlines.call("reattaching to " + name, cfg.driverDeadline(), () -> driver.recover(restoredHandle));
+            TaskHandle h = calls.recover(driver, restoredHandle);
             LOG.info("reattached to task {}/{}", cfg.allocId(), name);
             return h;
         } catch (Exception e) {
-            event(TaskEvent.of(TaskEventType.FailedRestoringTask, cfg.clock().instant())
-                    .withMessage("could not reattach to the task: " + reason(e)));
+            state.event(TaskEvent.of(TaskEventType.FailedRestoringTask, cfg.clock().instant())
+                    .withMessage("could not reattach to the task: " + DriverCalls.reason(e)));
             return null;
         }
     }
 
     /** Runs the prestart hooks in order (run-once hooks only once); returns the task as the driver gets it. */
     private TaskConfig prestart() throws TaskHookException {
-        TaskHookContext ctx = new TaskHookContext(cfg.allocId(), task, cfg.template(), cfg.clock(), this::event);
+        TaskHookContext ctx = new TaskHookContext(cfg.allocId(), task(), cfg.template(), cfg.clock(), state::event);
         for (TaskPrestartHook hook : cfg.prestartHooks()) {
-            if (hook.runOnce() && local.hookDone(hook.name())) {
+            if (hook.runOnce() && state.hookDone(hook.name())) {
                 continue;
             }
             hook.prestart(ctx);
             if (hook.runOnce()) {
-                synchronized (this) {
-                    local = local.withHookDone(hook.name());
-                }
+                state.markHookDone(hook.name());
             }
         }
         return ctx.taskConfig();
     }
 
     private TaskHandle start(Driver driver, TaskConfig config) throws DriverStartException, InterruptedException {
-        TaskHandle handle;
-        try {
-            handle = Deadlines.call("starting " + name, cfg.driverDeadline(), () -> driver.start(config));
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof DriverStartException d) {
-                throw d;
-            }
-            throw new DriverStartException("driver failed: " + e.getCause(), true, e.getCause());
-        } catch (Deadlines.DeadlineExceeded e) {
-            throw new DriverStartException(e.getMessage(), true);
-        }
-        synchronized (this) {
-            local = local.withDriverHandle(StoredHandles.toStored(handle));
-            recorder.running(cfg.clock().instant());
-        }
-        event(TaskEvent.of(TaskEventType.Started, cfg.clock().instant()).withMessage("Task started by client"));
+        TaskHandle handle = calls.start(driver, config);
+        state.running(handle);
+        state.event(TaskEvent.of(TaskEventType.Started, cfg.clock().instant()).withMessage("Task started by client"));
         return handle;
     }
 
@@ -390,20 +324,20 @@ public final class TaskRunner {
         if (killRequest.isDone() && !exit.isDone()) {
             TaskEvent cause = killRequest.join();
             if (cause != null) {
-                event(cause);
+                state.event(cause);
             }
-            if (!killer.kill(driver, handle, exit, shutdownRequest)) {
-                persist(null);
+            if (!definition.killer().kill(driver, handle, exit, shutdownRequest)) {
+                state.store();
                 return null; // shutting down before the kill worked: the next agent kills it
             }
             return new Outcome.Killed();
         }
         if (exit.isDone()) {
-            ExitResult r = exitResult(exit);
-            event(TaskEvent.of(TaskEventType.Terminated, cfg.clock().instant()).withExit(r.exitCode(), r.signal())
+            ExitResult r = DriverCalls.exitResult(exit);
+            state.event(TaskEvent.of(TaskEventType.Terminated, cfg.clock().instant()).withExit(r.exitCode(), r.signal())
                     .withMessage(r.error() != null ? r.error() : "Exit Code: " + r.exitCode()
                             + (r.signal() == null ? "" : ", Signal: " + r.signal())));
-            killer.destroy(driver, handle);
+            definition.killer().destroy(driver, handle);
             return new Outcome.Exited(r.exitCode(), r.signal(), r.error());
         }
         if (restart.isDone()) {
@@ -412,29 +346,26 @@ public final class TaskRunner {
                     restartRequest = new CompletableFuture<>();
                 }
             }
-            event(TaskEvent.of(TaskEventType.RestartSignaled, cfg.clock().instant()).withRestartReason(restart.join())
-                    .withMessage(restart.join()));
-            if (!killer.kill(driver, handle, exit, shutdownRequest)) {
-                persist(null);
+            state.event(TaskEvent.of(TaskEventType.RestartSignaled, cfg.clock().instant())
+                    .withRestartReason(restart.join()).withMessage(restart.join()));
+            if (!definition.killer().kill(driver, handle, exit, shutdownRequest)) {
+                state.store();
                 return null;
             }
             return new Outcome.RestartRequested(false);
         }
-        persist(null);
+        state.store();
         return null;
     }
 
     /** Asks the tracker; records the decision; waits a restart's delay. False when the task is done for good. */
     private boolean decideAndWait(Outcome outcome) throws InterruptedException {
-        RestartDecision d = tracker.decide(outcome);
+        RestartDecision d = definition.tracker().decide(outcome);
         switch (d.kind()) {
             case RESTART -> {
-                event(TaskEvent.of(TaskEventType.Restarting, cfg.clock().instant()).withStartDelay(d.delay())
+                state.event(TaskEvent.of(TaskEventType.Restarting, cfg.clock().instant()).withStartDelay(d.delay())
                         .withRestartReason(d.reason()).withMessage(d.reason()));
-                synchronized (this) {
-                    recorder.pending();
-                }
-                publish(null);
+                state.pending();
                 try {
                     CompletableFuture.anyOf(killRequest, shutdownRequest).get(d.delay().toNanos(), TimeUnit.NANOSECONDS);
                 } catch (TimeoutException delayPassed) {
@@ -443,73 +374,22 @@ public final class TaskRunner {
                     throw new IllegalStateException(impossible);
                 }
                 if (shutdownRequest.isDone() && !killRequest.isDone()) {
-                    persist(null);
+                    state.store();
                     return false;
                 }
-                markDead(false); // killed while waiting to restart: nothing runs, nothing to kill
+                state.dead(false); // killed while waiting to restart: nothing runs, nothing to kill
                 return false;
             }
             case NOT_RESTARTING -> {
-                event(TaskEvent.of(TaskEventType.NotRestarting, cfg.clock().instant()).withRestartReason(d.reason())
-                        .withMessage(d.reason()));
-                markDead(true);
+                state.event(TaskEvent.of(TaskEventType.NotRestarting, cfg.clock().instant())
+                        .withRestartReason(d.reason()).withMessage(d.reason()));
+                state.dead(true);
                 return false;
             }
             default -> {
-                markDead(false);
+                state.dead(false);
                 return false;
             }
-        }
-    }
-
-    private void markDead(boolean failed) {
-        synchronized (this) {
-            recorder.dead(cfg.clock().instant(), failed);
-            local = local.withDriverHandle(null);
-        }
-        publish(null);
-    }
-
-    private void event(TaskEvent e) {
-        synchronized (this) {
-            recorder.event(e);
-        }
-        publish(e);
-    }
-
-    private void publish(TaskEvent e) {
-        TaskState snapshot = persist(e);
-        cfg.listener().taskStateChanged(name, snapshot, e);
-    }
-
-    private TaskState persist(TaskEvent e) {
-        TaskState snapshot;
-        TaskLocalState localNow;
-        synchronized (this) {
-            snapshot = recorder.snapshot();
-            localNow = local;
-        }
-        // A full disk must not end the runner while its task runs: the store keeps what failed and writes it
-        // again once it can; the allocation reports it (StateStored=False) until then.
-        try {
-            cfg.stateDB().putTaskLocalState(cfg.allocId(), name, localNow);
-        } catch (StateStoreException unstored) {
-            // kept by the store
-        }
-        try {
-            cfg.stateDB().putTaskState(cfg.allocId(), name, snapshot);
-        } catch (StateStoreException unstored) {
-            // kept by the store
-        }
-        return snapshot;
-    }
-
-    private static ExitResult exitResult(CompletableFuture<ExitResult> exit) {
-        try {
-            return exit.join();
-        } catch (RuntimeException e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            return new ExitResult(-1, null, "lost track of the task: " + cause.getMessage());
         }
     }
 }

@@ -12,21 +12,57 @@ import java.util.List;
 import java.util.random.RandomGenerator;
 
 /**
- * Everything a task runner is built from.
+ * Everything a task runner is built from: its own task and what it shares with every other task runner.
  *
- * @param template       paths and identity for the driver; its config and env are filled in by the runner
- * @param prestartHooks  run in order before each start ({@code TaskHooks.defaults} gives the usual ones)
- * @param maxKillTimeout the agent's cap on any task's killTimeout, and on its shutdownDelay
- * @param driverDeadline how long a driver may take to start, stop or reattach before the runner gives up on it
+ * @param template      paths and identity for the driver; its config and env are filled in by the runner
+ * @param prestartHooks run in order before each start ({@code TaskHooks.defaults} gives the usual ones)
+ * @param shared        the agent's settings, the same for every task runner
  */
 public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, TaskConfig template,
-                               DriverRegistry drivers, List<TaskPrestartHook> prestartHooks, StateDB stateDB,
-                               TaskStateListener listener,
-                               InstantSource clock, RandomGenerator random, Duration maxKillTimeout,
-                               Duration driverDeadline, StopRetry stopRetry) {
+                               List<TaskPrestartHook> prestartHooks, TaskStateListener listener, Shared shared) {
 
     public static final Duration DEFAULT_MAX_KILL_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_DRIVER_DEADLINE = Duration.ofMinutes(1);
+
+    /**
+     * What every task runner on the agent is given alike; its alloc runner passes it on unchanged.
+     *
+     * @param maxKillTimeout the agent's cap on any task's killTimeout, and on its shutdownDelay
+     * @param driverDeadline how long a driver may take to start, stop or reattach before the runner gives up on it
+     */
+    public record Shared(DriverRegistry drivers, StateDB stateDB, InstantSource clock, RandomGenerator random,
+                         Duration maxKillTimeout, Duration driverDeadline, StopRetry stopRetry) {
+    }
+
+    // The shared settings, read as the runner's own.
+
+    public DriverRegistry drivers() {
+        return shared.drivers();
+    }
+
+    public StateDB stateDB() {
+        return shared.stateDB();
+    }
+
+    public InstantSource clock() {
+        return shared.clock();
+    }
+
+    public RandomGenerator random() {
+        return shared.random();
+    }
+
+    public Duration maxKillTimeout() {
+        return shared.maxKillTimeout();
+    }
+
+    public Duration driverDeadline() {
+        return shared.driverDeadline();
+    }
+
+    public StopRetry stopRetry() {
+        return shared.stopRetry();
+    }
 
     /**
      * After which pauses a failed driver stop is tried again: {@code backoff} in order, then its last pause for as

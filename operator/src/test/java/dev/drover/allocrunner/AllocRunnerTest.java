@@ -86,9 +86,9 @@ class AllocRunnerTest {
                 hookFailures.add(phase + ": " + failure.getMessage());
             }
         };
-        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(),
-                List.copyOf(extraHooks), db, listener, dev.drover.allocwatcher.PreviousAllocations.NONE,
-                Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout, driverDeadline, stopRetry);
+        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)),
+                db, Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout, driverDeadline, stopRetry), List.of(),
+                List.copyOf(extraHooks), listener, dev.drover.allocwatcher.PreviousAllocations.NONE);
         AllocRunner r = new AllocRunner(cfg, a);
         runners.add(r);
         return r;

@@ -76,9 +76,8 @@ class PreviousAllocationTest {
         try (StateDB db = StateDB.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
-                    (r, s, t, e) -> { }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
-                    Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+            AllocRunnerConfig cfg = new AllocRunnerConfig(data, shared(db, driver), List.of(), List.of(),
+                    (r, s, t, e) -> { }, previous);
             AllocRunner old = new AllocRunner(cfg, alloc("web-1", null,
                     "echo from-web-1 > \"$DROVER_ALLOC_DIR/data/note\"; sleep 0.5"));
             local.put(old.id(), old);
@@ -103,9 +102,8 @@ class PreviousAllocationTest {
     AllocRunner replacementOfARemoteAllocation(EphemeralDisk disk, DiskFetcher disks, StateDB db, RawExecDriver driver)
             throws Exception {
         PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), PreviousAllocations.NONE, disks);
-        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
-                (r, s, t, e) -> { }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
-                Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+        AllocRunnerConfig cfg = new AllocRunnerConfig(data, shared(db, driver), List.of(), List.of(),
+                (r, s, t, e) -> { }, previous);
         Allocation a = alloc("web-2", "web-1",
                 "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null; echo done >> \"$DROVER_TASK_DIR/local/seen\"");
         a.getSpec().setEphemeralDisk(disk);
@@ -205,9 +203,13 @@ class PreviousAllocationTest {
     }
 
     AllocRunnerConfig config(StateDB db, RawExecDriver driver, PreviousAllocations previous) {
-        return new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
-                (r, s, t, e) -> { }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
-                Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+        return new AllocRunnerConfig(data, shared(db, driver), List.of(), List.of(),
+                (r, s, t, e) -> { }, previous);
+    }
+
+    static TaskRunnerConfig.Shared shared(StateDB db, RawExecDriver driver) {
+        return new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db, Clock.systemUTC(),
+                new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
     }
 
     static Allocation migratingReplacement() {
@@ -287,8 +289,8 @@ class PreviousAllocationTest {
                 return new DiskFetcher.Fetched("node-a", 13);
             };
             PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), claims, fromNodeA);
-            AllocRunnerConfig cfg = new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(),
-                    db, new AllocStateListener() {
+            AllocRunnerConfig cfg = new AllocRunnerConfig(data, shared(db, driver), List.of(), List.of(),
+                    new AllocStateListener() {
                         @Override
                         public void allocStateChanged(AllocRunner r, AllocState s, String t, TaskEvent e) {
                         }
@@ -297,8 +299,7 @@ class PreviousAllocationTest {
                         public void allocWarning(AllocRunner r, String reason, String message) {
                             warnings.add(r.id().name() + " " + reason + ": " + message);
                         }
-                    }, previous, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
-                    Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+                    }, previous);
             String script = "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null;"
                     + " echo done >> \"$DROVER_TASK_DIR/local/seen\"";
             List<AllocRunner> runners = new ArrayList<>();

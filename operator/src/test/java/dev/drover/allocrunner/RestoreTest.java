@@ -38,13 +38,14 @@ class RestoreTest {
     final List<TaskEvent> events = new CopyOnWriteArrayList<>();
 
     AllocRunnerConfig config(StateDB db, RawExecDriver driver) {
-        return new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
+        return new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db,
+                Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10),
+                TaskRunnerConfig.StopRetry.DEFAULT), List.of(), List.of(),
                 (runner, state, task, event) -> {
                     if (event != null) {
                         events.add(event);
                     }
-                }, dev.drover.allocwatcher.PreviousAllocations.NONE, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10),
-                TaskRunnerConfig.StopRetry.DEFAULT);
+                }, dev.drover.allocwatcher.PreviousAllocations.NONE);
     }
 
     static Allocation alloc(int i) {

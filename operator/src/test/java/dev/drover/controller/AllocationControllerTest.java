@@ -69,9 +69,10 @@ class AllocationControllerTest {
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3],
                 () -> new long[2], () -> new long[3]));
         controller = new AllocationController("node-a", self -> new AllocRunnerConfig(data,
-                new DriverRegistry(List.of(stubborn)), List.of(), List.of(), db, self, PreviousAllocations.NONE,
-                Clock.systemUTC(), new SplittableRandom(1), Duration.ofMillis(100), Duration.ofMillis(200),
-                new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(20)))), writer, events, metrics, gc, null);
+                new TaskRunnerConfig.Shared(new DriverRegistry(List.of(stubborn)), db, Clock.systemUTC(),
+                        new SplittableRandom(1), Duration.ofMillis(100), Duration.ofMillis(200),
+                        new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(20)))),
+                List.of(), List.of(), self, PreviousAllocations.NONE), writer, events, metrics, gc, null);
     }
 
     @AfterEach

@@ -51,14 +51,14 @@ class RawExecRestoreTest {
         AllocDir allocDir = AllocDir.of(dir, ALLOC);
         TaskConfig template = new TaskConfig("default", "svc", task.getName(), Map.of(), Map.of(), allocDir.shared(),
                 allocDir.taskDir(task.getName()), allocDir.logs(), allocDir.taskSecrets(task.getName()));
-        return new TaskRunnerConfig(ALLOC, spec, task, template, drivers,
-                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()), db,
+        return new TaskRunnerConfig(ALLOC, spec, task, template,
+                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()),
                 (n, s, e) -> {
                     if (e != null) {
                         events.add(e);
                     }
-                }, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(30), Duration.ofSeconds(10),
-                TaskRunnerConfig.StopRetry.DEFAULT);
+                }, new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1),
+                        Duration.ofSeconds(30), Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT));
     }
 
     @Test

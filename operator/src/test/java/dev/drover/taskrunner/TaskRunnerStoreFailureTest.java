@@ -53,10 +53,11 @@ class TaskRunnerStoreFailureTest {
         TaskConfig template = new TaskConfig(ALLOC.namespace(), ALLOC.name(), task.getName(), Map.of(), Map.of(),
                 allocDir.shared(), allocDir.taskDir(task.getName()), allocDir.logs(), allocDir.taskSecrets(task.getName()));
         DriverRegistry drivers = new DriverRegistry(List.of(mock));
-        return new TaskRunner(new TaskRunnerConfig(ALLOC, spec, task, template, drivers,
-                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()), db, (name, state, event) -> {
-                }, Clock.systemUTC(), new SplittableRandom(1), TaskRunnerConfig.DEFAULT_MAX_KILL_TIMEOUT,
-                Duration.ofSeconds(10), new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10)))));
+        return new TaskRunner(new TaskRunnerConfig(ALLOC, spec, task, template,
+                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()), (name, state, event) -> {
+                }, new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1),
+                        TaskRunnerConfig.DEFAULT_MAX_KILL_TIMEOUT, Duration.ofSeconds(10),
+                        new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10))))));
     }
 
     static Task task() {

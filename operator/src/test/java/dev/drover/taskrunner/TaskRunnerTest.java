@@ -98,14 +98,14 @@ class TaskRunnerTest {
         TaskConfig template = new TaskConfig(ALLOC.namespace(), ALLOC.name(), task.getName(), Map.of(), Map.of(),
                 allocDir.shared(), allocDir.taskDir(task.getName()), allocDir.logs(), allocDir.taskSecrets(task.getName()));
         DriverRegistry drivers = new DriverRegistry(List.of(driver));
-        return new TaskRunnerConfig(ALLOC, spec, task, template, drivers,
-                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()), db,
+        return new TaskRunnerConfig(ALLOC, spec, task, template,
+                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()),
                 (name, state, event) -> {
                     if (event != null) {
                         events.add(event);
                     }
-                }, Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout,
-                driverDeadline, new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10))));
+                }, new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout,
+                        driverDeadline, new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10)))));
     }
 
     TaskRunner runner(AllocationSpec spec) {

@@ -1,0 +1,109 @@
+package dev.drover.taskrunner;
+
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.driver.TaskHandle;
+import dev.drover.state.StateStoreException;
+import dev.drover.state.TaskLocalState;
+
+/**
+ * A task's state (kept by a {@link TaskStateRecorder}) and its local state (the driver's handle, the run-once hooks
+ * done), as its runner changes them: every change that others see is stored, then told to the listener.
+ */
+final class TaskStatePublisher {
+
+    private final TaskRunnerConfig cfg;
+    private final String name;
+    private final TaskStateRecorder recorder;
+    private TaskLocalState local;
+
+    TaskStatePublisher(TaskRunnerConfig cfg, TaskStateRecorder recorder, TaskLocalState local) {
+        this.cfg = cfg;
+        this.name = cfg.task().getName();
+        this.recorder = recorder;
+        this.local = local;
+    }
+
+    synchronized TaskState.State current() {
+        return recorder.state();
+    }
+
+    synchronized TaskState snapshot() {
+        return recorder.snapshot();
+    }
+
+    synchronized boolean hookDone(String hook) {
+        return local.hookDone(hook);
+    }
+
+    /** A run-once hook is done: it does not run again, not even after an agent restart. */
+    synchronized void markHookDone(String hook) {
+        local = local.withHookDone(hook);
+    }
+
+    void event(TaskEvent e) {
+        synchronized (this) {
+            recorder.event(e);
+        }
+        publish(e);
+    }
+
+    /** The task started with {@code handle}, kept for a later agent to reattach to; the Started event publishes it. */
+    synchronized void running(TaskHandle handle) {
+        local = local.withDriverHandle(StoredHandles.toStored(handle));
+        recorder.running(cfg.clock().instant());
+    }
+
+    /** Waiting to start again. */
+    void pending() {
+        synchronized (this) {
+            recorder.pending();
+        }
+        publish(null);
+    }
+
+    /** Dead for good; the handle of its last process is dropped. */
+    void dead(boolean failed) {
+        synchronized (this) {
+            recorder.dead(cfg.clock().instant(), failed);
+            local = local.withDriverHandle(null);
+        }
+        publish(null);
+    }
+
+    /** Dead without having run under this runner: the rest of its local state stays as it was. */
+    void deadUnrun() {
+        synchronized (this) {
+            recorder.dead(cfg.clock().instant(), false);
+        }
+        publish(null);
+    }
+
+    private void publish(TaskEvent e) {
+        TaskState snapshot = store();
+        cfg.listener().taskStateChanged(name, snapshot, e);
+    }
+
+    /** Stores both states as they are now, without telling anyone (the runner stops; the task may run on). */
+    TaskState store() {
+        TaskState snapshot;
+        TaskLocalState localNow;
+        synchronized (this) {
+            snapshot = recorder.snapshot();
+            localNow = local;
+        }
+        // A full disk must not end the runner while its task runs: the store keeps what failed and writes it
+        // again once it can; the allocation reports it (StateStored=False) until then.
+        try {
+            cfg.stateDB().putTaskLocalState(cfg.allocId(), name, localNow);
+        } catch (StateStoreException unstored) {
+            // kept by the store
+        }
+        try {
+            cfg.stateDB().putTaskState(cfg.allocId(), name, snapshot);
+        } catch (StateStoreException unstored) {
+            // kept by the store
+        }
+        return snapshot;
+    }
+}
