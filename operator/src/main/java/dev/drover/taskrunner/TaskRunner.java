@@ -121,11 +121,12 @@ public final class TaskRunner {
                 // Rebuilt after an agent restart but never run: its process may still be alive; reattach, then kill it.
                 thread = Thread.ofVirtual().name("task-" + cfg.allocId() + "/" + name).start(this::loop);
             } else if (thread == null && !done.isDone()) {
-                // Never started (e.g. a main task behind a failed prestart): it just ends, never run.
+                // Never started (e.g. a main task behind a failed prestart): it just ends, never run; failed when
+                // its allocation could not be set up, as a task whose own setup failed is.
                 if (cause != null) {
                     state.event(cause);
                 }
-                state.deadUnrun();
+                state.deadUnrun(cause != null && cause.getType() == TaskEventType.SetupFailure);
                 done.complete(null);
             }
         }

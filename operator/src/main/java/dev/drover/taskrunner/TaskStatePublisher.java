@@ -72,9 +72,9 @@ final class TaskStatePublisher {
     }
 
     /** Dead without having run under this runner: the rest of its local state stays as it was. */
-    void deadUnrun() {
+    void deadUnrun(boolean failed) {
         synchronized (this) {
-            recorder.dead(cfg.clock().instant(), false);
+            recorder.dead(cfg.clock().instant(), failed);
         }
         publish(null);
     }

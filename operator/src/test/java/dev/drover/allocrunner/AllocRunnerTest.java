@@ -165,6 +165,23 @@ class AllocRunnerTest {
     }
 
     @Test
+    void anAllocationWhoseSetupFailsIsFailedNotComplete() throws Exception {
+        extraHooks.add((AllocHooks.Prerun) ctx -> {
+            throw new IllegalStateException("cannot mount the shared volume");
+        });
+        AllocRunner r = runner(AllocationType.Service, task("app", Map.of("runFor", "1h")), task("web", Map.of()));
+        r.run();
+        await(r);
+        assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Failed);
+        for (String task : List.of("app", "web")) {
+            TaskState s = r.allocState().taskStates().get(task);
+            assertThat(s.getState()).isEqualTo(TaskState.State.Dead);
+            assertThat(s.getFailed()).as("%s failed", task).isTrue();
+            assertThat(events(task)).contains(TaskEventType.SetupFailure).doesNotContain(TaskEventType.Started);
+        }
+    }
+
+    @Test
     void aFailedLeaderGivesSiblingTaskFailed() throws Exception {
         // A service task may not exit; with no restarts allowed, the leader's exit fails it.
         AllocRunner r = runner(AllocationType.Service, leader(task("leader", Map.of("runFor", "100ms"))),
