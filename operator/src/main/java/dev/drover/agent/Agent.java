@@ -7,6 +7,7 @@ import dev.drover.controller.AgentSnapshots;
 import dev.drover.controller.AllocationController;
 import dev.drover.controller.AllocationReconciler;
 import dev.drover.controller.ApiPreviousAllocations;
+import dev.drover.controller.EventPoster;
 import dev.drover.controller.EventRecorder;
 import dev.drover.controller.NodeRegistrar;
 import dev.drover.controller.StatusPatcher;
@@ -170,7 +171,7 @@ public final class Agent implements AutoCloseable {
         TaskPrestartHook hook = deviceHook;
 
         writer = new StatusWriter(new StatusPatcher(client), config.statusWrites());
-        events = new EventRecorder(client, config.nodeName(), config.events());
+        events = new EventRecorder(new EventPoster(client), config.nodeName(), config.events());
         previous = new ApiPreviousAllocations(client, Duration.ofMillis(500), Duration.ofSeconds(5));
         gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
 

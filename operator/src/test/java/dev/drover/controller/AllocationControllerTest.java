@@ -54,7 +54,7 @@ class AllocationControllerTest {
         api = new MockApi();
         writer = new StatusWriter((id, status) -> {
         }, StatusWriter.Timing.DEFAULT);
-        events = new EventRecorder(api.client(), "node-a");
+        events = new EventRecorder(new EventPoster(api.client()), "node-a");
         gc = new GarbageCollector(new GcPolicy(Duration.ofHours(1), 1, 1, 1000, 2), new DiskUsage() {
             @Override
             public double disk() {

@@ -83,7 +83,7 @@ class StoreFailureControllerTest {
     AllocationController controller(StateDB db, Driver driver) {
         writer = new StatusWriter(new StatusPatcher(client), new StatusWriter.Timing(Duration.ofMillis(20),
                 Duration.ofSeconds(2), Duration.ofMillis(20), Duration.ofSeconds(1)));
-        events = new EventRecorder(client, NODE);
+        events = new EventRecorder(new EventPoster(client), NODE);
         gc = new GarbageCollector(GcPolicy.DEFAULT, DiskUsage.of(data));
         open.addAll(List.of(writer, events, gc));
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3],
