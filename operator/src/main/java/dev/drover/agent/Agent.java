@@ -1,7 +1,6 @@
 package dev.drover.agent;
 
 import dev.drover.allocrunner.AllocRunnerConfig;
-import dev.drover.allocwatcher.LocalFirst;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.controller.AgentSnapshots;
 import dev.drover.controller.AllocationController;
@@ -172,7 +171,8 @@ public final class Agent implements AutoCloseable {
 
         writer = new StatusWriter(new StatusPatcher(client), config.statusWrites());
         events = new EventRecorder(new EventPoster(client), config.nodeName(), config.events());
-        previous = new ApiPreviousAllocations(client, Duration.ofMillis(500), Duration.ofSeconds(5));
+        previous = new ApiPreviousAllocations(client, Duration.ofMillis(500), Duration.ofSeconds(5),
+                new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT));
         gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
 
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(
@@ -184,11 +184,11 @@ public final class Agent implements AutoCloseable {
                     return new long[]{s.writes(), s.deduplicated(), s.failures(), s.unstored(), s.quarantined()};
                 },
                 () -> new long[]{events.written(), events.dropped(), events.failed()}));
-        controller = new AllocationController(config.nodeName(), self -> new AllocRunnerConfig(config.dataDir(),
-                drivers, List.of(hook), List.of(), state, self, new LocalFirst(self::localTerminal, previous,
-                        new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT)),
+        AllocRunnerConfig runners = new AllocRunnerConfig(config.dataDir(), drivers, List.of(hook), List.of(), state,
                 clock, new SplittableRandom(), config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
-                TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics, gc, ledger, config.concurrentStarts());
+                TaskRunnerConfig.StopRetry.DEFAULT);
+        controller = new AllocationController(config.nodeName(), runners, previous, writer, events, metrics, gc,
+                ledger, config.concurrentStarts());
 
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());

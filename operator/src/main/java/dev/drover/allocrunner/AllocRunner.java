@@ -1,5 +1,6 @@
 package dev.drover.allocrunner;
 
+import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.DesiredStatus;
 import dev.drover.api.v1alpha1.Task;
@@ -47,6 +48,7 @@ public final class AllocRunner {
     private static final Logger LOG = LoggerFactory.getLogger(AllocRunner.class);
 
     private final AllocRunnerConfig cfg;
+    private final AllocStateListener listener;
     private final AllocId id;
     private volatile Allocation alloc;
     private final AllocDir dir;
@@ -73,13 +75,18 @@ public final class AllocRunner {
     private long observedGeneration;
     private Thread thread;
 
-    public AllocRunner(AllocRunnerConfig cfg, Allocation allocation) {
+    /**
+     * @param listener told of every change of this runner's state (its creator's, not shared with other runners)
+     * @param previous where the allocation this one replaces is waited on and its disk found
+     */
+    public AllocRunner(AllocRunnerConfig cfg, Allocation allocation, AllocStateListener listener,
+                       PreviousAllocations previous) {
         // The spec is stored before any task runner exists: a store that cannot write refuses the runner whole,
         // rather than leaving task runners behind that already told the controller of their first events.
         Allocation own = Specs.copy(allocation);
         cfg.stateDB().putAllocation(new AllocId(own.getMetadata().getNamespace(), own.getMetadata().getName()),
                 Specs.toJson(own));
-        this(cfg, own, null);
+        this(cfg, own, null, listener, previous);
     }
 
     /**
@@ -87,15 +94,18 @@ public final class AllocRunner {
      * running are reattached (no new Started), dead ones stay dead, and the
      * allocation carries on from where it was.
      */
-    public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored) {
+    public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored, AllocStateListener listener,
+                                      PreviousAllocations previous) {
         Allocation allocation = Specs.allocation(stored.spec().orElseThrow(() ->
                 new IllegalArgumentException("stored allocation " + stored.id() + " has no spec")));
-        return new AllocRunner(cfg, allocation, stored);
+        return new AllocRunner(cfg, allocation, stored, listener, previous);
     }
 
     /** @param allocation the runner's own snapshot (a copy made for it, or read back from the store) */
-    private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, StoredAllocation stored) {
+    private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, StoredAllocation stored,
+                        AllocStateListener listener, PreviousAllocations previous) {
         this.cfg = cfg;
+        this.listener = listener;
         this.alloc = allocation;
         this.id = new AllocId(alloc.getMetadata().getNamespace(), alloc.getMetadata().getName());
         this.dir = AllocDir.of(cfg.dataDir(), id);
@@ -103,7 +113,7 @@ public final class AllocRunner {
         Long generation = alloc.getMetadata().getGeneration();
         this.observedGeneration = generation == null ? 0 : generation;
         this.updates = new LatestUpdate<>(observedGeneration);
-        List<AllocHooks.Hook> allHooks = new ArrayList<>(List.of(new AllocDirHook(), new PreviousAllocHook(cfg.previous()),
+        List<AllocHooks.Hook> allHooks = new ArrayList<>(List.of(new AllocDirHook(), new PreviousAllocHook(previous),
                 new StateHook()));
         allHooks.addAll(cfg.allocHooks());
         this.hooks = List.copyOf(allHooks);
@@ -266,7 +276,7 @@ public final class AllocRunner {
             } catch (RuntimeException e) {
                 LOG.warn("allocation {}: the {} hook {} failed; the other hooks run all the same", id, phaseName,
                         hook.name(), e);
-                cfg.listener().hookFailed(this, hook.name(), phaseName, e);
+                listener.hookFailed(id, hook.name(), phaseName, e);
             }
         }
     }
@@ -275,7 +285,7 @@ public final class AllocRunner {
         return new AllocHookContext(id, () -> alloc, dir, cfg.dataDir(), cfg.stateDB(), cfg.clock(),
                 () -> shuttingDown || destroying, e -> tasks.values().forEach(r -> r.recordEvent(e)),
                 () -> List.copyOf(tasks.keySet()), prerunDone,
-                (reason, message) -> cfg.listener().allocWarning(this, reason, message));
+                (reason, message) -> listener.allocWarning(id, reason, message));
     }
 
     private void loop() {
@@ -467,7 +477,7 @@ public final class AllocRunner {
                 // as in applyUpdate: the store writes it again; the runner and its tasks go on
             }
         }
-        cfg.listener().allocStateChanged(this, state, task, event);
+        listener.allocStateChanged(id, state, task, event);
     }
 
     private static void waitBounded(CompletableFuture<?> f, Duration deadline) throws InterruptedException {

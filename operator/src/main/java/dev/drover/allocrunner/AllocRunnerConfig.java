@@ -1,6 +1,5 @@
 package dev.drover.allocrunner;
 
-import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskPrestartHook;
@@ -12,13 +11,14 @@ import java.util.List;
 import java.util.random.RandomGenerator;
 
 /**
- * What every alloc runner on this agent shares.
+ * What every alloc runner on this agent shares. What differs per runner (where it reports its state, where its
+ * previous allocation is found) its creator gives it.
  *
  * @param allocHooks extra alloc hooks (each implements one or more {@link AllocHooks} phases), run after Drover's own
  */
 public record AllocRunnerConfig(Path dataDir, DriverRegistry drivers, List<TaskPrestartHook> extraPrestartHooks,
                                 List<AllocHooks.Hook> allocHooks,
-                                StateDB stateDB, AllocStateListener listener, PreviousAllocations previous,
+                                StateDB stateDB,
                                 InstantSource clock,
                                 RandomGenerator random, Duration maxKillTimeout, Duration driverDeadline,
                                 TaskRunnerConfig.StopRetry stopRetry) {

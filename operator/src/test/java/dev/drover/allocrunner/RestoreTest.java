@@ -3,6 +3,7 @@ package dev.drover.allocrunner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.ClientStatus;
@@ -39,13 +40,15 @@ class RestoreTest {
 
     AllocRunnerConfig config(StateDB db, RawExecDriver driver) {
         return new AllocRunnerConfig(data, new DriverRegistry(List.of(driver)), List.of(), List.of(), db,
-                (runner, state, task, event) -> {
-                    if (event != null) {
-                        events.add(event);
-                    }
-                }, dev.drover.allocwatcher.PreviousAllocations.NONE, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10),
+                Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10),
                 TaskRunnerConfig.StopRetry.DEFAULT);
     }
+
+    final AllocStateListener listener = (id, state, task, event) -> {
+        if (event != null) {
+            events.add(event);
+        }
+    };
 
     static Allocation alloc(int i) {
         Allocation a = new Allocation();
@@ -69,7 +72,7 @@ class RestoreTest {
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             List<AllocRunner> runners = new ArrayList<>();
             for (int i = 0; i < ALLOCS; i++) {
-                AllocRunner r = new AllocRunner(config(db, driver), alloc(i));
+                AllocRunner r = new AllocRunner(config(db, driver), alloc(i), listener, PreviousAllocations.NONE);
                 runners.add(r);
                 r.run();
             }
@@ -90,7 +93,7 @@ class RestoreTest {
                 List<StoredAllocation> stored = db.loadAll();
                 assertThat(stored).hasSize(ALLOCS);
                 for (StoredAllocation s : stored) {
-                    AllocRunner r = AllocRunner.restore(config(db, driver), s);
+                    AllocRunner r = AllocRunner.restore(config(db, driver), s, listener, PreviousAllocations.NONE);
                     restored.add(r);
                     r.run();
                 }
@@ -124,7 +127,7 @@ class RestoreTest {
         try (StateDB db = StateDB.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunner r = new AllocRunner(config(db, driver), alloc(0));
+            AllocRunner r = new AllocRunner(config(db, driver), alloc(0), listener, PreviousAllocations.NONE);
             r.run();
             await().atMost(Duration.ofSeconds(30)).until(() -> r.allocState().clientStatus() == ClientStatus.Running);
             pid = db.getTaskLocalState(r.id(), "main").orElseThrow().driverHandle().get("pid");
@@ -135,7 +138,8 @@ class RestoreTest {
         try (StateDB db = StateDB.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunner r = AllocRunner.restore(config(db, driver), db.loadAll().getFirst());
+            AllocRunner r = AllocRunner.restore(config(db, driver), db.loadAll().getFirst(), listener,
+                    PreviousAllocations.NONE);
             r.destroy();
             assertThat(db.loadAll()).isEmpty();
         }

@@ -89,10 +89,10 @@ class StoreFailureControllerTest {
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3],
                 () -> new long[5], () -> new long[3]));
         DriverRegistry drivers = new DriverRegistry(List.of(driver));
-        return new AllocationController(NODE, self -> new AllocRunnerConfig(data, drivers, List.of(), List.of(), db,
-                self, PreviousAllocations.NONE, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
-                TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT), writer, events, metrics,
-                gc, null);
+        return new AllocationController(NODE, new AllocRunnerConfig(data, drivers, List.of(), List.of(), db,
+                Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5),
+                TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT), PreviousAllocations.NONE,
+                writer, events, metrics, gc, null, 0);
     }
 
     Allocation create(String name, String driver, Map<String, Object> config) {
