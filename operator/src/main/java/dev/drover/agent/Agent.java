@@ -1,12 +1,12 @@
 package dev.drover.agent;
 
 import dev.drover.allocrunner.AllocRunnerConfig;
-import dev.drover.allocwatcher.LocalFirst;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.controller.AgentSnapshots;
 import dev.drover.controller.AllocationController;
 import dev.drover.controller.AllocationReconciler;
 import dev.drover.controller.ApiPreviousAllocations;
+import dev.drover.controller.EventPoster;
 import dev.drover.controller.EventRecorder;
 import dev.drover.controller.NodeRegistrar;
 import dev.drover.controller.StatusPatcher;
@@ -170,8 +170,9 @@ public final class Agent implements AutoCloseable {
         TaskPrestartHook hook = deviceHook;
 
         writer = new StatusWriter(new StatusPatcher(client), config.statusWrites());
-        events = new EventRecorder(client, config.nodeName(), config.events());
-        previous = new ApiPreviousAllocations(client, Duration.ofMillis(500), Duration.ofSeconds(5));
+        events = new EventRecorder(new EventPoster(client), config.nodeName(), config.events());
+        previous = new ApiPreviousAllocations(client, Duration.ofMillis(500), Duration.ofSeconds(5),
+                new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT));
         gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
 
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(
@@ -185,10 +186,9 @@ public final class Agent implements AutoCloseable {
                 () -> new long[]{events.written(), events.dropped(), events.failed()}));
         TaskRunnerConfig.Shared tasks = new TaskRunnerConfig.Shared(drivers, state, clock, new SplittableRandom(),
                 config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT);
-        controller = new AllocationController(config.nodeName(), self -> new AllocRunnerConfig(config.dataDir(),
-                tasks, List.of(hook), List.of(), self, new LocalFirst(self::localTerminal, previous,
-                        new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT))),
-                writer, events, metrics, gc, ledger, config.concurrentStarts());
+        AllocRunnerConfig runners = new AllocRunnerConfig(config.dataDir(), tasks, List.of(hook), List.of());
+        controller = new AllocationController(config.nodeName(), runners, previous, writer, events, metrics, gc,
+                ledger, config.concurrentStarts());
 
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());

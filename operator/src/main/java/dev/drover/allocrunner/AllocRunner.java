@@ -1,5 +1,6 @@
 package dev.drover.allocrunner;
 
+import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.DesiredStatus;
 import dev.drover.api.v1alpha1.Task;
@@ -44,6 +45,7 @@ public final class AllocRunner {
     private static final Logger LOG = LoggerFactory.getLogger(AllocRunner.class);
 
     private final AllocRunnerConfig cfg;
+    private final AllocStateListener listener;
     private final AllocId id;
     private volatile Allocation alloc;
     private final AllocDir dir;
@@ -67,12 +69,17 @@ public final class AllocRunner {
     private boolean siblingsHandled;
     private Thread thread;
 
-    public AllocRunner(AllocRunnerConfig cfg, Allocation allocation) {
+    /**
+     * @param listener told of every change of this runner's state (its creator's, not shared with other runners)
+     * @param previous where the allocation this one replaces is waited on and its disk found
+     */
+    public AllocRunner(AllocRunnerConfig cfg, Allocation allocation, AllocStateListener listener,
+                       PreviousAllocations previous) {
         // The spec is stored before any task runner exists: a store that cannot write refuses the runner whole,
         // rather than leaving task runners behind that already told the controller of their first events.
         Allocation own = Specs.copy(allocation);
         cfg.stateDB().putAllocation(idOf(own), own);
-        this(cfg, own, RestoredTasks.NONE);
+        this(cfg, own, RestoredTasks.NONE, listener, previous);
     }
 
     /**
@@ -80,18 +87,22 @@ public final class AllocRunner {
      * running are reattached (no new Started), dead ones stay dead, and the
      * allocation carries on from where it was.
      */
-    public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored) {
+    public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored, AllocStateListener listener,
+                                      PreviousAllocations previous) {
         Allocation allocation = stored.spec().orElseThrow(() ->
                 new IllegalArgumentException("stored allocation " + stored.id() + " has no spec"));
-        return new AllocRunner(cfg, allocation, RestoredTasks.of(allocation.getSpec().getTasks(), stored));
+        return new AllocRunner(cfg, allocation, RestoredTasks.of(allocation.getSpec().getTasks(), stored), listener,
+                previous);
     }
 
     /**
      * @param allocation the runner's own snapshot (a copy made for it, or read back from the store)
      * @param stored     what the store kept of its tasks ({@link RestoredTasks#NONE} for a new runner)
      */
-    private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, RestoredTasks stored) {
+    private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, RestoredTasks stored,
+                        AllocStateListener listener, PreviousAllocations previous) {
         this.cfg = cfg;
+        this.listener = listener;
         this.alloc = allocation;
         this.id = idOf(alloc);
         this.dir = AllocDir.of(cfg.dataDir(), id);
@@ -100,7 +111,7 @@ public final class AllocRunner {
         this.updates = new LatestUpdate<>(generation);
         List<String> names = alloc.getSpec().getTasks().stream().map(Task::getName).toList();
         this.state = new AllocStatePublisher(id, cfg.stateDB(), names, generation, () -> destroying,
-                (now, task, event) -> cfg.listener().allocStateChanged(this, now, task, event));
+                (now, task, event) -> listener.allocStateChanged(id, now, task, event));
         this.prerunDone = stored.prerunDone();
         for (Task t : alloc.getSpec().getTasks()) {
             TaskState saved = stored.states().get(t.getName());
@@ -119,9 +130,9 @@ public final class AllocRunner {
         AllocHookContext ctx = new AllocHookContext(id, () -> alloc, dir, cfg.dataDir(), cfg.stateDB(), cfg.clock(),
                 () -> shuttingDown || destroying, e -> tasks.values().forEach(r -> r.recordEvent(e)),
                 () -> List.copyOf(tasks.keySet()), prerunDone,
-                (reason, message) -> cfg.listener().allocWarning(this, reason, message));
-        this.hooks = new AllocRunnerHooks(cfg.previous(), cfg.allocHooks(), ctx,
-                (hook, phase, failure) -> cfg.listener().hookFailed(this, hook, phase, failure));
+                (reason, message) -> listener.allocWarning(id, reason, message));
+        this.hooks = new AllocRunnerHooks(previous, cfg.allocHooks(), ctx,
+                (hook, phase, failure) -> listener.hookFailed(id, hook, phase, failure));
     }
 
     private static AllocId idOf(Allocation a) {

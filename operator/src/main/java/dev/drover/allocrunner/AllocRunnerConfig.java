@@ -1,6 +1,5 @@
 package dev.drover.allocrunner;
 
-import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
@@ -10,14 +9,14 @@ import java.time.InstantSource;
 import java.util.List;
 
 /**
- * What every alloc runner on this agent shares.
+ * What every alloc runner on this agent shares. What differs per runner (where it reports its state, where its
+ * previous allocation is found) its creator gives it.
  *
  * @param tasks      what every task runner is given, passed on unchanged
  * @param allocHooks extra alloc hooks (each implements one or more {@link AllocHooks} phases), run after Drover's own
  */
 public record AllocRunnerConfig(Path dataDir, TaskRunnerConfig.Shared tasks, List<TaskPrestartHook> extraPrestartHooks,
-                                List<AllocHooks.Hook> allocHooks,
-                                AllocStateListener listener, PreviousAllocations previous) {
+                                List<AllocHooks.Hook> allocHooks) {
 
     public StateDB stateDB() {
         return tasks.stateDB();

@@ -152,6 +152,19 @@ final class AllocationStatuses {
                 || s.getClientStatus() == ClientStatus.Lost);
     }
 
+    /**
+     * Whether {@code s} is a terminal status for {@code generation}, written by an agent: the allocation ran and was
+     * collected (or its directory was lost), and is never run again.
+     */
+    static boolean ranBefore(AllocationStatus s, long generation) {
+        if (!isTerminal(s)) {
+            return false;
+        }
+        boolean refusedOlderSpec = refusedSpec(s)
+                && (s.getObservedGeneration() == null || s.getObservedGeneration() < generation);
+        return !refusedOlderSpec;
+    }
+
     static boolean refusedSpec(AllocationStatus s) {
         return s != null && s.getConditions() != null && s.getConditions().stream()
                 .anyMatch(c -> SPEC_VALID.equals(c.getType()) && "False".equals(c.getStatus()));

@@ -3,6 +3,7 @@ package dev.drover.controller;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.allocwatcher.DiskClaimedException;
+import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.common.Backoff;
@@ -13,6 +14,7 @@ import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -26,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * API server until its status is terminal or it is gone. Reads back off from
  * {@code minPoll} to {@code maxPoll}; an unreachable API server is retried, not
  * taken as "gone". One virtual thread per wait; cancelling the returned future
- * or closing this stops it.
+ * or closing this stops it. Its disk comes from the node it ran on, through
+ * {@code disks}.
  *
  * <p>Claims of a previous allocation's disk are the annotation
  * {@value #CLAIM} on that allocation, {@code NAME/UID} of the successor,
@@ -47,13 +50,20 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
     private final KubernetesClient client;
     private final Duration minPoll;
     private final Duration maxPoll;
+    private final DiskFetcher disks;
     private final Set<Thread> waiters = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    public ApiPreviousAllocations(KubernetesClient client, Duration minPoll, Duration maxPoll) {
+    public ApiPreviousAllocations(KubernetesClient client, Duration minPoll, Duration maxPoll, DiskFetcher disks) {
         this.client = client;
         this.minPoll = minPoll;
         this.maxPoll = maxPoll;
+        this.disks = disks;
+    }
+
+    /** Without fetching disks from other nodes. */
+    public ApiPreviousAllocations(KubernetesClient client, Duration minPoll, Duration maxPoll) {
+        this(client, minPoll, maxPoll, DiskFetcher.NONE);
     }
 
     @Override
@@ -64,6 +74,12 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
         done.whenComplete((v, e) -> t.interrupt());
         t.start();
         return done;
+    }
+
+    @Override
+    public DiskFetcher.Fetched fetchDisk(AllocId id, Path staging, Set<String> tasks, long maxBytes)
+            throws IOException, InterruptedException {
+        return disks.fetch(id, staging, tasks, maxBytes);
     }
 
     @Override

@@ -9,10 +9,7 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -65,11 +62,20 @@ public final class EventRecorder implements AutoCloseable {
             TaskEventType.DriverFailure, TaskEventType.NotRestarting, TaskEventType.FailedRestoringTask,
             TaskEventType.SiblingTaskFailed);
 
+    /** Where Events go: the Kubernetes side creates and patches them ({@link EventPoster}). */
+    public interface Sink {
+        /** Creates {@code event}; false, creating nothing, when an Event of its name exists already. */
+        boolean create(Event event);
+
+        /** Merge-patches the count and time of an Event this recorder created; false when it is gone (expired). */
+        boolean patch(Event patch);
+    }
+
     /** One Event to write: {@code reason} and {@code message} as kubectl shows them. */
     record Pending(Allocation owner, String type, String reason, String message, Instant time) {
     }
 
-    private final KubernetesClient client;
+    private final Sink sink;
     private final String node;
     private final BlockingQueue<Pending> queue = new ArrayBlockingQueue<>(QUEUE);
     /** An Event this recorder created and how often it has counted it. */
@@ -100,16 +106,16 @@ public final class EventRecorder implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
 
-    public EventRecorder(KubernetesClient client, String node) {
-        this(client, node, EventRate.DEFAULT);
+    public EventRecorder(Sink sink, String node) {
+        this(sink, node, EventRate.DEFAULT);
     }
 
-    public EventRecorder(KubernetesClient client, String node, EventRate rate) {
-        this(client, node, rate, HexFormat.of().toHexDigits(new SecureRandom().nextLong()));
+    public EventRecorder(Sink sink, String node, EventRate rate) {
+        this(sink, node, rate, HexFormat.of().toHexDigits(new SecureRandom().nextLong()));
     }
 
-    EventRecorder(KubernetesClient client, String node, EventRate rate, String incarnation) {
-        this.client = client;
+    EventRecorder(Sink sink, String node, EventRate rate, String incarnation) {
+        this.sink = sink;
         this.node = node;
         this.rate = rate;
         this.incarnation = incarnation;
@@ -211,14 +217,17 @@ public final class EventRecorder implements AutoCloseable {
             // the patch is given whole, so the client sends it without reading the Event first
             Event patch = new EventBuilder().withNewMetadata().withName(known.name()).withNamespace(ns).endMetadata()
                     .withCount(next).withLastTimestamp(at).build();
-            client.v1().events().inNamespace(ns).resource(patch).patch(PatchContext.of(PatchType.JSON_MERGE));
+            if (!sink.patch(patch)) {
+                failed.increment();
+                series.remove(key); // expired by the API server: the next repeat creates it again
+                LOG.warn("cannot record event {} on allocation {}/{}: its Event expired", p.reason(), ns,
+                        p.owner().getMetadata().getName());
+                return;
+            }
             series.put(key, new Series(known.name(), next));
             written.increment();
         } catch (KubernetesClientException e) {
             failed.increment();
-            if (e.getCode() == 404) {
-                series.remove(key); // expired by the API server: the next repeat creates it again
-            }
             LOG.warn("cannot record event {} on allocation {}/{}: {}", p.reason(), ns,
                     p.owner().getMetadata().getName(), e.getMessage());
         }
@@ -229,18 +238,14 @@ public final class EventRecorder implements AutoCloseable {
      * recorder forgot, having counted more than it keeps), a new series beside it; returns the name used.
      */
     private String create(Pending p, String name, String at) {
-        var events = client.v1().events().inNamespace(p.owner().getMetadata().getNamespace());
-        try {
-            events.resource(newEvent(p, name, at)).create();
+        if (sink.create(newEvent(p, name, at))) {
             return name;
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != 409) {
-                throw e;
-            }
-            String fresh = eventName(p, incarnation + "/" + System.nanoTime());
-            events.resource(newEvent(p, fresh, at)).create();
-            return fresh;
         }
+        String fresh = eventName(p, incarnation + "/" + System.nanoTime());
+        if (!sink.create(newEvent(p, fresh, at))) {
+            throw new KubernetesClientException("an Event named " + fresh + " exists already");
+        }
+        return fresh;
     }
 
     private Event newEvent(Pending p, String name, String at) {

@@ -19,6 +19,7 @@ import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.mock.MockDriver;
+import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.testing.StubbornDriver;
@@ -75,21 +76,19 @@ class AllocRunnerTest {
         a.setSpec(spec);
         AllocStateListener listener = new AllocStateListener() {
             @Override
-            public void allocStateChanged(AllocRunner runner, AllocState state, String task, TaskEvent event) {
+            public void allocStateChanged(AllocId id, AllocState state, String task, TaskEvent event) {
                 if (event != null) {
                     seen.add(new Seen(task, event));
                 }
             }
 
             @Override
-            public void hookFailed(AllocRunner runner, String hook, String phase, RuntimeException failure) {
+            public void hookFailed(AllocId id, String hook, String phase, RuntimeException failure) {
                 hookFailures.add(phase + ": " + failure.getMessage());
             }
         };
-        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)),
-                db, Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout, driverDeadline, stopRetry), List.of(),
-                List.copyOf(extraHooks), listener, dev.drover.allocwatcher.PreviousAllocations.NONE);
-        AllocRunner r = new AllocRunner(cfg, a);
+        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db, Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout, driverDeadline, stopRetry), List.of(), List.copyOf(extraHooks));
+        AllocRunner r = new AllocRunner(cfg, a, listener, dev.drover.allocwatcher.PreviousAllocations.NONE);
         runners.add(r);
         return r;
     }

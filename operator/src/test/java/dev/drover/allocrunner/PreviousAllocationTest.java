@@ -76,13 +76,12 @@ class PreviousAllocationTest {
         try (StateDB db = StateDB.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunnerConfig cfg = new AllocRunnerConfig(data, shared(db, driver), List.of(), List.of(),
-                    (r, s, t, e) -> { }, previous);
+            AllocRunnerConfig cfg = config(db, driver);
             AllocRunner old = new AllocRunner(cfg, alloc("web-1", null,
-                    "echo from-web-1 > \"$DROVER_ALLOC_DIR/data/note\"; sleep 0.5"));
+                    "echo from-web-1 > \"$DROVER_ALLOC_DIR/data/note\"; sleep 0.5"), NO_LISTENER, previous);
             local.put(old.id(), old);
             AllocRunner next = new AllocRunner(cfg, alloc("web-2", "web-1",
-                    "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\""));
+                    "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\""), NO_LISTENER, previous);
             old.run();
             next.run();
             next.terminal().get(20, TimeUnit.SECONDS);
@@ -102,12 +101,11 @@ class PreviousAllocationTest {
     AllocRunner replacementOfARemoteAllocation(EphemeralDisk disk, DiskFetcher disks, StateDB db, RawExecDriver driver)
             throws Exception {
         PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), PreviousAllocations.NONE, disks);
-        AllocRunnerConfig cfg = new AllocRunnerConfig(data, shared(db, driver), List.of(), List.of(),
-                (r, s, t, e) -> { }, previous);
+        AllocRunnerConfig cfg = config(db, driver);
         Allocation a = alloc("web-2", "web-1",
                 "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null; echo done >> \"$DROVER_TASK_DIR/local/seen\"");
         a.getSpec().setEphemeralDisk(disk);
-        AllocRunner next = new AllocRunner(cfg, a);
+        AllocRunner next = new AllocRunner(cfg, a, NO_LISTENER, previous);
         next.run();
         next.terminal().get(20, TimeUnit.SECONDS);
         return next;
@@ -202,14 +200,11 @@ class PreviousAllocationTest {
         }
     }
 
-    AllocRunnerConfig config(StateDB db, RawExecDriver driver, PreviousAllocations previous) {
-        return new AllocRunnerConfig(data, shared(db, driver), List.of(), List.of(),
-                (r, s, t, e) -> { }, previous);
-    }
+    static final AllocStateListener NO_LISTENER = (id, state, task, event) -> {
+    };
 
-    static TaskRunnerConfig.Shared shared(StateDB db, RawExecDriver driver) {
-        return new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db, Clock.systemUTC(),
-                new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT);
+    AllocRunnerConfig config(StateDB db, RawExecDriver driver) {
+        return new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT), List.of(), List.of());
     }
 
     static Allocation migratingReplacement() {
@@ -225,14 +220,14 @@ class PreviousAllocationTest {
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             Remote before = new Remote();
-            AllocRunner waiting = new AllocRunner(config(db, driver, before), migratingReplacement());
+            AllocRunner waiting = new AllocRunner(config(db, driver), migratingReplacement(), NO_LISTENER, before);
             waiting.run();
             assertThat(before.asked.await(10, TimeUnit.SECONDS)).isTrue();
             waiting.shutdown(); // the agent stops while web-2 waits for web-1
 
             Remote after = new Remote();
             StoredAllocation stored = db.loadAll().getFirst();
-            AllocRunner restored = AllocRunner.restore(config(db, driver, after), stored);
+            AllocRunner restored = AllocRunner.restore(config(db, driver), stored, NO_LISTENER, after);
             restored.run();
             assertThat(after.asked.await(10, TimeUnit.SECONDS)).as("the restored runner waits again").isTrue();
             assertThat(restored.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Pending);
@@ -251,8 +246,8 @@ class PreviousAllocationTest {
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             Remote previous = new Remote();
-            AllocRunnerConfig cfg = config(db, driver, previous);
-            AllocRunner waiting = new AllocRunner(cfg, migratingReplacement());
+            AllocRunnerConfig cfg = config(db, driver);
+            AllocRunner waiting = new AllocRunner(cfg, migratingReplacement(), NO_LISTENER, previous);
             waiting.run();
             assertThat(previous.asked.await(10, TimeUnit.SECONDS)).isTrue();
             long start = System.nanoTime();
@@ -289,17 +284,17 @@ class PreviousAllocationTest {
                 return new DiskFetcher.Fetched("node-a", 13);
             };
             PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), claims, fromNodeA);
-            AllocRunnerConfig cfg = new AllocRunnerConfig(data, shared(db, driver), List.of(), List.of(),
-                    new AllocStateListener() {
-                        @Override
-                        public void allocStateChanged(AllocRunner r, AllocState s, String t, TaskEvent e) {
-                        }
+            AllocRunnerConfig cfg = config(db, driver);
+            AllocStateListener listener = new AllocStateListener() {
+                @Override
+                public void allocStateChanged(AllocId id, AllocState s, String t, TaskEvent e) {
+                }
 
-                        @Override
-                        public void allocWarning(AllocRunner r, String reason, String message) {
-                            warnings.add(r.id().name() + " " + reason + ": " + message);
-                        }
-                    }, previous);
+                @Override
+                public void allocWarning(AllocId id, String reason, String message) {
+                    warnings.add(id.name() + " " + reason + ": " + message);
+                }
+            };
             String script = "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null;"
                     + " echo done >> \"$DROVER_TASK_DIR/local/seen\"";
             List<AllocRunner> runners = new ArrayList<>();
@@ -307,7 +302,7 @@ class PreviousAllocationTest {
                 Allocation a = alloc(name, "web-1", script);
                 a.getMetadata().setUid("uid-" + name);
                 a.getSpec().setEphemeralDisk(new EphemeralDisk(null, false, true));
-                AllocRunner r = new AllocRunner(cfg, a);
+                AllocRunner r = new AllocRunner(cfg, a, listener, previous);
                 runners.add(r);
                 r.run();
                 r.terminal().get(20, TimeUnit.SECONDS);

@@ -3,6 +3,7 @@ package dev.drover.allocrunner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.ClientStatus;
@@ -38,15 +39,14 @@ class RestoreTest {
     final List<TaskEvent> events = new CopyOnWriteArrayList<>();
 
     AllocRunnerConfig config(StateDB db, RawExecDriver driver) {
-        return new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db,
-                Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10),
-                TaskRunnerConfig.StopRetry.DEFAULT), List.of(), List.of(),
-                (runner, state, task, event) -> {
-                    if (event != null) {
-                        events.add(event);
-                    }
-                }, dev.drover.allocwatcher.PreviousAllocations.NONE);
+        return new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT), List.of(), List.of());
     }
+
+    final AllocStateListener listener = (id, state, task, event) -> {
+        if (event != null) {
+            events.add(event);
+        }
+    };
 
     static Allocation alloc(int i) {
         Allocation a = new Allocation();
@@ -70,7 +70,7 @@ class RestoreTest {
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             List<AllocRunner> runners = new ArrayList<>();
             for (int i = 0; i < ALLOCS; i++) {
-                AllocRunner r = new AllocRunner(config(db, driver), alloc(i));
+                AllocRunner r = new AllocRunner(config(db, driver), alloc(i), listener, PreviousAllocations.NONE);
                 runners.add(r);
                 r.run();
             }
@@ -91,7 +91,7 @@ class RestoreTest {
                 List<StoredAllocation> stored = db.loadAll();
                 assertThat(stored).hasSize(ALLOCS);
                 for (StoredAllocation s : stored) {
-                    AllocRunner r = AllocRunner.restore(config(db, driver), s);
+                    AllocRunner r = AllocRunner.restore(config(db, driver), s, listener, PreviousAllocations.NONE);
                     restored.add(r);
                     r.run();
                 }
@@ -125,7 +125,7 @@ class RestoreTest {
         try (StateDB db = StateDB.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunner r = new AllocRunner(config(db, driver), alloc(0));
+            AllocRunner r = new AllocRunner(config(db, driver), alloc(0), listener, PreviousAllocations.NONE);
             r.run();
             await().atMost(Duration.ofSeconds(30)).until(() -> r.allocState().clientStatus() == ClientStatus.Running);
             pid = db.getTaskLocalState(r.id(), "main").orElseThrow().driverHandle().get("pid");
@@ -136,7 +136,8 @@ class RestoreTest {
         try (StateDB db = StateDB.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunner r = AllocRunner.restore(config(db, driver), db.loadAll().getFirst());
+            AllocRunner r = AllocRunner.restore(config(db, driver), db.loadAll().getFirst(), listener,
+                    PreviousAllocations.NONE);
             r.destroy();
             assertThat(db.loadAll()).isEmpty();
         }

@@ -3,12 +3,23 @@ package dev.drover.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocRunnerConfig;
+import dev.drover.allocrunner.AllocStateListener;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.AllocationType;
 import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.DesiredStatus;
+import dev.drover.api.v1alpha1.DeviceRequest;
+import dev.drover.api.v1alpha1.Resources;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.deviceplugin.DevicePlugins;
+import dev.drover.devices.DeviceLedger;
+import dev.drover.devices.DeviceManager;
+import dev.drover.devices.DeviceReservationHook;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.gc.DiskUsage;
@@ -17,25 +28,37 @@ import dev.drover.gc.GcPolicy;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StoredAllocation;
+import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
-import dev.drover.testing.MockApi;
 import dev.drover.testing.StubbornDriver;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The controller and its reconciler called directly, with a driver whose stops fail until the test lets them work. */
+/**
+ * The controller called directly, as the reconciler calls it, against the in-memory store and the mock driver, with
+ * no API server: what it publishes goes to a recorded status sink and a recorded Event sink.
+ */
 class AllocationControllerTest {
 
+    static final String NODE = "node-a";
     static final AllocId ID = new AllocId("default", "stuck");
 
     @TempDir
@@ -43,18 +66,20 @@ class AllocationControllerTest {
     final StateDB db = StateDB.inMemory();
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final StubbornDriver stubborn = new StubbornDriver(mock);
-    MockApi api;
+    final RecordedStatuses statuses = new RecordedStatuses();
+    final RecordedEvents recorded = new RecordedEvents();
+    final List<AllocationController> controllers = new ArrayList<>();
     StatusWriter writer;
     EventRecorder events;
     GarbageCollector gc;
+    DeviceManager devices;
     AllocationController controller;
 
     @BeforeEach
-    void start() throws Exception {
-        api = new MockApi();
-        writer = new StatusWriter((id, status) -> {
-        }, StatusWriter.Timing.DEFAULT);
-        events = new EventRecorder(api.client(), "node-a");
+    void start() {
+        writer = new StatusWriter(statuses, new StatusWriter.Timing(Duration.ofMillis(10), Duration.ofSeconds(1),
+                Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofMillis(10)));
+        events = new EventRecorder(recorded, NODE, new EventRate(1000, 1000));
         gc = new GarbageCollector(new GcPolicy(Duration.ofHours(1), 1, 1, 1000, 2), new DiskUsage() {
             @Override
             public double disk() {
@@ -66,40 +91,370 @@ class AllocationControllerTest {
                 return 0;
             }
         });
+        controller = controller(0, null, List.of(), UnaryOperator.identity());
+    }
+
+    AllocationController controller(int concurrentStarts, DeviceLedger ledger, List<TaskPrestartHook> hooks,
+                                    UnaryOperator<RunnerFactory> factory) {
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3],
-                () -> new long[2], () -> new long[3]));
-        controller = new AllocationController("node-a", self -> new AllocRunnerConfig(data,
-                new TaskRunnerConfig.Shared(new DriverRegistry(List.of(stubborn)), db, Clock.systemUTC(),
-                        new SplittableRandom(1), Duration.ofMillis(100), Duration.ofMillis(200),
-                        new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(20)))),
-                List.of(), List.of(), self, PreviousAllocations.NONE), writer, events, metrics, gc, null);
+                () -> new long[5], () -> new long[3]));
+        AllocationController c = new AllocationController(NODE, new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(stubborn)), db, Clock.systemUTC(), new SplittableRandom(1), Duration.ofMillis(100), Duration.ofMillis(200), new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(20)))), hooks, List.of()), PreviousAllocations.NONE, writer,
+                events, metrics, gc, ledger, concurrentStarts, factory);
+        controllers.add(c);
+        return c;
     }
 
     @AfterEach
     void stop() throws Exception {
         stubborn.relent();
-        controller.shutdown();
+        for (AllocationController c : controllers.reversed()) {
+            c.shutdown();
+        }
         gc.close();
         events.close();
         writer.close();
+        if (devices != null) {
+            devices.close();
+        }
         mock.close();
         db.close();
-        api.close();
     }
 
     static Allocation alloc() {
+        return alloc(ID.name(), Map.of());
+    }
+
+    static Allocation alloc(String name, Map<String, Object> config) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(ID.name()).withNamespace(ID.namespace()).withUid("uid-stuck")
+        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").withUid("uid-" + name)
                 .withGeneration(1L).build());
         AllocationSpec spec = new AllocationSpec();
-        spec.setNodeName("node-a");
-        Task t = new Task();
-        t.setName("main");
-        t.setDriver("mock");
-        t.setConfig(Map.of());
-        spec.setTasks(List.of(t));
+        spec.setNodeName(NODE);
+        spec.setTasks(List.of(task("main", config)));
         a.setSpec(spec);
         return a;
+    }
+
+    /** A batch allocation whose task runs for {@code runFor} and ends well. */
+    static Allocation batch(String name, String runFor) {
+        Allocation a = alloc(name, Map.of("runFor", runFor));
+        a.getSpec().setType(AllocationType.Batch);
+        return a;
+    }
+
+    static Task task(String name, Map<String, Object> config) {
+        Task t = new Task();
+        t.setName(name);
+        t.setDriver("mock");
+        t.setConfig(config);
+        return t;
+    }
+
+    /** {@code a} as the API server has it after a spec change: the next generation. */
+    static Allocation nextGeneration(Allocation a) {
+        Allocation next = UnreadableAllocations.serialization().clone(a);
+        next.getMetadata().setGeneration(a.getMetadata().getGeneration() + 1);
+        return next;
+    }
+
+    static AllocId id(Allocation a) {
+        return new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());
+    }
+
+    void awaitStatus(Allocation a, ClientStatus status) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.clientStatus(id(a)) == status);
+    }
+
+    @Test
+    void aNewAllocationRunsAndItsStatusAndTaskEventsArePublished() throws Exception {
+        Allocation a = alloc("web", Map.of("runFor", "1h"));
+
+        controller.reconcile(a);
+
+        awaitStatus(a, ClientStatus.Running);
+        assertThat(statuses.of(id(a)).orElseThrow().getObservedGeneration()).isEqualTo(1L);
+        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getStatus()).isEqualTo("True");
+        await().atMost(Duration.ofSeconds(10)).until(() -> recorded.reasons("web").contains("Started"));
+        assertThat(controller.runner(id(a))).isPresent();
+        assertThat(controller.countByClientStatus()).containsEntry(ClientStatus.Running, 1);
+    }
+
+    @Test
+    void aSpecChangeIsAppliedInPlaceAndAddingATaskIsRefusedWhileTheRunnerGoesOn() throws Exception {
+        Allocation a = alloc("web", Map.of("runFor", "1h"));
+        controller.reconcile(a);
+        awaitStatus(a, ClientStatus.Running);
+        AllocRunner runner = controller.runner(id(a)).orElseThrow();
+
+        Allocation changed = nextGeneration(a);
+        changed.getSpec().setTasks(List.of(task("main", Map.of("runFor", "2h"))));
+        controller.reconcile(changed);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.of(id(a))
+                .map(s -> Long.valueOf(2).equals(s.getObservedGeneration())).orElse(false));
+        assertThat(controller.runner(id(a))).as("the same runner, updated in place").containsSame(runner);
+        assertThat(runner.alloc().getSpec().getTasks().getFirst().getConfig()).containsEntry("runFor", "2h");
+
+        Allocation grown = nextGeneration(changed);
+        grown.getSpec().setTasks(List.of(task("main", Map.of("runFor", "2h")), task("side", Map.of())));
+        controller.reconcile(grown);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.condition(id(a), "SpecValid")
+                .map(c -> c.getStatus().equals("False")).orElse(false));
+        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getMessage()).contains("spec.tasks");
+        await().atMost(Duration.ofSeconds(10)).until(() -> recorded.reasons("web").contains("FailedValidation"));
+        assertThat(controller.runner(id(a))).containsSame(runner);
+        assertThat(runner.allocState().clientStatus()).as("it keeps running its last good spec")
+                .isEqualTo(ClientStatus.Running);
+    }
+
+    @Test
+    void aDesiredStopEndsTheTasksAndTheStatusBecomesTerminal() throws Exception {
+        Allocation a = alloc("web", Map.of("runFor", "1h"));
+        controller.reconcile(a);
+        awaitStatus(a, ClientStatus.Running);
+        stubborn.relent();
+
+        Allocation stopped = nextGeneration(a);
+        stopped.getSpec().setDesiredStatus(DesiredStatus.Stop);
+        controller.reconcile(stopped);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> AllocationStatuses.isTerminal(statuses.of(id(a))
+                .orElse(null)));
+        assertThat(controller.runner(id(a)).orElseThrow().taskRunners().get("main").done()).isDone();
+    }
+
+    @Test
+    void aTaskThatEndsMakesTheAllocationComplete() throws Exception {
+        Allocation a = batch("once", "10ms");
+
+        controller.reconcile(a);
+
+        awaitStatus(a, ClientStatus.Complete);
+        await().atMost(Duration.ofSeconds(10)).until(() -> recorded.reasons("once").contains("Terminated"));
+    }
+
+    @Test
+    void anAllocationDeletedWhileItsRunnerIsCreatedNeverRuns() throws Exception {
+        CountDownLatch creating = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        CompletableFuture<AllocRunner> made = new CompletableFuture<>();
+        AllocationController held = controller(0, null, List.of(), real -> new RunnerFactory() {
+            @Override
+            public AllocRunner create(Allocation a, AllocStateListener listener) {
+                AllocRunner r = real.create(a, listener);
+                made.complete(r);
+                creating.countDown();
+                try {
+                    proceed.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return r;
+            }
+
+            @Override
+            public AllocRunner restore(StoredAllocation stored, AllocStateListener listener) {
+                return real.restore(stored, listener);
+            }
+        });
+        Allocation a = alloc("web", Map.of("runFor", "1h"));
+        Thread reconcile = Thread.ofVirtual().start(() -> {
+            try {
+                held.reconcile(a);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(creating.await(10, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(held.delete(a)).as("nothing of it runs yet: the delete completes").isTrue();
+        proceed.countDown();
+        reconcile.join();
+
+        AllocRunner runner = made.get();
+        assertThat(runner.allocState().taskStates().values()).as("never started")
+                .allSatisfy(s -> assertThat(s.getStartedAt()).isNull());
+        assertThat(held.size()).isZero();
+        assertThat(held.runner(id(a))).isEmpty();
+        await().atMost(Duration.ofSeconds(10)).until(() -> db.loadAll().isEmpty());
+        assertThat(data.resolve("allocs/default/web")).doesNotExist();
+        assertThat(recorded.reasons("web")).doesNotContain("Started");
+    }
+
+    @Test
+    void anAllocationDeletedWhileWaitingForAStartSlotIsNeverTakenOn() throws Exception {
+        CountDownLatch firstCreating = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AtomicInteger createdSecond = new AtomicInteger();
+        AllocationController gated = controller(1, null, List.of(), real -> new RunnerFactory() {
+            @Override
+            public AllocRunner create(Allocation a, AllocStateListener listener) {
+                if (a.getMetadata().getName().equals("second")) {
+                    createdSecond.incrementAndGet();
+                    return real.create(a, listener);
+                }
+                firstCreating.countDown();
+                try {
+                    proceed.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return real.create(a, listener);
+            }
+
+            @Override
+            public AllocRunner restore(StoredAllocation stored, AllocStateListener listener) {
+                return real.restore(stored, listener);
+            }
+        });
+        Allocation first = alloc("first", Map.of("runFor", "1h"));
+        Allocation second = alloc("second", Map.of("runFor", "1h"));
+        Thread starting = Thread.ofVirtual().start(() -> {
+            try {
+                gated.reconcile(first);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(firstCreating.await(10, TimeUnit.SECONDS)).isTrue();
+
+        gated.reconcile(second);
+        assertThat(gated.waitingToStart()).as("the one slot is taken").isEqualTo(1);
+        assertThat(gated.delete(second)).isTrue();
+        assertThat(gated.waitingToStart()).isZero();
+        proceed.countDown();
+        starting.join();
+
+        awaitStatus(first, ClientStatus.Running);
+        assertThat(createdSecond).as("never taken on").hasValue(0);
+        assertThat(statuses.of(id(second))).isEmpty();
+        assertThat(gated.size()).isEqualTo(1);
+        assertThat(db.loadAll()).extracting(StoredAllocation::id).containsExactly(id(first));
+    }
+
+    @Test
+    void aCollectedTerminalAllocationIsDestroyedAndNeverRunAgain() throws Exception {
+        gc.close();
+        gc = new GarbageCollector(new GcPolicy(Duration.ofHours(1), 1, 1, 0, 2), DiskUsage.of(data));
+        AllocationController collecting = controller(0, null, List.of(), UnaryOperator.identity());
+        Allocation a = batch("once", "10ms");
+
+        collecting.reconcile(a);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> collecting.size() == 0 && db.loadAll().isEmpty()
+                && !Files.exists(data.resolve("allocs/default/once")));
+        AllocationStatus last = statuses.of(id(a)).orElseThrow();
+        assertThat(last.getClientStatus()).isEqualTo(ClientStatus.Complete);
+
+        a.setStatus(last);
+        collecting.reconcile(a); // the API server's copy, still there, with the status this agent wrote
+
+        assertThat(collecting.size()).as("terminal and collected: not run again").isZero();
+        assertThat(db.loadAll()).isEmpty();
+    }
+
+    @Test
+    void restoredRunnersWaitForTheApiServerAndTheSweepDestroysThoseItNoLongerHas() throws Exception {
+        Allocation kept = alloc("kept", Map.of("runFor", "1h"));
+        Allocation gone = alloc("gone", Map.of("runFor", "1h"));
+        controller.reconcile(kept);
+        controller.reconcile(gone);
+        awaitStatus(kept, ClientStatus.Running);
+        awaitStatus(gone, ClientStatus.Running);
+        controller.shutdown(); // the agent stops; its tasks keep running
+        controllers.remove(controller);
+        stubborn.relent(); // the sweep's kill of the gone allocation's task works at once
+
+        AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
+        assertThat(next.restore()).isEqualTo(2);
+        assertThat(next.runner(id(kept))).as("not run until the API server confirms it").isEmpty();
+
+        next.reconcile(kept);
+        assertThat(next.runner(id(kept))).isPresent();
+        assertThat(next.runner(id(kept)).orElseThrow().allocState().taskStates().get("main").getRestarts())
+                .as("its task was taken over, not restarted").isZero();
+        assertThat(next.sweep(List.of(kept))).isEqualTo(1);
+
+        assertThat(data.resolve("allocs/default/gone")).doesNotExist();
+        assertThat(db.loadAll()).extracting(StoredAllocation::id).containsExactly(id(kept));
+        assertThat(next.size()).isEqualTo(1);
+        assertThat(statuses.clientStatus(id(kept))).isEqualTo(ClientStatus.Running);
+    }
+
+    @Test
+    void anUnreadableAllocationIsRefusedWithAConditionNamingTheField() throws Exception {
+        Allocation a = UnreadableAllocations.serialization().unmarshal("""
+                {"apiVersion": "drover.dev/v1alpha1", "kind": "Allocation",
+                 "metadata": {"name": "odd", "namespace": "default", "uid": "uid-odd", "generation": 1},
+                 "spec": {"nodeName": "node-a", "desiredStatus": "Sideways",
+                          "tasks": [{"name": "main", "driver": "mock", "config": {}}]}}""", Allocation.class);
+
+        controller.reconcile(a);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.condition(id(a), "SpecValid").isPresent());
+        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getStatus()).isEqualTo("False");
+        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getMessage()).contains("desiredStatus");
+        await().atMost(Duration.ofSeconds(10)).until(() -> recorded.reasons("odd").contains("FailedValidation"));
+        assertThat(controller.runner(id(a))).as("nothing runs").isEmpty();
+        assertThat(db.loadAll()).isEmpty();
+    }
+
+    /** A node with one GPU, from the fake device plugin. */
+    DeviceLedger ledgerOfOneGpu() throws Exception {
+        Path plugin = data.resolve("gpus.yaml");
+        Files.writeString(plugin, """
+                groups:
+                  - vendor: nvidia
+                    type: gpu
+                    model: Tesla T4
+                    instances:
+                      - id: GPU-a
+                """);
+        devices = new DeviceManager(List.of(DevicePlugins.discover().select("fake:" + plugin)),
+                new DeviceManager.Timing(Duration.ofMillis(300), Duration.ofMillis(100), Duration.ofMillis(100),
+                        Duration.ofMillis(50), Duration.ofMillis(200)));
+        assertThat(devices.awaitFirstFingerprints(Duration.ofSeconds(10))).isTrue();
+        return new DeviceLedger(devices, db);
+    }
+
+    @Test
+    void devicesAreFreedOnlyOnceTheTasksHoldingThemAreDead() throws Exception {
+        DeviceLedger ledger = ledgerOfOneGpu();
+        AllocationController withDevices = controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)),
+                UnaryOperator.identity());
+        Allocation a = alloc("gpu", Map.of("runFor", "1h"));
+        Resources resources = new Resources();
+        resources.setDevices(List.of(new DeviceRequest("nvidia/gpu", 1)));
+        a.getSpec().getTasks().getFirst().setResources(resources);
+        withDevices.reconcile(a);
+        awaitStatus(a, ClientStatus.Running);
+        assertThat(ledger.reservations(id(a))).as("its task holds the GPU").hasSize(1);
+
+        assertThat(withDevices.delete(a)).as("its task's kill keeps failing").isFalse();
+        assertThat(ledger.reservations(id(a))).as("still held: the task may still use it").hasSize(1);
+
+        stubborn.relent();
+        await().atMost(Duration.ofSeconds(10)).until(() -> withDevices.delete(a));
+        assertThat(ledger.reservations(id(a))).as("freed once the task is dead").isEmpty();
+    }
+
+    @Test
+    void aTerminalAllocationsStatusKeepsNamingItsDevicesWhichAreFreed() throws Exception {
+        DeviceLedger ledger = ledgerOfOneGpu();
+        AllocationController withDevices = controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)),
+                UnaryOperator.identity());
+        Allocation a = batch("gpu", "10ms");
+        Resources resources = new Resources();
+        resources.setDevices(List.of(new DeviceRequest("nvidia/gpu", 1)));
+        a.getSpec().getTasks().getFirst().setResources(resources);
+
+        withDevices.reconcile(a);
+
+        awaitStatus(a, ClientStatus.Complete);
+        assertThat(statuses.of(id(a)).orElseThrow().getAllocatedDevices()).as("what it ran with")
+                .singleElement().satisfies(d -> assertThat(d.getIds()).containsExactly("GPU-a"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> ledger.allocated(id(a)).isEmpty());
     }
 
     @Test

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
-import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -97,7 +96,7 @@ class EventRecorderTest {
 
     @Test
     void aRepeatCountsOnOneEvent() {
-        try (EventRecorder recorder = new EventRecorder(client, "node-a", new EventRate(1000, 1000))) {
+        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
             for (int i = 0; i < 3; i++) {
                 recorder.record(alloc(), "web", restarting(), InstantSource.system());
             }
@@ -118,7 +117,7 @@ class EventRecorderTest {
     @Test
     void aRestartedAgentRecordsRepeatsWithoutReadingEvents() {
         for (int agent = 0; agent < 2; agent++) {
-            try (EventRecorder recorder = new EventRecorder(client, "node-a", new EventRate(1000, 1000))) {
+            try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
                 recorder.record(alloc(), "web", restarting(), InstantSource.system());
                 recorder.record(alloc(), "web", restarting(), InstantSource.system());
                 await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() + recorder.failed() == 2);
@@ -140,7 +139,7 @@ class EventRecorderTest {
         squatter.setCount(7);
         client.v1().events().inNamespace("default").resource(squatter).create();
 
-        try (EventRecorder recorder = new EventRecorder(client, "node-a", new EventRate(1000, 1000), incarnation)) {
+        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000), incarnation)) {
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() + recorder.failed() == 2);
@@ -148,6 +147,26 @@ class EventRecorderTest {
         }
         assertThat(dispatcher.refusedReads).hasValue(0);
         assertThat(counted()).as("the squatter's 7 untouched, 2 on the new series").isEqualTo(9);
+    }
+
+    @Test
+    void anEventTheApiServerExpiredIsCreatedAgainOnTheNextRepeat() {
+        RecordedEvents sink = new RecordedEvents();
+        try (EventRecorder recorder = new EventRecorder(sink, "node-a", new EventRate(1000, 1000))) {
+            recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 2);
+            Event counted = sink.all().getFirst();
+            assertThat(counted.getCount()).isEqualTo(2);
+            sink.expire(counted.getMetadata().getName());
+
+            recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.failed() == 1);
+            recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 3);
+        }
+        assertThat(sink.all()).as("a new series, counted from one").singleElement()
+                .satisfies(e -> assertThat(e.getCount()).isEqualTo(1));
     }
 
     static Allocation owner(int i) {
@@ -159,8 +178,7 @@ class EventRecorderTest {
     /** The queue held 10 000 Events whatever their size; it is bounded in characters too. */
     @Test
     void theQueueIsBoundedInCharactersNotOnlyInEntries() throws Exception {
-        try (MockApi api = new MockApi();
-             EventRecorder events = new EventRecorder(api.client(), "node-a", new EventRate(0.001, 1))) {
+        try (EventRecorder events = new EventRecorder(new RecordedEvents(), "node-a", new EventRate(0.001, 1))) {
             int offered = 3_000; // well under the 10 000 entries, each message cut to 1 024 characters
             for (int i = 0; i < offered; i++) {
                 events.recordForAllocation(owner(i), true, "FailedValidation", "x".repeat(100_000), Instant.EPOCH);
@@ -174,8 +192,7 @@ class EventRecorderTest {
 
     @Test
     void oneAllocationGetsItsShareAndNoMore() throws Exception {
-        try (MockApi api = new MockApi();
-             EventRecorder events = new EventRecorder(api.client(), "node-a", new EventRate(0.001, 1))) {
+        try (EventRecorder events = new EventRecorder(new RecordedEvents(), "node-a", new EventRate(0.001, 1))) {
             for (int i = 0; i < 1_000; i++) {
                 events.recordForAllocation(owner(0), false, "Restarting", "again", Instant.EPOCH);
             }

@@ -83,16 +83,14 @@ class StoreFailureControllerTest {
     AllocationController controller(StateDB db, Driver driver) {
         writer = new StatusWriter(new StatusPatcher(client), new StatusWriter.Timing(Duration.ofMillis(20),
                 Duration.ofSeconds(2), Duration.ofMillis(20), Duration.ofSeconds(1)));
-        events = new EventRecorder(client, NODE);
+        events = new EventRecorder(new EventPoster(client), NODE);
         gc = new GarbageCollector(GcPolicy.DEFAULT, DiskUsage.of(data));
         open.addAll(List.of(writer, events, gc));
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3],
                 () -> new long[5], () -> new long[3]));
         DriverRegistry drivers = new DriverRegistry(List.of(driver));
-        return new AllocationController(NODE, self -> new AllocRunnerConfig(data,
-                new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1),
-                        Duration.ofSeconds(5), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT),
-                List.of(), List.of(), self, PreviousAllocations.NONE), writer, events, metrics, gc, null);
+        return new AllocationController(NODE, new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT), List.of(), List.of()), PreviousAllocations.NONE,
+                writer, events, metrics, gc, null, 0);
     }
 
     Allocation create(String name, String driver, Map<String, Object> config) {

@@ -1,0 +1,127 @@
+package dev.drover.controller;
+
+import dev.drover.allocrunner.AllocState;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.api.validation.Violation;
+import dev.drover.devices.DeviceLedger;
+import dev.drover.gc.GarbageCollector;
+import dev.drover.metrics.DroverMetrics;
+import dev.drover.state.StateDB;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tells what happens to the allocations the controller holds: statuses (through the {@link StatusWriter}),
+ * Kubernetes Events and metrics. A terminal allocation's devices are freed once its status, which keeps naming
+ * them, is built. Nothing is written about a restored allocation the API server has not confirmed yet.
+ */
+final class AllocationReports {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AllocationReports.class);
+
+    private final StatusWriter writer;
+    private final EventRecorder events;
+    private final DroverMetrics metrics;
+    private final GarbageCollector gc;
+    private final DeviceLedger ledger;
+    private final StartGate gate;
+    private final StateDB db;
+    private final InstantSource clock;
+
+    /** @param ledger the node's device reservations, or null when the agent runs no device plugins */
+    AllocationReports(StatusWriter writer, EventRecorder events, DroverMetrics metrics, GarbageCollector gc,
+                      DeviceLedger ledger, StartGate gate, StateDB db, InstantSource clock) {
+        this.writer = writer;
+        this.events = events;
+        this.metrics = metrics;
+        this.gc = gc;
+        this.ledger = ledger;
+        this.gate = gate;
+        this.db = db;
+        this.clock = clock;
+    }
+
+    /** The allocation's runner changed state: its status, the task event behind it and the store's trouble. */
+    void stateChanged(TrackedAllocation t, AllocState state, String task, TaskEvent event) {
+        if (event != null) {
+            metrics.taskEvent(event.getType());
+        }
+        Optional<String> unstored = db.unstored(t.id);
+        TrackedAllocation.Change c = t.stateChanged(state, unstored,
+                ledger == null ? null : () -> ledger.allocated(t.id).orElse(null), clock.instant());
+        if (c.leftPending()) {
+            gate.release(t.id);
+        }
+        if (c.runningAfterNanos() > 0) {
+            metrics.seenToRunning(c.runningAfterNanos() / 1e9);
+        }
+        boolean tell = c.owner() != null && t.confirmed();
+        if (event != null && tell) {
+            events.record(c.owner(), task, event, clock);
+        }
+        if (c.storeChanged() && tell) {
+            if (unstored.isPresent()) {
+                events.recordForAllocation(c.owner(), true, AllocationStatuses.STATE_STORE_FAILED,
+                        storeFailedMessage(unstored.get()), clock.instant());
+            } else {
+                events.recordForAllocation(c.owner(), false, AllocationStatuses.STATE_STORED, "The agent's state store"
+                        + " holds this allocation's state again", clock.instant());
+            }
+        }
+        if (c.status() != null && t.confirmed()) {
+            writer.publish(t.id, c.status());
+        }
+        if (c.becameTerminal()) {
+            if (ledger != null) {
+                ledger.release(t.id); // the status keeps naming them: it was built above
+            }
+            gc.terminalChanged();
+        }
+    }
+
+    /** A warning about the allocation as a whole (a disk it may not take). */
+    void warning(TrackedAllocation t, String reason, String message) {
+        Allocation owner = t.owner();
+        if (owner != null && t.confirmed()) {
+            events.recordForAllocation(owner, true, reason, message, clock.instant());
+        }
+    }
+
+    void hookFailed(String hook, String phase) {
+        metrics.hookFailure(hook, phase);
+    }
+
+    /** The spec cannot be run: every bad field reported, any runner kept on its last good spec. */
+    void refuse(TrackedAllocation t, Allocation a, long generation, List<Violation> problems) {
+        TrackedAllocation.Built b = t.refuse(generation, problems, clock.instant());
+        if (b.news()) {
+            String message = "Invalid allocation: " + AllocationStatuses.describe(problems);
+            LOG.warn("allocation {}: {}", t.id, message);
+            events.recordForAllocation(TrackedAllocation.owner(a), true, TaskEventType.FailedValidation.name(),
+                    message, clock.instant());
+        }
+        writer.publish(t.id, b.status());
+    }
+
+    /** The store could not write the spec of an allocation being taken on: Pending, with StateStored=False. */
+    void waitForStore(TrackedAllocation t, Allocation a, long generation, String reason) {
+        TrackedAllocation.Built b = t.waitForStore(a, generation, reason, clock.instant());
+        if (b.news()) {
+            LOG.warn("allocation {} is taken on once the state store can write: {}", t.id, reason);
+            events.recordForAllocation(TrackedAllocation.owner(a), true, AllocationStatuses.STATE_STORE_FAILED,
+                    storeFailedMessage(reason), clock.instant());
+        }
+        writer.publish(t.id, b.status());
+    }
+
+    private static String storeFailedMessage(String reason) {
+        return "The agent cannot write this allocation's state to its store: " + reason
+                + ". Nothing is lost: tasks keep running and the agent writes it again with back-off; free disk space"
+                + " on the node's data dir.";
+    }
+}

@@ -1,0 +1,125 @@
+package dev.drover.controller;
+
+import dev.drover.allocrunner.AllocRunner;
+import dev.drover.allocrunner.AllocStateListener;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.devices.DeviceLedger;
+import dev.drover.state.AllocId;
+import dev.drover.state.StateDB;
+import dev.drover.state.StoredAllocation;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An agent's start: rebuilds runners from the state store ({@link #restore}), which wait, without running, until
+ * the API server confirms their allocation; once the API server is listed, destroys those it no longer has
+ * ({@link #sweep}), so a task that died while the agent was away restarts only for an allocation that still wants
+ * to run.
+ */
+final class Restorer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Restorer.class);
+
+    private final StateDB db;
+    private final DeviceLedger ledger;
+    private final ConcurrentMap<AllocId, TrackedAllocation> held;
+    private final RunnerFactory runners;
+    private final Function<TrackedAllocation, AllocStateListener> listeners;
+    private final Teardown teardown;
+    private final Leftovers leftovers;
+
+    /**
+     * @param ledger    the node's device reservations, or null
+     * @param listeners the listener of a tracked allocation's runner
+     */
+    Restorer(StateDB db, DeviceLedger ledger, ConcurrentMap<AllocId, TrackedAllocation> held, RunnerFactory runners,
+             Function<TrackedAllocation, AllocStateListener> listeners, Teardown teardown, Leftovers leftovers) {
+        this.db = db;
+        this.ledger = ledger;
+        this.held = held;
+        this.runners = runners;
+        this.listeners = listeners;
+        this.teardown = teardown;
+        this.leftovers = leftovers;
+    }
+
+    /** Rebuilds runners from the state store, not run yet. Returns how many were restored. */
+    int restore() {
+        int restored = 0;
+        List<StoredAllocation> all = db.loadAll();
+        if (ledger != null) {
+            ledger.restore(all);
+        }
+        for (StoredAllocation stored : all) {
+            if (stored.spec().isEmpty() && stored.damaged()) {
+                // Its spec could not be read (quarantined): taken on again from the API server, directory kept,
+                // so a task still running there is taken over rather than started twice.
+                LOG.warn("allocation {} lost its stored spec; it is taken on again from the API server", stored.id());
+                leftovers.unrestored(stored.id());
+                continue;
+            }
+            if (stored.spec().isEmpty()) {
+                LOG.warn("stored allocation {} has no spec (a crash while it was created); removing it", stored.id());
+                leftovers.removeNow(stored.id());
+                continue;
+            }
+            String uid = stored.spec().map(Allocation::getMetadata).map(m -> m.getUid()).orElse(null);
+            TrackedAllocation t = TrackedAllocation.restoring(stored.id(), uid);
+            held.put(stored.id(), t);
+            try {
+                AllocRunner runner = runners.restore(stored, listeners.apply(t));
+                t.restoredWith(runner);
+                restored++;
+            } catch (RuntimeException ex) {
+                // As for an entry that cannot be read: its directory stays (a running task there is taken over),
+                // and the API server's copy is taken on again; a leftover is swept once the API server is listed.
+                LOG.error("cannot restore allocation {} from the state store; it is taken on again from the API server:"
+                        + " {}", stored.id(), ex.toString());
+                held.remove(stored.id(), t);
+                leftovers.unrestored(stored.id());
+            }
+        }
+        LOG.info("restored {} allocation(s) from the state store", restored);
+        return restored;
+    }
+
+    /**
+     * Destroys restored allocations the API server no longer has ({@code present} is what it lists for this node,
+     * read after the watch started), and what they and others left on disk. Returns how many were destroyed.
+     */
+    int sweep(Collection<Allocation> present) throws InterruptedException {
+        Set<String> uids = ConcurrentHashMap.newKeySet();
+        present.forEach(a -> uids.add(a.getMetadata().getUid()));
+        List<TrackedAllocation> gone = new ArrayList<>();
+        for (TrackedAllocation t : held.values()) {
+            if (!t.confirmed() && !uids.contains(t.uid) && held.remove(t.id, t)) {
+                gone.add(t);
+            }
+        }
+        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (TrackedAllocation t : gone) {
+                LOG.info("allocation {} is gone from the API server; destroying it", t.id);
+                pool.submit(() -> teardown.await(teardown.destroy(t)));
+            }
+        }
+        Set<AllocId> listed = ConcurrentHashMap.newKeySet();
+        present.forEach(a -> {
+            try {
+                listed.add(new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName()));
+            } catch (IllegalArgumentException unusable) {
+                // never had a directory here
+            }
+        });
+        leftovers.listed(listed);
+        return gone.size();
+    }
+}

@@ -1,0 +1,110 @@
+package dev.drover.controller;
+
+import dev.drover.allocrunner.AllocRunner;
+import dev.drover.allocrunner.AllocStateListener;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.validation.Violation;
+import dev.drover.gc.GarbageCollector;
+import dev.drover.state.StateStoreException;
+import java.util.List;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Takes new allocations on: each waits for a start slot ({@link StartGate}), then its runner is created (its spec
+ * stored first) and run. One deleted meanwhile is never run; a newer copy that came meanwhile is applied after the
+ * start. A store that cannot write the spec leaves the allocation waiting for it, not refused.
+ */
+final class Starts {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Starts.class);
+
+    /** Where a copy that came while the allocation started goes (the controller's reconcile). */
+    @FunctionalInterface
+    interface Newer {
+        void apply(Allocation a) throws InterruptedException;
+    }
+
+    private final StartGate gate;
+    private final RunnerFactory runners;
+    private final Function<TrackedAllocation, AllocStateListener> listeners;
+    private final AllocationReports reports;
+    private final GarbageCollector gc;
+    private final Teardown teardown;
+    private final Newer newer;
+
+    Starts(StartGate gate, RunnerFactory runners, Function<TrackedAllocation, AllocStateListener> listeners,
+           AllocationReports reports, GarbageCollector gc, Teardown teardown, Newer newer) {
+        this.gate = gate;
+        this.runners = runners;
+        this.listeners = listeners;
+        this.reports = reports;
+        this.gc = gc;
+        this.teardown = teardown;
+        this.newer = newer;
+    }
+
+    /** Starts {@code t} with {@code a} now, or once the gate admits it (with the newest copy seen by then). */
+    void takeOn(TrackedAllocation t, Allocation a) {
+        t.queue(a);
+        if (gate.admitOrQueue(t.id, () -> startAdmitted(t))) {
+            startAdmitted(t);
+        }
+    }
+
+    /** Taken on (the gate admitted it): starts the newest copy, then applies a copy that came meanwhile. */
+    private void startAdmitted(TrackedAllocation t) {
+        Allocation a = t.admitted();
+        if (a == null) {
+            gate.release(t.id);
+            return;
+        }
+        try {
+            start(t, a);
+        } catch (RuntimeException ex) {
+            LOG.error("starting allocation {} failed; it is tried again on its next change or agent start", t.id, ex);
+            gate.release(t.id);
+            return;
+        }
+        Allocation later = t.startedWith(a);
+        if (later != null) {
+            try {
+                newer.apply(later);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void start(TrackedAllocation t, Allocation a) {
+        long generation = TrackedAllocation.generationOf(a);
+        t.starting(a, generation);
+        AllocRunner runner;
+        try {
+            runner = runners.create(a, listeners.apply(t));
+        } catch (StateStoreException ex) {
+            // The node's disk, not the spec: reported as such, and taken on once the store has written it.
+            reports.waitForStore(t, a, generation, ex.getMessage());
+            gate.release(t.id);
+            return;
+        } catch (RuntimeException ex) {
+            LOG.warn("cannot create a runner for allocation {}: {}", t.id, ex.toString());
+            reports.refuse(t, a, generation, List.of(new Violation("metadata", "cannot be run here: "
+                    + ex.getMessage())));
+            gate.release(t.id);
+            return;
+        }
+        if (!t.attach(runner)) { // deleted while it was being created: never run
+            gate.release(t.id);
+            try {
+                runner.destroy();
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
+        gc.track(new CollectableAllocation(t, teardown));
+        runner.run();
+    }
+}

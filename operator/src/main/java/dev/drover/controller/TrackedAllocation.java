@@ -1,0 +1,326 @@
+package dev.drover.controller;
+
+import dev.drover.allocrunner.AllocRunner;
+import dev.drover.allocrunner.AllocState;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.AllocatedDevice;
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.validation.Violation;
+import dev.drover.state.AllocId;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One allocation the controller holds, from the moment it is seen (or restored) until it is destroyed: its runner,
+ * the tasks and generation it runs, why its spec was refused, the status last built for it, and where it is in
+ * being taken on. Its state is guarded by itself; the controller routes every event about the allocation here and
+ * acts on what comes back (publishing, recording, releasing).
+ */
+final class TrackedAllocation {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TrackedAllocation.class);
+
+    /** A status built for the allocation; {@code news} tells whether its user should hear of it beyond the status. */
+    record Built(AllocationStatus status, boolean news) {
+    }
+
+    /** What a change of the runner's state made of the allocation ({@code status} null: an older state, dropped). */
+    record Change(AllocationStatus status, Allocation owner, boolean storeChanged, boolean becameTerminal,
+                  boolean leftPending, long runningAfterNanos) {
+    }
+
+    final AllocId id;
+    final String uid;
+    /** When the agent first saw it (nanoTime), for the seen→running histogram; 0 for restored ones. */
+    private final long seenNanos;
+    /** A metadata-only copy of the allocation, for Events. */
+    private Allocation owner;
+    private volatile AllocRunner runner;
+    private List<Task> tasks;
+    private long generation;
+    private List<Violation> problems = List.of();
+    private AllocationStatus built;
+    private long builtVersion = -1;
+    /** Restored from the store and not yet confirmed by the API server: not run, nothing written. */
+    private volatile boolean confirmed;
+    private boolean wasRunning;
+    private volatile Instant terminalSince;
+    /** The newest copy seen while the allocation waits to be taken on (or is being started). */
+    private Allocation latest;
+    /** Deleted (or replaced): a start under way must not leave a runner behind. */
+    private boolean gone;
+    /** Not taken on because the store could not write its spec: taken on once it has. */
+    private volatile Allocation waitingForStore;
+    /** Some of its state waits to be written again (StateStored=False reported). */
+    private boolean storeFailing;
+
+    private TrackedAllocation(AllocId id, String uid, boolean confirmed, long seenNanos) {
+        this.id = id;
+        this.uid = uid;
+        this.confirmed = confirmed;
+        this.seenNanos = seenNanos;
+    }
+
+    /** Seen on the API server now: confirmed from the start. */
+    static TrackedAllocation seen(AllocId id, String uid) {
+        return new TrackedAllocation(id, uid, true, System.nanoTime());
+    }
+
+    /** Rebuilt from the state store: it waits, not run, until the API server confirms it. */
+    static TrackedAllocation restoring(AllocId id, String uid) {
+        return new TrackedAllocation(id, uid, false, 0);
+    }
+
+    /** The runner rebuilt from the store for a {@link #restoring} allocation; it runs the spec the store held. */
+    synchronized void restoredWith(AllocRunner restored) {
+        Allocation spec = restored.alloc();
+        owner = owner(spec);
+        tasks = spec.getSpec().getTasks();
+        generation = generationOf(spec);
+        runner = restored;
+    }
+
+    AllocRunner runner() {
+        return runner;
+    }
+
+    boolean confirmed() {
+        return confirmed;
+    }
+
+    /** Confirms a restored allocation; returns whether it waited for that. */
+    private boolean confirm() {
+        boolean waited = !confirmed;
+        confirmed = true;
+        return waited;
+    }
+
+    synchronized long generation() {
+        return generation;
+    }
+
+    synchronized Allocation owner() {
+        return owner;
+    }
+
+    synchronized AllocationStatus built() {
+        return built;
+    }
+
+    Optional<Instant> terminalSince() {
+        return Optional.ofNullable(terminalSince);
+    }
+
+    /** Its runner's terminal future, for an allocation on this node that replaces it. */
+    Optional<CompletableFuture<Void>> terminal() {
+        AllocRunner r = runner;
+        return r == null ? Optional.empty() : Optional.of(r.terminal());
+    }
+
+    /** The API server's copy was seen: Events point at it, and its status keeps the conditions' transition times. */
+    synchronized void observed(Allocation a) {
+        owner = owner(a);
+        if (built == null && a.getStatus() != null) {
+            built = a.getStatus(); // keeps the conditions' transition times across agent restarts
+        }
+    }
+
+    /** Tasks cannot be added or removed in a running allocation: that takes a new allocation. */
+    List<Violation> taskSetChange(Allocation a) {
+        List<String> before;
+        synchronized (this) {
+            before = tasks.stream().map(Task::getName).sorted().toList();
+        }
+        List<String> after = a.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
+        if (before.equals(after)) {
+            return List.of();
+        }
+        return List.of(new Violation("spec.tasks", "tasks " + before + " became " + after + "; tasks cannot be added"
+                + " or removed in a running allocation: create a new allocation (the running one keeps its tasks)"));
+    }
+
+    /** Its spec is valid (again); returns whether it was refused before. */
+    synchronized boolean accept() {
+        boolean wasRefused = !problems.isEmpty();
+        problems = List.of();
+        return wasRefused;
+    }
+
+    /** The spec cannot be run: every bad field reported, any runner kept on its last good spec. */
+    synchronized Built refuse(long newGeneration, List<Violation> newProblems, Instant now) {
+        boolean changed = !newProblems.equals(problems) || newGeneration != generation;
+        problems = newProblems;
+        generation = Math.max(generation, newGeneration);
+        AllocRunner r = runner;
+        AllocationStatus running = r == null ? null : AllocationStatuses.of(r.allocState(), tasks, built, now);
+        built = AllocationStatuses.invalid(newProblems, newGeneration, running, built, now);
+        return new Built(built, changed);
+    }
+
+    /** A runner keeps its tasks (adding or removing tasks needs a new allocation): only definitions change. */
+    synchronized void updateTasks(Allocation a, long newGeneration) {
+        List<Task> now = new ArrayList<>();
+        for (Task t : tasks) {
+            Task newer = a.getSpec().task(t.getName());
+            now.add(newer != null ? newer : t);
+        }
+        tasks = now;
+        generation = Math.max(generation, newGeneration);
+    }
+
+    /**
+     * Applies a valid spec to its runner: a restored allocation the API server confirms now resumes, a newer
+     * generation updates the runner in place. Returns whether its status is to be built again (it resumed, or its
+     * spec was refused before).
+     */
+    boolean apply(Allocation a, long newGeneration, boolean wasRefused) {
+        AllocRunner r = runner;
+        if (confirm()) {
+            LOG.info("allocation {} confirmed by the API server; resuming it", id);
+            if (newGeneration > generation()) {
+                r.update(a);
+            }
+            updateTasks(a, newGeneration);
+            r.run();
+            return true;
+        }
+        if (newGeneration > generation() || wasRefused) {
+            r.update(a);
+            updateTasks(a, newGeneration);
+        }
+        return wasRefused;
+    }
+
+    /** Waits to be taken on ({@link StartGate}) with {@code a}, or with a newer copy seen meanwhile. */
+    synchronized void queue(Allocation a) {
+        latest = a;
+    }
+
+    /** Admitted by the gate: the copy to start, or null when it was deleted meanwhile. */
+    synchronized Allocation admitted() {
+        return gone ? null : latest;
+    }
+
+    /** Started with {@code started}: a newer copy that came meanwhile, or null. */
+    synchronized Allocation startedWith(Allocation started) {
+        Allocation newer = latest != started && !gone ? latest : null;
+        latest = null;
+        return newer;
+    }
+
+    synchronized void starting(Allocation a, long newGeneration) {
+        tasks = a.getSpec().getTasks();
+        generation = newGeneration;
+    }
+
+    /** The runner created for it; false when it was deleted while the runner was created (never to run). */
+    synchronized boolean attach(AllocRunner created) {
+        if (gone) {
+            return false;
+        }
+        runner = created;
+        waitingForStore = null;
+        return true;
+    }
+
+    /** The store could not write the spec of an allocation being taken on: Pending, with StateStored=False. */
+    synchronized Built waitForStore(Allocation a, long newGeneration, String reason, Instant now) {
+        waitingForStore = a;
+        boolean first = !storeFailing;
+        storeFailing = true;
+        built = AllocationStatuses.awaitingStore(reason, newGeneration, a.getSpec().getTasks(), built, now);
+        return new Built(built, first);
+    }
+
+    boolean waitsForStore() {
+        return waitingForStore != null;
+    }
+
+    /** The store writes again: the copy that waited to be taken on, or null (taken on, deleted, or none waited). */
+    synchronized Allocation storeRecovered() {
+        Allocation waiting = runner == null && !gone ? waitingForStore : null;
+        waitingForStore = null;
+        return waiting;
+    }
+
+    /** Deleted or replaced: nothing more is started for it. Returns its runner, if it has one. */
+    synchronized AllocRunner markGone() {
+        gone = true;
+        return runner;
+    }
+
+    /**
+     * Builds its status from the runner's {@code state}: the tasks it runs, a refused spec, the store's trouble and
+     * the devices it holds, given by {@code devices} (null on an agent without devices; read only for a state that is
+     * not older than the last).
+     */
+    synchronized Change stateChanged(AllocState state, Optional<String> unstored,
+                                     Supplier<List<AllocatedDevice>> devices, Instant now) {
+        if (state.version() < builtVersion || tasks == null) {
+            return new Change(null, owner, false, false, false, 0);
+        }
+        builtVersion = state.version();
+        AllocationStatus status = AllocationStatuses.of(state, tasks, built, now);
+        if (devices != null) {
+            status.setAllocatedDevices(devices.get());
+        }
+        if (!problems.isEmpty()) {
+            status = AllocationStatuses.invalid(problems, generation, status, built, now);
+        }
+        status = AllocationStatuses.withStateStored(status, unstored, state.observedGeneration(), built, now);
+        boolean storeChanged = unstored.isPresent() != storeFailing;
+        storeFailing = unstored.isPresent();
+        built = status;
+        long runningAfter = 0;
+        if (state.clientStatus() == ClientStatus.Running && !wasRunning) {
+            wasRunning = true;
+            runningAfter = seenNanos == 0 ? 0 : System.nanoTime() - seenNanos;
+        }
+        boolean terminal = AllocationStatuses.isTerminal(status) && problems.isEmpty();
+        boolean becameTerminal = terminal && terminalSince == null;
+        if (becameTerminal) {
+            terminalSince = now;
+        } else if (!terminal) {
+            terminalSince = null;
+        }
+        return new Change(status, owner, storeChanged, becameTerminal, state.clientStatus() != ClientStatus.Pending,
+                runningAfter);
+    }
+
+    /** {@code all} by the client status last reported for them. */
+    static Map<ClientStatus, Integer> countByClientStatus(Collection<TrackedAllocation> all) {
+        Map<ClientStatus, Integer> out = new EnumMap<>(ClientStatus.class);
+        for (TrackedAllocation t : all) {
+            AllocationStatus s = t.built();
+            if (s != null && s.getClientStatus() != null) {
+                out.merge(s.getClientStatus(), 1, Integer::sum);
+            }
+        }
+        return out;
+    }
+
+    static long generationOf(Allocation a) {
+        Long g = a.getMetadata().getGeneration();
+        return g == null ? 0 : g;
+    }
+
+    /** A metadata-only copy of {@code a}: what an Event needs to point at it. */
+    static Allocation owner(Allocation a) {
+        Allocation o = new Allocation();
+        o.setMetadata(new ObjectMetaBuilder().withName(a.getMetadata().getName())
+                .withNamespace(a.getMetadata().getNamespace()).withUid(a.getMetadata().getUid()).build());
+        return o;
+    }
+}
