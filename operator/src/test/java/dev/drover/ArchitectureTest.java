@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Which code may use which, read from the compiled classes (every reference counts, not just imports): dependencies
  * point one way, controller → allocrunner → taskrunner → driver, with the state store, the garbage collector, the
- * API model and the device plugins as leaves; no package and no type is part of a cycle. See CONTRIBUTING.md.
+ * API model, the device plugins and the common module as leaves; no package and no type is part of a cycle. See CONTRIBUTING.md.
  */
 class ArchitectureTest {
 
@@ -51,11 +51,18 @@ class ArchitectureTest {
     @Test
     void leavesUseNoOtherPartOfTheAgent() {
         noClasses().that().resideInAnyPackage("dev.drover.state..", "dev.drover.gc..", "dev.drover.api..",
-                        "dev.drover.deviceplugin..")
+                        "dev.drover.deviceplugin..", "dev.drover.common..")
                 .should().dependOnClassesThat().resideInAnyPackage("dev.drover.agent..", "dev.drover.controller..",
                         "dev.drover.allocrunner..", "dev.drover.taskrunner..", "dev.drover.driver..",
                         "dev.drover.allocwatcher..", "dev.drover.devices..", "dev.drover.httpapi..",
                         "dev.drover.cli..")
+                .check(DROVER);
+    }
+
+    @Test
+    void theCommonModuleUsesNothingElseOfDrover() {
+        noClasses().that().resideInAPackage("dev.drover.common..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("dev.drover.common..", "java..")
                 .check(DROVER);
     }
 

@@ -5,6 +5,7 @@ import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -54,7 +55,7 @@ public class StateStoreBenchmark {
         public void open() throws IOException {
             Path base = Path.of(System.getProperty("drover.bench.dir", "target"));
             dir = Files.createTempDirectory(Files.createDirectories(base), "state-bench-");
-            db = StateDB.open(dir);
+            db = StateStores.open(dir);
         }
 
         @TearDown(Level.Trial)
@@ -70,7 +71,7 @@ public class StateStoreBenchmark {
 
         @Setup(Level.Trial)
         public void open() {
-            db = StateDB.inMemory();
+            db = StateStores.inMemory();
         }
 
         @TearDown(Level.Trial)

@@ -26,6 +26,7 @@ import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
+import dev.drover.httpapi.LocalAllocation;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.CertificateKeeper;
 import dev.drover.httpapi.KubernetesAuth;
@@ -35,6 +36,7 @@ import dev.drover.metrics.MetricsServer;
 import dev.drover.state.AllocId;
 import dev.drover.state.PrivateFiles;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.state.StateStats;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
@@ -143,7 +145,7 @@ public final class Agent implements AutoCloseable {
     private void startAll() throws IOException, InterruptedException {
         Clock clock = Clock.systemUTC();
         PrivateFiles.directory(config.dataDir()); // an existing one too: it holds the store and every task's files
-        state = StateDB.open(config.dataDir());
+        state = StateStores.open(config.dataDir());
         LogRotator rotator = new LogRotator(10L << 20, 5, LOG_ROTATE_INTERVAL);
         closeLast.add(rotator);
         List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock, rotator)));
@@ -263,7 +265,7 @@ public final class Agent implements AutoCloseable {
         return started;
     }
 
-    private Optional<AgentApi.Local> apiView(AllocId id) {
+    private Optional<LocalAllocation> apiView(AllocId id) {
         return controller.runner(id).map(runner -> new RunnerView(runner, ledger, devices));
     }
 

@@ -8,6 +8,7 @@ import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.TaskStats;
 import dev.drover.httpapi.AgentApi;
+import dev.drover.httpapi.LocalAllocation;
 import dev.drover.taskrunner.TaskRunner;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -16,7 +17,7 @@ import java.util.List;
 import java.util.Optional;
 
 /** What the HTTPS API reads of one allocation: its runner's tasks, directory and devices. */
-final class RunnerView implements AgentApi.Local {
+final class RunnerView implements LocalAllocation {
 
     private final AllocRunner runner;
     private final DeviceLedger ledger;

@@ -62,16 +62,16 @@ final class AllocStatus {
      * {@code default}. Events the user may not list are left out with a note.
      */
     static void run(KubernetesClient client, String alloc, String namespace, InstantSource clock, PrintStream out)
-            throws KubectlDrover.Failure {
+            throws CommandFailure {
         String ns = namespace != null ? namespace : client.getNamespace() != null ? client.getNamespace() : "default";
         try {
             Allocation a = client.resources(Allocation.class).inNamespace(ns).withName(alloc).get();
             if (a == null) {
-                throw new KubectlDrover.Failure("allocation " + ns + "/" + alloc + " not found");
+                throw new CommandFailure("allocation " + ns + "/" + alloc + " not found");
             }
             out.print(render(a, eventsOf(client, a, ns, alloc), clock.instant()));
         } catch (KubernetesClientException e) {
-            throw new KubectlDrover.Failure("the API server said: " + e.getMessage());
+            throw new CommandFailure("the API server said: " + e.getMessage());
         }
     }
 

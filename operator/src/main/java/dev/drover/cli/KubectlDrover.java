@@ -46,13 +46,6 @@ public final class KubectlDrover {
     private KubectlDrover() {
     }
 
-    /** A failure to explain to the user in one line; exit code 1. */
-    static final class Failure extends Exception {
-        Failure(String message) {
-            super(message);
-        }
-    }
-
     /** A command line that makes no sense; exit code 2 with the usage. */
     private static final class Misuse extends Exception {
         Misuse(String message) {
@@ -155,26 +148,26 @@ public final class KubectlDrover {
                 run(command, client, config, namespace, out);
             }
             return 0;
-        } catch (Failure e) {
+        } catch (CommandFailure e) {
             err.println("kubectl drover: " + e.getMessage());
             return 1;
         }
     }
 
     /** The kubeconfig (KUBECONFIG or ~/.kube/config unless --kubeconfig), at --context or its current one. */
-    private static Config config(Command c) throws Failure {
+    private static Config config(Command c) throws CommandFailure {
         if (c.kubeconfig() == null) {
             return Config.autoConfigure(c.context());
         }
         try {
             return Config.fromKubeconfig(c.context(), Files.readString(Path.of(c.kubeconfig())), c.kubeconfig());
         } catch (IOException | RuntimeException e) {
-            throw new Failure("cannot read the kubeconfig " + c.kubeconfig() + ": " + e.getMessage());
+            throw new CommandFailure("cannot read the kubeconfig " + c.kubeconfig() + ": " + e.getMessage());
         }
     }
 
     private static void run(Command command, KubernetesClient client, Config config, String namespace,
-                            PrintStream out) throws Failure {
+                            PrintStream out) throws CommandFailure {
         switch (command.verb()) {
             case "logs" -> logs(client, token(command, config), namespace, command, out);
             case "stats" -> stats(client, token(command, config), namespace, command, out);
@@ -184,7 +177,7 @@ public final class KubectlDrover {
     }
 
     private static void logs(KubernetesClient client, String token, String namespace, Command c, PrintStream out)
-            throws Failure {
+            throws CommandFailure {
         String alloc = c.args().get(0);
         String query = "?stream=" + c.stream() + (c.tail() == null ? "" : "&tail=" + c.tail())
                 + (c.follow() ? "&follow=true" : "");
@@ -199,7 +192,7 @@ public final class KubectlDrover {
     }
 
     private static void stats(KubernetesClient client, String token, String namespace, Command c, PrintStream out)
-            throws Failure {
+            throws CommandFailure {
         JsonNode stats = ask(client, token, namespace, c.args().getFirst(), "stats", JSON::readTree);
         out.print(c.json() ? stats.toPrettyString() + "\n" : AllocStats.render(stats));
         out.flush();
@@ -207,33 +200,33 @@ public final class KubectlDrover {
 
     /** Asks the agent on the allocation's node for one of its subresources. */
     private static <T> T ask(KubernetesClient client, String token, String namespace, String alloc, String subresource,
-                             AgentClient.BodyReader<T> reader) throws Failure {
+                             AgentClient.BodyReader<T> reader) throws CommandFailure {
         try {
             Allocation a = client.resources(Allocation.class).inNamespace(namespace).withName(alloc).get();
             if (a == null) {
-                throw new Failure("allocation " + namespace + "/" + alloc + " not found");
+                throw new CommandFailure("allocation " + namespace + "/" + alloc + " not found");
             }
             String node = a.getSpec() == null ? null : a.getSpec().getNodeName();
             AgentClient.Endpoint agent = AgentClient.find(client, node);
             return AgentClient.get(agent, AgentClient.path(namespace, alloc, subresource), token, ANSWER_TIMEOUT,
                     reader);
         } catch (KubernetesClientException e) {
-            throw new Failure("the API server said: " + e.getMessage());
+            throw new CommandFailure("the API server said: " + e.getMessage());
         } catch (AgentClient.AgentException e) {
-            throw new Failure(e.getMessage());
+            throw new CommandFailure(e.getMessage());
         } catch (IOException e) {
-            throw new Failure("reading the agent's answer: " + e.getMessage());
+            throw new CommandFailure("reading the agent's answer: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new Failure("interrupted");
+            throw new CommandFailure("interrupted");
         }
     }
 
     /** The bearer token the agent checks with the API server: --token's, else the kubeconfig user's. */
-    private static String token(Command command, Config config) throws Failure {
+    private static String token(Command command, Config config) throws CommandFailure {
         String token = command.token() != null ? command.token() : AgentClient.bearerToken(config);
         if (token == null || token.isBlank()) {
-            throw new Failure("your kubeconfig's user has no bearer token, which the agent needs to check who you are"
+            throw new CommandFailure("your kubeconfig's user has no bearer token, which the agent needs to check who you are"
                     + " (a client certificate cannot be passed on); give one with --token, e.g. from"
                     + " kubectl create token SERVICEACCOUNT");
         }

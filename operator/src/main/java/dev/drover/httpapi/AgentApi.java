@@ -58,40 +58,10 @@ public final class AgentApi implements AutoCloseable {
     /** Between the two readings of a task's CPU time from which its CPU percentage comes. */
     static final Duration STATS_WINDOW = Duration.ofMillis(250);
 
-    /** What the API reads of an allocation this agent runs. */
-    public interface Local {
-
-        /** The allocation's tasks, in spec order. */
-        List<String> tasks();
-
-        /** Whether the task is dead for good (a followed log ends). */
-        boolean dead(String task);
-
-        /** The task's state as its status shows it ({@code Pending}, {@code Running}, {@code Dead}). */
-        String state(String task);
-
-        /** The shared log directory ({@code alloc/logs}). */
-        Path logsDir();
-
-        /** The task's usage now; empty when it is not running. */
-        Optional<TaskStats> stats(String task) throws DriverException, InterruptedException;
-
-        /** The allocation's reserved devices' latest statistics. */
-        DeviceStats.AllocationStats devices();
-
-        /** Writes the ephemeral disk as a tar stream. */
-        void snapshot(OutputStream out) throws IOException;
-    }
-
-    /** The allocations this agent runs. */
-    public interface Allocations {
-        Optional<Local> find(AllocId id);
-    }
-
     private final HttpsServer server;
     private final ExecutorService executor;
     private final KubernetesAuth auth;
-    private final Allocations allocations;
+    private final LocalAllocations allocations;
     private final String node;
     private final Clock clock;
     private final Duration statsWindow;
@@ -99,7 +69,7 @@ public final class AgentApi implements AutoCloseable {
     private final TcpConnections connections;
     private volatile boolean closed;
 
-    private AgentApi(HttpsServer server, ExecutorService executor, KubernetesAuth auth, Allocations allocations,
+    private AgentApi(HttpsServer server, ExecutorService executor, KubernetesAuth auth, LocalAllocations allocations,
                      String node, Clock clock, Duration statsWindow, ApiLimits limits) {
         this.server = server;
         this.followers = new Followers(limits);
@@ -117,11 +87,11 @@ public final class AgentApi implements AutoCloseable {
      * virtual threads.
      */
     public static AgentApi start(InetSocketAddress address, SSLContext tls, KubernetesAuth auth,
-                                 Allocations allocations, String node, ApiLimits limits) throws IOException {
+                                 LocalAllocations allocations, String node, ApiLimits limits) throws IOException {
         return start(address, tls, auth, allocations, node, Clock.systemUTC(), STATS_WINDOW, limits);
     }
 
-    static AgentApi start(InetSocketAddress address, SSLContext tls, KubernetesAuth auth, Allocations allocations,
+    static AgentApi start(InetSocketAddress address, SSLContext tls, KubernetesAuth auth, LocalAllocations allocations,
                           String node, Clock clock, Duration statsWindow, ApiLimits limits) throws IOException {
         HttpsServer server = HttpsServer.create(address, 64);
         server.setHttpsConfigurator(new HttpsConfigurator(tls));
@@ -201,7 +171,7 @@ public final class AgentApi implements AutoCloseable {
             return;
         }
         String caller = ((KubernetesAuth.Decision.Allowed) decision).caller().user();
-        Optional<Local> local = allocations.find(id);
+        Optional<LocalAllocation> local = allocations.find(id);
         if (local.isEmpty()) {
             error(ex, 404, "allocation " + id + " does not run on node " + node);
             return;
@@ -213,7 +183,7 @@ public final class AgentApi implements AutoCloseable {
         }
     }
 
-    private void logs(HttpExchange ex, AllocId id, Local local, ApiRequest.Logs request, String caller)
+    private void logs(HttpExchange ex, AllocId id, LocalAllocation local, ApiRequest.Logs request, String caller)
             throws IOException {
         if (!local.tasks().contains(request.task())) {
             error(ex, 404, "allocation " + id + " has no task \"" + request.task() + "\"");
@@ -264,7 +234,7 @@ public final class AgentApi implements AutoCloseable {
         };
     }
 
-    private void stats(HttpExchange ex, AllocId id, Local local) throws IOException {
+    private void stats(HttpExchange ex, AllocId id, LocalAllocation local) throws IOException {
         byte[] body;
         try {
             body = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(
@@ -279,7 +249,7 @@ public final class AgentApi implements AutoCloseable {
         ex.getResponseBody().write(body);
     }
 
-    private void snapshot(HttpExchange ex, AllocId id, Local local) throws IOException {
+    private void snapshot(HttpExchange ex, AllocId id, LocalAllocation local) throws IOException {
         ex.getResponseHeaders().set("Content-Type", "application/x-tar");
         ex.sendResponseHeaders(200, 0);
         try (OutputStream out = ex.getResponseBody()) {

@@ -47,7 +47,7 @@ final class UsageReport {
     private record Readings(Optional<TaskStats> first, Optional<TaskStats> second, String error) {
     }
 
-    static ObjectNode collect(AllocId id, String node, AgentApi.Local local, Clock clock, Duration window)
+    static ObjectNode collect(AllocId id, String node, LocalAllocation local, Clock clock, Duration window)
             throws InterruptedException {
         Map<String, Readings> readings = read(local, window);
         ObjectNode report = NODES.objectNode();
@@ -103,7 +103,7 @@ final class UsageReport {
     }
 
     /** Reads every task at once, twice, {@code window} apart. */
-    private static Map<String, Readings> read(AgentApi.Local local, Duration window) throws InterruptedException {
+    private static Map<String, Readings> read(LocalAllocation local, Duration window) throws InterruptedException {
         Map<String, Readings> out = new LinkedHashMap<>();
         try (ExecutorService readers = Executors.newVirtualThreadPerTaskExecutor()) {
             Map<String, Future<Readings>> pending = new LinkedHashMap<>();
@@ -122,7 +122,7 @@ final class UsageReport {
         return out;
     }
 
-    private static Readings readTwice(AgentApi.Local local, String task, Duration window) throws InterruptedException {
+    private static Readings readTwice(LocalAllocation local, String task, Duration window) throws InterruptedException {
         Optional<TaskStats> first;
         try {
             first = local.stats(task);

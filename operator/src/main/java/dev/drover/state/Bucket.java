@@ -33,6 +33,14 @@ public enum Bucket {
         return perTask;
     }
 
+    /**
+     * The key of the allocation an entry of this bucket belongs to ({@code namespace/name}): a per-task key without
+     * its task, else the key itself. A per-task key without a task (never written so; a damaged store) gives "".
+     */
+    String allocationKey(String key) {
+        return perTask ? key.substring(0, Math.max(0, key.lastIndexOf('/'))) : key;
+    }
+
     public static Bucket fromStoredName(String name) {
         for (Bucket b : values()) {
             if (b.storedName.equals(name)) {

@@ -9,7 +9,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeSet;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -81,7 +80,7 @@ final class DeduplicatingStore implements AutoCloseable {
             return false;
         }
         deduplicated.increment();
-        await(known.durable(), bucket, key);
+        Durable.await(known.durable(), bucket, key);
         return true;
     }
 
@@ -131,7 +130,7 @@ final class DeduplicatingStore implements AutoCloseable {
         }
         watch(attempt, outcome[1]);
         writes.increment();
-        await(outcome[1].durable(), bucket, key);
+        Durable.await(outcome[1].durable(), bucket, key);
     }
 
     /** Queues {@code u}'s put; call within the key's compute() (which orders the key's puts), then {@link #watch}. */
@@ -171,7 +170,7 @@ final class DeduplicatingStore implements AutoCloseable {
             bucketHashes.replace(key, known, new HashEntry(known.hash(), known.durable(), snapshot));
         }
         // Usually complete already; otherwise the same value is on its way and this write is durable with it.
-        await(known.durable(), null, key);
+        Durable.await(known.durable(), null, key);
     }
 
     /**
@@ -202,7 +201,7 @@ final class DeduplicatingStore implements AutoCloseable {
             unstored.values().removeIf(u -> owed.covers(u.bucket(), u.key()));
         });
         deletes.increment();
-        await(durable, null, "deletion");
+        Durable.await(durable, null, "deletion");
         owedDeletions.paid(owed);
     }
 
@@ -245,7 +244,7 @@ final class DeduplicatingStore implements AutoCloseable {
         boolean stored = true;
         for (HashEntry entry : sent) {
             try {
-                await(entry.durable(), null, "an unstored value");
+                Durable.await(entry.durable(), null, "an unstored value");
                 writes.increment();
             } catch (StateStoreException e) {
                 stored = false;
@@ -262,14 +261,14 @@ final class DeduplicatingStore implements AutoCloseable {
     /** The allocations ({@code namespace/name}) with a value or deletion waiting to be written again. */
     Set<String> unstoredAllocations() {
         Set<String> out = new TreeSet<>();
-        unstored.values().forEach(u -> out.add(allocKey(u.bucket(), u.key())));
+        unstored.values().forEach(u -> out.add(u.bucket().allocationKey(u.key())));
         owedDeletions.failed().forEach(d -> d.mutations().forEach(m -> out.add(OwedDeletions.Deletion.allocationOf(m))));
         return out;
     }
 
     /** Whether a value or deletion of allocation {@code allocKey} waits to be written again. */
     boolean isUnstored(String allocKey) {
-        return unstored.values().stream().anyMatch(u -> allocKey(u.bucket(), u.key()).equals(allocKey))
+        return unstored.values().stream().anyMatch(u -> u.bucket().allocationKey(u.key()).equals(allocKey))
                 || owedDeletions.failed().anyMatch(d -> d.coversAllocation(allocKey));
     }
 
@@ -288,7 +287,7 @@ final class DeduplicatingStore implements AutoCloseable {
         CompletableFuture<Void> moved = store.submit(List.of(new Mutation.Quarantine(bucket, key, reason)));
         hashes.get(bucket).remove(key);
         try {
-            await(moved, bucket, key);
+            Durable.await(moved, bucket, key);
             return true;
         } catch (StateStoreException e) {
             failed(e.getCause() != null ? e.getCause() : e);
@@ -307,9 +306,6 @@ final class DeduplicatingStore implements AutoCloseable {
                 && t.getCause() != null ? t.getCause() : t;
     }
 
-    static String allocKey(Bucket bucket, String key) {
-        return bucket.perTask() ? key.substring(0, key.lastIndexOf('/')) : key;
-    }
 
     Optional<byte[]> get(Bucket bucket, String key) {
         return store.get(bucket, key);
@@ -334,23 +330,6 @@ final class DeduplicatingStore implements AutoCloseable {
         store.close();
     }
 
-    static void await(CompletableFuture<Void> durable, Bucket bucket, String key) {
-        String what = bucket == null ? key : bucket.storedName() + "/" + key;
-        try {
-            durable.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StateStoreException("interrupted while waiting for the write of " + what
-                    + " to become durable; it may or may not have been stored", e);
-        } catch (ExecutionException | CancellationException e) {
-            Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
-            if (cause instanceof IllegalStateException closed) {
-                throw closed;
-            }
-            throw new StateStoreException("could not store " + what + ": " + cause.getMessage()
-                    + " (kept, and written again once the store can write)", cause);
-        }
-    }
 
     private void requireOpen() {
         if (closed) {

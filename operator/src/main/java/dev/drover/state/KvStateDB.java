@@ -126,7 +126,7 @@ final class KvStateDB implements StateDB {
         }
         TreeMap<String, AllocId> ids = new TreeMap<>();
         buckets.forEach((bucket, entries) -> entries.keySet().removeIf(key -> {
-            String allocKey = bucket.perTask() ? key.substring(0, Math.max(0, key.lastIndexOf('/'))) : key;
+            String allocKey = bucket.allocationKey(key);
             try {
                 ids.computeIfAbsent(allocKey, AllocId::parse);
                 if (bucket.perTask()) {

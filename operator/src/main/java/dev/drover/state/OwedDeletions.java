@@ -61,7 +61,7 @@ final class OwedDeletions {
         try {
             for (Deletion d : covering) {
                 if (owed.contains(d)) {
-                    DeduplicatingStore.await(submit.apply(d), null, "deletion");
+                    Durable.await(submit.apply(d), null, "deletion");
                     owed.remove(d);
                 }
             }
@@ -78,7 +78,7 @@ final class OwedDeletions {
         order.lock();
         try {
             for (Deletion d : owed) {
-                DeduplicatingStore.await(submit.apply(d), null, "deletion");
+                Durable.await(submit.apply(d), null, "deletion");
                 owed.remove(d);
             }
             return true;
@@ -115,7 +115,7 @@ final class OwedDeletions {
         static String allocationOf(Mutation m) {
             return switch (m) {
                 case Mutation.DeletePrefix r -> r.prefix().substring(0, r.prefix().length() - 1);
-                case Mutation.Delete d -> DeduplicatingStore.allocKey(d.bucket(), d.key());
+                case Mutation.Delete d -> d.bucket().allocationKey(d.key());
                 default -> throw new IllegalArgumentException("not a deletion: " + m);
             };
         }

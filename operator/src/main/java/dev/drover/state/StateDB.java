@@ -2,7 +2,6 @@ package dev.drover.state;
 
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskState;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 
@@ -18,19 +17,9 @@ import java.util.Optional;
  * it again with back-off until it succeeds or a newer put of the key (or a
  * delete) replaces it. A put never lands before an earlier delete of its
  * allocation. {@link #unstored} and {@link #onStored} tell callers where
- * things stand.
+ * things stand. {@link StateStores} opens one.
  */
 public interface StateDB extends AutoCloseable {
-
-    /** The durable store in {@code dataDir/state.db}, created or upgraded as needed. */
-    static StateDB open(Path dataDir) {
-        return new KvStateDB(SqliteKvStore.open(dataDir));
-    }
-
-    /** A store in memory, for tests. */
-    static StateDB inMemory() {
-        return new KvStateDB(new MemoryKvStore());
-    }
 
     /** The schema version of the store (the durable store's layout on disk). */
     int schemaVersion();

@@ -67,7 +67,7 @@ public final class StateDump {
 
     private static void add(TreeMap<String, ObjectNode> allocations, ObjectMapper mapper, Bucket bucket, String key,
                             byte[] value) {
-        String allocKey = bucket.perTask() ? key.substring(0, key.lastIndexOf('/')) : key;
+        String allocKey = bucket.allocationKey(key);
         ObjectNode alloc = allocations.computeIfAbsent(allocKey, k -> {
             ObjectNode node = mapper.createObjectNode();
             node.put("id", k);

@@ -10,6 +10,7 @@ import dev.drover.state.AllocId;
 import dev.drover.state.AllocRunnerState;
 import dev.drover.state.DeviceReservation;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.state.TaskLocalState;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -53,7 +54,7 @@ class StateDumpCommandTest {
 
     @Test
     void dumpPrintsEveryAllocationWithItsTasksAsJson() throws Exception {
-        try (StateDB db = StateDB.open(dataDir)) {
+        try (StateDB db = StateStores.open(dataDir)) {
             db.putAllocation(WEB, onNode("node-1"));
             db.putAllocRunnerState(WEB, new AllocRunnerState("Running", "Tasks are running", 2L));
             db.putDeviceReservations(WEB, List.of(new DeviceReservation("main", "nvidia", "gpu", null, List.of("GPU-0"))));
@@ -77,7 +78,7 @@ class StateDumpCommandTest {
 
     @Test
     void dumpReadsTheStoreWhileTheAgentHoldsItOpenAndIsMidTransaction() throws Exception {
-        try (StateDB agent = StateDB.open(dataDir);
+        try (StateDB agent = StateStores.open(dataDir);
              Connection other = DriverManager.getConnection("jdbc:sqlite:" + dataDir.resolve("state.db"));
              Statement uncommitted = other.createStatement()) {
             agent.putAllocation(WEB, onNode("committed"));
@@ -96,7 +97,7 @@ class StateDumpCommandTest {
 
     @Test
     void dataDirComesFromTheEnvironmentWhenNoFlagIsGiven() throws Exception {
-        StateDB.open(dataDir).close();
+        StateStores.open(dataDir).close();
 
         int exit = run(Map.of("DROVER_DATA_DIR", dataDir.toString()), "state", "dump");
 

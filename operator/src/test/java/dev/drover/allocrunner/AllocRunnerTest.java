@@ -21,6 +21,7 @@ import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.testing.StubbornDriver;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -45,7 +46,7 @@ class AllocRunnerTest {
 
     @TempDir
     Path data;
-    final StateDB db = StateDB.inMemory();
+    final StateDB db = StateStores.inMemory();
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final List<Seen> seen = new CopyOnWriteArrayList<>();
     final List<AllocRunner> runners = new ArrayList<>();

@@ -21,6 +21,7 @@ import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.state.StoredAllocation;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.testing.MockApi;
@@ -73,7 +74,7 @@ class PreviousAllocationTest {
         Map<AllocId, AllocRunner> local = new ConcurrentHashMap<>();
         PreviousAllocations previous = new LocalFirst(id -> Optional.ofNullable(local.get(id)).map(AllocRunner::terminal),
                 PreviousAllocations.NONE);
-        try (StateDB db = StateDB.inMemory();
+        try (StateDB db = StateStores.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunnerConfig cfg = config(db, driver);
@@ -126,7 +127,7 @@ class PreviousAllocationTest {
             Files.writeString(staging.resolve("alloc/data/note"), "from-node-a\n");
             return new DiskFetcher.Fetched("node-a", 12);
         };
-        try (StateDB db = StateDB.inMemory();
+        try (StateDB db = StateStores.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(64, false, true), fromNodeA, db, driver);
@@ -146,7 +147,7 @@ class PreviousAllocationTest {
             Files.writeString(staging.resolve("alloc/data/note"), "half");
             throw new IOException("the snapshot ends without its end-of-archive blocks (cut short?)");
         };
-        try (StateDB db = StateDB.inMemory();
+        try (StateDB db = StateStores.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(null, false, true), halfThenFail, db,
@@ -166,7 +167,7 @@ class PreviousAllocationTest {
         DiskFetcher never = (prev, staging, tasks, maxBytes) -> {
             throw new AssertionError("a sticky disk is never fetched from another node");
         };
-        try (StateDB db = StateDB.inMemory();
+        try (StateDB db = StateStores.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(null, true, false), never, db, driver);
@@ -216,7 +217,7 @@ class PreviousAllocationTest {
 
     @Test
     void aRunnerRestoredMidWaitStillWaitsAndThenMigrates() throws Exception {
-        try (StateDB db = StateDB.open(data.resolve("state"));
+        try (StateDB db = StateStores.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             Remote before = new Remote();
@@ -242,7 +243,7 @@ class PreviousAllocationTest {
 
     @Test
     void destroyingAnAllocationThatWaitsForItsPreviousOneEndsTheWaitAtOnce() throws Exception {
-        try (StateDB db = StateDB.inMemory();
+        try (StateDB db = StateStores.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             Remote previous = new Remote();
@@ -268,7 +269,7 @@ class PreviousAllocationTest {
         try (MockApi api = new MockApi();
              ApiPreviousAllocations claims = new ApiPreviousAllocations(api.client(), Duration.ofMillis(20),
                      Duration.ofMillis(100));
-             StateDB db = StateDB.inMemory();
+             StateDB db = StateStores.inMemory();
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             Allocation web1 = alloc("web-1", null, "true");

@@ -14,6 +14,7 @@ import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.state.StoredAllocation;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -65,7 +66,7 @@ class RestoreTest {
     @Test
     void fiftyRunningAllocationsAreReattachedWithoutRestarts() throws Exception {
         Map<String, String> pids = new HashMap<>();
-        try (StateDB db = StateDB.open(data.resolve("state"));
+        try (StateDB db = StateStores.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             List<AllocRunner> runners = new ArrayList<>();
@@ -84,7 +85,7 @@ class RestoreTest {
         events.clear();
 
         List<AllocRunner> restored = new ArrayList<>();
-        try (StateDB db = StateDB.open(data.resolve("state"));
+        try (StateDB db = StateStores.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             try {
@@ -122,7 +123,7 @@ class RestoreTest {
     @Test
     void aRestoredAllocationDestroyedBeforeItRunsKillsItsProcess() throws Exception {
         String pid;
-        try (StateDB db = StateDB.open(data.resolve("state"));
+        try (StateDB db = StateStores.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunner r = new AllocRunner(config(db, driver), alloc(0), listener, PreviousAllocations.NONE);
@@ -133,7 +134,7 @@ class RestoreTest {
         }
         assertThat(ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive)).contains(true);
         events.clear();
-        try (StateDB db = StateDB.open(data.resolve("state"));
+        try (StateDB db = StateStores.open(data.resolve("state"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunner r = AllocRunner.restore(config(db, driver), db.loadAll().getFirst(), listener,

@@ -449,7 +449,7 @@ class AllocStatusTest {
         return server;
     }
 
-    static String run(KubernetesMockServer server, String namespace) throws KubectlDrover.Failure {
+    static String run(KubernetesMockServer server, String namespace) throws CommandFailure {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (KubernetesClient client = server.createClient(new JdkHttpClientFactory())) {
             AllocStatus.run(client, "web-1", namespace, InstantSource.fixed(NOW),
@@ -478,7 +478,7 @@ class AllocStatusTest {
     void runSaysWhenTheAllocationIsNotFound() {
         KubernetesMockServer server = server(List.of());
 
-        assertThatThrownBy(() -> run(server, "default")).isInstanceOf(KubectlDrover.Failure.class)
+        assertThatThrownBy(() -> run(server, "default")).isInstanceOf(CommandFailure.class)
                 .hasMessage("allocation default/web-1 not found");
     }
 
@@ -488,7 +488,7 @@ class AllocStatusTest {
         server.expect().get().withPath(ALLOC_PATH).andReturn(403, new StatusBuilder().withCode(403)
                 .withReason("Forbidden").withMessage("allocations.drover.dev \"web-1\" is forbidden").build()).always();
 
-        assertThatThrownBy(() -> run(server, "default")).isInstanceOf(KubectlDrover.Failure.class)
+        assertThatThrownBy(() -> run(server, "default")).isInstanceOf(CommandFailure.class)
                 .hasMessageStartingWith("the API server said: ").hasMessageContaining("is forbidden");
     }
 

@@ -28,6 +28,7 @@ import dev.drover.gc.GcPolicy;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.state.StoredAllocation;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
@@ -63,7 +64,7 @@ class AllocationControllerTest {
 
     @TempDir
     Path data;
-    final StateDB db = StateDB.inMemory();
+    final StateDB db = StateStores.inMemory();
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final StubbornDriver stubborn = new StubbornDriver(mock);
     final RecordedStatuses statuses = new RecordedStatuses();

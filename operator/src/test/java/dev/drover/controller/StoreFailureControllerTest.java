@@ -21,6 +21,7 @@ import dev.drover.metrics.DroverMetrics;
 import dev.drover.state.AllocId;
 import dev.drover.state.FailingKvStore;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.api.model.Condition;
@@ -205,7 +206,7 @@ class StoreFailureControllerTest {
 
     @Test
     void aLeftoverDirectoryIsSweptAtStartAndAListedOneKept() throws Exception {
-        StateDB db = StateDB.inMemory();
+        StateDB db = StateStores.inMemory();
         open.add(db);
         controller = controller(db, mock());
         Files.createDirectories(data.resolve("allocs/default/ghost/alloc/data"));
@@ -227,7 +228,7 @@ class StoreFailureControllerTest {
         open.add(rotator);
         open.add(driver);
         AllocId id = new AllocId("default", "svc");
-        StateDB first = StateDB.open(data);
+        StateDB first = StateStores.open(data);
         controller = controller(first, driver);
         AllocId otherId = new AllocId("default", "other");
         Allocation svc = create("svc", "raw_exec", Map.of("command", "/bin/sleep", "args", List.of("1000")));
@@ -251,7 +252,7 @@ class StoreFailureControllerTest {
             assertThat(tear.executeUpdate()).isEqualTo(1);
         }
 
-        StateDB second = StateDB.open(data);
+        StateDB second = StateStores.open(data);
         open.add(second);
         controller = controller(second, driver);
         assertThat(controller.restore()).as("the other is restored; the damaged one is taken on from the API server")

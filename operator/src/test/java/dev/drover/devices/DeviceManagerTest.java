@@ -91,7 +91,7 @@ class DeviceManagerTest {
     @Test
     void metricsLabelDevicesLikeDcgmAndNameTheirHolder() throws Exception {
         try (DeviceManager m = manager("");
-             dev.drover.state.StateDB db = dev.drover.state.StateDB.inMemory()) {
+             dev.drover.state.StateDB db = dev.drover.state.StateStores.inMemory()) {
             m.awaitFirstFingerprints(Duration.ofSeconds(5));
             DeviceLedger ledger = new DeviceLedger(m, db);
             ledger.claim(new dev.drover.state.AllocId("default", "train"), "main",

@@ -54,7 +54,7 @@ class AgentApiTest {
      * Allocation team-a/svc: task web runs (half a core, 64 MiB, one GPU), task init is dead, task db's driver
      * fails to answer.
      */
-    final class FakeAllocation implements AgentApi.Local {
+    final class FakeAllocation implements LocalAllocation {
         private final Path logs;
 
         FakeAllocation(Path logs) {
@@ -127,7 +127,7 @@ class AgentApiTest {
         Files.createDirectories(dir.resolve("alloc/web/local"));
         Files.writeString(dir.resolve("alloc/web/local/cache.bin"), "warm");
         FakeAllocation svc = new FakeAllocation(logs);
-        AgentApi.Allocations allocations = id -> {
+        LocalAllocations allocations = id -> {
             if (id.name().equals("broken")) {
                 throw new IllegalStateException("the runner of " + id + " is in a state nobody foresaw");
             }

@@ -42,7 +42,7 @@ class CrashSafetyTest {
             String context = "round " + round + " of seed " + seed + " (rerun with -Ddrover.crash.seed=" + seed + ")";
             totalAcks += runAndKill(dataDir, killAfterAcks, acknowledged, context);
 
-            try (StateDB db = StateDB.open(dataDir)) {
+            try (StateDB db = StateStores.open(dataDir)) {
                 for (Map.Entry<String, Long> ack : acknowledged.entrySet()) {
                     String task = ack.getKey();
                     TaskState stored = db.getTaskState(CrashWriter.ALLOC, task).orElse(null);

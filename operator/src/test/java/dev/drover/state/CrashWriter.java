@@ -25,7 +25,7 @@ public final class CrashWriter {
     public static void main(String[] args) throws Exception {
         Path dataDir = Path.of(args[0]);
         PrintStream out = System.out;
-        StateDB db = StateDB.open(dataDir);
+        StateDB db = StateStores.open(dataDir);
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < WRITERS; w++) {
             String task = "w" + w;

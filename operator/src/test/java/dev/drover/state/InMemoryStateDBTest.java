@@ -4,6 +4,6 @@ class InMemoryStateDBTest extends StateDBContractTest {
 
     @Override
     StateDB openStore() {
-        return StateDB.inMemory();
+        return StateStores.inMemory();
     }
 }

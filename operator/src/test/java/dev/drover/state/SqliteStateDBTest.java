@@ -22,12 +22,12 @@ class SqliteStateDBTest extends StateDBContractTest {
 
     @Override
     StateDB openStore() {
-        return StateDB.open(dataDir);
+        return StateStores.open(dataDir);
     }
 
     private StateDB reopen() {
         db.close();
-        db = StateDB.open(dataDir);
+        db = StateStores.open(dataDir);
         return db;
     }
 
@@ -59,13 +59,13 @@ class SqliteStateDBTest extends StateDBContractTest {
             c.createStatement().execute("UPDATE meta SET value = '7' WHERE name = 'schema_version'");
         }
 
-        assertThatThrownBy(() -> StateDB.open(dataDir))
+        assertThatThrownBy(() -> StateStores.open(dataDir))
                 .isInstanceOf(StateSchemaException.class)
                 .hasMessageContaining("schema version 7")
                 .hasMessageContaining("supports versions up to " + SqliteSchema.CURRENT_VERSION)
                 .hasMessageContaining("run that version")
                 .hasMessageContaining("move " + dataDir.resolve("state.db") + " aside");
-        db = StateDB.inMemory();
+        db = StateStores.inMemory();
         assertThat(liveStoreThreads()).isEmpty();
     }
 
@@ -77,11 +77,11 @@ class SqliteStateDBTest extends StateDBContractTest {
             c.createStatement().execute("CREATE TABLE photos (id INTEGER)");
         }
 
-        assertThatThrownBy(() -> StateDB.open(dataDir))
+        assertThatThrownBy(() -> StateStores.open(dataDir))
                 .isInstanceOf(StateSchemaException.class)
                 .hasMessageContaining("not a Drover state store")
                 .hasMessageContaining("--data-dir");
-        db = StateDB.inMemory();
+        db = StateStores.inMemory();
     }
 
     @Test
@@ -92,11 +92,11 @@ class SqliteStateDBTest extends StateDBContractTest {
         Files.deleteIfExists(dataDir.resolve("state.db-shm"));
         Files.writeString(dataDir.resolve("state.db"), "not a database, just text that is long enough ".repeat(20));
 
-        assertThatThrownBy(() -> StateDB.open(dataDir))
+        assertThatThrownBy(() -> StateStores.open(dataDir))
                 .isInstanceOf(StateStoreException.class)
                 .hasMessageContaining(dataDir.resolve("state.db").toString())
                 .hasMessageContaining("move it aside");
-        db = StateDB.inMemory();
+        db = StateStores.inMemory();
         assertThat(liveStoreThreads()).isEmpty();
     }
 
@@ -119,7 +119,7 @@ class SqliteStateDBTest extends StateDBContractTest {
             insert.executeUpdate();
         }
 
-        db = StateDB.open(dataDir);
+        db = StateStores.open(dataDir);
 
         assertThat(db.schemaVersion()).isEqualTo(2);
         Allocation allocation = JSON.readValue(StoredJsonCompatibilityTest.ALLOCATION, Allocation.class);
@@ -166,7 +166,7 @@ class SqliteStateDBTest extends StateDBContractTest {
             tear.setBytes(1, torn);
             assertThat(tear.executeUpdate()).isEqualTo(1);
         }
-        db = StateDB.open(dataDir);
+        db = StateStores.open(dataDir);
 
         java.util.List<StoredAllocation> all = db.loadAll();
 
@@ -197,7 +197,7 @@ class SqliteStateDBTest extends StateDBContractTest {
         try (Connection c = jdbc()) {
             c.createStatement().execute("INSERT INTO kv (bucket, key, value) VALUES ('taskState', 'no-slash', X'7B7D')");
         }
-        db = StateDB.open(dataDir);
+        db = StateStores.open(dataDir);
 
         assertThat(db.loadAll()).extracting(StoredAllocation::id).containsExactly(WEB);
         assertThat(db.stats().quarantined()).isEqualTo(1);

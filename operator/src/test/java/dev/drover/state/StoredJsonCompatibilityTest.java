@@ -180,7 +180,7 @@ class StoredJsonCompatibilityTest {
 
     @Test
     void specAndTaskStateStoredAsJsonRestoreAsTheSameValues() throws Exception {
-        try (StateDB db = StateDB.open(dataDir)) {
+        try (StateDB db = StateStores.open(dataDir)) {
             StoredAllocation web = db.loadAll().getFirst();
 
             assertThat(web.damaged()).isFalse();
@@ -192,7 +192,7 @@ class StoredJsonCompatibilityTest {
 
     @Test
     void unchangedValuesPutAgainAfterTheUpgradeWriteNothing() throws Exception {
-        try (StateDB db = StateDB.open(dataDir)) {
+        try (StateDB db = StateStores.open(dataDir)) {
             StoredAllocation web = db.loadAll().getFirst();
 
             db.putAllocation(WEB, web.spec().orElseThrow());

@@ -23,6 +23,7 @@ import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.taskrunner.hooks.TaskHooks;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -75,7 +76,7 @@ class RawExecRestoreTest {
         spec.setRestartPolicy(new RestartPolicy(0, "10s", "1s", RestartMode.Fail));
         spec.setTasks(List.of(t));
 
-        StateDB db = StateDB.open(dir.resolve("data"));
+        StateDB db = StateStores.open(dir.resolve("data"));
         LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
         RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
         TaskRunner first = new TaskRunner(config(db, new DriverRegistry(List.of(driver)), spec));
@@ -91,7 +92,7 @@ class RawExecRestoreTest {
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
 
         events.clear();
-        try (StateDB reopened = StateDB.open(dir.resolve("data"));
+        try (StateDB reopened = StateStores.open(dir.resolve("data"));
              LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
             TaskState stored = reopened.getTaskState(ALLOC, "worker").orElseThrow();
@@ -126,7 +127,7 @@ class RawExecRestoreTest {
         spec.setNodeName("local");
         spec.setTasks(List.of(t));
 
-        StateDB db = StateDB.open(dir.resolve("data"));
+        StateDB db = StateStores.open(dir.resolve("data"));
         LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
         RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
         TaskRunner first = new TaskRunner(config(db, new DriverRegistry(List.of(driver)), spec));
@@ -144,7 +145,7 @@ class RawExecRestoreTest {
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
 
         events.clear();
-        try (StateDB reopened = StateDB.open(dir.resolve("data"));
+        try (StateDB reopened = StateStores.open(dir.resolve("data"));
              LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
             TaskState stored = reopened.getTaskState(ALLOC, "worker").orElseThrow();
@@ -185,7 +186,7 @@ class RawExecRestoreTest {
         }
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
 
-        try (StateDB db = StateDB.open(dir.resolve("data"));
+        try (StateDB db = StateStores.open(dir.resolve("data"));
              LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
              RawExecDriver nextAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
             TaskState pending = new TaskState();

@@ -35,6 +35,7 @@ import dev.drover.driver.TaskStats;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StateStores;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.hooks.TaskHooks;
 import dev.drover.testing.ForwardingDriver;
@@ -60,7 +61,7 @@ class TaskRunnerTest {
 
     @TempDir
     Path dir;
-    final StateDB db = StateDB.inMemory();
+    final StateDB db = StateStores.inMemory();
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final List<TaskEvent> events = new CopyOnWriteArrayList<>();
     final List<TaskRunner> runners = new ArrayList<>();

@@ -27,7 +27,8 @@ public record NvidiaConfig(String library, Duration quietPeriod, Set<Integer> ap
         applicationXids = Set.copyOf(applicationXids);
     }
 
-    static NvidiaConfig read(Map<String, Object> config) throws DevicePluginException {
+    /** Reads the plugin's {@code config}; a problem names the {@code plugin} in its message. */
+    static NvidiaConfig read(String plugin, Map<String, Object> config) throws DevicePluginException {
         ConfigReader r = new ConfigReader(config);
         String library = Objects.requireNonNullElse(r.string("library"), Nvml.DEFAULT_LIBRARY);
         Duration quiet = Objects.requireNonNullElse(r.duration("quietPeriod"), DEFAULT_QUIET_PERIOD);
@@ -40,7 +41,7 @@ public record NvidiaConfig(String library, Duration quietPeriod, Set<Integer> ap
         if (poll.isZero()) {
             r.problem("config.eventPollInterval: must be longer than 0 (e.g. 1s)");
         }
-        DevicePluginException.checkConfig(NvidiaDevicePlugin.NAME, r);
+        DevicePluginException.checkConfig(plugin, r);
         return new NvidiaConfig(library, quiet, Set.copyOf(xids), poll);
     }
 }

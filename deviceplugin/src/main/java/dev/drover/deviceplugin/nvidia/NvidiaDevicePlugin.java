@@ -69,7 +69,7 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
         if (nvml != null || unavailable != null) {
             throw new DevicePluginException("device plugin nvidia is already configured");
         }
-        NvidiaConfig cfg = NvidiaConfig.read(config);
+        NvidiaConfig cfg = NvidiaConfig.read(NAME, config);
         Nvml lib;
         try {
             lib = Nvml.load(cfg.library());

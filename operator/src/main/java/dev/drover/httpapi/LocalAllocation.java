@@ -1,0 +1,35 @@
+package dev.drover.httpapi;
+
+import dev.drover.devices.DeviceStats;
+import dev.drover.driver.DriverException;
+import dev.drover.driver.TaskStats;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/** What the agent's API reads of an allocation this agent runs. */
+public interface LocalAllocation {
+
+    /** The allocation's tasks, in spec order. */
+    List<String> tasks();
+
+    /** Whether the task is dead for good (a followed log ends). */
+    boolean dead(String task);
+
+    /** The task's state as its status shows it ({@code Pending}, {@code Running}, {@code Dead}). */
+    String state(String task);
+
+    /** The shared log directory ({@code alloc/logs}). */
+    Path logsDir();
+
+    /** The task's usage now; empty when it is not running. */
+    Optional<TaskStats> stats(String task) throws DriverException, InterruptedException;
+
+    /** The allocation's reserved devices' latest statistics. */
+    DeviceStats.AllocationStats devices();
+
+    /** Writes the ephemeral disk as a tar stream. */
+    void snapshot(OutputStream out) throws IOException;
+}
