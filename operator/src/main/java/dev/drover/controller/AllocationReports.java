@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Tells what happens to the allocations the controller holds: statuses (through the {@link StatusWriter}),
- * Kubernetes Events and metrics. A terminal allocation's devices are freed once its status, which keeps naming
- * them, is built. Nothing is written about a restored allocation the API server has not confirmed yet.
+ * Kubernetes Events and metrics. A terminal allocation's devices are freed once all its tasks are dead and its
+ * status, which keeps naming them, is built. Nothing is written about a restored allocation the API server has not confirmed yet.
  */
 final class AllocationReports {
 
@@ -76,10 +76,10 @@ final class AllocationReports {
         if (c.status() != null && t.confirmed()) {
             writer.publish(t.id, c.status());
         }
+        if (c.tasksEnded() && ledger != null) {
+            ledger.release(t.id); // the status keeps naming them: it was built above
+        }
         if (c.becameTerminal()) {
-            if (ledger != null) {
-                ledger.release(t.id); // the status keeps naming them: it was built above
-            }
             gc.terminalChanged();
         }
     }

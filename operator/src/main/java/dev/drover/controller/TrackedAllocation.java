@@ -7,6 +7,7 @@ import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.AllocatedDevice;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.api.validation.Violation;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -36,9 +37,13 @@ final class TrackedAllocation {
     record Built(AllocationStatus status, boolean news) {
     }
 
-    /** What a change of the runner's state made of the allocation ({@code status} null: an older state, dropped). */
+    /**
+     * What a change of the runner's state made of the allocation ({@code status} null: an older state, dropped).
+     *
+     * @param tasksEnded terminal, and every task dead now: nothing of it can use its devices any more
+     */
     record Change(AllocationStatus status, Allocation owner, boolean storeChanged, boolean becameTerminal,
-                  boolean leftPending, long runningAfterNanos) {
+                  boolean tasksEnded, boolean leftPending, long runningAfterNanos) {
     }
 
     final AllocId id;
@@ -57,6 +62,8 @@ final class TrackedAllocation {
     private volatile boolean confirmed;
     private boolean wasRunning;
     private volatile Instant terminalSince;
+    /** Terminal with every task dead was reported: its devices were freed. */
+    private boolean endedReported;
     /** The newest copy seen while the allocation waits to be taken on (or is being started). */
     private Allocation latest;
     /** Deleted (or replaced): a start under way must not leave a runner behind. */
@@ -269,7 +276,7 @@ final class TrackedAllocation {
     synchronized Change stateChanged(AllocState state, Optional<String> unstored,
                                      Supplier<List<AllocatedDevice>> devices, Instant now) {
         if (state.version() < builtVersion || tasks == null) {
-            return new Change(null, owner, false, false, false, 0);
+            return new Change(null, owner, false, false, false, false, 0);
         }
         builtVersion = state.version();
         AllocationStatus status = AllocationStatuses.of(state, tasks, built, now);
@@ -295,8 +302,14 @@ final class TrackedAllocation {
         } else if (!terminal) {
             terminalSince = null;
         }
-        return new Change(status, owner, storeChanged, becameTerminal, state.clientStatus() != ClientStatus.Pending,
-                runningAfter);
+        // A Failed allocation may still have tasks being killed (siblings of the one that failed): it is over for
+        // its devices only once they are dead too.
+        boolean ended = terminal && state.taskStates().values().stream()
+                .allMatch(s -> s.getState() == TaskState.State.Dead);
+        boolean tasksEnded = ended && !endedReported;
+        endedReported = ended;
+        return new Change(status, owner, storeChanged, becameTerminal, tasksEnded,
+                state.clientStatus() != ClientStatus.Pending, runningAfter);
     }
 
     /** {@code all} by the client status last reported for them. */

@@ -16,6 +16,9 @@ import dev.drover.api.v1alpha1.DesiredStatus;
 import dev.drover.api.v1alpha1.DeviceRequest;
 import dev.drover.api.v1alpha1.Resources;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.api.v1alpha1.RestartMode;
+import dev.drover.api.v1alpha1.RestartPolicy;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;
@@ -438,6 +441,30 @@ class AllocationControllerTest {
         stubborn.relent();
         await().atMost(Duration.ofSeconds(10)).until(() -> withDevices.delete(a));
         assertThat(ledger.reservations(id(a))).as("freed once the task is dead").isEmpty();
+    }
+
+    @Test
+    void aFailedAllocationKeepsItsDevicesUntilTheSiblingHoldingThemIsDead() throws Exception {
+        DeviceLedger ledger = ledgerOfOneGpu();
+        AllocationController withDevices = controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)),
+                UnaryOperator.identity());
+        Allocation a = alloc("gpu", Map.of("runFor", "1h"));
+        Resources resources = new Resources();
+        resources.setDevices(List.of(new DeviceRequest("nvidia/gpu", 1)));
+        a.getSpec().getTasks().getFirst().setResources(resources);
+        Task failing = task("check", Map.of("runFor", "300ms", "exitCode", 1));
+        a.getSpec().setTasks(List.of(a.getSpec().getTasks().getFirst(), failing));
+        a.getSpec().setRestartPolicy(new RestartPolicy(0, "10m", "1s", RestartMode.Fail));
+
+        withDevices.reconcile(a);
+
+        awaitStatus(a, ClientStatus.Failed);
+        assertThat(withDevices.runner(id(a)).orElseThrow().allocState().taskStates().get("main").getState())
+                .as("its sibling's kill keeps failing").isEqualTo(TaskState.State.Running);
+        assertThat(ledger.reservations(id(a))).as("still held: the dying task may still use the GPU").hasSize(1);
+
+        stubborn.relent();
+        await().atMost(Duration.ofSeconds(10)).until(() -> ledger.reservations(id(a)).isEmpty());
     }
 
     @Test
