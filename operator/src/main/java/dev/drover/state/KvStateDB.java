@@ -1,5 +1,6 @@
 package dev.drover.state;
 
+import dev.drover.common.Backoff;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskState;
@@ -36,7 +37,7 @@ final class KvStateDB implements StateDB {
         this(kv, WriteRetry.DEFAULT_BACKOFF);
     }
 
-    KvStateDB(KvStore kv, WriteRetry.Backoff backoff) {
+    KvStateDB(KvStore kv, Backoff backoff) {
         WriteRetry[] retrying = new WriteRetry[1];
         DeduplicatingStore opened;
         try {

@@ -1,5 +1,6 @@
 package dev.drover.state;
 
+import dev.drover.common.Backoff;
 import dev.drover.logging.LogThrottle;
 import java.time.Duration;
 import java.util.HashSet;
@@ -19,15 +20,12 @@ import org.slf4j.LoggerFactory;
 final class WriteRetry implements AutoCloseable {
 
     /** The back-off of the durable store: first retry soon, then at most twice a minute. */
-    static final Backoff DEFAULT_BACKOFF = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30));
+    static final Backoff DEFAULT_BACKOFF = Backoff.from(Duration.ofSeconds(1), Duration.ofSeconds(30));
     private static final Duration LOG_INTERVAL = Duration.ofSeconds(30);
     private static final Logger LOG = LoggerFactory.getLogger(WriteRetry.class);
 
-    /** Waits between attempts: {@code first}, doubling up to {@code max} while the store keeps failing. */
-    record Backoff(Duration first, Duration max) {
-    }
-
     private final DeduplicatingStore store;
+    /** Waits between attempts while the store keeps failing. */
     private final Backoff backoff;
     private final LogThrottle throttle = new LogThrottle(LOG_INTERVAL);
     private final Semaphore wake = new Semaphore(0);
@@ -61,18 +59,18 @@ final class WriteRetry implements AutoCloseable {
     }
 
     private void loop() {
-        Duration wait = backoff.first();
+        Backoff wait = backoff;
         while (!closed) {
             try {
                 if (!store.hasUnstored()) {
                     wake.acquire();
                     wake.drainPermits();
-                    wait = backoff.first();
+                    wait = wait.reset();
                     continue;
                 }
                 // Woken early by new failures too: those only mean the store still fails, so sleep the rest.
-                long until = System.nanoTime() + wait.toNanos();
-                for (long left = wait.toNanos(); left > 0 && !closed; left = until - System.nanoTime()) {
+                long until = System.nanoTime() + wait.current().toNanos();
+                for (long left = wait.current().toNanos(); left > 0 && !closed; left = until - System.nanoTime()) {
                     wake.tryAcquire(left, TimeUnit.NANOSECONDS);
                 }
                 wake.drainPermits();
@@ -85,9 +83,9 @@ final class WriteRetry implements AutoCloseable {
                 before.removeAll(now);
                 if (stored) {
                     LOG.info("the state store writes again: everything that waited is stored");
-                    wait = backoff.first();
+                    wait = wait.reset();
                 } else {
-                    wait = wait.multipliedBy(2).compareTo(backoff.max()) > 0 ? backoff.max() : wait.multipliedBy(2);
+                    wait = wait.next();
                 }
                 before.forEach(onStored);
             } catch (InterruptedException e) {

@@ -1,5 +1,6 @@
 package dev.drover.state;
 
+import dev.drover.common.Backoff;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +39,7 @@ public final class FailingKvStore implements KvStore {
 
     /** A state store over this layer, retrying failed writes after {@code firstRetry} (doubling to 20x that). */
     public StateDB stateDB(Duration firstRetry) {
-        return new KvStateDB(this, new WriteRetry.Backoff(firstRetry, firstRetry.multipliedBy(20)));
+        return new KvStateDB(this, Backoff.from(firstRetry, firstRetry.multipliedBy(20)));
     }
 
     /** The next {@code n} writes fail, then writes succeed again. */
