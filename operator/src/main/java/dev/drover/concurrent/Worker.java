@@ -87,10 +87,11 @@ public final class Worker implements AutoCloseable {
 
     /**
      * Stops every one of {@code workers} at once (marks each closed and interrupts it before waiting for any), then
-     * waits at most {@link #JOIN_BOUND} in all for their threads.
+     * waits at most {@link #JOIN_BOUND} in all for their threads. Returns whether every thread has ended (false
+     * too when the caller was interrupted while it waited; its interrupt is kept).
      */
-    public static void closeAll(List<Worker> workers) {
-        closeAll(workers, JOIN_BOUND);
+    public static boolean closeAll(List<Worker> workers) {
+        return closeAll(workers, JOIN_BOUND);
     }
 
     /** As {@link #closeAll(List)}, waiting at most {@code bound}; returns whether every thread has ended. */
