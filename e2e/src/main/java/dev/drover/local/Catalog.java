@@ -97,7 +97,7 @@ final class Catalog {
                 }
                 JsonNode schema = v.getSchema() == null ? null : JSON.valueToTree(v.getSchema().getOpenAPIV3Schema());
                 List<JsonNode> columns = v.getAdditionalPrinterColumns() == null ? List.of()
-                        : v.getAdditionalPrinterColumns().stream().map(c -> (JsonNode) JSON.valueToTree(c)).toList();
+                        : v.getAdditionalPrinterColumns().stream().map(c -> JSON.<JsonNode>valueToTree(c)).toList();
                 List<String> selectable = v.getSelectableFields() == null ? List.of()
                         : v.getSelectableFields().stream().map(f -> f.getJsonPath().replaceFirst("^\\.", "")).toList();
                 ResourceType t = new ResourceType(crd.getSpec().getGroup(), v.getName(), names.getPlural(),

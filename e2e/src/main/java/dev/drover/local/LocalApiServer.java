@@ -1,6 +1,6 @@
 package dev.drover.local;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -11,7 +11,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
-import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -71,7 +71,7 @@ public final class LocalApiServer implements AutoCloseable {
     }
 
     /** fabric8's mapper: it writes the Kubernetes model (quantities, schema props) as the API does. */
-    private static final ObjectMapper JSON = Serialization.jsonMapper();
+    private static final KubernetesSerialization JSON = new KubernetesSerialization();
 
     private final ObjectStore store;
     private final Catalog catalog;
@@ -97,7 +97,7 @@ public final class LocalApiServer implements AutoCloseable {
             store.create(Catalog.CRDS, null, readCrd(crd), false);
         }
         for (String ns : List.of("default", "kube-system", "kube-public")) {
-            ObjectNode namespace = JSON.createObjectNode().put("apiVersion", "v1").put("kind", "Namespace");
+            ObjectNode namespace = JsonNodeFactory.instance.objectNode().put("apiVersion", "v1").put("kind", "Namespace");
             namespace.putObject("metadata").put("name", ns);
             store.create(Catalog.NAMESPACES, null, namespace, false);
         }
@@ -197,30 +197,30 @@ public final class LocalApiServer implements AutoCloseable {
     static ObjectNode node(String name) {
         Map<String, Quantity> capacity = Map.of("cpu", new Quantity("2"), "memory", new Quantity("8Gi"),
                 "pods", new Quantity("110"));
-        return JSON.valueToTree(new NodeBuilder()
+        return JSON.convertValue(new NodeBuilder()
                 .withNewMetadata().withName(name).addToLabels("kubernetes.io/hostname", name)
                 .addToLabels("kubernetes.io/os", "linux").endMetadata()
                 .withNewStatus().withCapacity(capacity).withAllocatable(capacity)
                 .addNewCondition().withType("Ready").withStatus("True").withReason("KubeletReady")
                 .withMessage("drover local node").endCondition()
-                .endStatus().build());
+                .endStatus().build(), ObjectNode.class);
     }
 
     private static ObjectNode readCrd(String location) throws IOException {
-        return JSON.valueToTree(crd(location));
+        return JSON.convertValue(crd(location), ObjectNode.class);
     }
 
     private static CustomResourceDefinition crd(String location) throws IOException {
         Path file = Path.of(location);
         if (Files.isRegularFile(file)) {
-            return Serialization.unmarshal(Files.readString(file), CustomResourceDefinition.class);
+            return JSON.unmarshal(Files.readString(file), CustomResourceDefinition.class);
         }
         try (InputStream in = LocalApiServer.class.getClassLoader().getResourceAsStream(location)) {
             if (in == null) {
                 throw new UncheckedIOException(new IOException("CRD " + location
                         + " is neither a file nor a classpath resource (is drover-crds on the classpath?)"));
             }
-            return Serialization.unmarshal(in, CustomResourceDefinition.class);
+            return JSON.unmarshal(in, CustomResourceDefinition.class);
         }
     }
 }

@@ -38,8 +38,10 @@ final class ObjectStore {
     /** Changes a watcher may fall behind by before its watch is ended (it lists again, as with a real server). */
     static final int WATCHER_BACKLOG = 200_000;
 
-    /** One change: the object as stored after it (for DELETED, its last state at the deletion's revision). */
-    /** {@code previous}: the object before a MODIFIED change (a watch with selectors needs it), else null. */
+    /**
+     * One change: the object as stored after it (for DELETED, its last state at the deletion's revision);
+     * {@code previous}: the object before a MODIFIED change (a watch with selectors needs it), else null.
+     */
     record Change(long revision, String typeKey, String type, ObjectNode object, ObjectNode previous) {
     }
 
@@ -368,11 +370,11 @@ final class ObjectStore {
     /** The object without metadata and status: what generation counts changes of. */
     private static JsonNode specOf(ObjectNode object) {
         ObjectNode rest = object.objectNode();
-        object.fields().forEachRemaining(f -> {
+        for (Map.Entry<String, JsonNode> f : object.properties()) {
             if (!f.getKey().equals("metadata") && !f.getKey().equals("status")) {
                 rest.set(f.getKey(), f.getValue());
             }
-        });
+        }
         return rest;
     }
 

@@ -3,7 +3,6 @@ package dev.drover.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.zjsonpatch.JsonPatch;
-import java.util.Iterator;
 import java.util.Map;
 
 /** Applying JSON merge patches (RFC 7386) and JSON patches (RFC 6902) to an object. */
@@ -29,8 +28,7 @@ final class Patches {
         }
         ObjectNode out = target != null && target.isObject() ? ((ObjectNode) target).deepCopy()
                 : ((ObjectNode) patch).objectNode();
-        for (Iterator<Map.Entry<String, JsonNode>> it = patch.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> f = it.next();
+        for (Map.Entry<String, JsonNode> f : patch.properties()) {
             if (f.getValue().isNull()) {
                 out.remove(f.getKey());
             } else {

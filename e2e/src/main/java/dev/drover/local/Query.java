@@ -4,7 +4,6 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /** A request's query parameters, decoded, in order. */
 record Query(Map<String, String> params) {
@@ -29,20 +28,5 @@ record Query(Map<String, String> params) {
     boolean isWatch() {
         String w = params.get("watch");
         return "true".equals(w) || "1".equals(w);
-    }
-
-    /** The query without the named parameters, encoded again; empty when nothing is left. */
-    String without(String... names) {
-        Map<String, String> rest = new LinkedHashMap<>(params);
-        for (String n : names) {
-            rest.remove(n);
-        }
-        return rest.entrySet().stream()
-                .map(e -> encode(e.getKey()) + "=" + encode(e.getValue()))
-                .collect(Collectors.joining("&"));
-    }
-
-    private static String encode(String s) {
-        return java.net.URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
 }

@@ -46,8 +46,4 @@ record ResourcePath(String group, String version, String namespace, String plura
         String base = group.isEmpty() ? "/api/" + version : "/apis/" + group + "/" + version;
         return base + (namespace == null ? "" : "/namespaces/" + namespace) + "/" + plural;
     }
-
-    String objectPath() {
-        return collectionPath() + "/" + name;
-    }
 }

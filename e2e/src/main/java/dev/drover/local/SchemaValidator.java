@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -36,8 +35,7 @@ final class SchemaValidator {
         List<String> invalid = new ArrayList<>();
         if (object instanceof ObjectNode root && schema != null) {
             JsonNode props = schema.path("properties");
-            for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> f = it.next();
+            for (Map.Entry<String, JsonNode> f : root.properties()) {
                 if (ROOT_FIELDS.contains(f.getKey())) {
                     continue;
                 }
@@ -122,8 +120,7 @@ final class SchemaValidator {
         if (value instanceof ObjectNode object) {
             JsonNode props = schema.path("properties");
             JsonNode additional = schema.path("additionalProperties");
-            for (Iterator<Map.Entry<String, JsonNode>> it = object.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> f = it.next();
+            for (Map.Entry<String, JsonNode> f : object.properties()) {
                 String child = path + "." + f.getKey();
                 if (props.has(f.getKey())) {
                     check(f.getValue(), props.get(f.getKey()), child, checkRequired, unknown, invalid);
@@ -150,8 +147,7 @@ final class SchemaValidator {
         }
         if (value instanceof ObjectNode object) {
             JsonNode props = schema.path("properties");
-            for (Iterator<Map.Entry<String, JsonNode>> it = props.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> p = it.next();
+            for (Map.Entry<String, JsonNode> p : props.properties()) {
                 if (!object.has(p.getKey()) && p.getValue().has("default")) {
                     object.set(p.getKey(), p.getValue().get("default").deepCopy());
                 }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** The shipped agent jar, {@code operator/target/drover-agent.jar}, as a separate process; its log goes to a file. */
+@SuppressWarnings("try") // close() waits for the agent to stop: an interrupted test stops waiting, as it should
 final class AgentProcess implements AutoCloseable {
 
     static final Path JAR = Path.of("..", "operator", "target", "drover-agent.jar");

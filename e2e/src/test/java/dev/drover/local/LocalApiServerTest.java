@@ -108,7 +108,7 @@ class LocalApiServerTest {
     @Test
     void httpWatchStreamsChangesMatchingTheFieldSelector() throws Exception {
         List<String> seen = new CopyOnWriteArrayList<>();
-        try (var watch = allocs().inNamespace("default").withField("spec.nodeName", "b").watch(new Watcher<>() {
+        try (var _ = allocs().inNamespace("default").withField("spec.nodeName", "b").watch(new Watcher<>() {
             @Override
             public void eventReceived(Action action, Allocation resource) {
                 seen.add(action + " " + resource.getMetadata().getName());
@@ -129,7 +129,7 @@ class LocalApiServerTest {
     @Test
     void anObjectLeavingTheFieldSelectionIsDeletedForTheWatch() throws Exception {
         List<String> seen = new CopyOnWriteArrayList<>();
-        try (var watch = allocs().inNamespace("default").withField("spec.nodeName", "a").watch(new Watcher<>() {
+        try (var _ = allocs().inNamespace("default").withField("spec.nodeName", "a").watch(new Watcher<>() {
             @Override
             public void eventReceived(Action action, Allocation resource) {
                 seen.add(action + " " + resource.getMetadata().getName() + " " + resource.getSpec().getNodeName());
@@ -185,7 +185,7 @@ class LocalApiServerTest {
         String message = "attempts × delay ≥ interval; ünïcödé ✓ ".repeat(2000);
         List<String> messages = new CopyOnWriteArrayList<>();
         List<WatcherException> failures = new CopyOnWriteArrayList<>();
-        try (var watch = allocs().inNamespace("default").withField("metadata.name", "unicode").watch(new Watcher<>() {
+        try (var _ = allocs().inNamespace("default").withField("metadata.name", "unicode").watch(new Watcher<>() {
             @Override
             public void eventReceived(Action action, Allocation resource) {
                 if (resource.getStatus() != null) {
@@ -254,7 +254,7 @@ class LocalApiServerTest {
         try (KubernetesClient plain = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
                 .withHttpClientFactory(new io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory())
                 .withConfig(config).build();
-                SharedIndexInformer<Allocation> informer = plain.resources(Allocation.class).inNamespace("default")
+                SharedIndexInformer<Allocation> _ = plain.resources(Allocation.class).inNamespace("default")
                         .inform(new ResourceEventHandler<>() {
                             @Override
                             public void onAdd(Allocation obj) {

@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -189,8 +188,7 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
     }
 
     private static void collectUnknown(JsonNode node, String prefix, List<String> unknown) {
-        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : node.properties()) {
             String key = prefix + e.getKey();
             if (e.getValue().isObject() && (key.equals("gc") || key.equals("statusWrites") || key.equals("events")
                     || key.equals("api"))) {

@@ -159,9 +159,13 @@ public final class KubectlDrover {
         if (c.kubeconfig() == null) {
             return Config.autoConfigure(c.context());
         }
+        Path file = Path.of(c.kubeconfig());
+        if (!Files.isReadable(file)) {
+            throw new CommandFailure("cannot read the kubeconfig " + c.kubeconfig() + ": no such file, or not readable");
+        }
         try {
-            return Config.fromKubeconfig(c.context(), Files.readString(Path.of(c.kubeconfig())), c.kubeconfig());
-        } catch (IOException | RuntimeException e) {
+            return Config.fromKubeconfig(c.context(), file.toFile());
+        } catch (RuntimeException e) {
             throw new CommandFailure("cannot read the kubeconfig " + c.kubeconfig() + ": " + e.getMessage());
         }
     }

@@ -3,6 +3,7 @@ package dev.drover.controller;
 import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.Snapshots;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.concurrent.Worker;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -74,25 +75,23 @@ public final class AgentSnapshots implements DiskFetcher {
 
     /** Closes the stream under a read that has waited longer than the idle timeout, which ends that read. */
     private static final class Watchdog extends FilterInputStream {
-        private final Thread watcher;
+        private final Worker watcher;
         private volatile long lastProgress = System.nanoTime();
         private volatile boolean timedOut;
 
         Watchdog(InputStream in, Duration idle) {
             super(in);
             long idleNanos = idle.toNanos();
-            watcher = Thread.ofVirtual().name("snapshot-watchdog").start(() -> {
-                try {
-                    while (true) {
-                        Thread.sleep(Math.max(1, idle.toMillis() / 4));
-                        if (System.nanoTime() - lastProgress > idleNanos) {
-                            timedOut = true;
-                            in.close();
-                            return;
-                        }
+            watcher = Worker.startVirtual("snapshot-watchdog", self -> {
+                Thread.sleep(Math.max(1, idle.toMillis() / 4));
+                if (System.nanoTime() - lastProgress > idleNanos) {
+                    timedOut = true;
+                    self.close();
+                    try {
+                        in.close();
+                    } catch (IOException gone) {
+                        // the stream is gone already
                     }
-                } catch (InterruptedException | IOException done) {
-                    // closed, or the stream is gone already
                 }
             });
         }
@@ -124,12 +123,7 @@ public final class AgentSnapshots implements DiskFetcher {
 
         @Override
         public void close() throws IOException {
-            watcher.interrupt();
-            try {
-                watcher.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            watcher.close();
             super.close();
         }
     }

@@ -4,6 +4,7 @@ import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.concurrent.Worker;
 import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
@@ -102,9 +103,9 @@ public final class EventRecorder implements AutoCloseable {
     private final LongAdder written = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private final LongAdder failed = new LongAdder();
-    private final EventRate rate;
-    private final Thread thread;
-    private volatile boolean closed;
+    /** The writer's rate; writer thread only. */
+    private final TokenBucket bucket;
+    private final Worker worker;
 
     public EventRecorder(Sink sink, String node) {
         this(sink, node, EventRate.DEFAULT);
@@ -117,9 +118,9 @@ public final class EventRecorder implements AutoCloseable {
     EventRecorder(Sink sink, String node, EventRate rate, String incarnation) {
         this.sink = sink;
         this.node = node;
-        this.rate = rate;
+        this.bucket = rate.bucket(System.nanoTime());
         this.incarnation = incarnation;
-        this.thread = Thread.ofVirtual().name("drover-events").start(this::loop);
+        this.worker = Worker.startVirtual("drover-events", self -> writeNext());
     }
 
     /** A task event of {@code task}; never blocks. */
@@ -183,22 +184,13 @@ public final class EventRecorder implements AutoCloseable {
         }
     }
 
-    private void loop() {
-        TokenBucket bucket = rate.bucket(System.nanoTime());
-        while (!closed) {
-            Pending p;
-            try {
-                p = queue.poll(1, TimeUnit.SECONDS);
-                if (p != null) {
-                    queuedChars.addAndGet(-charsOf(p));
-                    TimeUnit.NANOSECONDS.sleep(bucket.take(System.nanoTime()));
-                }
-            } catch (InterruptedException e) {
-                return;
-            }
-            if (p != null) {
-                write(p);
-            }
+    /** Writes the next queued event when the rate allows; waits at most a second for one. */
+    private void writeNext() throws InterruptedException {
+        Pending p = queue.poll(1, TimeUnit.SECONDS);
+        if (p != null) {
+            queuedChars.addAndGet(-charsOf(p));
+            TimeUnit.NANOSECONDS.sleep(bucket.take(System.nanoTime()));
+            write(p);
         }
     }
 
@@ -282,12 +274,6 @@ public final class EventRecorder implements AutoCloseable {
     /** Stops the writer; queued events not yet written are dropped. Joins the thread. */
     @Override
     public void close() {
-        closed = true;
-        thread.interrupt();
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        worker.close();
     }
 }

@@ -2,6 +2,7 @@ package dev.drover.controller;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.drover.concurrent.Worker;
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.devices.DeviceManager;
 import dev.drover.state.Jackson;
@@ -36,9 +37,8 @@ public final class NodeRegistrar implements AutoCloseable {
     private final String node;
     private final DeviceManager devices;
     private volatile Map<String, String> annotations;
-    private final Thread thread;
+    private final Worker worker;
     private volatile String written;
-    private volatile boolean closed;
 
     public NodeRegistrar(KubernetesClient client, String node, DeviceManager devices, Duration interval) {
         this(client, node, devices, Map.of(), interval);
@@ -54,18 +54,10 @@ public final class NodeRegistrar implements AutoCloseable {
         this.node = node;
         this.devices = devices;
         this.annotations = Map.copyOf(annotations);
-        this.thread = Thread.ofVirtual().name("drover-node-registrar").start(() -> loop(interval));
-    }
-
-    private void loop(Duration interval) {
-        while (!closed) {
-            try {
-                register();
-                Thread.sleep(interval);
-            } catch (InterruptedException e) {
-                return;
-            }
-        }
+        this.worker = Worker.startVirtual("drover-node-registrar", self -> {
+            register();
+            Thread.sleep(interval);
+        });
     }
 
     /** Sets {@code changed} annotations (a renewed certificate's fingerprint) and writes them now. */
@@ -165,12 +157,6 @@ public final class NodeRegistrar implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        thread.interrupt();
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        worker.close();
     }
 }

@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.concurrent.Worker;
 import dev.drover.state.AllocId;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -38,7 +39,7 @@ final class StartGate implements AutoCloseable {
     private final Map<AllocId, Long> admitted = new HashMap<>();
     private final ExecutorService starters = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("drover-start-", 0).factory());
-    private final Thread expirer;
+    private final Worker expirer;
     private boolean closed;
 
     private record Waiting(AllocId id, Runnable start) {
@@ -51,7 +52,11 @@ final class StartGate implements AutoCloseable {
     StartGate(int limit, Duration hold) {
         this.limit = limit;
         this.holdNanos = hold.toNanos();
-        this.expirer = Thread.ofVirtual().name("drover-start-gate").start(this::expire);
+        long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(10), holdNanos / 4);
+        this.expirer = Worker.startVirtual("drover-start-gate", self -> {
+            TimeUnit.NANOSECONDS.sleep(tick);
+            expire();
+        });
     }
 
     /**
@@ -111,27 +116,17 @@ final class StartGate implements AutoCloseable {
     }
 
     /** Frees the slots held longer than the hold time. */
-    private void expire() {
-        long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(10), holdNanos / 4);
-        while (true) {
-            try {
-                TimeUnit.NANOSECONDS.sleep(tick);
-            } catch (InterruptedException e) {
-                return;
+    private synchronized void expire() {
+        long now = System.nanoTime();
+        boolean freed = false;
+        for (Iterator<Long> it = admitted.values().iterator(); it.hasNext(); ) {
+            if (now - it.next() >= holdNanos) {
+                it.remove();
+                freed = true;
             }
-            synchronized (this) {
-                long now = System.nanoTime();
-                boolean freed = false;
-                for (Iterator<Long> it = admitted.values().iterator(); it.hasNext(); ) {
-                    if (now - it.next() >= holdNanos) {
-                        it.remove();
-                        freed = true;
-                    }
-                }
-                if (freed) {
-                    admitNext();
-                }
-            }
+        }
+        if (freed) {
+            admitNext();
         }
     }
 
@@ -148,12 +143,7 @@ final class StartGate implements AutoCloseable {
             }
             queue.clear();
         }
-        expirer.interrupt();
-        try {
-            expirer.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        expirer.close();
         starters.close();
     }
 }

@@ -1,6 +1,7 @@
 package dev.drover.controller;
 
 import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.concurrent.Worker;
 import dev.drover.state.AllocId;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,18 +75,20 @@ public final class StatusWriter implements AutoCloseable {
     private final LongAdder writes = new LongAdder();
     private final LongAdder skipped = new LongAdder();
     private final LongAdder failures = new LongAdder();
-    private final Thread thread;
+    private final Worker worker;
     /** The writes in flight run here, one virtual thread each. */
     private final ExecutorService senders = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("drover-status-write-", 0).factory());
     /** Guarded by {@link #lock}. */
     private int inFlight;
-    private volatile boolean closed;
+    /** When anything not yet written is tried again (nanoTime); writer thread only. */
+    private long nextResync;
 
     public StatusWriter(Sink sink, Timing timing) {
         this.sink = sink;
         this.timing = timing;
-        this.thread = Thread.ofVirtual().name("drover-status-writer").start(this::loop);
+        this.nextResync = System.nanoTime() + timing.resync().toNanos();
+        this.worker = Worker.startVirtual("drover-status-writer", self -> sendDue());
     }
 
     /** The newest status of {@code id}, cut to {@link StatusBound#MAX_BYTES} if it is bigger; never blocks. */
@@ -181,54 +184,50 @@ public final class StatusWriter implements AutoCloseable {
 
     /** False once the writer thread has stopped. */
     public boolean alive() {
-        return thread.isAlive();
+        return worker.alive();
     }
 
-    private void loop() {
-        long nextResync = System.nanoTime() + timing.resync().toNanos();
-        while (!closed) {
-            List<Map.Entry<AllocId, AllocationStatus>> jobs = new ArrayList<>();
-            lock.lock();
-            try {
-                long now = System.nanoTime();
-                if (now >= nextResync) {
-                    nextResync = now + timing.resync().toNanos();
-                    for (Entry e : entries.values()) {
-                        if (e.latest != null && e.failures == 0) {
-                            e.dueNanos = Math.min(e.dueNanos, now);
-                        }
+    /** Sends what is due, or waits until something is. */
+    private void sendDue() throws InterruptedException {
+        List<Map.Entry<AllocId, AllocationStatus>> jobs = new ArrayList<>();
+        lock.lock();
+        try {
+            long now = System.nanoTime();
+            if (now >= nextResync) {
+                nextResync = now + timing.resync().toNanos();
+                for (Entry e : entries.values()) {
+                    if (e.latest != null && e.failures == 0) {
+                        e.dueNanos = Math.min(e.dueNanos, now);
                     }
                 }
-                long earliest = nextResync;
-                for (Map.Entry<AllocId, Entry> en : entries.entrySet()) {
-                    Entry e = en.getValue();
-                    if (e.latest == null || e.inFlight) {
-                        continue;
-                    }
-                    if (e.dueNanos > now) {
-                        earliest = Math.min(earliest, e.dueNanos);
-                    } else if (inFlight + jobs.size() < IN_FLIGHT) {
-                        e.inFlight = true;
-                        e.sentNanos = now;
-                        jobs.add(Map.entry(en.getKey(), e.latest));
-                    }
-                }
-                if (jobs.isEmpty()) {
-                    wake.awaitNanos(Math.max(1, earliest - now)); // a publish or a finished write wakes it sooner
+            }
+            long earliest = nextResync;
+            for (Map.Entry<AllocId, Entry> en : entries.entrySet()) {
+                Entry e = en.getValue();
+                if (e.latest == null || e.inFlight) {
                     continue;
                 }
-                inFlight += jobs.size();
-            } catch (InterruptedException ex) {
-                return;
-            } finally {
-                lock.unlock();
-            }
-            for (Map.Entry<AllocId, AllocationStatus> job : jobs) {
-                try {
-                    senders.execute(() -> write(job.getKey(), job.getValue()));
-                } catch (RejectedExecutionException closing) {
-                    return;
+                if (e.dueNanos > now) {
+                    earliest = Math.min(earliest, e.dueNanos);
+                } else if (inFlight + jobs.size() < IN_FLIGHT) {
+                    e.inFlight = true;
+                    e.sentNanos = now;
+                    jobs.add(Map.entry(en.getKey(), e.latest));
                 }
+            }
+            if (jobs.isEmpty()) {
+                wake.awaitNanos(Math.max(1, earliest - now)); // a publish or a finished write wakes it sooner
+                return;
+            }
+            inFlight += jobs.size();
+        } finally {
+            lock.unlock();
+        }
+        for (Map.Entry<AllocId, AllocationStatus> job : jobs) {
+            try {
+                senders.execute(() -> write(job.getKey(), job.getValue()));
+            } catch (RejectedExecutionException closing) {
+                return;
             }
         }
     }
@@ -279,13 +278,7 @@ public final class StatusWriter implements AutoCloseable {
     /** Stops the writer thread and joins it and the writes in flight; pending statuses are not written. */
     @Override
     public void close() {
-        closed = true;
-        thread.interrupt();
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        worker.close();
         senders.close();
     }
 }

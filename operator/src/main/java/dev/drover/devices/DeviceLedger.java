@@ -64,7 +64,7 @@ public final class DeviceLedger {
         List<String> taken = new ArrayList<>();
         List<String> problems = new ArrayList<>();
         for (DeviceRequest request : requests) {
-            int count = request.getCount() == null ? 1 : request.getCount();
+            int count = request.effectiveCount();
             List<DeviceManager.Device> free = devices.healthyMatching(request.getName()).stream()
                     .filter(d -> !owner.containsKey(d.instance().id()) && !taken.contains(d.instance().id())).toList();
             if (free.size() < count) {

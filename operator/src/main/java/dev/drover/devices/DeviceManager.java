@@ -1,6 +1,7 @@
 package dev.drover.devices;
 
 import dev.drover.common.Backoff;
+import dev.drover.concurrent.Worker;
 import dev.drover.deviceplugin.DeviceGroup;
 import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.DevicePlugin;
@@ -53,8 +54,11 @@ public final class DeviceManager implements AutoCloseable {
         volatile DevicePlugin plugin;
         volatile List<DeviceGroup> groups = List.of();
         volatile String downReason;
-        Thread fingerprints;
-        Thread stats;
+        /** Fingerprint thread only: the wait before the next restart, and whether a first fingerprint was told. */
+        Backoff backoff = Backoff.from(timing.minBackoff(), timing.maxBackoff());
+        boolean first = true;
+        Worker fingerprints;
+        Worker stats;
 
         Runner(DevicePlugins.Selection selection) {
             this.selection = selection;
@@ -67,7 +71,6 @@ public final class DeviceManager implements AutoCloseable {
     private final Map<String, Device> index = new ConcurrentHashMap<>();
     private final Map<String, InstanceStats> stats = new ConcurrentHashMap<>();
     private final Semaphore firstFingerprints = new Semaphore(0);
-    private volatile boolean closed;
 
     /** Starts every selected plugin; returns at once. */
     public DeviceManager(List<DevicePlugins.Selection> plugins, Timing timing) {
@@ -75,8 +78,8 @@ public final class DeviceManager implements AutoCloseable {
         for (DevicePlugins.Selection s : plugins) {
             Runner r = new Runner(s);
             runners.add(r);
-            r.fingerprints = Thread.ofVirtual().name("device-plugin-" + r.name).start(() -> fingerprintLoop(r));
-            r.stats = Thread.ofVirtual().name("device-stats-" + r.name).start(() -> statsLoop(r));
+            r.fingerprints = Worker.startVirtual("device-plugin-" + r.name, self -> runPlugin(r, self));
+            r.stats = Worker.startVirtual("device-stats-" + r.name, self -> pollStats(r));
         }
     }
 
@@ -85,70 +88,60 @@ public final class DeviceManager implements AutoCloseable {
         return firstFingerprints.tryAcquire(runners.size(), timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    private void fingerprintLoop(Runner r) {
-        Backoff backoff = Backoff.from(timing.minBackoff(), timing.maxBackoff());
-        boolean first = true;
-        while (!closed) {
-            try {
-                DevicePlugin plugin = r.selection.factory().create();
-                r.plugin = plugin;
-                plugin.configure(r.selection.config());
-                Fingerprint fp = Deadlines.call("fingerprinting with " + r.name, timing.call(), plugin::fingerprint);
-                while (!closed) {
-                    publish(r, FingerprintValidator.validate(r.name, fp));
-                    if (first) {
-                        first = false;
-                        firstFingerprints.release();
-                    }
-                    backoff = backoff.reset();
-                    Fingerprint since = fp;
-                    fp = Deadlines.call("waiting for a change from " + r.name,
-                            timing.changeWait().plus(timing.call()), () -> plugin.awaitChange(since, timing.changeWait()));
-                }
-            } catch (InterruptedException e) {
-                return;
-            } catch (Exception e) {
-                if (closed) {
-                    return;
-                }
-                String why = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage()
-                        : e.getMessage();
-                markDown(r, "device plugin " + r.name + " failed: " + why);
-                if (first) {
-                    first = false;
+    /** Starts the plugin and keeps its fingerprint current until it fails; then waits its back-off. */
+    private void runPlugin(Runner r, Worker self) throws InterruptedException {
+        try {
+            DevicePlugin plugin = r.selection.factory().create();
+            r.plugin = plugin;
+            plugin.configure(r.selection.config());
+            Fingerprint fp = Deadlines.call("fingerprinting with " + r.name, timing.call(), plugin::fingerprint);
+            while (!self.closed()) {
+                publish(r, FingerprintValidator.validate(r.name, fp));
+                if (r.first) {
+                    r.first = false;
                     firstFingerprints.release();
                 }
-                LOG.warn("device plugin {} failed, restarting it in {} ms: {}", r.name, backoff.current().toMillis(),
-                        why);
-                closePlugin(r);
-                try {
-                    Thread.sleep(backoff.current());
-                } catch (InterruptedException ie) {
-                    return;
-                }
-                backoff = backoff.next();
+                r.backoff = r.backoff.reset();
+                Fingerprint since = fp;
+                fp = Deadlines.call("waiting for a change from " + r.name,
+                        timing.changeWait().plus(timing.call()), () -> plugin.awaitChange(since, timing.changeWait()));
             }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            if (self.closed()) {
+                return;
+            }
+            String why = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage()
+                    : e.getMessage();
+            markDown(r, "device plugin " + r.name + " failed: " + why);
+            if (r.first) {
+                r.first = false;
+                firstFingerprints.release();
+            }
+            LOG.warn("device plugin {} failed, restarting it in {} ms: {}", r.name, r.backoff.current().toMillis(), why);
+            closePlugin(r);
+            Thread.sleep(r.backoff.current());
+            r.backoff = r.backoff.next();
         }
     }
 
-    private void statsLoop(Runner r) {
-        while (!closed) {
-            try {
-                Thread.sleep(r.groups.isEmpty() ? timing.minBackoff() : timing.statsInterval());
-                DevicePlugin plugin = r.plugin;
-                if (plugin == null || r.downReason != null) {
-                    continue;
-                }
-                for (InstanceStats s : Deadlines.call("reading stats from " + r.name, timing.call(), plugin::stats)) {
-                    if (index.containsKey(s.id())) {
-                        stats.put(s.id(), s);
-                    }
-                }
-            } catch (InterruptedException e) {
+    private void pollStats(Runner r) throws InterruptedException {
+        try {
+            Thread.sleep(r.groups.isEmpty() ? timing.minBackoff() : timing.statsInterval());
+            DevicePlugin plugin = r.plugin;
+            if (plugin == null || r.downReason != null) {
                 return;
-            } catch (Exception e) {
-                LOG.debug("device plugin {}: stats failed: {}", r.name, e.toString());
             }
+            for (InstanceStats s : Deadlines.call("reading stats from " + r.name, timing.call(), plugin::stats)) {
+                if (index.containsKey(s.id())) {
+                    stats.put(s.id(), s);
+                }
+            }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            LOG.debug("device plugin {}: stats failed: {}", r.name, e.toString());
         }
     }
 
@@ -261,19 +254,15 @@ public final class DeviceManager implements AutoCloseable {
     /** Stops every plugin loop and joins its threads; closes the plugins. */
     @Override
     public void close() {
-        closed = true;
+        List<Worker> workers = new ArrayList<>();
         for (Runner r : runners) {
-            r.fingerprints.interrupt();
-            r.stats.interrupt();
+            workers.add(r.fingerprints);
+            workers.add(r.stats);
+        }
+        if (!Worker.closeAll(workers)) {
+            return; // a thread may still use its plugin
         }
         for (Runner r : runners) {
-            try {
-                r.fingerprints.join();
-                r.stats.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
             closePlugin(r);
         }
     }

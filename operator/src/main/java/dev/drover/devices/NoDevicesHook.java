@@ -32,7 +32,7 @@ public final class NoDevicesHook implements TaskPrestartHook {
         StringBuilder why = new StringBuilder();
         for (DeviceRequest r : requests) {
             why.append(why.isEmpty() ? "" : "; ").append("device ").append(r.getName()).append(": asked ")
-                    .append(r.getCount() == null ? 1 : r.getCount()).append(", 0 free");
+                    .append(r.effectiveCount()).append(", 0 free");
         }
         throw new TaskHookException(TaskEventType.SetupFailure, why
                 + " (this agent runs no device plugins; see --device-plugin in docs/configuration.md)");

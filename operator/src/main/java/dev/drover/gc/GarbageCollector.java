@@ -1,5 +1,6 @@
 package dev.drover.gc;
 
+import dev.drover.concurrent.Worker;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -30,13 +31,12 @@ public final class GarbageCollector implements AutoCloseable {
     private final Map<String, Collectable> allocations = new ConcurrentHashMap<>();
     private final Semaphore wake = new Semaphore(0);
     private final List<Runnable> sweeps = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final Thread thread;
-    private volatile boolean closed;
+    private final Worker worker;
 
     public GarbageCollector(GcPolicy policy, DiskUsage usage) {
         this.policy = policy;
         this.usage = usage;
-        this.thread = Thread.ofVirtual().name("drover-gc").start(this::loop);
+        this.worker = Worker.startVirtual("drover-gc", this::pass);
     }
 
     public void track(Collectable c) {
@@ -60,28 +60,24 @@ public final class GarbageCollector implements AutoCloseable {
         wake.release();
     }
 
-    private void loop() {
-        while (!closed) {
-            try {
-                wake.tryAcquire(policy.interval().toNanos(), TimeUnit.NANOSECONDS);
-                wake.drainPermits();
-                if (!closed) {
-                    collect();
-                }
-            } catch (InterruptedException e) {
-                return;
-            } catch (RuntimeException e) {
-                LOG.warn("garbage collection failed: {}", e.toString());
+    private void pass(Worker self) throws InterruptedException {
+        try {
+            wake.tryAcquire(policy.interval().toNanos(), TimeUnit.NANOSECONDS);
+            wake.drainPermits();
+            if (!self.closed()) {
+                collect();
             }
-            for (Runnable sweep : sweeps) {
-                if (closed) {
-                    return;
-                }
-                try {
-                    sweep.run();
-                } catch (RuntimeException e) {
-                    LOG.warn("sweeping after garbage collection failed: {}", e.toString());
-                }
+        } catch (RuntimeException e) {
+            LOG.warn("garbage collection failed: {}", e.toString());
+        }
+        for (Runnable sweep : sweeps) {
+            if (self.closed()) {
+                return;
+            }
+            try {
+                sweep.run();
+            } catch (RuntimeException e) {
+                LOG.warn("sweeping after garbage collection failed: {}", e.toString());
             }
         }
     }
@@ -141,13 +137,6 @@ public final class GarbageCollector implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        wake.release();
-        thread.interrupt();
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        worker.close();
     }
 }

@@ -203,7 +203,7 @@ public final class AgentApi implements AutoCloseable {
             error(ex, 429, admission.refusal(), FOLLOW_RETRY);
             return;
         }
-        try (Followers.Slot slot = admission.slot().get()) {
+        try (Followers.Slot _ = admission.slot().get()) {
             ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
             ex.sendResponseHeaders(200, 0);
             try (OutputStream out = ex.getResponseBody()) {

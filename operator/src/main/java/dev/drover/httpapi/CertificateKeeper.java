@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.concurrent.Worker;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -35,7 +36,7 @@ public final class CertificateKeeper implements AutoCloseable {
     private final List<InetAddress> addresses;
     private final Clock clock;
     private final Consumer<AgentCertificate.Identity> renewed;
-    private final Thread thread;
+    private final Worker worker;
     /** The identity served now, and its alias; replaced together. */
     private volatile Current current;
     /** The one before, for a handshake that chose its alias just before a renewal. */
@@ -52,7 +53,10 @@ public final class CertificateKeeper implements AutoCloseable {
         this.clock = clock;
         this.renewed = renewed;
         this.current = new Current("agent-0", AgentCertificate.loadOrCreate(dir, node, addresses, clock));
-        this.thread = Thread.ofVirtual().name("drover-certificate-keeper").start(() -> loop(interval));
+        this.worker = Worker.startVirtual("drover-certificate-keeper", self -> {
+            Thread.sleep(interval);
+            renewQuietly();
+        });
     }
 
     /**
@@ -95,28 +99,18 @@ public final class CertificateKeeper implements AutoCloseable {
         return true;
     }
 
-    private void loop(Duration interval) {
-        while (true) {
-            try {
-                Thread.sleep(interval);
-                renewIfDue();
-            } catch (InterruptedException e) {
-                return;
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("cannot renew the agent's TLS certificate (will retry): {}", e.toString());
-            }
+    private void renewQuietly() {
+        try {
+            renewIfDue();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot renew the agent's TLS certificate (will retry): {}", e.toString());
         }
     }
 
     /** Stops checking; joins the thread. */
     @Override
     public void close() {
-        thread.interrupt();
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        worker.close();
     }
 
     /** Server keys only: the alias chosen for a handshake names one identity, so its key and chain match. */

@@ -23,11 +23,14 @@ import java.util.function.Supplier;
  */
 public final class DroverMetrics {
 
-    /** Where the scrape-time series come from. */
+    /**
+     * Where the scrape-time series come from.
+     *
+     * @param stateWrites written, deduplicated, failed, unstored, quarantined
+     */
     public record Sources(Supplier<Map<ClientStatus, Integer>> allocationsByStatus,
                           IntSupplier allocationsWaiting,
                           Supplier<long[]> statusWrites,
-                          /** written, deduplicated, failed, unstored, quarantined */
                           Supplier<long[]> stateWrites,
                           Supplier<long[]> kubeEvents) {
     }

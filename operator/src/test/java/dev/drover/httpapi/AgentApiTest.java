@@ -236,6 +236,7 @@ class AgentApiTest {
     }
 
     @Test
+    @SuppressWarnings("try") // a1 is closed early on purpose: its place is freed for b2
     void followersBeyondTheLimitsPerCallerAndInTotalGet429() throws Exception {
         try (SSLSocket a1 = follow("alice-token"); SSLSocket a2 = follow("alice-token");
              SSLSocket b1 = follow("bob-token")) {

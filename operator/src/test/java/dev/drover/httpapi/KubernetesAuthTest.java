@@ -129,6 +129,7 @@ class KubernetesAuthTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the server socket is closed early on purpose, to free the acceptor
     void anApiServerThatNeverAnswersIsA503WithinTheDeadline() throws Exception {
         List<Socket> held = new CopyOnWriteArrayList<>();
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {

@@ -32,6 +32,4 @@ public class Allocation extends CustomResource<AllocationSpec, AllocationStatus>
     public static final String GROUP = "drover.dev";
     public static final String VERSION = "v1alpha1";
     public static final String PLURAL = "allocations";
-    /** The CRD's name, also the name of the generated CRD file (plus {@code -v1.yml}). */
-    public static final String CRD_NAME = PLURAL + "." + GROUP;
 }

@@ -18,14 +18,5 @@ public enum TaskEventType {
     MainTasksDead,
     RestartSignaled,
     WaitingShutdownDelay,
-    FailedRestoringTask;
-
-    /** Events that report something going wrong; Kubernetes Events for them are Warnings. */
-    public boolean isFailure() {
-        return switch (this) {
-            case DriverFailure, SetupFailure, FailedValidation, NotRestarting, SiblingTaskFailed,
-                 FailedRestoringTask -> true;
-            default -> false;
-        };
-    }
+    FailedRestoringTask
 }

@@ -191,7 +191,7 @@ public final class AllocationValidator {
     /** The restart policy rules of docs/allocations.md, on the fields given (unset ones take valid defaults). */
     private static void validatePolicy(String path, RestartPolicy p, List<Violation> out) {
         Duration interval = duration(path + ".interval", p.getInterval(), out);
-        Duration delay = duration(path + ".delay", p.getDelay(), out);
+        duration(path + ".delay", p.getDelay(), out); // reported if malformed; the cross-field rules are below
         Integer attempts = p.getAttempts();
         if (attempts != null && attempts < 0) {
             out.add(new Violation(path + ".attempts", attempts + " is negative; use 0 for no restarts"));

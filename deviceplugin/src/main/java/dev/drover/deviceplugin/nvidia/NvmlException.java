@@ -4,16 +4,12 @@ package dev.drover.deviceplugin.nvidia;
 final class NvmlException extends Exception {
 
     static final int SUCCESS = 0;
-    static final int ERROR_UNINITIALIZED = 1;
     static final int ERROR_INVALID_ARGUMENT = 2;
     static final int ERROR_NOT_SUPPORTED = 3;
-    static final int ERROR_NO_PERMISSION = 4;
     static final int ERROR_NOT_FOUND = 6;
-    static final int ERROR_INSUFFICIENT_SIZE = 7;
     static final int ERROR_DRIVER_NOT_LOADED = 9;
     static final int ERROR_TIMEOUT = 10;
     static final int ERROR_GPU_IS_LOST = 15;
-    static final int ERROR_UNKNOWN = 999;
 
     private final int code;
     private final String function;

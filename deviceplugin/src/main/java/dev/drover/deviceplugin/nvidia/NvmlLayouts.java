@@ -58,7 +58,6 @@ final class NvmlLayouts {
     static final long EVENT_GPU_INSTANCE = EVENT_DATA.byteOffset(groupElement("gpuInstanceId"));
 
     // nvmlEventType bits
-    static final long EVENT_SINGLE_BIT_ECC = 0x1L;
     static final long EVENT_DOUBLE_BIT_ECC = 0x2L;
     static final long EVENT_XID_CRITICAL = 0x8L;
 
@@ -66,7 +65,6 @@ final class NvmlLayouts {
     static final int NO_GPU_INSTANCE = 0xFFFFFFFF;
 
     static final int TEMPERATURE_GPU = 0;       // NVML_TEMPERATURE_GPU
-    static final int CLOCK_GRAPHICS = 0;        // NVML_CLOCK_GRAPHICS
     static final int CLOCK_SM = 1;              // NVML_CLOCK_SM
     static final int CLOCK_MEM = 2;             // NVML_CLOCK_MEM
     static final int ECC_CORRECTED = 0;         // NVML_MEMORY_ERROR_TYPE_CORRECTED

@@ -1,5 +1,6 @@
 package dev.drover.driver.rawexec;
 
+import dev.drover.concurrent.Worker;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
@@ -35,8 +36,7 @@ public final class LogRotator implements AutoCloseable {
     private final int maxFiles;
     private final Duration interval;
     private final Set<Path> watched = ConcurrentHashMap.newKeySet();
-    private final Thread thread;
-    private volatile boolean stopped;
+    private final Worker worker;
 
     /**
      * @param maxBytes size past which {@code .0} is rotated
@@ -49,7 +49,7 @@ public final class LogRotator implements AutoCloseable {
         this.maxBytes = maxBytes;
         this.maxFiles = maxFiles;
         this.interval = interval;
-        this.thread = Thread.ofPlatform().name("drover-log-rotator").daemon(true).start(this::loop);
+        this.worker = Worker.startPlatform("drover-log-rotator", self -> rotateAll());
     }
 
     public void watch(Path current) {
@@ -75,21 +75,16 @@ public final class LogRotator implements AutoCloseable {
         Files.setPosixFilePermissions(file, MODE);
     }
 
-    private void loop() {
-        while (!stopped) {
-            for (Path p : watched) {
-                try {
-                    rotateIfFull(p);
-                } catch (IOException e) {
-                    LOG.warn("could not rotate {}: {}", p, e.toString());
-                }
-            }
+    /** Rotates every watched file that is full, then waits the interval. */
+    private void rotateAll() throws InterruptedException {
+        for (Path p : watched) {
             try {
-                Thread.sleep(interval);
-            } catch (InterruptedException e) {
-                return;
+                rotateIfFull(p);
+            } catch (IOException e) {
+                LOG.warn("could not rotate {}: {}", p, e.toString());
             }
         }
+        Thread.sleep(interval);
     }
 
     /** Rotates {@code current} (a {@code .0} file) if it is over the limit. */
@@ -126,12 +121,6 @@ public final class LogRotator implements AutoCloseable {
 
     @Override
     public void close() {
-        stopped = true;
-        thread.interrupt();
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        worker.close();
     }
 }
