@@ -2,6 +2,7 @@ package dev.drover.local;
 
 import dev.drover.agent.Agent;
 import dev.drover.agent.AgentConfig;
+import dev.drover.agent.ConfigException;
 import dev.drover.agent.StopSignal;
 import dev.drover.bench.Bench;
 import java.io.IOException;
@@ -131,7 +132,7 @@ public final class LocalMain {
                     Integer.toString(apiPort)));
             plugins.forEach(p -> agentArgs.addAll(List.of("--device-plugin", p)));
             config = AgentConfig.load(agentArgs, Map.of());
-        } catch (AgentConfig.ConfigException e) {
+        } catch (ConfigException e) {
             throw new UsageException(e.getMessage());
         }
         LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()

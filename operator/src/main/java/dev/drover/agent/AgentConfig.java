@@ -58,8 +58,8 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
 
     /** The agent's settings from its command line and environment (and the file they name). */
     public static AgentConfig load(List<String> args, Map<String, String> env) throws ConfigException {
-        Flags flags = Flags.parse(args);
-        Optional<Path> configFile = flags.config.or(() -> nonBlank(env.get("DROVER_CONFIG")).map(Path::of));
+        AgentFlags flags = AgentFlags.parse(args);
+        Optional<Path> configFile = flags.config().or(() -> nonBlank(env.get("DROVER_CONFIG")).map(Path::of));
         JsonNode file = configFile.isPresent() ? readFile(configFile.get()) : null;
         Settings s = new Settings(flags, env, file);
 
@@ -84,7 +84,7 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         if (apiPort > 0 && apiPort == port) {
             throw new ConfigException("the API and the metrics cannot share port " + port);
         }
-        List<String> plugins = new ArrayList<>(flags.devicePlugins);
+        List<String> plugins = new ArrayList<>(flags.devicePlugins());
         if (plugins.isEmpty()) {
             nonBlank(env.get("DROVER_DEVICE_PLUGINS")).ifPresent(v -> Arrays.stream(v.split(","))
                     .map(String::trim).filter(p -> !p.isEmpty()).forEach(plugins::add));
@@ -150,12 +150,6 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
                 writes, events, selector, starts, apiLimits);
     }
 
-    /** A setting that cannot be used; the message says which and why. */
-    public static final class ConfigException extends Exception {
-        public ConfigException(String message) {
-            super(message);
-        }
-    }
 
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
     static final Set<String> FILE_KEYS = Set.of("kubeconfig", "nodeName", "dataDir", "enableRawExec", "rawExecLauncher",
@@ -203,91 +197,8 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         return s == null || s.isBlank() ? Optional.empty() : Optional.of(s.trim());
     }
 
-    /**
-     * One command-line flag.
-     *
-     * @param value how --help shows its value; null for a switch (which also takes {@code --flag=false})
-     */
-    record Flag(String name, String value, String meaning) {
-        boolean isSwitch() {
-            return value == null;
-        }
-    }
-
-    /** Parsed command line of the agent. */
-    record Flags(Map<String, String> values, List<String> devicePlugins, Optional<Path> config) {
-
-        /** Every flag, in the order --help lists them: the parser accepts these and no others. */
-        static final List<Flag> ALL = List.of(
-                new Flag("--config", "FILE", "a YAML file with any of the settings (docs/configuration.md)"),
-                new Flag("--kubeconfig", "FILE", "API server credentials; none: the in-cluster ServiceAccount"),
-                new Flag("--node", "NAME", "the node this agent runs allocations for (required)"),
-                new Flag("--data-dir", "DIR", "state store and allocation directories (default " + DEFAULT_DATA_DIR
-                        + ")"),
-                new Flag("--enable-raw-exec", null, "enable the raw_exec driver (host processes)"),
-                new Flag("--metrics-port", "N", "port of /metrics, /healthz, /readyz (default " + DEFAULT_METRICS_PORT
-                        + "; 0 any free port, -1 none)"),
-                new Flag("--api-port", "N", "port of the HTTPS API (default " + DEFAULT_API_PORT
-                        + "; 0 any free port, -1 none)"),
-                new Flag("--log-level", "LEVEL", "error, warn, info (default), debug or trace"),
-                new Flag("--max-kill-timeout", "DURATION", "cap on every task's killTimeout and shutdownDelay"
-                        + " (default 30s)"),
-                new Flag("--field-selector", "BOOL", "watch only this node's allocations (default true; false for"
-                        + " Kubernetes before 1.31)"),
-                new Flag("--device-plugin", "NAME[:ARG]", "run a device plugin: nvidia, nvidia:LIBRARY, fake:FILE"
-                        + " (repeatable)"));
-        static final Set<String> WITH_VALUE = ALL.stream().filter(f -> !f.isSwitch()).map(Flag::name)
-                .collect(java.util.stream.Collectors.toUnmodifiableSet());
-        static final Set<String> SWITCHES = ALL.stream().filter(Flag::isSwitch).map(Flag::name)
-                .collect(java.util.stream.Collectors.toUnmodifiableSet());
-
-        /** The flags as --help shows them: one a line, name and value, then what it sets. */
-        static String help() {
-            StringBuilder out = new StringBuilder();
-            for (Flag f : ALL) {
-                String shown = f.isSwitch() ? f.name() : f.name() + " " + f.value();
-                out.append("  ").append(shown).append(" ".repeat(Math.max(2, 30 - shown.length())))
-                        .append(f.meaning()).append('\n');
-            }
-            return out.toString();
-        }
-
-        static Flags parse(List<String> args) throws ConfigException {
-            Map<String, String> values = new java.util.HashMap<>();
-            List<String> plugins = new ArrayList<>();
-            for (int i = 0; i < args.size(); i++) {
-                String arg = args.get(i);
-                String name = arg;
-                String value = null;
-                int eq = arg.indexOf('=');
-                if (arg.startsWith("--") && eq > 0) {
-                    name = arg.substring(0, eq);
-                    value = arg.substring(eq + 1);
-                }
-                if (SWITCHES.contains(name)) {
-                    values.put(name, value == null ? "true" : value);
-                } else if (WITH_VALUE.contains(name)) {
-                    if (value == null) {
-                        if (i + 1 >= args.size()) {
-                            throw new ConfigException(name + " needs a value");
-                        }
-                        value = args.get(++i);
-                    }
-                    if (name.equals("--device-plugin")) {
-                        plugins.add(value);
-                    } else {
-                        values.put(name, value);
-                    }
-                } else {
-                    throw new ConfigException("unknown argument \"" + arg + "\"");
-                }
-            }
-            return new Flags(values, plugins, Optional.ofNullable(values.get("--config")).map(Path::of));
-        }
-    }
-
     /** Looks a setting up in flags, then environment, then file. */
-    private record Settings(Flags flags, Map<String, String> env, JsonNode file) {
+    private record Settings(AgentFlags flags, Map<String, String> env, JsonNode file) {
 
         Optional<String> text(String key, String flag, String envName) {
             if (flag != null && flags.values().containsKey(flag)) {

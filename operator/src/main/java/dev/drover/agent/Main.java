@@ -28,7 +28,7 @@ public final class Main {
             Flags take --flag VALUE or --flag=VALUE; every flag also has an environment form (NODE_NAME,
             DROVER_DATA_DIR, ...) and a key in the --config file: docs/configuration.md lists them all.
 
-            """ + AgentConfig.Flags.help() + """
+            """ + AgentFlags.help() + """
 
             Commands:
               kubectl ...   the kubectl drover plugin (operator/bin/kubectl-drover): a task's output, the
@@ -59,7 +59,7 @@ public final class Main {
         AgentConfig config;
         try {
             config = AgentConfig.load(List.of(args), env);
-        } catch (AgentConfig.ConfigException e) {
+        } catch (ConfigException e) {
             err.println("drover-agent: " + e.getMessage());
             usage(err);
             return EXIT_USAGE;

@@ -25,8 +25,8 @@ class MainHelpTest {
     @Test
     void helpListsEveryFlagTheAgentAccepts() {
         String help = help();
-        TreeSet<String> accepted = new TreeSet<>(AgentConfig.Flags.WITH_VALUE);
-        accepted.addAll(AgentConfig.Flags.SWITCHES);
+        TreeSet<String> accepted = new TreeSet<>(AgentFlags.WITH_VALUE);
+        accepted.addAll(AgentFlags.SWITCHES);
         assertThat(accepted).isNotEmpty().allSatisfy(flag -> assertThat(
                 Pattern.compile(Pattern.quote(flag) + "(?![A-Za-z0-9-])").matcher(help).find())
                 .as("--help names %s", flag).isTrue());
