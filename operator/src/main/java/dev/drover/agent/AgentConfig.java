@@ -43,12 +43,6 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
                           Duration maxKillTimeout, GcPolicy gc, StatusWriter.Timing statusWrites,
                           EventRate events, boolean fieldSelector, int concurrentStarts, ApiLimits apiLimits) {
 
-    public static final int DEFAULT_METRICS_PORT = 9090;
-    /** Enough to keep two cores busy while starts wait on disk; few enough that each start stays quick. */
-    public static final int DEFAULT_CONCURRENT_STARTS = 32;
-    /** The Nomad client's HTTP port, which users of the API will know. */
-    public static final int DEFAULT_API_PORT = 4646;
-    public static final Path DEFAULT_DATA_DIR = Path.of("/var/lib/drover");
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
     public AgentConfig {
@@ -69,15 +63,15 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         if (!Names.isSubdomain(node)) {
             throw new ConfigException("node name \"" + node + "\" is not a valid Kubernetes node name");
         }
-        Path dataDir = s.text("dataDir", "--data-dir", "DROVER_DATA_DIR").map(Path::of).orElse(DEFAULT_DATA_DIR);
+        Path dataDir = s.text("dataDir", "--data-dir", "DROVER_DATA_DIR").map(Path::of).orElse(AgentDefaults.DATA_DIR);
         boolean rawExec = s.bool("enableRawExec", "--enable-raw-exec", "DROVER_ENABLE_RAW_EXEC").orElse(false);
         List<String> launcher = s.text("rawExecLauncher", null, "DROVER_RAW_EXEC_LAUNCHER")
                 .map(l -> Arrays.stream(l.trim().split("\\s+")).filter(w -> !w.isEmpty()).toList()).orElse(List.of());
-        int port = s.integer("metricsPort", "--metrics-port", "DROVER_METRICS_PORT").orElse(DEFAULT_METRICS_PORT);
+        int port = s.integer("metricsPort", "--metrics-port", "DROVER_METRICS_PORT").orElse(AgentDefaults.METRICS_PORT);
         if (port < -1 || port > 65535) {
             throw new ConfigException("metrics port " + port + " is out of range (0..65535, or -1 for none)");
         }
-        int apiPort = s.integer("apiPort", "--api-port", "DROVER_API_PORT").orElse(DEFAULT_API_PORT);
+        int apiPort = s.integer("apiPort", "--api-port", "DROVER_API_PORT").orElse(AgentDefaults.API_PORT);
         if (apiPort < -1 || apiPort > 65535) {
             throw new ConfigException("API port " + apiPort + " is out of range (0..65535, or -1 for none)");
         }
@@ -131,7 +125,7 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
             throw new ConfigException(e.getMessage());
         }
         boolean selector = s.bool("fieldSelector", "--field-selector", "DROVER_FIELD_SELECTOR").orElse(true);
-        int starts = s.integer("concurrentStarts", null, null).orElse(DEFAULT_CONCURRENT_STARTS);
+        int starts = s.integer("concurrentStarts", null, null).orElse(AgentDefaults.CONCURRENT_STARTS);
         if (starts < 0) {
             throw new ConfigException("concurrentStarts must be 0 (no bound) or more, not " + starts);
         }

@@ -31,12 +31,12 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
             new Flag("--config", "FILE", "a YAML file with any of the settings (docs/configuration.md)"),
             new Flag("--kubeconfig", "FILE", "API server credentials; none: the in-cluster ServiceAccount"),
             new Flag("--node", "NAME", "the node this agent runs allocations for (required)"),
-            new Flag("--data-dir", "DIR", "state store and allocation directories (default " + AgentConfig.DEFAULT_DATA_DIR
+            new Flag("--data-dir", "DIR", "state store and allocation directories (default " + AgentDefaults.DATA_DIR
                     + ")"),
             new Flag("--enable-raw-exec", null, "enable the raw_exec driver (host processes)"),
-            new Flag("--metrics-port", "N", "port of /metrics, /healthz, /readyz (default " + AgentConfig.DEFAULT_METRICS_PORT
+            new Flag("--metrics-port", "N", "port of /metrics, /healthz, /readyz (default " + AgentDefaults.METRICS_PORT
                     + "; 0 any free port, -1 none)"),
-            new Flag("--api-port", "N", "port of the HTTPS API (default " + AgentConfig.DEFAULT_API_PORT
+            new Flag("--api-port", "N", "port of the HTTPS API (default " + AgentDefaults.API_PORT
                     + "; 0 any free port, -1 none)"),
             new Flag("--log-level", "LEVEL", "error, warn, info (default), debug or trace"),
             new Flag("--max-kill-timeout", "DURATION", "cap on every task's killTimeout and shutdownDelay"

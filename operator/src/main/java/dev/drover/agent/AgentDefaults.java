@@ -1,0 +1,17 @@
+package dev.drover.agent;
+
+import java.nio.file.Path;
+
+/** The agent's settings when neither a flag, the environment nor the config file gives them. */
+final class AgentDefaults {
+
+    static final Path DATA_DIR = Path.of("/var/lib/drover");
+    static final int METRICS_PORT = 9090;
+    /** The Nomad client's HTTP port, which users of the API will know. */
+    static final int API_PORT = 4646;
+    /** Enough to keep two cores busy while starts wait on disk; few enough that each start stays quick. */
+    static final int CONCURRENT_STARTS = 32;
+
+    private AgentDefaults() {
+    }
+}
