@@ -42,27 +42,49 @@ class ArchitectureTest {
             for (int j = 0; j < i; j++) {
                 above[j] = "dev.drover." + RUNNERS[j] + "..";
             }
-            noClasses().that().resideInAPackage("dev.drover." + RUNNERS[i] + "..")
-                    .should().dependOnClassesThat().resideInAnyPackage(above)
+            noClasses()
+                    .that()
+                    .resideInAPackage("dev.drover." + RUNNERS[i] + "..")
+                    .should()
+                    .dependOnClassesThat()
+                    .resideInAnyPackage(above)
                     .check(DROVER);
         }
     }
 
     @Test
     void leavesUseNoOtherPartOfTheAgent() {
-        noClasses().that().resideInAnyPackage("dev.drover.state..", "dev.drover.gc..", "dev.drover.api..",
-                        "dev.drover.deviceplugin..", "dev.drover.common..")
-                .should().dependOnClassesThat().resideInAnyPackage("dev.drover.agent..", "dev.drover.controller..",
-                        "dev.drover.allocrunner..", "dev.drover.taskrunner..", "dev.drover.driver..",
-                        "dev.drover.allocwatcher..", "dev.drover.devices..", "dev.drover.httpapi..",
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "dev.drover.state..",
+                        "dev.drover.gc..",
+                        "dev.drover.api..",
+                        "dev.drover.deviceplugin..",
+                        "dev.drover.common..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "dev.drover.agent..",
+                        "dev.drover.controller..",
+                        "dev.drover.allocrunner..",
+                        "dev.drover.taskrunner..",
+                        "dev.drover.driver..",
+                        "dev.drover.allocwatcher..",
+                        "dev.drover.devices..",
+                        "dev.drover.httpapi..",
                         "dev.drover.cli..")
                 .check(DROVER);
     }
 
     @Test
     void theCommonModuleUsesNothingElseOfDrover() {
-        noClasses().that().resideInAPackage("dev.drover.common..")
-                .should().dependOnClassesThat().resideOutsideOfPackages("dev.drover.common..", "java..")
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.common..")
+                .should()
+                .dependOnClassesThat()
+                .resideOutsideOfPackages("dev.drover.common..", "java..")
                 .check(DROVER);
     }
 

@@ -17,8 +17,8 @@ public record Backoff(Duration min, Duration max, Duration current) {
         Objects.requireNonNull(current, "current");
         if (!min.isPositive()) {
             // a zero pause doubles to zero: the retry loop would spin
-            throw new IllegalArgumentException("back-off must start above zero, not "
-                    + (min.isNegative() ? "-" : "") + Durations.format(min.abs()));
+            throw new IllegalArgumentException("back-off must start above zero, not " + (min.isNegative() ? "-" : "")
+                    + Durations.format(min.abs()));
         }
         if (max.compareTo(min) < 0 || current.compareTo(min) < 0 || current.compareTo(max) > 0) {
             throw new IllegalArgumentException("back-off " + current + " is not within " + min + " to " + max);

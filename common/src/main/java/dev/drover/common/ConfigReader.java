@@ -102,14 +102,15 @@ public final class ConfigReader {
     /** Every problem, unknown keys included; call after reading all known keys. */
     public List<String> problems() {
         List<String> out = new ArrayList<>(problems);
-        List<String> unknown = config.keySet().stream().filter(key -> !known.contains(key)).toList();
+        List<String> unknown =
+                config.keySet().stream().filter(key -> !known.contains(key)).toList();
         String knownKeys = " (known: " + String.join(", ", known) + ")";
         if (unknown.size() == 1) {
             out.add("config." + UserText.bare(unknown.getFirst()) + ": unknown key" + knownKeys);
         } else if (!unknown.isEmpty()) {
             // one problem for them all: a config of 100 000 unknown keys gives one line, not 100 000
-            out.add("config: " + unknown.size() + " unknown keys: " + UserText.join(unknown.stream()
-                    .map(UserText::quote).toList(), ", ") + knownKeys);
+            out.add("config: " + unknown.size() + " unknown keys: "
+                    + UserText.join(unknown.stream().map(UserText::quote).toList(), ", ") + knownKeys);
         }
         return out;
     }
@@ -120,8 +121,10 @@ public final class ConfigReader {
     }
 
     private static boolean isInt(Object v) {
-        return v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())
-                && n.longValue() >= Integer.MIN_VALUE && n.longValue() <= Integer.MAX_VALUE;
+        return v instanceof Number n
+                && n.doubleValue() == Math.rint(n.doubleValue())
+                && n.longValue() >= Integer.MIN_VALUE
+                && n.longValue() <= Integer.MAX_VALUE;
     }
 
     private static String describe(Object v) {

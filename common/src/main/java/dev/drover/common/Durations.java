@@ -21,8 +21,7 @@ public final class Durations {
     /** Longest duration text accepted; {@code 2562047h47m16.854775807s}, the longest useful one, has 24. */
     public static final int MAX_LENGTH = 64;
 
-    private Durations() {
-    }
+    private Durations() {}
 
     /**
      * Parses {@code text}; throws {@link IllegalArgumentException} with a message
@@ -87,9 +86,11 @@ public final class Durations {
             throw malformed(text);
         }
         try {
-            return Duration.ofNanos(nanos.setScale(0, java.math.RoundingMode.DOWN).longValueExact());
+            return Duration.ofNanos(
+                    nanos.setScale(0, java.math.RoundingMode.DOWN).longValueExact());
         } catch (ArithmeticException e) {
-            throw new IllegalArgumentException(UserText.quote(text) + " is too long a duration (at most about 292 years)");
+            throw new IllegalArgumentException(
+                    UserText.quote(text) + " is too long a duration (at most about 292 years)");
         }
     }
 

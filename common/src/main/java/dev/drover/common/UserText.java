@@ -18,8 +18,7 @@ public final class UserText {
     /** Items of a list a message names before it says "and N more". */
     public static final int LIST_LIMIT = 10;
 
-    private UserText() {
-    }
+    private UserText() {}
 
     /** {@code "value"}, escaped; a longer one is cut: {@code "xxx…"... (5000 characters)}; null is {@code (none)}. */
     public static String quote(String s) {
@@ -78,8 +77,8 @@ public final class UserText {
         if (items.size() <= LIST_LIMIT) {
             return String.join(separator, items);
         }
-        return String.join(separator, items.subList(0, LIST_LIMIT)) + separator + "and "
-                + (items.size() - LIST_LIMIT) + " more";
+        return String.join(separator, items.subList(0, LIST_LIMIT)) + separator + "and " + (items.size() - LIST_LIMIT)
+                + " more";
     }
 
     private static void escape(CharSequence s, int end, StringBuilder out) {

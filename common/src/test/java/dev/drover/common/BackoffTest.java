@@ -18,13 +18,23 @@ class BackoffTest {
             pauses.add(b.current());
             b = b.next();
         }
-        assertThat(pauses).containsExactly(Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(2),
-                Duration.ofSeconds(4), Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(5));
+        assertThat(pauses)
+                .containsExactly(
+                        Duration.ofMillis(500),
+                        Duration.ofSeconds(1),
+                        Duration.ofSeconds(2),
+                        Duration.ofSeconds(4),
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(5));
     }
 
     @Test
     void aSuccessStartsOverAtMin() {
-        Backoff b = Backoff.from(Duration.ofSeconds(1), Duration.ofMinutes(2)).next().next().next();
+        Backoff b = Backoff.from(Duration.ofSeconds(1), Duration.ofMinutes(2))
+                .next()
+                .next()
+                .next();
         assertThat(b.current()).isEqualTo(Duration.ofSeconds(8));
         assertThat(b.reset().current()).isEqualTo(Duration.ofSeconds(1));
         assertThat(b.reset().next().current()).isEqualTo(Duration.ofSeconds(2));
@@ -43,9 +53,11 @@ class BackoffTest {
     @Test
     void aPauseThatCannotGrowOrIsOutOfRangeIsRefused() {
         assertThatThrownBy(() -> Backoff.from(Duration.ZERO, Duration.ofSeconds(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("above zero, not 0s");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("above zero, not 0s");
         assertThatThrownBy(() -> Backoff.from(Duration.ofSeconds(-1), Duration.ofSeconds(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("above zero, not -1s");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("above zero, not -1s");
         assertThatThrownBy(() -> Backoff.from(Duration.ofSeconds(2), Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(4), Duration.ofSeconds(5)))

@@ -13,27 +13,61 @@ class DurationsTest {
 
     @ParameterizedTest
     @CsvSource({
-            "0, 0",
-            "0s, 0",
-            "250ms, 250000000",
-            "15s, 15000000000",
-            "1h30m, 5400000000000",
-            "1.5h, 5400000000000",
-            "1m30s, 90000000000",
-            "100ns, 100",
-            "3us, 3000",
-            "3µs, 3000",
-            "1h0m0.5s, 3600500000000",
-            "24h, 86400000000000",
+        "0, 0",
+        "0s, 0",
+        "250ms, 250000000",
+        "15s, 15000000000",
+        "1h30m, 5400000000000",
+        "1.5h, 5400000000000",
+        "1m30s, 90000000000",
+        "100ns, 100",
+        "3us, 3000",
+        "3µs, 3000",
+        "1h0m0.5s, 3600500000000",
+        "24h, 86400000000000",
     })
     void parsesGoStyleDurations(String text, long nanos) {
         assertThat(Durations.parse(text)).isEqualTo(Duration.ofNanos(nanos));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "abc", "15", "1.s", "-5s", "5 s", "1d", "s", "1h-30m", "1e3s", "99999999999h", "1.", ".5s",
-            "1..5s", "5sm", "1hx", "10 sec", " 5s", "5s ", "+5s", "-0", "1H", "5S", "1µ", "5mss", "1y", "1w",
-            "\uff11s", "9223372036854775808ns", "2562048h", "PT10S", "P1D", "0x10s", "1_000ms"})
+    @ValueSource(
+            strings = {
+                "",
+                "abc",
+                "15",
+                "1.s",
+                "-5s",
+                "5 s",
+                "1d",
+                "s",
+                "1h-30m",
+                "1e3s",
+                "99999999999h",
+                "1.",
+                ".5s",
+                "1..5s",
+                "5sm",
+                "1hx",
+                "10 sec",
+                " 5s",
+                "5s ",
+                "+5s",
+                "-0",
+                "1H",
+                "5S",
+                "1µ",
+                "5mss",
+                "1y",
+                "1w",
+                "\uff11s",
+                "9223372036854775808ns",
+                "2562048h",
+                "PT10S",
+                "P1D",
+                "0x10s",
+                "1_000ms"
+            })
     void rejectsMalformedDurationsNamingTheValue(String text) {
         assertThatThrownBy(() -> Durations.parse(text))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -58,12 +92,12 @@ class DurationsTest {
 
     @ParameterizedTest
     @CsvSource({
-            "0, 0s",
-            "250000000, 250ms",
-            "15000000000, 15s",
-            "5400000000000, 1h30m",
-            "1500000000, 1s500ms",
-            "3600000000001, 1h1ns",
+        "0, 0s",
+        "250000000, 250ms",
+        "15000000000, 15s",
+        "5400000000000, 1h30m",
+        "1500000000, 1s500ms",
+        "3600000000001, 1h1ns",
     })
     void formatsInTheShortestFormThatParsesBack(long nanos, String text) {
         Duration d = Duration.ofNanos(nanos);

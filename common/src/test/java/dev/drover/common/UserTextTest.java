@@ -22,13 +22,16 @@ class UserTextTest {
 
     @Test
     void aHugeValueIsCutSayingHowBigItWas() {
-        assertThat(UserText.quote("x".repeat(1_000_000))).isEqualTo("\"" + "x".repeat(UserText.LIMIT)
-                + "\"... (1000000 characters)");
+        assertThat(UserText.quote("x".repeat(1_000_000)))
+                .isEqualTo("\"" + "x".repeat(UserText.LIMIT) + "\"... (1000000 characters)");
         Map<String, Object> big = new LinkedHashMap<>();
         IntStream.range(0, 100_000).forEach(i -> big.put("k" + i, "v".repeat(10)));
-        assertThat(UserText.value(big)).startsWith("{k0=vvvvvvvvvv, k1=").endsWith("... (a map of 100000 entries)")
+        assertThat(UserText.value(big))
+                .startsWith("{k0=vvvvvvvvvv, k1=")
+                .endsWith("... (a map of 100000 entries)")
                 .hasSizeLessThan(UserText.LIMIT + 40);
-        assertThat(UserText.value(List.of("y".repeat(500)))).endsWith("... (a list of 1 items)")
+        assertThat(UserText.value(List.of("y".repeat(500))))
+                .endsWith("... (a list of 1 items)")
                 .hasSizeLessThan(UserText.LIMIT + 40);
     }
 

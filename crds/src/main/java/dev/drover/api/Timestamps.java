@@ -10,8 +10,7 @@ import java.time.format.DateTimeParseException;
  */
 public final class Timestamps {
 
-    private Timestamps() {
-    }
+    private Timestamps() {}
 
     public static String format(Instant t) {
         return t.toString();

@@ -93,7 +93,11 @@ public final class ChangeSignal {
             if (!now.equals(since) || !t.isBefore(deadline)) {
                 return now;
             }
-            await(seen, timeline.nextChange(t).filter(next -> next.isBefore(deadline)).orElse(deadline));
+            await(
+                    seen,
+                    timeline.nextChange(t)
+                            .filter(next -> next.isBefore(deadline))
+                            .orElse(deadline));
         }
     }
 }

@@ -12,8 +12,12 @@ import java.util.TreeMap;
  *
  * @param attributes typed values with units (memory in MiB, clocks in MHz, ...), sorted by name
  */
-public record DeviceGroup(String vendor, String type, String model, SortedMap<String, AttributeValue> attributes,
-                          List<DeviceInstance> instances) {
+public record DeviceGroup(
+        String vendor,
+        String type,
+        String model,
+        SortedMap<String, AttributeValue> attributes,
+        List<DeviceInstance> instances) {
 
     public DeviceGroup {
         Objects.requireNonNull(vendor, "vendor");
@@ -23,8 +27,12 @@ public record DeviceGroup(String vendor, String type, String model, SortedMap<St
         instances = List.copyOf(instances);
     }
 
-    public DeviceGroup(String vendor, String type, String model, Map<String, AttributeValue> attributes,
-                       List<DeviceInstance> instances) {
+    public DeviceGroup(
+            String vendor,
+            String type,
+            String model,
+            Map<String, AttributeValue> attributes,
+            List<DeviceInstance> instances) {
         this(vendor, type, model, new TreeMap<>(attributes), instances);
     }
 

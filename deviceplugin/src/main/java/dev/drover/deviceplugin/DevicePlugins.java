@@ -22,7 +22,8 @@ public final class DevicePlugins {
             DevicePluginFactory previous = byName.putIfAbsent(factory.name(), factory);
             if (previous != null) {
                 throw new IllegalStateException("two device plugins are named " + factory.name() + ": "
-                        + previous.getClass().getName() + " and " + factory.getClass().getName());
+                        + previous.getClass().getName() + " and "
+                        + factory.getClass().getName());
             }
         }
         return new DevicePlugins(byName);

@@ -13,8 +13,7 @@ import java.util.Set;
  */
 public final class FingerprintValidator {
 
-    private FingerprintValidator() {
-    }
+    private FingerprintValidator() {}
 
     /** Every broken rule, in order, each naming the group and field; empty when the fingerprint is valid. */
     public static List<String> problems(Fingerprint fingerprint) {
@@ -42,8 +41,7 @@ public final class FingerprintValidator {
     }
 
     /** Returns the fingerprint when it is valid; otherwise throws with every problem in the message. */
-    public static Fingerprint validate(String pluginName, Fingerprint fingerprint)
-            throws InvalidFingerprintException {
+    public static Fingerprint validate(String pluginName, Fingerprint fingerprint) throws InvalidFingerprintException {
         List<String> problems = problems(fingerprint);
         if (!problems.isEmpty()) {
             throw new InvalidFingerprintException(pluginName, problems);

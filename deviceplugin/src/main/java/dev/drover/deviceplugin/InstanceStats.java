@@ -42,8 +42,19 @@ public record InstanceStats(
 
     /** The same values measured at another time. */
     public InstanceStats withTimestamp(Instant at) {
-        return new InstanceStats(id, at, gpuUtilPercent, memUtilPercent, memoryUsedMiB, memoryTotalMiB, temperatureC,
-                powerW, eccErrorsCorrected, eccErrorsUncorrected, smClockMHz, memoryClockMHz);
+        return new InstanceStats(
+                id,
+                at,
+                gpuUtilPercent,
+                memUtilPercent,
+                memoryUsedMiB,
+                memoryTotalMiB,
+                temperatureC,
+                powerW,
+                eccErrorsCorrected,
+                eccErrorsUncorrected,
+                smClockMHz,
+                memoryClockMHz);
     }
 
     public static Builder builder(String id, Instant timestamp) {
@@ -70,20 +81,70 @@ public record InstanceStats(
             this.timestamp = timestamp;
         }
 
-        public Builder gpuUtilPercent(double v) { gpuUtilPercent = OptionalDouble.of(v); return this; }
-        public Builder memUtilPercent(double v) { memUtilPercent = OptionalDouble.of(v); return this; }
-        public Builder memoryUsedMiB(long v) { memoryUsedMiB = OptionalLong.of(v); return this; }
-        public Builder memoryTotalMiB(long v) { memoryTotalMiB = OptionalLong.of(v); return this; }
-        public Builder temperatureC(double v) { temperatureC = OptionalDouble.of(v); return this; }
-        public Builder powerW(double v) { powerW = OptionalDouble.of(v); return this; }
-        public Builder eccErrorsCorrected(long v) { eccErrorsCorrected = OptionalLong.of(v); return this; }
-        public Builder eccErrorsUncorrected(long v) { eccErrorsUncorrected = OptionalLong.of(v); return this; }
-        public Builder smClockMHz(long v) { smClockMHz = OptionalLong.of(v); return this; }
-        public Builder memoryClockMHz(long v) { memoryClockMHz = OptionalLong.of(v); return this; }
+        public Builder gpuUtilPercent(double v) {
+            gpuUtilPercent = OptionalDouble.of(v);
+            return this;
+        }
+
+        public Builder memUtilPercent(double v) {
+            memUtilPercent = OptionalDouble.of(v);
+            return this;
+        }
+
+        public Builder memoryUsedMiB(long v) {
+            memoryUsedMiB = OptionalLong.of(v);
+            return this;
+        }
+
+        public Builder memoryTotalMiB(long v) {
+            memoryTotalMiB = OptionalLong.of(v);
+            return this;
+        }
+
+        public Builder temperatureC(double v) {
+            temperatureC = OptionalDouble.of(v);
+            return this;
+        }
+
+        public Builder powerW(double v) {
+            powerW = OptionalDouble.of(v);
+            return this;
+        }
+
+        public Builder eccErrorsCorrected(long v) {
+            eccErrorsCorrected = OptionalLong.of(v);
+            return this;
+        }
+
+        public Builder eccErrorsUncorrected(long v) {
+            eccErrorsUncorrected = OptionalLong.of(v);
+            return this;
+        }
+
+        public Builder smClockMHz(long v) {
+            smClockMHz = OptionalLong.of(v);
+            return this;
+        }
+
+        public Builder memoryClockMHz(long v) {
+            memoryClockMHz = OptionalLong.of(v);
+            return this;
+        }
 
         public InstanceStats build() {
-            return new InstanceStats(id, timestamp, gpuUtilPercent, memUtilPercent, memoryUsedMiB, memoryTotalMiB,
-                    temperatureC, powerW, eccErrorsCorrected, eccErrorsUncorrected, smClockMHz, memoryClockMHz);
+            return new InstanceStats(
+                    id,
+                    timestamp,
+                    gpuUtilPercent,
+                    memUtilPercent,
+                    memoryUsedMiB,
+                    memoryTotalMiB,
+                    temperatureC,
+                    powerW,
+                    eccErrorsCorrected,
+                    eccErrorsUncorrected,
+                    smClockMHz,
+                    memoryClockMHz);
         }
     }
 }

@@ -38,14 +38,15 @@ class ChangeSignalTest {
 
     @Test
     void aNullSinceReturnsTheSnapshotAtOnce() throws Exception {
-        assertThat(signal.awaitChange(null, Duration.ofHours(1), () -> SAME, NO_TIMELINE)).isEqualTo(SAME);
+        assertThat(signal.awaitChange(null, Duration.ofHours(1), () -> SAME, NO_TIMELINE))
+                .isEqualTo(SAME);
     }
 
     @Test
     void aSignalWakesTheWaitAndTheChangeIsReturned() throws Exception {
         AtomicBoolean changed = new AtomicBoolean();
-        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(SAME, Duration.ofHours(1),
-                () -> changed.get() ? CHANGED : SAME, NO_TIMELINE));
+        Future<Fingerprint> wait = calls.submit(
+                () -> signal.awaitChange(SAME, Duration.ofHours(1), () -> changed.get() ? CHANGED : SAME, NO_TIMELINE));
         await().until(() -> clock.waiters() > 0);
         changed.set(true);
         signal.signal();
@@ -56,13 +57,17 @@ class ChangeSignalTest {
     @Test
     void aSignalWhileTheSnapshotIsTakenIsNotSleptThrough() throws Exception {
         AtomicInteger snapshots = new AtomicInteger();
-        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(SAME, Duration.ofHours(1), () -> {
-            if (snapshots.incrementAndGet() == 1) {
-                signal.signal(); // the event arrives while the first snapshot is being taken
-                return SAME;
-            }
-            return CHANGED;
-        }, NO_TIMELINE));
+        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(
+                SAME,
+                Duration.ofHours(1),
+                () -> {
+                    if (snapshots.incrementAndGet() == 1) {
+                        signal.signal(); // the event arrives while the first snapshot is being taken
+                        return SAME;
+                    }
+                    return CHANGED;
+                },
+                NO_TIMELINE));
         assertThat(wait.get(5, TimeUnit.SECONDS)).isEqualTo(CHANGED);
         assertThat(clock.now()).isEqualTo(Instant.parse("2026-01-01T00:00:00Z"));
     }
@@ -70,7 +75,9 @@ class ChangeSignalTest {
     @Test
     void aNamedTimeWakesTheWaitWithoutASignal() throws Exception {
         Instant recovery = clock.now().plus(Duration.ofMinutes(1));
-        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(SAME, Duration.ofHours(1),
+        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(
+                SAME,
+                Duration.ofHours(1),
                 () -> clock.now().isBefore(recovery) ? SAME : CHANGED,
                 now -> now.isBefore(recovery) ? Optional.of(recovery) : Optional.empty()));
         await().until(() -> clock.waiters() > 0);
@@ -82,8 +89,8 @@ class ChangeSignalTest {
 
     @Test
     void theSameFingerprintComesBackAtTheDeadline() throws Exception {
-        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(SAME, Duration.ofSeconds(30), () -> SAME,
-                now -> Optional.of(now.plus(Duration.ofHours(2)))));
+        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(
+                SAME, Duration.ofSeconds(30), () -> SAME, now -> Optional.of(now.plus(Duration.ofHours(2)))));
         await().until(() -> clock.waiters() > 0);
         clock.advance(Duration.ofSeconds(29));
         assertThat(wait).isNotDone();
@@ -94,16 +101,22 @@ class ChangeSignalTest {
     @Test
     void aCloseEndsTheWaitWithTheSnapshotsError() throws Exception {
         AtomicBoolean closed = new AtomicBoolean();
-        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(SAME, Duration.ofHours(1), () -> {
-            if (closed.get()) {
-                throw new DevicePluginException("device plugin test is closed");
-            }
-            return SAME;
-        }, NO_TIMELINE));
+        Future<Fingerprint> wait = calls.submit(() -> signal.awaitChange(
+                SAME,
+                Duration.ofHours(1),
+                () -> {
+                    if (closed.get()) {
+                        throw new DevicePluginException("device plugin test is closed");
+                    }
+                    return SAME;
+                },
+                NO_TIMELINE));
         await().until(() -> clock.waiters() > 0);
         closed.set(true);
         signal.signal();
-        assertThatThrownBy(() -> wait.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
-                .hasRootCauseInstanceOf(DevicePluginException.class).hasRootCauseMessage("device plugin test is closed");
+        assertThatThrownBy(() -> wait.get(5, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .hasRootCauseInstanceOf(DevicePluginException.class)
+                .hasRootCauseMessage("device plugin test is closed");
     }
 }

@@ -1,25 +1,28 @@
 package dev.drover.deviceplugin;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class FingerprintValidatorTest {
 
     private static DeviceGroup group(String vendor, String type, String model, String... ids) {
-        return new DeviceGroup(vendor, type, model, Map.of(),
+        return new DeviceGroup(
+                vendor,
+                type,
+                model,
+                Map.of(),
                 java.util.Arrays.stream(ids).map(DeviceInstance::healthy).toList());
     }
 
     @Test
     void wellFormedFingerprintPasses() throws Exception {
-        Fingerprint fp = Fingerprint.of(List.of(group("nvidia", "gpu", "Tesla T4", "GPU-a", "GPU-b"),
-                group("nvidia", "gpu", "A100", "GPU-c")));
+        Fingerprint fp = Fingerprint.of(
+                List.of(group("nvidia", "gpu", "Tesla T4", "GPU-a", "GPU-b"), group("nvidia", "gpu", "A100", "GPU-c")));
         assertThat(FingerprintValidator.problems(fp)).isEmpty();
         assertThat(FingerprintValidator.validate("fake", fp)).isSameAs(fp);
     }
@@ -39,14 +42,15 @@ class FingerprintValidatorTest {
 
     @Test
     void duplicateIdsAcrossGroupsRejectTheWholeFingerprint() {
-        Fingerprint fp = Fingerprint.of(List.of(group("nvidia", "gpu", "T4", "GPU-a", "GPU-b"),
-                group("nvidia", "gpu", "A100", "GPU-b", "GPU-b")));
+        Fingerprint fp = Fingerprint.of(List.of(
+                group("nvidia", "gpu", "T4", "GPU-a", "GPU-b"), group("nvidia", "gpu", "A100", "GPU-b", "GPU-b")));
         assertThatThrownBy(() -> FingerprintValidator.validate("nvidia", fp))
                 .isInstanceOf(InvalidFingerprintException.class)
                 .hasMessageContaining("device plugin nvidia")
                 .hasMessageContaining("rejected whole")
                 .hasMessageContaining("instance id GPU-b appears more than once")
-                .satisfies(e -> assertThat(((InvalidFingerprintException) e).problems()).hasSize(1));
+                .satisfies(e ->
+                        assertThat(((InvalidFingerprintException) e).problems()).hasSize(1));
     }
 
     @Test

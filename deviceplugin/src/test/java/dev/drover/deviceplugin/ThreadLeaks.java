@@ -1,9 +1,9 @@
 package dev.drover.deviceplugin;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.util.Set;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** Remembers the live threads at a point and asserts later that no new one is still alive. */
 public final class ThreadLeaks {
@@ -22,8 +22,10 @@ public final class ThreadLeaks {
         Set<String> leaked = Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> !before.contains(t) && t.isAlive())
                 // the JDK's own helpers (virtual-thread carriers and unblocker, attach) are not ours to join
-                .filter(t -> !t.getName().startsWith("ForkJoinPool") && !t.getName().startsWith("Attach")
-                        && !t.getName().equals("VirtualThread-unblocker") && !t.getName().equals("Common-Cleaner"))
+                .filter(t -> !t.getName().startsWith("ForkJoinPool")
+                        && !t.getName().startsWith("Attach")
+                        && !t.getName().equals("VirtualThread-unblocker")
+                        && !t.getName().equals("Common-Cleaner"))
                 .map(Thread::getName)
                 .collect(Collectors.toSet());
         assertThat(leaked).as("threads started and not joined").isEmpty();

@@ -16,8 +16,7 @@ final class AgentJvm {
 
     static final String RESOURCE = "META-INF/drover/agent.options";
 
-    private AgentJvm() {
-    }
+    private AgentJvm() {}
 
     static List<String> options() {
         try (InputStream in = AgentJvm.class.getClassLoader().getResourceAsStream(RESOURCE)) {
@@ -25,7 +24,8 @@ final class AgentJvm {
                 throw new IllegalStateException(RESOURCE + " is not on the classpath (is drover-operator?)");
             }
             return Arrays.stream(new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\\s+"))
-                    .filter(s -> !s.isBlank()).toList();
+                    .filter(s -> !s.isBlank())
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

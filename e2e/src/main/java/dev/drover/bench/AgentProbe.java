@@ -42,8 +42,10 @@ final class AgentProbe {
     /** The agent's used heap after a full collection. */
     double heapAfterGc(long pid) throws IOException, InterruptedException {
         Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.run").redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.run")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         p.waitFor(60, TimeUnit.SECONDS);
         return sum(metrics(), "jvm_memory_bytes_used\\{area=\"heap\",?\\}");
     }
@@ -61,7 +63,9 @@ final class AgentProbe {
     /** GET {@code path} from the agent's HTTP port; empty while nothing answers there. */
     private Optional<HttpResponse<String>> get(String path) {
         try {
-            return Optional.of(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+            return Optional.of(http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
             return Optional.empty();

@@ -29,7 +29,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
@@ -52,6 +51,7 @@ public final class Bench {
     private final boolean terminal = System.console() != null;
     /** One client for every create and every poll of the agent (each HttpClient has its own threads). */
     private final HttpClient http = HttpClient.newHttpClient();
+
     private URI serverUrl;
 
     /** A flag the bench does not know or a value it cannot use; drover-local prints it with its usage. */
@@ -97,32 +97,50 @@ public final class Bench {
         Path kubeconfig = work.resolve("kubeconfig");
         ChildJvms.Server server = jvms.startServer(kubeconfig, NODE, work.resolve("apiserver.log"));
         serverUrl = server.url();
-        try (KubernetesClient client = new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
-                .withConfig(clientConfig(serverUrl)).build()) {
+        try (KubernetesClient client = new KubernetesClientBuilder()
+                .withHttpClientFactory(new JdkHttpClientFactory())
+                .withConfig(clientConfig(serverUrl))
+                .build()) {
             AgentProbe probe;
             try (var s = new ServerSocket(0)) {
                 probe = new AgentProbe(http, s.getLocalPort());
             }
-            List<String> agentArgs = List.of("--kubeconfig", kubeconfig.toString(), "--node", NODE, "--data-dir",
-                    work.resolve("data").toString(), "--metrics-port", Integer.toString(probe.port()), "--api-port",
-                    "0", "--log-level", "warn");
+            List<String> agentArgs = List.of(
+                    "--kubeconfig",
+                    kubeconfig.toString(),
+                    "--node",
+                    NODE,
+                    "--data-dir",
+                    work.resolve("data").toString(),
+                    "--metrics-port",
+                    Integer.toString(probe.port()),
+                    "--api-port",
+                    "0",
+                    "--log-level",
+                    "warn");
             List<String> agentJvm = options.agentJvm() == null ? AgentJvm.options() : options.agentJvm();
-            Process agent = ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"),
-                    probe);
+            Process agent =
+                    ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"), probe);
             try {
                 ObjectNode result = measure(client, agent, probe);
                 if (options.restart()) {
                     ChildJvms.stop(agent);
                     long restartBegin = System.nanoTime();
-                    agent = ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs,
-                            work.resolve("agent-restart.log"), probe);
-                    waitUntil(() -> probe.runningAllocations() >= options.allocs(), Duration.ofMinutes(5),
-                            () -> (int) probe.runningAllocations(), "reattached");
+                    agent = ChildJvms.startAgent(
+                            options.agentJar(), agentJvm, agentArgs, work.resolve("agent-restart.log"), probe);
+                    waitUntil(
+                            () -> probe.runningAllocations() >= options.allocs(),
+                            Duration.ofMinutes(5),
+                            () -> (int) probe.runningAllocations(),
+                            "reattached");
                     result.put("restoreSeconds", round((System.nanoTime() - restartBegin) / 1e9));
                     Thread.sleep(1000);
                     long restarts = client.resources(Allocation.class).inNamespace("default").list().getItems().stream()
-                            .mapToLong(a -> a.getStatus() == null || a.getStatus().getRestarts() == null ? 0
-                                    : a.getStatus().getRestarts()).sum();
+                            .mapToLong(
+                                    a -> a.getStatus() == null || a.getStatus().getRestarts() == null
+                                            ? 0
+                                            : a.getStatus().getRestarts())
+                            .sum();
                     result.put("restartsAfterRestore", restarts);
                 }
                 if (terminal) {
@@ -154,7 +172,8 @@ public final class Bench {
         created.forEach((name, at) -> latencies.add((running.getOrDefault(name, at) - at) / 1e9));
         latencies.sort(Double::compare);
         Thread.sleep(2000); // let batched status writes land before counting them
-        List<Allocation> listed = client.resources(Allocation.class).inNamespace("default").list().getItems();
+        List<Allocation> listed =
+                client.resources(Allocation.class).inNamespace("default").list().getItems();
         List<Double> seenToRunning = Timeline.seenToRunning(listed);
         if (options.timeline() != null) {
             Timeline.write(options.timeline(), listed, created, running, begin, beginWall);
@@ -178,8 +197,11 @@ public final class Bench {
 
     /** Plain HTTP to the local API server, no retries: a failed call is a failed run. */
     private static Config clientConfig(URI url) {
-        return new ConfigBuilder(Config.empty()).withMasterUrl(url.toString()).withNamespace("default")
-                .withRequestRetryBackoffLimit(0).build();
+        return new ConfigBuilder(Config.empty())
+                .withMasterUrl(url.toString())
+                .withNamespace("default")
+                .withRequestRetryBackoffLimit(0)
+                .build();
     }
 
     /**
@@ -195,9 +217,11 @@ public final class Bench {
                 String name = "bench-" + i;
                 String body = template.replace("NAME-PLACEHOLDER", name);
                 sent.add(pool.submit(() -> {
-                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(collection)
-                            .header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                    HttpResponse<String> r = http.send(
+                            HttpRequest.newBuilder(collection)
+                                    .header("Content-Type", "application/json")
+                                    .POST(HttpRequest.BodyPublishers.ofString(body))
+                                    .build(),
                             HttpResponse.BodyHandlers.ofString());
                     if (r.statusCode() != 201) {
                         throw new IOException("creating " + name + ": HTTP " + r.statusCode() + " " + r.body());
@@ -214,7 +238,8 @@ public final class Bench {
 
     private Allocation allocation(String name) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        a.setMetadata(
+                new ObjectMetaBuilder().withName(name).withNamespace("default").build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName(NODE);
         List<Task> list = new ArrayList<>();
@@ -236,14 +261,15 @@ public final class Bench {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!done.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("only " + progress.getAsInt() + " of " + allocs + " allocations "
-                        + what + " after " + timeout.toSeconds() + " s");
+                throw new IllegalStateException("only " + progress.getAsInt() + " of " + allocs + " allocations " + what
+                        + " after " + timeout.toSeconds() + " s");
             }
             if (terminal) {
                 int n = progress.getAsInt();
                 int width = 40;
                 int filled = (int) ((long) n * width / allocs);
-                err.print("\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + n + "/" + allocs + " " + what);
+                err.print(
+                        "\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + n + "/" + allocs + " " + what);
                 err.flush();
             }
             Thread.sleep(50);

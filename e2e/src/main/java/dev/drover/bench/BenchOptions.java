@@ -25,14 +25,15 @@ record BenchOptions(int allocs, int tasks, boolean restart, Path agentJar, List<
                 case "--tasks" -> tasks = positive(args, ++i, "--tasks");
                 case "--restart" -> restart = true;
                 case "--agent-jar" -> jar = Path.of(arg(args, ++i, "--agent-jar"));
-                case "--agent-jvm" -> jvm = List.of(arg(args, ++i, "--agent-jvm").trim().split("\\s+"));
+                case "--agent-jvm" ->
+                    jvm = List.of(arg(args, ++i, "--agent-jvm").trim().split("\\s+"));
                 case "--timeline" -> timeline = Path.of(arg(args, ++i, "--timeline"));
                 default -> throw new Bench.UsageException("unknown flag \"" + args[i] + "\"");
             }
         }
         if (!Files.isRegularFile(jar)) {
-            throw new Bench.UsageException("no agent jar at " + jar + " (build it with ./mvnw package, or give"
-                    + " --agent-jar)");
+            throw new Bench.UsageException(
+                    "no agent jar at " + jar + " (build it with ./mvnw package, or give" + " --agent-jar)");
         }
         return new BenchOptions(allocs, tasks, restart, jar, jvm, timeline);
     }
@@ -57,15 +58,17 @@ record BenchOptions(int allocs, int tasks, boolean restart, Path agentJar, List<
     }
 
     static String usage() {
-        return String.join("\n", List.of(
-                "  bench --allocs N --tasks M [--restart] [--agent-jar FILE] [--agent-jvm \"OPTIONS\"] [--timeline CSV]",
-                "      Start the local API server and the agent jar (default operator/target/drover-agent.jar) as",
-                "      child processes, the agent with the image's JVM options (or OPTIONS), create N allocations of M mock",
-                "      tasks at once, and print one JSON line:",
-                "      allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),",
-                "      createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,",
-                "      heapBytesPerAlloc, and with --restart restoreSeconds and restartsAfterRestore.",
-                "      --timeline writes each allocation's created, received, started and running times (ms) as CSV."))
+        return String.join(
+                        "\n",
+                        List.of(
+                                "  bench --allocs N --tasks M [--restart] [--agent-jar FILE] [--agent-jvm \"OPTIONS\"] [--timeline CSV]",
+                                "      Start the local API server and the agent jar (default operator/target/drover-agent.jar) as",
+                                "      child processes, the agent with the image's JVM options (or OPTIONS), create N allocations of M mock",
+                                "      tasks at once, and print one JSON line:",
+                                "      allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),",
+                                "      createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,",
+                                "      heapBytesPerAlloc, and with --restart restoreSeconds and restartsAfterRestore.",
+                                "      --timeline writes each allocation's created, received, started and running times (ms) as CSV."))
                 + "\n";
     }
 }

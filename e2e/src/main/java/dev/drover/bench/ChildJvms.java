@@ -53,8 +53,7 @@ record ChildJvms(String launcher) {
     }
 
     /** A started API server and where it serves. */
-    record Server(Process process, URI url) {
-    }
+    record Server(Process process, URI url) {}
 
     /**
      * Starts the local API server ({@code apiserver}, from this jar) with {@link #SERVER_JVM}, for node
@@ -62,8 +61,15 @@ record ChildJvms(String launcher) {
      */
     Server startServer(Path kubeconfig, String node, Path log) throws IOException, InterruptedException {
         List<String> command = java(SERVER_JVM);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), launcher, "apiserver",
-                "--kubeconfig", kubeconfig.toString(), "--nodes", node));
+        command.addAll(List.of(
+                "-cp",
+                System.getProperty("java.class.path"),
+                launcher,
+                "apiserver",
+                "--kubeconfig",
+                kubeconfig.toString(),
+                "--nodes",
+                node));
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         var lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         List<String> seen = new ArrayList<>();
@@ -97,7 +103,10 @@ record ChildJvms(String launcher) {
         List<String> command = java(jvm);
         command.addAll(List.of("-jar", jar.toString()));
         command.addAll(args);
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {

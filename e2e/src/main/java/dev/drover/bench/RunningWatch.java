@@ -25,8 +25,10 @@ final class RunningWatch implements AutoCloseable {
 
     RunningWatch(URI server, Map<String, Long> running) throws IOException, InterruptedException {
         HttpClient client = HttpClient.newHttpClient();
-        HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(server.resolve(
-                "/apis/drover.dev/v1alpha1/namespaces/default/allocations?watch=true")).build(),
+        HttpResponse<InputStream> r = client.send(
+                HttpRequest.newBuilder(
+                                server.resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations?watch=true"))
+                        .build(),
                 HttpResponse.BodyHandlers.ofInputStream());
         if (r.statusCode() != 200) {
             client.close();
@@ -34,7 +36,8 @@ final class RunningWatch implements AutoCloseable {
         }
         stream = r.body();
         thread = Thread.ofPlatform().name("bench-watch").start(() -> {
-            try (client; var parser = JSON.createParser(stream)) {
+            try (client;
+                    var parser = JSON.createParser(stream)) {
                 while (parser.nextToken() != null) { // one {"type": ..., "object": {...}} after another
                     String[] nameAndStatus = new String[2];
                     readEvent(parser, nameAndStatus);

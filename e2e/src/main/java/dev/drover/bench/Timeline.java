@@ -16,8 +16,7 @@ import java.util.Map;
 /** When each allocation of a run was created, taken on, started and seen Running, and the figures from that. */
 final class Timeline {
 
-    private Timeline() {
-    }
+    private Timeline() {}
 
     /**
      * Per allocation, from the agent seeing it (its tasks' Received events: the agent records them when it takes
@@ -60,8 +59,14 @@ final class Timeline {
      * One line per allocation, in milliseconds from the first create: created (its create call returned), received
      * (the agent took it on), started (its last task started), running (the bench's watch saw it Running).
      */
-    static void write(Path file, List<Allocation> listed, Map<String, Long> created, Map<String, Long> running,
-                      long begin, Instant beginWall) throws IOException {
+    static void write(
+            Path file,
+            List<Allocation> listed,
+            Map<String, Long> created,
+            Map<String, Long> running,
+            long begin,
+            Instant beginWall)
+            throws IOException {
         List<String> lines = new ArrayList<>(List.of("name,createdMs,receivedMs,startedMs,runningMs"));
         for (Allocation a : listed) {
             String name = a.getMetadata().getName();
@@ -92,7 +97,10 @@ final class Timeline {
         if (state.getEvents() == null) {
             return null;
         }
-        return state.getEvents().stream().filter(e -> e.getType() == type).map(e -> Timestamps.parse(e.getTime()))
-                .min(Instant::compareTo).orElse(null);
+        return state.getEvents().stream()
+                .filter(e -> e.getType() == type)
+                .map(e -> Timestamps.parse(e.getTime()))
+                .min(Instant::compareTo)
+                .orElse(null);
     }
 }

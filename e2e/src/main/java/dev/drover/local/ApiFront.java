@@ -78,10 +78,15 @@ final class ApiFront implements HttpHandler {
                 return;
             }
         }
-        if (method.equals("POST") && (path.equals(LocalReviews.TOKEN_REVIEWS) || path.equals(LocalReviews.ACCESS_REVIEWS))) {
+        if (method.equals("POST")
+                && (path.equals(LocalReviews.TOKEN_REVIEWS) || path.equals(LocalReviews.ACCESS_REVIEWS))) {
             ObjectNode review = object(body(ex));
-            send(ex, 201, path.equals(LocalReviews.TOKEN_REVIEWS) ? LocalReviews.tokenReview(review)
-                    : LocalReviews.accessReview(review));
+            send(
+                    ex,
+                    201,
+                    path.equals(LocalReviews.TOKEN_REVIEWS)
+                            ? LocalReviews.tokenReview(review)
+                            : LocalReviews.accessReview(review));
             return;
         }
         ResourcePath rp = ResourcePath.parse(path);
@@ -102,8 +107,11 @@ final class ApiFront implements HttpHandler {
     private JsonNode fixedDocument(String path) {
         switch (path) {
             case "/version" -> {
-                return JSON.createObjectNode().put("major", "1").put("minor", "32")
-                        .put("gitVersion", "v1.32.0-drover-local").put("platform", "linux/amd64");
+                return JSON.createObjectNode()
+                        .put("major", "1")
+                        .put("minor", "32")
+                        .put("gitVersion", "v1.32.0-drover-local")
+                        .put("platform", "linux/amd64");
             }
             case "/healthz", "/readyz", "/livez" -> {
                 return JSON.getNodeFactory().textNode("ok");
@@ -147,7 +155,8 @@ final class ApiFront implements HttpHandler {
         FieldSelector fields = fieldSelector(query);
         LabelSelector labels = labelSelector(query);
         ObjectStore.Listing listing = store.list(type, rp.namespace());
-        ObjectNode list = JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
+        ObjectNode list =
+                JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
         list.putObject("metadata").put("resourceVersion", Long.toString(listing.revision()));
         ArrayNode items = list.putArray("items");
         for (ObjectNode item : listing.items()) {
@@ -192,8 +201,13 @@ final class ApiFront implements HttpHandler {
                 return patched;
             };
         }
-        ObjectNode updated = store.update(type, rp.namespace(), rp.name(), statusWrite,
-                current -> checked(type, change.apply(current), !statusWrite), dryRun);
+        ObjectNode updated = store.update(
+                type,
+                rp.namespace(),
+                rp.name(),
+                statusWrite,
+                current -> checked(type, change.apply(current), !statusWrite),
+                dryRun);
         catalogChanged(type);
         send(ex, 200, updated);
     }
@@ -209,13 +223,19 @@ final class ApiFront implements HttpHandler {
         }
         FieldSelector fields = fieldSelector(query);
         LabelSelector labels = labelSelector(query);
-        ObjectNode list = JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
+        ObjectNode list =
+                JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
         ArrayNode items = list.putArray("items");
         for (ObjectNode item : store.list(type, rp.namespace()).items()) {
             if (fields.matches(item) && labels.matches(item)) {
                 try {
-                    items.add(store.delete(type, rp.namespace() == null ? item.path("metadata").path("namespace").asText(null)
-                            : rp.namespace(), item.path("metadata").path("name").asText(), dryRun));
+                    items.add(store.delete(
+                            type,
+                            rp.namespace() == null
+                                    ? item.path("metadata").path("namespace").asText(null)
+                                    : rp.namespace(),
+                            item.path("metadata").path("name").asText(),
+                            dryRun));
                 } catch (ApiError gone) {
                     // deleted meanwhile
                 }
@@ -232,11 +252,15 @@ final class ApiFront implements HttpHandler {
             throw new ApiError(404, "NotFound", "the server could not find the requested resource");
         }
         if (rp.subresource() != null && !rp.subresource().equals("status")) {
-            throw new ApiError(404, "NotFound", "the server could not find the requested resource ("
-                    + rp.subresource() + " of " + type.plural() + ")");
+            throw new ApiError(
+                    404,
+                    "NotFound",
+                    "the server could not find the requested resource (" + rp.subresource() + " of " + type.plural()
+                            + ")");
         }
         if (create && rp.name() != null) {
-            throw new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+            throw new ApiError(
+                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
         }
     }
 
@@ -250,8 +274,12 @@ final class ApiFront implements HttpHandler {
         }
         SchemaValidator.Result result = SchemaValidator.validate(object, type.schema(), true);
         if (!result.invalid().isEmpty()) {
-            throw new ApiError(422, "Invalid", type.kind() + "." + type.group() + " \""
-                    + object.path("metadata").path("name").asText("") + "\" is invalid: " + String.join(", ", result.invalid()));
+            throw new ApiError(
+                    422,
+                    "Invalid",
+                    type.kind() + "." + type.group() + " \""
+                            + object.path("metadata").path("name").asText("") + "\" is invalid: "
+                            + String.join(", ", result.invalid()));
         }
         return object;
     }
@@ -261,11 +289,19 @@ final class ApiFront implements HttpHandler {
         if (!strict || type.schema() == null) {
             return;
         }
-        List<String> unknown = SchemaValidator.validate(body, type.schema(), false).unknownFields();
+        List<String> unknown =
+                SchemaValidator.validate(body, type.schema(), false).unknownFields();
         if (!unknown.isEmpty()) {
-            throw new ApiError(400, "BadRequest", type.kind() + " in version \"" + type.version()
-                    + "\" cannot be handled as a " + type.kind() + ": strict decoding error: "
-                    + String.join(", ", unknown.stream().map(f -> "unknown field \"" + f + "\"").toList()));
+            throw new ApiError(
+                    400,
+                    "BadRequest",
+                    type.kind() + " in version \"" + type.version()
+                            + "\" cannot be handled as a " + type.kind() + ": strict decoding error: "
+                            + String.join(
+                                    ", ",
+                                    unknown.stream()
+                                            .map(f -> "unknown field \"" + f + "\"")
+                                            .toList()));
         }
     }
 

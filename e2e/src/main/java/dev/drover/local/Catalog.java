@@ -19,8 +19,14 @@ final class Catalog {
 
     static final ResourceType NAMESPACES = ResourceType.builtIn("", "v1", "namespaces", "Namespace", false, "ns");
     static final ResourceType NODES = ResourceType.builtIn("", "v1", "nodes", "Node", false, "no");
-    static final ResourceType CRDS = ResourceType.builtIn("apiextensions.k8s.io", "v1", "customresourcedefinitions",
-            "CustomResourceDefinition", false, "crd", "crds");
+    static final ResourceType CRDS = ResourceType.builtIn(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            false,
+            "crd",
+            "crds");
 
     static final List<ResourceType> BUILT_IN = List.of(
             NAMESPACES,
@@ -95,18 +101,34 @@ final class Catalog {
                 if (Boolean.FALSE.equals(v.getServed())) {
                     continue;
                 }
-                JsonNode schema = v.getSchema() == null ? null : JSON.valueToTree(v.getSchema().getOpenAPIV3Schema());
-                List<JsonNode> columns = v.getAdditionalPrinterColumns() == null ? List.of()
-                        : v.getAdditionalPrinterColumns().stream().map(c -> JSON.<JsonNode>valueToTree(c)).toList();
-                List<String> selectable = v.getSelectableFields() == null ? List.of()
-                        : v.getSelectableFields().stream().map(f -> f.getJsonPath().replaceFirst("^\\.", "")).toList();
-                ResourceType t = new ResourceType(crd.getSpec().getGroup(), v.getName(), names.getPlural(),
-                        names.getSingular() == null ? names.getKind().toLowerCase(java.util.Locale.ROOT) : names.getSingular(),
-                        names.getKind(), "Namespaced".equals(crd.getSpec().getScope()),
+                JsonNode schema = v.getSchema() == null
+                        ? null
+                        : JSON.valueToTree(v.getSchema().getOpenAPIV3Schema());
+                List<JsonNode> columns = v.getAdditionalPrinterColumns() == null
+                        ? List.of()
+                        : v.getAdditionalPrinterColumns().stream()
+                                .map(c -> JSON.<JsonNode>valueToTree(c))
+                                .toList();
+                List<String> selectable = v.getSelectableFields() == null
+                        ? List.of()
+                        : v.getSelectableFields().stream()
+                                .map(f -> f.getJsonPath().replaceFirst("^\\.", ""))
+                                .toList();
+                ResourceType t = new ResourceType(
+                        crd.getSpec().getGroup(),
+                        v.getName(),
+                        names.getPlural(),
+                        names.getSingular() == null
+                                ? names.getKind().toLowerCase(java.util.Locale.ROOT)
+                                : names.getSingular(),
+                        names.getKind(),
+                        "Namespaced".equals(crd.getSpec().getScope()),
                         names.getShortNames() == null ? List.of() : names.getShortNames(),
                         names.getCategories() == null ? List.of() : names.getCategories(),
                         v.getSubresources() != null && v.getSubresources().getStatus() != null,
-                        schema, columns, selectable);
+                        schema,
+                        columns,
+                        selectable);
                 out.put(t.key(), t);
             }
         }

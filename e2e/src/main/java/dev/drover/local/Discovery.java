@@ -10,8 +10,8 @@ import java.util.Map;
 final class Discovery {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final List<String> VERBS = List.of("create", "delete", "deletecollection", "get", "list", "patch",
-            "update", "watch");
+    private static final List<String> VERBS =
+            List.of("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch");
 
     private final Catalog catalog;
 
@@ -25,7 +25,9 @@ final class Discovery {
         if (p.equals("/api")) {
             ObjectNode n = JSON.createObjectNode().put("kind", "APIVersions");
             n.putArray("versions").add("v1");
-            n.putArray("serverAddressByClientCIDRs").addObject().put("clientCIDR", "0.0.0.0/0")
+            n.putArray("serverAddressByClientCIDRs")
+                    .addObject()
+                    .put("clientCIDR", "0.0.0.0/0")
                     .put("serverAddress", "127.0.0.1");
             return n;
         }
@@ -39,9 +41,12 @@ final class Discovery {
                 ObjectNode group = groups.addObject().put("name", g.getKey());
                 ArrayNode versions = group.putArray("versions");
                 for (String v : g.getValue()) {
-                    versions.addObject().put("groupVersion", g.getKey() + "/" + v).put("version", v);
+                    versions.addObject()
+                            .put("groupVersion", g.getKey() + "/" + v)
+                            .put("version", v);
                 }
-                group.putObject("preferredVersion").put("groupVersion", g.getKey() + "/" + g.getValue().getFirst())
+                group.putObject("preferredVersion")
+                        .put("groupVersion", g.getKey() + "/" + g.getValue().getFirst())
                         .put("version", g.getValue().getFirst());
             }
             return n;
@@ -51,15 +56,22 @@ final class Discovery {
         }
         String[] s = p.split("/");
         if (s.length == 4 && s[1].equals("apis")) {
-            return catalog.groups().containsKey(s[2]) && catalog.groups().get(s[2]).contains(s[3])
-                    ? resourceList(s[2], s[3]) : null;
+            return catalog.groups().containsKey(s[2])
+                            && catalog.groups().get(s[2]).contains(s[3])
+                    ? resourceList(s[2], s[3])
+                    : null;
         }
         if (s.length == 3 && s[1].equals("apis") && catalog.groups().containsKey(s[2])) {
             List<String> versions = catalog.groups().get(s[2]);
-            ObjectNode group = JSON.createObjectNode().put("kind", "APIGroup").put("apiVersion", "v1").put("name", s[2]);
+            ObjectNode group = JSON.createObjectNode()
+                    .put("kind", "APIGroup")
+                    .put("apiVersion", "v1")
+                    .put("name", s[2]);
             ArrayNode vs = group.putArray("versions");
-            versions.forEach(v -> vs.addObject().put("groupVersion", s[2] + "/" + v).put("version", v));
-            group.putObject("preferredVersion").put("groupVersion", s[2] + "/" + versions.getFirst())
+            versions.forEach(
+                    v -> vs.addObject().put("groupVersion", s[2] + "/" + v).put("version", v));
+            group.putObject("preferredVersion")
+                    .put("groupVersion", s[2] + "/" + versions.getFirst())
                     .put("version", versions.getFirst());
             return group;
         }
@@ -67,15 +79,21 @@ final class Discovery {
     }
 
     private ObjectNode resourceList(String group, String version) {
-        ObjectNode n = JSON.createObjectNode().put("kind", "APIResourceList").put("apiVersion", "v1")
+        ObjectNode n = JSON.createObjectNode()
+                .put("kind", "APIResourceList")
+                .put("apiVersion", "v1")
                 .put("groupVersion", group.isEmpty() ? version : group + "/" + version);
         ArrayNode resources = n.putArray("resources");
         for (ResourceType t : catalog.types()) {
             if (!t.group().equals(group) || !t.version().equals(version)) {
                 continue;
             }
-            ObjectNode r = resources.addObject().put("name", t.plural()).put("singularName", t.singular())
-                    .put("namespaced", t.namespaced()).put("kind", t.kind());
+            ObjectNode r = resources
+                    .addObject()
+                    .put("name", t.plural())
+                    .put("singularName", t.singular())
+                    .put("namespaced", t.namespaced())
+                    .put("kind", t.kind());
             VERBS.forEach(r.putArray("verbs")::add);
             if (!t.shortNames().isEmpty()) {
                 t.shortNames().forEach(r.putArray("shortNames")::add);
@@ -84,8 +102,12 @@ final class Discovery {
                 t.categories().forEach(r.putArray("categories")::add);
             }
             if (t.statusSubresource()) {
-                ObjectNode status = resources.addObject().put("name", t.plural() + "/status").put("singularName", "")
-                        .put("namespaced", t.namespaced()).put("kind", t.kind());
+                ObjectNode status = resources
+                        .addObject()
+                        .put("name", t.plural() + "/status")
+                        .put("singularName", "")
+                        .put("namespaced", t.namespaced())
+                        .put("kind", t.kind());
                 status.putArray("verbs").add("get").add("patch").add("update");
             }
         }

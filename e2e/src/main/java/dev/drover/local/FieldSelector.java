@@ -13,8 +13,7 @@ import java.util.List;
  */
 record FieldSelector(List<Term> terms) {
 
-    record Term(String path, String value, boolean equal) {
-    }
+    record Term(String path, String value, boolean equal) {}
 
     static FieldSelector parse(String raw) {
         List<Term> terms = new ArrayList<>();
@@ -25,12 +24,14 @@ record FieldSelector(List<Term> terms) {
             int ne = part.indexOf("!=");
             int eq = part.indexOf('=');
             if (ne >= 0) {
-                terms.add(new Term(part.substring(0, ne).trim(), part.substring(ne + 2).trim(), false));
+                terms.add(new Term(
+                        part.substring(0, ne).trim(), part.substring(ne + 2).trim(), false));
             } else if (eq >= 0) {
                 String value = part.substring(eq + 1).replaceFirst("^=", "").trim();
                 terms.add(new Term(part.substring(0, eq).trim(), value, true));
             } else {
-                throw new IllegalArgumentException("invalid field selector term \"" + part + "\": use field=value or field!=value");
+                throw new IllegalArgumentException(
+                        "invalid field selector term \"" + part + "\": use field=value or field!=value");
             }
         }
         return new FieldSelector(terms);

@@ -6,8 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /** Small helpers over Jackson trees: dotted paths as field selectors and printer columns use them. */
 final class Json {
 
-    private Json() {
-    }
+    private Json() {}
 
     /** The value at a dotted path ({@code spec.nodeName}, leading dot allowed), or a missing node. */
     static JsonNode at(JsonNode root, String dotted) {

@@ -11,8 +11,7 @@ final class Kubeconfig {
 
     static final String NAME = "drover-local";
 
-    private Kubeconfig() {
-    }
+    private Kubeconfig() {}
 
     static void write(Path file, URI server) throws IOException {
         Path parent = file.toAbsolutePath().getParent();

@@ -12,7 +12,14 @@ import java.util.Set;
  */
 record LabelSelector(List<Requirement> requirements) {
 
-    enum Op { EQUALS, NOT_EQUALS, IN, NOT_IN, EXISTS, NOT_EXISTS }
+    enum Op {
+        EQUALS,
+        NOT_EQUALS,
+        IN,
+        NOT_IN,
+        EXISTS,
+        NOT_EXISTS
+    }
 
     record Requirement(String key, Op op, Set<String> values) {
         boolean matches(JsonNode labels) {
@@ -45,11 +52,15 @@ record LabelSelector(List<Requirement> requirements) {
                 if (!rest.endsWith(")")) {
                     throw invalid(raw, "an unclosed value set in \"" + t + "\"");
                 }
-                Set<String> values = Set.copyOf(List.of(rest.substring(open + 1, rest.length() - 1).trim().split("\\s*,\\s*")));
+                Set<String> values = Set.copyOf(List.of(
+                        rest.substring(open + 1, rest.length() - 1).trim().split("\\s*,\\s*")));
                 out.add(new Requirement(key(raw, set[0]), op, values));
             } else if (t.contains("!=")) {
                 int i = t.indexOf("!=");
-                out.add(new Requirement(key(raw, t.substring(0, i)), Op.NOT_EQUALS, Set.of(t.substring(i + 2).trim())));
+                out.add(new Requirement(
+                        key(raw, t.substring(0, i)),
+                        Op.NOT_EQUALS,
+                        Set.of(t.substring(i + 2).trim())));
             } else if (t.contains("=")) {
                 int i = t.indexOf('=');
                 String value = t.substring(i + 1).replaceFirst("^=", "").trim();

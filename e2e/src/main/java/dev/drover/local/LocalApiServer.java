@@ -81,6 +81,7 @@ public final class LocalApiServer implements AutoCloseable {
     private final Path kubeconfig;
     /** What serves the store over HTTP; null while the server is stopped (the store and its objects stay). */
     private Serving serving;
+
     private volatile KubernetesClient client;
 
     private record Serving(HttpServer http, ApiFront front) {
@@ -97,7 +98,10 @@ public final class LocalApiServer implements AutoCloseable {
             store.create(Catalog.CRDS, null, readCrd(crd), false);
         }
         for (String ns : List.of("default", "kube-system", "kube-public")) {
-            ObjectNode namespace = JsonNodeFactory.instance.objectNode().put("apiVersion", "v1").put("kind", "Namespace");
+            ObjectNode namespace = JsonNodeFactory.instance
+                    .objectNode()
+                    .put("apiVersion", "v1")
+                    .put("kind", "Namespace");
             namespace.putObject("metadata").put("name", ns);
             store.create(Catalog.NAMESPACES, null, namespace, false);
         }
@@ -165,8 +169,10 @@ public final class LocalApiServer implements AutoCloseable {
         if (c == null) {
             synchronized (this) {
                 if (client == null) {
-                    client = new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
-                            .withConfig(clientConfig(url)).build();
+                    client = new KubernetesClientBuilder()
+                            .withHttpClientFactory(new JdkHttpClientFactory())
+                            .withConfig(clientConfig(url))
+                            .build();
                 }
                 c = client;
             }
@@ -179,8 +185,12 @@ public final class LocalApiServer implements AutoCloseable {
      * which is what the front serves (it does not proxy websockets).
      */
     public static Config clientConfig(URI url) {
-        return new ConfigBuilder(Config.empty()).withMasterUrl(url.toString()).withNamespace("default")
-                .withOnlyHttpWatches(true).withRequestRetryBackoffLimit(0).build();
+        return new ConfigBuilder(Config.empty())
+                .withMasterUrl(url.toString())
+                .withNamespace("default")
+                .withOnlyHttpWatches(true)
+                .withRequestRetryBackoffLimit(0)
+                .build();
     }
 
     @Override
@@ -195,15 +205,27 @@ public final class LocalApiServer implements AutoCloseable {
 
     /** A Ready node with the capacity of a small machine and the labels kubelet sets. */
     static ObjectNode node(String name) {
-        Map<String, Quantity> capacity = Map.of("cpu", new Quantity("2"), "memory", new Quantity("8Gi"),
-                "pods", new Quantity("110"));
-        return JSON.convertValue(new NodeBuilder()
-                .withNewMetadata().withName(name).addToLabels("kubernetes.io/hostname", name)
-                .addToLabels("kubernetes.io/os", "linux").endMetadata()
-                .withNewStatus().withCapacity(capacity).withAllocatable(capacity)
-                .addNewCondition().withType("Ready").withStatus("True").withReason("KubeletReady")
-                .withMessage("drover local node").endCondition()
-                .endStatus().build(), ObjectNode.class);
+        Map<String, Quantity> capacity =
+                Map.of("cpu", new Quantity("2"), "memory", new Quantity("8Gi"), "pods", new Quantity("110"));
+        return JSON.convertValue(
+                new NodeBuilder()
+                        .withNewMetadata()
+                        .withName(name)
+                        .addToLabels("kubernetes.io/hostname", name)
+                        .addToLabels("kubernetes.io/os", "linux")
+                        .endMetadata()
+                        .withNewStatus()
+                        .withCapacity(capacity)
+                        .withAllocatable(capacity)
+                        .addNewCondition()
+                        .withType("Ready")
+                        .withStatus("True")
+                        .withReason("KubeletReady")
+                        .withMessage("drover local node")
+                        .endCondition()
+                        .endStatus()
+                        .build(),
+                ObjectNode.class);
     }
 
     private static ObjectNode readCrd(String location) throws IOException {

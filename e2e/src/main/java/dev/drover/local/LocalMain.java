@@ -44,8 +44,7 @@ public final class LocalMain {
 
     static final String LOCAL_NODE = "local";
 
-    private LocalMain() {
-    }
+    private LocalMain() {}
 
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
@@ -60,7 +59,8 @@ public final class LocalMain {
             return switch (args[0]) {
                 case "apiserver" -> apiserver(Arrays.copyOfRange(args, 1, args.length), out);
                 case "up" -> up(Arrays.copyOfRange(args, 1, args.length), out, err);
-                case "bench" -> Bench.run(Arrays.copyOfRange(args, 1, args.length), out, err, LocalMain.class.getName());
+                case "bench" ->
+                    Bench.run(Arrays.copyOfRange(args, 1, args.length), out, err, LocalMain.class.getName());
                 default -> throw new UsageException("unknown command \"" + args[0] + "\"");
             };
         } catch (UsageException | Bench.UsageException e) {
@@ -84,8 +84,11 @@ public final class LocalMain {
             switch (args[i]) {
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--port" -> port = port(value(args, ++i, "--port"));
-                case "--nodes" -> nodes.addAll(Arrays.stream(value(args, ++i, "--nodes").split(","))
-                        .map(String::trim).filter(s -> !s.isEmpty()).toList());
+                case "--nodes" ->
+                    nodes.addAll(Arrays.stream(value(args, ++i, "--nodes").split(","))
+                            .map(String::trim)
+                            .filter(s -> !s.isEmpty())
+                            .toList());
                 default -> throw new UsageException("unknown flag \"" + args[i] + "\"");
             }
         }
@@ -93,9 +96,12 @@ public final class LocalMain {
             throw new UsageException("apiserver needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
         }
         LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
-                .withPort(port).withNodes(nodes).withKubeconfig(kubeconfig));
+                .withPort(port)
+                .withNodes(nodes)
+                .withKubeconfig(kubeconfig));
         StopSignal stop = StopSignal.install();
-        out.println("drover-local apiserver ready at " + server.url() + " (kubeconfig " + kubeconfig.toAbsolutePath() + ")");
+        out.println("drover-local apiserver ready at " + server.url() + " (kubeconfig " + kubeconfig.toAbsolutePath()
+                + ")");
         out.flush();
         stop.await();
         server.close();
@@ -126,9 +132,17 @@ public final class LocalMain {
         }
         AgentConfig config;
         try {
-            List<String> agentArgs = new ArrayList<>(List.of("--node", LOCAL_NODE, "--data-dir", dataDir.toString(),
-                    "--kubeconfig", kubeconfig.toString(),
-                    "--enable-raw-exec", "--metrics-port", Integer.toString(metricsPort), "--api-port",
+            List<String> agentArgs = new ArrayList<>(List.of(
+                    "--node",
+                    LOCAL_NODE,
+                    "--data-dir",
+                    dataDir.toString(),
+                    "--kubeconfig",
+                    kubeconfig.toString(),
+                    "--enable-raw-exec",
+                    "--metrics-port",
+                    Integer.toString(metricsPort),
+                    "--api-port",
                     Integer.toString(apiPort)));
             plugins.forEach(p -> agentArgs.addAll(List.of("--device-plugin", p)));
             config = AgentConfig.load(agentArgs, Map.of());
@@ -136,7 +150,9 @@ public final class LocalMain {
             throw new UsageException(e.getMessage());
         }
         LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
-                .withPort(port).withNodes(List.of(LOCAL_NODE)).withKubeconfig(kubeconfig));
+                .withPort(port)
+                .withNodes(List.of(LOCAL_NODE))
+                .withKubeconfig(kubeconfig));
         Agent agent;
         try {
             agent = Agent.start(config); // its own client, from the kubeconfig just written

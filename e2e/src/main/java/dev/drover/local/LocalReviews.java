@@ -18,8 +18,7 @@ final class LocalReviews {
     static final String TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews";
     static final String ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
-    private LocalReviews() {
-    }
+    private LocalReviews() {}
 
     static ObjectNode tokenReview(ObjectNode review) {
         ObjectNode out = review.deepCopy();
@@ -42,8 +41,11 @@ final class LocalReviews {
             admin |= g.asText().equals("system:masters");
         }
         ObjectNode status = out.putObject("status").put("allowed", admin);
-        status.put("reason", admin ? "the local cluster's admin may do everything"
-                : "the local API server has no RBAC: only its admin is allowed");
+        status.put(
+                "reason",
+                admin
+                        ? "the local cluster's admin may do everything"
+                        : "the local API server has no RBAC: only its admin is allowed");
         return out;
     }
 }

@@ -42,8 +42,7 @@ final class ObjectStore {
      * One change: the object as stored after it (for DELETED, its last state at the deletion's revision);
      * {@code previous}: the object before a MODIFIED change (a watch with selectors needs it), else null.
      */
-    record Change(long revision, String typeKey, String type, ObjectNode object, ObjectNode previous) {
-    }
+    record Change(long revision, String typeKey, String type, ObjectNode object, ObjectNode previous) {}
 
     /** A registered watch: changes of one type (and namespace, when given) arrive in revision order. */
     final class Watch implements AutoCloseable {
@@ -82,7 +81,11 @@ final class ObjectStore {
 
         private boolean wants(Change change) {
             return change.typeKey().equals(typeKey)
-                    && (namespace == null || namespace.equals(change.object().path("metadata").path("namespace").asText()));
+                    && (namespace == null
+                            || namespace.equals(change.object()
+                                    .path("metadata")
+                                    .path("namespace")
+                                    .asText()));
         }
 
         @Override
@@ -92,8 +95,7 @@ final class ObjectStore {
     }
 
     /** A list: the items and the revision they were read at. */
-    record Listing(List<ObjectNode> items, long revision) {
-    }
+    record Listing(List<ObjectNode> items, long revision) {}
 
     private static final String ALPHANUMERIC = "bcdfghjklmnpqrstvwxz2456789";
 
@@ -157,8 +159,11 @@ final class ObjectStore {
             }
             String stated = meta.path("namespace").asText("");
             if (!stated.isEmpty() && !stated.equals(namespace)) {
-                throw new ApiFront.ApiError(400, "BadRequest", "the namespace of the provided object (" + stated
-                        + ") does not match the namespace sent on the request (" + namespace + ")");
+                throw new ApiFront.ApiError(
+                        400,
+                        "BadRequest",
+                        "the namespace of the provided object (" + stated
+                                + ") does not match the namespace sent on the request (" + namespace + ")");
             }
             if (!bucket(Catalog.NAMESPACES).containsKey(key(Catalog.NAMESPACES, null, namespace))) {
                 throw notFound(Catalog.NAMESPACES, namespace);
@@ -174,13 +179,15 @@ final class ObjectStore {
             } while (bucket(type).containsKey(key(type, namespace, name)));
         }
         if (name.isEmpty()) {
-            throw new ApiFront.ApiError(422, "Invalid", type.kind() + " is invalid: metadata.name: Required value:"
-                    + " name or generateName is required");
+            throw new ApiFront.ApiError(
+                    422,
+                    "Invalid",
+                    type.kind() + " is invalid: metadata.name: Required value:" + " name or generateName is required");
         }
         String key = key(type, namespace, name);
         if (bucket(type).containsKey(key)) {
-            throw new ApiFront.ApiError(409, "AlreadyExists", type.plural() + qualifier(type) + " \"" + name
-                    + "\" already exists");
+            throw new ApiFront.ApiError(
+                    409, "AlreadyExists", type.plural() + qualifier(type) + " \"" + name + "\" already exists");
         }
         meta.put("name", name);
         meta.put("uid", UUID.randomUUID().toString());
@@ -203,8 +210,13 @@ final class ObjectStore {
      * the main resource the status of a status-subresource type never does. An object being deleted whose
      * last finalizer goes is removed.
      */
-    synchronized ObjectNode update(ResourceType type, String namespace, String name, boolean statusWrite,
-                                   UnaryOperator<ObjectNode> change, boolean dryRun) {
+    synchronized ObjectNode update(
+            ResourceType type,
+            String namespace,
+            String name,
+            boolean statusWrite,
+            UnaryOperator<ObjectNode> change,
+            boolean dryRun) {
         String key = key(type, namespace, name);
         ObjectNode old = bucket(type).get(key);
         if (old == null) {
@@ -212,10 +224,15 @@ final class ObjectStore {
         }
         ObjectNode proposed = change.apply(old.deepCopy());
         String rv = proposed.path("metadata").path("resourceVersion").asText("");
-        if (!rv.isEmpty() && !rv.equals(old.path("metadata").path("resourceVersion").asText())) {
-            throw new ApiFront.ApiError(409, "Conflict", "Operation cannot be fulfilled on " + type.plural()
-                    + qualifier(type) + " \"" + name + "\": the object has been modified; please apply your changes"
-                    + " to the latest version and try again");
+        if (!rv.isEmpty()
+                && !rv.equals(old.path("metadata").path("resourceVersion").asText())) {
+            throw new ApiFront.ApiError(
+                    409,
+                    "Conflict",
+                    "Operation cannot be fulfilled on " + type.plural()
+                            + qualifier(type) + " \"" + name
+                            + "\": the object has been modified; please apply your changes"
+                            + " to the latest version and try again");
         }
         ObjectNode next;
         if (statusWrite) {
@@ -240,8 +257,15 @@ final class ObjectStore {
         }
         ObjectNode meta = next.withObjectProperty("metadata");
         ObjectNode oldMeta = (ObjectNode) old.get("metadata");
-        for (String kept : List.of("name", "namespace", "uid", "creationTimestamp", "generation",
-                "deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion")) {
+        for (String kept : List.of(
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "generation",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "resourceVersion")) {
             if (oldMeta.has(kept)) {
                 meta.set(kept, oldMeta.get(kept));
             } else {
@@ -281,7 +305,8 @@ final class ObjectStore {
         }
         if (type.equals(Catalog.NAMESPACES)) {
             for (Map.Entry<String, TreeMap<String, ObjectNode>> bucket : new ArrayList<>(objects.entrySet())) {
-                for (ObjectNode held : new ArrayList<>(bucket.getValue().subMap(name + "/", name + "0").values())) {
+                for (ObjectNode held : new ArrayList<>(
+                        bucket.getValue().subMap(name + "/", name + "0").values())) {
                     deleteOne(bucket.getKey(), key(held), held);
                 }
             }
@@ -298,7 +323,9 @@ final class ObjectStore {
             return old;
         }
         ObjectNode marked = old.deepCopy();
-        marked.withObjectProperty("metadata").put("deletionTimestamp", now()).put("deletionGracePeriodSeconds", 0)
+        marked.withObjectProperty("metadata")
+                .put("deletionTimestamp", now())
+                .put("deletionGracePeriodSeconds", 0)
                 .put("generation", meta.path("generation").asLong(0) + 1);
         return commit(typeKey, key, "MODIFIED", marked);
     }
@@ -316,7 +343,8 @@ final class ObjectStore {
             }
         } else {
             if (since < compacted) {
-                throw new ApiFront.ApiError(410, "Expired", "too old resource version: " + since + " (" + compacted + ")");
+                throw new ApiFront.ApiError(
+                        410, "Expired", "too old resource version: " + since + " (" + compacted + ")");
             }
             for (Change c : history) {
                 if (c.revision() > since && w.wants(c)) {
@@ -345,7 +373,8 @@ final class ObjectStore {
 
     private ObjectNode commit(String typeKey, String key, String event, ObjectNode object) {
         ObjectNode stored = stamped(object, ++revision);
-        ObjectNode previous = objects.computeIfAbsent(typeKey, k -> new TreeMap<>()).put(key, stored);
+        ObjectNode previous =
+                objects.computeIfAbsent(typeKey, k -> new TreeMap<>()).put(key, stored);
         record(new Change(revision, typeKey, event, stored, "MODIFIED".equals(event) ? previous : null));
         return stored;
     }

@@ -30,8 +30,10 @@ final class OpenApi {
             for (String v : versions) {
                 String key = group.isEmpty() ? "api/" + v : "apis/" + group + "/" + v;
                 ObjectNode doc = groupVersion(group, v);
-                paths.putObject(key).put("serverRelativeURL",
-                        "/openapi/v3/" + key + "?hash=" + Integer.toHexString(doc.hashCode()));
+                paths.putObject(key)
+                        .put(
+                                "serverRelativeURL",
+                                "/openapi/v3/" + key + "?hash=" + Integer.toHexString(doc.hashCode()));
             }
         });
         return root;
@@ -84,16 +86,25 @@ final class OpenApi {
 
     private static ObjectNode operation(ResourceType t, String action, String bodyRef) {
         ObjectNode op = JSON.createObjectNode().put("x-kubernetes-action", action);
-        op.putObject("x-kubernetes-group-version-kind").put("group", t.group()).put("version", t.version())
+        op.putObject("x-kubernetes-group-version-kind")
+                .put("group", t.group())
+                .put("version", t.version())
                 .put("kind", t.kind());
         ArrayNode params = op.putArray("parameters");
         if (bodyRef != null) {
             for (String name : List.of("dryRun", "fieldManager", "fieldValidation")) {
-                params.addObject().put("name", name).put("in", "query").put("uniqueItems", true)
-                        .putObject("schema").put("type", "string");
+                params.addObject()
+                        .put("name", name)
+                        .put("in", "query")
+                        .put("uniqueItems", true)
+                        .putObject("schema")
+                        .put("type", "string");
             }
-            op.putObject("requestBody").putObject("content").putObject("application/json")
-                    .putObject("schema").put("$ref", bodyRef);
+            op.putObject("requestBody")
+                    .putObject("content")
+                    .putObject("application/json")
+                    .putObject("schema")
+                    .put("$ref", bodyRef);
         }
         op.putObject("responses").putObject("200").put("description", "OK");
         return op;
@@ -110,7 +121,10 @@ final class OpenApi {
             props.putObject("kind").put("type", "string");
             props.putObject("metadata").put("type", "object").put("x-kubernetes-preserve-unknown-fields", true);
         }
-        s.putArray("x-kubernetes-group-version-kind").addObject().put("group", t.group()).put("kind", t.kind())
+        s.putArray("x-kubernetes-group-version-kind")
+                .addObject()
+                .put("group", t.group())
+                .put("kind", t.kind())
                 .put("version", t.version());
         return s;
     }

@@ -8,8 +8,7 @@ import java.util.Map;
 /** Applying JSON merge patches (RFC 7386) and JSON patches (RFC 6902) to an object. */
 final class Patches {
 
-    private Patches() {
-    }
+    private Patches() {}
 
     static JsonNode apply(JsonNode target, JsonNode patch, boolean jsonPatch) {
         if (jsonPatch) {
@@ -26,7 +25,8 @@ final class Patches {
         if (!patch.isObject()) {
             return patch.deepCopy();
         }
-        ObjectNode out = target != null && target.isObject() ? ((ObjectNode) target).deepCopy()
+        ObjectNode out = target != null && target.isObject()
+                ? ((ObjectNode) target).deepCopy()
                 : ((ObjectNode) patch).objectNode();
         for (Map.Entry<String, JsonNode> f : patch.properties()) {
             if (f.getValue().isNull()) {

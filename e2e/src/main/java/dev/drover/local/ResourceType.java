@@ -9,9 +9,19 @@ import java.util.List;
  * @param schema        the openAPIV3Schema of a CRD version, null for built-ins (not validated)
  * @param printerColumns a CRD's additionalPrinterColumns, empty for built-ins
  */
-record ResourceType(String group, String version, String plural, String singular, String kind, boolean namespaced,
-                    List<String> shortNames, List<String> categories, boolean statusSubresource, JsonNode schema,
-                    List<JsonNode> printerColumns, List<String> selectableFields) {
+record ResourceType(
+        String group,
+        String version,
+        String plural,
+        String singular,
+        String kind,
+        boolean namespaced,
+        List<String> shortNames,
+        List<String> categories,
+        boolean statusSubresource,
+        JsonNode schema,
+        List<JsonNode> printerColumns,
+        List<String> selectableFields) {
 
     String groupVersion() {
         return group.isEmpty() ? version : group + "/" + version;
@@ -25,10 +35,21 @@ record ResourceType(String group, String version, String plural, String singular
         return group + "/" + version + "/" + plural;
     }
 
-    static ResourceType builtIn(String group, String version, String plural, String kind, boolean namespaced,
-                                String... shortNames) {
+    static ResourceType builtIn(
+            String group, String version, String plural, String kind, boolean namespaced, String... shortNames) {
         String singular = kind.toLowerCase(java.util.Locale.ROOT);
-        return new ResourceType(group, version, plural, singular, kind, namespaced, List.of(shortNames), List.of(),
-                false, null, List.of(), List.of());
+        return new ResourceType(
+                group,
+                version,
+                plural,
+                singular,
+                kind,
+                namespaced,
+                List.of(shortNames),
+                List.of(),
+                false,
+                null,
+                List.of(),
+                List.of());
     }
 }

@@ -27,8 +27,7 @@ final class SchemaValidator {
         }
     }
 
-    private SchemaValidator() {
-    }
+    private SchemaValidator() {}
 
     static Result validate(JsonNode object, JsonNode schema, boolean checkRequired) {
         List<String> unknown = new ArrayList<>();
@@ -51,8 +50,13 @@ final class SchemaValidator {
         return new Result(unknown, invalid);
     }
 
-    private static void check(JsonNode value, JsonNode schema, String path, boolean checkRequired,
-                              List<String> unknown, List<String> invalid) {
+    private static void check(
+            JsonNode value,
+            JsonNode schema,
+            String path,
+            boolean checkRequired,
+            List<String> unknown,
+            List<String> invalid) {
         if (value.isNull()) {
             if (!schema.path("nullable").asBoolean(false)) {
                 invalid.add(path + ": Invalid value: \"null\": " + path + " in body must be of type "
@@ -63,8 +67,8 @@ final class SchemaValidator {
         boolean preserve = schema.path("x-kubernetes-preserve-unknown-fields").asBoolean(false);
         String type = schema.path("type").asText("");
         if (!type.isEmpty() && !hasType(value, type)) {
-            invalid.add(path + ": Invalid value: \"" + typeOf(value) + "\": " + path + " in body must be of type " + type
-                    + ": \"" + typeOf(value) + "\"");
+            invalid.add(path + ": Invalid value: \"" + typeOf(value) + "\": " + path + " in body must be of type "
+                    + type + ": \"" + typeOf(value) + "\"");
             return;
         }
         if (schema.has("enum")) {
@@ -75,17 +79,22 @@ final class SchemaValidator {
                 found |= e.equals(value);
             }
             if (!found) {
-                invalid.add(path + ": Unsupported value: " + value + ": supported values: " + String.join(", ", allowed));
+                invalid.add(
+                        path + ": Unsupported value: " + value + ": supported values: " + String.join(", ", allowed));
             }
         }
         if (value.isTextual()) {
             String s = value.asText();
-            if (schema.has("pattern") && !Pattern.compile(schema.get("pattern").asText()).matcher(s).find()) {
+            if (schema.has("pattern")
+                    && !Pattern.compile(schema.get("pattern").asText())
+                            .matcher(s)
+                            .find()) {
                 invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should match '"
                         + schema.get("pattern").asText() + "'");
             }
             if (schema.has("maxLength") && s.length() > schema.get("maxLength").asLong()) {
-                invalid.add(path + ": Too long: may not be more than " + schema.get("maxLength").asLong() + " bytes");
+                invalid.add(path + ": Too long: may not be more than "
+                        + schema.get("maxLength").asLong() + " bytes");
             }
             if (schema.has("minLength") && s.length() < schema.get("minLength").asLong()) {
                 invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should be at least "
@@ -93,18 +102,23 @@ final class SchemaValidator {
             }
         }
         if (value.isNumber()) {
-            if (schema.has("minimum") && value.asDouble() < schema.get("minimum").asDouble()) {
-                invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should be greater than or equal to "
+            if (schema.has("minimum")
+                    && value.asDouble() < schema.get("minimum").asDouble()) {
+                invalid.add(path + ": Invalid value: " + value + ": " + path
+                        + " in body should be greater than or equal to "
                         + schema.get("minimum").asLong());
             }
-            if (schema.has("maximum") && value.asDouble() > schema.get("maximum").asDouble()) {
-                invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should be less than or equal to "
-                        + schema.get("maximum").asLong());
+            if (schema.has("maximum")
+                    && value.asDouble() > schema.get("maximum").asDouble()) {
+                invalid.add(
+                        path + ": Invalid value: " + value + ": " + path + " in body should be less than or equal to "
+                                + schema.get("maximum").asLong());
             }
         }
         if (value instanceof ArrayNode array) {
             if (schema.has("maxItems") && array.size() > schema.get("maxItems").asLong()) {
-                invalid.add(path + ": Too many: " + array.size() + ": must have at most " + schema.get("maxItems").asLong() + " items");
+                invalid.add(path + ": Too many: " + array.size() + ": must have at most "
+                        + schema.get("maxItems").asLong() + " items");
             }
             if (schema.has("minItems") && array.size() < schema.get("minItems").asLong()) {
                 invalid.add(path + ": Invalid value: " + array.size() + ": " + path + " in body should have at least "

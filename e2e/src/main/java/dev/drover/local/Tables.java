@@ -18,8 +18,7 @@ final class Tables {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private Tables() {
-    }
+    private Tables() {}
 
     /** Whether the Accept header asks for a Table. */
     static boolean wanted(String accept) {
@@ -30,14 +29,20 @@ final class Tables {
         ObjectNode table = JSON.createObjectNode().put("kind", "Table").put("apiVersion", "meta.k8s.io/v1");
         ObjectNode meta = table.putObject("metadata");
         if (listOrObject.path("metadata").has("resourceVersion")) {
-            meta.put("resourceVersion", listOrObject.path("metadata").path("resourceVersion").asText());
+            meta.put(
+                    "resourceVersion",
+                    listOrObject.path("metadata").path("resourceVersion").asText());
         }
         List<JsonNode> columns = type == null ? List.of() : type.printerColumns();
         ArrayNode defs = table.putArray("columnDefinitions");
         column(defs, "Name", "string", "name", 0);
         boolean hasAge = false;
         for (JsonNode c : columns) {
-            column(defs, c.path("name").asText(), c.path("type").asText("string"), c.path("format").asText(""),
+            column(
+                    defs,
+                    c.path("name").asText(),
+                    c.path("type").asText("string"),
+                    c.path("format").asText(""),
                     c.path("priority").asInt(0));
             hasAge |= c.path("jsonPath").asText().equals(".metadata.creationTimestamp");
         }
@@ -54,7 +59,11 @@ final class Tables {
     }
 
     private static void column(ArrayNode defs, String name, String type, String format, int priority) {
-        defs.addObject().put("name", name).put("type", type).put("format", format).put("description", "")
+        defs.addObject()
+                .put("name", name)
+                .put("type", type)
+                .put("format", format)
+                .put("description", "")
                 .put("priority", priority);
     }
 
@@ -75,8 +84,8 @@ final class Tables {
                 cells.add(v);
             }
         }
-        ObjectNode object = row.putObject("object").put("kind", "PartialObjectMetadata")
-                .put("apiVersion", "meta.k8s.io/v1");
+        ObjectNode object =
+                row.putObject("object").put("kind", "PartialObjectMetadata").put("apiVersion", "meta.k8s.io/v1");
         object.set("metadata", item.path("metadata").deepCopy());
     }
 

@@ -22,25 +22,34 @@ final class WatchStream {
      * agent's informer.
      */
     private static final ObjectMapper ASCII_JSON = com.fasterxml.jackson.databind.json.JsonMapper.builder()
-            .enable(com.fasterxml.jackson.core.json.JsonWriteFeature.ESCAPE_NON_ASCII).build();
+            .enable(com.fasterxml.jackson.core.json.JsonWriteFeature.ESCAPE_NON_ASCII)
+            .build();
 
-    private WatchStream() {
-    }
+    private WatchStream() {}
 
     /** Streams until the client goes away, the timeout passes or {@code stopping} is set; blocks the calling thread. */
-    static void serve(HttpExchange exchange, ObjectStore store, ResourceType type, ResourcePath path, Query query,
-                      java.time.Clock tables, BooleanSupplier stopping) throws IOException {
+    static void serve(
+            HttpExchange exchange,
+            ObjectStore store,
+            ResourceType type,
+            ResourcePath path,
+            Query query,
+            java.time.Clock tables,
+            BooleanSupplier stopping)
+            throws IOException {
         FieldSelector fields = FieldSelector.parse(query.get("fieldSelector"));
         if (path.name() != null) {
-            fields = FieldSelector.parse("metadata.name=" + path.name()
-                    + (fields.isEmpty() ? "" : "," + query.get("fieldSelector")));
+            fields = FieldSelector.parse(
+                    "metadata.name=" + path.name() + (fields.isEmpty() ? "" : "," + query.get("fieldSelector")));
         }
         LabelSelector labels = LabelSelector.parse(query.get("labelSelector"));
         // "0" means any version: the client gets the current objects first, as without a version.
         long since = parseVersion(query.get("resourceVersion"));
         since = since == 0 ? -1 : since;
         long timeoutSeconds = query.get("timeoutSeconds") == null ? 0 : Long.parseLong(query.get("timeoutSeconds"));
-        long deadline = timeoutSeconds > 0 ? System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos() : Long.MAX_VALUE;
+        long deadline = timeoutSeconds > 0
+                ? System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos()
+                : Long.MAX_VALUE;
         exchange.getResponseHeaders().set("Content-Type", "application/json");
         exchange.getResponseHeaders().set("Transfer-Encoding", "chunked");
         ObjectStore.Watch watch;
@@ -51,22 +60,31 @@ final class WatchStream {
             exchange.sendResponseHeaders(200, 0);
             try (OutputStream out = exchange.getResponseBody()) {
                 ObjectNode event = JSON.createObjectNode().put("type", "ERROR");
-                event.putObject("object").put("kind", "Status").put("apiVersion", "v1").put("status", "Failure")
-                        .put("message", expired.getMessage()).put("reason", expired.reason).put("code", expired.code);
+                event.putObject("object")
+                        .put("kind", "Status")
+                        .put("apiVersion", "v1")
+                        .put("status", "Failure")
+                        .put("message", expired.getMessage())
+                        .put("reason", expired.reason)
+                        .put("code", expired.code);
                 out.write(ASCII_JSON.writeValueAsBytes(event));
                 out.write('\n');
             }
             return;
         }
         exchange.sendResponseHeaders(200, 0);
-        try (watch; OutputStream out = exchange.getResponseBody()) {
+        try (watch;
+                OutputStream out = exchange.getResponseBody()) {
             if (tables == null && "true".equals(query.get("allowWatchBookmarks"))) {
                 // The JDK server sends the response headers with the first chunk; a client that waits for them
                 // (fabric8's informer counts as watching only then) would wait for the first change. A real API
                 // server answers at once; a BOOKMARK at the client's own version says nothing new and does that.
                 ObjectNode bookmark = JSON.createObjectNode().put("type", "BOOKMARK");
-                bookmark.putObject("object").put("apiVersion", type.groupVersion()).put("kind", type.kind())
-                        .putObject("metadata").put("resourceVersion", Long.toString(Math.max(since, 0)));
+                bookmark.putObject("object")
+                        .put("apiVersion", type.groupVersion())
+                        .put("kind", type.kind())
+                        .putObject("metadata")
+                        .put("resourceVersion", Long.toString(Math.max(since, 0)));
                 out.write(ASCII_JSON.writeValueAsBytes(bookmark));
                 out.write('\n');
             }

@@ -17,25 +17,43 @@ class BenchOptionsTest {
     @Test
     void flagsAreRead() throws Exception {
         Path jar = Files.createFile(dir.resolve("agent.jar"));
-        BenchOptions o = BenchOptions.parse(new String[] {"--allocs", "1000", "--tasks", "3", "--restart",
-                "--agent-jar", jar.toString(), "--agent-jvm", " -Xmx1g  -XX:+UseSerialGC ", "--timeline", "t.csv"});
-        assertThat(o).isEqualTo(new BenchOptions(1000, 3, true, jar, List.of("-Xmx1g", "-XX:+UseSerialGC"),
-                Path.of("t.csv")));
+        BenchOptions o = BenchOptions.parse(new String[] {
+            "--allocs",
+            "1000",
+            "--tasks",
+            "3",
+            "--restart",
+            "--agent-jar",
+            jar.toString(),
+            "--agent-jvm",
+            " -Xmx1g  -XX:+UseSerialGC ",
+            "--timeline",
+            "t.csv"
+        });
+        assertThat(o)
+                .isEqualTo(
+                        new BenchOptions(1000, 3, true, jar, List.of("-Xmx1g", "-XX:+UseSerialGC"), Path.of("t.csv")));
     }
 
     @Test
     void aFlagTheBenchCannotUseIsAUsageError() throws Exception {
         String jar = Files.createFile(dir.resolve("agent.jar")).toString();
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--allocs", "0", "--agent-jar", jar}))
-                .isInstanceOf(Bench.UsageException.class).hasMessage("--allocs needs a positive whole number");
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--allocs needs a positive whole number");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--tasks", "99999999999", "--agent-jar", jar}))
-                .isInstanceOf(Bench.UsageException.class).hasMessage("--tasks needs a positive whole number");
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--tasks needs a positive whole number");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--allocs"}))
-                .isInstanceOf(Bench.UsageException.class).hasMessage("--allocs needs a value");
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--allocs needs a value");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--alocs", "5"}))
-                .isInstanceOf(Bench.UsageException.class).hasMessage("unknown flag \"--alocs\"");
-        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", dir.resolve("none.jar").toString()}))
-                .isInstanceOf(Bench.UsageException.class).hasMessageStartingWith("no agent jar at ");
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("unknown flag \"--alocs\"");
+        assertThatThrownBy(() -> BenchOptions.parse(
+                        new String[] {"--agent-jar", dir.resolve("none.jar").toString()}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessageStartingWith("no agent jar at ");
     }
 
     @Test

@@ -34,6 +34,7 @@ class AgentIT {
 
     @TempDir
     static Path dir;
+
     static LocalApiServer server;
     static Kubectl kubectl;
     static AgentProcess agent;
@@ -42,14 +43,27 @@ class AgentIT {
 
     @BeforeAll
     static void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("local", "elsewhere"))
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local", "elsewhere"))
                 .withKubeconfig(dir.resolve("kubeconfig")));
         kubectl = new Kubectl(server.kubeconfig());
         data = dir.resolve("data");
         metricsPort = freePort();
-        agent = new AgentProcess(java.nio.file.Files.createDirectories(Path.of("target", "agent-logs")).resolve("agent-it.log"), "--kubeconfig", server.kubeconfig().toString(),
-                "--node", "local", "--data-dir", data.toString(), "--enable-raw-exec",
-                "--metrics-port", Integer.toString(metricsPort), "--api-port", "0").start();
+        agent = new AgentProcess(
+                        java.nio.file.Files.createDirectories(Path.of("target", "agent-logs"))
+                                .resolve("agent-it.log"),
+                        "--kubeconfig",
+                        server.kubeconfig().toString(),
+                        "--node",
+                        "local",
+                        "--data-dir",
+                        data.toString(),
+                        "--enable-raw-exec",
+                        "--metrics-port",
+                        Integer.toString(metricsPort),
+                        "--api-port",
+                        "0")
+                .start();
     }
 
     @AfterAll
@@ -130,10 +144,14 @@ class AgentIT {
         String table = kubectl.run("get", "alloc", "hello").assertOk().out();
         assertThat(table).containsPattern("hello\\s+local\\s+Running\\s+1/1\\s+0");
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            String described = kubectl.run("describe", "alloc", "hello").assertOk().out();
-            assertThat(described).contains("Received", "TaskSetup", "Started").contains("Task web: Task started by client");
+            String described =
+                    kubectl.run("describe", "alloc", "hello").assertOk().out();
+            assertThat(described)
+                    .contains("Received", "TaskSetup", "Started")
+                    .contains("Task web: Task started by client");
         });
-        assertThat(kubectl.allocJsonpath("hello", ".status.conditions[?(@.type==\"Ready\")].status")).isEqualTo("True");
+        assertThat(kubectl.allocJsonpath("hello", ".status.conditions[?(@.type==\"Ready\")].status"))
+                .isEqualTo("True");
         assertThat(kubectl.allocJsonpath("hello", ".status.observedGeneration")).isEqualTo("1");
         assertThat(kubectl.allocJsonpath("hello", ".metadata.finalizers[0]")).isEqualTo("drover.dev/finalizer");
     }
@@ -142,35 +160,46 @@ class AgentIT {
     @Order(2)
     void aBatchAllocationCompletesAndAFailingOneFailsAfterItsRestarts() {
         apply(mock("batch-ok", "  type: Batch\n", "{runFor: 200ms}"));
-        apply(mock("batch-bad", "  type: Batch\n  restartPolicy: {attempts: 2, interval: 10s, delay: 100ms, mode: Fail}\n",
+        apply(mock(
+                "batch-bad",
+                "  type: Batch\n  restartPolicy: {attempts: 2, interval: 10s, delay: 100ms, mode: Fail}\n",
                 "{runFor: 100ms, exitCode: 3}"));
         waitFor("batch-ok", "Complete");
         waitFor("batch-bad", "Failed");
-        assertThat(kubectl.allocJsonpath("batch-bad", ".status.taskStates.main.restarts")).isEqualTo("2");
-        assertThat(kubectl.allocJsonpath("batch-bad", ".status.taskStates.main.failed")).isEqualTo("true");
-        assertThat(kubectl.allocJsonpath("batch-ok", ".status.taskStates.main.failed")).isEqualTo("false");
-        assertThat(kubectl.run("describe", "alloc", "batch-bad").assertOk().out()).contains("Warning", "NotRestarting");
+        assertThat(kubectl.allocJsonpath("batch-bad", ".status.taskStates.main.restarts"))
+                .isEqualTo("2");
+        assertThat(kubectl.allocJsonpath("batch-bad", ".status.taskStates.main.failed"))
+                .isEqualTo("true");
+        assertThat(kubectl.allocJsonpath("batch-ok", ".status.taskStates.main.failed"))
+                .isEqualTo("false");
+        assertThat(kubectl.run("describe", "alloc", "batch-bad").assertOk().out())
+                .contains("Warning", "NotRestarting");
     }
 
     @Test
     @Order(3)
     void anAllocationWithBadFieldsIsFailedWithAConditionNamingThemAndOthersStillRun() {
         // passes the CRD schema, breaks the rules: attempts x delay > interval, and a task env entry without a name
-        apply(mock("bad-fields", "  restartPolicy: {attempts: 10, interval: 5s, delay: 1s, mode: Fail}\n",
+        apply(mock(
+                "bad-fields",
+                "  restartPolicy: {attempts: 10, interval: 5s, delay: 1s, mode: Fail}\n",
                 "{runFor: 1h}"));
         waitFor("bad-fields", "Failed");
         String message = kubectl.allocJsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].message");
         assertThat(message).contains("spec.restartPolicy");
-        assertThat(kubectl.allocJsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].status")).isEqualTo("False");
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
-                kubectl.run("describe", "alloc", "bad-fields").assertOk().out()).contains("FailedValidation",
-                "spec.restartPolicy"));
+        assertThat(kubectl.allocJsonpath("bad-fields", ".status.conditions[?(@.type==\"SpecValid\")].status"))
+                .isEqualTo("False");
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(kubectl.run("describe", "alloc", "bad-fields")
+                                .assertOk()
+                                .out())
+                        .contains("FailedValidation", "spec.restartPolicy"));
 
         apply(mock("after-bad", "", "{runFor: 1h}"));
         waitFor("after-bad", "Running");
         // fixing the spec makes it run
-        apply(mock("bad-fields", "  restartPolicy: {attempts: 1, interval: 5s, delay: 1s, mode: Fail}\n",
-                "{runFor: 1h}"));
+        apply(mock(
+                "bad-fields", "  restartPolicy: {attempts: 1, interval: 5s, delay: 1s, mode: Fail}\n", "{runFor: 1h}"));
         waitFor("bad-fields", "Running");
     }
 
@@ -181,7 +210,11 @@ class AgentIT {
         apply(mock("mine-after", "", "{runFor: 1h}"));
         waitFor("mine-after", "Running"); // the agent has seen both by now
         Thread.sleep(500);
-        Allocation other = server.client().resources(Allocation.class).inNamespace("default").withName("not-mine").get();
+        Allocation other = server.client()
+                .resources(Allocation.class)
+                .inNamespace("default")
+                .withName("not-mine")
+                .get();
         assertThat(other.getStatus()).isNull();
         assertThat(other.getMetadata().getFinalizers()).isEmpty();
         assertThat(data.resolve("allocs/default/not-mine")).doesNotExist();
@@ -194,18 +227,24 @@ class AgentIT {
         waitFor("stop-me", "Running");
         long pid = pidOf("stop-me", "sleeper");
         assertThat(alive(pid)).isTrue();
-        kubectl.run("patch", "alloc", "stop-me", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}").assertOk();
+        kubectl.run("patch", "alloc", "stop-me", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}")
+                .assertOk();
         waitFor("stop-me", "Complete");
         await().atMost(Duration.ofSeconds(10)).until(() -> !alive(pid));
-        assertThat(kubectl.allocJsonpath("stop-me", ".status.taskStates.sleeper.events[*].type")).contains("Killing", "Killed");
-        assertThat(data.resolve("allocs/default/stop-me")).as("Stop keeps the files").exists();
+        assertThat(kubectl.allocJsonpath("stop-me", ".status.taskStates.sleeper.events[*].type"))
+                .contains("Killing", "Killed");
+        assertThat(data.resolve("allocs/default/stop-me"))
+                .as("Stop keeps the files")
+                .exists();
 
         apply(rawExec("delete-me"));
         waitFor("delete-me", "Running");
         long pid2 = pidOf("delete-me", "sleeper");
         kubectl.run("delete", "alloc", "delete-me", "--timeout=30s").assertOk();
         assertThat(alive(pid2)).as("process gone").isFalse();
-        assertThat(data.resolve("allocs/default/delete-me")).as("alloc dir removed").doesNotExist();
+        assertThat(data.resolve("allocs/default/delete-me"))
+                .as("alloc dir removed")
+                .doesNotExist();
         assertThat(kubectl.run("get", "alloc", "delete-me").err()).contains("NotFound");
     }
 
@@ -225,29 +264,37 @@ class AgentIT {
         assertThat(pidOf("survivor", "sleeper")).isEqualTo(pid);
         assertThat(alive(pid)).isTrue();
         Thread.sleep(1500); // time for a wrong restart to show
-        assertThat(kubectl.allocJsonpath("survivor", ".status.taskStates.sleeper.restarts")).isEqualTo("0");
+        assertThat(kubectl.allocJsonpath("survivor", ".status.taskStates.sleeper.restarts"))
+                .isEqualTo("0");
         String types = kubectl.allocJsonpath("survivor", ".status.taskStates.sleeper.events[*].type");
         assertThat(types.split(" ")).containsOnlyOnce("Started");
         assertThat(agent.log()).contains("reattached to task default/survivor/sleeper");
         // the restored runners published statuses the API server already had: skipped, not written
-        assertThat(value(get("/metrics"), "drover_status_writes_total\\{result=\"skipped\",?\\}")).isPositive();
+        assertThat(value(get("/metrics"), "drover_status_writes_total\\{result=\"skipped\",?\\}"))
+                .isPositive();
     }
 
     @Test
     @Order(7)
     void metricsServeTheDocumentedSeries() throws Exception {
         String metrics = get("/metrics");
-        for (String series : List.of("drover_allocations{client_status=\"Running\"",
-                "drover_task_events_total{type=\"Started\"", "drover_task_restarts_total",
-                "drover_status_writes_total{result=\"written\"", "drover_status_writes_total{result=\"skipped\"",
-                "drover_state_writes_total{result=\"written\"", "drover_state_writes_total{result=\"deduplicated\"",
-                "drover_alloc_seen_to_running_seconds_bucket", "operator_sdk_reconciliations_started_total",
-                "operator_sdk_reconciliations_success_total", "jvm_threads_current", "process_cpu_seconds_total")) {
+        for (String series : List.of(
+                "drover_allocations{client_status=\"Running\"",
+                "drover_task_events_total{type=\"Started\"",
+                "drover_task_restarts_total",
+                "drover_status_writes_total{result=\"written\"",
+                "drover_status_writes_total{result=\"skipped\"",
+                "drover_state_writes_total{result=\"written\"",
+                "drover_state_writes_total{result=\"deduplicated\"",
+                "drover_alloc_seen_to_running_seconds_bucket",
+                "operator_sdk_reconciliations_started_total",
+                "operator_sdk_reconciliations_success_total",
+                "jvm_threads_current",
+                "process_cpu_seconds_total")) {
             assertThat(metrics).as(series).contains(series);
         }
         assertThat(get("/healthz")).contains("ok");
         assertThat(get("/readyz")).contains("ok");
-
     }
 
     /**
@@ -270,26 +317,41 @@ class AgentIT {
                     killTimeout: 2s
                 """);
         waitFor("chatty", "Running");
-        var annotations = await().atMost(Duration.ofSeconds(20)).until(
-                () -> server.client().nodes().withName("local").get().getMetadata().getAnnotations(),
-                a -> a != null && a.containsKey("drover.dev/agent-api-port"));
+        var annotations = await().atMost(Duration.ofSeconds(20))
+                .until(
+                        () -> server.client()
+                                .nodes()
+                                .withName("local")
+                                .get()
+                                .getMetadata()
+                                .getAnnotations(),
+                        a -> a != null && a.containsKey("drover.dev/agent-api-port"));
         String base = "https://127.0.0.1:" + annotations.get("drover.dev/agent-api-port")
                 + "/v1/allocations/default/chatty/logs/talker";
         try (HttpClient https = HttpClient.newBuilder()
                 .sslContext(dev.drover.httpapi.Pinning.to(annotations.get("drover.dev/agent-certificate-sha256")))
                 .build()) {
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(https.send(HttpRequest.newBuilder(
-                            URI.create(base + "?tail=1")).header("Authorization", "Bearer drover-local").build(),
-                    HttpResponse.BodyHandlers.ofString()).body()).isEqualTo("line two\n"));
-            HttpResponse<String> anonymous = https.send(HttpRequest.newBuilder(URI.create(base)).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(https.send(
+                                            HttpRequest.newBuilder(URI.create(base + "?tail=1"))
+                                                    .header("Authorization", "Bearer drover-local")
+                                                    .build(),
+                                            HttpResponse.BodyHandlers.ofString())
+                                    .body())
+                            .isEqualTo("line two\n"));
+            HttpResponse<String> anonymous =
+                    https.send(HttpRequest.newBuilder(URI.create(base)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(anonymous.statusCode()).isEqualTo(401);
-            HttpResponse<String> forged = https.send(HttpRequest.newBuilder(URI.create(base))
-                    .header("Authorization", "Bearer not-the-kubeconfigs").build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> forged = https.send(
+                    HttpRequest.newBuilder(URI.create(base))
+                            .header("Authorization", "Bearer not-the-kubeconfigs")
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertThat(forged.statusCode()).isEqualTo(401);
             assertThat(forged.body()).contains("knows one token");
         }
-        var plugin = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "talker", "--tail", "1");
+        var plugin =
+                kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "talker", "--tail", "1");
         assertThat(plugin.out()).as(plugin.err()).isEqualTo("line two\n");
         assertThat(plugin.exitCode()).isZero();
         var missing = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "nobody");
@@ -298,22 +360,35 @@ class AgentIT {
 
         var stats = kubectl.plugin(PLUGINS, "drover", "stats", "chatty");
         assertThat(stats.exitCode()).as(stats.err()).isZero();
-        assertThat(stats.out()).contains("Allocation default/chatty on node local").containsPattern(
-                "(?m)^talker +Running +[0-9.]+ % +[0-9.]+ s +[0-9.]+ (KiB|MiB)$");
+        assertThat(stats.out())
+                .contains("Allocation default/chatty on node local")
+                .containsPattern("(?m)^talker +Running +[0-9.]+ % +[0-9.]+ s +[0-9.]+ (KiB|MiB)$");
         var json = kubectl.plugin(PLUGINS, "drover", "stats", "chatty", "--json");
-        var usage = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out()).path("tasks").path("talker")
+        var usage = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(json.out())
+                .path("tasks")
+                .path("talker")
                 .path("resourceUsage");
-        assertThat(usage.path("memory").path("rssBytes").asLong()).as(json.out()).isPositive();
+        assertThat(usage.path("memory").path("rssBytes").asLong())
+                .as(json.out())
+                .isPositive();
         assertThat(usage.path("cpu").has("percent")).isTrue();
 
         var wrongToken = kubectl.plugin(PLUGINS, "drover", "stats", "chatty", "--token=someone-else");
-        assertThat(wrongToken.exitCode()).as("--token is what the agent is shown").isEqualTo(1);
+        assertThat(wrongToken.exitCode())
+                .as("--token is what the agent is shown")
+                .isEqualTo(1);
         assertThat(wrongToken.err()).contains("knows one token").contains("(HTTP 401)");
 
         var status = kubectl.plugin(PLUGINS, "drover", "status", "chatty");
         assertThat(status.exitCode()).as(status.err()).isZero();
-        assertThat(status.out()).contains("Client Status", "Running", "Task \"talker\" is \"Running\"", "Started",
-                "Task started by client");
+        assertThat(status.out())
+                .contains(
+                        "Client Status",
+                        "Running",
+                        "Task \"talker\" is \"Running\"",
+                        "Started",
+                        "Task started by client");
         kubectl.run("delete", "alloc", "chatty", "--timeout=30s").assertOk();
     }
 
@@ -338,12 +413,14 @@ class AgentIT {
         waitFor("ticker", "Running");
         Process follow = kubectl.startPlugin(PLUGINS, "drover", "logs", "ticker", "app", "-f");
         try {
-            var out = new java.io.BufferedReader(new java.io.InputStreamReader(follow.getInputStream(),
-                    java.nio.charset.StandardCharsets.UTF_8));
+            var out = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(follow.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
             assertThat(out.readLine()).isEqualTo("waiting");
             Files.writeString(data.resolve("allocs/default/ticker/app/local/go"), "");
             assertThat(out.readLine()).as("written after the plugin started").isEqualTo("after the wait");
-            assertThat(follow.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)).as("ends with the task").isTrue();
+            assertThat(follow.waitFor(20, java.util.concurrent.TimeUnit.SECONDS))
+                    .as("ends with the task")
+                    .isTrue();
             assertThat(follow.exitValue()).isZero();
         } finally {
             follow.destroyForcibly();
@@ -354,8 +431,11 @@ class AgentIT {
 
     static String get(String path) throws Exception {
         try (HttpClient http = HttpClient.newHttpClient()) {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + path)).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+            return http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + path))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
         }
     }
 

@@ -30,11 +30,17 @@ final class AgentProcess implements AutoCloseable {
     /** Starts the agent and waits until it says it is ready. */
     AgentProcess start() throws IOException, InterruptedException {
         assertThat(JAR).as("built by mvn package in the operator module").exists();
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-jar", JAR.toString()));
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m",
+                "-jar",
+                JAR.toString()));
         command.addAll(args);
         Path out = log.resolveSibling(log.getFileName() + "." + (++starts));
-        process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             String text = Files.exists(out) ? Files.readString(out, StandardCharsets.UTF_8) : "";
@@ -67,7 +73,9 @@ final class AgentProcess implements AutoCloseable {
     /** SIGTERM, and the exit code. */
     int stop() throws InterruptedException {
         process.destroy();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the agent stops on SIGTERM").isTrue();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                .as("the agent stops on SIGTERM")
+                .isTrue();
         return process.exitValue();
     }
 

@@ -38,17 +38,18 @@ class ApiServerJarIT {
     /** The first line of {@code out} containing {@code text}, or null when the stream ends first. */
     static String lineContaining(BufferedReader out, String text, Duration timeout) throws Exception {
         return CompletableFuture.supplyAsync(() -> {
-            try {
-                for (String line; (line = out.readLine()) != null; ) {
-                    if (line.contains(text)) {
-                        return line;
+                    try {
+                        for (String line; (line = out.readLine()) != null; ) {
+                            if (line.contains(text)) {
+                                return line;
+                            }
+                        }
+                        return null;
+                    } catch (Exception e) {
+                        return null;
                     }
-                }
-                return null;
-            } catch (Exception e) {
-                return null;
-            }
-        }).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                })
+                .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     @Test
@@ -56,17 +57,21 @@ class ApiServerJarIT {
         Path kubeconfig = dir.resolve("nested/kubeconfig");
         Process server = java("apiserver", "--kubeconfig", kubeconfig.toString(), "--nodes", "local");
         try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader out =
+                    new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
             String ready = lineContaining(out, "ready", Duration.ofSeconds(60));
             assertThat(ready).contains("ready at http://127.0.0.1:");
             assertThat(Files.readString(kubeconfig)).contains("current-context: drover-local");
 
             Kubectl kubectl = new Kubectl(kubeconfig);
-            assertThat(kubectl.run("get", "nodes", "-o", "name").assertOk().out()).contains("node/local");
+            assertThat(kubectl.run("get", "nodes", "-o", "name").assertOk().out())
+                    .contains("node/local");
             assertThat(kubectl.run("get", "alloc").assertOk().err()).contains("No resources found");
 
             server.destroy(); // SIGTERM
-            assertThat(server.waitFor(30, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();
+            assertThat(server.waitFor(30, TimeUnit.SECONDS))
+                    .as("stops on SIGTERM")
+                    .isTrue();
             assertThat(server.exitValue()).isZero();
         } finally {
             server.destroyForcibly();
@@ -91,8 +96,13 @@ class ApiServerJarIT {
     void quickStartRunsWithAnOlderJavaFirstOnPath() throws Exception {
         assertThat(JAR).as("built by mvn package").exists();
         Path kubeconfig = dir.resolve(".drover-local/kubeconfig");
-        ProcessBuilder command = new ProcessBuilder(Path.of("..", "bin", "drover-local").toString(),
-                "up", "--kubeconfig", kubeconfig.toString(), "--data-dir", dir.resolve("data").toString());
+        ProcessBuilder command = new ProcessBuilder(
+                Path.of("..", "bin", "drover-local").toString(),
+                "up",
+                "--kubeconfig",
+                kubeconfig.toString(),
+                "--data-dir",
+                dir.resolve("data").toString());
         OldJava.apply(command.environment());
         Process up = command.redirectErrorStream(true).start();
         try {
@@ -108,9 +118,11 @@ class ApiServerJarIT {
             });
 
             Kubectl kubectl = new Kubectl(kubeconfig);
-            kubectl.run("apply", "-f", Path.of("..", "examples", "hello.yaml").toString()).assertOk();
+            kubectl.run("apply", "-f", Path.of("..", "examples", "hello.yaml").toString())
+                    .assertOk();
             kubectl.waitForClientStatus("hello", "Running", Duration.ofSeconds(30));
-            assertThat(kubectl.run("get", "alloc", "hello").assertOk().out()).containsPattern("hello\\s+local\\s+Running\\s+1/1");
+            assertThat(kubectl.run("get", "alloc", "hello").assertOk().out())
+                    .containsPattern("hello\\s+local\\s+Running\\s+1/1");
             var logs = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "hello", "web");
             assertThat(logs.out()).as(logs.err()).startsWith("hello from drover");
             var stats = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "stats", "hello");
@@ -129,19 +141,39 @@ class ApiServerJarIT {
     @Test
     void benchPrintsOneJsonLineWithTheDocumentedKeys() throws Exception {
         Path timeline = dir.resolve("timeline.csv");
-        Process bench = javaCommand("bench", "--allocs", "5", "--tasks", "2", "--restart", "--agent-jar",
-                Path.of("..", "operator", "target", "drover-agent.jar").toString(), "--timeline", timeline.toString())
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process bench = javaCommand(
+                        "bench",
+                        "--allocs",
+                        "5",
+                        "--tasks",
+                        "2",
+                        "--restart",
+                        "--agent-jar",
+                        Path.of("..", "operator", "target", "drover-agent.jar").toString(),
+                        "--timeline",
+                        timeline.toString())
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(bench.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(bench.exitValue()).as(out).isZero();
         var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.strip());
-        for (String key : List.of("allocs", "tasksPerAlloc", "allRunningSeconds", "p50Seconds", "p99Seconds",
-                "statusWrites", "stateChanges", "heapBytesPerAlloc", "restoreSeconds", "restartsAfterRestore")) {
+        for (String key : List.of(
+                "allocs",
+                "tasksPerAlloc",
+                "allRunningSeconds",
+                "p50Seconds",
+                "p99Seconds",
+                "statusWrites",
+                "stateChanges",
+                "heapBytesPerAlloc",
+                "restoreSeconds",
+                "restartsAfterRestore")) {
             assertThat(json.has(key)).as(key).isTrue();
         }
         assertThat(json.get("allocs").asInt()).isEqualTo(5);
-        assertThat(json.get("stateChanges").asLong()).isGreaterThanOrEqualTo(30); // 5 x 2 x (Received, TaskSetup, Started)
+        assertThat(json.get("stateChanges").asLong())
+                .isGreaterThanOrEqualTo(30); // 5 x 2 x (Received, TaskSetup, Started)
         assertThat(json.get("restartsAfterRestore").asLong()).isZero();
         List<String> lines = java.nio.file.Files.readAllLines(timeline);
         assertThat(lines.getFirst()).isEqualTo("name,createdMs,receivedMs,startedMs,runningMs");

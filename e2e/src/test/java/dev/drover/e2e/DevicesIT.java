@@ -18,6 +18,7 @@ class DevicesIT {
 
     @TempDir
     static Path dir;
+
     static LocalApiServer server;
     static Kubectl kubectl;
     static AgentProcess agent;
@@ -25,14 +26,29 @@ class DevicesIT {
 
     @BeforeAll
     static void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("local"))
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local"))
                 .withKubeconfig(dir.resolve("kubeconfig")));
         kubectl = new Kubectl(server.kubeconfig());
         data = dir.resolve("data");
-        agent = new AgentProcess(Files.createDirectories(Path.of("target", "agent-logs")).resolve("devices-it.log"),
-                "--kubeconfig", server.kubeconfig().toString(), "--node", "local", "--data-dir", data.toString(),
-                "--enable-raw-exec", "--metrics-port", "-1", "--api-port", "0", "--device-plugin",
-                "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml").toAbsolutePath()).start();
+        agent = new AgentProcess(
+                        Files.createDirectories(Path.of("target", "agent-logs")).resolve("devices-it.log"),
+                        "--kubeconfig",
+                        server.kubeconfig().toString(),
+                        "--node",
+                        "local",
+                        "--data-dir",
+                        data.toString(),
+                        "--enable-raw-exec",
+                        "--metrics-port",
+                        "-1",
+                        "--api-port",
+                        "0",
+                        "--device-plugin",
+                        "fake:"
+                                + Path.of("..", "examples", "devices", "fake-gpus.yaml")
+                                        .toAbsolutePath())
+                .start();
     }
 
     @AfterAll
@@ -69,16 +85,29 @@ class DevicesIT {
 
     static String seenByTask(String alloc) throws Exception {
         Path file = data.resolve("allocs/default/" + alloc + "/train/gpus.txt");
-        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file) && !Files.readString(file).isBlank());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> Files.exists(file) && !Files.readString(file).isBlank());
         return Files.readString(file).strip();
     }
 
     @Test
     void twoGpusGoToTwoAllocationsAThirdFailsAndAFreedGpuIsReused() throws Exception {
-        await().atMost(Duration.ofSeconds(20)).until(() -> "2".equals(kubectl.run("get", "node", "local", "-o",
-                "jsonpath={.status.capacity.drover\\.dev/nvidia-gpu}").out()));
-        assertThat(kubectl.run("get", "node", "local", "--show-labels").assertOk().out())
-                .contains("drover.dev/gpu.product=Tesla-T4", "drover.dev/gpu.count=2", "drover.dev/gpu.memory=15360MiB",
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> "2"
+                        .equals(kubectl.run(
+                                        "get",
+                                        "node",
+                                        "local",
+                                        "-o",
+                                        "jsonpath={.status.capacity.drover\\.dev/nvidia-gpu}")
+                                .out()));
+        assertThat(kubectl.run("get", "node", "local", "--show-labels")
+                        .assertOk()
+                        .out())
+                .contains(
+                        "drover.dev/gpu.product=Tesla-T4",
+                        "drover.dev/gpu.count=2",
+                        "drover.dev/gpu.memory=15360MiB",
                         "drover.dev/gpu.driver=550.54.15");
 
         kubectl.runWithInput(gpuJob("first", "600"), "apply", "-f", "-").assertOk();
@@ -90,7 +119,8 @@ class DevicesIT {
         assertThat(first).startsWith("GPU-").isNotEqualTo(second);
         assertThat(seenByTask("first")).isEqualTo(first);
         assertThat(seenByTask("second")).isEqualTo(second);
-        assertThat(kubectl.allocJsonpath("first", ".status.allocatedDevices[0].model")).isEqualTo("Tesla T4");
+        assertThat(kubectl.allocJsonpath("first", ".status.allocatedDevices[0].model"))
+                .isEqualTo("Tesla T4");
 
         kubectl.runWithInput(gpuJob("third", "600"), "apply", "-f", "-").assertOk();
         waitFor("third", "Failed");
@@ -100,15 +130,19 @@ class DevicesIT {
         waitFor("second", "Complete"); // its GPU is released
         kubectl.runWithInput(gpuJob("fourth", "600"), "apply", "-f", "-").assertOk();
         waitFor("fourth", "Running");
-        assertThat(kubectl.allocJsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
+        assertThat(kubectl.allocJsonpath("fourth", ".status.allocatedDevices[0].ids[0]"))
+                .isEqualTo(second);
 
         agent.kill();
         agent.start();
         waitFor("first", "Running");
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                assertThat(kubectl.allocJsonpath("first", ".status.allocatedDevices[0].ids[0]")).isEqualTo(first));
-        assertThat(kubectl.allocJsonpath("fourth", ".status.allocatedDevices[0].ids[0]")).isEqualTo(second);
-        assertThat(kubectl.allocJsonpath("first", ".status.taskStates.train.restarts")).isEqualTo("0");
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(kubectl.allocJsonpath("first", ".status.allocatedDevices[0].ids[0]"))
+                        .isEqualTo(first));
+        assertThat(kubectl.allocJsonpath("fourth", ".status.allocatedDevices[0].ids[0]"))
+                .isEqualTo(second);
+        assertThat(kubectl.allocJsonpath("first", ".status.taskStates.train.restarts"))
+                .isEqualTo("0");
 
         // kubectl drover stats, from the restarted agent: the reattached task's GPU as the fake plugin reports it
         var stats = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "stats", "first", "--json");

@@ -14,13 +14,13 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code operator/bin/drover-java}, which the quick start's launchers use to find a Java 25 on any machine. */
 class DroverJavaTest {
 
-    static final Path SCRIPT = Path.of("..", "operator", "bin", "drover-java").toAbsolutePath().normalize();
+    static final Path SCRIPT =
+            Path.of("..", "operator", "bin", "drover-java").toAbsolutePath().normalize();
 
     @TempDir
     Path dir;
 
-    record Run(int exitCode, String out, String err) {
-    }
+    record Run(int exitCode, String out, String err) {}
 
     /** A JDK home whose release file says {@code version} and whose java prints its name and arguments. */
     Path jdk(String name, String version) throws Exception {
@@ -52,7 +52,8 @@ class DroverJavaTest {
     void javaHomeOf25IsUsedThoughAnOlderJavaIsFirstOnPath() throws Exception {
         Path old = jdk("jdk17", "17.0.15");
         Path jdk25 = jdk("temurin25", "25.0.3");
-        Run run = run(Map.of("JAVA_HOME", jdk25.toString(), "PATH", old.resolve("bin") + ":/usr/bin:/bin"), "-jar", "x.jar");
+        Run run = run(
+                Map.of("JAVA_HOME", jdk25.toString(), "PATH", old.resolve("bin") + ":/usr/bin:/bin"), "-jar", "x.jar");
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.out()).isEqualTo("temurin25 -jar x.jar");
     }
@@ -78,11 +79,13 @@ class DroverJavaTest {
     void noJava25SaysWhatToDoAndExitsOne() throws Exception {
         Path old = jdk("jdk17", "17.0.15");
         jdk("jdk8", "1.8.0_402");
-        Run run = run(Map.of("JAVA_HOME", old.toString(), "PATH", old.resolve("bin") + ":/usr/bin:/bin"), "-jar", "x.jar");
+        Run run = run(
+                Map.of("JAVA_HOME", old.toString(), "PATH", old.resolve("bin") + ":/usr/bin:/bin"), "-jar", "x.jar");
         assertThat(run.exitCode()).isEqualTo(1);
         assertThat(run.out()).isEmpty();
-        assertThat(run.err()).isEqualTo("drover: no Java 25 or newer found (JAVA_HOME=" + old
-                + " is Java 17); install a JDK 25 and set JAVA_HOME to it");
+        assertThat(run.err())
+                .isEqualTo("drover: no Java 25 or newer found (JAVA_HOME=" + old
+                        + " is Java 17); install a JDK 25 and set JAVA_HOME to it");
     }
 
     @Test

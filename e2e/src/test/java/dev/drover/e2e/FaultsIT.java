@@ -39,6 +39,7 @@ class FaultsIT {
 
     @TempDir
     Path dir;
+
     LocalApiServer server;
     AgentProcess agent;
     final List<Long> pidsToReap = new ArrayList<>();
@@ -57,11 +58,20 @@ class FaultsIT {
     }
 
     AgentProcess agent(String log, String... extra) throws IOException {
-        List<String> args = new ArrayList<>(List.of("--kubeconfig", server.kubeconfig().toString(), "--node", "local",
-                "--data-dir", dir.resolve("data").toString(), "--metrics-port", "-1", "--api-port", "0"));
+        List<String> args = new ArrayList<>(List.of(
+                "--kubeconfig",
+                server.kubeconfig().toString(),
+                "--node",
+                "local",
+                "--data-dir",
+                dir.resolve("data").toString(),
+                "--metrics-port",
+                "-1",
+                "--api-port",
+                "0"));
         args.addAll(List.of(extra));
-        return new AgentProcess(Files.createDirectories(Path.of("target", "agent-logs")).resolve(log),
-                args.toArray(String[]::new));
+        return new AgentProcess(
+                Files.createDirectories(Path.of("target", "agent-logs")).resolve(log), args.toArray(String[]::new));
     }
 
     KubernetesClient client() {
@@ -69,12 +79,16 @@ class FaultsIT {
     }
 
     Allocation get(String name) {
-        return client().resources(Allocation.class).inNamespace("default").withName(name).get();
+        return client().resources(Allocation.class)
+                .inNamespace("default")
+                .withName(name)
+                .get();
     }
 
     static Allocation allocation(String name, AllocationType type, String driver, Map<String, Object> config) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        a.setMetadata(
+                new ObjectMetaBuilder().withName(name).withNamespace("default").build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("local");
         spec.setType(type);
@@ -101,7 +115,8 @@ class FaultsIT {
         Random random = new Random(seed);
         String context = "seed " + seed + " (" + total + " allocations, " + kills + " kills)";
         Path starts = Files.createDirectories(dir.resolve("starts"));
-        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("local"))
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local"))
                 .withKubeconfig(dir.resolve("kubeconfig")));
         agent = agent("faults-churn.log", "--enable-raw-exec").start();
 
@@ -112,12 +127,26 @@ class FaultsIT {
             Random r = new Random(seed + 1);
             for (int i = 0; i < total; i++) {
                 String name = "churn-" + i;
-                client().resource(allocation(name, AllocationType.Service, "raw_exec", Map.of("command", "/bin/sh",
-                        "args", List.of("-c", "echo $$ >> " + starts.resolve(name) + "; exec sleep 600")))).create();
+                client().resource(allocation(
+                                name,
+                                AllocationType.Service,
+                                "raw_exec",
+                                Map.of(
+                                        "command",
+                                        "/bin/sh",
+                                        "args",
+                                        List.of("-c", "echo $$ >> " + starts.resolve(name) + "; exec sleep 600"))))
+                        .create();
                 live.add(name);
                 if (r.nextInt(4) == 0) {
-                    String victim = live.stream().skip(r.nextInt(live.size())).findFirst().orElseThrow();
-                    client().resources(Allocation.class).inNamespace("default").withName(victim).delete();
+                    String victim = live.stream()
+                            .skip(r.nextInt(live.size()))
+                            .findFirst()
+                            .orElseThrow();
+                    client().resources(Allocation.class)
+                            .inNamespace("default")
+                            .withName(victim)
+                            .delete();
                     live.remove(victim);
                     deleted.add(victim);
                 }
@@ -136,26 +165,43 @@ class FaultsIT {
         }
         churn.join();
 
-        await(context).atMost(Duration.ofSeconds(FULL ? 180 : 90)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            List<Allocation> all = client().resources(Allocation.class).inNamespace("default").list().getItems();
-            return all.size() == live.size() && all.stream().allMatch(a -> a.getStatus() != null
-                    && a.getStatus().getClientStatus() == ClientStatus.Running);
-        });
+        await(context)
+                .atMost(Duration.ofSeconds(FULL ? 180 : 90))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    List<Allocation> all = client().resources(Allocation.class)
+                            .inNamespace("default")
+                            .list()
+                            .getItems();
+                    return all.size() == live.size()
+                            && all.stream()
+                                    .allMatch(a -> a.getStatus() != null
+                                            && a.getStatus().getClientStatus() == ClientStatus.Running);
+                });
         for (String name : live) {
             List<String> pids = Files.readAllLines(starts.resolve(name));
             pids.forEach(p -> pidsToReap.add(Long.parseLong(p.strip())));
             assertThat(pids).as(name + ": one start, " + context).hasSize(1);
             assertThat(ProcessHandle.of(Long.parseLong(pids.getFirst().strip())).map(ProcessHandle::isAlive))
-                    .as(name + " runs, " + context).contains(true);
-            assertThat(get(name).getStatus().getRestarts()).as(name + " restarts, " + context).isZero();
+                    .as(name + " runs, " + context)
+                    .contains(true);
+            assertThat(get(name).getStatus().getRestarts())
+                    .as(name + " restarts, " + context)
+                    .isZero();
         }
         for (String name : deleted) {
             Path file = starts.resolve(name);
             List<String> pids = Files.exists(file) ? Files.readAllLines(file) : List.of();
             pids.forEach(p -> pidsToReap.add(Long.parseLong(p.strip())));
-            assertThat(pids).as(name + " (deleted) started at most once, " + context).hasSizeLessThanOrEqualTo(1);
-            await(name + " (deleted) is stopped, " + context).atMost(Duration.ofSeconds(10)).until(() -> pids.stream()
-                    .noneMatch(p -> ProcessHandle.of(Long.parseLong(p.strip())).map(ProcessHandle::isAlive).orElse(false)));
+            assertThat(pids)
+                    .as(name + " (deleted) started at most once, " + context)
+                    .hasSizeLessThanOrEqualTo(1);
+            await(name + " (deleted) is stopped, " + context)
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> pids.stream()
+                            .noneMatch(p -> ProcessHandle.of(Long.parseLong(p.strip()))
+                                    .map(ProcessHandle::isAlive)
+                                    .orElse(false)));
         }
         assertThat(agent.log()).as("the last agent's log").doesNotContain("cannot restore", "ERROR");
     }
@@ -167,12 +213,15 @@ class FaultsIT {
     @Test
     void apiServerOutageIsRiddenOutAndStatusesCatchUp() throws Exception {
         long outageSeconds = Long.getLong("drover.faults.outageSeconds", 30);
-        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("local"))
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local"))
                 .withKubeconfig(dir.resolve("kubeconfig")));
         agent = agent("faults-outage.log").start();
-        client().resource(allocation("steady", AllocationType.Service, "mock", Map.of("runFor", "1h"))).create();
-        client().resource(allocation("finishes", AllocationType.Batch, "mock",
-                Map.of("runFor", (outageSeconds / 2 + 2) + "s"))).create();
+        client().resource(allocation("steady", AllocationType.Service, "mock", Map.of("runFor", "1h")))
+                .create();
+        client().resource(allocation(
+                        "finishes", AllocationType.Batch, "mock", Map.of("runFor", (outageSeconds / 2 + 2) + "s")))
+                .create();
         await().atMost(Duration.ofSeconds(30)).until(() -> running("steady") && running("finishes"));
 
         server.stopServing();
@@ -180,15 +229,18 @@ class FaultsIT {
         assertThat(agent.alive()).as("the agent rides out the outage").isTrue();
         server.startServing();
 
-        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
+        await().atMost(Duration.ofSeconds(90))
+                .pollInterval(Duration.ofMillis(500))
                 .until(() -> get("finishes").getStatus().getClientStatus() == ClientStatus.Complete);
         Allocation steady = get("steady");
         assertThat(steady.getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
         assertThat(steady.getStatus().getRestarts()).isZero();
         TaskState main = steady.getStatus().getTaskStates().get("main");
-        assertThat(main.getEvents().stream().filter(e -> e.getType() == TaskEventType.Started)).hasSize(1);
+        assertThat(main.getEvents().stream().filter(e -> e.getType() == TaskEventType.Started))
+                .hasSize(1);
 
-        client().resource(allocation("after", AllocationType.Service, "mock", Map.of("runFor", "1h"))).create();
+        client().resource(allocation("after", AllocationType.Service, "mock", Map.of("runFor", "1h")))
+                .create();
         await().atMost(Duration.ofSeconds(30)).until(() -> running("after"));
         assertThat(agent.alive()).isTrue();
     }

@@ -64,7 +64,8 @@ public final class Kubectl {
                 p.destroyForcibly();
                 throw new AssertionError("kubectl " + String.join(" ", args) + " did not finish in " + seconds + "s");
             }
-            return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+            return new Result(
+                    p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new AssertionError("could not run kubectl: " + e, e);
         } catch (InterruptedException e) {
@@ -115,12 +116,18 @@ public final class Kubectl {
 
     /** {@code kubectl get alloc NAME -o jsonpath={PATH}}, which must succeed. */
     public String allocJsonpath(String alloc, String path) {
-        return run("get", "alloc", alloc, "-o", "jsonpath={" + path + "}").assertOk().out();
+        return run("get", "alloc", alloc, "-o", "jsonpath={" + path + "}")
+                .assertOk()
+                .out();
     }
 
     /** {@code kubectl wait} until the allocation's {@code clientStatus} is {@code status}, within {@code timeout}. */
     public void waitForClientStatus(String alloc, String status, java.time.Duration timeout) {
-        run("wait", "alloc/" + alloc, "--for=jsonpath={.status.clientStatus}=" + status,
-                "--timeout=" + timeout.toSeconds() + "s").assertOk();
+        run(
+                        "wait",
+                        "alloc/" + alloc,
+                        "--for=jsonpath={.status.clientStatus}=" + status,
+                        "--timeout=" + timeout.toSeconds() + "s")
+                .assertOk();
     }
 }

@@ -27,12 +27,14 @@ class KubectlTest {
 
     @TempDir
     static Path dir;
+
     static LocalApiServer server;
     static Kubectl kubectl;
 
     @BeforeAll
     static void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("local", "other"))
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local", "other"))
                 .withKubeconfig(dir.resolve("kubeconfig")));
         kubectl = new Kubectl(server.kubeconfig());
     }
@@ -60,17 +62,33 @@ class KubectlTest {
 
     @Test
     void applyCreatesAndUpdatesAndGenerationFollowsSpecChanges() {
-        assertThat(kubectl.runWithInput(alloc("apply-me", ""), "apply", "-f", "-").assertOk().out())
+        assertThat(kubectl.runWithInput(alloc("apply-me", ""), "apply", "-f", "-")
+                        .assertOk()
+                        .out())
                 .contains("allocation.drover.dev/apply-me created");
-        assertThat(kubectl.run("get", "alloc", "apply-me", "-o", "jsonpath={.metadata.generation}").assertOk().out())
+        assertThat(kubectl.run("get", "alloc", "apply-me", "-o", "jsonpath={.metadata.generation}")
+                        .assertOk()
+                        .out())
                 .isEqualTo("1");
-        assertThat(kubectl.runWithInput(alloc("apply-me", "  desiredStatus: Stop\n"), "apply", "-f", "-").assertOk().out())
+        assertThat(kubectl.runWithInput(alloc("apply-me", "  desiredStatus: Stop\n"), "apply", "-f", "-")
+                        .assertOk()
+                        .out())
                 .contains("allocation.drover.dev/apply-me configured");
-        assertThat(kubectl.run("get", "alloc", "apply-me", "-o", "jsonpath={.metadata.generation} {.spec.desiredStatus}")
-                .assertOk().out()).isEqualTo("2 Stop");
+        assertThat(kubectl.run(
+                                "get",
+                                "alloc",
+                                "apply-me",
+                                "-o",
+                                "jsonpath={.metadata.generation} {.spec.desiredStatus}")
+                        .assertOk()
+                        .out())
+                .isEqualTo("2 Stop");
         kubectl.run("label", "alloc", "apply-me", "team=a").assertOk();
-        assertThat(kubectl.run("get", "alloc", "apply-me", "-o", "jsonpath={.metadata.generation}").assertOk().out())
-                .as("metadata changes leave the generation alone").isEqualTo("2");
+        assertThat(kubectl.run("get", "alloc", "apply-me", "-o", "jsonpath={.metadata.generation}")
+                        .assertOk()
+                        .out())
+                .as("metadata changes leave the generation alone")
+                .isEqualTo("2");
     }
 
     @Test
@@ -80,7 +98,9 @@ class KubectlTest {
         assertThat(table.lines().findFirst().orElseThrow().split("\\s+"))
                 .containsExactly("NAME", "NODE", "STATUS", "READY", "RESTARTS", "AGE");
         assertThat(table).contains("hello", "batch", "lifecycle", "raw-exec", "restart-policy", "gpu");
-        assertThat(kubectl.run("get", "drover").assertOk().out()).as("the category").contains("hello");
+        assertThat(kubectl.run("get", "drover").assertOk().out())
+                .as("the category")
+                .contains("hello");
     }
 
     /** The deletion lands after kubectl listed the object: its watch must still see DELETED (it hung before). */
@@ -93,14 +113,17 @@ class KubectlTest {
             return a;
         });
         Process delete = kubectl.start("delete", "alloc", "finalized", "--timeout=20s");
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
-                allocs.withName("finalized").get().getMetadata().getDeletionTimestamp() != null);
+        org.awaitility.Awaitility.await()
+                .atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> allocs.withName("finalized").get().getMetadata().getDeletionTimestamp() != null);
         Thread.sleep(500); // kubectl is now watching
         allocs.withName("finalized").edit(a -> {
             a.getMetadata().setFinalizers(java.util.List.of());
             return a;
         });
-        assertThat(delete.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).as("kubectl delete returned").isTrue();
+        assertThat(delete.waitFor(10, java.util.concurrent.TimeUnit.SECONDS))
+                .as("kubectl delete returned")
+                .isTrue();
         assertThat(delete.exitValue()).isZero();
         assertThat(allocs.withName("finalized").get()).isNull();
     }
@@ -108,14 +131,34 @@ class KubectlTest {
     @Test
     void describeShowsTheAllocationsEvents() {
         kubectl.runWithInput(alloc("described", ""), "apply", "-f", "-").assertOk();
-        Allocation a = server.client().resources(Allocation.class).inNamespace("default").withName("described").get();
-        server.client().v1().events().inNamespace("default").resource(new EventBuilder()
-                .withNewMetadata().withName("described.started").endMetadata()
-                .withNewInvolvedObject().withApiVersion("drover.dev/v1alpha1").withKind("Allocation")
-                .withName("described").withNamespace("default").withUid(a.getMetadata().getUid()).endInvolvedObject()
-                .withReason("Started").withMessage("Task web started").withType("Normal").withCount(1)
-                .withFirstTimestamp("2026-11-22T10:00:00Z").withLastTimestamp("2026-11-22T10:00:00Z")
-                .build()).create();
+        Allocation a = server.client()
+                .resources(Allocation.class)
+                .inNamespace("default")
+                .withName("described")
+                .get();
+        server.client()
+                .v1()
+                .events()
+                .inNamespace("default")
+                .resource(new EventBuilder()
+                        .withNewMetadata()
+                        .withName("described.started")
+                        .endMetadata()
+                        .withNewInvolvedObject()
+                        .withApiVersion("drover.dev/v1alpha1")
+                        .withKind("Allocation")
+                        .withName("described")
+                        .withNamespace("default")
+                        .withUid(a.getMetadata().getUid())
+                        .endInvolvedObject()
+                        .withReason("Started")
+                        .withMessage("Task web started")
+                        .withType("Normal")
+                        .withCount(1)
+                        .withFirstTimestamp("2026-11-22T10:00:00Z")
+                        .withLastTimestamp("2026-11-22T10:00:00Z")
+                        .build())
+                .create();
         String out = kubectl.run("describe", "alloc", "described").assertOk().out();
         assertThat(out).contains("Node Name:", "local").containsPattern("Normal\\s+Started\\s+.*Task web started");
     }
@@ -138,24 +181,48 @@ class KubectlTest {
     @Test
     void statusIsWrittenOnlyThroughTheStatusSubresource() {
         kubectl.runWithInput(alloc("status-only", ""), "apply", "-f", "-").assertOk();
-        kubectl.run("patch", "alloc", "status-only", "--subresource=status", "--type=merge",
-                "-p", "{\"status\":{\"clientStatus\":\"Running\",\"ready\":\"1/1\",\"restarts\":0}}").assertOk();
-        kubectl.run("patch", "alloc", "status-only", "--type=merge",
-                "-p", "{\"status\":{\"clientStatus\":\"Failed\"}}").assertOk();
-        assertThat(kubectl.run("get", "alloc", "status-only", "-o", "jsonpath={.status.clientStatus} {.metadata.generation}")
-                .assertOk().out()).isEqualTo("Running 1");
-        assertThat(kubectl.run("get", "alloc", "status-only").assertOk().out()).containsPattern("status-only\\s+local\\s+Running\\s+1/1\\s+0");
+        kubectl.run(
+                        "patch",
+                        "alloc",
+                        "status-only",
+                        "--subresource=status",
+                        "--type=merge",
+                        "-p",
+                        "{\"status\":{\"clientStatus\":\"Running\",\"ready\":\"1/1\",\"restarts\":0}}")
+                .assertOk();
+        kubectl.run("patch", "alloc", "status-only", "--type=merge", "-p", "{\"status\":{\"clientStatus\":\"Failed\"}}")
+                .assertOk();
+        assertThat(kubectl.run(
+                                "get",
+                                "alloc",
+                                "status-only",
+                                "-o",
+                                "jsonpath={.status.clientStatus} {.metadata.generation}")
+                        .assertOk()
+                        .out())
+                .isEqualTo("Running 1");
+        assertThat(kubectl.run("get", "alloc", "status-only").assertOk().out())
+                .containsPattern("status-only\\s+local\\s+Running\\s+1/1\\s+0");
     }
 
     @Test
     void waitSeesAStatusWrittenMeanwhile() throws Exception {
         kubectl.runWithInput(alloc("waited", ""), "apply", "-f", "-").assertOk();
-        Process wait = kubectl.start("wait", "--for=jsonpath={.status.clientStatus}=Running", "alloc/waited", "--timeout=20s");
+        Process wait =
+                kubectl.start("wait", "--for=jsonpath={.status.clientStatus}=Running", "alloc/waited", "--timeout=20s");
         Thread.sleep(500); // let wait list and start watching; it must see the change either way
-        kubectl.run("patch", "alloc", "waited", "--subresource=status", "--type=merge",
-                "-p", "{\"status\":{\"clientStatus\":\"Running\"}}").assertOk();
+        kubectl.run(
+                        "patch",
+                        "alloc",
+                        "waited",
+                        "--subresource=status",
+                        "--type=merge",
+                        "-p",
+                        "{\"status\":{\"clientStatus\":\"Running\"}}")
+                .assertOk();
         assertThat(wait.waitFor(25, TimeUnit.SECONDS)).isTrue();
-        assertThat(new String(wait.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).contains("condition met");
+        assertThat(new String(wait.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+                .contains("condition met");
         assertThat(wait.exitValue()).isZero();
     }
 
@@ -173,8 +240,15 @@ class KubectlTest {
         });
         try {
             await().atMost(Duration.ofSeconds(15)).until(() -> lines.stream().anyMatch(l -> l.startsWith("watched")));
-            kubectl.run("patch", "alloc", "watched", "--subresource=status", "--type=merge",
-                    "-p", "{\"status\":{\"clientStatus\":\"Complete\"}}").assertOk();
+            kubectl.run(
+                            "patch",
+                            "alloc",
+                            "watched",
+                            "--subresource=status",
+                            "--type=merge",
+                            "-p",
+                            "{\"status\":{\"clientStatus\":\"Complete\"}}")
+                    .assertOk();
             await().atMost(Duration.ofSeconds(15)).until(() -> lines.stream().anyMatch(l -> l.contains("Complete")));
         } finally {
             watch.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
@@ -217,7 +291,10 @@ class KubectlTest {
                 metadata: {name: w1}
                 spec: {size: 3}
                 """, "apply", "-f", "-").assertOk();
-        assertThat(kubectl.run("get", "wd", "w1", "-o", "jsonpath={.spec.size}").assertOk().out()).isEqualTo("3");
+        assertThat(kubectl.run("get", "wd", "w1", "-o", "jsonpath={.spec.size}")
+                        .assertOk()
+                        .out())
+                .isEqualTo("3");
     }
 
     @Test

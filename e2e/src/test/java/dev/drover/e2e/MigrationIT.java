@@ -21,6 +21,7 @@ class MigrationIT {
 
     @TempDir
     static Path dir;
+
     static LocalApiServer server;
     static Kubectl kubectl;
     static AgentProcess agentA;
@@ -28,7 +29,8 @@ class MigrationIT {
 
     @BeforeAll
     static void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("a", "b"))
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("a", "b"))
                 .withKubeconfig(dir.resolve("kubeconfig")));
         kubectl = new Kubectl(server.kubeconfig());
         Path logs = Files.createDirectories(Path.of("target", "agent-logs"));
@@ -37,9 +39,19 @@ class MigrationIT {
     }
 
     static AgentProcess agent(String node, Path logs) {
-        return new AgentProcess(logs.resolve("migration-it-" + node + ".log"), "--kubeconfig",
-                server.kubeconfig().toString(), "--node", node, "--data-dir", dir.resolve("data-" + node).toString(),
-                "--enable-raw-exec", "--metrics-port", "-1", "--api-port", "0");
+        return new AgentProcess(
+                logs.resolve("migration-it-" + node + ".log"),
+                "--kubeconfig",
+                server.kubeconfig().toString(),
+                "--node",
+                node,
+                "--data-dir",
+                dir.resolve("data-" + node).toString(),
+                "--enable-raw-exec",
+                "--metrics-port",
+                "-1",
+                "--api-port",
+                "0");
     }
 
     @AfterAll
@@ -67,7 +79,8 @@ class MigrationIT {
                     driver: raw_exec
                     config: {command: /bin/sh, args: ["-c", %s]}
                     killTimeout: 2s
-                """.formatted(name, node, previous == null ? "" : "  previousAllocation: " + previous + "\n", "'" + script + "'");
+                """.formatted(
+                name, node, previous == null ? "" : "  previousAllocation: " + previous + "\n", "'" + script + "'");
     }
 
     static Path file(String node, String alloc, String path) {
@@ -76,16 +89,33 @@ class MigrationIT {
 
     @Test
     void aFileWrittenOnNodeAIsThereForTheReplacementOnNodeB() throws Exception {
-        kubectl.runWithInput(alloc("store-1", "a", null, "echo written on a > \"$DROVER_ALLOC_DIR/data/greeting\";"
-                + " echo 41 > \"$DROVER_TASK_DIR/local/counter\"; exec sleep 600"), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(
+                        alloc(
+                                "store-1",
+                                "a",
+                                null,
+                                "echo written on a > \"$DROVER_ALLOC_DIR/data/greeting\";"
+                                        + " echo 41 > \"$DROVER_TASK_DIR/local/counter\"; exec sleep 600"),
+                        "apply",
+                        "-f",
+                        "-")
+                .assertOk();
         kubectl.waitForClientStatus("store-1", "Running", Duration.ofSeconds(30));
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("a", "store-1", "app/local/counter")));
         kubectl.run("patch", "alloc", "store-1", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}")
                 .assertOk();
 
-        kubectl.runWithInput(alloc("store-2", "b", "store-1", "cat \"$DROVER_ALLOC_DIR/data/greeting\""
-                + " \"$DROVER_TASK_DIR/local/counter\" > \"$DROVER_TASK_DIR/local/seen\"; exec sleep 600"),
-                "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(
+                        alloc(
+                                "store-2",
+                                "b",
+                                "store-1",
+                                "cat \"$DROVER_ALLOC_DIR/data/greeting\""
+                                        + " \"$DROVER_TASK_DIR/local/counter\" > \"$DROVER_TASK_DIR/local/seen\"; exec sleep 600"),
+                        "apply",
+                        "-f",
+                        "-")
+                .assertOk();
         kubectl.waitForClientStatus("store-2", "Running", Duration.ofSeconds(40));
         Path seen = file("b", "store-2", "app/local/seen");
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(seen) && Files.size(seen) > 0);
@@ -93,49 +123,79 @@ class MigrationIT {
         assertThat(kubectl.allocJsonpath("store-2", ".status.taskStates.app.events[*].message"))
                 .contains("Migrated the ephemeral disk of previous allocation store-1 from node a");
         assertThat(file("b", "store-2", ".snapshot")).doesNotExist();
-        assertThat(file("a", "store-1", "alloc/data/greeting")).as("the old node keeps its copy until it is deleted")
+        assertThat(file("a", "store-1", "alloc/data/greeting"))
+                .as("the old node keeps its copy until it is deleted")
                 .exists();
     }
 
     @Test
     void aDiskGoesToOneSuccessorOnlyAndASecondGetsAWarning() throws Exception {
-        kubectl.runWithInput(alloc("keep-1", "a", null, "echo secret of keep-1 > \"$DROVER_ALLOC_DIR/data/note\";"
-                + " exec sleep 600"), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(
+                        alloc(
+                                "keep-1",
+                                "a",
+                                null,
+                                "echo secret of keep-1 > \"$DROVER_ALLOC_DIR/data/note\";" + " exec sleep 600"),
+                        "apply",
+                        "-f",
+                        "-")
+                .assertOk();
         kubectl.waitForClientStatus("keep-1", "Running", Duration.ofSeconds(30));
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("a", "keep-1", "alloc/data/note")));
         kubectl.run("patch", "alloc", "keep-1", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}")
                 .assertOk();
         String copy = "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null;"
                 + " echo started >> \"$DROVER_TASK_DIR/local/seen\"; exec sleep 600";
-        kubectl.runWithInput(alloc("keep-2", "b", "keep-1", copy), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(alloc("keep-2", "b", "keep-1", copy), "apply", "-f", "-")
+                .assertOk();
         kubectl.waitForClientStatus("keep-2", "Running", Duration.ofSeconds(40));
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("b", "keep-2", "app/local/seen")));
         assertThat(file("b", "keep-2", "app/local/seen")).hasContent("secret of keep-1\nstarted");
         assertThat(kubectl.allocJsonpath("keep-1", ".metadata.annotations.drover\\.dev/disk-claimed-by"))
                 .startsWith("keep-2/");
 
-        kubectl.runWithInput(alloc("keep-3", "b", "keep-1", copy), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(alloc("keep-3", "b", "keep-1", copy), "apply", "-f", "-")
+                .assertOk();
         kubectl.waitForClientStatus("keep-3", "Running", Duration.ofSeconds(40));
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("b", "keep-3", "app/local/seen")));
-        assertThat(file("b", "keep-3", "app/local/seen")).as("nothing of keep-1's disk").hasContent("started");
+        assertThat(file("b", "keep-3", "app/local/seen"))
+                .as("nothing of keep-1's disk")
+                .hasContent("started");
         assertThat(kubectl.allocJsonpath("keep-3", ".status.taskStates.app.events[*].message"))
                 .contains("Not taking the ephemeral disk of previous allocation keep-1; starting with an empty one:"
                         + " allocation keep-2 claimed the disk of keep-1 first, and a disk goes to one successor only");
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(kubectl.run("get", "events",
-                "--field-selector", "involvedObject.name=keep-3,type=Warning", "-o",
-                "jsonpath={.items[*].reason}").assertOk().out()).contains("DiskAlreadyClaimed"));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(kubectl.run(
+                                        "get",
+                                        "events",
+                                        "--field-selector",
+                                        "involvedObject.name=keep-3,type=Warning",
+                                        "-o",
+                                        "jsonpath={.items[*].reason}")
+                                .assertOk()
+                                .out())
+                        .contains("DiskAlreadyClaimed"));
     }
 
     @Test
     void aDiskThatCannotBeFetchedIsASoftFailure() {
-        kubectl.runWithInput(alloc("orphan", "b", "never-was", "exec sleep 600"), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(alloc("orphan", "b", "never-was", "exec sleep 600"), "apply", "-f", "-")
+                .assertOk();
         kubectl.waitForClientStatus("orphan", "Running", Duration.ofSeconds(40));
         assertThat(kubectl.allocJsonpath("orphan", ".status.taskStates.app.events[*].message"))
                 .contains("Could not migrate the ephemeral disk of previous allocation never-was; starting with an"
                         + " empty one: previous allocation default/never-was is gone, and its disk with it");
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(kubectl.run("get", "events",
-                "--field-selector", "involvedObject.name=orphan", "-o", "jsonpath={.items[*].message}").assertOk().out())
-                .contains("Could not migrate the ephemeral disk"));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(kubectl.run(
+                                        "get",
+                                        "events",
+                                        "--field-selector",
+                                        "involvedObject.name=orphan",
+                                        "-o",
+                                        "jsonpath={.items[*].message}")
+                                .assertOk()
+                                .out())
+                        .contains("Could not migrate the ephemeral disk"));
     }
 
     /**
@@ -146,14 +206,17 @@ class MigrationIT {
     @Test
     void anAllocationMovedToAnotherNodeStopsOnTheOldOneAndRunsOnTheNew() throws Exception {
         String pidScript = "echo $$ > \"$DROVER_TASK_DIR/local/pid\"; exec sleep 600";
-        kubectl.runWithInput(alloc("mover", "a", null, pidScript), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(alloc("mover", "a", null, pidScript), "apply", "-f", "-")
+                .assertOk();
         kubectl.waitForClientStatus("mover", "Running", Duration.ofSeconds(30));
         Path pidOnA = file("a", "mover", "app/local/pid");
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(pidOnA) && Files.size(pidOnA) > 0);
         long pid = Long.parseLong(Files.readString(pidOnA).trim());
-        kubectl.run("patch", "alloc", "mover", "--type=merge", "-p", "{\"spec\":{\"nodeName\":\"b\"}}").assertOk();
-        await().atMost(Duration.ofSeconds(30)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true)
-                && !Files.exists(file("a", "mover", "")));
+        kubectl.run("patch", "alloc", "mover", "--type=merge", "-p", "{\"spec\":{\"nodeName\":\"b\"}}")
+                .assertOk();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true)
+                        && !Files.exists(file("a", "mover", "")));
         Path pidOnB = file("b", "mover", "app/local/pid");
         await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(pidOnB) && Files.size(pidOnB) > 0);
         kubectl.run("delete", "alloc", "mover", "--timeout=60s").assertOk();

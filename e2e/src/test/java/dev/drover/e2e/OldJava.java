@@ -17,8 +17,7 @@ final class OldJava {
 
     private static Path bin;
 
-    private OldJava() {
-    }
+    private OldJava() {}
 
     /** A directory whose {@code java} is older than 25. */
     static synchronized Path bin() {
@@ -41,8 +40,10 @@ final class OldJava {
 
     private static java.util.Optional<Path> installed() {
         try (Stream<Path> homes = Files.list(Path.of("/usr/lib/jvm"))) {
-            return homes.filter(home -> Files.isExecutable(home.resolve("bin/java")) && major(home) > 0 && major(home) < 25)
-                    .map(home -> home.resolve("bin")).findFirst();
+            return homes.filter(
+                            home -> Files.isExecutable(home.resolve("bin/java")) && major(home) > 0 && major(home) < 25)
+                    .map(home -> home.resolve("bin"))
+                    .findFirst();
         } catch (IOException e) {
             return java.util.Optional.empty();
         }
@@ -50,7 +51,8 @@ final class OldJava {
 
     private static int major(Path home) {
         try {
-            var m = java.util.regex.Pattern.compile("JAVA_VERSION=\"(\\d+)").matcher(Files.readString(home.resolve("release")));
+            var m = java.util.regex.Pattern.compile("JAVA_VERSION=\"(\\d+)")
+                    .matcher(Files.readString(home.resolve("release")));
             return m.find() ? Integer.parseInt(m.group(1)) : -1;
         } catch (IOException | NumberFormatException e) {
             return -1;

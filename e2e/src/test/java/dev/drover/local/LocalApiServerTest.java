@@ -50,13 +50,18 @@ class LocalApiServerTest {
         server.close();
     }
 
-    static MixedOperation<Allocation, io.fabric8.kubernetes.api.model.KubernetesResourceList<Allocation>, Resource<Allocation>> allocs() {
+    static MixedOperation<
+                    Allocation,
+                    io.fabric8.kubernetes.api.model.KubernetesResourceList<Allocation>,
+                    Resource<Allocation>>
+            allocs() {
         return client.resources(Allocation.class);
     }
 
     static Allocation alloc(String name, String node) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        a.setMetadata(
+                new ObjectMetaBuilder().withName(name).withNamespace("default").build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName(node);
         Task t = new Task();
@@ -70,7 +75,8 @@ class LocalApiServerTest {
 
     @Test
     void createAppliesSchemaDefaultsAndStartsAtGenerationOne() {
-        Allocation created = allocs().inNamespace("default").resource(alloc("defaults", "a")).create();
+        Allocation created =
+                allocs().inNamespace("default").resource(alloc("defaults", "a")).create();
         assertThat(created.getMetadata().getGeneration()).isEqualTo(1L);
         assertThat(created.getSpec().getDesiredStatus()).isEqualTo(DesiredStatus.Run);
         assertThat(created.getSpec().getType()).isNotNull();
@@ -79,20 +85,28 @@ class LocalApiServerTest {
     @Test
     void statusPatchChangesOnlyStatusAndMainPatchNeverChangesStatus() {
         allocs().inNamespace("default").resource(alloc("status-rules", "a")).create();
-        Allocation withStatus = allocs().inNamespace("default").withName("status-rules").get();
+        Allocation withStatus =
+                allocs().inNamespace("default").withName("status-rules").get();
         AllocationStatus status = new AllocationStatus();
         status.setClientStatus(ClientStatus.Running);
         withStatus.setStatus(status);
-        Allocation patched = allocs().inNamespace("default").resource(withStatus).patchStatus();
+        Allocation patched =
+                allocs().inNamespace("default").resource(withStatus).patchStatus();
         assertThat(patched.getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
         assertThat(patched.getMetadata().getGeneration()).isEqualTo(1L);
 
-        Allocation edited = allocs().inNamespace("default").withName("status-rules").patch(
-                PatchContext.of(PatchType.JSON_MERGE),
-                "{\"spec\":{\"desiredStatus\":\"Stop\"},\"status\":{\"clientStatus\":\"Failed\"}}");
+        Allocation edited = allocs().inNamespace("default")
+                .withName("status-rules")
+                .patch(
+                        PatchContext.of(PatchType.JSON_MERGE),
+                        "{\"spec\":{\"desiredStatus\":\"Stop\"},\"status\":{\"clientStatus\":\"Failed\"}}");
         assertThat(edited.getSpec().getDesiredStatus()).isEqualTo(DesiredStatus.Stop);
         assertThat(edited.getMetadata().getGeneration()).isEqualTo(2L);
-        assertThat(allocs().inNamespace("default").withName("status-rules").get().getStatus().getClientStatus())
+        assertThat(allocs().inNamespace("default")
+                        .withName("status-rules")
+                        .get()
+                        .getStatus()
+                        .getClientStatus())
                 .isEqualTo(ClientStatus.Running);
     }
 
@@ -100,24 +114,29 @@ class LocalApiServerTest {
     void fieldSelectorOnNodeNameFiltersLists() {
         allocs().inNamespace("default").resource(alloc("on-a", "a")).create();
         allocs().inNamespace("default").resource(alloc("on-b", "b")).create();
-        List<Allocation> onB = allocs().inAnyNamespace().withField("spec.nodeName", "b").list().getItems();
-        assertThat(onB).extracting(x -> x.getMetadata().getName()).contains("on-b").doesNotContain("on-a");
+        List<Allocation> onB =
+                allocs().inAnyNamespace().withField("spec.nodeName", "b").list().getItems();
+        assertThat(onB)
+                .extracting(x -> x.getMetadata().getName())
+                .contains("on-b")
+                .doesNotContain("on-a");
         assertThat(onB).allSatisfy(x -> assertThat(x.getSpec().getNodeName()).isEqualTo("b"));
     }
 
     @Test
     void httpWatchStreamsChangesMatchingTheFieldSelector() throws Exception {
         List<String> seen = new CopyOnWriteArrayList<>();
-        try (var _ = allocs().inNamespace("default").withField("spec.nodeName", "b").watch(new Watcher<>() {
-            @Override
-            public void eventReceived(Action action, Allocation resource) {
-                seen.add(action + " " + resource.getMetadata().getName());
-            }
+        try (var _ = allocs().inNamespace("default")
+                .withField("spec.nodeName", "b")
+                .watch(new Watcher<>() {
+                    @Override
+                    public void eventReceived(Action action, Allocation resource) {
+                        seen.add(action + " " + resource.getMetadata().getName());
+                    }
 
-            @Override
-            public void onClose(WatcherException cause) {
-            }
-        })) {
+                    @Override
+                    public void onClose(WatcherException cause) {}
+                })) {
             allocs().inNamespace("default").resource(alloc("watch-a", "a")).create();
             allocs().inNamespace("default").resource(alloc("watch-b", "b")).create();
             await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED watch-b"));
@@ -129,16 +148,18 @@ class LocalApiServerTest {
     @Test
     void anObjectLeavingTheFieldSelectionIsDeletedForTheWatch() throws Exception {
         List<String> seen = new CopyOnWriteArrayList<>();
-        try (var _ = allocs().inNamespace("default").withField("spec.nodeName", "a").watch(new Watcher<>() {
-            @Override
-            public void eventReceived(Action action, Allocation resource) {
-                seen.add(action + " " + resource.getMetadata().getName() + " " + resource.getSpec().getNodeName());
-            }
+        try (var _ = allocs().inNamespace("default")
+                .withField("spec.nodeName", "a")
+                .watch(new Watcher<>() {
+                    @Override
+                    public void eventReceived(Action action, Allocation resource) {
+                        seen.add(action + " " + resource.getMetadata().getName() + " "
+                                + resource.getSpec().getNodeName());
+                    }
 
-            @Override
-            public void onClose(WatcherException cause) {
-            }
-        })) {
+                    @Override
+                    public void onClose(WatcherException cause) {}
+                })) {
             allocs().inNamespace("default").resource(alloc("mover", "a")).create();
             await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED mover a"));
             allocs().inNamespace("default").withName("mover").edit(x -> {
@@ -166,14 +187,16 @@ class LocalApiServerTest {
         for (int i = 0; i < 20; i++) {
             allocs().inNamespace("default").resource(alloc("flush-a-" + i, "a")).create();
         }
-        java.net.URI uri = server.url().resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations?watch=true"
-                + "&timeoutSeconds=6&resourceVersion=" + since + "&fieldSelector=metadata.name%3Dflush-b");
+        java.net.URI uri = server.url()
+                .resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations?watch=true"
+                        + "&timeoutSeconds=6&resourceVersion=" + since + "&fieldSelector=metadata.name%3Dflush-b");
         try (HttpClient http = HttpClient.newHttpClient()) {
             long begin = System.nanoTime();
-            var response = http.send(HttpRequest.newBuilder(uri).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofLines());
+            var response =
+                    http.send(HttpRequest.newBuilder(uri).build(), java.net.http.HttpResponse.BodyHandlers.ofLines());
             String first = response.body().findFirst().orElse("");
-            assertThat(Duration.ofNanos(System.nanoTime() - begin)).as("not held until the stream ends")
+            assertThat(Duration.ofNanos(System.nanoTime() - begin))
+                    .as("not held until the stream ends")
                     .isLessThan(Duration.ofSeconds(3));
             assertThat(first).contains("\"ADDED\"").contains("flush-b");
         }
@@ -185,19 +208,21 @@ class LocalApiServerTest {
         String message = "attempts × delay ≥ interval; ünïcödé ✓ ".repeat(2000);
         List<String> messages = new CopyOnWriteArrayList<>();
         List<WatcherException> failures = new CopyOnWriteArrayList<>();
-        try (var _ = allocs().inNamespace("default").withField("metadata.name", "unicode").watch(new Watcher<>() {
-            @Override
-            public void eventReceived(Action action, Allocation resource) {
-                if (resource.getStatus() != null) {
-                    messages.add(resource.getStatus().getClientDescription());
-                }
-            }
+        try (var _ = allocs().inNamespace("default")
+                .withField("metadata.name", "unicode")
+                .watch(new Watcher<>() {
+                    @Override
+                    public void eventReceived(Action action, Allocation resource) {
+                        if (resource.getStatus() != null) {
+                            messages.add(resource.getStatus().getClientDescription());
+                        }
+                    }
 
-            @Override
-            public void onClose(WatcherException cause) {
-                failures.add(cause);
-            }
-        })) {
+                    @Override
+                    public void onClose(WatcherException cause) {
+                        failures.add(cause);
+                    }
+                })) {
             allocs().inNamespace("default").resource(alloc("unicode", "a")).create();
             Allocation a = allocs().inNamespace("default").withName("unicode").get();
             AllocationStatus status = new AllocationStatus();
@@ -214,22 +239,24 @@ class LocalApiServerTest {
     @Test
     void informerSeesUpdatesOverHttpWatches() {
         List<String> updates = new CopyOnWriteArrayList<>();
-        SharedIndexInformer<Allocation> informer = allocs().inNamespace("default").inform(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Allocation obj) {
-                updates.add("add " + obj.getMetadata().getName());
-            }
+        SharedIndexInformer<Allocation> informer = allocs().inNamespace("default")
+                .inform(new ResourceEventHandler<>() {
+                    @Override
+                    public void onAdd(Allocation obj) {
+                        updates.add("add " + obj.getMetadata().getName());
+                    }
 
-            @Override
-            public void onUpdate(Allocation oldObj, Allocation newObj) {
-                updates.add("update " + newObj.getMetadata().getName() + " " + newObj.getMetadata().getGeneration());
-            }
+                    @Override
+                    public void onUpdate(Allocation oldObj, Allocation newObj) {
+                        updates.add("update " + newObj.getMetadata().getName() + " "
+                                + newObj.getMetadata().getGeneration());
+                    }
 
-            @Override
-            public void onDelete(Allocation obj, boolean deletedFinalStateUnknown) {
-                updates.add("delete " + obj.getMetadata().getName());
-            }
-        });
+                    @Override
+                    public void onDelete(Allocation obj, boolean deletedFinalStateUnknown) {
+                        updates.add("delete " + obj.getMetadata().getName());
+                    }
+                });
         try (informer) {
             allocs().inNamespace("default").resource(alloc("informed", "a")).create();
             allocs().inNamespace("default").withName("informed").edit(a -> {
@@ -237,8 +264,8 @@ class LocalApiServerTest {
                 return a;
             });
             allocs().inNamespace("default").withName("informed").delete();
-            await().atMost(Duration.ofSeconds(10)).until(() -> updates.containsAll(
-                    List.of("add informed", "update informed 2", "delete informed")));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> updates.containsAll(List.of("add informed", "update informed 2", "delete informed")));
         }
     }
 
@@ -247,14 +274,16 @@ class LocalApiServerTest {
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("drover-kubeconfig");
         java.nio.file.Path file = dir.resolve("config");
         Kubeconfig.write(file, server.url());
-        io.fabric8.kubernetes.client.Config config = io.fabric8.kubernetes.client.Config.fromKubeconfig(
-                java.nio.file.Files.readString(file));
+        io.fabric8.kubernetes.client.Config config =
+                io.fabric8.kubernetes.client.Config.fromKubeconfig(java.nio.file.Files.readString(file));
         assertThat(config.isOnlyHttpWatches()).isFalse(); // the default: websocket first
         List<String> seen = new CopyOnWriteArrayList<>();
         try (KubernetesClient plain = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
-                .withHttpClientFactory(new io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory())
-                .withConfig(config).build();
-                SharedIndexInformer<Allocation> _ = plain.resources(Allocation.class).inNamespace("default")
+                        .withHttpClientFactory(new io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory())
+                        .withConfig(config)
+                        .build();
+                SharedIndexInformer<Allocation> _ = plain.resources(Allocation.class)
+                        .inNamespace("default")
                         .inform(new ResourceEventHandler<>() {
                             @Override
                             public void onAdd(Allocation obj) {
@@ -277,8 +306,8 @@ class LocalApiServerTest {
                 a.getSpec().setDesiredStatus(DesiredStatus.Stop);
                 return a;
             });
-            await().atMost(Duration.ofSeconds(10)).until(() -> seen.containsAll(
-                    List.of("add plain-client", "update plain-client 2")));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> seen.containsAll(List.of("add plain-client", "update plain-client 2")));
         } finally {
             allocs().inNamespace("default").withName("plain-client").delete();
             java.nio.file.Files.deleteIfExists(file);
@@ -292,7 +321,8 @@ class LocalApiServerTest {
         a.getMetadata().setFinalizers(List.of("drover.dev/finalizer"));
         allocs().inNamespace("default").resource(a).create();
         allocs().inNamespace("default").withName("finalized").delete();
-        Allocation marked = allocs().inNamespace("default").withName("finalized").get();
+        Allocation marked =
+                allocs().inNamespace("default").withName("finalized").get();
         assertThat(marked).isNotNull();
         assertThat(marked.getMetadata().getDeletionTimestamp()).isNotNull();
 
@@ -301,7 +331,8 @@ class LocalApiServerTest {
             return x;
         });
         await().atMost(Duration.ofSeconds(5))
-                .until(() -> allocs().inNamespace("default").withName("finalized").get() == null);
+                .until(() ->
+                        allocs().inNamespace("default").withName("finalized").get() == null);
     }
 
     @Test
@@ -310,9 +341,14 @@ class LocalApiServerTest {
                 {"apiVersion":"drover.dev/v1alpha1","kind":"Allocation","metadata":{"name":"strict"},
                  "spec":{"nodeName":"a","tasks":[{"name":"t","driver":"mock","leadr":true}]}}""";
         try (HttpClient http = HttpClient.newHttpClient()) {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-                            URI.create(server.url() + "/apis/drover.dev/v1alpha1/namespaces/default/allocations?fieldValidation=Strict"))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(
+                                    URI.create(
+                                            server.url()
+                                                    + "/apis/drover.dev/v1alpha1/namespaces/default/allocations?fieldValidation=Strict"))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(400);
             assertThat(r.body()).contains("unknown field \\\"spec.tasks[0].leadr\\\"");
@@ -326,7 +362,8 @@ class LocalApiServerTest {
         assertThatThrownBy(() -> allocs().inNamespace("default").resource(a).create())
                 .isInstanceOf(KubernetesClientException.class)
                 .hasMessageContaining("spec.tasks")
-                .satisfies(e -> assertThat(((KubernetesClientException) e).getCode()).isEqualTo(422));
+                .satisfies(e ->
+                        assertThat(((KubernetesClientException) e).getCode()).isEqualTo(422));
     }
 
     @Test
@@ -338,36 +375,77 @@ class LocalApiServerTest {
             assertThat(r.getCategories()).containsExactly("drover");
         });
         assertThat(resources).extracting(r -> r.getName()).contains("allocations/status");
-        assertThat(client.nodes().list().getItems()).extracting(n -> n.getMetadata().getName()).contains("a", "b");
+        assertThat(client.nodes().list().getItems())
+                .extracting(n -> n.getMetadata().getName())
+                .contains("a", "b");
     }
 
     /** The local cluster's one user: the kubeconfig's token reviews as its admin, allowed everything. */
     @Test
     void tokenAndAccessReviewsKnowTheKubeconfigsUserOnly() {
-        var admin = client.authentication().v1().tokenReviews().create(new io.fabric8.kubernetes.api.model.authentication
-                .TokenReviewBuilder().withNewSpec().withToken("drover-local").endSpec().build());
+        var admin = client.authentication()
+                .v1()
+                .tokenReviews()
+                .create(new io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder()
+                        .withNewSpec()
+                        .withToken("drover-local")
+                        .endSpec()
+                        .build());
         assertThat(admin.getStatus().getAuthenticated()).isTrue();
         assertThat(admin.getStatus().getUser().getUsername()).isEqualTo("drover-local-admin");
-        var stranger = client.authentication().v1().tokenReviews().create(new io.fabric8.kubernetes.api.model
-                .authentication.TokenReviewBuilder().withNewSpec().withToken("guess").endSpec().build());
+        var stranger = client.authentication()
+                .v1()
+                .tokenReviews()
+                .create(new io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder()
+                        .withNewSpec()
+                        .withToken("guess")
+                        .endSpec()
+                        .build());
         assertThat(stranger.getStatus().getAuthenticated()).isFalse();
-        var allowed = client.authorization().v1().subjectAccessReview().create(new io.fabric8.kubernetes.api.model
-                .authorization.v1.SubjectAccessReviewBuilder().withNewSpec().withUser("drover-local-admin")
-                .withNewResourceAttributes().withGroup("drover.dev").withResource("allocations").withSubresource("log")
-                .withVerb("get").withNamespace("default").endResourceAttributes().endSpec().build());
+        var allowed = client.authorization()
+                .v1()
+                .subjectAccessReview()
+                .create(new io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder()
+                        .withNewSpec()
+                        .withUser("drover-local-admin")
+                        .withNewResourceAttributes()
+                        .withGroup("drover.dev")
+                        .withResource("allocations")
+                        .withSubresource("log")
+                        .withVerb("get")
+                        .withNamespace("default")
+                        .endResourceAttributes()
+                        .endSpec()
+                        .build());
         assertThat(allowed.getStatus().getAllowed()).isTrue();
-        var denied = client.authorization().v1().subjectAccessReview().create(new io.fabric8.kubernetes.api.model
-                .authorization.v1.SubjectAccessReviewBuilder().withNewSpec().withUser("someone")
-                .withNewResourceAttributes().withVerb("get").endResourceAttributes().endSpec().build());
+        var denied = client.authorization()
+                .v1()
+                .subjectAccessReview()
+                .create(new io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder()
+                        .withNewSpec()
+                        .withUser("someone")
+                        .withNewResourceAttributes()
+                        .withVerb("get")
+                        .endResourceAttributes()
+                        .endSpec()
+                        .build());
         assertThat(denied.getStatus().getAllowed()).isFalse();
     }
 
     @Test
     void serverClosesWithoutLeavingThreads() throws Exception {
         LocalApiServer extra = LocalApiServer.start(LocalApiServer.Options.defaults());
-        extra.client().resources(Allocation.class).inNamespace("default").resource(alloc("x", "a")).create();
+        extra.client()
+                .resources(Allocation.class)
+                .inNamespace("default")
+                .resource(alloc("x", "a"))
+                .create();
         extra.close();
-        assertThatThrownBy(() -> HttpClient.newHttpClient().send(HttpRequest.newBuilder(extra.url().resolve("/version")).build(),
-                HttpResponse.BodyHandlers.ofString())).isInstanceOf(java.io.IOException.class);
+        assertThatThrownBy(() -> HttpClient.newHttpClient()
+                        .send(
+                                HttpRequest.newBuilder(extra.url().resolve("/version"))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString()))
+                .isInstanceOf(java.io.IOException.class);
     }
 }

@@ -16,9 +16,22 @@ class ObjectStoreTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final ResourceType CONFIG_MAPS = Catalog.BUILT_IN.stream()
-            .filter(t -> t.plural().equals("configmaps")).findFirst().orElseThrow();
-    private static final ResourceType WIDGETS = new ResourceType("example.com", "v1", "widgets", "widget", "Widget",
-            true, List.of(), List.of(), true, null, List.of(), List.of());
+            .filter(t -> t.plural().equals("configmaps"))
+            .findFirst()
+            .orElseThrow();
+    private static final ResourceType WIDGETS = new ResourceType(
+            "example.com",
+            "v1",
+            "widgets",
+            "widget",
+            "Widget",
+            true,
+            List.of(),
+            List.of(),
+            true,
+            null,
+            List.of(),
+            List.of());
 
     private ObjectStore store;
 
@@ -37,7 +50,8 @@ class ObjectStoreTest {
             store.delete(CONFIG_MAPS, "default", "between", false);
             List<String> seen = new ArrayList<>();
             for (ObjectStore.Change c; (c = watch.poll(100)) != null; ) {
-                seen.add(c.type() + " " + c.object().path("metadata").path("name").asText());
+                seen.add(c.type() + " "
+                        + c.object().path("metadata").path("name").asText());
             }
             assertThat(seen).containsExactly("ADDED between", "DELETED between");
         }
@@ -57,7 +71,8 @@ class ObjectStoreTest {
             store.create(CONFIG_MAPS, "default", object("cm-" + i, "default"), false);
         }
         assertThatThrownBy(() -> store.watch(CONFIG_MAPS, "default", start))
-                .isInstanceOfSatisfying(ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(410));
+                .isInstanceOfSatisfying(
+                        ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(410));
     }
 
     @Test
@@ -65,7 +80,8 @@ class ObjectStoreTest {
         ObjectNode created = store.create(CONFIG_MAPS, "default", object("x", "default"), false);
         store.update(CONFIG_MAPS, "default", "x", false, o -> o.put("data", "changed"), false);
         assertThatThrownBy(() -> store.update(CONFIG_MAPS, "default", "x", false, o -> created.deepCopy(), false))
-                .isInstanceOfSatisfying(ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(409));
+                .isInstanceOfSatisfying(
+                        ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(409));
     }
 
     @Test
@@ -78,7 +94,8 @@ class ObjectStoreTest {
     @Test
     void objectsNeedTheirNamespace() {
         assertThatThrownBy(() -> store.create(CONFIG_MAPS, "missing", object("x", null), false))
-                .isInstanceOfSatisfying(ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(404));
+                .isInstanceOfSatisfying(
+                        ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(404));
     }
 
     @Test
@@ -89,20 +106,32 @@ class ObjectStoreTest {
         ObjectNode created = store.create(WIDGETS, "default", w, false);
         assertThat(created.has("status")).isFalse();
 
-        ObjectNode statused = store.update(WIDGETS, "default", "w", true, o -> {
-            o.putObject("status").put("phase", "Ready");
-            o.withObjectProperty("spec").put("size", 99); // ignored through /status
-            return o;
-        }, false);
+        ObjectNode statused = store.update(
+                WIDGETS,
+                "default",
+                "w",
+                true,
+                o -> {
+                    o.putObject("status").put("phase", "Ready");
+                    o.withObjectProperty("spec").put("size", 99); // ignored through /status
+                    return o;
+                },
+                false);
         assertThat(statused.path("status").path("phase").asText()).isEqualTo("Ready");
         assertThat(statused.path("spec").path("size").asInt()).isEqualTo(1);
         assertThat(statused.path("metadata").path("generation").asLong()).isEqualTo(1);
 
-        ObjectNode resized = store.update(WIDGETS, "default", "w", false, o -> {
-            o.withObjectProperty("spec").put("size", 2);
-            o.remove("status"); // ignored through the main resource
-            return o;
-        }, false);
+        ObjectNode resized = store.update(
+                WIDGETS,
+                "default",
+                "w",
+                false,
+                o -> {
+                    o.withObjectProperty("spec").put("size", 2);
+                    o.remove("status"); // ignored through the main resource
+                    return o;
+                },
+                false);
         assertThat(resized.path("metadata").path("generation").asLong()).isEqualTo(2);
         assertThat(resized.path("status").path("phase").asText()).isEqualTo("Ready");
     }
@@ -116,10 +145,16 @@ class ObjectStoreTest {
         assertThat(marked.path("metadata").has("deletionTimestamp")).isTrue();
         assertThat(store.list(WIDGETS, "default").items()).hasSize(1);
 
-        store.update(WIDGETS, "default", "w", false, o -> {
-            o.withObjectProperty("metadata").remove("finalizers");
-            return o;
-        }, false);
+        store.update(
+                WIDGETS,
+                "default",
+                "w",
+                false,
+                o -> {
+                    o.withObjectProperty("metadata").remove("finalizers");
+                    return o;
+                },
+                false);
         assertThat(store.list(WIDGETS, "default").items()).isEmpty();
     }
 
@@ -130,14 +165,16 @@ class ObjectStoreTest {
         store.create(CONFIG_MAPS, "default", object("y", "default"), false);
         store.delete(Catalog.NAMESPACES, null, "team", false);
         assertThat(store.list(CONFIG_MAPS, null).items())
-                .extracting(o -> o.path("metadata").path("name").asText()).containsExactly("y");
+                .extracting(o -> o.path("metadata").path("name").asText())
+                .containsExactly("y");
     }
 
     @Test
     void labelSelectorsMatchAsKubectlWritesThem() {
         ObjectNode o = object("x", "default");
         o.withObjectProperty("metadata").putObject("labels").put("app", "web").put("tier", "front");
-        assertThat(LabelSelector.parse("app=web,tier in (front, back)").matches(o)).isTrue();
+        assertThat(LabelSelector.parse("app=web,tier in (front, back)").matches(o))
+                .isTrue();
         assertThat(LabelSelector.parse("app!=web").matches(o)).isFalse();
         assertThat(LabelSelector.parse("!gone,app").matches(o)).isTrue();
         assertThat(LabelSelector.parse("tier notin (front)").matches(o)).isFalse();

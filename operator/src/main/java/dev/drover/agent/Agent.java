@@ -26,18 +26,18 @@ import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
-import dev.drover.httpapi.LocalAllocation;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.CertificateKeeper;
 import dev.drover.httpapi.KubernetesAuth;
+import dev.drover.httpapi.LocalAllocation;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
 import dev.drover.state.AllocId;
 import dev.drover.state.PrivateFiles;
 import dev.drover.state.StateDB;
-import dev.drover.state.StateStores;
 import dev.drover.state.StateStats;
+import dev.drover.state.StateStores;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import io.fabric8.kubernetes.api.model.Node;
@@ -138,8 +138,11 @@ public final class Agent implements AutoCloseable {
         } else {
             cfg = Config.autoConfigure(null);
         }
-        return new KubernetesClientBuilder().withConfig(cfg).withHttpClientFactory(new JdkHttpClientFactory())
-                .withKubernetesSerialization(UnreadableAllocations.serialization()).build();
+        return new KubernetesClientBuilder()
+                .withConfig(cfg)
+                .withHttpClientFactory(new JdkHttpClientFactory())
+                .withKubernetesSerialization(UnreadableAllocations.serialization())
+                .build();
     }
 
     private void startAll() throws IOException, InterruptedException {
@@ -167,30 +170,42 @@ public final class Agent implements AutoCloseable {
             }
             ledger = new DeviceLedger(devices, state);
             deviceHook = new DeviceReservationHook(ledger, devices);
-            LOG.info("device plugins {}: {} device instance(s)", config.devicePlugins(), devices.devices().size());
+            LOG.info(
+                    "device plugins {}: {} device instance(s)",
+                    config.devicePlugins(),
+                    devices.devices().size());
         }
         TaskPrestartHook hook = deviceHook;
 
         writer = new StatusWriter(new StatusPatcher(client), config.statusWrites());
         events = new EventRecorder(new EventPoster(client), config.nodeName(), config.events());
-        previous = new ApiPreviousAllocations(client, Duration.ofMillis(500), Duration.ofSeconds(5),
+        previous = new ApiPreviousAllocations(
+                client,
+                Duration.ofMillis(500),
+                Duration.ofSeconds(5),
                 new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT));
         gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
 
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(
                 () -> controller == null ? Map.of() : controller.countByClientStatus(),
                 () -> controller == null ? 0 : controller.waitingToStart(),
-                () -> new long[]{writer.writes(), writer.skipped(), writer.failures()},
+                () -> new long[] {writer.writes(), writer.skipped(), writer.failures()},
                 () -> {
                     StateStats s = state.stats();
-                    return new long[]{s.writes(), s.deduplicated(), s.failures(), s.unstored(), s.quarantined()};
+                    return new long[] {s.writes(), s.deduplicated(), s.failures(), s.unstored(), s.quarantined()};
                 },
-                () -> new long[]{events.written(), events.dropped(), events.failed()}));
-        TaskRunnerConfig.Shared tasks = new TaskRunnerConfig.Shared(drivers, state, clock, new SplittableRandom(),
-                config.maxKillTimeout(), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT);
+                () -> new long[] {events.written(), events.dropped(), events.failed()}));
+        TaskRunnerConfig.Shared tasks = new TaskRunnerConfig.Shared(
+                drivers,
+                state,
+                clock,
+                new SplittableRandom(),
+                config.maxKillTimeout(),
+                TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
+                TaskRunnerConfig.StopRetry.DEFAULT);
         AllocRunnerConfig runners = new AllocRunnerConfig(config.dataDir(), tasks, List.of(hook), List.of());
-        controller = new AllocationController(config.nodeName(), runners, previous, writer, events, metrics, gc,
-                ledger, config.concurrentStarts());
+        controller = new AllocationController(
+                config.nodeName(), runners, previous, writer, events, metrics, gc, ledger, config.concurrentStarts());
 
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());
@@ -199,7 +214,8 @@ public final class Agent implements AutoCloseable {
         if (config.apiPort() >= 0) {
             api = startApi(clock);
             annotations.put(AgentApi.PORT_ANNOTATION, Integer.toString(api.port()));
-            annotations.put(AgentApi.CERTIFICATE_ANNOTATION, certificates.identity().fingerprint());
+            annotations.put(
+                    AgentApi.CERTIFICATE_ANNOTATION, certificates.identity().fingerprint());
         }
         if (devices != null || !annotations.isEmpty()) {
             registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
@@ -223,11 +239,17 @@ public final class Agent implements AutoCloseable {
         var all = client.resources(Allocation.class).inAnyNamespace();
         List<Allocation> present = (config.fieldSelector() ? all.withField("spec.nodeName", config.nodeName()) : all)
                 .list().getItems().stream()
-                .filter(a -> a.getSpec() != null && config.nodeName().equals(a.getSpec().getNodeName())).toList();
+                        .filter(a -> a.getSpec() != null
+                                && config.nodeName().equals(a.getSpec().getNodeName()))
+                        .toList();
         int gone = controller.sweep(present);
         ready = true;
-        LOG.info("agent for node {} is ready: {} allocation(s) restored, {} destroyed as gone, in {} ms",
-                config.nodeName(), restored, gone, (System.nanoTime() - begin) / 1_000_000);
+        LOG.info(
+                "agent for node {} is ready: {} allocation(s) restored, {} destroyed as gone, in {} ms",
+                config.nodeName(),
+                restored,
+                gone,
+                (System.nanoTime() - begin) / 1_000_000);
     }
 
     /**
@@ -246,21 +268,32 @@ public final class Agent implements AutoCloseable {
         } catch (KubernetesClientException e) {
             LOG.warn("cannot read node {}'s addresses for the API certificate: {}", config.nodeName(), e.getMessage());
         }
-        certificates = CertificateKeeper.start(config.dataDir().resolve("tls"), config.nodeName(), addresses, clock,
-                CERTIFICATE_CHECK_INTERVAL, renewed -> {
+        certificates = CertificateKeeper.start(
+                config.dataDir().resolve("tls"),
+                config.nodeName(),
+                addresses,
+                clock,
+                CERTIFICATE_CHECK_INTERVAL,
+                renewed -> {
                     if (registrar != null) {
                         registrar.annotate(Map.of(AgentApi.CERTIFICATE_ANNOTATION, renewed.fingerprint()));
                     }
                 });
         AgentApi started;
         try {
-            started = AgentApi.start(new InetSocketAddress(config.apiPort()), certificates.sslContext(),
-                    new KubernetesAuth(client, clock, config.apiLimits()), this::apiView, config.nodeName(),
+            started = AgentApi.start(
+                    new InetSocketAddress(config.apiPort()),
+                    certificates.sslContext(),
+                    new KubernetesAuth(client, clock, config.apiLimits()),
+                    this::apiView,
+                    config.nodeName(),
                     config.apiLimits());
         } catch (java.security.GeneralSecurityException e) {
             throw new IOException("cannot serve TLS with the agent's certificate: " + e.getMessage(), e);
         }
-        LOG.info("serving the HTTPS API on port {} (certificate sha256 {})", started.port(),
+        LOG.info(
+                "serving the HTTPS API on port {} (certificate sha256 {})",
+                started.port(),
                 certificates.identity().fingerprint());
         return started;
     }

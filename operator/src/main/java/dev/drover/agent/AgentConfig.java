@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.drover.common.Durations;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.common.Durations;
 import dev.drover.controller.EventRate;
 import dev.drover.controller.StatusWriter;
 import dev.drover.deviceplugin.DevicePlugins;
@@ -37,11 +37,23 @@ import java.util.Set;
  * @param concurrentStarts new allocations taken on at once at most (the rest wait their turn); 0 for no bound
  * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
  */
-public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataDir, boolean enableRawExec,
-                          List<String> rawExecLauncher, int metricsPort, int apiPort, List<String> devicePlugins,
-                          String logLevel,
-                          Duration maxKillTimeout, GcPolicy gc, StatusWriter.Timing statusWrites,
-                          EventRate events, boolean fieldSelector, int concurrentStarts, ApiLimits apiLimits) {
+public record AgentConfig(
+        Optional<Path> kubeconfig,
+        String nodeName,
+        Path dataDir,
+        boolean enableRawExec,
+        List<String> rawExecLauncher,
+        int metricsPort,
+        int apiPort,
+        List<String> devicePlugins,
+        String logLevel,
+        Duration maxKillTimeout,
+        GcPolicy gc,
+        StatusWriter.Timing statusWrites,
+        EventRate events,
+        boolean fieldSelector,
+        int concurrentStarts,
+        ApiLimits apiLimits) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -53,21 +65,31 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
     /** The agent's settings from its command line and environment (and the file they name). */
     public static AgentConfig load(List<String> args, Map<String, String> env) throws ConfigException {
         AgentFlags flags = AgentFlags.parse(args);
-        Optional<Path> configFile = flags.config().or(() -> nonBlank(env.get("DROVER_CONFIG")).map(Path::of));
+        Optional<Path> configFile =
+                flags.config().or(() -> nonBlank(env.get("DROVER_CONFIG")).map(Path::of));
         JsonNode file = configFile.isPresent() ? readFile(configFile.get()) : null;
         Settings s = new Settings(flags, env, file);
 
-        Optional<Path> kubeconfig = s.text("kubeconfig", "--kubeconfig", "KUBECONFIG").map(Path::of);
-        String node = s.text("nodeName", "--node", "NODE_NAME").orElseThrow(() -> new ConfigException(
-                "the node name is required: --node NAME or NODE_NAME (the DaemonSet sets it from spec.nodeName)"));
+        Optional<Path> kubeconfig =
+                s.text("kubeconfig", "--kubeconfig", "KUBECONFIG").map(Path::of);
+        String node = s.text("nodeName", "--node", "NODE_NAME")
+                .orElseThrow(
+                        () -> new ConfigException(
+                                "the node name is required: --node NAME or NODE_NAME (the DaemonSet sets it from spec.nodeName)"));
         if (!Names.isSubdomain(node)) {
             throw new ConfigException("node name \"" + node + "\" is not a valid Kubernetes node name");
         }
-        Path dataDir = s.text("dataDir", "--data-dir", "DROVER_DATA_DIR").map(Path::of).orElse(AgentDefaults.DATA_DIR);
-        boolean rawExec = s.bool("enableRawExec", "--enable-raw-exec", "DROVER_ENABLE_RAW_EXEC").orElse(false);
+        Path dataDir =
+                s.text("dataDir", "--data-dir", "DROVER_DATA_DIR").map(Path::of).orElse(AgentDefaults.DATA_DIR);
+        boolean rawExec = s.bool("enableRawExec", "--enable-raw-exec", "DROVER_ENABLE_RAW_EXEC")
+                .orElse(false);
         List<String> launcher = s.text("rawExecLauncher", null, "DROVER_RAW_EXEC_LAUNCHER")
-                .map(l -> Arrays.stream(l.trim().split("\\s+")).filter(w -> !w.isEmpty()).toList()).orElse(List.of());
-        int port = s.integer("metricsPort", "--metrics-port", "DROVER_METRICS_PORT").orElse(AgentDefaults.METRICS_PORT);
+                .map(l -> Arrays.stream(l.trim().split("\\s+"))
+                        .filter(w -> !w.isEmpty())
+                        .toList())
+                .orElse(List.of());
+        int port = s.integer("metricsPort", "--metrics-port", "DROVER_METRICS_PORT")
+                .orElse(AgentDefaults.METRICS_PORT);
         if (port < -1 || port > 65535) {
             throw new ConfigException("metrics port " + port + " is out of range (0..65535, or -1 for none)");
         }
@@ -80,8 +102,11 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         }
         List<String> plugins = new ArrayList<>(flags.devicePlugins());
         if (plugins.isEmpty()) {
-            nonBlank(env.get("DROVER_DEVICE_PLUGINS")).ifPresent(v -> Arrays.stream(v.split(","))
-                    .map(String::trim).filter(p -> !p.isEmpty()).forEach(plugins::add));
+            nonBlank(env.get("DROVER_DEVICE_PLUGINS"))
+                    .ifPresent(v -> Arrays.stream(v.split(","))
+                            .map(String::trim)
+                            .filter(p -> !p.isEmpty())
+                            .forEach(plugins::add));
         }
         if (plugins.isEmpty() && file != null && file.has("devicePlugins")) {
             file.get("devicePlugins").forEach(p -> plugins.add(p.asText()));
@@ -96,16 +121,20 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
                 }
             }
         }
-        String level = s.text("logLevel", "--log-level", "DROVER_LOG_LEVEL").orElse("info").toLowerCase(Locale.ROOT);
+        String level = s.text("logLevel", "--log-level", "DROVER_LOG_LEVEL")
+                .orElse("info")
+                .toLowerCase(Locale.ROOT);
         if (!LOG_LEVELS.contains(level)) {
             throw new ConfigException("log level \"" + level + "\" is not one of " + LOG_LEVELS);
         }
-        Duration maxKill = s.duration("maxKillTimeout", "--max-kill-timeout", null).orElse(Duration.ofSeconds(30));
+        Duration maxKill =
+                s.duration("maxKillTimeout", "--max-kill-timeout", null).orElse(Duration.ofSeconds(30));
 
         GcPolicy d = GcPolicy.DEFAULT;
         GcPolicy gc;
         try {
-            gc = new GcPolicy(s.duration("gc.interval", null, null).orElse(d.interval()),
+            gc = new GcPolicy(
+                    s.duration("gc.interval", null, null).orElse(d.interval()),
                     s.fraction("gc.maxDiskUsage").orElse(d.maxDiskUsage()),
                     s.fraction("gc.maxInodeUsage").orElse(d.maxInodeUsage()),
                     s.integer("gc.maxAllocations", null, null).orElse(d.maxAllocations()),
@@ -116,15 +145,19 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         StatusWriter.Timing t = StatusWriter.Timing.DEFAULT;
         StatusWriter.Timing writes = new StatusWriter.Timing(
                 s.duration("statusWrites.batchDelay", null, null).orElse(t.batchDelay()),
-                s.duration("statusWrites.resync", null, null).orElse(t.resync()), t.minBackoff(), t.maxBackoff());
+                s.duration("statusWrites.resync", null, null).orElse(t.resync()),
+                t.minBackoff(),
+                t.maxBackoff());
         EventRate events;
         try {
-            events = new EventRate(s.number("events.qps").orElse(EventRate.DEFAULT.qps()),
+            events = new EventRate(
+                    s.number("events.qps").orElse(EventRate.DEFAULT.qps()),
                     s.integer("events.burst", null, null).orElse(EventRate.DEFAULT.burst()));
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }
-        boolean selector = s.bool("fieldSelector", "--field-selector", "DROVER_FIELD_SELECTOR").orElse(true);
+        boolean selector = s.bool("fieldSelector", "--field-selector", "DROVER_FIELD_SELECTOR")
+                .orElse(true);
         int starts = s.integer("concurrentStarts", null, null).orElse(AgentDefaults.CONCURRENT_STARTS);
         if (starts < 0) {
             throw new ConfigException("concurrentStarts must be 0 (no bound) or more, not " + starts);
@@ -132,7 +165,8 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         ApiLimits a = ApiLimits.DEFAULT;
         ApiLimits apiLimits;
         try {
-            apiLimits = new ApiLimits(s.integer("api.maxFollowers", null, null).orElse(a.maxFollowers()),
+            apiLimits = new ApiLimits(
+                    s.integer("api.maxFollowers", null, null).orElse(a.maxFollowers()),
                     s.integer("api.maxFollowersPerCaller", null, null).orElse(a.maxFollowersPerCaller()),
                     s.number("api.reviewsPerSecond").orElse(a.reviewsPerSecond()),
                     s.integer("api.reviewBurst", null, null).orElse(a.reviewBurst()),
@@ -140,17 +174,52 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }
-        return new AgentConfig(kubeconfig, node, dataDir, rawExec, launcher, port, apiPort, plugins, level, maxKill, gc,
-                writes, events, selector, starts, apiLimits);
+        return new AgentConfig(
+                kubeconfig,
+                node,
+                dataDir,
+                rawExec,
+                launcher,
+                port,
+                apiPort,
+                plugins,
+                level,
+                maxKill,
+                gc,
+                writes,
+                events,
+                selector,
+                starts,
+                apiLimits);
     }
 
-
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
-    static final Set<String> FILE_KEYS = Set.of("kubeconfig", "nodeName", "dataDir", "enableRawExec", "rawExecLauncher",
-            "metricsPort", "apiPort", "devicePlugins", "logLevel", "maxKillTimeout", "gc.interval", "gc.maxDiskUsage",
-            "gc.maxInodeUsage", "gc.maxAllocations", "gc.parallelDestroys", "statusWrites.batchDelay",
-            "statusWrites.resync", "events.qps", "events.burst", "fieldSelector", "concurrentStarts",
-            "api.maxFollowers", "api.maxFollowersPerCaller", "api.reviewsPerSecond", "api.reviewBurst",
+    static final Set<String> FILE_KEYS = Set.of(
+            "kubeconfig",
+            "nodeName",
+            "dataDir",
+            "enableRawExec",
+            "rawExecLauncher",
+            "metricsPort",
+            "apiPort",
+            "devicePlugins",
+            "logLevel",
+            "maxKillTimeout",
+            "gc.interval",
+            "gc.maxDiskUsage",
+            "gc.maxInodeUsage",
+            "gc.maxAllocations",
+            "gc.parallelDestroys",
+            "statusWrites.batchDelay",
+            "statusWrites.resync",
+            "events.qps",
+            "events.burst",
+            "fieldSelector",
+            "concurrentStarts",
+            "api.maxFollowers",
+            "api.maxFollowersPerCaller",
+            "api.reviewsPerSecond",
+            "api.reviewBurst",
             "api.reviewTimeout");
 
     private static JsonNode readFile(Path file) throws ConfigException {
@@ -169,8 +238,8 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
         List<String> unknown = new ArrayList<>();
         collectUnknown(root, "", unknown);
         if (!unknown.isEmpty()) {
-            throw new ConfigException(file + ": unknown setting(s) " + unknown
-                    + "; docs/configuration.md lists the known ones");
+            throw new ConfigException(
+                    file + ": unknown setting(s) " + unknown + "; docs/configuration.md lists the known ones");
         }
         return root;
     }
@@ -178,8 +247,8 @@ public record AgentConfig(Optional<Path> kubeconfig, String nodeName, Path dataD
     private static void collectUnknown(JsonNode node, String prefix, List<String> unknown) {
         for (Map.Entry<String, JsonNode> e : node.properties()) {
             String key = prefix + e.getKey();
-            if (e.getValue().isObject() && (key.equals("gc") || key.equals("statusWrites") || key.equals("events")
-                    || key.equals("api"))) {
+            if (e.getValue().isObject()
+                    && (key.equals("gc") || key.equals("statusWrites") || key.equals("events") || key.equals("api"))) {
                 collectUnknown(e.getValue(), key + ".", unknown);
             } else if (!FILE_KEYS.contains(key)) {
                 unknown.add(key);

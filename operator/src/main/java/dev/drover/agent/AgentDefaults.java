@@ -12,6 +12,5 @@ final class AgentDefaults {
     /** Enough to keep two cores busy while starts wait on disk; few enough that each start stays quick. */
     static final int CONCURRENT_STARTS = 32;
 
-    private AgentDefaults() {
-    }
+    private AgentDefaults() {}
 }

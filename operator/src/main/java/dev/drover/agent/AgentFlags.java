@@ -31,23 +31,41 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
             new Flag("--config", "FILE", "a YAML file with any of the settings (docs/configuration.md)"),
             new Flag("--kubeconfig", "FILE", "API server credentials; none: the in-cluster ServiceAccount"),
             new Flag("--node", "NAME", "the node this agent runs allocations for (required)"),
-            new Flag("--data-dir", "DIR", "state store and allocation directories (default " + AgentDefaults.DATA_DIR
-                    + ")"),
+            new Flag(
+                    "--data-dir",
+                    "DIR",
+                    "state store and allocation directories (default " + AgentDefaults.DATA_DIR + ")"),
             new Flag("--enable-raw-exec", null, "enable the raw_exec driver (host processes)"),
-            new Flag("--metrics-port", "N", "port of /metrics, /healthz, /readyz (default " + AgentDefaults.METRICS_PORT
-                    + "; 0 any free port, -1 none)"),
-            new Flag("--api-port", "N", "port of the HTTPS API (default " + AgentDefaults.API_PORT
-                    + "; 0 any free port, -1 none)"),
+            new Flag(
+                    "--metrics-port",
+                    "N",
+                    "port of /metrics, /healthz, /readyz (default " + AgentDefaults.METRICS_PORT
+                            + "; 0 any free port, -1 none)"),
+            new Flag(
+                    "--api-port",
+                    "N",
+                    "port of the HTTPS API (default " + AgentDefaults.API_PORT + "; 0 any free port, -1 none)"),
             new Flag("--log-level", "LEVEL", "error, warn, info (default), debug or trace"),
-            new Flag("--max-kill-timeout", "DURATION", "cap on every task's killTimeout and shutdownDelay"
-                    + " (default 30s)"),
-            new Flag("--field-selector", "BOOL", "watch only this node's allocations (default true; false for"
-                    + " Kubernetes before 1.31)"),
-            new Flag("--device-plugin", "NAME[:ARG]", "run a device plugin: nvidia, nvidia:LIBRARY, fake:FILE"
-                    + " (repeatable)"));
-    static final Set<String> WITH_VALUE = ALL.stream().filter(f -> !f.isSwitch()).map(Flag::name)
+            new Flag(
+                    "--max-kill-timeout",
+                    "DURATION",
+                    "cap on every task's killTimeout and shutdownDelay" + " (default 30s)"),
+            new Flag(
+                    "--field-selector",
+                    "BOOL",
+                    "watch only this node's allocations (default true; false for" + " Kubernetes before 1.31)"),
+            new Flag(
+                    "--device-plugin",
+                    "NAME[:ARG]",
+                    "run a device plugin: nvidia, nvidia:LIBRARY, fake:FILE" + " (repeatable)"));
+
+    static final Set<String> WITH_VALUE = ALL.stream()
+            .filter(f -> !f.isSwitch())
+            .map(Flag::name)
             .collect(java.util.stream.Collectors.toUnmodifiableSet());
-    static final Set<String> SWITCHES = ALL.stream().filter(Flag::isSwitch).map(Flag::name)
+    static final Set<String> SWITCHES = ALL.stream()
+            .filter(Flag::isSwitch)
+            .map(Flag::name)
             .collect(java.util.stream.Collectors.toUnmodifiableSet());
 
     /** The flags as --help shows them: one a line, name and value, then what it sets. */
@@ -55,8 +73,11 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
         StringBuilder out = new StringBuilder();
         for (Flag f : ALL) {
             String shown = f.isSwitch() ? f.name() : f.name() + " " + f.value();
-            out.append("  ").append(shown).append(" ".repeat(Math.max(2, 30 - shown.length())))
-                    .append(f.meaning()).append('\n');
+            out.append("  ")
+                    .append(shown)
+                    .append(" ".repeat(Math.max(2, 30 - shown.length())))
+                    .append(f.meaning())
+                    .append('\n');
         }
         return out.toString();
     }
@@ -91,6 +112,7 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                 throw new ConfigException("unknown argument \"" + arg + "\"");
             }
         }
-        return new AgentFlags(values, plugins, Optional.ofNullable(values.get("--config")).map(Path::of));
+        return new AgentFlags(
+                values, plugins, Optional.ofNullable(values.get("--config")).map(Path::of));
     }
 }

@@ -37,8 +37,7 @@ public final class Main {
                             DIR defaults to $DROVER_DATA_DIR
             """;
 
-    private Main() {
-    }
+    private Main() {}
 
     public static void main(String[] args) {
         System.exit(run(args, System.getenv(), System.out, System.err));

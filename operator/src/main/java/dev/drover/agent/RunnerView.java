@@ -7,7 +7,6 @@ import dev.drover.devices.DeviceManager;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.TaskStats;
-import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.LocalAllocation;
 import dev.drover.taskrunner.TaskRunner;
 import java.io.IOException;
@@ -44,7 +43,9 @@ final class RunnerView implements LocalAllocation {
     @Override
     public String state(String task) {
         TaskState s = runner.allocState().taskStates().get(task);
-        return s == null || s.getState() == null ? TaskState.State.Pending.name() : s.getState().name();
+        return s == null || s.getState() == null
+                ? TaskState.State.Pending.name()
+                : s.getState().name();
     }
 
     @Override
@@ -60,7 +61,8 @@ final class RunnerView implements LocalAllocation {
 
     @Override
     public DeviceStats.AllocationStats devices() {
-        return ledger == null ? DeviceStats.AllocationStats.NONE
+        return ledger == null
+                ? DeviceStats.AllocationStats.NONE
                 : DeviceStats.of(ledger.reservations(runner.id()), devices);
     }
 

@@ -17,8 +17,7 @@ final class StateDumpCommand {
               DIR defaults to $DROVER_DATA_DIR
             """;
 
-    private StateDumpCommand() {
-    }
+    private StateDumpCommand() {}
 
     static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
         String dataDir = env.get(DATA_DIR_ENV);

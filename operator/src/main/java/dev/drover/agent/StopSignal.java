@@ -12,8 +12,7 @@ public final class StopSignal {
 
     private final CountDownLatch stop = new CountDownLatch(1);
 
-    private StopSignal() {
-    }
+    private StopSignal() {}
 
     /** Installs the handlers now, so a signal that comes before {@link #await()} is not lost. */
     public static StopSignal install() {

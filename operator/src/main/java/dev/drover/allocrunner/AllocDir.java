@@ -68,7 +68,9 @@ public final class AllocDir {
                     for (Path name : names) {
                         if (Files.isDirectory(name, LinkOption.NOFOLLOW_LINKS)) {
                             try {
-                                found.add(new AllocId(ns.getFileName().toString(), name.getFileName().toString()));
+                                found.add(new AllocId(
+                                        ns.getFileName().toString(),
+                                        name.getFileName().toString()));
                             } catch (IllegalArgumentException notAnAllocation) {
                                 // not a name the agent would have made
                             }

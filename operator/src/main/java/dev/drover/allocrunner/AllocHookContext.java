@@ -19,9 +19,18 @@ import java.util.function.Supplier;
  *                 prerun hooks again
  * @param warnings where a warning about the whole allocation goes: a Warning Kubernetes Event
  */
-public record AllocHookContext(AllocId id, Supplier<Allocation> alloc, AllocDir dir, Path dataDir, StateDB stateDB,
-                               InstantSource clock, BooleanSupplier stopping, Consumer<TaskEvent> toEveryTask,
-                               Supplier<List<String>> taskNames, boolean restored, Warnings warnings) {
+public record AllocHookContext(
+        AllocId id,
+        Supplier<Allocation> alloc,
+        AllocDir dir,
+        Path dataDir,
+        StateDB stateDB,
+        InstantSource clock,
+        BooleanSupplier stopping,
+        Consumer<TaskEvent> toEveryTask,
+        Supplier<List<String>> taskNames,
+        boolean restored,
+        Warnings warnings) {
 
     /** Where a hook reports a warning about the whole allocation ({@link AllocStateListener#allocWarning}). */
     @FunctionalInterface

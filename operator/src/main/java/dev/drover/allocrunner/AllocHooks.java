@@ -10,8 +10,7 @@ import dev.drover.api.v1alpha1.Allocation;
  */
 public final class AllocHooks {
 
-    private AllocHooks() {
-    }
+    private AllocHooks() {}
 
     /** Any alloc hook: it implements one or more of the phase interfaces below. */
     public interface Hook {

@@ -55,6 +55,7 @@ public final class AllocRunner {
     private final List<TaskRunner> restored = new ArrayList<>();
     /** Rebuilt from the store with its prerun hooks done before the restart ({@link RestoredTasks#prerunDone}). */
     private final boolean prerunDone;
+
     private final LifecycleCoordinator coordinator;
     private final AllocRunnerHooks hooks;
     private final LatestUpdate<Allocation> updates;
@@ -65,6 +66,7 @@ public final class AllocRunner {
     private volatile boolean destroying;
     /** The destroy hooks have run: the allocation's directory and stored state are gone. */
     private boolean destroyed;
+
     private boolean killedAll;
     private boolean siblingsHandled;
     private Thread thread;
@@ -73,8 +75,8 @@ public final class AllocRunner {
      * @param listener told of every change of this runner's state (its creator's, not shared with other runners)
      * @param previous where the allocation this one replaces is waited on and its disk found
      */
-    public AllocRunner(AllocRunnerConfig cfg, Allocation allocation, AllocStateListener listener,
-                       PreviousAllocations previous) {
+    public AllocRunner(
+            AllocRunnerConfig cfg, Allocation allocation, AllocStateListener listener, PreviousAllocations previous) {
         // The spec is stored before any task runner exists: a store that cannot write refuses the runner whole,
         // rather than leaving task runners behind that already told the controller of their first events.
         Allocation own = Specs.copy(allocation);
@@ -87,37 +89,50 @@ public final class AllocRunner {
      * running are reattached (no new Started), dead ones stay dead, and the
      * allocation carries on from where it was.
      */
-    public static AllocRunner restore(AllocRunnerConfig cfg, StoredAllocation stored, AllocStateListener listener,
-                                      PreviousAllocations previous) {
-        Allocation allocation = stored.spec().orElseThrow(() ->
-                new IllegalArgumentException("stored allocation " + stored.id() + " has no spec"));
-        return new AllocRunner(cfg, allocation, RestoredTasks.of(allocation.getSpec().getTasks(), stored), listener,
-                previous);
+    public static AllocRunner restore(
+            AllocRunnerConfig cfg, StoredAllocation stored, AllocStateListener listener, PreviousAllocations previous) {
+        Allocation allocation = stored.spec()
+                .orElseThrow(() -> new IllegalArgumentException("stored allocation " + stored.id() + " has no spec"));
+        return new AllocRunner(
+                cfg, allocation, RestoredTasks.of(allocation.getSpec().getTasks(), stored), listener, previous);
     }
 
     /**
      * @param allocation the runner's own snapshot (a copy made for it, or read back from the store)
      * @param stored     what the store kept of its tasks ({@link RestoredTasks#NONE} for a new runner)
      */
-    private AllocRunner(AllocRunnerConfig cfg, Allocation allocation, RestoredTasks stored,
-                        AllocStateListener listener, PreviousAllocations previous) {
+    private AllocRunner(
+            AllocRunnerConfig cfg,
+            Allocation allocation,
+            RestoredTasks stored,
+            AllocStateListener listener,
+            PreviousAllocations previous) {
         this.cfg = cfg;
         this.listener = listener;
         this.alloc = allocation;
         this.id = idOf(alloc);
         this.dir = AllocDir.of(cfg.dataDir(), id);
         this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
-        long generation = alloc.getMetadata().getGeneration() == null ? 0 : alloc.getMetadata().getGeneration();
+        long generation = alloc.getMetadata().getGeneration() == null
+                ? 0
+                : alloc.getMetadata().getGeneration();
         this.updates = new LatestUpdate<>(generation);
-        List<String> names = alloc.getSpec().getTasks().stream().map(Task::getName).toList();
-        this.state = new AllocStatePublisher(id, cfg.stateDB(), names, generation, () -> destroying,
+        List<String> names =
+                alloc.getSpec().getTasks().stream().map(Task::getName).toList();
+        this.state = new AllocStatePublisher(
+                id,
+                cfg.stateDB(),
+                names,
+                generation,
+                () -> destroying,
                 (now, task, event) -> listener.allocStateChanged(id, now, task, event));
         this.prerunDone = stored.prerunDone();
         for (Task t : alloc.getSpec().getTasks()) {
             TaskState saved = stored.states().get(t.getName());
             TaskRunner runner;
             if (saved != null) {
-                runner = TaskRunner.restore(taskConfig(t), saved, stored.localStates().get(t.getName()));
+                runner = TaskRunner.restore(
+                        taskConfig(t), saved, stored.localStates().get(t.getName()));
                 state.restored(t.getName(), saved);
                 if (prerunDone) {
                     restored.add(runner);
@@ -127,11 +142,22 @@ public final class AllocRunner {
             }
             tasks.put(t.getName(), runner);
         }
-        AllocHookContext ctx = new AllocHookContext(id, () -> alloc, dir, cfg.dataDir(), cfg.stateDB(), cfg.clock(),
-                () -> shuttingDown || destroying, e -> tasks.values().forEach(r -> r.recordEvent(e)),
-                () -> List.copyOf(tasks.keySet()), prerunDone,
+        AllocHookContext ctx = new AllocHookContext(
+                id,
+                () -> alloc,
+                dir,
+                cfg.dataDir(),
+                cfg.stateDB(),
+                cfg.clock(),
+                () -> shuttingDown || destroying,
+                e -> tasks.values().forEach(r -> r.recordEvent(e)),
+                () -> List.copyOf(tasks.keySet()),
+                prerunDone,
                 (reason, message) -> listener.allocWarning(id, reason, message));
-        this.hooks = new AllocRunnerHooks(previous, cfg.allocHooks(), ctx,
+        this.hooks = new AllocRunnerHooks(
+                previous,
+                cfg.allocHooks(),
+                ctx,
                 (hook, phase, failure) -> listener.hookFailed(id, hook, phase, failure));
     }
 
@@ -140,10 +166,23 @@ public final class AllocRunner {
     }
 
     private TaskRunnerConfig taskConfig(Task t) {
-        TaskConfig template = new TaskConfig(id.namespace(), id.name(), t.getName(), Map.of(), Map.of(),
-                dir.shared(), dir.taskDir(t.getName()), dir.logs(), dir.taskSecrets(t.getName()));
-        return new TaskRunnerConfig(id, alloc.getSpec(), t, template,
-                TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, cfg.extraPrestartHooks()), this::taskChanged,
+        TaskConfig template = new TaskConfig(
+                id.namespace(),
+                id.name(),
+                t.getName(),
+                Map.of(),
+                Map.of(),
+                dir.shared(),
+                dir.taskDir(t.getName()),
+                dir.logs(),
+                dir.taskSecrets(t.getName()));
+        return new TaskRunnerConfig(
+                id,
+                alloc.getSpec(),
+                t,
+                template,
+                TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, cfg.extraPrestartHooks()),
+                this::taskChanged,
                 cfg.tasks());
     }
 
@@ -215,17 +254,23 @@ public final class AllocRunner {
             wake.release();
             waitBounded(stopped, cfg.destroyDeadline());
         }
-        waitBounded(CompletableFuture.allOf(tasks.values().stream().map(TaskRunner::done)
-                .toArray(CompletableFuture[]::new)), cfg.destroyDeadline());
+        waitBounded(
+                CompletableFuture.allOf(
+                        tasks.values().stream().map(TaskRunner::done).toArray(CompletableFuture[]::new)),
+                cfg.destroyDeadline());
         synchronized (this) {
             if (destroyed) {
                 return true;
             }
-            List<String> alive = tasks.keySet().stream().filter(name -> !tasks.get(name).done().isDone()
-                    || !state.isDead(name)).toList();
+            List<String> alive = tasks.keySet().stream()
+                    .filter(name -> !tasks.get(name).done().isDone() || !state.isDead(name))
+                    .toList();
             if (shuttingDown || !alive.isEmpty()) {
-                LOG.warn("allocation {}: tasks {} may still be alive; their directory and stored state stay until"
-                        + " they are dead", id, alive);
+                LOG.warn(
+                        "allocation {}: tasks {} may still be alive; their directory and stored state stay until"
+                                + " they are dead",
+                        id,
+                        alive);
                 return false;
             }
             destroyed = true;
@@ -278,7 +323,8 @@ public final class AllocRunner {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             LOG.error("alloc runner {} failed", id, e);
-            TaskEvent failure = TaskEvent.of(TaskEventType.SetupFailure, cfg.clock().instant())
+            TaskEvent failure = TaskEvent.of(
+                            TaskEventType.SetupFailure, cfg.clock().instant())
                     .withMessage("allocation setup failed: " + e.getMessage());
             tasks.values().forEach(r -> r.kill(failure));
         } finally {
@@ -314,15 +360,25 @@ public final class AllocRunner {
         for (Task was : alloc.getSpec().getTasks()) {
             Task now = newer.getSpec().task(was.getName());
             if (now != null && !now.equals(was)) {
-                tasks.get(was.getName()).update(now, newer.getSpec(), "Task definition changed (generation "
-                        + newer.getMetadata().getGeneration() + ")");
+                tasks.get(was.getName())
+                        .update(
+                                now,
+                                newer.getSpec(),
+                                "Task definition changed (generation "
+                                        + newer.getMetadata().getGeneration() + ")");
             }
         }
-        List<String> before = alloc.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
-        List<String> after = newer.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
+        List<String> before =
+                alloc.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
+        List<String> after =
+                newer.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
         if (!before.equals(after)) {
-            LOG.warn("allocation {}: tasks {} became {}; adding or removing tasks needs a new allocation, the change"
-                    + " is ignored for the tasks concerned", id, before, after);
+            LOG.warn(
+                    "allocation {}: tasks {} became {}; adding or removing tasks needs a new allocation, the change"
+                            + " is ignored for the tasks concerned",
+                    id,
+                    before,
+                    after);
         }
     }
 
@@ -348,10 +404,11 @@ public final class AllocRunner {
 
     private void applySiblingRules(Map<String, LifecycleCoordinator.Status> statuses) {
         if (!siblingsHandled && !killedAll) {
-            SiblingRules.killCause(alloc.getSpec().getTasks(), statuses, cfg.clock()).ifPresent(cause -> {
-                siblingsHandled = true;
-                killAll(cause, false);
-            });
+            SiblingRules.killCause(alloc.getSpec().getTasks(), statuses, cfg.clock())
+                    .ifPresent(cause -> {
+                        siblingsHandled = true;
+                        killAll(cause, false);
+                    });
         }
     }
 
@@ -359,7 +416,8 @@ public final class AllocRunner {
     private void killAll(Supplier<TaskEvent> cause, boolean withPoststop) {
         killedAll = true;
         try {
-            KillOrder.kill(alloc.getSpec().getTasks(), tasks, state::isDead, cause, withPoststop, cfg.destroyDeadline());
+            KillOrder.kill(
+                    alloc.getSpec().getTasks(), tasks, state::isDead, cause, withPoststop, cfg.destroyDeadline());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

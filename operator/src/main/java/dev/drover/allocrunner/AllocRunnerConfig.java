@@ -15,8 +15,11 @@ import java.util.List;
  * @param tasks      what every task runner is given, passed on unchanged
  * @param allocHooks extra alloc hooks (each implements one or more {@link AllocHooks} phases), run after Drover's own
  */
-public record AllocRunnerConfig(Path dataDir, TaskRunnerConfig.Shared tasks, List<TaskPrestartHook> extraPrestartHooks,
-                                List<AllocHooks.Hook> allocHooks) {
+public record AllocRunnerConfig(
+        Path dataDir,
+        TaskRunnerConfig.Shared tasks,
+        List<TaskPrestartHook> extraPrestartHooks,
+        List<AllocHooks.Hook> allocHooks) {
 
     public StateDB stateDB() {
         return tasks.stateDB();

@@ -27,10 +27,10 @@ final class AllocRunnerHooks {
     private final AllocHookContext ctx;
     private final Failures failures;
 
-    AllocRunnerHooks(PreviousAllocations previous, List<AllocHooks.Hook> agentHooks, AllocHookContext ctx,
-                     Failures failures) {
-        List<AllocHooks.Hook> all = new ArrayList<>(List.of(new AllocDirHook(), new PreviousAllocHook(previous),
-                new StateHook()));
+    AllocRunnerHooks(
+            PreviousAllocations previous, List<AllocHooks.Hook> agentHooks, AllocHookContext ctx, Failures failures) {
+        List<AllocHooks.Hook> all =
+                new ArrayList<>(List.of(new AllocDirHook(), new PreviousAllocHook(previous), new StateHook()));
         all.addAll(agentHooks);
         this.hooks = List.copyOf(all);
         this.ctx = ctx;
@@ -67,8 +67,12 @@ final class AllocRunnerHooks {
             try {
                 call.accept(phase.cast(hook));
             } catch (RuntimeException e) {
-                LOG.warn("allocation {}: the {} hook {} failed; the other hooks run all the same", ctx.id(), phaseName,
-                        hook.name(), e);
+                LOG.warn(
+                        "allocation {}: the {} hook {} failed; the other hooks run all the same",
+                        ctx.id(),
+                        phaseName,
+                        hook.name(),
+                        e);
                 failures.failed(hook.name(), phaseName, e);
             }
         }

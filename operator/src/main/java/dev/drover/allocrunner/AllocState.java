@@ -10,8 +10,12 @@ import java.util.Map;
  *
  * @param version increases with every change, so a writer can tell newer from older
  */
-public record AllocState(long version, ClientStatus clientStatus, String clientDescription, long observedGeneration,
-                         Map<String, TaskState> taskStates) {
+public record AllocState(
+        long version,
+        ClientStatus clientStatus,
+        String clientDescription,
+        long observedGeneration,
+        Map<String, TaskState> taskStates) {
 
     public AllocState {
         taskStates = Map.copyOf(taskStates);

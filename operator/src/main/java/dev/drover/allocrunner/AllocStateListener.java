@@ -14,13 +14,11 @@ public interface AllocStateListener {
     void allocStateChanged(AllocId id, AllocState state, String task, TaskEvent event);
 
     /** A hook threw in {@code phase} (update, destroy, shutdown); the runner went on with the other hooks. */
-    default void hookFailed(AllocId id, String hook, String phase, RuntimeException failure) {
-    }
+    default void hookFailed(AllocId id, String hook, String phase, RuntimeException failure) {}
 
     /**
      * Something about the allocation as a whole that its user should see as a warning beside its task events (a
      * disk it may not take): a Warning Kubernetes Event with {@code reason}. Ignored by default (tests).
      */
-    default void allocWarning(AllocId id, String reason, String message) {
-    }
+    default void allocWarning(AllocId id, String reason, String message) {}
 }

@@ -37,8 +37,13 @@ final class AllocStatePublisher {
     private long observedGeneration;
 
     /** @param tasks the allocation's task names, in spec order */
-    AllocStatePublisher(AllocId id, StateDB stateDB, List<String> tasks, long observedGeneration,
-                        BooleanSupplier destroying, Listener listener) {
+    AllocStatePublisher(
+            AllocId id,
+            StateDB stateDB,
+            List<String> tasks,
+            long observedGeneration,
+            BooleanSupplier destroying,
+            Listener listener) {
         this.id = id;
         this.stateDB = stateDB;
         this.tasks = List.copyOf(tasks);
@@ -70,8 +75,10 @@ final class AllocStatePublisher {
         AllocState state = allocState();
         if (!destroying.getAsBoolean()) {
             try {
-                stateDB.putAllocRunnerState(id, new AllocRunnerState(state.clientStatus().name(),
-                        state.clientDescription(), state.observedGeneration()));
+                stateDB.putAllocRunnerState(
+                        id,
+                        new AllocRunnerState(
+                                state.clientStatus().name(), state.clientDescription(), state.observedGeneration()));
             } catch (StateStoreException e) {
                 // as for the spec: the store writes it again; the runner and its tasks go on
             }
@@ -89,8 +96,11 @@ final class AllocStatePublisher {
         Map<String, LifecycleCoordinator.Status> out = new LinkedHashMap<>();
         for (String name : tasks) {
             TaskState s = states.get(name);
-            out.put(name, s == null ? new LifecycleCoordinator.Status(TaskState.State.Pending, false)
-                    : new LifecycleCoordinator.Status(s.getState(), Boolean.TRUE.equals(s.getFailed())));
+            out.put(
+                    name,
+                    s == null
+                            ? new LifecycleCoordinator.Status(TaskState.State.Pending, false)
+                            : new LifecycleCoordinator.Status(s.getState(), Boolean.TRUE.equals(s.getFailed())));
         }
         return out;
     }

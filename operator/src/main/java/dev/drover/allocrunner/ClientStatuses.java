@@ -8,11 +8,9 @@ import java.util.Collection;
 public final class ClientStatuses {
 
     /** A client status and the sentence that goes with it. */
-    public record Result(ClientStatus status, String description) {
-    }
+    public record Result(ClientStatus status, String description) {}
 
-    private ClientStatuses() {
-    }
+    private ClientStatuses() {}
 
     public static Result of(Collection<TaskState> tasks) {
         boolean running = false;

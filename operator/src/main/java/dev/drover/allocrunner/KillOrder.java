@@ -25,14 +25,19 @@ final class KillOrder {
 
     private static final Logger LOG = LoggerFactory.getLogger(KillOrder.class);
 
-    private KillOrder() {
-    }
+    private KillOrder() {}
 
     /**
      * @param cause the event each killed task records first (e.g. LeaderTaskDead), or null
      */
-    static void kill(List<Task> spec, Map<String, TaskRunner> runners, Predicate<String> dead,
-                     Supplier<TaskEvent> cause, boolean withPoststop, Duration deadline) throws InterruptedException {
+    static void kill(
+            List<Task> spec,
+            Map<String, TaskRunner> runners,
+            Predicate<String> dead,
+            Supplier<TaskEvent> cause,
+            boolean withPoststop,
+            Duration deadline)
+            throws InterruptedException {
         List<TaskRunner> leaders = new ArrayList<>();
         List<TaskRunner> others = new ArrayList<>();
         List<TaskRunner> sidecars = new ArrayList<>();
@@ -57,8 +62,9 @@ final class KillOrder {
         }
     }
 
-    private static void killGroup(List<TaskRunner> group, Predicate<String> dead, Supplier<TaskEvent> cause,
-                                  Duration deadline) throws InterruptedException {
+    private static void killGroup(
+            List<TaskRunner> group, Predicate<String> dead, Supplier<TaskEvent> cause, Duration deadline)
+            throws InterruptedException {
         List<CompletableFuture<Void>> kills = new ArrayList<>();
         for (TaskRunner r : group) {
             if (!dead.test(r.name())) {
@@ -66,7 +72,8 @@ final class KillOrder {
             }
         }
         try {
-            CompletableFuture.allOf(kills.toArray(CompletableFuture[]::new)).get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+            CompletableFuture.allOf(kills.toArray(CompletableFuture[]::new))
+                    .get(deadline.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             LOG.warn("tasks still dying after {}; going on", deadline);
         } catch (ExecutionException e) {

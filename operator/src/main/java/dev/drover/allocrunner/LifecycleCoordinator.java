@@ -20,7 +20,10 @@ public final class LifecycleCoordinator {
 
     /** The gates, in the order they open. */
     public enum Gate {
-        PRESTART, MAIN, POSTSTART, POSTSTOP
+        PRESTART,
+        MAIN,
+        POSTSTART,
+        POSTSTOP
     }
 
     /** A task's state as the coordinator needs it. */
@@ -83,12 +86,15 @@ public final class LifecycleCoordinator {
     }
 
     private boolean noMainPending(Map<String, Status> states) {
-        return tasks.stream().filter(t -> gateOf(t) == Gate.MAIN)
+        return tasks.stream()
+                .filter(t -> gateOf(t) == Gate.MAIN)
                 .noneMatch(t -> status(states, t).state() == TaskState.State.Pending);
     }
 
     private boolean allButPoststopDead(Map<String, Status> states) {
-        return tasks.stream().filter(t -> gateOf(t) != Gate.POSTSTOP).allMatch(t -> status(states, t).dead());
+        return tasks.stream()
+                .filter(t -> gateOf(t) != Gate.POSTSTOP)
+                .allMatch(t -> status(states, t).dead());
     }
 
     private static Status status(Map<String, Status> states, Task t) {

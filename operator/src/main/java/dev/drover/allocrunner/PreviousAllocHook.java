@@ -82,8 +82,8 @@ final class PreviousAllocHook implements AllocHooks.Prerun {
         Path staging = null;
         try {
             staging = ctx.dir().newStaging();
-            DiskFetcher.Fetched fetched = previous.fetchDisk(prevId, staging, Set.copyOf(tasks),
-                    (long) disk.sizeMB() << 20);
+            DiskFetcher.Fetched fetched =
+                    previous.fetchDisk(prevId, staging, Set.copyOf(tasks), (long) disk.sizeMB() << 20);
             ctx.dir().adopt(staging, tasks);
             return "Migrated the ephemeral disk of previous allocation " + prevId.name() + " from node "
                     + fetched.node() + " (" + fetched.bytes() + " bytes)";
@@ -123,7 +123,9 @@ final class PreviousAllocHook implements AllocHooks.Prerun {
         var disk = spec.effectiveEphemeralDisk();
         if (disk.carriesData()) {
             String message = carryOver(ctx, prevId, disk);
-            ctx.toEveryTask().accept(TaskEvent.of(TaskEventType.TaskSetup, ctx.clock().instant()).withMessage(message));
+            ctx.toEveryTask()
+                    .accept(TaskEvent.of(TaskEventType.TaskSetup, ctx.clock().instant())
+                            .withMessage(message));
         }
         return true;
     }

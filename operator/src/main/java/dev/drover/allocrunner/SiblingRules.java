@@ -17,19 +17,20 @@ import java.util.function.Supplier;
  */
 final class SiblingRules {
 
-    private SiblingRules() {
-    }
+    private SiblingRules() {}
 
     /** The event every killed task records, when the states call for a kill. */
-    static Optional<Supplier<TaskEvent>> killCause(List<Task> tasks, Map<String, LifecycleCoordinator.Status> statuses,
-                                                   InstantSource clock) {
+    static Optional<Supplier<TaskEvent>> killCause(
+            List<Task> tasks, Map<String, LifecycleCoordinator.Status> statuses, InstantSource clock) {
         List<Task> nonPoststop = tasks.stream()
-                .filter(t -> LifecycleCoordinator.gateOf(t) != LifecycleCoordinator.Gate.POSTSTOP).toList();
+                .filter(t -> LifecycleCoordinator.gateOf(t) != LifecycleCoordinator.Gate.POSTSTOP)
+                .toList();
         for (Task t : nonPoststop) {
             LifecycleCoordinator.Status s = statuses.get(t.getName());
             if (s.dead() && s.failed()) {
                 return Optional.of(() -> TaskEvent.of(TaskEventType.SiblingTaskFailed, clock.instant())
-                        .withFailedSibling(t.getName()).withMessage("Task's sibling \"" + t.getName() + "\" failed"));
+                        .withFailedSibling(t.getName())
+                        .withMessage("Task's sibling \"" + t.getName() + "\" failed"));
             }
         }
         for (Task t : nonPoststop) {

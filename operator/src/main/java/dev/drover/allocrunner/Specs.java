@@ -16,10 +16,10 @@ import java.util.Map;
 final class Specs {
 
     private static final ObjectMapper JSON = JsonMapper.builder(Jackson.factory())
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .build();
 
-    private Specs() {
-    }
+    private Specs() {}
 
     /** The annotation {@code kubectl apply} keeps a whole copy of the object in. */
     static final String LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
@@ -36,14 +36,20 @@ final class Specs {
         if (annotations != null) {
             annotations.remove(LAST_APPLIED);
         }
-        snapshot.setMetadata(new ObjectMetaBuilder().withName(m.getName()).withNamespace(m.getNamespace())
-                .withUid(m.getUid()).withGeneration(m.getGeneration()).withLabels(m.getLabels())
-                .withAnnotations(annotations == null || annotations.isEmpty() ? null : annotations).build());
+        snapshot.setMetadata(new ObjectMetaBuilder()
+                .withName(m.getName())
+                .withNamespace(m.getNamespace())
+                .withUid(m.getUid())
+                .withGeneration(m.getGeneration())
+                .withLabels(m.getLabels())
+                .withAnnotations(annotations == null || annotations.isEmpty() ? null : annotations)
+                .build());
         snapshot.setSpec(a.getSpec());
         try {
             return JSON.readValue(JSON.writeValueAsBytes(snapshot), Allocation.class);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot copy allocation " + a.getMetadata().getName(), e);
+            throw new UncheckedIOException(
+                    "cannot copy allocation " + a.getMetadata().getName(), e);
         }
     }
 }

@@ -10,8 +10,7 @@ import java.util.Set;
 public interface DiskFetcher {
 
     /** What a fetch brought: from which node, and how many bytes of file content. */
-    record Fetched(String node, long bytes) {
-    }
+    record Fetched(String node, long bytes) {}
 
     /**
      * Unpacks the disk of {@code previous} into {@code staging} ({@link Snapshots#unpack}: {@code alloc/data} and

@@ -23,8 +23,8 @@ public final class LocalFirst implements PreviousAllocations {
     /**
      * @param local the terminal future of a local runner for the id, if this node runs it
      */
-    public LocalFirst(Function<AllocId, Optional<CompletableFuture<Void>>> local, PreviousAllocations remote,
-                      DiskFetcher disks) {
+    public LocalFirst(
+            Function<AllocId, Optional<CompletableFuture<Void>>> local, PreviousAllocations remote, DiskFetcher disks) {
         this.local = local;
         this.remote = remote;
         this.disks = disks;

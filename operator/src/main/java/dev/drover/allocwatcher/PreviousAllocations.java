@@ -28,8 +28,7 @@ public interface PreviousAllocations {
      *
      * @param claimant the successor: its name and uid
      */
-    default void claimDisk(AllocId previous, Claimant claimant) throws IOException, InterruptedException {
-    }
+    default void claimDisk(AllocId previous, Claimant claimant) throws IOException, InterruptedException {}
 
     /** An allocation that claims a previous allocation's disk; {@code uid} tells it from a later one of its name. */
     record Claimant(String name, String uid) {

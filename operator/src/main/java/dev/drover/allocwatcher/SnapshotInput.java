@@ -1,7 +1,6 @@
 package dev.drover.allocwatcher;
 
 import dev.drover.common.UserText;
-import dev.drover.allocwatcher.SnapshotException;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -62,8 +61,8 @@ final class SnapshotInput {
             if (counted.ended) {
                 throw new SnapshotException("the snapshot ends in the middle of a header (" + after() + ")");
             }
-            throw new SnapshotException("the snapshot is not a tar stream, or is corrupt (" + after() + "): "
-                    + broken.getMessage());
+            throw new SnapshotException(
+                    "the snapshot is not a tar stream, or is corrupt (" + after() + "): " + broken.getMessage());
         }
         if (e == null) {
             if (!tar.sawEnd) {

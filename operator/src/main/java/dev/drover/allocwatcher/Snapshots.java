@@ -1,7 +1,7 @@
 package dev.drover.allocwatcher;
 
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.common.UserText;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -47,14 +47,13 @@ public final class Snapshots {
     public static final int MAX_ENTRIES = 100_000;
     /** The longest entry name (Linux's PATH_MAX); each component is at most {@link #MAX_COMPONENT_BYTES}. */
     public static final int MAX_NAME_BYTES = 4096;
+
     static final int MAX_COMPONENT_BYTES = 255;
 
     private static final int BLOCK = 512;
     private static final String DATA = "alloc/data";
     /** How much of a name a message shows. */
-
-    private Snapshots() {
-    }
+    private Snapshots() {}
 
     /**
      * Writes {@code alloc/data} and each of {@code tasks}' {@code local/} under {@code allocRoot} to {@code out}.
@@ -139,14 +138,14 @@ public final class Snapshots {
             }
             String path = checkedName(e.getName());
             byte type = e.getLinkFlag();
-            boolean regular = type == TarConstants.LF_NORMAL || type == TarConstants.LF_OLDNORM
-                    || type == TarConstants.LF_CONTIG;
+            boolean regular =
+                    type == TarConstants.LF_NORMAL || type == TarConstants.LF_OLDNORM || type == TarConstants.LF_CONTIG;
             if (!wanted(path, tasks)) {
                 continue; // its content is read and counted by the next call
             }
             if (e.isSparse()) {
-                throw new SnapshotException("entry " + UserText.quote(path) + " is a sparse file, which a snapshot"
-                        + " never holds");
+                throw new SnapshotException(
+                        "entry " + UserText.quote(path) + " is a sparse file, which a snapshot" + " never holds");
             }
             long size = regular ? e.getSize() : 0;
             if (total + size > maxBytes) {
@@ -158,15 +157,16 @@ public final class Snapshots {
             switch (type) {
                 case TarConstants.LF_DIR -> tree.directory(path, mode);
                 case TarConstants.LF_NORMAL, TarConstants.LF_OLDNORM, TarConstants.LF_CONTIG ->
-                        tree.file(path, mode, content(tar, path), size);
+                    tree.file(path, mode, content(tar, path), size);
                 case TarConstants.LF_SYMLINK -> tree.symlink(path, e.getLinkName());
                 case TarConstants.LF_LINK -> {
                     String source = checkedName(e.getLinkName());
                     wanted(source, tasks);
                     tree.hardLink(path, source);
                 }
-                default -> throw new SnapshotException("entry " + UserText.quote(path) + " is a " + describe(type)
-                        + ", which a snapshot never holds");
+                default ->
+                    throw new SnapshotException("entry " + UserText.quote(path) + " is a " + describe(type)
+                            + ", which a snapshot never holds");
             }
         }
         tree.checkLinks();
@@ -200,10 +200,12 @@ public final class Snapshots {
             if (parts.length == 1 || parts[1].equals("data")) {
                 return true;
             }
-            throw new SnapshotException("entry " + UserText.quote(path) + " is outside alloc/data and the tasks' local directories");
+            throw new SnapshotException(
+                    "entry " + UserText.quote(path) + " is outside alloc/data and the tasks' local directories");
         }
         if (!Names.isLabel(parts[0]) || (parts.length > 1 && !parts[1].equals("local"))) {
-            throw new SnapshotException("entry " + UserText.quote(path) + " is outside alloc/data and the tasks' local directories");
+            throw new SnapshotException(
+                    "entry " + UserText.quote(path) + " is outside alloc/data and the tasks' local directories");
         }
         return tasks.contains(parts[0]);
     }
@@ -214,13 +216,14 @@ public final class Snapshots {
      */
     private static String checkedName(String raw) throws SnapshotException {
         if (raw.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
-            throw new SnapshotException("entry " + UserText.quote(raw) + " has a name longer than " + MAX_NAME_BYTES
-                    + " bytes");
+            throw new SnapshotException(
+                    "entry " + UserText.quote(raw) + " has a name longer than " + MAX_NAME_BYTES + " bytes");
         }
         List<String> parts = new ArrayList<>();
         for (String part : raw.split("/")) {
             if (part.equals("..") || part.indexOf('\0') >= 0) {
-                throw new SnapshotException("entry " + UserText.quote(raw) + " is absolute, empty or climbs out with ..");
+                throw new SnapshotException(
+                        "entry " + UserText.quote(raw) + " is absolute, empty or climbs out with ..");
             }
             if (part.getBytes(StandardCharsets.UTF_8).length > MAX_COMPONENT_BYTES) {
                 throw new SnapshotException("entry " + UserText.quote(raw) + " has a name part longer than "
@@ -241,8 +244,8 @@ public final class Snapshots {
             case TarConstants.LF_CHR -> "character device";
             case TarConstants.LF_BLK -> "block device";
             case TarConstants.LF_FIFO -> "fifo";
-            default -> type >= 0x20 && type < 0x7f ? "entry of type '" + (char) type + "'"
-                    : "entry of type " + (type & 0xff);
+            default ->
+                type >= 0x20 && type < 0x7f ? "entry of type '" + (char) type + "'" : "entry of type " + (type & 0xff);
         };
     }
 

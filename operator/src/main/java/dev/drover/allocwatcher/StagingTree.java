@@ -1,7 +1,6 @@
 package dev.drover.allocwatcher;
 
 import dev.drover.common.UserText;
-import dev.drover.allocwatcher.SnapshotException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -77,8 +76,8 @@ final class StagingTree {
     void file(String path, int mode, InputStream content, long size) throws IOException {
         parents(path);
         Path p = at(path);
-        try (OutputStream out = Files.newOutputStream(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
+        try (OutputStream out = Files.newOutputStream(
+                p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
             if (content.transferTo(out) < size) {
                 throw new SnapshotException("the snapshot ends in the middle of " + UserText.quote(path));
             }
@@ -128,8 +127,8 @@ final class StagingTree {
     }
 
     private static SnapshotException pointsOut(String path, String target) {
-        return new SnapshotException("link " + UserText.quote(path) + " -> \"" + UserText.bare(target)
-                + "\" points out of the directory");
+        return new SnapshotException(
+                "link " + UserText.quote(path) + " -> \"" + UserText.bare(target) + "\" points out of the directory");
     }
 
     /**
@@ -232,6 +231,7 @@ final class StagingTree {
                 perms.add(perm);
             }
         }
-        Files.getFileAttributeView(p, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).setPermissions(perms);
+        Files.getFileAttributeView(p, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .setPermissions(perms);
     }
 }

@@ -13,42 +13,64 @@ import java.util.Map;
  */
 final class AllocStats {
 
-    private AllocStats() {
-    }
+    private AllocStats() {}
 
     static String render(JsonNode stats) {
         StringBuilder out = new StringBuilder();
-        out.append("Allocation ").append(TerminalText.clean(stats.path("allocation").asText("?"))).append(" on node ")
-                .append(TerminalText.clean(stats.path("node").asText("?"))).append(", CPU measured over ")
-                .append(number(stats.path("windowSeconds").asDouble())).append(" s\n\n");
+        out.append("Allocation ")
+                .append(TerminalText.clean(stats.path("allocation").asText("?")))
+                .append(" on node ")
+                .append(TerminalText.clean(stats.path("node").asText("?")))
+                .append(", CPU measured over ")
+                .append(number(stats.path("windowSeconds").asDouble()))
+                .append(" s\n\n");
         List<List<String>> rows = new ArrayList<>();
         rows.add(List.of("Task", "State", "CPU", "CPU Time", "Memory"));
         for (Map.Entry<String, JsonNode> e : stats.path("tasks").properties()) {
             JsonNode usage = e.getValue().path("resourceUsage");
             String error = e.getValue().path("error").asText(null);
-            rows.add(List.of(e.getKey(), e.getValue().path("state").asText("?"),
-                    error != null ? "(" + error + ")" : percent(usage.path("cpu").path("percent")),
-                    seconds(usage.path("cpu").path("seconds")), bytes(usage.path("memory").path("rssBytes"))));
+            rows.add(List.of(
+                    e.getKey(),
+                    e.getValue().path("state").asText("?"),
+                    error != null
+                            ? "(" + error + ")"
+                            : percent(usage.path("cpu").path("percent")),
+                    seconds(usage.path("cpu").path("seconds")),
+                    bytes(usage.path("memory").path("rssBytes"))));
         }
         JsonNode total = stats.path("resourceUsage");
-        rows.add(List.of("(all)", "", percent(total.path("cpu").path("percent")),
-                seconds(total.path("cpu").path("seconds")), bytes(total.path("memory").path("rssBytes"))));
+        rows.add(List.of(
+                "(all)",
+                "",
+                percent(total.path("cpu").path("percent")),
+                seconds(total.path("cpu").path("seconds")),
+                bytes(total.path("memory").path("rssBytes"))));
         table(rows, out);
 
         List<List<String>> devices = new ArrayList<>();
         devices.add(List.of("Task", "Device", "GPU", "Memory", "Temperature", "Power"));
         for (Map.Entry<String, JsonNode> e : stats.path("tasks").properties()) {
             for (JsonNode d : e.getValue().path("devices")) {
-                devices.add(List.of(e.getKey(), d.path("id").asText("?"), percent(d.path("gpuUtilPercent")),
-                        memory(d), unit(d.path("temperatureC"), " °C"), unit(d.path("powerW"), " W")));
+                devices.add(List.of(
+                        e.getKey(),
+                        d.path("id").asText("?"),
+                        percent(d.path("gpuUtilPercent")),
+                        memory(d),
+                        unit(d.path("temperatureC"), " °C"),
+                        unit(d.path("powerW"), " W")));
             }
         }
         for (JsonNode g : stats.path("devices")) {
             List<String> ids = new ArrayList<>();
             g.path("ids").forEach(id -> ids.add(id.asText()));
-            devices.add(List.of("(all)", g.path("vendor").asText() + "/" + g.path("type").asText() + "/"
-                            + g.path("model").asText() + " " + ids, percent(g.path("gpuUtilPercent")), memory(g),
-                    unit(g.path("temperatureC"), " °C"), unit(g.path("powerW"), " W")));
+            devices.add(List.of(
+                    "(all)",
+                    g.path("vendor").asText() + "/" + g.path("type").asText() + "/"
+                            + g.path("model").asText() + " " + ids,
+                    percent(g.path("gpuUtilPercent")),
+                    memory(g),
+                    unit(g.path("temperatureC"), " °C"),
+                    unit(g.path("powerW"), " W")));
         }
         if (devices.size() > 1) {
             out.append("\nDevices\n");
@@ -58,8 +80,9 @@ final class AllocStats {
     }
 
     private static void table(List<List<String>> rows, StringBuilder out) {
-        out.append(TerminalText.columns(rows.stream().map(r -> r.stream().map(TerminalText::clean)
-                .toArray(String[]::new)).toList()));
+        out.append(TerminalText.columns(rows.stream()
+                .map(r -> r.stream().map(TerminalText::clean).toArray(String[]::new))
+                .toList()));
     }
 
     private static String percent(JsonNode n) {
@@ -99,7 +122,8 @@ final class AllocStats {
 
     /** At most two decimals, none when whole. */
     private static String number(double d) {
-        return d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString((long) d)
+        return d == Math.rint(d) && Math.abs(d) < 1e15
+                ? Long.toString((long) d)
                 : String.format(Locale.ROOT, "%.2f", d).replaceAll("0$", "");
     }
 }

@@ -53,8 +53,7 @@ final class AllocStatus {
     private static final Comparator<Instant> NEWEST_FIRST_UNKNOWN_LAST =
             Comparator.nullsLast(Comparator.<Instant>reverseOrder());
 
-    private AllocStatus() {
-    }
+    private AllocStatus() {}
 
     /**
      * Reads {@code alloc} and its Events through {@code client} and prints their
@@ -65,7 +64,10 @@ final class AllocStatus {
             throws CommandFailure {
         String ns = namespace != null ? namespace : client.getNamespace() != null ? client.getNamespace() : "default";
         try {
-            Allocation a = client.resources(Allocation.class).inNamespace(ns).withName(alloc).get();
+            Allocation a = client.resources(Allocation.class)
+                    .inNamespace(ns)
+                    .withName(alloc)
+                    .get();
             if (a == null) {
                 throw new CommandFailure("allocation " + ns + "/" + alloc + " not found");
             }
@@ -79,8 +81,13 @@ final class AllocStatus {
     private static List<Event> eventsOf(KubernetesClient client, Allocation a, String ns, String name) {
         List<Event> listed;
         try {
-            listed = client.v1().events().inNamespace(ns).withField("involvedObject.kind", "Allocation")
-                    .withField("involvedObject.name", name).list().getItems();
+            listed = client.v1()
+                    .events()
+                    .inNamespace(ns)
+                    .withField("involvedObject.kind", "Allocation")
+                    .withField("involvedObject.name", name)
+                    .list()
+                    .getItems();
         } catch (KubernetesClientException e) {
             if (e.getCode() == 403) {
                 return null;
@@ -111,8 +118,8 @@ final class AllocStatus {
         AllocationStatus status = alloc.getStatus();
         StringBuilder out = new StringBuilder(header(meta, spec, status, now));
         // not Map.of(): a task without a name (a hostile or broken spec) looks itself up as null
-        Map<String, TaskState> states = status == null || status.getTaskStates() == null ? new HashMap<>()
-                : status.getTaskStates();
+        Map<String, TaskState> states =
+                status == null || status.getTaskStates() == null ? new HashMap<>() : status.getTaskStates();
         Set<String> shown = new HashSet<>();
         for (Task t : spec.getTasks() == null ? List.<Task>of() : spec.getTasks()) {
             if (t != null) {
@@ -141,30 +148,48 @@ final class AllocStatus {
             lines.add(pair("Previous Allocation", clean(spec.getPreviousAllocation())));
         }
         if (status == null) {
-            lines.add(pair("Client Status", "(not yet taken on by the node's agent: it may be waiting for a start slot, or not running)"));
+            lines.add(pair(
+                    "Client Status",
+                    "(not yet taken on by the node's agent: it may be waiting for a start slot, or not running)"));
         } else {
-            lines.add(pair("Client Status", status.getClientStatus() == null ? NONE : status.getClientStatus().name()));
+            lines.add(pair(
+                    "Client Status",
+                    status.getClientStatus() == null
+                            ? NONE
+                            : status.getClientStatus().name()));
             lines.add(pair("Client Description", clean(status.getClientDescription())));
         }
         lines.add(pair("Desired Status", spec.effectiveDesiredStatus().name()));
         if (meta.getDeletionTimestamp() != null) {
-            lines.add(pair("Deleting", "requested " + ago(meta.getDeletionTimestamp(), now)
-                    + "; waiting for the node's agent to stop its tasks and remove its files"));
+            lines.add(pair(
+                    "Deleting",
+                    "requested " + ago(meta.getDeletionTimestamp(), now)
+                            + "; waiting for the node's agent to stop its tasks and remove its files"));
         }
         String ready = ready(status);
         if (ready != null) {
             lines.add(pair("Ready", ready));
         }
-        if (status != null && status.getObservedGeneration() != null && meta.getGeneration() != null
+        if (status != null
+                && status.getObservedGeneration() != null
+                && meta.getGeneration() != null
                 && !status.getObservedGeneration().equals(meta.getGeneration())) {
-            lines.add(pair("Generation", meta.getGeneration() + " (the agent has acted on "
-                    + status.getObservedGeneration() + " so far)"));
+            lines.add(pair(
+                    "Generation",
+                    meta.getGeneration() + " (the agent has acted on " + status.getObservedGeneration() + " so far)"));
         }
-        lines.add(pair("Created", meta.getCreationTimestamp() == null ? NONE
-                : ago(meta.getCreationTimestamp(), now)));
-        if (status != null && status.getAllocatedDevices() != null && !status.getAllocatedDevices().isEmpty()) {
-            lines.add(pair("Devices", String.join("\n",
-                    status.getAllocatedDevices().stream().filter(Objects::nonNull).map(AllocStatus::device).toList())));
+        lines.add(pair("Created", meta.getCreationTimestamp() == null ? NONE : ago(meta.getCreationTimestamp(), now)));
+        if (status != null
+                && status.getAllocatedDevices() != null
+                && !status.getAllocatedDevices().isEmpty()) {
+            lines.add(pair(
+                    "Devices",
+                    String.join(
+                            "\n",
+                            status.getAllocatedDevices().stream()
+                                    .filter(Objects::nonNull)
+                                    .map(AllocStatus::device)
+                                    .toList())));
         }
         return TerminalText.keyValues(lines);
     }
@@ -174,8 +199,12 @@ final class AllocStatus {
         if (status == null) {
             return null;
         }
-        Condition condition = status.getConditions() == null ? null : status.getConditions().stream()
-                .filter(c -> c != null && "Ready".equals(c.getType())).findFirst().orElse(null);
+        Condition condition = status.getConditions() == null
+                ? null
+                : status.getConditions().stream()
+                        .filter(c -> c != null && "Ready".equals(c.getType()))
+                        .findFirst()
+                        .orElse(null);
         List<String> parts = new ArrayList<>();
         if (condition != null) {
             parts.add(clean(condition.getStatus()));
@@ -187,7 +216,8 @@ final class AllocStatus {
             return null;
         }
         String text = String.join(", ", parts);
-        if (condition != null && condition.getMessage() != null
+        if (condition != null
+                && condition.getMessage() != null
                 && !condition.getMessage().equals(status.getClientDescription())) {
             text += " (" + clean(condition.getMessage()) + ")";
         }
@@ -196,10 +226,18 @@ final class AllocStatus {
 
     /** {@code web: nvidia/gpu/Tesla T4 [GPU-0, GPU-1]} */
     private static String device(AllocatedDevice d) {
-        String name = String.join("/", Stream.of(d.getVendor(), d.getType(), d.getModel())
-                .filter(Objects::nonNull).map(TerminalText::clean).toList());
-        String ids = d.getIds() == null ? "" : " [" + String.join(", ", d.getIds().stream()
-                .map(TerminalText::clean).toList()) + "]";
+        String name = String.join(
+                "/",
+                Stream.of(d.getVendor(), d.getType(), d.getModel())
+                        .filter(Objects::nonNull)
+                        .map(TerminalText::clean)
+                        .toList());
+        String ids = d.getIds() == null
+                ? ""
+                : " ["
+                        + String.join(
+                                ", ",
+                                d.getIds().stream().map(TerminalText::clean).toList()) + "]";
         return clean(d.getTask()) + ": " + (name.isEmpty() ? NONE : name) + ids;
     }
 
@@ -223,7 +261,9 @@ final class AllocStatus {
         if (state == null) {
             return out.append(" is \"Pending\"\nNo events yet\n").toString();
         }
-        out.append(" is \"").append(state.getState() == null ? "Unknown" : state.getState().name()).append('"');
+        out.append(" is \"")
+                .append(state.getState() == null ? "Unknown" : state.getState().name())
+                .append('"');
         if (Boolean.TRUE.equals(state.getFailed())) {
             out.append(" (failed)");
         }
@@ -240,7 +280,8 @@ final class AllocStatus {
             times.add("Finished = " + ago(state.getFinishedAt(), now));
         }
         out.append(String.join(", ", times)).append('\n');
-        List<TaskEvent> events = state.getEvents() == null ? List.of()
+        List<TaskEvent> events = state.getEvents() == null
+                ? List.of()
                 : state.getEvents().stream().filter(Objects::nonNull).toList();
         if (events.isEmpty()) {
             return out.append("No events yet\n").toString();
@@ -248,8 +289,11 @@ final class AllocStatus {
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"Time", "Type", "Description"});
         for (TaskEvent e : newestFirst(events, e -> parseTime(e.getTime()))) {
-            rows.add(new String[] {e.getTime() == null ? NONE : utc(e.getTime()),
-                    e.getType() == null ? NONE : e.getType().name(), describe(e)});
+            rows.add(new String[] {
+                e.getTime() == null ? NONE : utc(e.getTime()),
+                e.getType() == null ? NONE : e.getType().name(),
+                describe(e)
+            });
         }
         return out.append("Recent Events:\n").append(TerminalText.columns(rows)).toString();
     }
@@ -261,7 +305,8 @@ final class AllocStatus {
     static String describe(TaskEvent e) {
         String message = e.getMessage() == null ? "" : e.getMessage();
         Map<String, String> details = new LinkedHashMap<>();
-        details.put("Exit Code", e.getExitCode() == null ? null : e.getExitCode().toString());
+        details.put(
+                "Exit Code", e.getExitCode() == null ? null : e.getExitCode().toString());
         details.put("Signal", e.getSignal());
         details.put("Restart Reason", e.getRestartReason());
         details.put("Restart Delay", e.getStartDelay());
@@ -286,7 +331,9 @@ final class AllocStatus {
     private static boolean says(String message, String label, String value) {
         boolean number = value.chars().allMatch(Character::isDigit);
         // "Exit Code: 12" does not say "Exit Code: 1"
-        boolean labelled = Pattern.compile(Pattern.quote(label + ": " + value) + "(?!\\d)").matcher(message).find();
+        boolean labelled = Pattern.compile(Pattern.quote(label + ": " + value) + "(?!\\d)")
+                .matcher(message)
+                .find();
         return labelled || (!number && message.contains(value));
     }
 
@@ -298,23 +345,38 @@ final class AllocStatus {
         if (all.isEmpty()) {
             return "Events:\nNone (the API server keeps Events for an hour by default)\n";
         }
-        List<Event> shown = newestFirst(all, AllocStatus::timeOf).stream().limit(MAX_KUBERNETES_EVENTS).toList();
+        List<Event> shown = newestFirst(all, AllocStatus::timeOf).stream()
+                .limit(MAX_KUBERNETES_EVENTS)
+                .toList();
         boolean counted = shown.stream().anyMatch(e -> countOf(e) > 1);
         List<String[]> rows = new ArrayList<>();
-        rows.add(counted ? new String[] {"Time", "Type", "Reason", "Count", "Message"}
-                : new String[] {"Time", "Type", "Reason", "Message"});
+        rows.add(
+                counted
+                        ? new String[] {"Time", "Type", "Reason", "Count", "Message"}
+                        : new String[] {"Time", "Type", "Reason", "Message"});
         for (Event e : shown) {
             Instant t = timeOf(e);
             String time = t == null ? NONE : utc(t);
-            rows.add(counted ? new String[] {time, clean(e.getType()), clean(e.getReason()),
-                    Integer.toString(countOf(e)), clean(e.getMessage())}
-                    : new String[] {time, clean(e.getType()), clean(e.getReason()), clean(e.getMessage())});
+            rows.add(
+                    counted
+                            ? new String[] {
+                                time,
+                                clean(e.getType()),
+                                clean(e.getReason()),
+                                Integer.toString(countOf(e)),
+                                clean(e.getMessage())
+                            }
+                            : new String[] {time, clean(e.getType()), clean(e.getReason()), clean(e.getMessage())});
         }
         StringBuilder out = new StringBuilder("Events:\n").append(TerminalText.columns(rows));
         if (all.size() > shown.size()) {
-            out.append("(").append(all.size() - shown.size()).append(" older not shown: kubectl get events -n ")
-                    .append(clean(meta.getNamespace())).append(" --field-selector involvedObject.name=")
-                    .append(clean(meta.getName())).append(")\n");
+            out.append("(")
+                    .append(all.size() - shown.size())
+                    .append(" older not shown: kubectl get events -n ")
+                    .append(clean(meta.getNamespace()))
+                    .append(" --field-selector involvedObject.name=")
+                    .append(clean(meta.getName()))
+                    .append(")\n");
         }
         return out.toString();
     }
@@ -323,8 +385,8 @@ final class AllocStatus {
     private static Instant timeOf(Event e) {
         EventSeries series = e.getSeries();
         String repeated = series == null ? null : micro(series.getLastObservedTime());
-        for (String candidate : new String[] {e.getLastTimestamp(), repeated, micro(e.getEventTime()),
-                e.getFirstTimestamp()}) {
+        for (String candidate :
+                new String[] {e.getLastTimestamp(), repeated, micro(e.getEventTime()), e.getFirstTimestamp()}) {
             Instant t = parseTime(candidate);
             if (t != null) {
                 return t;
@@ -341,7 +403,9 @@ final class AllocStatus {
         if (e.getCount() != null) {
             return e.getCount();
         }
-        return e.getSeries() != null && e.getSeries().getCount() != null ? e.getSeries().getCount() : 1;
+        return e.getSeries() != null && e.getSeries().getCount() != null
+                ? e.getSeries().getCount()
+                : 1;
     }
 
     /** Newest first, those without a time last; of equal times the later in {@code items} first. */

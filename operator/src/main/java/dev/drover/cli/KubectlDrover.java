@@ -41,10 +41,10 @@ public final class KubectlDrover {
     static final int EXIT_USAGE = 2;
     /** How long the agent may take to begin its answer (stats take a quarter of a second to measure CPU). */
     private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(30);
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private KubectlDrover() {
-    }
+    private KubectlDrover() {}
 
     /** A command line that makes no sense; exit code 2 with the usage. */
     private static final class Misuse extends Exception {
@@ -54,8 +54,17 @@ public final class KubectlDrover {
     }
 
     /** The command line, read. */
-    record Command(String verb, List<String> args, String namespace, boolean follow, String stream, String tail,
-                   boolean json, String context, String kubeconfig, String token) {
+    record Command(
+            String verb,
+            List<String> args,
+            String namespace,
+            boolean follow,
+            String stream,
+            String tail,
+            boolean json,
+            String context,
+            String kubeconfig,
+            String token) {
 
         private static final Set<String> VERBS = Set.of("logs", "stats", "status");
 
@@ -141,10 +150,13 @@ public final class KubectlDrover {
         }
         try {
             Config config = config(command);
-            String namespace = command.namespace() != null ? command.namespace()
+            String namespace = command.namespace() != null
+                    ? command.namespace()
                     : config.getNamespace() != null ? config.getNamespace() : "default";
-            try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
-                    .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
+            try (KubernetesClient client = new KubernetesClientBuilder()
+                    .withConfig(config)
+                    .withHttpClientFactory(new JdkHttpClientFactory())
+                    .build()) {
                 run(command, client, config, namespace, out);
             }
             return 0;
@@ -161,7 +173,8 @@ public final class KubectlDrover {
         }
         Path file = Path.of(c.kubeconfig());
         if (!Files.isReadable(file)) {
-            throw new CommandFailure("cannot read the kubeconfig " + c.kubeconfig() + ": no such file, or not readable");
+            throw new CommandFailure(
+                    "cannot read the kubeconfig " + c.kubeconfig() + ": no such file, or not readable");
         }
         try {
             return Config.fromKubeconfig(c.context(), file.toFile());
@@ -170,13 +183,13 @@ public final class KubectlDrover {
         }
     }
 
-    private static void run(Command command, KubernetesClient client, Config config, String namespace,
-                            PrintStream out) throws CommandFailure {
+    private static void run(Command command, KubernetesClient client, Config config, String namespace, PrintStream out)
+            throws CommandFailure {
         switch (command.verb()) {
             case "logs" -> logs(client, token(command, config), namespace, command, out);
             case "stats" -> stats(client, token(command, config), namespace, command, out);
-            default -> AllocStatus.run(client, command.args().getFirst(), namespace, java.time.InstantSource.system(),
-                    out);
+            default ->
+                AllocStatus.run(client, command.args().getFirst(), namespace, java.time.InstantSource.system(), out);
         }
     }
 
@@ -185,14 +198,20 @@ public final class KubectlDrover {
         String alloc = c.args().get(0);
         String query = "?stream=" + c.stream() + (c.tail() == null ? "" : "&tail=" + c.tail())
                 + (c.follow() ? "&follow=true" : "");
-        ask(client, token, namespace, alloc, "logs/" + AgentClient.encode(c.args().get(1)) + query, body -> {
-            byte[] buffer = new byte[8192];
-            for (int n; (n = body.read(buffer)) > 0; ) {
-                out.write(buffer, 0, n);
-                out.flush();
-            }
-            return null;
-        });
+        ask(
+                client,
+                token,
+                namespace,
+                alloc,
+                "logs/" + AgentClient.encode(c.args().get(1)) + query,
+                body -> {
+                    byte[] buffer = new byte[8192];
+                    for (int n; (n = body.read(buffer)) > 0; ) {
+                        out.write(buffer, 0, n);
+                        out.flush();
+                    }
+                    return null;
+                });
     }
 
     private static void stats(KubernetesClient client, String token, String namespace, Command c, PrintStream out)
@@ -203,17 +222,26 @@ public final class KubectlDrover {
     }
 
     /** Asks the agent on the allocation's node for one of its subresources. */
-    private static <T> T ask(KubernetesClient client, String token, String namespace, String alloc, String subresource,
-                             AgentClient.BodyReader<T> reader) throws CommandFailure {
+    private static <T> T ask(
+            KubernetesClient client,
+            String token,
+            String namespace,
+            String alloc,
+            String subresource,
+            AgentClient.BodyReader<T> reader)
+            throws CommandFailure {
         try {
-            Allocation a = client.resources(Allocation.class).inNamespace(namespace).withName(alloc).get();
+            Allocation a = client.resources(Allocation.class)
+                    .inNamespace(namespace)
+                    .withName(alloc)
+                    .get();
             if (a == null) {
                 throw new CommandFailure("allocation " + namespace + "/" + alloc + " not found");
             }
             String node = a.getSpec() == null ? null : a.getSpec().getNodeName();
             AgentClient.Endpoint agent = AgentClient.find(client, node);
-            return AgentClient.get(agent, AgentClient.path(namespace, alloc, subresource), token, ANSWER_TIMEOUT,
-                    reader);
+            return AgentClient.get(
+                    agent, AgentClient.path(namespace, alloc, subresource), token, ANSWER_TIMEOUT, reader);
         } catch (KubernetesClientException e) {
             throw new CommandFailure("the API server said: " + e.getMessage());
         } catch (AgentClient.AgentException e) {
@@ -230,9 +258,10 @@ public final class KubectlDrover {
     private static String token(Command command, Config config) throws CommandFailure {
         String token = command.token() != null ? command.token() : AgentClient.bearerToken(config);
         if (token == null || token.isBlank()) {
-            throw new CommandFailure("your kubeconfig's user has no bearer token, which the agent needs to check who you are"
-                    + " (a client certificate cannot be passed on); give one with --token, e.g. from"
-                    + " kubectl create token SERVICEACCOUNT");
+            throw new CommandFailure(
+                    "your kubeconfig's user has no bearer token, which the agent needs to check who you are"
+                            + " (a client certificate cannot be passed on); give one with --token, e.g. from"
+                            + " kubectl create token SERVICEACCOUNT");
         }
         return token;
     }

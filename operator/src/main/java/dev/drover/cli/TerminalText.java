@@ -22,8 +22,7 @@ final class TerminalText {
 
     private static final int COLUMN_GAP = 2;
 
-    private TerminalText() {
-    }
+    private TerminalText() {}
 
     /**
      * {@code s} with every control, format (bidi overrides, zero-width) and line
@@ -53,8 +52,11 @@ final class TerminalText {
 
     private static boolean isUnsafe(int cp) {
         return switch (Character.getType(cp)) {
-            case Character.CONTROL, Character.FORMAT, Character.LINE_SEPARATOR, Character.PARAGRAPH_SEPARATOR,
-                 Character.SURROGATE -> true;
+            case Character.CONTROL,
+                    Character.FORMAT,
+                    Character.LINE_SEPARATOR,
+                    Character.PARAGRAPH_SEPARATOR,
+                    Character.SURROGATE -> true;
             default -> false;
         };
     }
@@ -131,7 +133,10 @@ final class TerminalText {
         StringBuilder out = new StringBuilder();
         for (String[] p : pairs) {
             String indent = " ".repeat(width + 3);
-            out.append(pad(p[0], width)).append(" = ").append(p[1].replace("\n", "\n" + indent)).append('\n');
+            out.append(pad(p[0], width))
+                    .append(" = ")
+                    .append(p[1].replace("\n", "\n" + indent))
+                    .append('\n');
         }
         return out.toString();
     }

@@ -110,7 +110,9 @@ public final class Worker implements AutoCloseable {
             }
             try {
                 if (!w.thread.join(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
-                    LOG.warn("{} did not stop within {} s of being closed; leaving it", w.thread.getName(),
+                    LOG.warn(
+                            "{} did not stop within {} s of being closed; leaving it",
+                            w.thread.getName(),
                             bound.toSeconds());
                     ended = false;
                 }

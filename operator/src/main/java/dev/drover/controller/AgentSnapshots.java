@@ -44,7 +44,10 @@ public final class AgentSnapshots implements DiskFetcher {
             throws IOException, InterruptedException {
         Allocation a;
         try {
-            a = client.resources(Allocation.class).inNamespace(previous.namespace()).withName(previous.name()).get();
+            a = client.resources(Allocation.class)
+                    .inNamespace(previous.namespace())
+                    .withName(previous.name())
+                    .get();
         } catch (KubernetesClientException e) {
             throw new IOException("cannot read previous allocation " + previous + ": " + e.getMessage(), e);
         }
@@ -61,8 +64,12 @@ public final class AgentSnapshots implements DiskFetcher {
         }
         try {
             AgentClient.Endpoint agent = AgentClient.find(client, node);
-            long bytes = AgentClient.get(agent, AgentClient.path(previous.namespace(), previous.name(), "snapshot"),
-                    credential, idleTimeout, body -> {
+            long bytes = AgentClient.get(
+                    agent,
+                    AgentClient.path(previous.namespace(), previous.name(), "snapshot"),
+                    credential,
+                    idleTimeout,
+                    body -> {
                         try (Watchdog watched = new Watchdog(body, idleTimeout)) {
                             return Snapshots.unpack(watched, staging, tasks, maxBytes);
                         }

@@ -5,11 +5,11 @@ import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocrunner.AllocStateListener;
 import dev.drover.allocwatcher.LocalFirst;
 import dev.drover.allocwatcher.PreviousAllocations;
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.validation.AllocationValidator;
 import dev.drover.api.validation.Violation;
+import dev.drover.common.UserText;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.metrics.DroverMetrics;
@@ -61,23 +61,47 @@ public final class AllocationController {
      * @param ledger           the node's device reservations, or null when the agent runs no device plugins
      * @param concurrentStarts new allocations taken on at once at most ({@link StartGate}); 0 for no bound
      */
-    public AllocationController(String node, AllocRunnerConfig runnerConfig, PreviousAllocations elsewhere,
-                                StatusWriter writer, EventRecorder events, DroverMetrics metrics, GarbageCollector gc,
-                                DeviceLedger ledger, int concurrentStarts) {
-        this(node, runnerConfig, elsewhere, writer, events, metrics, gc, ledger, concurrentStarts,
+    public AllocationController(
+            String node,
+            AllocRunnerConfig runnerConfig,
+            PreviousAllocations elsewhere,
+            StatusWriter writer,
+            EventRecorder events,
+            DroverMetrics metrics,
+            GarbageCollector gc,
+            DeviceLedger ledger,
+            int concurrentStarts) {
+        this(
+                node,
+                runnerConfig,
+                elsewhere,
+                writer,
+                events,
+                metrics,
+                gc,
+                ledger,
+                concurrentStarts,
                 UnaryOperator.identity());
     }
 
     /** @param factory wraps the factory of runners (tests hold a start) */
-    AllocationController(String node, AllocRunnerConfig runnerConfig, PreviousAllocations elsewhere,
-                         StatusWriter writer, EventRecorder events, DroverMetrics metrics, GarbageCollector gc,
-                         DeviceLedger ledger, int concurrentStarts, UnaryOperator<RunnerFactory> factory) {
+    AllocationController(
+            String node,
+            AllocRunnerConfig runnerConfig,
+            PreviousAllocations elsewhere,
+            StatusWriter writer,
+            EventRecorder events,
+            DroverMetrics metrics,
+            GarbageCollector gc,
+            DeviceLedger ledger,
+            int concurrentStarts,
+            UnaryOperator<RunnerFactory> factory) {
         this.node = node;
         this.db = runnerConfig.stateDB();
         this.writer = writer;
         this.gate = new StartGate(concurrentStarts, START_HOLD);
-        RunnerFactory runners = factory.apply(RunnerFactory.of(runnerConfig,
-                new LocalFirst(this::localTerminal, elsewhere, elsewhere::fetchDisk)));
+        RunnerFactory runners = factory.apply(
+                RunnerFactory.of(runnerConfig, new LocalFirst(this::localTerminal, elsewhere, elsewhere::fetchDisk)));
         this.reports = new AllocationReports(writer, events, metrics, gc, ledger, gate, db, runnerConfig.clock());
         this.leftovers = new Leftovers(runnerConfig.dataDir(), db, held);
         this.teardown = new Teardown(held, gate, gc, ledger, leftovers, runnerConfig.destroyDeadline());
@@ -134,8 +158,11 @@ public final class AllocationController {
     public void reconcile(Allocation a) throws InterruptedException {
         if (a.getSpec() == null || !node.equals(a.getSpec().getNodeName())) {
             movedAway(a);
-            LOG.debug("ignoring allocation {}/{}: not for node {}", a.getMetadata().getNamespace(),
-                    a.getMetadata().getName(), node);
+            LOG.debug(
+                    "ignoring allocation {}/{}: not for node {}",
+                    a.getMetadata().getNamespace(),
+                    a.getMetadata().getName(),
+                    node);
             return;
         }
         AllocId id;
@@ -147,8 +174,8 @@ public final class AllocationController {
         }
         String uid = a.getMetadata().getUid();
         long generation = TrackedAllocation.generationOf(a);
-        List<Violation> problems = UnreadableAllocations.problem(a).map(List::of)
-                .orElseGet(() -> AllocationValidator.validate(a));
+        List<Violation> problems =
+                UnreadableAllocations.problem(a).map(List::of).orElseGet(() -> AllocationValidator.validate(a));
 
         TrackedAllocation t = held.get(id);
         if (t != null && !Objects.equals(t.uid, uid)) {
@@ -200,8 +227,10 @@ public final class AllocationController {
         if (t == null || !Objects.equals(t.uid, a.getMetadata().getUid()) || !held.remove(id, t)) {
             return false;
         }
-        LOG.info("allocation {} moved to node {}; destroying it here", id, a.getSpec() == null ? null
-                : UserText.quote(a.getSpec().getNodeName()));
+        LOG.info(
+                "allocation {} moved to node {}; destroying it here",
+                id,
+                a.getSpec() == null ? null : UserText.quote(a.getSpec().getNodeName()));
         writer.forget(id);
         teardown.destroy(t); // goes on in the background, until every task is dead
         return true;

@@ -22,7 +22,8 @@ import java.util.Map;
  * writer does that); JOSDK adds and removes the finalizer, so deleting an
  * Allocation destroys it on the node first.
  */
-@io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration(name = AllocationReconciler.NAME,
+@io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration(
+        name = AllocationReconciler.NAME,
         finalizerName = AllocationReconciler.FINALIZER)
 public final class AllocationReconciler implements Reconciler<Allocation>, Cleaner<Allocation> {
 
@@ -45,7 +46,8 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
 
     @Override
     public DeleteControl cleanup(Allocation allocation, Context<Allocation> context) throws Exception {
-        if (allocation.getSpec() == null || !controller.node().equals(allocation.getSpec().getNodeName())) {
+        if (allocation.getSpec() == null
+                || !controller.node().equals(allocation.getSpec().getNodeName())) {
             // another node's now (moved while being deleted): its agent removes the finalizer once it is done
             controller.movedAway(allocation);
             return DeleteControl.noFinalizerRemoval();
@@ -70,19 +72,29 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
      * run its cleanup and remove the finalizer that the new node's agent needs.
      */
     public RegisteredController<Allocation> register(Operator operator, String node, boolean fieldSelector) {
-        ControllerConfiguration<Allocation> base = ControllerConfigurationOverrider
-                .override(operator.getConfigurationService().getConfigurationFor(this))
+        ControllerConfiguration<Allocation> base = ControllerConfigurationOverrider.override(
+                        operator.getConfigurationService().getConfigurationFor(this))
                 .watchingAllNamespaces()
                 .withGenericFilter(a -> isFor(a, node))
                 .build();
         InformerConfiguration<Allocation> informer = fieldSelector
                 ? InformerConfiguration.builder(base.getInformerConfig())
-                .withFieldSelector(new FieldSelector(new FieldSelector.Field("spec.nodeName", node))).buildForController()
+                        .withFieldSelector(new FieldSelector(new FieldSelector.Field("spec.nodeName", node)))
+                        .buildForController()
                 : base.getInformerConfig();
-        ControllerConfiguration<Allocation> cfg = new ResolvedControllerConfiguration<>(base.getName(),
-                base.isGenerationAware(), base.getAssociatedReconcilerClassName(), base.getRetry(),
-                base.getRateLimiter(), base.maxReconciliationInterval().orElse(null), base.getFinalizerName(), Map.of(),
-                base.fieldManager(), base.getConfigurationService(), informer, base.triggerReconcilerOnAllEvents(),
+        ControllerConfiguration<Allocation> cfg = new ResolvedControllerConfiguration<>(
+                base.getName(),
+                base.isGenerationAware(),
+                base.getAssociatedReconcilerClassName(),
+                base.getRetry(),
+                base.getRateLimiter(),
+                base.maxReconciliationInterval().orElse(null),
+                base.getFinalizerName(),
+                Map.of(),
+                base.fieldManager(),
+                base.getConfigurationService(),
+                informer,
+                base.triggerReconcilerOnAllEvents(),
                 null);
         return operator.register(this, cfg);
     }

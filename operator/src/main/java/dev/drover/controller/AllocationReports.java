@@ -34,8 +34,15 @@ final class AllocationReports {
     private final InstantSource clock;
 
     /** @param ledger the node's device reservations, or null when the agent runs no device plugins */
-    AllocationReports(StatusWriter writer, EventRecorder events, DroverMetrics metrics, GarbageCollector gc,
-                      DeviceLedger ledger, StartGate gate, StateDB db, InstantSource clock) {
+    AllocationReports(
+            StatusWriter writer,
+            EventRecorder events,
+            DroverMetrics metrics,
+            GarbageCollector gc,
+            DeviceLedger ledger,
+            StartGate gate,
+            StateDB db,
+            InstantSource clock) {
         this.writer = writer;
         this.events = events;
         this.metrics = metrics;
@@ -52,8 +59,11 @@ final class AllocationReports {
             metrics.taskEvent(event.getType());
         }
         Optional<String> unstored = db.unstored(t.id);
-        TrackedAllocation.Change c = t.stateChanged(state, unstored,
-                ledger == null ? null : () -> ledger.allocated(t.id).orElse(null), clock.instant());
+        TrackedAllocation.Change c = t.stateChanged(
+                state,
+                unstored,
+                ledger == null ? null : () -> ledger.allocated(t.id).orElse(null),
+                clock.instant());
         if (c.leftPending()) {
             gate.release(t.id);
         }
@@ -66,11 +76,19 @@ final class AllocationReports {
         }
         if (c.storeChanged() && tell) {
             if (unstored.isPresent()) {
-                events.recordForAllocation(c.owner(), true, AllocationStatuses.STATE_STORE_FAILED,
-                        storeFailedMessage(unstored.get()), clock.instant());
+                events.recordForAllocation(
+                        c.owner(),
+                        true,
+                        AllocationStatuses.STATE_STORE_FAILED,
+                        storeFailedMessage(unstored.get()),
+                        clock.instant());
             } else {
-                events.recordForAllocation(c.owner(), false, AllocationStatuses.STATE_STORED, "The agent's state store"
-                        + " holds this allocation's state again", clock.instant());
+                events.recordForAllocation(
+                        c.owner(),
+                        false,
+                        AllocationStatuses.STATE_STORED,
+                        "The agent's state store" + " holds this allocation's state again",
+                        clock.instant());
             }
         }
         if (c.status() != null && t.confirmed()) {
@@ -102,8 +120,8 @@ final class AllocationReports {
         if (b.news()) {
             String message = "Invalid allocation: " + AllocationStatuses.describe(problems);
             LOG.warn("allocation {}: {}", t.id, message);
-            events.recordForAllocation(TrackedAllocation.owner(a), true, TaskEventType.FailedValidation.name(),
-                    message, clock.instant());
+            events.recordForAllocation(
+                    TrackedAllocation.owner(a), true, TaskEventType.FailedValidation.name(), message, clock.instant());
         }
         writer.publish(t.id, b.status());
     }
@@ -113,8 +131,12 @@ final class AllocationReports {
         TrackedAllocation.Built b = t.waitForStore(a, generation, reason, clock.instant());
         if (b.news()) {
             LOG.warn("allocation {} is taken on once the state store can write: {}", t.id, reason);
-            events.recordForAllocation(TrackedAllocation.owner(a), true, AllocationStatuses.STATE_STORE_FAILED,
-                    storeFailedMessage(reason), clock.instant());
+            events.recordForAllocation(
+                    TrackedAllocation.owner(a),
+                    true,
+                    AllocationStatuses.STATE_STORE_FAILED,
+                    storeFailedMessage(reason),
+                    clock.instant());
         }
         writer.publish(t.id, b.status());
     }

@@ -1,12 +1,12 @@
 package dev.drover.controller;
 
 import dev.drover.allocrunner.AllocState;
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.api.validation.Violation;
+import dev.drover.common.UserText;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import java.time.Instant;
@@ -30,8 +30,7 @@ final class AllocationStatuses {
     static final String STATE_STORED = "StateStored";
     static final String STATE_STORE_FAILED = "StateStoreFailed";
 
-    private AllocationStatuses() {
-    }
+    private AllocationStatuses() {}
 
     /**
      * @param tasks    the allocation's tasks (which are main tasks)
@@ -69,10 +68,22 @@ final class AllocationStatuses {
         s.setRestarts(restarts);
         boolean ready = state.clientStatus() == ClientStatus.Running && running == main && main > 0;
         List<Condition> conditions = new ArrayList<>();
-        conditions.add(condition(READY, ready, ready ? "TasksRunning" : state.clientStatus().name(),
-                state.clientDescription(), state.observedGeneration(), previous, now));
-        conditions.add(condition(SPEC_VALID, true, "Accepted", "The agent accepted the allocation's spec",
-                state.observedGeneration(), previous, now));
+        conditions.add(condition(
+                READY,
+                ready,
+                ready ? "TasksRunning" : state.clientStatus().name(),
+                state.clientDescription(),
+                state.observedGeneration(),
+                previous,
+                now));
+        conditions.add(condition(
+                SPEC_VALID,
+                true,
+                "Accepted",
+                "The agent accepted the allocation's spec",
+                state.observedGeneration(),
+                previous,
+                now));
         s.setConditions(conditions);
         return s;
     }
@@ -82,8 +93,12 @@ final class AllocationStatuses {
      * condition naming every bad field. {@code running} is the status of a runner
      * that keeps the last good spec, or null when none runs.
      */
-    static AllocationStatus invalid(List<Violation> problems, long generation, AllocationStatus running,
-                                    AllocationStatus previous, Instant now) {
+    static AllocationStatus invalid(
+            List<Violation> problems,
+            long generation,
+            AllocationStatus running,
+            AllocationStatus previous,
+            Instant now) {
         String message = describe(problems);
         AllocationStatus s;
         if (running != null) {
@@ -94,8 +109,9 @@ final class AllocationStatuses {
             s.setClientDescription("Invalid allocation: " + message);
             s.setReady("0/0");
             s.setRestarts(0);
-            s.getConditions().add(condition(READY, false, INVALID_SPEC, "Invalid allocation: " + message, generation,
-                    previous, now));
+            s.getConditions()
+                    .add(condition(
+                            READY, false, INVALID_SPEC, "Invalid allocation: " + message, generation, previous, now));
         }
         s.setObservedGeneration(generation);
         s.getConditions().removeIf(c -> c.getType().equals(SPEC_VALID));
@@ -108,20 +124,40 @@ final class AllocationStatuses {
      * ({@code unstored} says why), True once it was written after such a wait. An allocation whose state the
      * store never failed has no such condition.
      */
-    static AllocationStatus withStateStored(AllocationStatus s, java.util.Optional<String> unstored, long generation,
-                                            AllocationStatus previous, Instant now) {
-        boolean hadIt = previous != null && previous.getConditions() != null
+    static AllocationStatus withStateStored(
+            AllocationStatus s,
+            java.util.Optional<String> unstored,
+            long generation,
+            AllocationStatus previous,
+            Instant now) {
+        boolean hadIt = previous != null
+                && previous.getConditions() != null
                 && previous.getConditions().stream().anyMatch(c -> STATE_STORED.equals(c.getType()));
         if (unstored.isEmpty() && !hadIt) {
             return s;
         }
         s.getConditions().removeIf(c -> STATE_STORED.equals(c.getType()));
-        s.getConditions().add(unstored.isPresent()
-                ? condition(STATE_STORED, false, STATE_STORE_FAILED, "The agent cannot write this allocation's state to"
-                        + " its store (" + unstored.get() + "); tasks keep running and the agent retries with back-off",
-                        generation, previous, now)
-                : condition(STATE_STORED, true, "Stored", "The agent's state store holds this allocation's state",
-                        generation, previous, now));
+        s.getConditions()
+                .add(
+                        unstored.isPresent()
+                                ? condition(
+                                        STATE_STORED,
+                                        false,
+                                        STATE_STORE_FAILED,
+                                        "The agent cannot write this allocation's state to" + " its store ("
+                                                + unstored.get()
+                                                + "); tasks keep running and the agent retries with back-off",
+                                        generation,
+                                        previous,
+                                        now)
+                                : condition(
+                                        STATE_STORED,
+                                        true,
+                                        "Stored",
+                                        "The agent's state store holds this allocation's state",
+                                        generation,
+                                        previous,
+                                        now));
         return s;
     }
 
@@ -129,16 +165,23 @@ final class AllocationStatuses {
      * The status of an allocation not taken on yet because the store could not write its spec (a full disk):
      * Pending, not refused; it is taken on once the store writes again.
      */
-    static AllocationStatus awaitingStore(String reason, long generation, List<Task> tasks, AllocationStatus previous,
-                                          Instant now) {
+    static AllocationStatus awaitingStore(
+            String reason, long generation, List<Task> tasks, AllocationStatus previous, Instant now) {
         AllocationStatus s = new AllocationStatus();
         s.setClientStatus(ClientStatus.Pending);
         s.setClientDescription("Waiting for the agent's state store to write again");
         s.setObservedGeneration(generation);
         s.setReady("0/" + tasks.stream().filter(Task::isMain).count());
         s.setRestarts(0);
-        s.getConditions().add(condition(READY, false, STATE_STORE_FAILED, "Not taken on yet: the agent's state store"
-                + " cannot write", generation, previous, now));
+        s.getConditions()
+                .add(condition(
+                        READY,
+                        false,
+                        STATE_STORE_FAILED,
+                        "Not taken on yet: the agent's state store" + " cannot write",
+                        generation,
+                        previous,
+                        now));
         return withStateStored(s, java.util.Optional.of(reason), generation, previous, now);
     }
 
@@ -148,8 +191,10 @@ final class AllocationStatuses {
     }
 
     static boolean isTerminal(AllocationStatus s) {
-        return s != null && (s.getClientStatus() == ClientStatus.Complete || s.getClientStatus() == ClientStatus.Failed
-                || s.getClientStatus() == ClientStatus.Lost);
+        return s != null
+                && (s.getClientStatus() == ClientStatus.Complete
+                        || s.getClientStatus() == ClientStatus.Failed
+                        || s.getClientStatus() == ClientStatus.Lost);
     }
 
     /**
@@ -160,18 +205,26 @@ final class AllocationStatuses {
         if (!isTerminal(s)) {
             return false;
         }
-        boolean refusedOlderSpec = refusedSpec(s)
-                && (s.getObservedGeneration() == null || s.getObservedGeneration() < generation);
+        boolean refusedOlderSpec =
+                refusedSpec(s) && (s.getObservedGeneration() == null || s.getObservedGeneration() < generation);
         return !refusedOlderSpec;
     }
 
     static boolean refusedSpec(AllocationStatus s) {
-        return s != null && s.getConditions() != null && s.getConditions().stream()
-                .anyMatch(c -> SPEC_VALID.equals(c.getType()) && "False".equals(c.getStatus()));
+        return s != null
+                && s.getConditions() != null
+                && s.getConditions().stream()
+                        .anyMatch(c -> SPEC_VALID.equals(c.getType()) && "False".equals(c.getStatus()));
     }
 
-    private static Condition condition(String type, boolean status, String reason, String message, long generation,
-                                       AllocationStatus previous, Instant now) {
+    private static Condition condition(
+            String type,
+            boolean status,
+            String reason,
+            String message,
+            long generation,
+            AllocationStatus previous,
+            Instant now) {
         String value = status ? "True" : "False";
         String since = now.truncatedTo(ChronoUnit.SECONDS).toString();
         if (previous != null && previous.getConditions() != null) {
@@ -181,7 +234,13 @@ final class AllocationStatuses {
                 }
             }
         }
-        return new ConditionBuilder().withType(type).withStatus(value).withReason(reason).withMessage(message)
-                .withObservedGeneration(generation).withLastTransitionTime(since).build();
+        return new ConditionBuilder()
+                .withType(type)
+                .withStatus(value)
+                .withReason(reason)
+                .withMessage(message)
+                .withObservedGeneration(generation)
+                .withLastTransitionTime(since)
+                .build();
     }
 }

@@ -45,6 +45,7 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
     public static final String CLAIM = "drover.dev/disk-claimed-by";
     /** Lost races before giving up: each one means another writer changed the allocation meanwhile. */
     private static final int CLAIM_ATTEMPTS = 5;
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final KubernetesClient client;
@@ -89,8 +90,8 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
             try {
                 a = allocations(previous).get();
             } catch (KubernetesClientException e) {
-                throw new IOException("cannot read previous allocation " + previous + " to claim its disk: "
-                        + e.getMessage(), e);
+                throw new IOException(
+                        "cannot read previous allocation " + previous + " to claim its disk: " + e.getMessage(), e);
             }
             if (a == null) {
                 throw new IOException("previous allocation " + previous + " is gone, and its disk with it");
@@ -115,8 +116,8 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
                     throw new IOException("previous allocation " + previous + " is gone, and its disk with it");
                 }
                 if (e.getCode() != 409 || attempt >= CLAIM_ATTEMPTS) {
-                    throw new IOException("cannot claim the disk of previous allocation " + previous + ": "
-                            + e.getMessage(), e);
+                    throw new IOException(
+                            "cannot claim the disk of previous allocation " + previous + ": " + e.getMessage(), e);
                 }
                 // it changed since we read it: read again, perhaps another successor's claim
             }
@@ -132,7 +133,10 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
             Backoff wait = Backoff.from(minPoll, maxPoll);
             while (!done.isDone() && !closed) {
                 try {
-                    Allocation a = client.resources(Allocation.class).inNamespace(id.namespace()).withName(id.name()).get();
+                    Allocation a = client.resources(Allocation.class)
+                            .inNamespace(id.namespace())
+                            .withName(id.name())
+                            .get();
                     if (a == null || AllocationStatuses.isTerminal(a.getStatus())) {
                         done.complete(null);
                         return;

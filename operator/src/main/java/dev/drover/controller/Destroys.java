@@ -30,8 +30,7 @@ final class Destroys implements AutoCloseable {
         boolean destroy() throws InterruptedException;
     }
 
-    private record Running(CompletableFuture<Void> done, Thread thread) {
-    }
+    private record Running(CompletableFuture<Void> done, Thread thread) {}
 
     private final Map<AllocId, Running> running = new ConcurrentHashMap<>();
     private final CompletableFuture<Void> closing = new CompletableFuture<>();

@@ -22,7 +22,11 @@ public final class EventPoster implements EventRecorder.Sink {
     @Override
     public boolean create(Event event) {
         try {
-            client.v1().events().inNamespace(event.getMetadata().getNamespace()).resource(event).create();
+            client.v1()
+                    .events()
+                    .inNamespace(event.getMetadata().getNamespace())
+                    .resource(event)
+                    .create();
             return true;
         } catch (KubernetesClientException e) {
             if (e.getCode() != 409) {
@@ -36,7 +40,10 @@ public final class EventPoster implements EventRecorder.Sink {
     public boolean patch(Event patch) {
         try {
             // given whole, so the client sends it without reading the Event first
-            client.v1().events().inNamespace(patch.getMetadata().getNamespace()).resource(patch)
+            client.v1()
+                    .events()
+                    .inNamespace(patch.getMetadata().getNamespace())
+                    .resource(patch)
                     .patch(PatchContext.of(PatchType.JSON_MERGE));
             return true;
         } catch (KubernetesClientException e) {

@@ -1,9 +1,9 @@
 package dev.drover.controller;
 
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.common.UserText;
 import dev.drover.concurrent.Worker;
 import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.Event;
@@ -59,8 +59,12 @@ public final class EventRecorder implements AutoCloseable {
     /** Events one allocation may cause: a start of many tasks fits the burst; a restart storm gets 2 a second. */
     static final EventRate PER_ALLOCATION = new EventRate(2, 100);
     /** Task events that tell of a failure: Warning Events. */
-    static final Set<TaskEventType> WARNINGS = Set.of(TaskEventType.SetupFailure, TaskEventType.FailedValidation,
-            TaskEventType.DriverFailure, TaskEventType.NotRestarting, TaskEventType.FailedRestoringTask,
+    static final Set<TaskEventType> WARNINGS = Set.of(
+            TaskEventType.SetupFailure,
+            TaskEventType.FailedValidation,
+            TaskEventType.DriverFailure,
+            TaskEventType.NotRestarting,
+            TaskEventType.FailedRestoringTask,
             TaskEventType.SiblingTaskFailed);
 
     /** Where Events go: the Kubernetes side creates and patches them ({@link EventPoster}). */
@@ -73,15 +77,13 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     /** One Event to write: {@code reason} and {@code message} as kubectl shows them. */
-    record Pending(Allocation owner, String type, String reason, String message, Instant time) {
-    }
+    record Pending(Allocation owner, String type, String reason, String message, Instant time) {}
 
     private final Sink sink;
     private final String node;
     private final BlockingQueue<Pending> queue = new ArrayBlockingQueue<>(QUEUE);
     /** An Event this recorder created and how often it has counted it. */
-    private record Series(String name, int count) {
-    }
+    private record Series(String name, int count) {}
 
     /** The series this recorder writes, by their first name, so a repeat is a patch without a read first. */
     private final Map<String, Series> series = new LinkedHashMap<>(16, 0.75f, true) {
@@ -99,12 +101,14 @@ public final class EventRecorder implements AutoCloseable {
             return size() > 10_000;
         }
     };
+
     private final AtomicLong queuedChars = new AtomicLong();
     private final LongAdder written = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private final LongAdder failed = new LongAdder();
     /** The writer's rate; writer thread only. */
     private final TokenBucket bucket;
+
     private final Worker worker;
 
     public EventRecorder(Sink sink, String node) {
@@ -125,10 +129,17 @@ public final class EventRecorder implements AutoCloseable {
 
     /** A task event of {@code task}; never blocks. */
     public void record(Allocation owner, String task, TaskEvent event, InstantSource clock) {
-        boolean warning = WARNINGS.contains(event.getType()) || (event.getType() == TaskEventType.Terminated
-                && ((event.getExitCode() != null && event.getExitCode() != 0) || event.getSignal() != null));
-        String text = event.getMessage() != null ? event.getMessage() : event.getType().name();
-        offer(new Pending(owner, warning ? "Warning" : "Normal", event.getType().name(), "Task " + task + ": " + text,
+        boolean warning = WARNINGS.contains(event.getType())
+                || (event.getType() == TaskEventType.Terminated
+                        && ((event.getExitCode() != null && event.getExitCode() != 0) || event.getSignal() != null));
+        String text = event.getMessage() != null
+                ? event.getMessage()
+                : event.getType().name();
+        offer(new Pending(
+                owner,
+                warning ? "Warning" : "Normal",
+                event.getType().name(),
+                "Task " + task + ": " + text,
                 timeOf(event, clock)));
     }
 
@@ -138,8 +149,8 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     private void offer(Pending full) {
-        Pending p = new Pending(full.owner(), full.type(), full.reason(), UserText.cut(full.message(), MESSAGE_LIMIT),
-                full.time());
+        Pending p = new Pending(
+                full.owner(), full.type(), full.reason(), UserText.cut(full.message(), MESSAGE_LIMIT), full.time());
         if (!allocationMayRecord(p.owner())) {
             dropped.increment();
             return;
@@ -152,11 +163,14 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     private boolean allocationMayRecord(Allocation owner) {
-        String key = owner.getMetadata().getUid() != null ? owner.getMetadata().getUid()
+        String key = owner.getMetadata().getUid() != null
+                ? owner.getMetadata().getUid()
                 : owner.getMetadata().getNamespace() + "/" + owner.getMetadata().getName();
         long now = System.nanoTime();
         synchronized (perAllocation) {
-            return perAllocation.computeIfAbsent(key, k -> PER_ALLOCATION.bucket(now)).tryTake(now);
+            return perAllocation
+                    .computeIfAbsent(key, k -> PER_ALLOCATION.bucket(now))
+                    .tryTake(now);
         }
     }
 
@@ -207,12 +221,21 @@ public final class EventRecorder implements AutoCloseable {
             }
             int next = known.count() + 1;
             // the patch is given whole, so the client sends it without reading the Event first
-            Event patch = new EventBuilder().withNewMetadata().withName(known.name()).withNamespace(ns).endMetadata()
-                    .withCount(next).withLastTimestamp(at).build();
+            Event patch = new EventBuilder()
+                    .withNewMetadata()
+                    .withName(known.name())
+                    .withNamespace(ns)
+                    .endMetadata()
+                    .withCount(next)
+                    .withLastTimestamp(at)
+                    .build();
             if (!sink.patch(patch)) {
                 failed.increment();
                 series.remove(key); // expired by the API server: the next repeat creates it again
-                LOG.warn("cannot record event {} on allocation {}/{}: its Event expired", p.reason(), ns,
+                LOG.warn(
+                        "cannot record event {} on allocation {}/{}: its Event expired",
+                        p.reason(),
+                        ns,
                         p.owner().getMetadata().getName());
                 return;
             }
@@ -220,8 +243,12 @@ public final class EventRecorder implements AutoCloseable {
             written.increment();
         } catch (KubernetesClientException e) {
             failed.increment();
-            LOG.warn("cannot record event {} on allocation {}/{}: {}", p.reason(), ns,
-                    p.owner().getMetadata().getName(), e.getMessage());
+            LOG.warn(
+                    "cannot record event {} on allocation {}/{}: {}",
+                    p.reason(),
+                    ns,
+                    p.owner().getMetadata().getName(),
+                    e.getMessage());
         }
     }
 
@@ -241,15 +268,31 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     private Event newEvent(Pending p, String name, String at) {
-        ObjectReference ref = new ObjectReferenceBuilder().withApiVersion(p.owner().getApiVersion())
-                .withKind(p.owner().getKind()).withNamespace(p.owner().getMetadata().getNamespace())
-                .withName(p.owner().getMetadata().getName()).withUid(p.owner().getMetadata().getUid()).build();
-        return new EventBuilder().withNewMetadata().withName(name).withNamespace(p.owner().getMetadata().getNamespace())
+        ObjectReference ref = new ObjectReferenceBuilder()
+                .withApiVersion(p.owner().getApiVersion())
+                .withKind(p.owner().getKind())
+                .withNamespace(p.owner().getMetadata().getNamespace())
+                .withName(p.owner().getMetadata().getName())
+                .withUid(p.owner().getMetadata().getUid())
+                .build();
+        return new EventBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(p.owner().getMetadata().getNamespace())
                 .endMetadata()
-                .withInvolvedObject(ref).withReason(p.reason()).withMessage(p.message()).withType(p.type())
-                .withFirstTimestamp(at).withLastTimestamp(at).withCount(1)
-                .withNewSource().withComponent(COMPONENT).withHost(node).endSource()
-                .withReportingComponent("drover.dev/agent").withReportingInstance(node)
+                .withInvolvedObject(ref)
+                .withReason(p.reason())
+                .withMessage(p.message())
+                .withType(p.type())
+                .withFirstTimestamp(at)
+                .withLastTimestamp(at)
+                .withCount(1)
+                .withNewSource()
+                .withComponent(COMPONENT)
+                .withHost(node)
+                .endSource()
+                .withReportingComponent("drover.dev/agent")
+                .withReportingInstance(node)
                 .build();
     }
 

@@ -77,8 +77,10 @@ final class Leftovers {
         try {
             for (AllocId id : AllocDir.all(dataDir)) {
                 if (!listed.contains(id) && !held.containsKey(id)) {
-                    LOG.info("the directory of allocation {} is left over (the API server has no such allocation);"
-                            + " removing it", id);
+                    LOG.info(
+                            "the directory of allocation {} is left over (the API server has no such allocation);"
+                                    + " removing it",
+                            id);
                     left.add(id);
                 }
             }
@@ -112,8 +114,12 @@ final class Leftovers {
         try {
             AllocDir.of(dataDir, id).destroy();
         } catch (IOException | RuntimeException ex) {
-            FAILURES.log(id.key(), suppressed -> LOG.warn("cannot remove the directory of {}: {}; trying again"
-                    + " at the next garbage collection", id, ex.toString()));
+            FAILURES.log(
+                    id.key(),
+                    suppressed -> LOG.warn(
+                            "cannot remove the directory of {}: {}; trying again" + " at the next garbage collection",
+                            id,
+                            ex.toString()));
             removed = false;
         }
         try {

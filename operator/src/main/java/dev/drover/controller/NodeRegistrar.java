@@ -48,8 +48,12 @@ public final class NodeRegistrar implements AutoCloseable {
      * @param devices     the node's devices, or null when the agent runs no device plugins
      * @param annotations set on the Node as well (how clients reach the agent's API)
      */
-    public NodeRegistrar(KubernetesClient client, String node, DeviceManager devices, Map<String, String> annotations,
-                         Duration interval) {
+    public NodeRegistrar(
+            KubernetesClient client,
+            String node,
+            DeviceManager devices,
+            Map<String, String> annotations,
+            Duration interval) {
         this.client = client;
         this.node = node;
         this.devices = devices;
@@ -110,13 +114,16 @@ public final class NodeRegistrar implements AutoCloseable {
         TreeSet<String> drivers = new TreeSet<>();
         int gpus = 0;
         for (DeviceManager.Device d : devices.values()) {
-            String resource = PREFIX + (d.group().vendor() + "-" + d.group().type()).toLowerCase(Locale.ROOT)
-                    .replaceAll("[^a-z0-9.-]", "-");
+            String resource = PREFIX
+                    + (d.group().vendor() + "-" + d.group().type())
+                            .toLowerCase(Locale.ROOT)
+                            .replaceAll("[^a-z0-9.-]", "-");
             healthy.merge(resource, d.healthy() ? 1 : 0, Integer::sum);
             if (d.group().type().equals("gpu")) {
                 gpus++;
                 products.add(labelValue(d.group().model()));
-                attribute(d.group().attributes(), "memory").ifPresent(v -> memories.add(labelValue(v.replace(" ", ""))));
+                attribute(d.group().attributes(), "memory")
+                        .ifPresent(v -> memories.add(labelValue(v.replace(" ", ""))));
                 attribute(d.group().attributes(), "driver_version").ifPresent(v -> drivers.add(labelValue(v)));
             }
         }

@@ -41,8 +41,14 @@ final class Restorer {
      * @param ledger    the node's device reservations, or null
      * @param listeners the listener of a tracked allocation's runner
      */
-    Restorer(StateDB db, DeviceLedger ledger, ConcurrentMap<AllocId, TrackedAllocation> held, RunnerFactory runners,
-             Function<TrackedAllocation, AllocStateListener> listeners, Teardown teardown, Leftovers leftovers) {
+    Restorer(
+            StateDB db,
+            DeviceLedger ledger,
+            ConcurrentMap<AllocId, TrackedAllocation> held,
+            RunnerFactory runners,
+            Function<TrackedAllocation, AllocStateListener> listeners,
+            Teardown teardown,
+            Leftovers leftovers) {
         this.db = db;
         this.ledger = ledger;
         this.held = held;
@@ -72,7 +78,10 @@ final class Restorer {
                 leftovers.removeNow(stored.id());
                 continue;
             }
-            String uid = stored.spec().map(Allocation::getMetadata).map(m -> m.getUid()).orElse(null);
+            String uid = stored.spec()
+                    .map(Allocation::getMetadata)
+                    .map(m -> m.getUid())
+                    .orElse(null);
             TrackedAllocation t = TrackedAllocation.restoring(stored.id(), uid);
             held.put(stored.id(), t);
             try {
@@ -82,8 +91,11 @@ final class Restorer {
             } catch (RuntimeException ex) {
                 // As for an entry that cannot be read: its directory stays (a running task there is taken over),
                 // and the API server's copy is taken on again; a leftover is swept once the API server is listed.
-                LOG.error("cannot restore allocation {} from the state store; it is taken on again from the API server:"
-                        + " {}", stored.id(), ex.toString());
+                LOG.error(
+                        "cannot restore allocation {} from the state store; it is taken on again from the API server:"
+                                + " {}",
+                        stored.id(),
+                        ex.toString());
                 held.remove(stored.id(), t);
                 leftovers.unrestored(stored.id());
             }
@@ -114,7 +126,8 @@ final class Restorer {
         Set<AllocId> listed = ConcurrentHashMap.newKeySet();
         present.forEach(a -> {
             try {
-                listed.add(new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName()));
+                listed.add(new AllocId(
+                        a.getMetadata().getNamespace(), a.getMetadata().getName()));
             } catch (IllegalArgumentException unusable) {
                 // never had a directory here
             }

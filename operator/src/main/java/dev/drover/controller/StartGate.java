@@ -37,13 +37,13 @@ final class StartGate implements AutoCloseable {
     private final Deque<Waiting> queue = new ArrayDeque<>();
     /** Admitted and not yet released, with when each was admitted (nanoTime). */
     private final Map<AllocId, Long> admitted = new HashMap<>();
+
     private final ExecutorService starters = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("drover-start-", 0).factory());
     private final Worker expirer;
     private boolean closed;
 
-    private record Waiting(AllocId id, Runnable start) {
-    }
+    private record Waiting(AllocId id, Runnable start) {}
 
     /**
      * @param limit allocations taken on at once; 0 takes every one on as it comes

@@ -34,8 +34,14 @@ final class Starts {
     private final Teardown teardown;
     private final Newer newer;
 
-    Starts(StartGate gate, RunnerFactory runners, Function<TrackedAllocation, AllocStateListener> listeners,
-           AllocationReports reports, GarbageCollector gc, Teardown teardown, Newer newer) {
+    Starts(
+            StartGate gate,
+            RunnerFactory runners,
+            Function<TrackedAllocation, AllocStateListener> listeners,
+            AllocationReports reports,
+            GarbageCollector gc,
+            Teardown teardown,
+            Newer newer) {
         this.gate = gate;
         this.runners = runners;
         this.listeners = listeners;
@@ -90,8 +96,8 @@ final class Starts {
             return;
         } catch (RuntimeException ex) {
             LOG.warn("cannot create a runner for allocation {}: {}", t.id, ex.toString());
-            reports.refuse(t, a, generation, List.of(new Violation("metadata", "cannot be run here: "
-                    + ex.getMessage())));
+            reports.refuse(
+                    t, a, generation, List.of(new Violation("metadata", "cannot be run here: " + ex.getMessage())));
             gate.release(t.id);
             return;
         }

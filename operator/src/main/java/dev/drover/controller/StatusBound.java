@@ -6,8 +6,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.common.UserText;
 import dev.drover.state.Jackson;
 import java.io.UncheckedIOException;
 import java.util.Map;
@@ -25,8 +25,7 @@ final class StatusBound {
     static final int MAX_BYTES = 64 * 1024;
     private static final ObjectMapper MAPPER = new ObjectMapper(Jackson.factory());
 
-    private StatusBound() {
-    }
+    private StatusBound() {}
 
     /** {@code status} itself when it fits; otherwise a copy that does. */
     static AllocationStatus fit(AllocationStatus status) {
@@ -53,7 +52,8 @@ final class StatusBound {
         if (node instanceof ObjectNode o) {
             for (Map.Entry<String, JsonNode> field : o.properties()) {
                 if (field.getValue().isTextual() && field.getValue().asText().length() > max) {
-                    field.setValue(TextNode.valueOf(UserText.cut(field.getValue().asText(), max)));
+                    field.setValue(
+                            TextNode.valueOf(UserText.cut(field.getValue().asText(), max)));
                 } else {
                     cutTexts(field.getValue(), max);
                 }

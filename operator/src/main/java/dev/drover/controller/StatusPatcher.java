@@ -27,7 +27,10 @@ public final class StatusPatcher implements StatusWriter.Sink {
         String value = client.getKubernetesSerialization().asJson(status);
         String patch = "[{\"op\":\"add\",\"path\":\"/status\",\"value\":" + value + "}]";
         try {
-            client.resources(Allocation.class).inNamespace(id.namespace()).withName(id.name()).subresource("status")
+            client.resources(Allocation.class)
+                    .inNamespace(id.namespace())
+                    .withName(id.name())
+                    .subresource("status")
                     .patch(PatchContext.of(PatchType.JSON), patch);
         } catch (KubernetesClientException e) {
             if (e.getCode() != 404) {

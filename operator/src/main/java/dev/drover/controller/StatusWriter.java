@@ -45,12 +45,13 @@ public final class StatusWriter implements AutoCloseable {
     }
 
     /** Timing of the writer; {@link #DEFAULT} is what docs/semantics.md (Status writes) promises. */
-    public record Timing(Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff,
-                         Duration minInterval) {
+    public record Timing(
+            Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff, Duration minInterval) {
         /** At most 4 writes a second per allocation. */
         public static final Duration MIN_INTERVAL = Duration.ofMillis(250);
-        public static final Timing DEFAULT = new Timing(Duration.ofSeconds(1), Duration.ofSeconds(10),
-                Duration.ofMillis(200), Duration.ofSeconds(30));
+
+        public static final Timing DEFAULT = new Timing(
+                Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMillis(200), Duration.ofSeconds(30));
 
         public Timing(Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff) {
             this(batchDelay, resync, minBackoff, maxBackoff, MIN_INTERVAL);
@@ -63,6 +64,7 @@ public final class StatusWriter implements AutoCloseable {
         long dueNanos = Long.MAX_VALUE;
         /** When the last write of it was sent (nanoTime); none yet: far enough back. */
         long sentNanos = Long.MIN_VALUE / 2;
+
         int failures;
         boolean inFlight;
     }
@@ -111,7 +113,8 @@ public final class StatusWriter implements AutoCloseable {
             e.latest = status;
             long now = System.nanoTime();
             boolean urgent = e.written == null || e.written.getClientStatus() != status.getClientStatus();
-            long due = Math.max(urgent ? now : now + timing.batchDelay().toNanos(),
+            long due = Math.max(
+                    urgent ? now : now + timing.batchDelay().toNanos(),
                     e.sentNanos + timing.minInterval().toNanos());
             if (due < e.dueNanos && e.failures == 0) {
                 e.dueNanos = due;
@@ -258,17 +261,23 @@ public final class StatusWriter implements AutoCloseable {
                 } else {
                     // a newer status arrived meanwhile: it keeps the urgency it was published with
                     boolean urgent = e.latest.getClientStatus() != status.getClientStatus();
-                    e.dueNanos = Math.max(System.nanoTime() + (urgent ? 0 : timing.batchDelay().toNanos()),
+                    e.dueNanos = Math.max(
+                            System.nanoTime()
+                                    + (urgent ? 0 : timing.batchDelay().toNanos()),
                             e.sentNanos + timing.minInterval().toNanos());
                 }
             } else {
                 failures.increment();
                 e.failures++;
-                long backoff = Math.min(timing.maxBackoff().toNanos(),
-                        timing.minBackoff().toNanos() << Math.min(20, e.failures - 1));
+                long backoff = Math.min(
+                        timing.maxBackoff().toNanos(), timing.minBackoff().toNanos() << Math.min(20, e.failures - 1));
                 e.dueNanos = System.nanoTime() + backoff;
-                LOG.warn("writing the status of {} failed (attempt {}), retrying in {} ms: {}", id, e.failures,
-                        TimeUnit.NANOSECONDS.toMillis(backoff), failure.toString());
+                LOG.warn(
+                        "writing the status of {} failed (attempt {}), retrying in {} ms: {}",
+                        id,
+                        e.failures,
+                        TimeUnit.NANOSECONDS.toMillis(backoff),
+                        failure.toString());
             }
         } finally {
             lock.unlock();

@@ -46,8 +46,13 @@ final class Teardown {
      * @param ledger   the node's device reservations, or null
      * @param deadline how long one destroy waits for its tasks' kills ({@code AllocRunnerConfig#destroyDeadline})
      */
-    Teardown(ConcurrentMap<AllocId, TrackedAllocation> held, StartGate gate, GarbageCollector gc, DeviceLedger ledger,
-             Leftovers leftovers, Duration deadline) {
+    Teardown(
+            ConcurrentMap<AllocId, TrackedAllocation> held,
+            StartGate gate,
+            GarbageCollector gc,
+            DeviceLedger ledger,
+            Leftovers leftovers,
+            Duration deadline) {
         this.held = held;
         this.gate = gate;
         this.gc = gc;
@@ -120,7 +125,6 @@ final class Teardown {
     boolean collected(String uid) {
         return collected.contains(uid);
     }
-
 
     private CompletableFuture<Void> destroyUntilDead(AllocId id, AllocRunner r) {
         dying.add(r);

@@ -2,9 +2,9 @@ package dev.drover.controller;
 
 import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocState;
+import dev.drover.api.v1alpha1.AllocatedDevice;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
-import dev.drover.api.v1alpha1.AllocatedDevice;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskState;
@@ -34,17 +34,21 @@ final class TrackedAllocation {
     private static final Logger LOG = LoggerFactory.getLogger(TrackedAllocation.class);
 
     /** A status built for the allocation; {@code news} tells whether its user should hear of it beyond the status. */
-    record Built(AllocationStatus status, boolean news) {
-    }
+    record Built(AllocationStatus status, boolean news) {}
 
     /**
      * What a change of the runner's state made of the allocation ({@code status} null: an older state, dropped).
      *
      * @param tasksEnded terminal, and every task dead now: nothing of it can use its devices any more
      */
-    record Change(AllocationStatus status, Allocation owner, boolean storeChanged, boolean becameTerminal,
-                  boolean tasksEnded, boolean leftPending, long runningAfterNanos) {
-    }
+    record Change(
+            AllocationStatus status,
+            Allocation owner,
+            boolean storeChanged,
+            boolean becameTerminal,
+            boolean tasksEnded,
+            boolean leftPending,
+            long runningAfterNanos) {}
 
     final AllocId id;
     final String uid;
@@ -52,6 +56,7 @@ final class TrackedAllocation {
     private final long seenNanos;
     /** A metadata-only copy of the allocation, for Events. */
     private Allocation owner;
+
     private volatile AllocRunner runner;
     private List<Task> tasks;
     private long generation;
@@ -60,6 +65,7 @@ final class TrackedAllocation {
     private long builtVersion = -1;
     /** Restored from the store and not yet confirmed by the API server: not run, nothing written. */
     private volatile boolean confirmed;
+
     private boolean wasRunning;
     private volatile Instant terminalSince;
     /** Terminal with every task dead was reported: its devices were freed. */
@@ -150,12 +156,16 @@ final class TrackedAllocation {
         synchronized (this) {
             before = tasks.stream().map(Task::getName).sorted().toList();
         }
-        List<String> after = a.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
+        List<String> after =
+                a.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
         if (before.equals(after)) {
             return List.of();
         }
-        return List.of(new Violation("spec.tasks", "tasks " + before + " became " + after + "; tasks cannot be added"
-                + " or removed in a running allocation: create a new allocation (the running one keeps its tasks)"));
+        return List.of(
+                new Violation(
+                        "spec.tasks",
+                        "tasks " + before + " became " + after + "; tasks cannot be added"
+                                + " or removed in a running allocation: create a new allocation (the running one keeps its tasks)"));
     }
 
     /** Its spec is valid (again); returns whether it was refused before. */
@@ -247,7 +257,8 @@ final class TrackedAllocation {
         waitingForStore = a;
         boolean first = !storeFailing;
         storeFailing = true;
-        built = AllocationStatuses.awaitingStore(reason, newGeneration, a.getSpec().getTasks(), built, now);
+        built = AllocationStatuses.awaitingStore(
+                reason, newGeneration, a.getSpec().getTasks(), built, now);
         return new Built(built, first);
     }
 
@@ -273,8 +284,8 @@ final class TrackedAllocation {
      * the devices it holds, given by {@code devices} (null on an agent without devices; read only for a state that is
      * not older than the last).
      */
-    synchronized Change stateChanged(AllocState state, Optional<String> unstored,
-                                     Supplier<List<AllocatedDevice>> devices, Instant now) {
+    synchronized Change stateChanged(
+            AllocState state, Optional<String> unstored, Supplier<List<AllocatedDevice>> devices, Instant now) {
         if (state.version() < builtVersion || tasks == null) {
             return new Change(null, owner, false, false, false, false, 0);
         }
@@ -304,12 +315,18 @@ final class TrackedAllocation {
         }
         // A Failed allocation may still have tasks being killed (siblings of the one that failed): it is over for
         // its devices only once they are dead too.
-        boolean ended = terminal && state.taskStates().values().stream()
-                .allMatch(s -> s.getState() == TaskState.State.Dead);
+        boolean ended =
+                terminal && state.taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Dead);
         boolean tasksEnded = ended && !endedReported;
         endedReported = ended;
-        return new Change(status, owner, storeChanged, becameTerminal, tasksEnded,
-                state.clientStatus() != ClientStatus.Pending, runningAfter);
+        return new Change(
+                status,
+                owner,
+                storeChanged,
+                becameTerminal,
+                tasksEnded,
+                state.clientStatus() != ClientStatus.Pending,
+                runningAfter);
     }
 
     /** {@code all} by the client status last reported for them. */
@@ -332,8 +349,11 @@ final class TrackedAllocation {
     /** A metadata-only copy of {@code a}: what an Event needs to point at it. */
     static Allocation owner(Allocation a) {
         Allocation o = new Allocation();
-        o.setMetadata(new ObjectMetaBuilder().withName(a.getMetadata().getName())
-                .withNamespace(a.getMetadata().getNamespace()).withUid(a.getMetadata().getUid()).build());
+        o.setMetadata(new ObjectMetaBuilder()
+                .withName(a.getMetadata().getName())
+                .withNamespace(a.getMetadata().getNamespace())
+                .withUid(a.getMetadata().getUid())
+                .build());
         return o;
     }
 }

@@ -14,10 +14,10 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.util.TokenBuffer;
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.validation.Violation;
+import dev.drover.common.UserText;
 import dev.drover.state.Jackson;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
@@ -50,14 +50,16 @@ public final class UnreadableAllocations {
     static final int MAX_DEPTH = 100;
     /** What the parser of lists and watch events takes: more than the 10 000 levels an API server stores. */
     private static final StreamReadConstraints PARSER_LIMITS = StreamReadConstraints.builder()
-            .maxNestingDepth(20_000).maxNameLength(16 << 20).build();
+            .maxNestingDepth(20_000)
+            .maxNameLength(16 << 20)
+            .build();
 
-    private UnreadableAllocations() {
-    }
+    private UnreadableAllocations() {}
 
     /** The client serialization the agent uses. */
     public static KubernetesSerialization serialization() {
-        JsonFactory factory = Jackson.factory().rebuild().streamReadConstraints(PARSER_LIMITS).build();
+        JsonFactory factory =
+                Jackson.factory().rebuild().streamReadConstraints(PARSER_LIMITS).build();
         ObjectMapper mapper = new ObjectMapper(factory);
         mapper.registerModule(new SimpleModule("drover-unreadable-allocations")
                 .addDeserializer(Allocation.class, new Deserializer()));
@@ -66,14 +68,17 @@ public final class UnreadableAllocations {
 
     /** Why {@code a} could not be read, as a violation naming the field; empty for a readable one. */
     static Optional<Violation> problem(Allocation a) {
-        Map<String, String> annotations = a.getMetadata() == null ? null : a.getMetadata().getAnnotations();
+        Map<String, String> annotations =
+                a.getMetadata() == null ? null : a.getMetadata().getAnnotations();
         String why = annotations == null ? null : annotations.get(ANNOTATION);
         if (why == null) {
             return Optional.empty();
         }
         int colon = why.indexOf('\t');
-        return Optional.of(colon < 0 ? new Violation("spec", why)
-                : new Violation(why.substring(0, colon), why.substring(colon + 1)));
+        return Optional.of(
+                colon < 0
+                        ? new Violation("spec", why)
+                        : new Violation(why.substring(0, colon), why.substring(colon + 1)));
     }
 
     private static final class Deserializer extends StdDeserializer<Allocation> {
@@ -92,8 +97,10 @@ public final class UnreadableAllocations {
             TokenBuffer tokens = ctxt.bufferForInputBuffering(p);
             String tooDeep = copyBounded(p, tokens);
             if (tooDeep != null) {
-                return unreadable(tokens, p, tooDeep + "\tis nested more than " + MAX_DEPTH
-                        + " levels deep, more than the agent reads");
+                return unreadable(
+                        tokens,
+                        p,
+                        tooDeep + "\tis nested more than " + MAX_DEPTH + " levels deep, more than the agent reads");
             }
             try (JsonParser again = tokens.asParser(p.getCodec())) {
                 return STRICT_READER.readValue(again);
@@ -141,8 +148,10 @@ public final class UnreadableAllocations {
         private static String path(JsonStreamContext at, JsonStreamContext root) {
             java.util.ArrayDeque<String> steps = new java.util.ArrayDeque<>();
             for (JsonStreamContext c = at; c != null; c = c.getParent()) {
-                steps.push(c.inArray() ? "[" + c.getCurrentIndex() + "]"
-                        : "." + UserText.bare(String.valueOf(c.getCurrentName())));
+                steps.push(
+                        c.inArray()
+                                ? "[" + c.getCurrentIndex() + "]"
+                                : "." + UserText.bare(String.valueOf(c.getCurrentName())));
                 if (c == root) {
                     break;
                 }
@@ -162,8 +171,8 @@ public final class UnreadableAllocations {
             }
             Allocation a = new Allocation();
             ObjectMeta meta = STRICT.convertValue(tree.path("metadata"), ObjectMeta.class);
-            Map<String, String> annotations = new HashMap<>(meta.getAnnotations() == null ? Map.of()
-                    : meta.getAnnotations());
+            Map<String, String> annotations =
+                    new HashMap<>(meta.getAnnotations() == null ? Map.of() : meta.getAnnotations());
             annotations.put(ANNOTATION, why);
             meta.setAnnotations(annotations);
             a.setMetadata(meta);

@@ -56,7 +56,8 @@ public final class DeviceLedger {
     public synchronized List<DeviceReservation> claim(AllocId alloc, String task, List<DeviceRequest> requests)
             throws Unsatisfiable {
         List<DeviceReservation> mine = byAlloc.getOrDefault(alloc, List.of()).stream()
-                .filter(r -> r.task().equals(task)).toList();
+                .filter(r -> r.task().equals(task))
+                .toList();
         if (!mine.isEmpty()) {
             return mine;
         }
@@ -66,7 +67,9 @@ public final class DeviceLedger {
         for (DeviceRequest request : requests) {
             int count = request.effectiveCount();
             List<DeviceManager.Device> free = devices.healthyMatching(request.getName()).stream()
-                    .filter(d -> !owner.containsKey(d.instance().id()) && !taken.contains(d.instance().id())).toList();
+                    .filter(d -> !owner.containsKey(d.instance().id())
+                            && !taken.contains(d.instance().id()))
+                    .toList();
             if (free.size() < count) {
                 problems.add("device " + request.getName() + ": asked " + count + ", " + free.size() + " free");
                 continue;
@@ -79,7 +82,11 @@ public final class DeviceLedger {
             }
             for (List<DeviceManager.Device> group : byGroup.values()) {
                 var g = group.getFirst().group();
-                claimed.add(new DeviceReservation(task, g.vendor(), g.type(), g.model(),
+                claimed.add(new DeviceReservation(
+                        task,
+                        g.vendor(),
+                        g.type(),
+                        g.model(),
                         group.stream().map(d -> d.instance().id()).toList()));
             }
         }
@@ -131,13 +138,13 @@ public final class DeviceLedger {
     }
 
     /** Who holds an instance: its allocation and task. */
-    public record Holder(AllocId alloc, String task) {
-    }
+    public record Holder(AllocId alloc, String task) {}
 
     /** Every reserved instance, by ID. */
     public synchronized Map<String, Holder> holders() {
         Map<String, Holder> out = new HashMap<>();
-        byAlloc.forEach((alloc, rs) -> rs.forEach(r -> r.ids().forEach(id -> out.put(id, new Holder(alloc, r.task())))));
+        byAlloc.forEach((alloc, rs) ->
+                rs.forEach(r -> r.ids().forEach(id -> out.put(id, new Holder(alloc, r.task())))));
         return out;
     }
 
@@ -147,7 +154,8 @@ public final class DeviceLedger {
         if (rs == null || rs.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(rs.stream().map(r -> new AllocatedDevice(r.task(), r.vendor(), r.type(), r.model(), r.ids()))
+        return Optional.of(rs.stream()
+                .map(r -> new AllocatedDevice(r.task(), r.vendor(), r.type(), r.model(), r.ids()))
                 .toList());
     }
 }

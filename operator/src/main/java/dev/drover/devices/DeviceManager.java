@@ -38,15 +38,18 @@ public final class DeviceManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DeviceManager.class);
 
     /** Timing of the plugin loops. */
-    public record Timing(Duration call, Duration changeWait, Duration statsInterval, Duration minBackoff,
-                         Duration maxBackoff) {
-        public static final Timing DEFAULT = new Timing(Duration.ofSeconds(30), Duration.ofSeconds(30),
-                Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofMinutes(2));
+    public record Timing(
+            Duration call, Duration changeWait, Duration statsInterval, Duration minBackoff, Duration maxBackoff) {
+        public static final Timing DEFAULT = new Timing(
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(1),
+                Duration.ofMinutes(2));
     }
 
     /** One instance as the agent knows it: its group, its health now, and the plugin that owns it. */
-    public record Device(String plugin, DeviceGroup group, DeviceInstance instance, boolean healthy, String health) {
-    }
+    public record Device(String plugin, DeviceGroup group, DeviceInstance instance, boolean healthy, String health) {}
 
     private final class Runner {
         final DevicePlugins.Selection selection;
@@ -56,6 +59,7 @@ public final class DeviceManager implements AutoCloseable {
         volatile String downReason;
         /** Fingerprint thread only: the wait before the next restart, and whether a first fingerprint was told. */
         Backoff backoff = Backoff.from(timing.minBackoff(), timing.maxBackoff());
+
         boolean first = true;
         Worker fingerprints;
         Worker stats;
@@ -103,8 +107,10 @@ public final class DeviceManager implements AutoCloseable {
                 }
                 r.backoff = r.backoff.reset();
                 Fingerprint since = fp;
-                fp = Deadlines.call("waiting for a change from " + r.name,
-                        timing.changeWait().plus(timing.call()), () -> plugin.awaitChange(since, timing.changeWait()));
+                fp = Deadlines.call(
+                        "waiting for a change from " + r.name,
+                        timing.changeWait().plus(timing.call()),
+                        () -> plugin.awaitChange(since, timing.changeWait()));
             }
         } catch (InterruptedException e) {
             throw e;
@@ -112,14 +118,19 @@ public final class DeviceManager implements AutoCloseable {
             if (self.closed()) {
                 return;
             }
-            String why = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage()
+            String why = e instanceof ExecutionException ee && ee.getCause() != null
+                    ? ee.getCause().getMessage()
                     : e.getMessage();
             markDown(r, "device plugin " + r.name + " failed: " + why);
             if (r.first) {
                 r.first = false;
                 firstFingerprints.release();
             }
-            LOG.warn("device plugin {} failed, restarting it in {} ms: {}", r.name, r.backoff.current().toMillis(), why);
+            LOG.warn(
+                    "device plugin {} failed, restarting it in {} ms: {}",
+                    r.name,
+                    r.backoff.current().toMillis(),
+                    why);
             closePlugin(r);
             Thread.sleep(r.backoff.current());
             r.backoff = r.backoff.next();
@@ -147,8 +158,12 @@ public final class DeviceManager implements AutoCloseable {
 
     private synchronized void publish(Runner r, Fingerprint fp) {
         r.downReason = null;
-        if (fp.unavailableReason().isPresent() && (r.groups.isEmpty() || fp.groups().isEmpty())) {
-            LOG.info("device plugin {}: no devices: {}", r.name, fp.unavailableReason().get());
+        if (fp.unavailableReason().isPresent()
+                && (r.groups.isEmpty() || fp.groups().isEmpty())) {
+            LOG.info(
+                    "device plugin {}: no devices: {}",
+                    r.name,
+                    fp.unavailableReason().get());
         }
         index.values().removeIf(d -> d.plugin().equals(r.name));
         for (DeviceGroup g : fp.groups()) {
@@ -213,7 +228,10 @@ public final class DeviceManager implements AutoCloseable {
         return switch (parts.length) {
             case 1 -> g.type().equals(parts[0]);
             case 2 -> g.vendor().equals(parts[0]) && g.type().equals(parts[1]);
-            default -> g.vendor().equals(parts[0]) && g.type().equals(parts[1]) && g.model().equals(parts[2]);
+            default ->
+                g.vendor().equals(parts[0])
+                        && g.type().equals(parts[1])
+                        && g.model().equals(parts[2]);
         };
     }
 
@@ -231,16 +249,21 @@ public final class DeviceManager implements AutoCloseable {
         List<Reservation.Mount> mounts = new ArrayList<>();
         List<Reservation.DeviceNode> nodes = new ArrayList<>();
         for (Map.Entry<String, List<String>> e : byPlugin.entrySet()) {
-            Runner r = runners.stream().filter(x -> x.name.equals(e.getKey())).findFirst().orElseThrow();
+            Runner r = runners.stream()
+                    .filter(x -> x.name.equals(e.getKey()))
+                    .findFirst()
+                    .orElseThrow();
             DevicePlugin plugin = r.plugin;
             if (plugin == null) {
                 throw new DevicePluginException("device plugin " + r.name + " is down: " + r.downReason);
             }
             Reservation res;
             try {
-                res = Deadlines.call("reserving devices with " + r.name, timing.call(), () -> plugin.reserve(e.getValue()));
+                res = Deadlines.call(
+                        "reserving devices with " + r.name, timing.call(), () -> plugin.reserve(e.getValue()));
             } catch (ExecutionException ex) {
-                throw new DevicePluginException(ex.getCause() != null ? ex.getCause().getMessage() : ex.getMessage());
+                throw new DevicePluginException(
+                        ex.getCause() != null ? ex.getCause().getMessage() : ex.getMessage());
             } catch (Deadlines.DeadlineExceeded ex) {
                 throw new DevicePluginException(ex.getMessage());
             }

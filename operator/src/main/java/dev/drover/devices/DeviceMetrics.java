@@ -17,8 +17,8 @@ import java.util.OptionalDouble;
  */
 public final class DeviceMetrics extends Collector {
 
-    private static final List<String> LABELS = List.of("UUID", "gpu", "modelName", "vendor", "type", "namespace",
-            "allocation", "task");
+    private static final List<String> LABELS =
+            List.of("UUID", "gpu", "modelName", "vendor", "type", "namespace", "allocation", "task");
 
     private final DeviceManager devices;
     private final DeviceLedger ledger;
@@ -30,20 +30,21 @@ public final class DeviceMetrics extends Collector {
 
     @Override
     public List<MetricFamilySamples> collect() {
-        GaugeMetricFamily healthy = new GaugeMetricFamily("drover_device_healthy",
-                "1 when the device instance is healthy, 0 when not (or its plugin is down).", LABELS);
-        GaugeMetricFamily util = new GaugeMetricFamily("drover_device_gpu_utilization_percent",
-                "GPU utilization in percent.", LABELS);
-        GaugeMetricFamily memUtil = new GaugeMetricFamily("drover_device_memory_utilization_percent",
-                "Memory controller utilization in percent.", LABELS);
-        GaugeMetricFamily memUsed = new GaugeMetricFamily("drover_device_memory_used_bytes",
-                "Device memory in use, in bytes.", LABELS);
-        GaugeMetricFamily memTotal = new GaugeMetricFamily("drover_device_memory_total_bytes",
-                "Device memory in total, in bytes.", LABELS);
-        GaugeMetricFamily temperature = new GaugeMetricFamily("drover_device_temperature_celsius",
-                "Device temperature in degrees Celsius.", LABELS);
-        GaugeMetricFamily power = new GaugeMetricFamily("drover_device_power_watts",
-                "Power draw in watts.", LABELS);
+        GaugeMetricFamily healthy = new GaugeMetricFamily(
+                "drover_device_healthy",
+                "1 when the device instance is healthy, 0 when not (or its plugin is down).",
+                LABELS);
+        GaugeMetricFamily util =
+                new GaugeMetricFamily("drover_device_gpu_utilization_percent", "GPU utilization in percent.", LABELS);
+        GaugeMetricFamily memUtil = new GaugeMetricFamily(
+                "drover_device_memory_utilization_percent", "Memory controller utilization in percent.", LABELS);
+        GaugeMetricFamily memUsed =
+                new GaugeMetricFamily("drover_device_memory_used_bytes", "Device memory in use, in bytes.", LABELS);
+        GaugeMetricFamily memTotal =
+                new GaugeMetricFamily("drover_device_memory_total_bytes", "Device memory in total, in bytes.", LABELS);
+        GaugeMetricFamily temperature = new GaugeMetricFamily(
+                "drover_device_temperature_celsius", "Device temperature in degrees Celsius.", LABELS);
+        GaugeMetricFamily power = new GaugeMetricFamily("drover_device_power_watts", "Power draw in watts.", LABELS);
         Map<String, DeviceLedger.Holder> holders = ledger.holders();
         for (DeviceManager.Device d : devices.devices().values()) {
             String id = d.instance().id();
@@ -53,8 +54,14 @@ public final class DeviceMetrics extends Collector {
                 index++;
             }
             DeviceLedger.Holder h = holders.get(id);
-            List<String> labels = List.of(id, Integer.toString(index), d.group().model(), d.group().vendor(),
-                    d.group().type(), h == null ? "" : h.alloc().namespace(), h == null ? "" : h.alloc().name(),
+            List<String> labels = List.of(
+                    id,
+                    Integer.toString(index),
+                    d.group().model(),
+                    d.group().vendor(),
+                    d.group().type(),
+                    h == null ? "" : h.alloc().namespace(),
+                    h == null ? "" : h.alloc().name(),
                     h == null ? "" : h.task());
             healthy.addMetric(labels, d.healthy() ? 1 : 0);
             devices.stats(id).ifPresent(s -> {

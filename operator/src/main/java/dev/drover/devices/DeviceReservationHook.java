@@ -33,7 +33,8 @@ public final class DeviceReservationHook implements TaskPrestartHook {
 
     @Override
     public void prestart(TaskHookContext ctx) throws TaskHookException {
-        if (ctx.task().getResources() == null || ctx.task().getResources().getDevices() == null
+        if (ctx.task().getResources() == null
+                || ctx.task().getResources().getDevices() == null
                 || ctx.task().getResources().getDevices().isEmpty()) {
             return;
         }
@@ -45,7 +46,8 @@ public final class DeviceReservationHook implements TaskPrestartHook {
             throw new TaskHookException(TaskEventType.SetupFailure, e.getMessage());
         }
         try {
-            Reservation r = devices.reserve(mine.stream().flatMap(d -> d.ids().stream()).toList());
+            Reservation r =
+                    devices.reserve(mine.stream().flatMap(d -> d.ids().stream()).toList());
             ctx.env().putAll(r.env());
         } catch (DevicePluginException e) {
             throw new TaskHookException(TaskEventType.SetupFailure, "cannot reserve devices: " + e.getMessage(), e);

@@ -18,10 +18,16 @@ import java.util.OptionalLong;
 public final class DeviceStats {
 
     /** One device group's instances merged: utilization averaged, memory and power summed, temperature the hottest. */
-    public record GroupStats(String vendor, String type, String model, List<String> ids, OptionalDouble gpuUtilPercent,
-                             OptionalLong memoryUsedMiB, OptionalLong memoryTotalMiB, OptionalDouble temperatureC,
-                             OptionalDouble powerW) {
-    }
+    public record GroupStats(
+            String vendor,
+            String type,
+            String model,
+            List<String> ids,
+            OptionalDouble gpuUtilPercent,
+            OptionalLong memoryUsedMiB,
+            OptionalLong memoryTotalMiB,
+            OptionalDouble temperatureC,
+            OptionalDouble powerW) {}
 
     /** Per task and per group. */
     public record AllocationStats(Map<String, List<InstanceStats>> byTask, List<GroupStats> byGroup) {
@@ -30,8 +36,7 @@ public final class DeviceStats {
         public static final AllocationStats NONE = new AllocationStats(Map.of(), List.of());
     }
 
-    private DeviceStats() {
-    }
+    private DeviceStats() {}
 
     public static AllocationStats of(List<DeviceReservation> reservations, DeviceManager devices) {
         Map<String, List<InstanceStats>> byTask = new LinkedHashMap<>();
@@ -50,7 +55,11 @@ public final class DeviceStats {
         List<GroupStats> groups = new ArrayList<>();
         byGroup.forEach((key, stats) -> {
             DeviceReservation r = groupOf.get(key);
-            groups.add(new GroupStats(r.vendor(), r.type(), r.model(), stats.stream().map(InstanceStats::id).toList(),
+            groups.add(new GroupStats(
+                    r.vendor(),
+                    r.type(),
+                    r.model(),
+                    stats.stream().map(InstanceStats::id).toList(),
                     average(stats.stream().map(InstanceStats::gpuUtilPercent).toList()),
                     sum(stats.stream().map(InstanceStats::memoryUsedMiB).toList()),
                     sum(stats.stream().map(InstanceStats::memoryTotalMiB).toList()),
@@ -61,20 +70,34 @@ public final class DeviceStats {
     }
 
     private static OptionalDouble average(List<OptionalDouble> values) {
-        return values.stream().filter(OptionalDouble::isPresent).mapToDouble(OptionalDouble::getAsDouble).average();
+        return values.stream()
+                .filter(OptionalDouble::isPresent)
+                .mapToDouble(OptionalDouble::getAsDouble)
+                .average();
     }
 
     private static OptionalDouble max(List<OptionalDouble> values) {
-        return values.stream().filter(OptionalDouble::isPresent).mapToDouble(OptionalDouble::getAsDouble).max();
+        return values.stream()
+                .filter(OptionalDouble::isPresent)
+                .mapToDouble(OptionalDouble::getAsDouble)
+                .max();
     }
 
     private static OptionalDouble sumD(List<OptionalDouble> values) {
-        return values.stream().anyMatch(OptionalDouble::isPresent) ? OptionalDouble.of(values.stream()
-                .filter(OptionalDouble::isPresent).mapToDouble(OptionalDouble::getAsDouble).sum()) : OptionalDouble.empty();
+        return values.stream().anyMatch(OptionalDouble::isPresent)
+                ? OptionalDouble.of(values.stream()
+                        .filter(OptionalDouble::isPresent)
+                        .mapToDouble(OptionalDouble::getAsDouble)
+                        .sum())
+                : OptionalDouble.empty();
     }
 
     private static OptionalLong sum(List<OptionalLong> values) {
-        return values.stream().anyMatch(OptionalLong::isPresent) ? OptionalLong.of(values.stream()
-                .filter(OptionalLong::isPresent).mapToLong(OptionalLong::getAsLong).sum()) : OptionalLong.empty();
+        return values.stream().anyMatch(OptionalLong::isPresent)
+                ? OptionalLong.of(values.stream()
+                        .filter(OptionalLong::isPresent)
+                        .mapToLong(OptionalLong::getAsLong)
+                        .sum())
+                : OptionalLong.empty();
     }
 }

@@ -31,10 +31,15 @@ public final class NoDevicesHook implements TaskPrestartHook {
         }
         StringBuilder why = new StringBuilder();
         for (DeviceRequest r : requests) {
-            why.append(why.isEmpty() ? "" : "; ").append("device ").append(r.getName()).append(": asked ")
-                    .append(r.effectiveCount()).append(", 0 free");
+            why.append(why.isEmpty() ? "" : "; ")
+                    .append("device ")
+                    .append(r.getName())
+                    .append(": asked ")
+                    .append(r.effectiveCount())
+                    .append(", 0 free");
         }
-        throw new TaskHookException(TaskEventType.SetupFailure, why
-                + " (this agent runs no device plugins; see --device-plugin in docs/configuration.md)");
+        throw new TaskHookException(
+                TaskEventType.SetupFailure,
+                why + " (this agent runs no device plugins; see --device-plugin in docs/configuration.md)");
     }
 }

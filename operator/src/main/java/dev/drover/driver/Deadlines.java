@@ -16,8 +16,7 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Deadlines {
 
-    private Deadlines() {
-    }
+    private Deadlines() {}
 
     /** The driver took longer than its deadline. */
     public static final class DeadlineExceeded extends Exception {

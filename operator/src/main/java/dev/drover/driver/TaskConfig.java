@@ -10,8 +10,16 @@ import java.util.Map;
  * @param env     the task's environment, Drover's own variables included
  * @param logsDir where {@code <task>.stdout.N} and {@code <task>.stderr.N} go
  */
-public record TaskConfig(String namespace, String allocName, String taskName, Map<String, Object> config,
-                         Map<String, String> env, Path allocDir, Path taskDir, Path logsDir, Path secretsDir) {
+public record TaskConfig(
+        String namespace,
+        String allocName,
+        String taskName,
+        Map<String, Object> config,
+        Map<String, String> env,
+        Path allocDir,
+        Path taskDir,
+        Path logsDir,
+        Path secretsDir) {
 
     public TaskConfig {
         config = Map.copyOf(config);

@@ -94,7 +94,8 @@ public final class GarbageCollector implements AutoCloseable {
             if (terminal.isEmpty() || over == 0) {
                 return collected;
             }
-            List<Collectable> batch = terminal.subList(0, Math.min(Math.min(over, terminal.size()), policy.parallelDestroys()));
+            List<Collectable> batch =
+                    terminal.subList(0, Math.min(Math.min(over, terminal.size()), policy.parallelDestroys()));
             try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
                 List<Future<?>> running = new ArrayList<>();
                 for (Collectable c : batch) {
@@ -107,7 +108,10 @@ public final class GarbageCollector implements AutoCloseable {
                     try {
                         running.get(i).get();
                     } catch (java.util.concurrent.ExecutionException e) {
-                        LOG.warn("collecting {} failed: {}", batch.get(i).id(), e.getCause().toString());
+                        LOG.warn(
+                                "collecting {} failed: {}",
+                                batch.get(i).id(),
+                                e.getCause().toString());
                     }
                     allocations.remove(batch.get(i).id());
                     collected.add(batch.get(i).id());

@@ -9,8 +9,8 @@ import java.time.Duration;
  * over {@code maxInodeUsage}, or there are more than {@code maxAllocations};
  * at most {@code parallelDestroys} at once.
  */
-public record GcPolicy(Duration interval, double maxDiskUsage, double maxInodeUsage, int maxAllocations,
-                       int parallelDestroys) {
+public record GcPolicy(
+        Duration interval, double maxDiskUsage, double maxInodeUsage, int maxAllocations, int parallelDestroys) {
 
     public static final GcPolicy DEFAULT = new GcPolicy(Duration.ofMinutes(1), 0.80, 0.70, 50, 2);
 
@@ -20,7 +20,8 @@ public record GcPolicy(Duration interval, double maxDiskUsage, double maxInodeUs
                     + " and inodes " + maxInodeUsage);
         }
         if (maxAllocations < 0 || parallelDestroys < 1 || interval.isNegative() || interval.isZero()) {
-            throw new IllegalArgumentException("gc needs maxAllocations >= 0, parallelDestroys >= 1 and a positive interval");
+            throw new IllegalArgumentException(
+                    "gc needs maxAllocations >= 0, parallelDestroys >= 1 and a positive interval");
         }
     }
 }

@@ -4,16 +4,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import dev.drover.devices.DeviceStats;
-import dev.drover.driver.DriverException;
-import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,6 +44,7 @@ public final class AgentApi implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AgentApi.class);
     /** On the Node: the port of the agent's HTTPS API, and the SHA-256 of its certificate, which clients pin. */
     public static final String PORT_ANNOTATION = "drover.dev/agent-api-port";
+
     public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
     private static final ObjectMapper JSON = new ObjectMapper();
     static final Duration FOLLOW_POLL = Duration.ofMillis(250);
@@ -69,8 +66,15 @@ public final class AgentApi implements AutoCloseable {
     private final TcpConnections connections;
     private volatile boolean closed;
 
-    private AgentApi(HttpsServer server, ExecutorService executor, KubernetesAuth auth, LocalAllocations allocations,
-                     String node, Clock clock, Duration statsWindow, ApiLimits limits) {
+    private AgentApi(
+            HttpsServer server,
+            ExecutorService executor,
+            KubernetesAuth auth,
+            LocalAllocations allocations,
+            String node,
+            Clock clock,
+            Duration statsWindow,
+            ApiLimits limits) {
         this.server = server;
         this.followers = new Followers(limits);
         this.connections = new TcpConnections(server.getAddress().getPort());
@@ -86,13 +90,27 @@ public final class AgentApi implements AutoCloseable {
      * Serves on {@code address} (port 0: a free one) with {@code tls}, within {@code limits}; requests run on
      * virtual threads.
      */
-    public static AgentApi start(InetSocketAddress address, SSLContext tls, KubernetesAuth auth,
-                                 LocalAllocations allocations, String node, ApiLimits limits) throws IOException {
+    public static AgentApi start(
+            InetSocketAddress address,
+            SSLContext tls,
+            KubernetesAuth auth,
+            LocalAllocations allocations,
+            String node,
+            ApiLimits limits)
+            throws IOException {
         return start(address, tls, auth, allocations, node, Clock.systemUTC(), STATS_WINDOW, limits);
     }
 
-    static AgentApi start(InetSocketAddress address, SSLContext tls, KubernetesAuth auth, LocalAllocations allocations,
-                          String node, Clock clock, Duration statsWindow, ApiLimits limits) throws IOException {
+    static AgentApi start(
+            InetSocketAddress address,
+            SSLContext tls,
+            KubernetesAuth auth,
+            LocalAllocations allocations,
+            String node,
+            Clock clock,
+            Duration statsWindow,
+            ApiLimits limits)
+            throws IOException {
         HttpsServer server = HttpsServer.create(address, 64);
         server.setHttpsConfigurator(new HttpsConfigurator(tls));
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -117,7 +135,8 @@ public final class AgentApi implements AutoCloseable {
      * Node lists them (the certificate names them all).
      */
     public static List<String> addresses(Node node) {
-        List<NodeAddress> all = node.getStatus() == null || node.getStatus().getAddresses() == null ? List.of()
+        List<NodeAddress> all = node.getStatus() == null || node.getStatus().getAddresses() == null
+                ? List.of()
                 : node.getStatus().getAddresses();
         List<String> out = new ArrayList<>();
         for (String type : List.of("InternalIP", "ExternalIP")) {
@@ -164,8 +183,12 @@ public final class AgentApi implements AutoCloseable {
             return;
         }
         AllocId id = request.id();
-        KubernetesAuth.Decision decision = auth.check(ex.getRequestHeaders().getFirst("Authorization"),
-                ex.getRemoteAddress().getAddress(), id.namespace(), id.name(), request.subresource());
+        KubernetesAuth.Decision decision = auth.check(
+                ex.getRequestHeaders().getFirst("Authorization"),
+                ex.getRemoteAddress().getAddress(),
+                id.namespace(),
+                id.name(),
+                request.subresource());
         if (decision instanceof KubernetesAuth.Decision.Refused r) {
             error(ex, r.status(), r.message(), r.retryAfter());
             return;
@@ -209,7 +232,10 @@ public final class AgentApi implements AutoCloseable {
             try (OutputStream out = ex.getResponseBody()) {
                 long position = files.tail(request.tail(), out);
                 BooleanSupplier departed = peerGone(ex.getLocalAddress(), ex.getRemoteAddress());
-                files.follow(position, out, () -> closed || local.dead(request.task()) || departed.getAsBoolean(),
+                files.follow(
+                        position,
+                        out,
+                        () -> closed || local.dead(request.task()) || departed.getAsBoolean(),
                         FOLLOW_POLL);
             }
         }
@@ -237,8 +263,8 @@ public final class AgentApi implements AutoCloseable {
     private void stats(HttpExchange ex, AllocId id, LocalAllocation local) throws IOException {
         byte[] body;
         try {
-            body = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(
-                    UsageReport.collect(id, node, local, clock, statsWindow));
+            body = JSON.writerWithDefaultPrettyPrinter()
+                    .writeValueAsBytes(UsageReport.collect(id, node, local, clock, statsWindow));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             error(ex, 503, "the agent is shutting down");

@@ -65,8 +65,7 @@ public final class AgentCertificate {
     public static final Duration VALIDITY = Duration.ofDays(365);
     public static final Duration RENEW_BEFORE = Duration.ofDays(30);
 
-    private AgentCertificate() {
-    }
+    private AgentCertificate() {}
 
     /** A key and its certificate. */
     public record Identity(PrivateKey key, X509Certificate certificate) {
@@ -150,22 +149,32 @@ public final class AgentCertificate {
             KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
             generator.initialize(new ECGenParameterSpec("secp256r1"));
             KeyPair pair = generator.generateKeyPair();
-            var subject = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.O, "drover")
-                    .addRDN(BCStyle.CN, "drover-agent " + node).build();
+            var subject = new X500NameBuilder(BCStyle.INSTANCE)
+                    .addRDN(BCStyle.O, "drover")
+                    .addRDN(BCStyle.CN, "drover-agent " + node)
+                    .build();
             List<GeneralName> names = new ArrayList<>();
             names.add(new GeneralName(GeneralName.dNSName, node));
             for (InetAddress a : addresses) {
                 names.add(new GeneralName(GeneralName.iPAddress, a.getHostAddress()));
             }
-            var builder = new JcaX509v3CertificateBuilder(subject, new BigInteger(128, new SecureRandom()),
-                    Date.from(now.minus(Duration.ofHours(1))), Date.from(now.plus(VALIDITY)), subject, pair.getPublic())
+            var builder = new JcaX509v3CertificateBuilder(
+                            subject,
+                            new BigInteger(128, new SecureRandom()),
+                            Date.from(now.minus(Duration.ofHours(1))),
+                            Date.from(now.plus(VALIDITY)),
+                            subject,
+                            pair.getPublic())
                     .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
                     .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
-                    .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth))
-                    .addExtension(Extension.subjectAlternativeName, false,
+                    .addExtension(
+                            Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth))
+                    .addExtension(
+                            Extension.subjectAlternativeName,
+                            false,
                             new GeneralNames(names.toArray(GeneralName[]::new)));
-            X509CertificateHolder holder = builder.build(new JcaContentSignerBuilder("SHA256withECDSA")
-                    .build(pair.getPrivate()));
+            X509CertificateHolder holder =
+                    builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate()));
             return new Identity(pair.getPrivate(), new JcaX509CertificateConverter().getCertificate(holder));
         } catch (GeneralSecurityException | OperatorCreationException e) {
             throw new IOException("cannot make the agent's TLS certificate: " + e.getMessage(), e);
@@ -186,7 +195,8 @@ public final class AgentCertificate {
 
     private static Identity read(Path keyFile, Path certFile) throws IOException, GeneralSecurityException {
         PrivateKey key;
-        try (Reader r = Files.newBufferedReader(keyFile); PEMParser parser = new PEMParser(r)) {
+        try (Reader r = Files.newBufferedReader(keyFile);
+                PEMParser parser = new PEMParser(r)) {
             Object o = parser.readObject();
             JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
             if (o instanceof PrivateKeyInfo info) {
@@ -198,7 +208,8 @@ public final class AgentCertificate {
             }
         }
         X509Certificate cert;
-        try (Reader r = new StringReader(Files.readString(certFile)); PEMParser parser = new PEMParser(r)) {
+        try (Reader r = new StringReader(Files.readString(certFile));
+                PEMParser parser = new PEMParser(r)) {
             if (!(parser.readObject() instanceof X509CertificateHolder holder)) {
                 throw new IOException(certFile + " holds no certificate");
             }
@@ -213,7 +224,8 @@ public final class AgentCertificate {
         // PKCS#8 ("PRIVATE KEY"), as openssl and every TLS library read it; BC's writer would make SEC1 of it.
         String key = "-----BEGIN PRIVATE KEY-----\n"
                 + java.util.Base64.getMimeEncoder(64, "\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
-                .encodeToString(id.key().getEncoded()) + "\n-----END PRIVATE KEY-----\n";
+                        .encodeToString(id.key().getEncoded())
+                + "\n-----END PRIVATE KEY-----\n";
         replace(keyFile, key, true);
         replace(certFile, pem(id.certificate()), false);
     }

@@ -50,16 +50,14 @@ public final class AgentClient {
     }
 
     /** Where a node's agent serves, and the certificate it must present. */
-    public record Endpoint(String node, URI base, String fingerprint) {
-    }
+    public record Endpoint(String node, URI base, String fingerprint) {}
 
     /** Reads a successful response's body; it is closed afterwards. */
     public interface BodyReader<T> {
         T read(InputStream body) throws IOException;
     }
 
-    private AgentClient() {
-    }
+    private AgentClient() {}
 
     /**
      * The agent on {@code nodeName}: dialled at the Node's first {@code InternalIP} (else {@code ExternalIP}); a
@@ -75,7 +73,8 @@ public final class AgentClient {
         if (node == null) {
             throw new AgentException("node \"" + nodeName + "\" does not exist");
         }
-        Map<String, String> annotations = node.getMetadata().getAnnotations() == null ? Map.of()
+        Map<String, String> annotations = node.getMetadata().getAnnotations() == null
+                ? Map.of()
                 : node.getMetadata().getAnnotations();
         String port = annotations.get(AgentApi.PORT_ANNOTATION);
         String fingerprint = annotations.get(AgentApi.CERTIFICATE_ANNOTATION);
@@ -84,7 +83,8 @@ public final class AgentClient {
                     + " apiPort set?)");
         }
         List<String> addresses = AgentApi.addresses(node);
-        String host = addresses.isEmpty() ? URI.create(client.getConfiguration().getMasterUrl()).getHost()
+        String host = addresses.isEmpty()
+                ? URI.create(client.getConfiguration().getMasterUrl()).getHost()
                 : addresses.getFirst();
         if (host.contains(":") && !host.startsWith("[")) {
             host = "[" + host + "]";
@@ -125,14 +125,18 @@ public final class AgentClient {
         try (HttpClient http = builder.build()) {
             HttpResponse<InputStream> r;
             try {
-                r = http.send(HttpRequest.newBuilder(target).timeout(timeout).header("Authorization", "Bearer " + token)
-                        .build(), HttpResponse.BodyHandlers.ofInputStream());
+                r = http.send(
+                        HttpRequest.newBuilder(target)
+                                .timeout(timeout)
+                                .header("Authorization", "Bearer " + token)
+                                .build(),
+                        HttpResponse.BodyHandlers.ofInputStream());
             } catch (SSLHandshakeException e) {
                 throw new AgentException("the agent at " + target.getAuthority() + " is not the one node "
                         + agent.node() + " names: " + e.getMessage());
             } catch (IOException e) {
-                throw new AgentException("cannot reach the agent of node " + agent.node() + " at "
-                        + target.getAuthority() + ": " + e);
+                throw new AgentException(
+                        "cannot reach the agent of node " + agent.node() + " at " + target.getAuthority() + ": " + e);
             }
             try (InputStream body = r.body()) {
                 if (r.statusCode() != 200) {

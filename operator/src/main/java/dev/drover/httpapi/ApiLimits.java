@@ -13,8 +13,8 @@ import java.time.Duration;
  * @param reviewTimeout         how long the agent waits for the API server to answer one review before it
  *                              answers 503
  */
-public record ApiLimits(int maxFollowers, int maxFollowersPerCaller, double reviewsPerSecond, int reviewBurst,
-                        Duration reviewTimeout) {
+public record ApiLimits(
+        int maxFollowers, int maxFollowersPerCaller, double reviewsPerSecond, int reviewBurst, Duration reviewTimeout) {
 
     /** Each followed log holds a connection and a thread; a few hundred cost the agent a few megabytes. */
     public static final ApiLimits DEFAULT = new ApiLimits(256, 16, 10, 40, Duration.ofSeconds(5));
@@ -28,8 +28,8 @@ public record ApiLimits(int maxFollowers, int maxFollowersPerCaller, double revi
                     + " must be between 1 and api.maxFollowers (" + maxFollowers + ")");
         }
         if (!(reviewsPerSecond > 0) || Double.isInfinite(reviewsPerSecond)) {
-            throw new IllegalArgumentException("api.reviewsPerSecond: " + reviewsPerSecond
-                    + " must be a positive number");
+            throw new IllegalArgumentException(
+                    "api.reviewsPerSecond: " + reviewsPerSecond + " must be a positive number");
         }
         if (reviewBurst < 1) {
             throw new IllegalArgumentException("api.reviewBurst: " + reviewBurst + " must be at least 1");

@@ -46,8 +46,8 @@ record ApiRequest(AllocId id, String subresource, Logs logs) {
             if (!tail.matches("-?[0-9]{1,9}")) {
                 throw new BadRequest("tail must be a whole number of lines, not \"" + tail + "\"");
             }
-            return new Logs(task, stream, Integer.parseInt(tail),
-                    Boolean.parseBoolean(query.getOrDefault("follow", "false")));
+            return new Logs(
+                    task, stream, Integer.parseInt(tail), Boolean.parseBoolean(query.getOrDefault("follow", "false")));
         }
     }
 
@@ -106,8 +106,11 @@ record ApiRequest(AllocId id, String subresource, Logs logs) {
             }
         }
         try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes.toByteArray()))
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes.toByteArray()))
                     .toString();
         } catch (CharacterCodingException e) {
             throw new BadRequest("\"" + raw + "\" does not decode to UTF-8 text");
@@ -124,7 +127,8 @@ record ApiRequest(AllocId id, String subresource, Logs logs) {
         if (raw != null) {
             for (String pair : raw.split("&")) {
                 int eq = pair.indexOf('=');
-                out.put(decode(eq < 0 ? pair : pair.substring(0, eq), true),
+                out.put(
+                        decode(eq < 0 ? pair : pair.substring(0, eq), true),
                         eq < 0 ? "" : decode(pair.substring(eq + 1), true));
             }
         }

@@ -42,11 +42,16 @@ public final class CertificateKeeper implements AutoCloseable {
     /** The one before, for a handshake that chose its alias just before a renewal. */
     private volatile Current previous;
 
-    private record Current(String alias, AgentCertificate.Identity identity) {
-    }
+    private record Current(String alias, AgentCertificate.Identity identity) {}
 
-    private CertificateKeeper(Path dir, String node, List<InetAddress> addresses, Clock clock,
-                              Consumer<AgentCertificate.Identity> renewed, Duration interval) throws IOException {
+    private CertificateKeeper(
+            Path dir,
+            String node,
+            List<InetAddress> addresses,
+            Clock clock,
+            Consumer<AgentCertificate.Identity> renewed,
+            Duration interval)
+            throws IOException {
         this.dir = dir;
         this.node = node;
         this.addresses = List.copyOf(addresses);
@@ -64,8 +69,13 @@ public final class CertificateKeeper implements AutoCloseable {
      *
      * @param renewed told of each new identity, on the keeper's thread
      */
-    public static CertificateKeeper start(Path dir, String node, List<InetAddress> addresses, Clock clock,
-                                          Duration interval, Consumer<AgentCertificate.Identity> renewed)
+    public static CertificateKeeper start(
+            Path dir,
+            String node,
+            List<InetAddress> addresses,
+            Clock clock,
+            Duration interval,
+            Consumer<AgentCertificate.Identity> renewed)
             throws IOException {
         return new CertificateKeeper(dir, node, addresses, clock, renewed, interval);
     }
@@ -93,7 +103,10 @@ public final class CertificateKeeper implements AutoCloseable {
         int generation = Integer.parseInt(now.alias().substring("agent-".length())) + 1;
         previous = now;
         current = new Current("agent-" + generation, next);
-        LOG.info("renewed the agent's TLS certificate ({}): sha256 {}, valid until {}", why, next.fingerprint(),
+        LOG.info(
+                "renewed the agent's TLS certificate ({}): sha256 {}, valid until {}",
+                why,
+                next.fingerprint(),
                 next.notAfter());
         renewed.accept(next);
         return true;

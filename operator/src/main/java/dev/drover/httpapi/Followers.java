@@ -29,31 +29,37 @@ final class Followers {
     synchronized Admission admit(String caller) {
         int mine = byCaller.getOrDefault(caller, 0);
         if (mine >= limits.maxFollowersPerCaller()) {
-            return new Admission(Optional.empty(), "user \"" + caller + "\" already follows " + mine
-                    + " logs on this agent, the most one caller may (api.maxFollowersPerCaller); end one of them,"
-                    + " or read without follow=true");
+            return new Admission(
+                    Optional.empty(),
+                    "user \"" + caller + "\" already follows " + mine
+                            + " logs on this agent, the most one caller may (api.maxFollowersPerCaller); end one of them,"
+                            + " or read without follow=true");
         }
         if (total >= limits.maxFollowers()) {
-            return new Admission(Optional.empty(), "this agent already serves " + total
-                    + " followed logs, the most it serves at once (api.maxFollowers); retry later, or read without"
-                    + " follow=true");
+            return new Admission(
+                    Optional.empty(),
+                    "this agent already serves " + total
+                            + " followed logs, the most it serves at once (api.maxFollowers); retry later, or read without"
+                            + " follow=true");
         }
         byCaller.put(caller, mine + 1);
         total++;
-        return new Admission(Optional.of(new Slot() {
-            private boolean closed;
+        return new Admission(
+                Optional.of(new Slot() {
+                    private boolean closed;
 
-            @Override
-            public void close() {
-                synchronized (Followers.this) {
-                    if (!closed) {
-                        closed = true;
-                        total--;
-                        byCaller.computeIfPresent(caller, (c, n) -> n == 1 ? null : n - 1);
+                    @Override
+                    public void close() {
+                        synchronized (Followers.this) {
+                            if (!closed) {
+                                closed = true;
+                                total--;
+                                byCaller.computeIfPresent(caller, (c, n) -> n == 1 ? null : n - 1);
+                            }
+                        }
                     }
-                }
-            }
-        }), "");
+                }),
+                "");
     }
 
     /** How many follows are served now. */
@@ -62,6 +68,5 @@ final class Followers {
     }
 
     /** A slot, or (when empty) the sentence that says why not. */
-    record Admission(Optional<Slot> slot, String refusal) {
-    }
+    record Admission(Optional<Slot> slot, String refusal) {}
 }

@@ -49,19 +49,19 @@ public final class KubernetesAuth {
     public static final Duration CACHE_FOR = Duration.ofMinutes(1);
     /** Long enough that retrying a bad token is free, short enough that a token just issued works soon. */
     public static final Duration REFUSED_FOR = Duration.ofSeconds(10);
+
     static final int CACHE_SIZE = 1_000;
     /** Source addresses whose review budget is remembered; the least recently seen is forgotten first. */
     static final int SOURCES = 10_000;
+
     static final String GROUP = "drover.dev";
 
     /** An authenticated caller. */
-    public record Caller(String user, List<String> groups) {
-    }
+    public record Caller(String user, List<String> groups) {}
 
     /** The answer for one request: allowed (with the caller), or refused with an HTTP status and why. */
     public sealed interface Decision {
-        record Allowed(Caller caller) implements Decision {
-        }
+        record Allowed(Caller caller) implements Decision {}
 
         /** {@code retryAfter}: when the caller may try again (a 429); zero when that is not the point. */
         record Refused(int status, String message, Duration retryAfter) implements Decision {
@@ -72,8 +72,7 @@ public final class KubernetesAuth {
     }
 
     /** What the TokenReview said of a token: who it is, or why not. */
-    private record Authenticated(UserInfo user, Decision.Refused refused) {
-    }
+    private record Authenticated(UserInfo user, Decision.Refused refused) {}
 
     private final KubernetesClient client;
     private final InstantSource clock;
@@ -101,12 +100,14 @@ public final class KubernetesAuth {
      * Whether the request from {@code source} with this {@code Authorization} header may {@code get}
      * {@code subresource} of allocation {@code name} in {@code namespace}.
      */
-    public Decision check(String authorization, InetAddress source, String namespace, String name,
-                          String subresource) {
-        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)
+    public Decision check(String authorization, InetAddress source, String namespace, String name, String subresource) {
+        if (authorization == null
+                || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)
                 || authorization.substring(7).isBlank()) {
-            return new Decision.Refused(401, "no bearer token: send your Kubernetes token as"
-                    + " \"Authorization: Bearer TOKEN\" (kubectl drover sends your kubeconfig's)");
+            return new Decision.Refused(
+                    401,
+                    "no bearer token: send your Kubernetes token as"
+                            + " \"Authorization: Bearer TOKEN\" (kubectl drover sends your kubeconfig's)");
         }
         String token = authorization.substring(7).trim();
         String tokenKey = hash(token);
@@ -147,59 +148,92 @@ public final class KubernetesAuth {
         Duration wait;
         long now = nanos(clock.instant());
         synchronized (budgets) {
-            TokenBucket budget = budgets.computeIfAbsent(source,
-                    s -> new TokenBucket(limits.reviewsPerSecond(), limits.reviewBurst(), now));
+            TokenBucket budget = budgets.computeIfAbsent(
+                    source, s -> new TokenBucket(limits.reviewsPerSecond(), limits.reviewBurst(), now));
             if (budget.tryTake(now)) {
                 return Optional.empty();
             }
             wait = Duration.ofNanos(budget.nanosUntilToken(now));
         }
         long seconds = Math.max(1, (wait.toMillis() + 999) / 1000);
-        return Optional.of(new Decision.Refused(429, "too many requests from " + source.getHostAddress()
-                + " need the API server to check a token or a right: the agent asks at most "
-                + limits.reviewsPerSecond() + " reviews a second for one address, after a burst of "
-                + limits.reviewBurst() + "; retry in " + seconds + " s (answers for tokens already checked are"
-                + " kept for a minute and cost nothing)", Duration.ofSeconds(seconds)));
+        return Optional.of(new Decision.Refused(
+                429,
+                "too many requests from " + source.getHostAddress()
+                        + " need the API server to check a token or a right: the agent asks at most "
+                        + limits.reviewsPerSecond() + " reviews a second for one address, after a burst of "
+                        + limits.reviewBurst() + "; retry in " + seconds + " s (answers for tokens already checked are"
+                        + " kept for a minute and cost nothing)",
+                Duration.ofSeconds(seconds)));
     }
 
     private Authenticated authenticate(String token) {
         TokenReview answer;
         try {
-            answer = withDeadline(() -> client.authentication().v1().tokenReviews().create(new TokenReviewBuilder()
-                    .withNewSpec().withToken(token).endSpec().build()));
+            answer = withDeadline(() -> client.authentication()
+                    .v1()
+                    .tokenReviews()
+                    .create(new TokenReviewBuilder()
+                            .withNewSpec()
+                            .withToken(token)
+                            .endSpec()
+                            .build()));
         } catch (KubernetesClientException | TimeoutException e) {
-            return new Authenticated(null, new Decision.Refused(503,
-                    "the agent could not check the token with the API server: " + why(e)));
+            return new Authenticated(
+                    null,
+                    new Decision.Refused(503, "the agent could not check the token with the API server: " + why(e)));
         }
-        if (answer.getStatus() == null || !Boolean.TRUE.equals(answer.getStatus().getAuthenticated())
+        if (answer.getStatus() == null
+                || !Boolean.TRUE.equals(answer.getStatus().getAuthenticated())
                 || answer.getStatus().getUser() == null) {
-            String why = answer.getStatus() == null || answer.getStatus().getError() == null ? ""
+            String why = answer.getStatus() == null || answer.getStatus().getError() == null
+                    ? ""
                     : ": " + answer.getStatus().getError();
-            return new Authenticated(null, new Decision.Refused(401, "the API server does not accept this token" + why));
+            return new Authenticated(
+                    null, new Decision.Refused(401, "the API server does not accept this token" + why));
         }
         return new Authenticated(answer.getStatus().getUser(), null);
     }
 
     private Decision authorize(UserInfo user, String namespace, String name, String subresource) {
-        Caller caller = new Caller(user.getUsername(), user.getGroups() == null ? List.of() : List.copyOf(user.getGroups()));
+        Caller caller =
+                new Caller(user.getUsername(), user.getGroups() == null ? List.of() : List.copyOf(user.getGroups()));
         SubjectAccessReview access;
         try {
-            access = withDeadline(() -> client.authorization().v1().subjectAccessReview().create(
-                    new SubjectAccessReviewBuilder()
-                    .withNewSpec().withUser(user.getUsername()).withGroups(user.getGroups()).withUid(user.getUid())
-                    .withExtra(user.getExtra())
-                    .withNewResourceAttributes().withGroup(GROUP).withResource("allocations")
-                    .withSubresource(subresource).withVerb("get").withNamespace(namespace).withName(name)
-                    .endResourceAttributes().endSpec().build()));
+            access = withDeadline(() -> client.authorization()
+                    .v1()
+                    .subjectAccessReview()
+                    .create(new SubjectAccessReviewBuilder()
+                            .withNewSpec()
+                            .withUser(user.getUsername())
+                            .withGroups(user.getGroups())
+                            .withUid(user.getUid())
+                            .withExtra(user.getExtra())
+                            .withNewResourceAttributes()
+                            .withGroup(GROUP)
+                            .withResource("allocations")
+                            .withSubresource(subresource)
+                            .withVerb("get")
+                            .withNamespace(namespace)
+                            .withName(name)
+                            .endResourceAttributes()
+                            .endSpec()
+                            .build()));
         } catch (KubernetesClientException | TimeoutException e) {
             return new Decision.Refused(503, "the agent could not check access with the API server: " + why(e));
         }
-        if (access.getStatus() == null || !Boolean.TRUE.equals(access.getStatus().getAllowed())) {
-            String reason = access.getStatus() == null || access.getStatus().getReason() == null
-                    || access.getStatus().getReason().isBlank() ? "" : " (" + access.getStatus().getReason() + ")";
-            return new Decision.Refused(403, "user \"" + caller.user() + "\" cannot get allocations/" + subresource
-                    + " in namespace \"" + namespace + "\"" + reason + "; an RBAC rule on resource \"allocations/"
-                    + subresource + "\" of group drover.dev grants it");
+        if (access.getStatus() == null
+                || !Boolean.TRUE.equals(access.getStatus().getAllowed())) {
+            String reason = access.getStatus() == null
+                            || access.getStatus().getReason() == null
+                            || access.getStatus().getReason().isBlank()
+                    ? ""
+                    : " (" + access.getStatus().getReason() + ")";
+            return new Decision.Refused(
+                    403,
+                    "user \"" + caller.user() + "\" cannot get allocations/" + subresource
+                            + " in namespace \"" + namespace + "\"" + reason
+                            + "; an RBAC rule on resource \"allocations/"
+                            + subresource + "\" of group drover.dev grants it");
         }
         return new Decision.Allowed(caller);
     }
@@ -223,7 +257,8 @@ public final class KubernetesAuth {
             }
             throw new KubernetesClientException(e.getCause().toString(), e.getCause());
         } catch (TimeoutException e) {
-            throw new TimeoutException("no answer within " + limits.reviewTimeout().toMillis() + " ms");
+            throw new TimeoutException(
+                    "no answer within " + limits.reviewTimeout().toMillis() + " ms");
         } finally {
             task.cancel(true);
         }
@@ -235,8 +270,7 @@ public final class KubernetesAuth {
 
     /** Answers kept until a deadline, the least recently used dropped first past {@code size}. */
     private static final class Expiring<V> {
-        private record Kept<V>(V value, Instant until) {
-        }
+        private record Kept<V>(V value, Instant until) {}
 
         private final Map<String, Kept<V>> entries;
 
@@ -265,8 +299,8 @@ public final class KubernetesAuth {
 
     private static String hash(String token) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                    .digest(token.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }

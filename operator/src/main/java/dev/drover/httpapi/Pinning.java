@@ -16,8 +16,7 @@ import javax.net.ssl.X509TrustManager;
  */
 public final class Pinning {
 
-    private Pinning() {
-    }
+    private Pinning() {}
 
     /** A client TLS context that accepts only a server certificate with this fingerprint (lower-case hex). */
     public static SSLContext to(String fingerprint) throws GeneralSecurityException {
@@ -35,8 +34,8 @@ public final class Pinning {
                 }
                 String actual = fingerprint(chain[0]);
                 if (!actual.equals(expected)) {
-                    throw new CertificateException("the agent's certificate has fingerprint " + actual
-                            + ", not the " + expected + " published on its Node");
+                    throw new CertificateException("the agent's certificate has fingerprint " + actual + ", not the "
+                            + expected + " published on its Node");
                 }
             }
 

@@ -37,6 +37,7 @@ final class TcpConnections {
 
     /** The states after the peer's FIN: CLOSE_WAIT, LAST_ACK, CLOSING, TIME_WAIT, CLOSE. */
     private static final List<String> PEER_CLOSED = List.of("08", "09", "0B", "06", "07");
+
     private static final List<Path> TABLES = List.of(Path.of("/proc/net/tcp"), Path.of("/proc/net/tcp6"));
 
     private final int port;
@@ -101,7 +102,8 @@ final class TcpConnections {
             bytes.putInt(Integer.parseUnsignedInt(hex, i, i + 8, 16));
         }
         try {
-            return HexFormat.of().formatHex(InetAddress.getByAddress(bytes.array()).getAddress()) + "/"
+            return HexFormat.of()
+                            .formatHex(InetAddress.getByAddress(bytes.array()).getAddress()) + "/"
                     + Integer.parseInt(hexAddressAndPort, colon + 1, hexAddressAndPort.length(), 16);
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("not an address: " + hexAddressAndPort, e);

@@ -40,12 +40,10 @@ final class UsageReport {
 
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
-    private UsageReport() {
-    }
+    private UsageReport() {}
 
     /** One task's two readings, or why there are none. */
-    private record Readings(Optional<TaskStats> first, Optional<TaskStats> second, String error) {
-    }
+    private record Readings(Optional<TaskStats> first, Optional<TaskStats> second, String error) {}
 
     static ObjectNode collect(AllocId id, String node, LocalAllocation local, Clock clock, Duration window)
             throws InterruptedException {
@@ -114,8 +112,9 @@ final class UsageReport {
                 try {
                     out.put(e.getKey(), e.getValue().get());
                 } catch (ExecutionException failed) {
-                    out.put(e.getKey(), new Readings(Optional.empty(), Optional.empty(),
-                            String.valueOf(failed.getCause())));
+                    out.put(
+                            e.getKey(),
+                            new Readings(Optional.empty(), Optional.empty(), String.valueOf(failed.getCause())));
                 }
             }
         }

@@ -57,6 +57,5 @@ public final class LogThrottle {
         }
     }
 
-    private record Window(long since, long suppressed) {
-    }
+    private record Window(long since, long suppressed) {}
 }

@@ -28,25 +28,32 @@ public final class DroverMetrics {
      *
      * @param stateWrites written, deduplicated, failed, unstored, quarantined
      */
-    public record Sources(Supplier<Map<ClientStatus, Integer>> allocationsByStatus,
-                          IntSupplier allocationsWaiting,
-                          Supplier<long[]> statusWrites,
-                          Supplier<long[]> stateWrites,
-                          Supplier<long[]> kubeEvents) {
-    }
+    public record Sources(
+            Supplier<Map<ClientStatus, Integer>> allocationsByStatus,
+            IntSupplier allocationsWaiting,
+            Supplier<long[]> statusWrites,
+            Supplier<long[]> stateWrites,
+            Supplier<long[]> kubeEvents) {}
 
     private final CollectorRegistry registry = new CollectorRegistry(true);
-    private final Counter taskEvents = Counter.build("drover_task_events_total",
-            "Task events recorded, by type (Received, Started, Terminated, ...).").labelNames("type").register(registry);
-    private final Counter taskRestarts = Counter.build("drover_task_restarts_total",
-            "Task restarts chosen by restart policies (Restarting events).").register(registry);
-    private final Counter hookFailures = Counter.build("drover_hook_failures_total",
-            "Alloc hooks that threw, by hook and phase (update, destroy, shutdown); the other hooks still ran.")
-            .labelNames("hook", "phase").register(registry);
-    private final Histogram seenToRunning = Histogram.build("drover_alloc_seen_to_running_seconds",
+    private final Counter taskEvents = Counter.build(
+                    "drover_task_events_total", "Task events recorded, by type (Received, Started, Terminated, ...).")
+            .labelNames("type")
+            .register(registry);
+    private final Counter taskRestarts = Counter.build(
+                    "drover_task_restarts_total", "Task restarts chosen by restart policies (Restarting events).")
+            .register(registry);
+    private final Counter hookFailures = Counter.build(
+                    "drover_hook_failures_total",
+                    "Alloc hooks that threw, by hook and phase (update, destroy, shutdown); the other hooks still ran.")
+            .labelNames("hook", "phase")
+            .register(registry);
+    private final Histogram seenToRunning = Histogram.build(
+                    "drover_alloc_seen_to_running_seconds",
                     "Time from the agent's watch first delivering an allocation (waiting for a start slot included)"
                             + " to its client status first being Running.")
-            .buckets(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300).register(registry);
+            .buckets(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+            .register(registry);
 
     public DroverMetrics(Sources sources) {
         DefaultExports.register(registry);
@@ -84,29 +91,51 @@ public final class DroverMetrics {
         @Override
         public List<MetricFamilySamples> collect() {
             List<MetricFamilySamples> out = new ArrayList<>();
-            GaugeMetricFamily allocations = new GaugeMetricFamily("drover_allocations",
-                    "Allocations this agent runs, by client status.", List.of("client_status"));
+            GaugeMetricFamily allocations = new GaugeMetricFamily(
+                    "drover_allocations", "Allocations this agent runs, by client status.", List.of("client_status"));
             Map<ClientStatus, Integer> counts = sources.allocationsByStatus().get();
             for (ClientStatus s : ClientStatus.values()) {
                 allocations.addMetric(List.of(s.name()), counts.getOrDefault(s, 0));
             }
             out.add(allocations);
-            out.add(new GaugeMetricFamily("drover_allocations_waiting", "Allocations the agent has not taken on yet:"
-                    + " they wait for one of concurrentStarts' slots.", sources.allocationsWaiting().getAsInt()));
-            out.add(counter("drover_status_writes", "Allocation status writes: written to the API server, skipped"
-                    + " because nothing changed, failed (and retried).", sources.statusWrites().get(),
-                    "written", "skipped", "failed"));
+            out.add(new GaugeMetricFamily(
+                    "drover_allocations_waiting",
+                    "Allocations the agent has not taken on yet:" + " they wait for one of concurrentStarts' slots.",
+                    sources.allocationsWaiting().getAsInt()));
+            out.add(counter(
+                    "drover_status_writes",
+                    "Allocation status writes: written to the API server, skipped"
+                            + " because nothing changed, failed (and retried).",
+                    sources.statusWrites().get(),
+                    "written",
+                    "skipped",
+                    "failed"));
             long[] state = sources.stateWrites().get();
-            out.add(counter("drover_state_writes", "Local state store writes: written (durably), deduplicated"
-                    + " (same value as stored, no I/O), failed (e.g. a full disk; kept and written again).", state,
-                    "written", "deduplicated", "failed"));
-            out.add(new GaugeMetricFamily("drover_state_unstored", "State store values and deletions that failed and"
-                    + " wait to be written again (retried with back-off).", state.length > 3 ? state[3] : 0));
-            out.add(new CounterMetricFamily("drover_state_rows_quarantined", "State store entries that could not be"
-                    + " read at start, moved to the store's quarantine table and left out of the restore.",
+            out.add(counter(
+                    "drover_state_writes",
+                    "Local state store writes: written (durably), deduplicated"
+                            + " (same value as stored, no I/O), failed (e.g. a full disk; kept and written again).",
+                    state,
+                    "written",
+                    "deduplicated",
+                    "failed"));
+            out.add(new GaugeMetricFamily(
+                    "drover_state_unstored",
+                    "State store values and deletions that failed and"
+                            + " wait to be written again (retried with back-off).",
+                    state.length > 3 ? state[3] : 0));
+            out.add(new CounterMetricFamily(
+                    "drover_state_rows_quarantined",
+                    "State store entries that could not be"
+                            + " read at start, moved to the store's quarantine table and left out of the restore.",
                     state.length > 4 ? state[4] : 0));
-            out.add(counter("drover_kube_events", "Kubernetes Events for task events: written (created or"
-                    + " counted up), dropped (queue full), failed.", sources.kubeEvents().get(), "written", "dropped",
+            out.add(counter(
+                    "drover_kube_events",
+                    "Kubernetes Events for task events: written (created or"
+                            + " counted up), dropped (queue full), failed.",
+                    sources.kubeEvents().get(),
+                    "written",
+                    "dropped",
                     "failed"));
             return out;
         }

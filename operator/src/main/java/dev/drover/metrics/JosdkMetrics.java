@@ -35,25 +35,36 @@ public final class JosdkMetrics implements Metrics {
 
     public JosdkMetrics(CollectorRegistry registry) {
         events = Counter.build("operator_sdk_events_received_total", "Events the controller received.")
-                .labelNames("controller", "event", "action").register(registry);
+                .labelNames("controller", "event", "action")
+                .register(registry);
         started = Counter.build("operator_sdk_reconciliations_started_total", "Reconciliations started.")
-                .labelNames("controller").register(registry);
+                .labelNames("controller")
+                .register(registry);
         retries = Counter.build("operator_sdk_reconciliations_retries_total", "Reconciliations that were retries.")
-                .labelNames("controller").register(registry);
+                .labelNames("controller")
+                .register(registry);
         success = Counter.build("operator_sdk_reconciliations_success_total", "Reconciliations that succeeded.")
-                .labelNames("controller").register(registry);
-        failed = Counter.build("operator_sdk_reconciliations_failed_total", "Reconciliations that failed, by exception.")
-                .labelNames("controller", "exception").register(registry);
+                .labelNames("controller")
+                .register(registry);
+        failed = Counter.build(
+                        "operator_sdk_reconciliations_failed_total", "Reconciliations that failed, by exception.")
+                .labelNames("controller", "exception")
+                .register(registry);
         cleanups = Counter.build("operator_sdk_events_delete_total", "Resources whose cleanup finished.")
-                .labelNames("controller").register(registry);
+                .labelNames("controller")
+                .register(registry);
         executing = Gauge.build("operator_sdk_reconciliations_executions", "Reconciliations running now.")
-                .labelNames("controller").register(registry);
-        executions = Histogram.build("operator_sdk_controllers_execution_seconds",
+                .labelNames("controller")
+                .register(registry);
+        executions = Histogram.build(
+                        "operator_sdk_controllers_execution_seconds",
                         "Time in the reconciler, by operation (reconcile or cleanup) and result.")
                 .labelNames("controller", "operation", "result")
-                .buckets(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120).register(registry);
+                .buckets(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120)
+                .register(registry);
         mapSizes = Gauge.build("operator_sdk_map_size", "Size of JOSDK's internal maps, by name.")
-                .labelNames("name").register(registry);
+                .labelNames("name")
+                .register(registry);
     }
 
     private static String controller(Map<String, Object> metadata) {
@@ -64,7 +75,8 @@ public final class JosdkMetrics implements Metrics {
     @Override
     public void receivedEvent(Event event, Map<String, Object> metadata) {
         String action = event instanceof ResourceEvent re ? re.getAction().name() : "";
-        events.labels(controller(metadata), event.getClass().getSimpleName(), action).inc();
+        events.labels(controller(metadata), event.getClass().getSimpleName(), action)
+                .inc();
     }
 
     @Override
@@ -111,19 +123,22 @@ public final class JosdkMetrics implements Metrics {
             result = "failure";
             throw e;
         } finally {
-            executions.labels(execution.controllerName(), execution.name(), result)
+            executions
+                    .labels(execution.controllerName(), execution.name(), result)
                     .observe((System.nanoTime() - begin) / 1e9);
         }
     }
 
     @Override
     public <T extends Map<?, ?>> T monitorSizeOf(T map, String name) {
-        mapSizes.setChild(new Gauge.Child() {
-            @Override
-            public double get() {
-                return map.size();
-            }
-        }, name);
+        mapSizes.setChild(
+                new Gauge.Child() {
+                    @Override
+                    public double get() {
+                        return map.size();
+                    }
+                },
+                name);
         return map;
     }
 

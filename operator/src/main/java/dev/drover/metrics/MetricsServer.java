@@ -29,8 +29,9 @@ public final class MetricsServer implements AutoCloseable {
      * @param healthy empty when live, else why not
      * @param ready   empty when ready, else why not
      */
-    public MetricsServer(int port, CollectorRegistry registry, Supplier<Optional<String>> healthy,
-                         Supplier<Optional<String>> ready) throws IOException {
+    public MetricsServer(
+            int port, CollectorRegistry registry, Supplier<Optional<String>> healthy, Supplier<Optional<String>> ready)
+            throws IOException {
         this.server = HttpServer.create(new InetSocketAddress(port), 0);
         this.executor = Executors.newVirtualThreadPerTaskExecutor();
         server.setExecutor(executor);

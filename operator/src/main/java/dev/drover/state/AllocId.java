@@ -51,8 +51,9 @@ public record AllocId(String namespace, String name) {
             throw new IllegalArgumentException(field + " must not be empty");
         }
         if (!isLabel(value)) {
-            throw new IllegalArgumentException(field + " '" + value + "' is not a DNS-1123 label: use at most "
-                    + MAX_LABEL_LENGTH + " lower-case letters, digits and '-', starting and ending with a letter or digit");
+            throw new IllegalArgumentException(
+                    field + " '" + value + "' is not a DNS-1123 label: use at most " + MAX_LABEL_LENGTH
+                            + " lower-case letters, digits and '-', starting and ending with a letter or digit");
         }
     }
 

@@ -8,5 +8,4 @@ package dev.drover.state;
  * @param clientDescription  the human sentence that goes with it
  * @param observedGeneration the {@code metadata.generation} the runner last acted on
  */
-public record AllocRunnerState(String clientStatus, String clientDescription, Long observedGeneration) {
-}
+public record AllocRunnerState(String clientStatus, String clientDescription, Long observedGeneration) {}

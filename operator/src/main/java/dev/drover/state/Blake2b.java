@@ -7,8 +7,7 @@ final class Blake2b {
 
     static final int LENGTH = 32;
 
-    private Blake2b() {
-    }
+    private Blake2b() {}
 
     static byte[] hash256(byte[] value) {
         // A digest per call: cheaper than coordinating a shared, stateful one across writer threads.

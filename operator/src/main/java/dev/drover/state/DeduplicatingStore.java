@@ -44,14 +44,14 @@ final class DeduplicatingStore implements AutoCloseable {
     private final LongAdder quarantined = new LongAdder();
     /** Values the store failed to write and no newer put replaced, by {@link Unstored#id()}. */
     private final ConcurrentHashMap<String, Unstored> unstored = new ConcurrentHashMap<>();
+
     private final OwedDeletions owedDeletions = new OwedDeletions(this::submitDeletion);
     private final Runnable onFailure;
     private volatile String lastFailure;
     private volatile boolean closed;
 
     DeduplicatingStore(KvStore store) {
-        this(store, () -> {
-        });
+        this(store, () -> {});
     }
 
     /** @param onFailure told of every write the store failed (on the thread that saw it fail) */
@@ -101,10 +101,13 @@ final class DeduplicatingStore implements AutoCloseable {
         Unstored attempt = new Unstored(bucket, key, value, hash, snapshot);
         if (!owedDeletions.isEmpty()) {
             // A deletion that covers this key is applied first: if it fails again, the put waits behind it.
-            owedDeletions.settleBefore(bucket, key, () -> hashes.get(bucket).compute(key, (k, current) -> {
-                unstored.put(attempt.id(), attempt);
-                return null;
-            }));
+            owedDeletions.settleBefore(
+                    bucket,
+                    key,
+                    () -> hashes.get(bucket).compute(key, (k, current) -> {
+                        unstored.put(attempt.id(), attempt);
+                        return null;
+                    }));
         }
         ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(bucket);
         HashEntry known = bucketHashes.get(key);
@@ -135,8 +138,10 @@ final class DeduplicatingStore implements AutoCloseable {
 
     /** Queues {@code u}'s put; call within the key's compute() (which orders the key's puts), then {@link #watch}. */
     private HashEntry submit(Unstored u) {
-        return new HashEntry(u.hash(), store.submit(List.of(new Mutation.Put(u.bucket(), u.key(), u.value(),
-                u.hash()))), u.snapshot());
+        return new HashEntry(
+                u.hash(),
+                store.submit(List.of(new Mutation.Put(u.bucket(), u.key(), u.value(), u.hash()))),
+                u.snapshot());
     }
 
     /**
@@ -162,8 +167,8 @@ final class DeduplicatingStore implements AutoCloseable {
         });
     }
 
-    private void duplicate(ConcurrentHashMap<String, HashEntry> bucketHashes, String key, HashEntry known,
-                           Object snapshot) {
+    private void duplicate(
+            ConcurrentHashMap<String, HashEntry> bucketHashes, String key, HashEntry known, Object snapshot) {
         deduplicated.increment();
         if (known.snapshot() == null && snapshot != null) {
             // Entries primed from disk carry no snapshot; the first duplicate supplies one for the fast path.
@@ -262,13 +267,16 @@ final class DeduplicatingStore implements AutoCloseable {
     Set<String> unstoredAllocations() {
         Set<String> out = new TreeSet<>();
         unstored.values().forEach(u -> out.add(u.bucket().allocationKey(u.key())));
-        owedDeletions.failed().forEach(d -> d.mutations().forEach(m -> out.add(OwedDeletions.Deletion.allocationOf(m))));
+        owedDeletions
+                .failed()
+                .forEach(d -> d.mutations().forEach(m -> out.add(OwedDeletions.Deletion.allocationOf(m))));
         return out;
     }
 
     /** Whether a value or deletion of allocation {@code allocKey} waits to be written again. */
     boolean isUnstored(String allocKey) {
-        return unstored.values().stream().anyMatch(u -> u.bucket().allocationKey(u.key()).equals(allocKey))
+        return unstored.values().stream()
+                        .anyMatch(u -> u.bucket().allocationKey(u.key()).equals(allocKey))
                 || owedDeletions.failed().anyMatch(d -> d.coversAllocation(allocKey));
     }
 
@@ -302,10 +310,10 @@ final class DeduplicatingStore implements AutoCloseable {
     }
 
     private static Throwable unwrap(Throwable t) {
-        return (t instanceof CompletionException || t instanceof ExecutionException)
-                && t.getCause() != null ? t.getCause() : t;
+        return (t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null
+                ? t.getCause()
+                : t;
     }
-
 
     Optional<byte[]> get(Bucket bucket, String key) {
         return store.get(bucket, key);
@@ -320,8 +328,14 @@ final class DeduplicatingStore implements AutoCloseable {
     }
 
     StateStats stats() {
-        return new StateStats(writes.sum(), deduplicated.sum(), deletes.sum(), store.transactions(), failures.sum(),
-                unstored.size() + owedDeletions.failed().count(), quarantined.sum());
+        return new StateStats(
+                writes.sum(),
+                deduplicated.sum(),
+                deletes.sum(),
+                store.transactions(),
+                failures.sum(),
+                unstored.size() + owedDeletions.failed().count(),
+                quarantined.sum());
     }
 
     @Override
@@ -329,7 +343,6 @@ final class DeduplicatingStore implements AutoCloseable {
         closed = true;
         store.close();
     }
-
 
     private void requireOpen() {
         if (closed) {

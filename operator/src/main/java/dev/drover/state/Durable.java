@@ -7,8 +7,7 @@ import java.util.concurrent.ExecutionException;
 /** Waiting for a write the store has queued to become durable, and what a caller is told when it does not. */
 final class Durable {
 
-    private Durable() {
-    }
+    private Durable() {}
 
     /**
      * Returns once {@code write} is durable. A write that failed is a {@link StateStoreException} that names what it
@@ -21,15 +20,19 @@ final class Durable {
             write.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new StateStoreException("interrupted while waiting for the write of " + what
-                    + " to become durable; it may or may not have been stored", e);
+            throw new StateStoreException(
+                    "interrupted while waiting for the write of " + what
+                            + " to become durable; it may or may not have been stored",
+                    e);
         } catch (ExecutionException | CancellationException e) {
             Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
             if (cause instanceof IllegalStateException closed) {
                 throw closed;
             }
-            throw new StateStoreException("could not store " + what + ": " + cause.getMessage()
-                    + " (kept, and written again once the store can write)", cause);
+            throw new StateStoreException(
+                    "could not store " + what + ": " + cause.getMessage()
+                            + " (kept, and written again once the store can write)",
+                    cause);
         }
     }
 }

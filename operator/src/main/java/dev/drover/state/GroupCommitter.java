@@ -47,6 +47,7 @@ final class GroupCommitter implements AutoCloseable {
     private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
     /** Submitters share it, close() takes it alone: nothing is queued after the STOP marker. */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+
     private final Thread writer;
     private volatile boolean closed;
     // Writer thread only.
@@ -60,7 +61,8 @@ final class GroupCommitter implements AutoCloseable {
         this.sink = sink;
         this.storeName = storeName;
         // A platform thread: the commit blocks in native code (fsync), which would pin a virtual thread anyway.
-        this.writer = Thread.ofPlatform().name("drover-state-writer").daemon(true).unstarted(this::run);
+        this.writer =
+                Thread.ofPlatform().name("drover-state-writer").daemon(true).unstarted(this::run);
         writer.start();
     }
 

@@ -12,11 +12,12 @@ import com.fasterxml.jackson.core.util.JsonRecyclerPools;
  */
 public final class Jackson {
 
-    private Jackson() {
-    }
+    private Jackson() {}
 
     /** A new factory drawing buffers from the shared pool (mappers configure their factory, so one each). */
     public static JsonFactory factory() {
-        return JsonFactory.builder().recyclerPool(JsonRecyclerPools.sharedConcurrentDequePool()).build();
+        return JsonFactory.builder()
+                .recyclerPool(JsonRecyclerPools.sharedConcurrentDequePool())
+                .build();
     }
 }

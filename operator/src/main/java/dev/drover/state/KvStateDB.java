@@ -1,9 +1,9 @@
 package dev.drover.state;
 
-import dev.drover.common.Backoff;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.common.Backoff;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
@@ -24,8 +24,7 @@ import org.slf4j.LoggerFactory;
  */
 final class KvStateDB implements StateDB {
 
-    private static final TypeReference<List<DeviceReservation>> RESERVATIONS = new TypeReference<>() {
-    };
+    private static final TypeReference<List<DeviceReservation>> RESERVATIONS = new TypeReference<>() {};
 
     private static final Logger LOG = LoggerFactory.getLogger(KvStateDB.class);
 
@@ -143,12 +142,17 @@ final class KvStateDB implements StateDB {
         for (AllocId id : ids.values()) {
             String key = id.key();
             Set<Bucket> lost = EnumSet.noneOf(Bucket.class);
-            Optional<Allocation> spec = decoded(buckets, Bucket.ALLOC, key, lost,
-                    b -> codec.decodeModel(b, Allocation.class, Bucket.ALLOC, key));
-            Optional<AllocRunnerState> state = decoded(buckets, Bucket.ALLOC_STATE, key, lost,
+            Optional<Allocation> spec = decoded(
+                    buckets, Bucket.ALLOC, key, lost, b -> codec.decodeModel(b, Allocation.class, Bucket.ALLOC, key));
+            Optional<AllocRunnerState> state = decoded(
+                    buckets,
+                    Bucket.ALLOC_STATE,
+                    key,
+                    lost,
                     b -> codec.decode(b, AllocRunnerState.class, Bucket.ALLOC_STATE, key));
-            List<DeviceReservation> devices = decoded(buckets, Bucket.DEVICES, key, lost,
-                    b -> codec.decode(b, RESERVATIONS, Bucket.DEVICES, key)).orElse(List.of());
+            List<DeviceReservation> devices = decoded(
+                            buckets, Bucket.DEVICES, key, lost, b -> codec.decode(b, RESERVATIONS, Bucket.DEVICES, key))
+                    .orElse(List.of());
             SortedMap<String, StoredTask> tasks = tasksOf(id, buckets, lost);
             restored.add(new StoredAllocation(id, spec, state, devices, tasks, !lost.isEmpty()));
         }
@@ -156,8 +160,12 @@ final class KvStateDB implements StateDB {
     }
 
     /** The entry decoded; empty when there is none, or when it cannot be read (then it is quarantined). */
-    private <T> Optional<T> decoded(Map<Bucket, SortedMap<String, byte[]>> buckets, Bucket bucket, String key,
-                                    Set<Bucket> lost, java.util.function.Function<byte[], T> decode) {
+    private <T> Optional<T> decoded(
+            Map<Bucket, SortedMap<String, byte[]>> buckets,
+            Bucket bucket,
+            String key,
+            Set<Bucket> lost,
+            java.util.function.Function<byte[], T> decode) {
         byte[] bytes = buckets.get(bucket).get(key);
         if (bytes == null) {
             return Optional.empty();
@@ -173,21 +181,34 @@ final class KvStateDB implements StateDB {
     private void quarantine(Bucket bucket, String key, String reason, Set<Bucket> lost) {
         lost.add(bucket);
         boolean moved = store.quarantine(bucket, key, reason);
-        LOG.error("state entry {}/{} cannot be read and is left out of the restore: {}. {}", bucket.storedName(), key,
-                reason, moved ? "It was moved to the quarantine table of the store (inspect it with sqlite3:"
-                        + " SELECT * FROM quarantine); the allocation is taken on again from the API server."
+        LOG.error(
+                "state entry {}/{} cannot be read and is left out of the restore: {}. {}",
+                bucket.storedName(),
+                key,
+                reason,
+                moved
+                        ? "It was moved to the quarantine table of the store (inspect it with sqlite3:"
+                                + " SELECT * FROM quarantine); the allocation is taken on again from the API server."
                         : "It could not be moved aside either (the store cannot write) and stays where it is.");
     }
 
-    private SortedMap<String, StoredTask> tasksOf(AllocId id, Map<Bucket, SortedMap<String, byte[]>> buckets,
-                                                  Set<Bucket> lost) {
+    private SortedMap<String, StoredTask> tasksOf(
+            AllocId id, Map<Bucket, SortedMap<String, byte[]>> buckets, Set<Bucket> lost) {
         String prefix = id.key() + "/";
         TreeMap<String, StoredTask> tasks = new TreeMap<>();
         for (String key : taskKeys(prefix, buckets)) {
             String name = key.substring(prefix.length());
-            Optional<TaskLocalState> local = decoded(buckets, Bucket.TASK_LOCAL, key, lost,
+            Optional<TaskLocalState> local = decoded(
+                    buckets,
+                    Bucket.TASK_LOCAL,
+                    key,
+                    lost,
                     b -> codec.decode(b, TaskLocalState.class, Bucket.TASK_LOCAL, key));
-            Optional<TaskState> state = decoded(buckets, Bucket.TASK_STATE, key, lost,
+            Optional<TaskState> state = decoded(
+                    buckets,
+                    Bucket.TASK_STATE,
+                    key,
+                    lost,
                     b -> codec.decodeModel(b, TaskState.class, Bucket.TASK_STATE, key));
             tasks.put(name, new StoredTask(name, local, state));
         }
@@ -198,8 +219,10 @@ final class KvStateDB implements StateDB {
         TreeMap<String, Boolean> keys = new TreeMap<>();
         for (Bucket b : List.of(Bucket.TASK_LOCAL, Bucket.TASK_STATE)) {
             // '0' follows '/', so this is exactly the keys under prefix.
-            buckets.get(b).subMap(prefix, prefix.substring(0, prefix.length() - 1) + '0')
-                    .keySet().forEach(k -> keys.put(k, true));
+            buckets.get(b)
+                    .subMap(prefix, prefix.substring(0, prefix.length() - 1) + '0')
+                    .keySet()
+                    .forEach(k -> keys.put(k, true));
         }
         return List.copyOf(keys.keySet());
     }
@@ -238,8 +261,11 @@ final class KvStateDB implements StateDB {
     public void close() {
         retry.close();
         if (store.hasUnstored()) {
-            LOG.warn("closing the state store with {} write(s) it could not make (allocations {}): the next agent takes"
-                    + " them on again from the API server", store.stats().unstored(), store.unstoredAllocations());
+            LOG.warn(
+                    "closing the state store with {} write(s) it could not make (allocations {}): the next agent takes"
+                            + " them on again from the API server",
+                    store.stats().unstored(),
+                    store.unstoredAllocations());
         }
         store.close();
     }
@@ -270,8 +296,8 @@ final class KvStateDB implements StateDB {
 
     private static void requireValue(Object value, Bucket bucket, String key) {
         if (value == null) {
-            throw new IllegalArgumentException("cannot store null under " + bucket.storedName() + "/" + key
-                    + ": delete the allocation instead");
+            throw new IllegalArgumentException(
+                    "cannot store null under " + bucket.storedName() + "/" + key + ": delete the allocation instead");
         }
     }
 

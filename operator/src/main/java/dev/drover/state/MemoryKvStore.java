@@ -20,6 +20,7 @@ final class MemoryKvStore implements KvStore {
     private final AtomicLong transactions = new AtomicLong();
     /** Quarantined entries by bucket and key, with their reason: kept, as the durable store keeps them. */
     private final Map<String, Quarantined> quarantine = new java.util.concurrent.ConcurrentHashMap<>();
+
     private volatile boolean closed;
 
     MemoryKvStore() {
@@ -34,13 +35,16 @@ final class MemoryKvStore implements KvStore {
         for (Mutation m : mutations) {
             ConcurrentSkipListMap<String, Entry> bucket = buckets.get(m.bucket());
             switch (m) {
-                case Mutation.Put put -> bucket.put(put.key(), new Entry(put.value().clone(), put.hash().clone()));
+                case Mutation.Put put ->
+                    bucket.put(
+                            put.key(), new Entry(put.value().clone(), put.hash().clone()));
                 case Mutation.Delete delete -> bucket.remove(delete.key());
                 case Mutation.DeletePrefix range -> bucket.keySet().removeIf(range::matches);
                 case Mutation.Quarantine q -> {
                     Entry moved = bucket.remove(q.key());
                     if (moved != null) {
-                        quarantine.put(q.bucket().storedName() + "/" + q.key(), new Quarantined(moved.value(), q.reason()));
+                        quarantine.put(
+                                q.bucket().storedName() + "/" + q.key(), new Quarantined(moved.value(), q.reason()));
                     }
                 }
             }
@@ -52,7 +56,8 @@ final class MemoryKvStore implements KvStore {
     @Override
     public Optional<byte[]> get(Bucket bucket, String key) {
         requireOpen();
-        return Optional.ofNullable(buckets.get(bucket).get(key)).map(e -> e.value().clone());
+        return Optional.ofNullable(buckets.get(bucket).get(key))
+                .map(e -> e.value().clone());
     }
 
     @Override
@@ -65,7 +70,8 @@ final class MemoryKvStore implements KvStore {
 
     @Override
     public void forEachHash(HashConsumer consumer) {
-        buckets.forEach((b, entries) -> entries.forEach((k, e) -> consumer.accept(b, k, e.hash().clone())));
+        buckets.forEach((b, entries) ->
+                entries.forEach((k, e) -> consumer.accept(b, k, e.hash().clone())));
     }
 
     @Override
@@ -96,9 +102,7 @@ final class MemoryKvStore implements KvStore {
         return out;
     }
 
-    private record Entry(byte[] value, byte[] hash) {
-    }
+    private record Entry(byte[] value, byte[] hash) {}
 
-    private record Quarantined(byte[] value, String reason) {
-    }
+    private record Quarantined(byte[] value, String reason) {}
 }

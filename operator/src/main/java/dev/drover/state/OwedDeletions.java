@@ -16,6 +16,7 @@ final class OwedDeletions {
     private final List<Deletion> owed = new CopyOnWriteArrayList<>();
     /** Orders submitting an owed deletion against puts of the keys it covers. */
     private final ReentrantLock order = new ReentrantLock();
+
     private final Function<Deletion, CompletableFuture<Void>> submit;
 
     /** @param submit queues a deletion in the store; marks it {@link Deletion#failed} when the store fails it */
@@ -53,7 +54,8 @@ final class OwedDeletions {
      * {@code ifStillOwed} runs (before any other deletion or put may go ahead) and the failure is thrown.
      */
     void settleBefore(Bucket bucket, String key, Runnable ifStillOwed) {
-        List<Deletion> covering = owed.stream().filter(d -> d.covers(bucket, key)).toList();
+        List<Deletion> covering =
+                owed.stream().filter(d -> d.covers(bucket, key)).toList();
         if (covering.isEmpty()) {
             return;
         }
@@ -114,7 +116,8 @@ final class OwedDeletions {
 
         static String allocationOf(Mutation m) {
             return switch (m) {
-                case Mutation.DeletePrefix r -> r.prefix().substring(0, r.prefix().length() - 1);
+                case Mutation.DeletePrefix r ->
+                    r.prefix().substring(0, r.prefix().length() - 1);
                 case Mutation.Delete d -> d.bucket().allocationKey(d.key());
                 default -> throw new IllegalArgumentException("not a deletion: " + m);
             };

@@ -18,8 +18,7 @@ public final class PrivateFiles {
     private static final Set<PosixFilePermission> DIRECTORY = PosixFilePermissions.fromString("rwx------");
     private static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString("rw-------");
 
-    private PrivateFiles() {
-    }
+    private PrivateFiles() {}
 
     /** Creates {@code dir} (and missing parents) if needed, and makes it 0700. */
     public static void directory(Path dir) throws IOException {

@@ -42,6 +42,7 @@ final class SqliteKvStore implements KvStore {
     private final Connection writeConnection;
     /** Multi-row upserts by row count, prepared on first use and reused. */
     private final PreparedStatement[] upserts = new PreparedStatement[ROWS_PER_STATEMENT + 1];
+
     private final PreparedStatement delete;
     private final PreparedStatement deleteRange;
     private final Statement control;
@@ -74,8 +75,10 @@ final class SqliteKvStore implements KvStore {
                 }
             }
         } catch (IOException e) {
-            throw new StateStoreException("could not create data dir " + dataDir + " and its store, readable by"
-                    + " the agent's user only: " + e.getMessage(), e);
+            throw new StateStoreException(
+                    "could not create data dir " + dataDir + " and its store, readable by" + " the agent's user only: "
+                            + e.getMessage(),
+                    e);
         }
         Connection writer = null;
         Connection reader = null;
@@ -87,10 +90,12 @@ final class SqliteKvStore implements KvStore {
         } catch (SQLException e) {
             closeQuietly(reader);
             closeQuietly(writer);
-            throw new StateStoreException("could not open state store " + file + ": " + e.getMessage()
-                    + ". If the file is damaged, move it aside (and restore a " + SqliteSchema.FILE_NAME
-                    + ".bak-v* copy if there is one) to start with an empty store; running tasks will then not be"
-                    + " reattached.", e);
+            throw new StateStoreException(
+                    "could not open state store " + file + ": " + e.getMessage()
+                            + ". If the file is damaged, move it aside (and restore a " + SqliteSchema.FILE_NAME
+                            + ".bak-v* copy if there is one) to start with an empty store; running tasks will then not be"
+                            + " reattached.",
+                    e);
         } catch (RuntimeException e) {
             closeQuietly(reader);
             closeQuietly(writer);
@@ -148,8 +153,10 @@ final class SqliteKvStore implements KvStore {
             try {
                 action.run();
             } catch (SQLException | RuntimeException e) {
-                throw new SQLException("could not write state to " + file + ": " + e.getMessage()
-                        + " (check free disk space and permissions of " + file.getParent() + ")", e);
+                throw new SQLException(
+                        "could not write state to " + file + ": " + e.getMessage()
+                                + " (check free disk space and permissions of " + file.getParent() + ")",
+                        e);
             }
         }
     }
@@ -185,7 +192,8 @@ final class SqliteKvStore implements KvStore {
                     run.clear();
                     String prefix = r.prefix();
                     // Keys from prefix up to (not including) the prefix with its last character incremented.
-                    String end = prefix.substring(0, prefix.length() - 1) + (char) (prefix.charAt(prefix.length() - 1) + 1);
+                    String end =
+                            prefix.substring(0, prefix.length() - 1) + (char) (prefix.charAt(prefix.length() - 1) + 1);
                     deleteRange.setString(1, r.bucket().storedName());
                     deleteRange.setString(2, prefix);
                     deleteRange.setString(3, end);
@@ -253,44 +261,51 @@ final class SqliteKvStore implements KvStore {
 
     @Override
     public Optional<byte[]> get(Bucket bucket, String key) {
-        return read(c -> {
-            try (PreparedStatement s = c.prepareStatement("SELECT value FROM kv WHERE bucket = ? AND key = ?")) {
-                s.setString(1, bucket.storedName());
-                s.setString(2, key);
-                try (ResultSet rs = s.executeQuery()) {
-                    return rs.next() ? Optional.of(rs.getBytes(1)) : Optional.empty();
-                }
-            }
-        }, bucket.storedName() + "/" + key);
+        return read(
+                c -> {
+                    try (PreparedStatement s =
+                            c.prepareStatement("SELECT value FROM kv WHERE bucket = ? AND key = ?")) {
+                        s.setString(1, bucket.storedName());
+                        s.setString(2, key);
+                        try (ResultSet rs = s.executeQuery()) {
+                            return rs.next() ? Optional.of(rs.getBytes(1)) : Optional.empty();
+                        }
+                    }
+                },
+                bucket.storedName() + "/" + key);
     }
 
     @Override
     public SortedMap<String, byte[]> scan(Bucket bucket) {
-        return read(c -> {
-            TreeMap<String, byte[]> entries = new TreeMap<>();
-            try (PreparedStatement s = c.prepareStatement("SELECT key, value FROM kv WHERE bucket = ?")) {
-                s.setString(1, bucket.storedName());
-                try (ResultSet rs = s.executeQuery()) {
-                    while (rs.next()) {
-                        entries.put(rs.getString(1), rs.getBytes(2));
+        return read(
+                c -> {
+                    TreeMap<String, byte[]> entries = new TreeMap<>();
+                    try (PreparedStatement s = c.prepareStatement("SELECT key, value FROM kv WHERE bucket = ?")) {
+                        s.setString(1, bucket.storedName());
+                        try (ResultSet rs = s.executeQuery()) {
+                            while (rs.next()) {
+                                entries.put(rs.getString(1), rs.getBytes(2));
+                            }
+                        }
                     }
-                }
-            }
-            return Collections.unmodifiableSortedMap(entries);
-        }, "bucket " + bucket.storedName());
+                    return Collections.unmodifiableSortedMap(entries);
+                },
+                "bucket " + bucket.storedName());
     }
 
     @Override
     public void forEachHash(HashConsumer consumer) {
-        read(c -> {
-            try (Statement s = c.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT bucket, key, hash FROM kv WHERE hash IS NOT NULL")) {
-                while (rs.next()) {
-                    consumer.accept(Bucket.fromStoredName(rs.getString(1)), rs.getString(2), rs.getBytes(3));
-                }
-            }
-            return null;
-        }, "value hashes");
+        read(
+                c -> {
+                    try (Statement s = c.createStatement();
+                            ResultSet rs = s.executeQuery("SELECT bucket, key, hash FROM kv WHERE hash IS NOT NULL")) {
+                        while (rs.next()) {
+                            consumer.accept(Bucket.fromStoredName(rs.getString(1)), rs.getString(2), rs.getBytes(3));
+                        }
+                    }
+                    return null;
+                },
+                "value hashes");
     }
 
     @Override
@@ -311,8 +326,8 @@ final class SqliteKvStore implements KvStore {
             }
             return query.apply(readConnection);
         } catch (SQLException e) {
-            throw new StateStoreException("could not read " + what + " from state store " + file + ": "
-                    + e.getMessage(), e);
+            throw new StateStoreException(
+                    "could not read " + what + " from state store " + file + ": " + e.getMessage(), e);
         } finally {
             readLock.unlock();
         }

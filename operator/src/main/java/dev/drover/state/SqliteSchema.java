@@ -37,8 +37,7 @@ final class SqliteSchema {
                     + " PRIMARY KEY (bucket, key)) WITHOUT ROWID",
             "INSERT INTO meta (name, value) VALUES ('schema_version', '1')");
 
-    private SqliteSchema() {
-    }
+    private SqliteSchema() {}
 
     static Path backupPath(Path file, int version) {
         return file.resolveSibling(file.getFileName() + ".bak-v" + version);
@@ -85,7 +84,7 @@ final class SqliteSchema {
     static int readVersion(Connection c, Path file) throws SQLException {
         List<String> tables = new ArrayList<>();
         try (Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT name FROM sqlite_master WHERE type = 'table'")) {
+                ResultSet rs = s.executeQuery("SELECT name FROM sqlite_master WHERE type = 'table'")) {
             while (rs.next()) {
                 tables.add(rs.getString(1));
             }
@@ -98,14 +97,16 @@ final class SqliteSchema {
                     + " tables " + tables + "): point --data-dir at the agent's own data directory.");
         }
         try (Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT value FROM meta WHERE name = 'schema_version'")) {
+                ResultSet rs = s.executeQuery("SELECT value FROM meta WHERE name = 'schema_version'")) {
             String value = rs.next() ? rs.getString(1) : null;
             try {
                 return Integer.parseInt(String.valueOf(value));
             } catch (NumberFormatException e) {
-                throw new StateSchemaException("state store " + file + " has schema_version '" + value
-                        + "' in its meta table, which is not a number: the file is damaged; restore "
-                        + file.getFileName() + ".bak-v* if there is one, or move it aside to start empty.", e);
+                throw new StateSchemaException(
+                        "state store " + file + " has schema_version '" + value
+                                + "' in its meta table, which is not a number: the file is damaged; restore "
+                                + file.getFileName() + ".bak-v* if there is one, or move it aside to start empty.",
+                        e);
             }
         }
     }
@@ -130,7 +131,7 @@ final class SqliteSchema {
         }
         List<Object[]> rows = new ArrayList<>();
         try (Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT bucket, key, value FROM kv")) {
+                ResultSet rs = s.executeQuery("SELECT bucket, key, value FROM kv")) {
             while (rs.next()) {
                 rows.add(new Object[] {rs.getString(1), rs.getString(2), rs.getBytes(3)});
             }
@@ -162,9 +163,11 @@ final class SqliteSchema {
             // An older backup of the same version is replaced: the store being upgraded is newer than it.
             Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            throw new StateStoreException("could not back up state store " + file + " to " + target
-                    + " before upgrading it from schema version " + version + ": " + e.getMessage()
-                    + "; free disk space or fix permissions in " + file.getParent() + " and start again.", e);
+            throw new StateStoreException(
+                    "could not back up state store " + file + " to " + target
+                            + " before upgrading it from schema version " + version + ": " + e.getMessage()
+                            + "; free disk space or fix permissions in " + file.getParent() + " and start again.",
+                    e);
         }
     }
 }

@@ -55,8 +55,8 @@ final class StateCodec {
         try {
             return mapper.writeValueAsBytes(value);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot serialize " + value.getClass().getName() + " for the state store: "
-                    + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "cannot serialize " + value.getClass().getName() + " for the state store: " + e.getMessage(), e);
         }
     }
 
@@ -81,7 +81,9 @@ final class StateCodec {
     }
 
     private static StateStoreException undecodable(Bucket bucket, String key, IOException e) {
-        return new StateStoreException("state entry " + bucket.storedName() + "/" + key + " cannot be read: "
-                + e.getMessage() + " (inspect it with 'drover-agent.jar state dump'; deleting the allocation clears it)", e);
+        return new StateStoreException(
+                "state entry " + bucket.storedName() + "/" + key + " cannot be read: " + e.getMessage()
+                        + " (inspect it with 'drover-agent.jar state dump'; deleting the allocation clears it)",
+                e);
     }
 }

@@ -21,8 +21,7 @@ import java.util.TreeMap;
  */
 public final class StateDump {
 
-    private StateDump() {
-    }
+    private StateDump() {}
 
     /** {@link #read} as indented JSON text, as {@code state dump} prints it. */
     public static String text(Path dataDir) throws IOException {
@@ -44,7 +43,8 @@ public final class StateDump {
         ObjectNode root = mapper.createObjectNode();
         root.put("file", file.toAbsolutePath().toString());
         TreeMap<String, ObjectNode> allocations = new TreeMap<>();
-        try (Connection c = SqliteKvStore.connect(file, true); Statement s = c.createStatement()) {
+        try (Connection c = SqliteKvStore.connect(file, true);
+                Statement s = c.createStatement()) {
             // One read transaction: the version and every row come from the same snapshot.
             s.execute("BEGIN");
             int version = SqliteSchema.readVersion(c, file);
@@ -53,7 +53,12 @@ public final class StateDump {
             if (version > 0) {
                 try (ResultSet rs = s.executeQuery("SELECT bucket, key, value FROM kv ORDER BY bucket, key")) {
                     while (rs.next()) {
-                        add(allocations, mapper, Bucket.fromStoredName(rs.getString(1)), rs.getString(2), rs.getBytes(3));
+                        add(
+                                allocations,
+                                mapper,
+                                Bucket.fromStoredName(rs.getString(1)),
+                                rs.getString(2),
+                                rs.getBytes(3));
                     }
                 }
             }
@@ -65,8 +70,8 @@ public final class StateDump {
         return root;
     }
 
-    private static void add(TreeMap<String, ObjectNode> allocations, ObjectMapper mapper, Bucket bucket, String key,
-                            byte[] value) {
+    private static void add(
+            TreeMap<String, ObjectNode> allocations, ObjectMapper mapper, Bucket bucket, String key, byte[] value) {
         String allocKey = bucket.allocationKey(key);
         ObjectNode alloc = allocations.computeIfAbsent(allocKey, k -> {
             ObjectNode node = mapper.createObjectNode();

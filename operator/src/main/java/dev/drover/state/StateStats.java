@@ -11,6 +11,11 @@ package dev.drover.state;
  * @param unstored      values and deletions waiting now to be written again
  * @param quarantined   entries that could not be read at restore and were moved aside
  */
-public record StateStats(long writes, long deduplicated, long deletes, long transactions, long failures,
-                         long unstored, long quarantined) {
-}
+public record StateStats(
+        long writes,
+        long deduplicated,
+        long deletes,
+        long transactions,
+        long failures,
+        long unstored,
+        long quarantined) {}

@@ -16,6 +16,10 @@ import java.util.SortedMap;
  *                    allocation is taken on again from the API server, its directory kept (a task still
  *                    running there is taken over, not started twice)
  */
-public record StoredAllocation(AllocId id, Optional<Allocation> spec, Optional<AllocRunnerState> state,
-                               List<DeviceReservation> devices, SortedMap<String, StoredTask> tasks, boolean damaged) {
-}
+public record StoredAllocation(
+        AllocId id,
+        Optional<Allocation> spec,
+        Optional<AllocRunnerState> state,
+        List<DeviceReservation> devices,
+        SortedMap<String, StoredTask> tasks,
+        boolean damaged) {}

@@ -4,5 +4,4 @@ import dev.drover.api.v1alpha1.TaskState;
 import java.util.Optional;
 
 /** What the store holds for one task of a restored allocation. */
-public record StoredTask(String name, Optional<TaskLocalState> localState, Optional<TaskState> state) {
-}
+public record StoredTask(String name, Optional<TaskLocalState> localState, Optional<TaskState> state) {}

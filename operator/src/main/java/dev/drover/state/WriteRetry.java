@@ -21,16 +21,17 @@ final class WriteRetry implements AutoCloseable {
 
     /** The back-off of the durable store: first retry soon, then at most twice a minute. */
     static final Backoff DEFAULT_BACKOFF = Backoff.from(Duration.ofSeconds(1), Duration.ofSeconds(30));
+
     private static final Duration LOG_INTERVAL = Duration.ofSeconds(30);
     private static final Logger LOG = LoggerFactory.getLogger(WriteRetry.class);
 
     private final DeduplicatingStore store;
     /** Waits between attempts while the store keeps failing. */
     private final Backoff backoff;
+
     private final LogThrottle throttle = new LogThrottle(LOG_INTERVAL);
     private final Semaphore wake = new Semaphore(0);
-    private volatile Consumer<String> onStored = alloc -> {
-    };
+    private volatile Consumer<String> onStored = alloc -> {};
     private Thread thread;
     private volatile boolean closed;
 
@@ -47,9 +48,12 @@ final class WriteRetry implements AutoCloseable {
 
     /** A write failed: log it (throttled) and make sure it is tried again. */
     void failed() {
-        throttle.log("write", suppressed -> LOG.warn("the state store cannot write: {}; what failed is kept and"
-                + " written again with back-off{}", store.lastFailure(),
-                suppressed == 0 ? "" : " (" + suppressed + " more failed writes since the last line)"));
+        throttle.log(
+                "write",
+                suppressed -> LOG.warn(
+                        "the state store cannot write: {}; what failed is kept and" + " written again with back-off{}",
+                        store.lastFailure(),
+                        suppressed == 0 ? "" : " (" + suppressed + " more failed writes since the last line)"));
         synchronized (this) {
             if (thread == null && !closed) {
                 thread = Thread.ofVirtual().name("drover-state-retry").start(this::loop);

@@ -60,13 +60,19 @@ final class DriverCalls {
             return null;
         }
         try {
-            return Deadlines.call("looking for an unrecorded start of " + name, cfg.driverDeadline(),
-                    () -> driver.findUnrecorded(cfg.template())).orElse(null);
+            return Deadlines.call(
+                            "looking for an unrecorded start of " + name,
+                            cfg.driverDeadline(),
+                            () -> driver.findUnrecorded(cfg.template()))
+                    .orElse(null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;
         } catch (Exception e) {
-            LOG.warn("task {}/{}: could not look for a process an earlier agent started: {}", cfg.allocId(), name,
+            LOG.warn(
+                    "task {}/{}: could not look for a process an earlier agent started: {}",
+                    cfg.allocId(),
+                    name,
                     reason(e));
             return null;
         }
@@ -89,7 +95,8 @@ final class DriverCalls {
 
     /** What went wrong in a bounded driver call: the driver's own exception, not the wrapper around it. */
     static String reason(Exception e) {
-        return e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage()
+        return e instanceof ExecutionException ee && ee.getCause() != null
+                ? ee.getCause().getMessage()
                 : e.getMessage();
     }
 }

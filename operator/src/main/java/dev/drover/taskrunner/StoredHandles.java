@@ -7,8 +7,7 @@ import java.util.Map;
 /** Driver handles as the state store keeps them: a flat map of strings. */
 final class StoredHandles {
 
-    private StoredHandles() {
-    }
+    private StoredHandles() {}
 
     static Map<String, String> toStored(TaskHandle h) {
         Map<String, String> m = new HashMap<>(h.state());

@@ -26,8 +26,13 @@ final class TaskDefinition {
         this.events = events;
         this.task = cfg.task();
         this.killer = new TaskKiller(cfg, task, events);
-        this.tracker = new RestartTracker(cfg.spec().effectiveRestartPolicy(task), cfg.spec().effectiveType(),
-                task.hook(), task.isSidecar(), cfg.clock(), cfg.random());
+        this.tracker = new RestartTracker(
+                cfg.spec().effectiveRestartPolicy(task),
+                cfg.spec().effectiveType(),
+                task.hook(),
+                task.isSidecar(),
+                cfg.clock(),
+                cfg.random());
     }
 
     Task task() {

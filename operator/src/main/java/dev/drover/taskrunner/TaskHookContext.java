@@ -58,7 +58,15 @@ public final class TaskHookContext {
 
     /** The driver's view of the task once every hook has run. */
     TaskConfig taskConfig() {
-        return new TaskConfig(template.namespace(), template.allocName(), task.getName(), task.effectiveConfig(), env,
-                template.allocDir(), template.taskDir(), template.logsDir(), template.secretsDir());
+        return new TaskConfig(
+                template.namespace(),
+                template.allocName(),
+                task.getName(),
+                task.effectiveConfig(),
+                env,
+                template.allocDir(),
+                template.taskDir(),
+                template.logsDir(),
+                template.secretsDir());
     }
 }

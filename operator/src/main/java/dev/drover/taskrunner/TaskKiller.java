@@ -1,9 +1,9 @@
 package dev.drover.taskrunner;
 
-import dev.drover.common.Durations;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.common.Durations;
 import dev.drover.driver.Deadlines;
 import dev.drover.driver.Driver;
 import dev.drover.driver.ExitResult;
@@ -63,7 +63,8 @@ final class TaskKiller {
             }
         }
         Duration timeout = min(task.effectiveKillTimeout(), cfg.maxKillTimeout());
-        event(TaskEvent.of(TaskEventType.Killing, cfg.clock().instant()).withKillTimeout(timeout)
+        event(TaskEvent.of(TaskEventType.Killing, cfg.clock().instant())
+                .withKillTimeout(timeout)
                 .withMessage("Sent interrupt. Waiting " + Durations.format(timeout) + " before force killing"));
         if (!exit.isDone() && !stopUntilDead(driver, handle, timeout, exit, stopping)) {
             return false;
@@ -78,8 +79,12 @@ final class TaskKiller {
      * completes (false). Once the scheduled tries have failed, a {@code DriverFailure} event with the
      * {@code killError} says so; the tries go on at the last pause.
      */
-    private boolean stopUntilDead(Driver driver, TaskHandle handle, Duration timeout,
-                                  CompletableFuture<ExitResult> exit, CompletableFuture<?> stopping)
+    private boolean stopUntilDead(
+            Driver driver,
+            TaskHandle handle,
+            Duration timeout,
+            CompletableFuture<ExitResult> exit,
+            CompletableFuture<?> stopping)
             throws InterruptedException {
         TaskRunnerConfig.StopRetry retry = cfg.stopRetry();
         for (int attempt = 0; !exit.isDone(); attempt++) {
@@ -92,12 +97,15 @@ final class TaskKiller {
                 Deadlines.await("waiting for " + name + " to exit", cfg.driverDeadline(), driver.exit(handle));
                 return true;
             } catch (Deadlines.DeadlineExceeded | ExecutionException e) {
-                error = e instanceof ExecutionException ee && ee.getCause() != null ? ee.getCause().getMessage() : e.getMessage();
+                error = e instanceof ExecutionException ee && ee.getCause() != null
+                        ? ee.getCause().getMessage()
+                        : e.getMessage();
                 LOG.warn("stopping task {}/{} failed (attempt {}): {}", cfg.allocId(), name, attempt + 1, error);
             }
             Duration pause = retry.pause(attempt);
             if (attempt == retry.backoff().size()) {
-                event(TaskEvent.of(TaskEventType.DriverFailure, cfg.clock().instant()).withKillError(error)
+                event(TaskEvent.of(TaskEventType.DriverFailure, cfg.clock().instant())
+                        .withKillError(error)
                         .withMessage("Task could not be killed: " + error + "; trying again every "
                                 + Durations.format(pause) + " until it is dead"));
             }

@@ -37,8 +37,7 @@ public final class TaskRunner {
     private static final Logger LOG = LoggerFactory.getLogger(TaskRunner.class);
 
     /** The task's process while the runner watches it: what a stats reading asks. */
-    private record Live(Driver driver, TaskHandle handle) {
-    }
+    private record Live(Driver driver, TaskHandle handle) {}
 
     private final TaskRunnerConfig cfg;
     private final String name;
@@ -52,6 +51,7 @@ public final class TaskRunner {
     private TaskHandle restoredHandle;
     /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
     private boolean restored;
+
     private Thread thread;
     private volatile Live live;
 
@@ -119,7 +119,9 @@ public final class TaskRunner {
             }
             if (thread == null && restoredHandle != null && !done.isDone()) {
                 // Rebuilt after an agent restart but never run: its process may still be alive; reattach, then kill it.
-                thread = Thread.ofVirtual().name("task-" + cfg.allocId() + "/" + name).start(this::loop);
+                thread = Thread.ofVirtual()
+                        .name("task-" + cfg.allocId() + "/" + name)
+                        .start(this::loop);
             } else if (thread == null && !done.isDone()) {
                 // Never started (e.g. a main task behind a failed prestart): it just ends, never run; failed when
                 // its allocation could not be set up, as a task whose own setup failed is.
@@ -245,17 +247,22 @@ public final class TaskRunner {
                 try {
                     config = prestart();
                 } catch (TaskHookException e) {
-                    TaskEvent failure = TaskEvent.of(e.eventType(), cfg.clock().instant()).withMessage(e.getMessage());
-                    state.event(e.eventType() == TaskEventType.FailedValidation
-                            ? failure.withValidationError(e.getMessage()) : failure);
+                    TaskEvent failure =
+                            TaskEvent.of(e.eventType(), cfg.clock().instant()).withMessage(e.getMessage());
+                    state.event(
+                            e.eventType() == TaskEventType.FailedValidation
+                                    ? failure.withValidationError(e.getMessage())
+                                    : failure);
                     state.dead(true);
                     return;
                 }
                 try {
                     handle = start(driver, config);
                 } catch (DriverStartException e) {
-                    state.event(TaskEvent.of(TaskEventType.DriverFailure, cfg.clock().instant())
-                            .withDriverError(e.getMessage()).withMessage(e.getMessage()));
+                    state.event(TaskEvent.of(
+                                    TaskEventType.DriverFailure, cfg.clock().instant())
+                            .withDriverError(e.getMessage())
+                            .withMessage(e.getMessage()));
                     outcome = new Outcome.StartFailed(e.getMessage(), e.recoverable());
                     if (!decideAndWait(outcome)) {
                         return;
@@ -280,8 +287,9 @@ public final class TaskRunner {
             LOG.info("reattached to task {}/{}", cfg.allocId(), name);
             return h;
         } catch (Exception e) {
-            state.event(TaskEvent.of(TaskEventType.FailedRestoringTask, cfg.clock().instant())
-                    .withMessage("could not reattach to the task: " + DriverCalls.reason(e)));
+            state.event(
+                    TaskEvent.of(TaskEventType.FailedRestoringTask, cfg.clock().instant())
+                            .withMessage("could not reattach to the task: " + DriverCalls.reason(e)));
             return null;
         }
     }
@@ -321,7 +329,9 @@ public final class TaskRunner {
     private Outcome watchLive(Driver driver, TaskHandle handle) throws InterruptedException {
         CompletableFuture<ExitResult> exit = driver.exit(handle);
         CompletableFuture<String> restart = restartRequest;
-        CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart).exceptionally(t -> null).join();
+        CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart)
+                .exceptionally(t -> null)
+                .join();
         if (killRequest.isDone() && !exit.isDone()) {
             TaskEvent cause = killRequest.join();
             if (cause != null) {
@@ -335,9 +345,13 @@ public final class TaskRunner {
         }
         if (exit.isDone()) {
             ExitResult r = DriverCalls.exitResult(exit);
-            state.event(TaskEvent.of(TaskEventType.Terminated, cfg.clock().instant()).withExit(r.exitCode(), r.signal())
-                    .withMessage(r.error() != null ? r.error() : "Exit Code: " + r.exitCode()
-                            + (r.signal() == null ? "" : ", Signal: " + r.signal())));
+            state.event(TaskEvent.of(TaskEventType.Terminated, cfg.clock().instant())
+                    .withExit(r.exitCode(), r.signal())
+                    .withMessage(
+                            r.error() != null
+                                    ? r.error()
+                                    : "Exit Code: " + r.exitCode()
+                                            + (r.signal() == null ? "" : ", Signal: " + r.signal())));
             definition.killer().destroy(driver, handle);
             return new Outcome.Exited(r.exitCode(), r.signal(), r.error());
         }
@@ -348,7 +362,8 @@ public final class TaskRunner {
                 }
             }
             state.event(TaskEvent.of(TaskEventType.RestartSignaled, cfg.clock().instant())
-                    .withRestartReason(restart.join()).withMessage(restart.join()));
+                    .withRestartReason(restart.join())
+                    .withMessage(restart.join()));
             if (!definition.killer().kill(driver, handle, exit, shutdownRequest)) {
                 state.store();
                 return null;
@@ -364,11 +379,14 @@ public final class TaskRunner {
         RestartDecision d = definition.tracker().decide(outcome);
         switch (d.kind()) {
             case RESTART -> {
-                state.event(TaskEvent.of(TaskEventType.Restarting, cfg.clock().instant()).withStartDelay(d.delay())
-                        .withRestartReason(d.reason()).withMessage(d.reason()));
+                state.event(TaskEvent.of(TaskEventType.Restarting, cfg.clock().instant())
+                        .withStartDelay(d.delay())
+                        .withRestartReason(d.reason())
+                        .withMessage(d.reason()));
                 state.pending();
                 try {
-                    CompletableFuture.anyOf(killRequest, shutdownRequest).get(d.delay().toNanos(), TimeUnit.NANOSECONDS);
+                    CompletableFuture.anyOf(killRequest, shutdownRequest)
+                            .get(d.delay().toNanos(), TimeUnit.NANOSECONDS);
                 } catch (TimeoutException delayPassed) {
                     return true;
                 } catch (ExecutionException impossible) {
@@ -382,8 +400,10 @@ public final class TaskRunner {
                 return false;
             }
             case NOT_RESTARTING -> {
-                state.event(TaskEvent.of(TaskEventType.NotRestarting, cfg.clock().instant())
-                        .withRestartReason(d.reason()).withMessage(d.reason()));
+                state.event(
+                        TaskEvent.of(TaskEventType.NotRestarting, cfg.clock().instant())
+                                .withRestartReason(d.reason())
+                                .withMessage(d.reason()));
                 state.dead(true);
                 return false;
             }

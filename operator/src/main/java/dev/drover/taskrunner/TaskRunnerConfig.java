@@ -18,8 +18,14 @@ import java.util.random.RandomGenerator;
  * @param prestartHooks run in order before each start ({@code TaskHooks.defaults} gives the usual ones)
  * @param shared        the agent's settings, the same for every task runner
  */
-public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, TaskConfig template,
-                               List<TaskPrestartHook> prestartHooks, TaskStateListener listener, Shared shared) {
+public record TaskRunnerConfig(
+        AllocId allocId,
+        AllocationSpec spec,
+        Task task,
+        TaskConfig template,
+        List<TaskPrestartHook> prestartHooks,
+        TaskStateListener listener,
+        Shared shared) {
 
     public static final Duration DEFAULT_MAX_KILL_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_DRIVER_DEADLINE = Duration.ofMinutes(1);
@@ -30,9 +36,14 @@ public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, 
      * @param maxKillTimeout the agent's cap on any task's killTimeout, and on its shutdownDelay
      * @param driverDeadline how long a driver may take to start, stop or reattach before the runner gives up on it
      */
-    public record Shared(DriverRegistry drivers, StateDB stateDB, InstantSource clock, RandomGenerator random,
-                         Duration maxKillTimeout, Duration driverDeadline, StopRetry stopRetry) {
-    }
+    public record Shared(
+            DriverRegistry drivers,
+            StateDB stateDB,
+            InstantSource clock,
+            RandomGenerator random,
+            Duration maxKillTimeout,
+            Duration driverDeadline,
+            StopRetry stopRetry) {}
 
     // The shared settings, read as the runner's own.
 
@@ -70,8 +81,13 @@ public record TaskRunnerConfig(AllocId allocId, AllocationSpec spec, Task task, 
      */
     public record StopRetry(List<Duration> backoff) {
         /** docs/semantics.md, Killing a task: 5 s, 20 s, 80 s, 120 s, 120 s. */
-        public static final StopRetry DEFAULT = new StopRetry(List.of(Duration.ofSeconds(5),
-                Duration.ofSeconds(20), Duration.ofSeconds(80), Duration.ofSeconds(120), Duration.ofSeconds(120)));
+        public static final StopRetry DEFAULT = new StopRetry(List.of(
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(20),
+                Duration.ofSeconds(80),
+                Duration.ofSeconds(120),
+                Duration.ofSeconds(120)));
+
         private static final Duration WITHOUT_BACKOFF = Duration.ofSeconds(1);
 
         public StopRetry {

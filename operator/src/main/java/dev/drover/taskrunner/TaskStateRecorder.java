@@ -1,9 +1,9 @@
 package dev.drover.taskrunner;
 
 import dev.drover.api.Timestamps;
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.common.UserText;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,8 +29,7 @@ final class TaskStateRecorder {
     /** Longest text an event keeps (message, errors, restart reason). */
     static final int TEXT_LIMIT = 2048;
 
-    TaskStateRecorder() {
-    }
+    TaskStateRecorder() {}
 
     /** Resumes from a stored state, as after an agent restart. */
     TaskStateRecorder(TaskState stored) {

@@ -33,7 +33,8 @@ class AgentConfigTest {
         assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.gc().maxAllocations()).isEqualTo(50);
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(c.events()).as("the kubelet's --event-qps and --event-burst")
+        assertThat(c.events())
+                .as("the kubelet's --event-qps and --event-burst")
                 .isEqualTo(new dev.drover.controller.EventRate(50, 100));
         assertThat(c.concurrentStarts()).isEqualTo(32);
     }
@@ -50,9 +51,20 @@ class AgentConfigTest {
                 statusWrites: {batchDelay: 500ms, resync: 20s}
                 events: {qps: 5.5, burst: 20}
                 """);
-        AgentConfig c = load(Map.of("NODE_NAME", "env-node", "DROVER_METRICS_PORT", "8000",
-                        "DROVER_ENABLE_RAW_EXEC", "true", "DROVER_RAW_EXEC_LAUNCHER", "nsenter -t 1 --  systemd-run"),
-                "--config", file.toString(), "--node", "flag-node");
+        AgentConfig c = load(
+                Map.of(
+                        "NODE_NAME",
+                        "env-node",
+                        "DROVER_METRICS_PORT",
+                        "8000",
+                        "DROVER_ENABLE_RAW_EXEC",
+                        "true",
+                        "DROVER_RAW_EXEC_LAUNCHER",
+                        "nsenter -t 1 --  systemd-run"),
+                "--config",
+                file.toString(),
+                "--node",
+                "flag-node");
         assertThat(c.nodeName()).isEqualTo("flag-node");
         assertThat(c.metricsPort()).isEqualTo(8000);
         assertThat(c.dataDir()).isEqualTo(Path.of("/from/file"));
@@ -60,7 +72,9 @@ class AgentConfigTest {
         assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(45));
         assertThat(c.gc().interval()).isEqualTo(Duration.ofMinutes(2));
         assertThat(c.gc().maxAllocations()).isEqualTo(10);
-        assertThat(c.gc().parallelDestroys()).as("a key left out keeps its default").isEqualTo(2);
+        assertThat(c.gc().parallelDestroys())
+                .as("a key left out keeps its default")
+                .isEqualTo(2);
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofMillis(500));
         assertThat(c.enableRawExec()).isTrue();
         assertThat(c.rawExecLauncher()).containsExactly("nsenter", "-t", "1", "--", "systemd-run");
@@ -69,7 +83,13 @@ class AgentConfigTest {
 
     @Test
     void flagsTakeEqualsFormsAndRepeatDevicePlugins() throws Exception {
-        AgentConfig c = load(Map.of(), "--node=n", "--data-dir=/d", "--enable-raw-exec", "--device-plugin", "fake:a.yaml",
+        AgentConfig c = load(
+                Map.of(),
+                "--node=n",
+                "--data-dir=/d",
+                "--enable-raw-exec",
+                "--device-plugin",
+                "fake:a.yaml",
                 "--device-plugin=nvidia");
         assertThat(c.dataDir()).isEqualTo(Path.of("/d"));
         assertThat(c.enableRawExec()).isTrue();
@@ -80,20 +100,26 @@ class AgentConfigTest {
     void badSettingsAreRefusedWithAMessageNamingThem() throws Exception {
         assertThatThrownBy(() -> load(Map.of())).hasMessageContaining("node name is required");
         assertThatThrownBy(() -> load(Map.of(), "--node", "Bad_Node")).hasMessageContaining("not a valid");
-        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--metrics-port", "x")).hasMessageContaining("metricsPort");
-        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--metrics-port", "70000")).hasMessageContaining("out of range");
-        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--api-port", "-2")).hasMessageContaining("API port -2");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--metrics-port", "x"))
+                .hasMessageContaining("metricsPort");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--metrics-port", "70000"))
+                .hasMessageContaining("out of range");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--api-port", "-2"))
+                .hasMessageContaining("API port -2");
         assertThatThrownBy(() -> load(Map.of("DROVER_API_PORT", "9090"), "--node", "n"))
                 .hasMessageContaining("cannot share port 9090");
-        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--log-level", "loud")).hasMessageContaining("log level");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--log-level", "loud"))
+                .hasMessageContaining("log level");
         assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--max-kill-timeout", "soon"))
-                .hasMessageContaining("maxKillTimeout").hasMessageContaining("not a duration");
+                .hasMessageContaining("maxKillTimeout")
+                .hasMessageContaining("not a duration");
         assertThatThrownBy(() -> load(Map.of("DROVER_ENABLE_RAW_EXEC", "maybe"), "--node", "n"))
                 .hasMessageContaining("not a boolean");
         assertThatThrownBy(() -> load(Map.of(), "--node")).hasMessageContaining("--node needs a value");
         assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--device-plugin", "quantum"))
                 .hasMessageContaining("no device plugin named 'quantum'");
-        assertThatThrownBy(() -> load(Map.of(), "--config", dir.resolve("missing.yaml").toString(), "--node", "n"))
+        assertThatThrownBy(() ->
+                        load(Map.of(), "--config", dir.resolve("missing.yaml").toString(), "--node", "n"))
                 .hasMessageContaining("cannot read the configuration file");
 
         Path file = dir.resolve("typo.yaml");

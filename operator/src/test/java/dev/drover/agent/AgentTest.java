@@ -9,10 +9,10 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.RestartPolicy;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.controller.AllocationReconciler;
-import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import dev.drover.testing.LiveThreads;
 import dev.drover.testing.MockApi;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,6 +34,7 @@ class AgentTest {
 
     @TempDir
     Path data;
+
     MockApi api;
     KubernetesClient client;
     Agent agent;
@@ -47,8 +48,17 @@ class AgentTest {
     }
 
     Agent startAgent(String... extraArgs) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--node", "node-a", "--data-dir", data.toString(),
-                "--metrics-port", "-1", "--api-port", "-1", "--field-selector=false", "--config",
+        List<String> args = new ArrayList<>(List.of(
+                "--node",
+                "node-a",
+                "--data-dir",
+                data.toString(),
+                "--metrics-port",
+                "-1",
+                "--api-port",
+                "-1",
+                "--field-selector=false",
+                "--config",
                 writeConfig().toString()));
         args.addAll(List.of(extraArgs));
         return Agent.start(AgentConfig.load(args, Map.of()), client);
@@ -70,7 +80,8 @@ class AgentTest {
 
     static Allocation alloc(String name, String node, Map<String, Object> config) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        a.setMetadata(
+                new ObjectMetaBuilder().withName(name).withNamespace("default").build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName(node);
         Task t = new Task();
@@ -83,24 +94,30 @@ class AgentTest {
     }
 
     Allocation get(String name) {
-        return client.resources(Allocation.class).inNamespace("default").withName(name).get();
+        return client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName(name)
+                .get();
     }
 
     /** The data dir holds the store (every allocation's env values) and every task's files: the agent's alone. */
     @Test
     void anExistingDataDirIsMadeTheAgentUsersOnlyAtStart() throws Exception {
         agent.close();
-        java.nio.file.Files.setPosixFilePermissions(data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        java.nio.file.Files.setPosixFilePermissions(
+                data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         agent = startAgent();
-        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(data)))
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
+                        java.nio.file.Files.getPosixFilePermissions(data)))
                 .isEqualTo("rwx------");
     }
 
     @Test
     void runsItsNodesAllocationReportsStatusAndRecordsEvents() {
         client.resource(alloc("web", "node-a", Map.of("runFor", "1h"))).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> get("web").getStatus() != null
-                && get("web").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("web").getStatus() != null
+                        && get("web").getStatus().getClientStatus() == ClientStatus.Running);
         Allocation web = get("web");
         assertThat(web.getMetadata().getFinalizers()).containsExactly(AllocationReconciler.FINALIZER);
         assertThat(web.getStatus().getReady()).isEqualTo("1/1");
@@ -108,19 +125,27 @@ class AgentTest {
             assertThat(c.getType()).isEqualTo("Ready");
             assertThat(c.getStatus()).isEqualTo("True");
         });
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(client.v1().events().inNamespace("default")
-                .list().getItems()).extracting(Event::getReason).contains("Received", "TaskSetup", "Started"));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(client.v1()
+                                .events()
+                                .inNamespace("default")
+                                .list()
+                                .getItems())
+                        .extracting(Event::getReason)
+                        .contains("Received", "TaskSetup", "Started"));
         Event started = client.v1().events().inNamespace("default").list().getItems().stream()
-                .filter(e -> e.getReason().equals("Started")).findFirst().orElseThrow();
-        assertThat(started.getInvolvedObject().getUid()).isEqualTo(web.getMetadata().getUid());
+                .filter(e -> e.getReason().equals("Started"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(started.getInvolvedObject().getUid())
+                .isEqualTo(web.getMetadata().getUid());
         assertThat(started.getInvolvedObject().getKind()).isEqualTo("Allocation");
         assertThat(started.getType()).isEqualTo("Normal");
         assertThat(started.getMetadata().getName()).startsWith("web.");
     }
 
     @Test
-    void anotherNodesAllocationGetsNoStatusAndNoFinalizerWhenTheWatchSendsEverything()
-            throws Exception {
+    void anotherNodesAllocationGetsNoStatusAndNoFinalizerWhenTheWatchSendsEverything() throws Exception {
         client.resource(alloc("theirs", "node-b", Map.of("runFor", "1h"))).create();
         client.resource(alloc("ours", "node-a", Map.of("runFor", "1h"))).create();
         await().atMost(Duration.ofSeconds(20)).until(() -> get("ours").getStatus() != null);
@@ -139,21 +164,28 @@ class AgentTest {
     @Test
     void anAllocationMovedToAnotherNodeIsDestroyedHereAndKeepsItsFinalizer() throws Exception {
         client.resource(alloc("mover", "node-a", Map.of("runFor", "1h"))).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> get("mover").getStatus() != null
-                && get("mover").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("mover").getStatus() != null
+                        && get("mover").getStatus().getClientStatus() == ClientStatus.Running);
         assertThat(data.resolve("allocs/default/mover")).exists();
         long writes = agent.statusWriter().writes();
-        client.resources(Allocation.class).inNamespace("default").withName("mover").edit(a -> {
-            a.getSpec().setNodeName("node-b");
-            return a;
-        });
-        await().atMost(Duration.ofSeconds(20)).until(() -> agent.controller().size() == 0
-                && !java.nio.file.Files.exists(data.resolve("allocs/default/mover")));
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("mover")
+                .edit(a -> {
+                    a.getSpec().setNodeName("node-b");
+                    return a;
+                });
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> agent.controller().size() == 0
+                        && !java.nio.file.Files.exists(data.resolve("allocs/default/mover")));
         Thread.sleep(500); // anything it would still write
-        assertThat(agent.statusWriter().writes()).as("no status written for another node's allocation")
+        assertThat(agent.statusWriter().writes())
+                .as("no status written for another node's allocation")
                 .isEqualTo(writes);
         Allocation moved = get("mover");
-        assertThat(moved.getMetadata().getFinalizers()).as("kept for node-b's agent")
+        assertThat(moved.getMetadata().getFinalizers())
+                .as("kept for node-b's agent")
                 .containsExactly(AllocationReconciler.FINALIZER);
         assertThat(moved.getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
     }
@@ -168,17 +200,22 @@ class AgentTest {
         policy.setMode(dev.drover.api.v1alpha1.RestartMode.Fail);
         a.getSpec().setRestartPolicy(policy);
         client.resource(a).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> get("flappy").getStatus() != null
-                && get("flappy").getStatus().getClientStatus() == ClientStatus.Failed);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("flappy").getStatus() != null
+                        && get("flappy").getStatus().getClientStatus() == ClientStatus.Failed);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             List<Event> started = client.v1().events().inNamespace("default").list().getItems().stream()
-                    .filter(e -> e.getReason().equals("Started")).toList();
+                    .filter(e -> e.getReason().equals("Started"))
+                    .toList();
             assertThat(started).hasSize(1);
             assertThat(started.getFirst().getCount()).isEqualTo(4); // first start and three restarts
         });
         List<Event> all = client.v1().events().inNamespace("default").list().getItems();
-        assertThat(all).filteredOn(e -> e.getReason().equals("NotRestarting"))
-                .singleElement().extracting(Event::getType).isEqualTo("Warning");
+        assertThat(all)
+                .filteredOn(e -> e.getReason().equals("NotRestarting"))
+                .singleElement()
+                .extracting(Event::getType)
+                .isEqualTo("Warning");
         assertThat(get("flappy").getStatus().getRestarts()).isEqualTo(3);
     }
 
@@ -200,15 +237,20 @@ class AgentTest {
         long events = agent.events().written();
         long start = System.nanoTime();
         client.resource(a).create();
-        await().atMost(Duration.ofSeconds(60)).until(() -> get("storm").getStatus() != null
-                && get("storm").getStatus().getClientStatus() == ClientStatus.Failed);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> get("storm").getStatus() != null
+                        && get("storm").getStatus().getClientStatus() == ClientStatus.Failed);
         double seconds = (System.nanoTime() - start) / 1e9;
         assertThat(get("storm").getStatus().getRestarts()).isEqualTo(100);
-        assertThat(agent.statusWriter().writes() - statusWrites).as("status writes in %.1f s", seconds)
+        assertThat(agent.statusWriter().writes() - statusWrites)
+                .as("status writes in %.1f s", seconds)
                 .isLessThanOrEqualTo((long) (seconds * 4) + 2);
-        assertThat(agent.events().written() - events).as("Event writes in %.1f s", seconds)
+        assertThat(agent.events().written() - events)
+                .as("Event writes in %.1f s", seconds)
                 .isLessThanOrEqualTo(100 + (long) (seconds * 2) + 2);
-        assertThat(agent.events().dropped()).as("the storm's events past its share are dropped").isPositive();
+        assertThat(agent.events().dropped())
+                .as("the storm's events past its share are dropped")
+                .isPositive();
     }
 
     @Test
@@ -217,8 +259,10 @@ class AgentTest {
         bad.getSpec().getTasks().getFirst().setKillTimeout("forever");
         client.resource(bad).create();
         client.resource(alloc("good", "node-a", Map.of("runFor", "1h"))).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> get("bad").getStatus() != null
-                && get("good").getStatus() != null && get("good").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("bad").getStatus() != null
+                        && get("good").getStatus() != null
+                        && get("good").getStatus().getClientStatus() == ClientStatus.Running);
         Allocation failed = get("bad");
         assertThat(failed.getStatus().getClientStatus()).isEqualTo(ClientStatus.Failed);
         assertThat(failed.getStatus().getConditions()).anySatisfy(c -> {
@@ -232,10 +276,14 @@ class AgentTest {
     @Test
     void deleteDestroysTheAllocationAndReleasesTheFinalizer() {
         client.resource(alloc("doomed", "node-a", Map.of("runFor", "1h"))).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> get("doomed").getStatus() != null
-                && get("doomed").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("doomed").getStatus() != null
+                        && get("doomed").getStatus().getClientStatus() == ClientStatus.Running);
         assertThat(data.resolve("allocs/default/doomed")).exists();
-        client.resources(Allocation.class).inNamespace("default").withName("doomed").delete();
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("doomed")
+                .delete();
         await().atMost(Duration.ofSeconds(20)).until(() -> get("doomed") == null);
         assertThat(data.resolve("allocs/default/doomed")).doesNotExist();
         assertThat(agent.controller().size()).isZero();
@@ -245,34 +293,44 @@ class AgentTest {
     void anAllocationGoneWhileTheAgentWasAwayIsDestroyedAtRestart() throws Exception {
         client.resource(alloc("kept", "node-a", Map.of("runFor", "1h"))).create();
         client.resource(alloc("removed", "node-a", Map.of("runFor", "1h"))).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> Set.of("kept", "removed").stream().allMatch(n ->
-                get(n).getStatus() != null && get(n).getStatus().getClientStatus() == ClientStatus.Running));
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> Set.of("kept", "removed").stream()
+                        .allMatch(n -> get(n).getStatus() != null
+                                && get(n).getStatus().getClientStatus() == ClientStatus.Running));
         agent.close();
         agent = null;
         // gone while the agent was away (its finalizer removed by hand)
         Allocation removed = get("removed");
         removed.getMetadata().setFinalizers(List.of());
         client.resource(removed).update();
-        client.resources(Allocation.class).inNamespace("default").withName("removed").delete();
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("removed")
+                .delete();
         await().atMost(Duration.ofSeconds(10)).until(() -> get("removed") == null);
 
         agent = startAgent();
         assertThat(data.resolve("allocs/default/removed")).doesNotExist();
         assertThat(data.resolve("allocs/default/kept")).exists();
         await().atMost(Duration.ofSeconds(10)).until(() -> agent.controller().size() == 1);
-        assertThat(get("kept").getStatus().getTaskStates().get("main").getRestarts()).isZero();
+        assertThat(get("kept").getStatus().getTaskStates().get("main").getRestarts())
+                .isZero();
     }
 
     /** From the first task's Received to its Started, as the agent's clock wrote them in status. */
-    record Span(String name, java.time.Instant received, java.time.Instant started) {
-    }
+    record Span(String name, java.time.Instant received, java.time.Instant started) {}
 
     Span span(String name) {
         var events = get(name).getStatus().getTaskStates().get("main").getEvents();
-        java.util.function.Function<dev.drover.api.v1alpha1.TaskEventType, java.time.Instant> first = type ->
-                events.stream().filter(e -> e.getType() == type).map(e -> dev.drover.api.Timestamps.parse(e.getTime()))
-                        .findFirst().orElseThrow();
-        return new Span(name, first.apply(dev.drover.api.v1alpha1.TaskEventType.Received),
+        java.util.function.Function<dev.drover.api.v1alpha1.TaskEventType, java.time.Instant> first =
+                type -> events.stream()
+                        .filter(e -> e.getType() == type)
+                        .map(e -> dev.drover.api.Timestamps.parse(e.getTime()))
+                        .findFirst()
+                        .orElseThrow();
+        return new Span(
+                name,
+                first.apply(dev.drover.api.v1alpha1.TaskEventType.Received),
                 first.apply(dev.drover.api.v1alpha1.TaskEventType.Started));
     }
 
@@ -284,17 +342,24 @@ class AgentTest {
         List<String> names = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             names.add("burst-" + i);
-            client.resource(alloc("burst-" + i, "node-a", Map.of("runFor", "1h", "startBlockFor", "300ms"))).create();
+            client.resource(alloc("burst-" + i, "node-a", Map.of("runFor", "1h", "startBlockFor", "300ms")))
+                    .create();
         }
         await().atMost(Duration.ofSeconds(5)).until(() -> agent.controller().waitingToStart() > 0);
-        await().atMost(Duration.ofSeconds(30)).until(() -> names.stream().allMatch(n -> get(n).getStatus() != null
-                && get(n).getStatus().getClientStatus() == ClientStatus.Running));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> names.stream()
+                        .allMatch(n -> get(n).getStatus() != null
+                                && get(n).getStatus().getClientStatus() == ClientStatus.Running));
         List<Span> spans = names.stream().map(this::span).toList();
         // at any moment, how many had been taken on and were not yet started
         List<java.time.Instant> moments = spans.stream().map(Span::received).toList();
         for (java.time.Instant t : moments) {
-            long starting = spans.stream().filter(o -> !o.received().isAfter(t) && o.started().isAfter(t)).count();
-            assertThat(starting).as("allocations being started at %s: %s", t, spans).isLessThanOrEqualTo(2);
+            long starting = spans.stream()
+                    .filter(o -> !o.received().isAfter(t) && o.started().isAfter(t))
+                    .count();
+            assertThat(starting)
+                    .as("allocations being started at %s: %s", t, spans)
+                    .isLessThanOrEqualTo(2);
         }
         assertThat(agent.controller().waitingToStart()).isZero();
     }
@@ -304,14 +369,19 @@ class AgentTest {
         agent.close();
         extraConfig = "concurrentStarts: 1\n";
         agent = startAgent();
-        client.resource(alloc("slow", "node-a", Map.of("runFor", "1h", "startBlockFor", "1500ms"))).create();
+        client.resource(alloc("slow", "node-a", Map.of("runFor", "1h", "startBlockFor", "1500ms")))
+                .create();
         await().atMost(Duration.ofSeconds(5)).until(() -> get("slow").getStatus() != null); // taken on: Pending
         client.resource(alloc("impatient", "node-a", Map.of("runFor", "1h"))).create();
         await().atMost(Duration.ofSeconds(5)).until(() -> agent.controller().waitingToStart() == 1);
-        client.resources(Allocation.class).inNamespace("default").withName("impatient").delete();
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("impatient")
+                .delete();
         await().atMost(Duration.ofSeconds(10)).until(() -> get("impatient") == null);
-        await().atMost(Duration.ofSeconds(10)).until(() -> get("slow").getStatus() != null
-                && get("slow").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> get("slow").getStatus() != null
+                        && get("slow").getStatus().getClientStatus() == ClientStatus.Running);
         Thread.sleep(300);
         assertThat(data.resolve("allocs/default/impatient")).doesNotExist();
         assertThat(agent.controller().waitingToStart()).isZero();
@@ -326,20 +396,26 @@ class AgentTest {
             Allocation a = alloc(name, "node-a", Map.of("runFor", "50ms"));
             a.getSpec().setType(dev.drover.api.v1alpha1.AllocationType.Batch);
             client.resource(a).create();
-            await().atMost(Duration.ofSeconds(20)).until(() -> get(name).getStatus() != null
-                    && get(name).getStatus().getClientStatus() == ClientStatus.Complete);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> get(name).getStatus() != null
+                            && get(name).getStatus().getClientStatus() == ClientStatus.Complete);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> agent.controller().size() == 1);
-        assertThat(data.resolve("allocs/default/first")).as("the oldest terminal one is collected").doesNotExist();
+        assertThat(data.resolve("allocs/default/first"))
+                .as("the oldest terminal one is collected")
+                .doesNotExist();
         assertThat(data.resolve("allocs/default/second")).exists();
-        assertThat(get("first").getStatus().getClientStatus()).as("its status stays").isEqualTo(ClientStatus.Complete);
+        assertThat(get("first").getStatus().getClientStatus())
+                .as("its status stays")
+                .isEqualTo(ClientStatus.Complete);
 
         agent.close(); // a restart reconciles "first" again: it must not run again
         agent = startAgent();
         Thread.sleep(500);
         assertThat(data.resolve("allocs/default/first")).doesNotExist();
         assertThat(get("first").getStatus().getTaskStates().get("main").getEvents())
-                .extracting(e -> e.getType().name()).containsOnlyOnce("Started");
+                .extracting(e -> e.getType().name())
+                .containsOnlyOnce("Started");
     }
 
     @Test
@@ -349,8 +425,9 @@ class AgentTest {
         resources.setDevices(List.of(new dev.drover.api.v1alpha1.DeviceRequest("nvidia/gpu", 1)));
         a.getSpec().getTasks().getFirst().setResources(resources);
         client.resource(a).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> get("wants-gpu").getStatus() != null
-                && get("wants-gpu").getStatus().getClientStatus() == ClientStatus.Failed);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("wants-gpu").getStatus() != null
+                        && get("wants-gpu").getStatus().getClientStatus() == ClientStatus.Failed);
         assertThat(get("wants-gpu").getStatus().getTaskStates().get("main").getEvents())
                 .anySatisfy(e -> {
                     assertThat(e.getType().name()).isEqualTo("SetupFailure");
@@ -362,22 +439,27 @@ class AgentTest {
     @Test
     void addingATaskToARunningAllocationIsRefusedAndTheOldTasksRunOn() {
         client.resource(alloc("grows", "node-a", Map.of("runFor", "1h"))).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> get("grows").getStatus() != null
-                && get("grows").getStatus().getClientStatus() == ClientStatus.Running);
-        client.resources(Allocation.class).inNamespace("default").withName("grows").edit(a -> {
-            Task extra = new Task();
-            extra.setName("extra");
-            extra.setDriver("mock");
-            extra.setConfig(Map.of("runFor", "1h"));
-            a.getSpec().setTasks(List.of(a.getSpec().getTasks().getFirst(), extra));
-            return a;
-        });
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(get("grows").getStatus().getConditions())
-                .anySatisfy(c -> {
-                    assertThat(c.getType()).isEqualTo("SpecValid");
-                    assertThat(c.getStatus()).isEqualTo("False");
-                    assertThat(c.getMessage()).contains("spec.tasks", "cannot be added or removed");
-                }));
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("grows").getStatus() != null
+                        && get("grows").getStatus().getClientStatus() == ClientStatus.Running);
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("grows")
+                .edit(a -> {
+                    Task extra = new Task();
+                    extra.setName("extra");
+                    extra.setDriver("mock");
+                    extra.setConfig(Map.of("runFor", "1h"));
+                    a.getSpec().setTasks(List.of(a.getSpec().getTasks().getFirst(), extra));
+                    return a;
+                });
+        await().atMost(Duration.ofSeconds(20))
+                .untilAsserted(() -> assertThat(get("grows").getStatus().getConditions())
+                        .anySatisfy(c -> {
+                            assertThat(c.getType()).isEqualTo("SpecValid");
+                            assertThat(c.getStatus()).isEqualTo("False");
+                            assertThat(c.getMessage()).contains("spec.tasks", "cannot be added or removed");
+                        }));
         assertThat(get("grows").getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
         assertThat(get("grows").getStatus().getTaskStates()).containsOnlyKeys("main");
     }
@@ -401,34 +483,55 @@ class AgentTest {
         agent.close();
         agent = startAgent("--api-port", "0");
         assertThat(agent.apiPort()).isPositive();
-        String fingerprint = dev.drover.httpapi.AgentCertificate.loadOrCreate(data.resolve("tls"), "node-a",
-                List.of(java.net.InetAddress.getLoopbackAddress()), java.time.Clock.systemUTC()).fingerprint();
+        String fingerprint = dev.drover.httpapi.AgentCertificate.loadOrCreate(
+                        data.resolve("tls"),
+                        "node-a",
+                        List.of(java.net.InetAddress.getLoopbackAddress()),
+                        java.time.Clock.systemUTC())
+                .fingerprint();
         try (var http = java.net.http.HttpClient.newBuilder()
-                .sslContext(dev.drover.httpapi.Pinning.to(fingerprint)).build()) {
-            var r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("https://127.0.0.1:"
-                            + agent.apiPort() + "/v1/allocations/default/web/logs/main")).build(),
+                .sslContext(dev.drover.httpapi.Pinning.to(fingerprint))
+                .build()) {
+            var r = http.send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                                    "https://127.0.0.1:" + agent.apiPort() + "/v1/allocations/default/web/logs/main"))
+                            .build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(401);
             assertThat(r.body()).contains("no bearer token");
         }
         agent.close();
         agent = startAgent("--api-port", "0");
-        assertThat(dev.drover.httpapi.AgentCertificate.loadOrCreate(data.resolve("tls"), "node-a",
-                List.of(java.net.InetAddress.getLoopbackAddress()), java.time.Clock.systemUTC()).fingerprint())
-                .as("a restarted agent keeps its certificate").isEqualTo(fingerprint);
+        assertThat(dev.drover.httpapi.AgentCertificate.loadOrCreate(
+                                data.resolve("tls"),
+                                "node-a",
+                                List.of(java.net.InetAddress.getLoopbackAddress()),
+                                java.time.Clock.systemUTC())
+                        .fingerprint())
+                .as("a restarted agent keeps its certificate")
+                .isEqualTo(fingerprint);
     }
 
     @Test
     void devicesFromAPluginAreReservedPerTaskReleasedWhenTerminalAndKeptAcrossRestarts() throws Exception {
-        client.resource(new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName("node-a")
-                .endMetadata().build()).create();
+        client.resource(new io.fabric8.kubernetes.api.model.NodeBuilder()
+                        .withNewMetadata()
+                        .withName("node-a")
+                        .endMetadata()
+                        .build())
+                .create();
         agent.close();
-        agent = startAgent("--device-plugin", "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml")
-                .toAbsolutePath());
+        agent = startAgent(
+                "--device-plugin",
+                "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml").toAbsolutePath());
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             var node = client.nodes().withName("node-a").get();
             assertThat(node.getStatus().getCapacity()).containsKey("drover.dev/nvidia-gpu");
-            assertThat(node.getStatus().getCapacity().get("drover.dev/nvidia-gpu").getAmount()).isEqualTo("2");
+            assertThat(node.getStatus()
+                            .getCapacity()
+                            .get("drover.dev/nvidia-gpu")
+                            .getAmount())
+                    .isEqualTo("2");
             // (labels go in the same nodes/status patch; this mock keeps only status from it: NodeRegistrarTest)
         });
         client.resource(wantsDevices("one-gpu", "nvidia/gpu", 1)).create();
@@ -447,29 +550,39 @@ class AgentTest {
                 .anySatisfy(e -> assertThat(e.getMessage()).contains("device gpu: asked 2, 1 free"));
 
         agent.close(); // the reservation is stored: the same instance after a restart
-        agent = startAgent("--device-plugin", "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml")
-                .toAbsolutePath());
+        agent = startAgent(
+                "--device-plugin",
+                "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml").toAbsolutePath());
         await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("one-gpu") == ClientStatus.Running);
         assertThat(get("one-gpu").getStatus().getAllocatedDevices().getFirst().getIds())
                 .isEqualTo(allocated.getFirst().getIds());
 
-        client.resources(Allocation.class).inNamespace("default").withName("one-gpu").edit(a -> {
-            a.getSpec().setDesiredStatus(dev.drover.api.v1alpha1.DesiredStatus.Stop);
-            return a;
-        });
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("one-gpu")
+                .edit(a -> {
+                    a.getSpec().setDesiredStatus(dev.drover.api.v1alpha1.DesiredStatus.Stop);
+                    return a;
+                });
         await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("one-gpu") == ClientStatus.Complete);
         client.resource(wantsDevices("both-t4", "nvidia/gpu/Tesla T4", 2)).create();
         await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("both-t4") == ClientStatus.Running);
-        assertThat(get("both-t4").getStatus().getAllocatedDevices().getFirst().getIds()).hasSize(2);
+        assertThat(get("both-t4").getStatus().getAllocatedDevices().getFirst().getIds())
+                .hasSize(2);
     }
 
     @Test
     void aDeletedAllocationsDevicesGoToNoOneElseUntilItsTasksAreDead() throws Exception {
-        client.resource(new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName("node-a")
-                .endMetadata().build()).create();
+        client.resource(new io.fabric8.kubernetes.api.model.NodeBuilder()
+                        .withNewMetadata()
+                        .withName("node-a")
+                        .endMetadata()
+                        .build())
+                .create();
         agent.close();
-        agent = startAgent("--device-plugin", "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml")
-                .toAbsolutePath());
+        agent = startAgent(
+                "--device-plugin",
+                "fake:" + Path.of("..", "examples", "devices", "fake-gpus.yaml").toAbsolutePath());
         Allocation holder = wantsDevices("holder", "nvidia/gpu", 2);
         Task slow = holder.getSpec().getTasks().getFirst();
         slow.setConfig(Map.of("killAfter", "4s")); // runs until killed, then takes 4 s to die
@@ -477,13 +590,19 @@ class AgentTest {
         client.resource(holder).create();
         await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("holder") == ClientStatus.Running);
 
-        client.resources(Allocation.class).inNamespace("default").withName("holder").delete();
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("holder")
+                .delete();
         await().atMost(Duration.ofSeconds(5)).until(() -> agent.controller().size() == 0); // its destroy has begun
         client.resource(wantsDevices("newcomer", "nvidia/gpu", 1)).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("newcomer") == ClientStatus.Failed
-                || statusOf("newcomer") == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() ->
+                        statusOf("newcomer") == ClientStatus.Failed || statusOf("newcomer") == ClientStatus.Running);
         assertThat(get("holder")).as("still being destroyed: its task is dying").isNotNull();
-        assertThat(statusOf("newcomer")).as("no GPU while the dying task may still use it").isEqualTo(ClientStatus.Failed);
+        assertThat(statusOf("newcomer"))
+                .as("no GPU while the dying task may still use it")
+                .isEqualTo(ClientStatus.Failed);
         assertThat(get("newcomer").getStatus().getTaskStates().get("main").getEvents())
                 .anySatisfy(e -> assertThat(e.getMessage()).contains("device nvidia/gpu: asked 1, 0 free"));
 
@@ -499,14 +618,20 @@ class AgentTest {
         java.util.Set<Long> before = LiveThreads.ids(LiveThreads.now()); // virtual threads too
         agent = startAgent();
         client.resource(alloc("leak-check", "node-a", Map.of("runFor", "1h"))).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> get("leak-check").getStatus() != null
-                && get("leak-check").getStatus().getClientStatus() == ClientStatus.Running);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("leak-check").getStatus() != null
+                        && get("leak-check").getStatus().getClientStatus() == ClientStatus.Running);
         agent.close();
         agent = null;
         // the client belongs to the test, and its HTTP pools (named "<n>-pool-<n>-thread-<n>") stay with it
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(LiveThreads.startedSince(before,
-                t -> t.name().startsWith("JdkHttpClientFactory") || t.name().matches("-?\\d+-pool-.*")
-                        || t.name().startsWith("HttpClient") || t.name().startsWith("awaitility"))).isEmpty());
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(LiveThreads.startedSince(
+                                before,
+                                t -> t.name().startsWith("JdkHttpClientFactory")
+                                        || t.name().matches("-?\\d+-pool-.*")
+                                        || t.name().startsWith("HttpClient")
+                                        || t.name().startsWith("awaitility")))
+                        .isEmpty());
         agent = startAgent(); // for @AfterEach
     }
 }

@@ -15,7 +15,10 @@ class MainHelpTest {
     private static String help() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(new String[] {"--help"}, Map.of(), new PrintStream(out, true, StandardCharsets.UTF_8),
+        int code = Main.run(
+                new String[] {"--help"},
+                Map.of(),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertThat(code).isZero();
         assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
@@ -27,18 +30,26 @@ class MainHelpTest {
         String help = help();
         TreeSet<String> accepted = new TreeSet<>(AgentFlags.WITH_VALUE);
         accepted.addAll(AgentFlags.SWITCHES);
-        assertThat(accepted).isNotEmpty().allSatisfy(flag -> assertThat(
-                Pattern.compile(Pattern.quote(flag) + "(?![A-Za-z0-9-])").matcher(help).find())
-                .as("--help names %s", flag).isTrue());
+        assertThat(accepted)
+                .isNotEmpty()
+                .allSatisfy(flag -> assertThat(Pattern.compile(Pattern.quote(flag) + "(?![A-Za-z0-9-])")
+                                .matcher(help)
+                                .find())
+                        .as("--help names %s", flag)
+                        .isTrue());
     }
 
     @Test
     void usageAfterABadFlagListsEveryFlagToo() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(new String[] {"--no-such-flag"}, Map.of(), new PrintStream(new ByteArrayOutputStream()),
+        int code = Main.run(
+                new String[] {"--no-such-flag"},
+                Map.of(),
+                new PrintStream(new ByteArrayOutputStream()),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertThat(code).isEqualTo(Main.EXIT_USAGE);
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("unknown argument \"--no-such-flag\"")
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("unknown argument \"--no-such-flag\"")
                 .contains(help());
     }
 }

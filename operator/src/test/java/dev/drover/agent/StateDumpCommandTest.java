@@ -36,7 +36,10 @@ class StateDumpCommandTest {
     private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
 
     private int run(Map<String, String> env, String... args) {
-        return Main.run(args, env, new PrintStream(stdout, true, StandardCharsets.UTF_8),
+        return Main.run(
+                args,
+                env,
+                new PrintStream(stdout, true, StandardCharsets.UTF_8),
                 new PrintStream(stderr, true, StandardCharsets.UTF_8));
     }
 
@@ -57,7 +60,8 @@ class StateDumpCommandTest {
         try (StateDB db = StateStores.open(dataDir)) {
             db.putAllocation(WEB, onNode("node-1"));
             db.putAllocRunnerState(WEB, new AllocRunnerState("Running", "Tasks are running", 2L));
-            db.putDeviceReservations(WEB, List.of(new DeviceReservation("main", "nvidia", "gpu", null, List.of("GPU-0"))));
+            db.putDeviceReservations(
+                    WEB, List.of(new DeviceReservation("main", "nvidia", "gpu", null, List.of("GPU-0"))));
             db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock").withHookDone("validate"));
             db.putTaskState(WEB, "main", read("{'state':'Running','restarts':1}", TaskState.class));
         }
@@ -79,8 +83,8 @@ class StateDumpCommandTest {
     @Test
     void dumpReadsTheStoreWhileTheAgentHoldsItOpenAndIsMidTransaction() throws Exception {
         try (StateDB agent = StateStores.open(dataDir);
-             Connection other = DriverManager.getConnection("jdbc:sqlite:" + dataDir.resolve("state.db"));
-             Statement uncommitted = other.createStatement()) {
+                Connection other = DriverManager.getConnection("jdbc:sqlite:" + dataDir.resolve("state.db"));
+                Statement uncommitted = other.createStatement()) {
             agent.putAllocation(WEB, onNode("committed"));
             uncommitted.execute("BEGIN IMMEDIATE");
             uncommitted.execute("INSERT INTO kv (bucket, key, value) VALUES ('alloc', 'default/pending', x'7B7D')");
@@ -89,7 +93,9 @@ class StateDumpCommandTest {
 
             uncommitted.execute("ROLLBACK");
             assertThat(exit).as("stderr: %s", stderr).isZero();
-            assertThat(printed().get("allocations")).extracting(a -> a.get("id").asText()).containsExactly("default/web");
+            assertThat(printed().get("allocations"))
+                    .extracting(a -> a.get("id").asText())
+                    .containsExactly("default/web");
             agent.putAllocation(WEB, onNode("again"));
             assertThat(agent.getAllocation(WEB)).contains(onNode("again"));
         }
@@ -107,7 +113,8 @@ class StateDumpCommandTest {
 
     @Test
     void missingStoreIsAnErrorThatNamesTheFile() {
-        int exit = run(Map.of(), "state", "dump", "--data-dir", dataDir.resolve("nope").toString());
+        int exit = run(
+                Map.of(), "state", "dump", "--data-dir", dataDir.resolve("nope").toString());
 
         assertThat(exit).isEqualTo(1);
         assertThat(stderr.toString(StandardCharsets.UTF_8))
@@ -121,13 +128,15 @@ class StateDumpCommandTest {
         assertThat(run(Map.of())).isEqualTo(2);
         assertThat(run(Map.of(), "--node", "n1", "--bogus")).isEqualTo(2);
         assertThat(run(Map.of(), "--node", "n1", "--device-plugin", "quantum")).isEqualTo(2);
-        assertThat(run(Map.of(), "state", "dump", "--verbose", "--data-dir", "x")).isEqualTo(2);
+        assertThat(run(Map.of(), "state", "dump", "--verbose", "--data-dir", "x"))
+                .isEqualTo(2);
         assertThat(run(Map.of(), "state", "dump")).isEqualTo(2);
 
         assertThat(stdout.size()).isZero();
         assertThat(stderr.toString(StandardCharsets.UTF_8))
                 .contains("java -jar drover-agent.jar state dump --data-dir DIR")
-                .contains("unknown argument \"--bogus\"").contains("no device plugin named 'quantum'")
+                .contains("unknown argument \"--bogus\"")
+                .contains("no device plugin named 'quantum'")
                 .contains("unknown argument '--verbose'")
                 .contains("--data-dir is required");
     }

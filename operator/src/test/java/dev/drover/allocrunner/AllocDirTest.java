@@ -20,6 +20,7 @@ class AllocDirTest {
 
     @TempDir
     Path data;
+
     @TempDir
     Path elsewhere;
 
@@ -40,10 +41,13 @@ class AllocDirTest {
     void pathEscapesAreRejected() {
         AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
         for (String bad : List.of("..", "../other", "a/b", "/etc", "Upper", "alloc", "")) {
-            assertThatThrownBy(() -> d.taskDir(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> d.taskDir(bad))
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("cannot name a directory");
         }
-        assertThatThrownBy(() -> AllocDir.of(data, new AllocId("default", ".."))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> AllocDir.of(data, new AllocId("default", "..")))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -53,7 +57,8 @@ class AllocDirTest {
         AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
         d.build();
         Files.createSymbolicLink(d.root().resolve("app"), outside);
-        assertThatThrownBy(() -> d.buildTask("app")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> d.buildTask("app"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("is a link");
         assertThat(outside.resolve("local")).doesNotExist();
         d.destroy();

@@ -41,11 +41,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 class AllocRunnerTest {
 
-    record Seen(String task, TaskEvent event) {
-    }
+    record Seen(String task, TaskEvent event) {}
 
     @TempDir
     Path data;
+
     final StateDB db = StateStores.inMemory();
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final List<Seen> seen = new CopyOnWriteArrayList<>();
@@ -68,7 +68,11 @@ class AllocRunnerTest {
 
     AllocRunner runner(AllocationType type, Task... tasks) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName("web").withNamespace("default").withGeneration(1L).build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName("web")
+                .withNamespace("default")
+                .withGeneration(1L)
+                .build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("local");
         spec.setType(type);
@@ -88,7 +92,18 @@ class AllocRunnerTest {
                 hookFailures.add(phase + ": " + failure.getMessage());
             }
         };
-        AllocRunnerConfig cfg = new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db, Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout, driverDeadline, stopRetry), List.of(), List.copyOf(extraHooks));
+        AllocRunnerConfig cfg = new AllocRunnerConfig(
+                data,
+                new TaskRunnerConfig.Shared(
+                        new DriverRegistry(List.of(driver)),
+                        db,
+                        Clock.systemUTC(),
+                        new SplittableRandom(1),
+                        maxKillTimeout,
+                        driverDeadline,
+                        stopRetry),
+                List.of(),
+                List.copyOf(extraHooks));
         AllocRunner r = new AllocRunner(cfg, a, listener, dev.drover.allocwatcher.PreviousAllocations.NONE);
         runners.add(r);
         return r;
@@ -113,19 +128,27 @@ class AllocRunnerTest {
     }
 
     List<TaskEventType> events(String task) {
-        return seen.stream().filter(s -> s.task().equals(task)).map(s -> s.event().getType()).toList();
+        return seen.stream()
+                .filter(s -> s.task().equals(task))
+                .map(s -> s.event().getType())
+                .toList();
     }
 
     Instant time(String task, TaskEventType type) {
-        return seen.stream().filter(s -> s.task().equals(task) && s.event().getType() == type)
-                .map(s -> Timestamps.parse(s.event().getTime())).findFirst().orElseThrow();
+        return seen.stream()
+                .filter(s -> s.task().equals(task) && s.event().getType() == type)
+                .map(s -> Timestamps.parse(s.event().getTime()))
+                .findFirst()
+                .orElseThrow();
     }
 
     /** Waits until all {@code count} tasks of {@code r} run. */
     static void awaitAllRunning(AllocRunner r, int count) {
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
-                r.allocState().taskStates().size() == count
-                        && r.allocState().taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Running));
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> r.allocState().taskStates().size() == count
+                        && r.allocState().taskStates().values().stream()
+                                .allMatch(s -> s.getState() == TaskState.State.Running));
     }
 
     /** The runner's spec as the next generation, for an update. */
@@ -141,13 +164,16 @@ class AllocRunnerTest {
 
     @Test
     void mainStartsOnlyAfterThePrestartTaskExitsZero() throws Exception {
-        AllocRunner r = runner(AllocationType.Batch,
+        AllocRunner r = runner(
+                AllocationType.Batch,
                 hook(task("init", Map.of("runFor", "100ms")), LifecycleHook.Prestart, false),
                 task("app", Map.of("runFor", "50ms")));
         r.run();
         await(r);
-        Instant initDone = Timestamps.parse(r.allocState().taskStates().get("init").getFinishedAt());
-        Instant appStart = Timestamps.parse(r.allocState().taskStates().get("app").getStartedAt());
+        Instant initDone =
+                Timestamps.parse(r.allocState().taskStates().get("init").getFinishedAt());
+        Instant appStart =
+                Timestamps.parse(r.allocState().taskStates().get("app").getStartedAt());
         assertThat(appStart).isAfterOrEqualTo(initDone);
         assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Complete);
         assertThat(r.allocState().clientDescription()).isEqualTo("All tasks have completed");
@@ -155,7 +181,8 @@ class AllocRunnerTest {
 
     @Test
     void aPrestartThatFailsForGoodFailsTheAllocationAndMainNeverStarts() throws Exception {
-        AllocRunner r = runner(AllocationType.Batch,
+        AllocRunner r = runner(
+                AllocationType.Batch,
                 hook(task("init", Map.of("runFor", "10ms", "exitCode", 1)), LifecycleHook.Prestart, false),
                 task("app", Map.of("runFor", "1h")));
         r.run();
@@ -184,36 +211,41 @@ class AllocRunnerTest {
     @Test
     void aFailedLeaderGivesSiblingTaskFailed() throws Exception {
         // A service task may not exit; with no restarts allowed, the leader's exit fails it.
-        AllocRunner r = runner(AllocationType.Service, leader(task("leader", Map.of("runFor", "100ms"))),
-                task("follower", Map.of()));
+        AllocRunner r = runner(
+                AllocationType.Service, leader(task("leader", Map.of("runFor", "100ms"))), task("follower", Map.of()));
         r.run();
         await(r);
-        assertThat(events("follower")).containsSubsequence(TaskEventType.SiblingTaskFailed, TaskEventType.Killing,
-                TaskEventType.Killed).doesNotContain(TaskEventType.LeaderTaskDead);
+        assertThat(events("follower"))
+                .containsSubsequence(TaskEventType.SiblingTaskFailed, TaskEventType.Killing, TaskEventType.Killed)
+                .doesNotContain(TaskEventType.LeaderTaskDead);
         assertThat(r.allocState().taskStates().get("follower").getFailed()).isFalse();
         assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Failed);
     }
 
     @Test
     void batchLeaderExitKillsSiblingsNotFailed() throws Exception {
-        AllocRunner r = runner(AllocationType.Batch, leader(task("leader", Map.of("runFor", "100ms"))),
-                task("follower", Map.of()));
+        AllocRunner r = runner(
+                AllocationType.Batch, leader(task("leader", Map.of("runFor", "100ms"))), task("follower", Map.of()));
         r.run();
         await(r);
-        assertThat(events("follower")).containsSubsequence(TaskEventType.LeaderTaskDead, TaskEventType.Killing,
-                TaskEventType.Killed);
-        assertThat(r.allocState().taskStates().values()).allSatisfy(s -> assertThat(s.getFailed()).isFalse());
+        assertThat(events("follower"))
+                .containsSubsequence(TaskEventType.LeaderTaskDead, TaskEventType.Killing, TaskEventType.Killed);
+        assertThat(r.allocState().taskStates().values())
+                .allSatisfy(s -> assertThat(s.getFailed()).isFalse());
         assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Complete);
     }
 
     @Test
     void aFailedSiblingKillsTheOthersNamingIt() throws Exception {
-        AllocRunner r = runner(AllocationType.Batch, task("bad", Map.of("runFor", "50ms", "exitCode", 2)),
-                task("good", Map.of()));
+        AllocRunner r = runner(
+                AllocationType.Batch, task("bad", Map.of("runFor", "50ms", "exitCode", 2)), task("good", Map.of()));
         r.run();
         await(r);
-        TaskEvent killed = seen.stream().filter(s -> s.task().equals("good")
-                && s.event().getType() == TaskEventType.SiblingTaskFailed).findFirst().orElseThrow().event();
+        TaskEvent killed = seen.stream()
+                .filter(s -> s.task().equals("good") && s.event().getType() == TaskEventType.SiblingTaskFailed)
+                .findFirst()
+                .orElseThrow()
+                .event();
         assertThat(killed.getFailedSibling()).isEqualTo("bad");
         assertThat(r.allocState().taskStates().get("good").getFailed()).isFalse();
         assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Failed);
@@ -221,19 +253,26 @@ class AllocRunnerTest {
 
     @Test
     void onlySidecarsLeftAreKilledWithMainTasksDead() throws Exception {
-        AllocRunner r = runner(AllocationType.Batch,
+        AllocRunner r = runner(
+                AllocationType.Batch,
                 hook(task("proxy", Map.of()), LifecycleHook.Prestart, true),
                 task("app", Map.of("runFor", "100ms")));
         r.run();
         await(r);
-        assertThat(events("proxy")).containsSubsequence(TaskEventType.Started, TaskEventType.MainTasksDead,
-                TaskEventType.Killing, TaskEventType.Killed);
+        assertThat(events("proxy"))
+                .containsSubsequence(
+                        TaskEventType.Started,
+                        TaskEventType.MainTasksDead,
+                        TaskEventType.Killing,
+                        TaskEventType.Killed);
         assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Complete);
     }
 
     @Test
     void poststopRunsAfterTheMainTasksAndIsNotRestarted() throws Exception {
-        AllocRunner r = runner(AllocationType.Batch, task("app", Map.of("runFor", "50ms")),
+        AllocRunner r = runner(
+                AllocationType.Batch,
+                task("app", Map.of("runFor", "50ms")),
                 hook(task("cleanup", Map.of("runFor", "10ms")), LifecycleHook.Poststop, false));
         r.run();
         await(r);
@@ -243,8 +282,11 @@ class AllocRunnerTest {
 
     @Test
     void stopKillsTheLeaderFirstThenTheFollowersTogether() throws Exception {
-        AllocRunner r = runner(AllocationType.Service, leader(task("leader", Map.of("killAfter", "300ms"))),
-                task("f1", Map.of("killAfter", "100ms")), task("f2", Map.of("killAfter", "100ms")),
+        AllocRunner r = runner(
+                AllocationType.Service,
+                leader(task("leader", Map.of("killAfter", "300ms"))),
+                task("f1", Map.of("killAfter", "100ms")),
+                task("f2", Map.of("killAfter", "100ms")),
                 task("f3", Map.of("killAfter", "100ms")));
         r.run();
         awaitAllRunning(r, 4);
@@ -253,12 +295,20 @@ class AllocRunnerTest {
         r.update(stop);
         await(r);
         Instant leaderKilled = time("leader", TaskEventType.Killed);
-        List<Instant> followerKilling = List.of(time("f1", TaskEventType.Killing), time("f2", TaskEventType.Killing),
+        List<Instant> followerKilling = List.of(
+                time("f1", TaskEventType.Killing),
+                time("f2", TaskEventType.Killing),
                 time("f3", TaskEventType.Killing));
         assertThat(followerKilling).allSatisfy(t -> assertThat(t).isAfterOrEqualTo(leaderKilled));
-        Instant firstFollowerDead = List.of(time("f1", TaskEventType.Killed), time("f2", TaskEventType.Killed),
-                time("f3", TaskEventType.Killed)).stream().min(Instant::compareTo).orElseThrow();
-        assertThat(followerKilling).as("followers are killed together: every kill begins before any ends")
+        Instant firstFollowerDead = List.of(
+                        time("f1", TaskEventType.Killed),
+                        time("f2", TaskEventType.Killed),
+                        time("f3", TaskEventType.Killed))
+                .stream()
+                .min(Instant::compareTo)
+                .orElseThrow();
+        assertThat(followerKilling)
+                .as("followers are killed together: every kill begins before any ends")
                 .allSatisfy(t -> assertThat(t).isBefore(firstFollowerDead));
         assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Complete);
         assertThat(r.allocState().observedGeneration()).isEqualTo(2);
@@ -266,15 +316,19 @@ class AllocRunnerTest {
 
     @Test
     void stopKillsSidecarsLast() throws Exception {
-        AllocRunner r = runner(AllocationType.Service, hook(task("proxy", Map.of()), LifecycleHook.Prestart, true),
-                leader(task("leader", Map.of("killAfter", "100ms"))), task("worker", Map.of("killAfter", "100ms")));
+        AllocRunner r = runner(
+                AllocationType.Service,
+                hook(task("proxy", Map.of()), LifecycleHook.Prestart, true),
+                leader(task("leader", Map.of("killAfter", "100ms"))),
+                task("worker", Map.of("killAfter", "100ms")));
         r.run();
         awaitAllRunning(r, 3);
         Allocation stop = nextGeneration(r);
         stop.getSpec().setDesiredStatus(DesiredStatus.Stop);
         r.update(stop);
         await(r);
-        assertThat(time("proxy", TaskEventType.Killing)).isAfterOrEqualTo(time("worker", TaskEventType.Killed))
+        assertThat(time("proxy", TaskEventType.Killing))
+                .isAfterOrEqualTo(time("worker", TaskEventType.Killed))
                 .isAfterOrEqualTo(time("leader", TaskEventType.Killed));
         assertThat(events("proxy")).doesNotContain(TaskEventType.MainTasksDead);
     }
@@ -287,14 +341,24 @@ class AllocRunnerTest {
         Allocation newer = nextGeneration(r);
         newer.getSpec().task("changed").setConfig(Map.of("stdoutString", "v2"));
         r.update(newer);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
-                .until(() -> events("changed").stream().filter(e -> e == TaskEventType.Started).count() == 2);
-        assertThat(events("changed")).containsSubsequence(TaskEventType.RestartSignaled, TaskEventType.Killing,
-                TaskEventType.Killed, TaskEventType.Restarting, TaskEventType.Started);
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> events("changed").stream()
+                                .filter(e -> e == TaskEventType.Started)
+                                .count()
+                        == 2);
+        assertThat(events("changed"))
+                .containsSubsequence(
+                        TaskEventType.RestartSignaled,
+                        TaskEventType.Killing,
+                        TaskEventType.Killed,
+                        TaskEventType.Restarting,
+                        TaskEventType.Started);
         assertThat(events("same")).doesNotContain(TaskEventType.RestartSignaled, TaskEventType.Killing);
         assertThat(r.alloc().getSpec().task("changed").getConfig()).containsEntry("stdoutString", "v2");
         assertThat(r.allocState().observedGeneration()).isEqualTo(2);
-        assertThat(data.resolve("allocs/default/web/alloc/logs/changed.stdout.0")).hasContent("v2");
+        assertThat(data.resolve("allocs/default/web/alloc/logs/changed.stdout.0"))
+                .hasContent("v2");
         assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Running);
     }
 
@@ -308,7 +372,8 @@ class AllocRunnerTest {
         newer.getSpec().task("app").setConfig(Map.of("runFor", "1h"));
         r.update(newer);
         await(r);
-        assertThat(events("app")).doesNotContain(TaskEventType.RestartSignaled, TaskEventType.Restarting)
+        assertThat(events("app"))
+                .doesNotContain(TaskEventType.RestartSignaled, TaskEventType.Restarting)
                 .containsSubsequence(TaskEventType.Killing, TaskEventType.Killed);
     }
 
@@ -320,7 +385,8 @@ class AllocRunnerTest {
         old.getMetadata().setGeneration(0L);
         old.getSpec().setDesiredStatus(DesiredStatus.Stop);
         r.update(old);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
                 .until(() -> r.allocState().clientStatus() == ClientStatus.Running);
         assertThat(r.terminal()).isNotDone();
     }
@@ -338,7 +404,8 @@ class AllocRunnerTest {
     void destroyKillsTasksAndRemovesTheDirectoryAndState() throws Exception {
         AllocRunner r = runner(AllocationType.Service, task("app", Map.of()));
         r.run();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
                 .until(() -> r.allocState().clientStatus() == ClientStatus.Running);
         r.destroy();
         assertThat(data.resolve("allocs/default/web")).doesNotExist();
@@ -377,8 +444,14 @@ class AllocRunnerTest {
         r.destroy(); // its bounded wait is over; the task still runs
         assertThat(stubborn.failedStops()).isPositive();
         assertThat(data.resolve("allocs/default/web")).exists();
-        assertThat(db.loadAll()).singleElement().satisfies(stored ->
-                assertThat(stored.tasks().get("app").localState().orElseThrow().driverHandle()).isNotNull());
+        assertThat(db.loadAll())
+                .singleElement()
+                .satisfies(stored -> assertThat(stored.tasks()
+                                .get("app")
+                                .localState()
+                                .orElseThrow()
+                                .driverHandle())
+                        .isNotNull());
         assertThat(r.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Running);
         assertThat(events("app")).contains(TaskEventType.DriverFailure).doesNotContain(TaskEventType.Killed);
 

@@ -9,8 +9,8 @@ import dev.drover.api.Timestamps;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationStatus;
-import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.AllocationType;
+import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.EphemeralDisk;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
@@ -54,7 +54,11 @@ class PreviousAllocationTest {
 
     static Allocation alloc(String name, String previous, String script) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").withGeneration(1L).build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName(name)
+                .withNamespace("default")
+                .withGeneration(1L)
+                .build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("local");
         spec.setType(AllocationType.Batch);
@@ -72,27 +76,37 @@ class PreviousAllocationTest {
     @Test
     void replacementWaitsForThePreviousAllocationAndKeepsItsDataWhenSticky() throws Exception {
         Map<AllocId, AllocRunner> local = new ConcurrentHashMap<>();
-        PreviousAllocations previous = new LocalFirst(id -> Optional.ofNullable(local.get(id)).map(AllocRunner::terminal),
-                PreviousAllocations.NONE);
+        PreviousAllocations previous = new LocalFirst(
+                id -> Optional.ofNullable(local.get(id)).map(AllocRunner::terminal), PreviousAllocations.NONE);
         try (StateDB db = StateStores.inMemory();
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunnerConfig cfg = config(db, driver);
-            AllocRunner old = new AllocRunner(cfg, alloc("web-1", null,
-                    "echo from-web-1 > \"$DROVER_ALLOC_DIR/data/note\"; sleep 0.5"), NO_LISTENER, previous);
+            AllocRunner old = new AllocRunner(
+                    cfg,
+                    alloc("web-1", null, "echo from-web-1 > \"$DROVER_ALLOC_DIR/data/note\"; sleep 0.5"),
+                    NO_LISTENER,
+                    previous);
             local.put(old.id(), old);
-            AllocRunner next = new AllocRunner(cfg, alloc("web-2", "web-1",
-                    "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\""), NO_LISTENER, previous);
+            AllocRunner next = new AllocRunner(
+                    cfg,
+                    alloc("web-2", "web-1", "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\""),
+                    NO_LISTENER,
+                    previous);
             old.run();
             next.run();
             next.terminal().get(20, TimeUnit.SECONDS);
 
-            Instant oldDone = Timestamps.parse(old.allocState().taskStates().get("app").getFinishedAt());
-            Instant nextStart = Timestamps.parse(next.allocState().taskStates().get("app").getStartedAt());
+            Instant oldDone =
+                    Timestamps.parse(old.allocState().taskStates().get("app").getFinishedAt());
+            Instant nextStart =
+                    Timestamps.parse(next.allocState().taskStates().get("app").getStartedAt());
             assertThat(nextStart).isAfterOrEqualTo(oldDone);
-            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("from-web-1\n");
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen")))
+                    .isEqualTo("from-web-1\n");
             assertThat(next.allocState().taskStates().get("app").getEvents())
-                    .anySatisfy(e -> assertThat(e.getMessage()).isEqualTo("Migrated the ephemeral disk of previous allocation web-1"));
+                    .anySatisfy(e -> assertThat(e.getMessage())
+                            .isEqualTo("Migrated the ephemeral disk of previous allocation web-1"));
             old.destroy();
             next.destroy();
         }
@@ -103,7 +117,9 @@ class PreviousAllocationTest {
             throws Exception {
         PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), PreviousAllocations.NONE, disks);
         AllocRunnerConfig cfg = config(db, driver);
-        Allocation a = alloc("web-2", "web-1",
+        Allocation a = alloc(
+                "web-2",
+                "web-1",
                 "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null; echo done >> \"$DROVER_TASK_DIR/local/seen\"");
         a.getSpec().setEphemeralDisk(disk);
         AllocRunner next = new AllocRunner(cfg, a, NO_LISTENER, previous);
@@ -113,7 +129,9 @@ class PreviousAllocationTest {
     }
 
     static List<String> messages(AllocRunner r) {
-        return r.allocState().taskStates().get("app").getEvents().stream().map(e -> e.getMessage()).toList();
+        return r.allocState().taskStates().get("app").getEvents().stream()
+                .map(e -> e.getMessage())
+                .toList();
     }
 
     @Test
@@ -128,13 +146,16 @@ class PreviousAllocationTest {
             return new DiskFetcher.Fetched("node-a", 12);
         };
         try (StateDB db = StateStores.inMemory();
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(64, false, true), fromNodeA, db, driver);
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunner next =
+                    replacementOfARemoteAllocation(new EphemeralDisk(64, false, true), fromNodeA, db, driver);
             assertThat(asked).containsExactly(new AllocId("default", "web-1"));
-            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("from-node-a\ndone\n");
-            assertThat(messages(next)).contains("Migrated the ephemeral disk of previous allocation web-1 from node node-a"
-                    + " (12 bytes)");
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen")))
+                    .isEqualTo("from-node-a\ndone\n");
+            assertThat(messages(next))
+                    .contains("Migrated the ephemeral disk of previous allocation web-1 from node node-a"
+                            + " (12 bytes)");
             assertThat(data.resolve("allocs/default/web-2/.snapshot")).doesNotExist();
             next.destroy();
         }
@@ -148,15 +169,18 @@ class PreviousAllocationTest {
             throw new IOException("the snapshot ends without its end-of-archive blocks (cut short?)");
         };
         try (StateDB db = StateStores.inMemory();
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(null, false, true), halfThenFail, db,
-                    driver);
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunner next =
+                    replacementOfARemoteAllocation(new EphemeralDisk(null, false, true), halfThenFail, db, driver);
             assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen")))
-                    .as("nothing of the partial download is used").isEqualTo("done\n");
+                    .as("nothing of the partial download is used")
+                    .isEqualTo("done\n");
             assertThat(next.allocState().taskStates().get("app").getFailed()).isFalse();
-            assertThat(messages(next)).contains("Could not migrate the ephemeral disk of previous allocation web-1;"
-                    + " starting with an empty one: the snapshot ends without its end-of-archive blocks (cut short?)");
+            assertThat(messages(next))
+                    .contains(
+                            "Could not migrate the ephemeral disk of previous allocation web-1;"
+                                    + " starting with an empty one: the snapshot ends without its end-of-archive blocks (cut short?)");
             assertThat(data.resolve("allocs/default/web-2/.snapshot")).doesNotExist();
             next.destroy();
         }
@@ -168,11 +192,13 @@ class PreviousAllocationTest {
             throw new AssertionError("a sticky disk is never fetched from another node");
         };
         try (StateDB db = StateStores.inMemory();
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunner next = replacementOfARemoteAllocation(new EphemeralDisk(null, true, false), never, db, driver);
-            assertThat(messages(next)).anySatisfy(m -> assertThat(m).startsWith("Previous allocation web-1 did not run"
-                    + " on this node and a sticky disk stays on its node"));
+            assertThat(messages(next))
+                    .anySatisfy(m -> assertThat(m)
+                            .startsWith("Previous allocation web-1 did not run"
+                                    + " on this node and a sticky disk stays on its node"));
             next.destroy();
         }
     }
@@ -201,15 +227,27 @@ class PreviousAllocationTest {
         }
     }
 
-    static final AllocStateListener NO_LISTENER = (id, state, task, event) -> {
-    };
+    static final AllocStateListener NO_LISTENER = (id, state, task, event) -> {};
 
     AllocRunnerConfig config(StateDB db, RawExecDriver driver) {
-        return new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT), List.of(), List.of());
+        return new AllocRunnerConfig(
+                data,
+                new TaskRunnerConfig.Shared(
+                        new DriverRegistry(List.of(driver)),
+                        db,
+                        Clock.systemUTC(),
+                        new SplittableRandom(1),
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(10),
+                        TaskRunnerConfig.StopRetry.DEFAULT),
+                List.of(),
+                List.of());
     }
 
     static Allocation migratingReplacement() {
-        Allocation a = alloc("web-2", "web-1",
+        Allocation a = alloc(
+                "web-2",
+                "web-1",
                 "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null; echo done >> \"$DROVER_TASK_DIR/local/seen\"");
         a.getSpec().setEphemeralDisk(new EphemeralDisk(null, false, true));
         return a;
@@ -218,8 +256,8 @@ class PreviousAllocationTest {
     @Test
     void aRunnerRestoredMidWaitStillWaitsAndThenMigrates() throws Exception {
         try (StateDB db = StateStores.open(data.resolve("state"));
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             Remote before = new Remote();
             AllocRunner waiting = new AllocRunner(config(db, driver), migratingReplacement(), NO_LISTENER, before);
             waiting.run();
@@ -230,13 +268,17 @@ class PreviousAllocationTest {
             StoredAllocation stored = db.loadAll().getFirst();
             AllocRunner restored = AllocRunner.restore(config(db, driver), stored, NO_LISTENER, after);
             restored.run();
-            assertThat(after.asked.await(10, TimeUnit.SECONDS)).as("the restored runner waits again").isTrue();
+            assertThat(after.asked.await(10, TimeUnit.SECONDS))
+                    .as("the restored runner waits again")
+                    .isTrue();
             assertThat(restored.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Pending);
-            assertThat(restored.allocState().taskStates().get("app").getStartedAt()).isNull();
+            assertThat(restored.allocState().taskStates().get("app").getStartedAt())
+                    .isNull();
             after.done.complete(null); // web-1 is terminal now
             restored.terminal().get(20, TimeUnit.SECONDS);
             assertThat(after.fetched).containsExactly(new AllocId("default", "web-1"));
-            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("from-node-a\ndone\n");
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen")))
+                    .isEqualTo("from-node-a\ndone\n");
             restored.destroy();
         }
     }
@@ -244,8 +286,8 @@ class PreviousAllocationTest {
     @Test
     void destroyingAnAllocationThatWaitsForItsPreviousOneEndsTheWaitAtOnce() throws Exception {
         try (StateDB db = StateStores.inMemory();
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             Remote previous = new Remote();
             AllocRunnerConfig cfg = config(db, driver);
             AllocRunner waiting = new AllocRunner(cfg, migratingReplacement(), NO_LISTENER, previous);
@@ -254,10 +296,12 @@ class PreviousAllocationTest {
             long start = System.nanoTime();
             waiting.destroy();
             Duration took = Duration.ofNanos(System.nanoTime() - start);
-            assertThat(took).as("destroy took %s; its deadline is %s", took, cfg.destroyDeadline())
+            assertThat(took)
+                    .as("destroy took %s; its deadline is %s", took, cfg.destroyDeadline())
                     .isLessThan(Duration.ofSeconds(3));
             assertThat(waiting.allocState().taskStates().get("app").getState()).isEqualTo(TaskState.State.Dead);
-            assertThat(waiting.allocState().taskStates().get("app").getStartedAt()).isNull();
+            assertThat(waiting.allocState().taskStates().get("app").getStartedAt())
+                    .isNull();
             assertThat(previous.fetched).isEmpty();
         }
     }
@@ -267,11 +311,11 @@ class PreviousAllocationTest {
         List<String> warnings = new CopyOnWriteArrayList<>();
         List<String> fetchedBy = new CopyOnWriteArrayList<>();
         try (MockApi api = new MockApi();
-             ApiPreviousAllocations claims = new ApiPreviousAllocations(api.client(), Duration.ofMillis(20),
-                     Duration.ofMillis(100));
-             StateDB db = StateStores.inMemory();
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                ApiPreviousAllocations claims =
+                        new ApiPreviousAllocations(api.client(), Duration.ofMillis(20), Duration.ofMillis(100));
+                StateDB db = StateStores.inMemory();
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             Allocation web1 = alloc("web-1", null, "true");
             Allocation created = api.client().resource(web1).create();
             AllocationStatus done = new AllocationStatus();
@@ -288,8 +332,7 @@ class PreviousAllocationTest {
             AllocRunnerConfig cfg = config(db, driver);
             AllocStateListener listener = new AllocStateListener() {
                 @Override
-                public void allocStateChanged(AllocId id, AllocState s, String t, TaskEvent e) {
-                }
+                public void allocStateChanged(AllocId id, AllocState s, String t, TaskEvent e) {}
 
                 @Override
                 public void allocWarning(AllocId id, String reason, String message) {
@@ -309,8 +352,10 @@ class PreviousAllocationTest {
                 r.terminal().get(20, TimeUnit.SECONDS);
             }
             assertThat(fetchedBy).containsExactly("web-2");
-            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen"))).isEqualTo("web-1's data\ndone\n");
-            assertThat(Files.readString(data.resolve("allocs/default/web-3/app/local/seen"))).isEqualTo("done\n");
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen")))
+                    .isEqualTo("web-1's data\ndone\n");
+            assertThat(Files.readString(data.resolve("allocs/default/web-3/app/local/seen")))
+                    .isEqualTo("done\n");
             String refusal = "Not taking the ephemeral disk of previous allocation web-1; starting with an empty one:"
                     + " allocation web-2 claimed the disk of web-1 first, and a disk goes to one successor only";
             assertThat(messages(runners.get(1))).contains(refusal);

@@ -37,10 +37,22 @@ class RestoreTest {
 
     @TempDir
     Path data;
+
     final List<TaskEvent> events = new CopyOnWriteArrayList<>();
 
     AllocRunnerConfig config(StateDB db, RawExecDriver driver) {
-        return new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(driver)), db, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT), List.of(), List.of());
+        return new AllocRunnerConfig(
+                data,
+                new TaskRunnerConfig.Shared(
+                        new DriverRegistry(List.of(driver)),
+                        db,
+                        Clock.systemUTC(),
+                        new SplittableRandom(1),
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(10),
+                        TaskRunnerConfig.StopRetry.DEFAULT),
+                List.of(),
+                List.of());
     }
 
     final AllocStateListener listener = (id, state, task, event) -> {
@@ -51,7 +63,11 @@ class RestoreTest {
 
     static Allocation alloc(int i) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName("svc-" + i).withNamespace("default").withGeneration(1L).build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName("svc-" + i)
+                .withNamespace("default")
+                .withGeneration(1L)
+                .build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("local");
         Task t = new Task();
@@ -67,18 +83,23 @@ class RestoreTest {
     void fiftyRunningAllocationsAreReattachedWithoutRestarts() throws Exception {
         Map<String, String> pids = new HashMap<>();
         try (StateDB db = StateStores.open(data.resolve("state"));
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             List<AllocRunner> runners = new ArrayList<>();
             for (int i = 0; i < ALLOCS; i++) {
                 AllocRunner r = new AllocRunner(config(db, driver), alloc(i), listener, PreviousAllocations.NONE);
                 runners.add(r);
                 r.run();
             }
-            await().atMost(Duration.ofSeconds(60)).until(() ->
-                    runners.stream().allMatch(r -> r.allocState().clientStatus() == ClientStatus.Running));
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> runners.stream().allMatch(r -> r.allocState().clientStatus() == ClientStatus.Running));
             for (AllocRunner r : runners) {
-                pids.put(r.id().name(), db.getTaskLocalState(r.id(), "main").orElseThrow().driverHandle().get("pid"));
+                pids.put(
+                        r.id().name(),
+                        db.getTaskLocalState(r.id(), "main")
+                                .orElseThrow()
+                                .driverHandle()
+                                .get("pid"));
                 r.shutdown(); // the agent stops; tasks keep running
             }
         }
@@ -86,8 +107,8 @@ class RestoreTest {
 
         List<AllocRunner> restored = new ArrayList<>();
         try (StateDB db = StateStores.open(data.resolve("state"));
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             try {
                 List<StoredAllocation> stored = db.loadAll();
                 assertThat(stored).hasSize(ALLOCS);
@@ -98,14 +119,20 @@ class RestoreTest {
                 }
                 for (AllocRunner r : restored) {
                     assertThat(r.allocState().clientStatus()).isEqualTo(ClientStatus.Running);
-                    assertThat(r.allocState().taskStates().get("main").getRestarts()).isZero();
-                    String pid = db.getTaskLocalState(r.id(), "main").orElseThrow().driverHandle().get("pid");
+                    assertThat(r.allocState().taskStates().get("main").getRestarts())
+                            .isZero();
+                    String pid = db.getTaskLocalState(r.id(), "main")
+                            .orElseThrow()
+                            .driverHandle()
+                            .get("pid");
                     assertThat(pid).isEqualTo(pids.get(r.id().name()));
-                    assertThat(ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive)).contains(true);
+                    assertThat(ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive))
+                            .contains(true);
                 }
                 Thread.sleep(300); // give a wrongly restarted task time to show itself
-                assertThat(events).extracting(TaskEvent::getType).doesNotContain(TaskEventType.Started,
-                        TaskEventType.Restarting, TaskEventType.Terminated);
+                assertThat(events)
+                        .extracting(TaskEvent::getType)
+                        .doesNotContain(TaskEventType.Started, TaskEventType.Restarting, TaskEventType.Terminated);
             } finally {
                 for (AllocRunner r : restored) {
                     r.destroy();
@@ -114,8 +141,10 @@ class RestoreTest {
             assertThat(db.loadAll()).isEmpty();
         }
         for (String pid : pids.values()) {
-            await().atMost(Duration.ofSeconds(10)).until(() ->
-                    ProcessHandle.of(Long.parseLong(pid)).map(p -> !p.isAlive()).orElse(true));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> ProcessHandle.of(Long.parseLong(pid))
+                            .map(p -> !p.isAlive())
+                            .orElse(true));
         }
     }
 
@@ -124,26 +153,32 @@ class RestoreTest {
     void aRestoredAllocationDestroyedBeforeItRunsKillsItsProcess() throws Exception {
         String pid;
         try (StateDB db = StateStores.open(data.resolve("state"));
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
             AllocRunner r = new AllocRunner(config(db, driver), alloc(0), listener, PreviousAllocations.NONE);
             r.run();
             await().atMost(Duration.ofSeconds(30)).until(() -> r.allocState().clientStatus() == ClientStatus.Running);
-            pid = db.getTaskLocalState(r.id(), "main").orElseThrow().driverHandle().get("pid");
+            pid = db.getTaskLocalState(r.id(), "main")
+                    .orElseThrow()
+                    .driverHandle()
+                    .get("pid");
             r.shutdown();
         }
-        assertThat(ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive)).contains(true);
+        assertThat(ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive))
+                .contains(true);
         events.clear();
         try (StateDB db = StateStores.open(data.resolve("state"));
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            AllocRunner r = AllocRunner.restore(config(db, driver), db.loadAll().getFirst(), listener,
-                    PreviousAllocations.NONE);
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunner r = AllocRunner.restore(
+                    config(db, driver), db.loadAll().getFirst(), listener, PreviousAllocations.NONE);
             r.destroy();
             assertThat(db.loadAll()).isEmpty();
         }
-        await().atMost(Duration.ofSeconds(10)).until(() ->
-                ProcessHandle.of(Long.parseLong(pid)).map(p -> !p.isAlive()).orElse(true));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> ProcessHandle.of(Long.parseLong(pid))
+                        .map(p -> !p.isAlive())
+                        .orElse(true));
         assertThat(events).extracting(TaskEvent::getType).doesNotContain(TaskEventType.Started);
     }
 }

@@ -34,7 +34,8 @@ class SiblingRulesTest {
 
     @Test
     void aFailedTaskKillsItsSiblingsNamingIt() {
-        TaskEvent e = cause(List.of(app, worker), Map.of("app", RUNNING, "worker", FAILED)).orElseThrow();
+        TaskEvent e = cause(List.of(app, worker), Map.of("app", RUNNING, "worker", FAILED))
+                .orElseThrow();
         assertThat(e.getType()).isEqualTo(TaskEventType.SiblingTaskFailed);
         assertThat(e.getFailedSibling()).isEqualTo("worker");
     }
@@ -67,7 +68,8 @@ class SiblingRulesTest {
 
     @Test
     void poststopTasksTakeNoPart() {
-        assertThat(cause(List.of(app, cleanup), Map.of("app", RUNNING, "cleanup", FAILED))).isEmpty();
+        assertThat(cause(List.of(app, cleanup), Map.of("app", RUNNING, "cleanup", FAILED)))
+                .isEmpty();
         assertThat(cause(List.of(app, proxy, cleanup), Map.of("app", DONE, "proxy", DONE, "cleanup", RUNNING)))
                 .isEmpty();
     }

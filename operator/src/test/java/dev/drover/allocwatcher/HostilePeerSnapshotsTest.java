@@ -39,13 +39,15 @@ class HostilePeerSnapshotsTest {
 
     /** Each unpacking gets a new staging directory under this one. */
     Path stagings;
+
     Path staging;
     Path victim;
     TreeMap<String, String> before;
 
     @BeforeEach
     void plantVictims() throws IOException {
-        // dir/victim (a file) and dir/victims/ (a directory), beside the staging directories under dir/s: what an escape would reach
+        // dir/victim (a file) and dir/victims/ (a directory), beside the staging directories under dir/s: what an
+        // escape would reach
         victim = Files.writeString(dir.resolve("victim"), "host file");
         Files.createDirectories(dir.resolve("victims"));
         stagings = Files.createDirectories(dir.resolve("s"));
@@ -63,23 +65,27 @@ class HostilePeerSnapshotsTest {
     void refused(byte[] tar, String what) throws IOException {
         Path staging = Files.createTempDirectory(stagings, "staging");
         assertThatThrownBy(() -> Snapshots.unpack(new ByteArrayInputStream(tar), staging, Set.of("web"), MB))
-                .isInstanceOf(SnapshotException.class).hasMessageContaining(what);
+                .isInstanceOf(SnapshotException.class)
+                .hasMessageContaining(what);
     }
 
     // --- symbolic links ---
 
     @Test
     void linkChainThroughEarlierLinkIsRefused() throws Exception {
-        // x resolves to the staging root (inside); e reads as inside lexically, but the kernel goes through x: dir/victim
-        refused(tar(entry("alloc/data/a/x", 0, '2', "../../.."),
-                entry("alloc/data/e", 0, '2', "a/x/../../victim")), "\"alloc/data/e\" -> \"a/x/../../victim\" points out");
+        // x resolves to the staging root (inside); e reads as inside lexically, but the kernel goes through x:
+        // dir/victim
+        refused(
+                tar(entry("alloc/data/a/x", 0, '2', "../../.."), entry("alloc/data/e", 0, '2', "a/x/../../victim")),
+                "\"alloc/data/e\" -> \"a/x/../../victim\" points out");
     }
 
     @Test
     void aLaterLinkThatChangesWhereAnEarlierOneLeadsIsRefused() throws Exception {
         // when l is made, "future" does not exist and l stays inside; then future -> .. makes l climb three levels out
-        refused(tar(entry("alloc/data/l", 0, '2', "future/../../../victims"),
-                entry("alloc/data/future", 0, '2', "..")), "\"alloc/data/l\" -> \"future/../../../victims\" points out");
+        refused(
+                tar(entry("alloc/data/l", 0, '2', "future/../../../victims"), entry("alloc/data/future", 0, '2', "..")),
+                "\"alloc/data/l\" -> \"future/../../../victims\" points out");
     }
 
     @Test
@@ -91,16 +97,25 @@ class HostilePeerSnapshotsTest {
 
     @Test
     void aLinkLoopIsRefused() throws Exception {
-        refused(tar(entry("alloc/data/a", 0, '2', "b"), entry("alloc/data/b", 0, '2', "a"),
-                entry("alloc/data/c", 0, '2', "a/x")), "\"alloc/data/c\" -> \"a/x\" points out");
+        refused(
+                tar(
+                        entry("alloc/data/a", 0, '2', "b"),
+                        entry("alloc/data/b", 0, '2', "a"),
+                        entry("alloc/data/c", 0, '2', "a/x")),
+                "\"alloc/data/c\" -> \"a/x\" points out");
     }
 
     @Test
     void writingThroughAnyLinkIsRefusedEvenOneThatStaysInside() throws Exception {
-        refused(tar(entry("alloc/data/in", 0, '2', "."), file("alloc/data/in/x", "x")),
+        refused(
+                tar(entry("alloc/data/in", 0, '2', "."), file("alloc/data/in/x", "x")),
                 "\"alloc/data/in/x\" goes through the link alloc/data/in");
-        refused(tar(entry("alloc/data/d", 0, '2', "sub"), entry("alloc/data/sub/", 0, '5', ""),
-                entry("alloc/data/d/", 0, '5', "")), "\"alloc/data/d\" collides with an earlier entry");
+        refused(
+                tar(
+                        entry("alloc/data/d", 0, '2', "sub"),
+                        entry("alloc/data/sub/", 0, '5', ""),
+                        entry("alloc/data/d/", 0, '5', "")),
+                "\"alloc/data/d\" collides with an earlier entry");
     }
 
     // --- hard links ---
@@ -108,29 +123,48 @@ class HostilePeerSnapshotsTest {
     @Test
     void hardLinkToAnOutsideFileThroughALinkIsRefused() throws Exception {
         // d reads as alloc/data lexically, resolves to dir (outside); a hard link "through" it would reach dir/victim
-        refused(tar(entry("alloc/data/a/x", 0, '2', "../../.."), entry("alloc/data/d", 0, '2', "a/x/../.."),
-                entry("alloc/data/h", 0, '1', "alloc/data/d/victim")), "\"alloc/data/d\" -> \"a/x/../..\" points out");
+        refused(
+                tar(
+                        entry("alloc/data/a/x", 0, '2', "../../.."),
+                        entry("alloc/data/d", 0, '2', "a/x/../.."),
+                        entry("alloc/data/h", 0, '1', "alloc/data/d/victim")),
+                "\"alloc/data/d\" -> \"a/x/../..\" points out");
         assertThat((int) Files.getAttribute(victim, "unix:nlink")).isEqualTo(1);
     }
 
     @Test
     void hardLinksNameOnlyFilesUnpackedEarlierInTheStream() throws Exception {
-        refused(tar(entry("alloc/data/h", 0, '1', "alloc/data/never")),
+        refused(
+                tar(entry("alloc/data/h", 0, '1', "alloc/data/never")),
                 "hard link \"alloc/data/h\" -> \"alloc/data/never\" does not name a file unpacked before it");
-        refused(tar(file("alloc/data/f", "x"), entry("alloc/data/in", 0, '2', "."),
-                entry("alloc/data/h", 0, '1', "alloc/data/in/f")), "hard link \"alloc/data/h\"");
-        refused(tar(entry("alloc/data/sub/", 0, '5', ""), entry("alloc/data/h", 0, '1', "alloc/data/sub")),
+        refused(
+                tar(
+                        file("alloc/data/f", "x"),
+                        entry("alloc/data/in", 0, '2', "."),
+                        entry("alloc/data/h", 0, '1', "alloc/data/in/f")),
                 "hard link \"alloc/data/h\"");
-        refused(tar(entry("alloc/data/l", 0, '2', "f"), file("alloc/data/f", "x"),
-                entry("alloc/data/h", 0, '1', "alloc/data/l")), "hard link \"alloc/data/h\"");
+        refused(
+                tar(entry("alloc/data/sub/", 0, '5', ""), entry("alloc/data/h", 0, '1', "alloc/data/sub")),
+                "hard link \"alloc/data/h\"");
+        refused(
+                tar(
+                        entry("alloc/data/l", 0, '2', "f"),
+                        file("alloc/data/f", "x"),
+                        entry("alloc/data/h", 0, '1', "alloc/data/l")),
+                "hard link \"alloc/data/h\"");
         refused(tar(entry("alloc/data/h", 0, '1', "../../victim")), "climbs out");
     }
 
     @Test
     void aHardLinkToAFileUnpackedBeforeIsKept() throws Exception {
-        Snapshots.unpack(new ByteArrayInputStream(tar(file("alloc/data/f", "shared"),
-                entry("web/local/h", 0, '1', "alloc/data/f"))), staging, Set.of("web"), MB);
-        assertThat(Files.isSameFile(staging.resolve("alloc/data/f"), staging.resolve("web/local/h"))).isTrue();
+        Snapshots.unpack(
+                new ByteArrayInputStream(
+                        tar(file("alloc/data/f", "shared"), entry("web/local/h", 0, '1', "alloc/data/f"))),
+                staging,
+                Set.of("web"),
+                MB);
+        assertThat(Files.isSameFile(staging.resolve("alloc/data/f"), staging.resolve("web/local/h")))
+                .isTrue();
     }
 
     // --- PAX and long-name floods ---
@@ -147,7 +181,8 @@ class HostilePeerSnapshotsTest {
 
     @Test
     void oneHugePaxHeaderIsRefusedBeforeItIsRead() throws Exception {
-        refused(tar(pax("path", "alloc/data/" + "n".repeat(2_000_000)), file("alloc/data/x", "x")),
+        refused(
+                tar(pax("path", "alloc/data/" + "n".repeat(2_000_000)), file("alloc/data/x", "x")),
                 "the headers of one entry take more than 64 KiB");
     }
 
@@ -180,7 +215,8 @@ class HostilePeerSnapshotsTest {
     void hugeNamesAreRefusedNamingTheEntry() throws Exception {
         String longName = "alloc/data/" + "d/".repeat(2100) + "f";
         refused(tar(pax("path", longName), file("alloc/data/placeholder", "x")), "has a name longer than 4096 bytes");
-        refused(tar(pax("path", "alloc/data/" + "c".repeat(300)), file("alloc/data/placeholder", "x")),
+        refused(
+                tar(pax("path", "alloc/data/" + "c".repeat(300)), file("alloc/data/placeholder", "x")),
                 "has a name part longer than 255 bytes");
         byte[] gnu = "alloc/data/".concat("g".repeat(200_000)).getBytes(StandardCharsets.UTF_8);
         ByteArrayOutputStream longLink = new ByteArrayOutputStream();
@@ -193,8 +229,11 @@ class HostilePeerSnapshotsTest {
     @Test
     void aRefusedNameIsShownCutInTheMessage() {
         String longName = "alloc/data/" + "x".repeat(100) + "/" + "y".repeat(5000);
-        assertThatThrownBy(() -> Snapshots.unpack(new ByteArrayInputStream(tar(pax("path", longName),
-                file("alloc/data/p", "x"))), staging, Set.of("web"), MB))
+        assertThatThrownBy(() -> Snapshots.unpack(
+                        new ByteArrayInputStream(tar(pax("path", longName), file("alloc/data/p", "x"))),
+                        staging,
+                        Set.of("web"),
+                        MB))
                 .hasMessageContaining("... (" + longName.length() + " characters)")
                 .satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(400));
     }
@@ -213,14 +252,17 @@ class HostilePeerSnapshotsTest {
 
     @Test
     void streamsCutAnywhereAreRefused() throws Exception {
-        byte[] whole = tar(pax("path", "alloc/data/" + "n".repeat(150)), file("alloc/data/a", "x".repeat(2000)),
+        byte[] whole = tar(
+                pax("path", "alloc/data/" + "n".repeat(150)),
+                file("alloc/data/a", "x".repeat(2000)),
                 file("alloc/data/b", "y"));
         // inside the PAX data, inside a header, inside a file's content, after the last entry (no end blocks)
         refused(Arrays.copyOf(whole, 700), "the snapshot ends in the middle of a header (at its first entry)");
         refused(Arrays.copyOf(whole, 1024 + 300), "the snapshot ends in the middle of a header (at its first entry)");
         // a long name is shown cut, saying how long it was
-        refused(Arrays.copyOf(whole, 1536 + 1000), "the snapshot ends in the middle of \"alloc/data/" + "n".repeat(89)
-                + "\"... (161 characters)");
+        refused(
+                Arrays.copyOf(whole, 1536 + 1000),
+                "the snapshot ends in the middle of \"alloc/data/" + "n".repeat(89) + "\"... (161 characters)");
         refused(Arrays.copyOf(whole, whole.length - 1024), "ends without its end-of-archive blocks (cut short?)");
     }
 
@@ -248,9 +290,10 @@ class HostilePeerSnapshotsTest {
 
             @Override
             public FileVisitResult visitFile(Path f, BasicFileAttributes a) throws IOException {
-                String what = a.isSymbolicLink() ? "link -> " + Files.readSymbolicLink(f)
+                String what = a.isSymbolicLink()
+                        ? "link -> " + Files.readSymbolicLink(f)
                         : (a.isRegularFile() ? "file " : "other ") + a.size() + " bytes, "
-                        + Files.getAttribute(f, "unix:nlink", LinkOption.NOFOLLOW_LINKS) + " links";
+                                + Files.getAttribute(f, "unix:nlink", LinkOption.NOFOLLOW_LINKS) + " links";
                 out.put(dir.relativize(f).toString(), what);
                 return FileVisitResult.CONTINUE;
             }

@@ -50,7 +50,8 @@ class SnapshotsTest {
         Path into = staging();
         long bytes = Snapshots.unpack(new ByteArrayInputStream(tar.toByteArray()), into, Set.of("web"), 10 * MB);
 
-        assertThat(Files.readString(into.resolve("alloc/data/deep/er/state.json"))).isEqualTo("{\"n\":1}");
+        assertThat(Files.readString(into.resolve("alloc/data/deep/er/state.json")))
+                .isEqualTo("{\"n\":1}");
         assertThat(Files.size(into.resolve("alloc/data/blob"))).isEqualTo(700_000);
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(into.resolve("alloc/data/blob"))))
                 .isEqualTo("rwxr-x---");
@@ -78,7 +79,8 @@ class SnapshotsTest {
     void namesThatClimbOutAreRefused() {
         for (String name : List.of("../escape", "alloc/data/../../escape", "/etc/passwd", "alloc/data/../../../x")) {
             assertThatThrownBy(() -> unpack(tar(file(name, "x"))), name)
-                    .isInstanceOf(SnapshotException.class).hasMessageContaining(name);
+                    .isInstanceOf(SnapshotException.class)
+                    .hasMessageContaining(name);
         }
         assertThat(dir.resolve("escape")).doesNotExist();
     }
@@ -87,7 +89,8 @@ class SnapshotsTest {
     void entriesOutsideDataAndLocalAreRefused() {
         for (String name : List.of("alloc/logs/x", "web/secrets/token", "etc/passwd", "Web/local/x")) {
             assertThatThrownBy(() -> unpack(tar(file(name, "x"))), name)
-                    .isInstanceOf(SnapshotException.class).hasMessageContaining("outside alloc/data");
+                    .isInstanceOf(SnapshotException.class)
+                    .hasMessageContaining("outside alloc/data");
         }
     }
 
@@ -125,8 +128,10 @@ class SnapshotsTest {
 
     @Test
     void specialFilesDuplicatesAndBrokenStreamsAreRefused() throws Exception {
-        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/dev", 0, '3', "")))).hasMessageContaining("character device");
-        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/fifo", 0, '6', "")))).hasMessageContaining("fifo");
+        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/dev", 0, '3', ""))))
+                .hasMessageContaining("character device");
+        assertThatThrownBy(() -> unpack(tar(entry("alloc/data/fifo", 0, '6', ""))))
+                .hasMessageContaining("fifo");
         assertThatThrownBy(() -> unpack(tar(file("alloc/data/a", "1"), file("alloc/data/a", "2"))))
                 .hasMessageContaining("appears twice");
         byte[] whole = tar(file("alloc/data/a", "x".repeat(2000)));
@@ -145,7 +150,8 @@ class SnapshotsTest {
         Files.writeString(alloc.resolve("alloc/data/ünïcode"), "u");
         ByteArrayOutputStream packed = new ByteArrayOutputStream();
         Snapshots.pack(alloc, List.of(), packed);
-        Process list = new ProcessBuilder("tar", "-tf", "-").redirectErrorStream(true).start();
+        Process list =
+                new ProcessBuilder("tar", "-tf", "-").redirectErrorStream(true).start();
         list.getOutputStream().write(packed.toByteArray());
         list.getOutputStream().close();
         String listed = new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -154,14 +160,17 @@ class SnapshotsTest {
 
         // and the other way: GNU tar's PAX output, with a hard link, unpacks
         Files.createLink(alloc.resolve("alloc/data/again"), alloc.resolve("alloc/data/ünïcode"));
-        Process write = new ProcessBuilder("tar", "--format=pax", "-cf", "-", "alloc/data").directory(alloc.toFile())
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process write = new ProcessBuilder("tar", "--format=pax", "-cf", "-", "alloc/data")
+                .directory(alloc.toFile())
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         byte[] fromTar = write.getInputStream().readAllBytes();
         assertThat(write.waitFor()).isZero();
         Path into = staging();
         Snapshots.unpack(new ByteArrayInputStream(fromTar), into, Set.of(), MB);
         assertThat(Files.readString(into.resolve("alloc/data/" + longName))).isEqualTo("deep");
-        assertThat(Files.isSameFile(into.resolve("alloc/data/again"), into.resolve("alloc/data/ünïcode"))).isTrue();
+        assertThat(Files.isSameFile(into.resolve("alloc/data/again"), into.resolve("alloc/data/ünïcode")))
+                .isTrue();
     }
 
     @Test

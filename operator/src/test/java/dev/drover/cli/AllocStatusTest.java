@@ -82,9 +82,13 @@ class AllocStatusTest {
 
     static Allocation allocation(List<Task> tasks, AllocationStatus status) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName("web-1").withNamespace("default")
-                .withUid("4f1c2a7e-0000-4000-8000-000000000001").withGeneration(1L)
-                .withCreationTimestamp(CREATED.toString()).build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName("web-1")
+                .withNamespace("default")
+                .withUid("4f1c2a7e-0000-4000-8000-000000000001")
+                .withGeneration(1L)
+                .withCreationTimestamp(CREATED.toString())
+                .build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("node-a");
         spec.setTasks(tasks);
@@ -100,30 +104,40 @@ class AllocStatusTest {
         s.setClientDescription("Tasks are running");
         s.setObservedGeneration(1L);
         s.setReady("2/2");
-        s.setConditions(List.of(new ConditionBuilder().withType("Ready").withStatus("True")
-                .withReason("TasksRunning").withMessage("Tasks are running").build()));
-        s.setAllocatedDevices(List.of(new AllocatedDevice("web", "nvidia", "gpu", "Tesla T4",
-                List.of("GPU-0", "GPU-1"))));
-        TaskState web = state(TaskState.State.Running,
+        s.setConditions(List.of(new ConditionBuilder()
+                .withType("Ready")
+                .withStatus("True")
+                .withReason("TasksRunning")
+                .withMessage("Tasks are running")
+                .build()));
+        s.setAllocatedDevices(
+                List.of(new AllocatedDevice("web", "nvidia", "gpu", "Tesla T4", List.of("GPU-0", "GPU-1"))));
+        TaskState web = state(
+                TaskState.State.Running,
                 event(TaskEventType.Received, "2026-11-22T10:00:00.100Z", "Task received by client"),
                 event(TaskEventType.TaskSetup, "2026-11-22T10:00:00.200Z", "Building Task Directory"),
                 event(TaskEventType.Started, "2026-11-22T10:00:01.300Z", "Task started by client"),
-                event(TaskEventType.Terminated, "2026-11-22T10:02:31Z", "Exit Code: 1").withExit(1, null),
+                event(TaskEventType.Terminated, "2026-11-22T10:02:31Z", "Exit Code: 1")
+                        .withExit(1, null),
                 TaskEvent.of(TaskEventType.Restarting, Instant.parse("2026-11-22T10:02:31.500Z"))
-                        .withMessage("Restart within policy").withRestartReason("Restart within policy")
+                        .withMessage("Restart within policy")
+                        .withRestartReason("Restart within policy")
                         .withStartDelay(Duration.ofSeconds(15)),
                 event(TaskEventType.Started, "2026-11-22T10:02:32Z", "Task started by client"));
         web.setRestarts(1);
         web.setLastRestart("2026-11-22T10:02:31.500Z");
         web.setStartedAt("2026-11-22T10:02:32Z");
-        TaskState init = state(TaskState.State.Dead,
+        TaskState init = state(
+                TaskState.State.Dead,
                 event(TaskEventType.Started, "2026-11-22T10:00:00.500Z", "Task started by client"),
-                event(TaskEventType.Terminated, "2026-11-22T10:00:00.900Z", "Exit Code: 0").withExit(0, null));
+                event(TaskEventType.Terminated, "2026-11-22T10:00:00.900Z", "Exit Code: 0")
+                        .withExit(0, null));
         init.setFailed(false);
         init.setRestarts(0);
         init.setStartedAt("2026-11-22T10:00:00.500Z");
         init.setFinishedAt("2026-11-22T10:00:00.900Z");
-        TaskState sidecar = state(TaskState.State.Running,
+        TaskState sidecar = state(
+                TaskState.State.Running,
                 event(TaskEventType.Started, "2026-11-22T10:00:01.500Z", "Task started by client"));
         sidecar.setStartedAt("2026-11-22T10:00:01.500Z");
         Map<String, TaskState> states = new LinkedHashMap<>();
@@ -132,17 +146,34 @@ class AllocStatusTest {
         states.put("web", web);
         states.put("init", init);
         s.setTaskStates(states);
-        return allocation(List.of(hooked("init", LifecycleHook.Prestart, false), leader("web"),
-                hooked("logs", LifecycleHook.Poststart, true), task("worker"),
-                hooked("cleanup", LifecycleHook.Poststop, false)), s);
+        return allocation(
+                List.of(
+                        hooked("init", LifecycleHook.Prestart, false),
+                        leader("web"),
+                        hooked("logs", LifecycleHook.Poststart, true),
+                        task("worker"),
+                        hooked("cleanup", LifecycleHook.Poststop, false)),
+                s);
     }
 
     static Event kubeEvent(String name, String type, String reason, String message, String lastTimestamp) {
-        return new EventBuilder().withNewMetadata().withName(name).withNamespace("default").endMetadata()
-                .withNewInvolvedObject().withKind("Allocation").withName("web-1")
-                .withUid("4f1c2a7e-0000-4000-8000-000000000001").endInvolvedObject()
-                .withType(type).withReason(reason).withMessage(message)
-                .withFirstTimestamp(lastTimestamp).withLastTimestamp(lastTimestamp).withCount(1).build();
+        return new EventBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace("default")
+                .endMetadata()
+                .withNewInvolvedObject()
+                .withKind("Allocation")
+                .withName("web-1")
+                .withUid("4f1c2a7e-0000-4000-8000-000000000001")
+                .endInvolvedObject()
+                .withType(type)
+                .withReason(reason)
+                .withMessage(message)
+                .withFirstTimestamp(lastTimestamp)
+                .withLastTimestamp(lastTimestamp)
+                .withCount(1)
+                .build();
     }
 
     static List<String> lines(String text) {
@@ -152,7 +183,8 @@ class AllocStatusTest {
     /** The lines of one block: from the line starting with {@code first} up to the next blank line. */
     static List<String> block(String text, String first) {
         List<String> all = lines(text);
-        int start = all.indexOf(all.stream().filter(l -> l.startsWith(first)).findFirst().orElseThrow());
+        int start = all.indexOf(
+                all.stream().filter(l -> l.startsWith(first)).findFirst().orElseThrow());
         int end = start;
         while (end < all.size() && !all.get(end).isBlank()) {
             end++;
@@ -166,26 +198,32 @@ class AllocStatusTest {
     void headerShowsWhatTheAgentReportsAligned() {
         String out = AllocStatus.render(running(), List.of(), NOW);
 
-        assertThat(block(out, "Name")).containsExactly(
-                "Name               = web-1",
-                "Namespace          = default",
-                "UID                = 4f1c2a7e-0000-4000-8000-000000000001",
-                "Node               = node-a",
-                "Type               = Service",
-                "Client Status      = Running",
-                "Client Description = Tasks are running",
-                "Desired Status     = Run",
-                "Ready              = True, 2/2 main tasks running",
-                "Created            = 3m12s ago",
-                "Devices            = web: nvidia/gpu/Tesla T4 [GPU-0, GPU-1]");
+        assertThat(block(out, "Name"))
+                .containsExactly(
+                        "Name               = web-1",
+                        "Namespace          = default",
+                        "UID                = 4f1c2a7e-0000-4000-8000-000000000001",
+                        "Node               = node-a",
+                        "Type               = Service",
+                        "Client Status      = Running",
+                        "Client Description = Tasks are running",
+                        "Desired Status     = Run",
+                        "Ready              = True, 2/2 main tasks running",
+                        "Created            = 3m12s ago",
+                        "Devices            = web: nvidia/gpu/Tesla T4 [GPU-0, GPU-1]");
     }
 
     @Test
     void readyAddsTheConditionsMessageWhenItSaysMoreThanTheDescription() {
         Allocation a = running();
         a.getStatus().setReady("1/2");
-        a.getStatus().setConditions(List.of(new ConditionBuilder().withType("Ready").withStatus("False")
-                .withReason("Running").withMessage("waiting for task db").build()));
+        a.getStatus()
+                .setConditions(List.of(new ConditionBuilder()
+                        .withType("Ready")
+                        .withStatus("False")
+                        .withReason("Running")
+                        .withMessage("waiting for task db")
+                        .build()));
 
         assertThat(AllocStatus.render(a, List.of(), NOW))
                 .contains("Ready              = False, 1/2 main tasks running (waiting for task db)\n");
@@ -195,15 +233,18 @@ class AllocStatusTest {
     void tasksFollowTheSpecOrderWithTheirRoleAndState() {
         String out = AllocStatus.render(running(), List.of(), NOW);
 
-        assertThat(lines(out).stream().filter(l -> l.startsWith("Task \""))).containsExactly(
-                "Task \"init\" (prestart) is \"Dead\"",
-                "Task \"web\" (leader) is \"Running\"",
-                "Task \"logs\" (poststart sidecar) is \"Running\"",
-                "Task \"worker\" is \"Pending\"",
-                "Task \"cleanup\" (poststop) is \"Pending\"");
-        assertThat(block(out, "Task \"web\"")).element(1)
+        assertThat(lines(out).stream().filter(l -> l.startsWith("Task \"")))
+                .containsExactly(
+                        "Task \"init\" (prestart) is \"Dead\"",
+                        "Task \"web\" (leader) is \"Running\"",
+                        "Task \"logs\" (poststart sidecar) is \"Running\"",
+                        "Task \"worker\" is \"Pending\"",
+                        "Task \"cleanup\" (poststop) is \"Pending\"");
+        assertThat(block(out, "Task \"web\""))
+                .element(1)
                 .isEqualTo("Restarts = 1, Last Restart = 40s ago, Started = 40s ago");
-        assertThat(block(out, "Task \"init\"")).element(1)
+        assertThat(block(out, "Task \"init\""))
+                .element(1)
                 .isEqualTo("Restarts = 0, Started = 3m11s ago, Finished = 3m11s ago");
     }
 
@@ -211,17 +252,18 @@ class AllocStatusTest {
     void taskEventsAreNewestFirstWithTheDetailsTheMessageLacks() {
         String out = AllocStatus.render(running(), List.of(), NOW);
 
-        assertThat(block(out, "Task \"web\"")).containsExactly(
-                "Task \"web\" (leader) is \"Running\"",
-                "Restarts = 1, Last Restart = 40s ago, Started = 40s ago",
-                "Recent Events:",
-                "Time                  Type        Description",
-                "2026-11-22T10:02:32Z  Started     Task started by client",
-                "2026-11-22T10:02:31Z  Restarting  Restart within policy, Restart Delay: 15s",
-                "2026-11-22T10:02:31Z  Terminated  Exit Code: 1",
-                "2026-11-22T10:00:01Z  Started     Task started by client",
-                "2026-11-22T10:00:00Z  TaskSetup   Building Task Directory",
-                "2026-11-22T10:00:00Z  Received    Task received by client");
+        assertThat(block(out, "Task \"web\""))
+                .containsExactly(
+                        "Task \"web\" (leader) is \"Running\"",
+                        "Restarts = 1, Last Restart = 40s ago, Started = 40s ago",
+                        "Recent Events:",
+                        "Time                  Type        Description",
+                        "2026-11-22T10:02:32Z  Started     Task started by client",
+                        "2026-11-22T10:02:31Z  Restarting  Restart within policy, Restart Delay: 15s",
+                        "2026-11-22T10:02:31Z  Terminated  Exit Code: 1",
+                        "2026-11-22T10:00:01Z  Started     Task started by client",
+                        "2026-11-22T10:00:00Z  TaskSetup   Building Task Directory",
+                        "2026-11-22T10:00:00Z  Received    Task received by client");
     }
 
     @Test
@@ -233,35 +275,49 @@ class AllocStatusTest {
 
     @Test
     void aFailedTaskSaysSo() {
-        TaskState dead = state(TaskState.State.Dead, TaskEvent.of(TaskEventType.NotRestarting,
-                Instant.parse("2026-11-22T10:01:00Z")).withRestartReason("Error was unrecoverable"));
+        TaskState dead = state(
+                TaskState.State.Dead,
+                TaskEvent.of(TaskEventType.NotRestarting, Instant.parse("2026-11-22T10:01:00Z"))
+                        .withRestartReason("Error was unrecoverable"));
         dead.setFailed(true);
         Allocation a = allocation(List.of(task("web")), new AllocationStatus());
         a.getStatus().getTaskStates().put("web", dead);
 
         String out = AllocStatus.render(a, List.of(), NOW);
 
-        assertThat(out).contains("Task \"web\" is \"Dead\" (failed)",
-                "2026-11-22T10:01:00Z  NotRestarting  Restart Reason: Error was unrecoverable");
+        assertThat(out)
+                .contains(
+                        "Task \"web\" is \"Dead\" (failed)",
+                        "2026-11-22T10:01:00Z  NotRestarting  Restart Reason: Error was unrecoverable");
     }
 
     @Test
     void describingAnEventAddsOnlyWhatItsMessageDoesNotSay() {
-        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.Terminated, NOW).withMessage("OOM killed")
-                .withExit(137, "SIGKILL"))).isEqualTo("OOM killed, Exit Code: 137, Signal: SIGKILL");
-        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.Terminated, NOW).withMessage("Exit Code: 1")
-                .withExit(1, null))).isEqualTo("Exit Code: 1");
         assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.Terminated, NOW)
-                .withMessage("Exit Code: 12, took 1s").withExit(1, null)))
-                .as("12 is not 1").isEqualTo("Exit Code: 12, took 1s, Exit Code: 1");
-        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.DriverFailure, NOW)
-                .withDriverError("internal error: boom"))).isEqualTo("Driver Error: internal error: boom");
-        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.Killing, NOW).withKillTimeout(Duration.ofSeconds(5))
-                .withMessage("Sent interrupt. Waiting 5s before force killing")))
+                        .withMessage("OOM killed")
+                        .withExit(137, "SIGKILL")))
+                .isEqualTo("OOM killed, Exit Code: 137, Signal: SIGKILL");
+        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.Terminated, NOW)
+                        .withMessage("Exit Code: 1")
+                        .withExit(1, null)))
+                .isEqualTo("Exit Code: 1");
+        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.Terminated, NOW)
+                        .withMessage("Exit Code: 12, took 1s")
+                        .withExit(1, null)))
+                .as("12 is not 1")
+                .isEqualTo("Exit Code: 12, took 1s, Exit Code: 1");
+        assertThat(AllocStatus.describe(
+                        TaskEvent.of(TaskEventType.DriverFailure, NOW).withDriverError("internal error: boom")))
+                .isEqualTo("Driver Error: internal error: boom");
+        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.Killing, NOW)
+                        .withKillTimeout(Duration.ofSeconds(5))
+                        .withMessage("Sent interrupt. Waiting 5s before force killing")))
                 .isEqualTo("Sent interrupt. Waiting 5s before force killing");
-        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.SiblingTaskFailed, NOW).withFailedSibling("db")))
+        assertThat(AllocStatus.describe(
+                        TaskEvent.of(TaskEventType.SiblingTaskFailed, NOW).withFailedSibling("db")))
                 .isEqualTo("Failed Sibling: db");
-        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.LeaderTaskDead, NOW))).isEmpty();
+        assertThat(AllocStatus.describe(TaskEvent.of(TaskEventType.LeaderTaskDead, NOW)))
+                .isEmpty();
     }
 
     @Test
@@ -270,7 +326,9 @@ class AllocStatusTest {
 
         String out = AllocStatus.render(a, List.of(), NOW);
 
-        assertThat(out).contains("Client Status  = (not yet taken on by the node's agent: it may be waiting for a start slot, or not running)\n")
+        assertThat(out)
+                .contains(
+                        "Client Status  = (not yet taken on by the node's agent: it may be waiting for a start slot, or not running)\n")
                 .doesNotContain("Client Description", "Ready");
         assertThat(block(out, "Task \"web\"")).containsExactly("Task \"web\" is \"Pending\"", "No events yet");
         assertThat(block(out, "Task \"db\"")).containsExactly("Task \"db\" is \"Pending\"", "No events yet");
@@ -283,8 +341,9 @@ class AllocStatusTest {
 
         String out = AllocStatus.render(a, List.of(), NOW);
 
-        assertThat(out).contains("Deleting           = requested 12s ago; waiting for the node's agent to stop its"
-                + " tasks and remove its files\n");
+        assertThat(out)
+                .contains("Deleting           = requested 12s ago; waiting for the node's agent to stop its"
+                        + " tasks and remove its files\n");
     }
 
     @Test
@@ -302,7 +361,8 @@ class AllocStatusTest {
         a.getStatus().getTaskStates().put("old", state(TaskState.State.Dead));
 
         List<String> tasks = lines(AllocStatus.render(a, List.of(), NOW)).stream()
-                .filter(l -> l.startsWith("Task \"")).toList();
+                .filter(l -> l.startsWith("Task \""))
+                .toList();
 
         assertThat(tasks).last().isEqualTo("Task \"old\" (no longer in the spec) is \"Dead\"");
     }
@@ -317,7 +377,9 @@ class AllocStatusTest {
                 .isEqualTo("4d3h ago");
         assertThat(TerminalText.ago(NOW.minus(Duration.ofHours(5)), NOW)).isEqualTo("5h ago");
         assertThat(TerminalText.ago(NOW, NOW)).isEqualTo("0s ago");
-        assertThat(TerminalText.ago(NOW.plusSeconds(5), NOW)).as("a clock ahead of ours").isEqualTo("in 5s");
+        assertThat(TerminalText.ago(NOW.plusSeconds(5), NOW))
+                .as("a clock ahead of ours")
+                .isEqualTo("in 5s");
     }
 
     @Test
@@ -325,20 +387,29 @@ class AllocStatusTest {
         String hostile = "\u001B]0;pwned\u0007\u001B[2J\r\nfake line\u202Egnp.exe\u009B31m" + "x".repeat(1000);
         Allocation a = running();
         a.getStatus().setClientDescription(hostile);
-        a.getStatus().getTaskStates().get("web").getEvents()
+        a.getStatus()
+                .getTaskStates()
+                .get("web")
+                .getEvents()
                 .add(TaskEvent.of(TaskEventType.Terminated, NOW).withMessage(hostile));
         Event k = kubeEvent("e", "Warning\u001B[5m", "Bad\nReason", hostile, "2026-11-22T10:03:00Z");
 
         String out = AllocStatus.render(a, List.of(k), NOW);
 
-        assertThat(out.chars().filter(c -> c != '\n').filter(c -> Character.isISOControl(c)
-                || Character.getType(c) == Character.FORMAT)).as("no control or format character reaches the terminal")
+        assertThat(out.chars()
+                        .filter(c -> c != '\n')
+                        .filter(c -> Character.isISOControl(c) || Character.getType(c) == Character.FORMAT))
+                .as("no control or format character reaches the terminal")
                 .isEmpty();
         String shown = "\\u001B]0;pwned\\u0007\\u001B[2J\\r\\nfake line\\u202Egnp.exe\\u009B31mxxx";
-        assertThat(out).contains("Client Description = " + shown, "Terminated  " + shown,
-                "Warning\\u001B[5m", "Bad\\nReason").doesNotContain("fake line\n");
-        String description = lines(out).stream().filter(l -> l.startsWith("Client Description")).findFirst()
-                .orElseThrow().substring("Client Description = ".length());
+        assertThat(out)
+                .contains("Client Description = " + shown, "Terminated  " + shown, "Warning\\u001B[5m", "Bad\\nReason")
+                .doesNotContain("fake line\n");
+        String description = lines(out).stream()
+                .filter(l -> l.startsWith("Client Description"))
+                .findFirst()
+                .orElseThrow()
+                .substring("Client Description = ".length());
         assertThat(description).hasSize(TerminalText.MAX).endsWith("x…");
     }
 
@@ -354,13 +425,20 @@ class AllocStatusTest {
 
     @Test
     void missingFieldsDoNotCrash() {
-        assertThat(AllocStatus.render(new Allocation(), null, NOW)).contains("Name           = <none>",
-                "Client Status  = (not yet taken on by the node's agent: it may be waiting for a start slot, or not running)", "Created        = <none>", "Events:");
+        assertThat(AllocStatus.render(new Allocation(), null, NOW))
+                .contains(
+                        "Name           = <none>",
+                        "Client Status  = (not yet taken on by the node's agent: it may be waiting for a start slot, or not running)",
+                        "Created        = <none>",
+                        "Events:");
         assertThat(AllocStatus.render(allocation(Arrays.asList(new Task()), null), List.of(), NOW))
                 .contains("Task \"<none>\" is \"Pending\"");
 
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName("web-1").withCreationTimestamp("yesterday").build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName("web-1")
+                .withCreationTimestamp("yesterday")
+                .build());
         AllocationSpec spec = new AllocationSpec();
         spec.setTasks(Arrays.asList(task("web"), null, new Task()));
         a.setSpec(spec);
@@ -377,16 +455,27 @@ class AllocStatusTest {
 
         String out = AllocStatus.render(a, Arrays.asList(blank, null, noTimes), NOW);
 
-        assertThat(out).contains("Client Status      = <none>", "Created            = yesterday",
-                "Devices            = <none>: <none>", "Task \"web\" is \"Unknown\"", "Restarts = 0",
-                "<none>  <none>", "Task \"<none>\" is \"Pending\"", "<none>  <none>  Odd     <none>");
+        assertThat(out)
+                .contains(
+                        "Client Status      = <none>",
+                        "Created            = yesterday",
+                        "Devices            = <none>: <none>",
+                        "Task \"web\" is \"Unknown\"",
+                        "Restarts = 0",
+                        "<none>  <none>",
+                        "Task \"<none>\" is \"Pending\"",
+                        "<none>  <none>  Odd     <none>");
     }
 
     @Test
     void kubernetesEventsAreNewestFirstAndAtMostTen() {
         List<Event> events = new ArrayList<>();
         for (int i = 0; i < 13; i++) {
-            events.add(kubeEvent("e" + i, "Normal", "Started", "Task web: start " + i,
+            events.add(kubeEvent(
+                    "e" + i,
+                    "Normal",
+                    "Started",
+                    "Task web: start " + i,
                     Instant.parse("2026-11-22T10:00:00Z").plusSeconds(i).toString()));
         }
         // newer-style Events carry only eventTime; older ones only firstTimestamp
@@ -401,14 +490,16 @@ class AllocStatusTest {
         List<String> section = block(AllocStatus.render(running(), events, NOW), "Events:");
 
         assertThat(section).hasSize(1 + 1 + 10 + 1);
-        assertThat(section.subList(0, 4)).containsExactly(
-                "Events:",
-                "Time                  Type     Reason         Message",
-                "2026-11-22T10:02:00Z  Warning  NotRestarting  Task web: gave up",
-                "2026-11-22T10:00:12Z  Normal   Started        Task web: start 12");
+        assertThat(section.subList(0, 4))
+                .containsExactly(
+                        "Events:",
+                        "Time                  Type     Reason         Message",
+                        "2026-11-22T10:02:00Z  Warning  NotRestarting  Task web: gave up",
+                        "2026-11-22T10:00:12Z  Normal   Started        Task web: start 12");
         assertThat(section.get(11)).endsWith("Task web: start 4");
-        assertThat(section.getLast()).isEqualTo("(5 older not shown: kubectl get events -n default"
-                + " --field-selector involvedObject.name=web-1)");
+        assertThat(section.getLast())
+                .isEqualTo("(5 older not shown: kubectl get events -n default"
+                        + " --field-selector involvedObject.name=web-1)");
     }
 
     @Test
@@ -417,15 +508,17 @@ class AllocStatusTest {
         Event often = kubeEvent("b", "Warning", "Terminated", "Task web: Exit Code: 1", "2026-11-22T10:02:31Z");
         often.setCount(4);
 
-        assertThat(block(AllocStatus.render(running(), List.of(once, often), NOW), "Events:")).containsExactly(
-                "Events:",
-                "Time                  Type     Reason      Count  Message",
-                "2026-11-22T10:02:31Z  Warning  Terminated  4      Task web: Exit Code: 1",
-                "2026-11-22T10:00:01Z  Normal   Started     1      Task web: started");
-        assertThat(block(AllocStatus.render(running(), List.of(once), NOW), "Events:")).containsExactly(
-                "Events:",
-                "Time                  Type    Reason   Message",
-                "2026-11-22T10:00:01Z  Normal  Started  Task web: started");
+        assertThat(block(AllocStatus.render(running(), List.of(once, often), NOW), "Events:"))
+                .containsExactly(
+                        "Events:",
+                        "Time                  Type     Reason      Count  Message",
+                        "2026-11-22T10:02:31Z  Warning  Terminated  4      Task web: Exit Code: 1",
+                        "2026-11-22T10:00:01Z  Normal   Started     1      Task web: started");
+        assertThat(block(AllocStatus.render(running(), List.of(once), NOW), "Events:"))
+                .containsExactly(
+                        "Events:",
+                        "Time                  Type    Reason   Message",
+                        "2026-11-22T10:00:01Z  Normal  Started  Task web: started");
     }
 
     @Test
@@ -444,7 +537,10 @@ class AllocStatusTest {
     static KubernetesMockServer server(List<Event> events) {
         KubernetesMockServer server = new KubernetesMockServer(false);
         server.init(InetAddress.getLoopbackAddress(), 0);
-        server.expect().get().withPath(EVENTS_PATH).andReturn(200, new EventListBuilder().withItems(events).build())
+        server.expect()
+                .get()
+                .withPath(EVENTS_PATH)
+                .andReturn(200, new EventListBuilder().withItems(events).build())
                 .always();
         return server;
     }
@@ -452,7 +548,11 @@ class AllocStatusTest {
     static String run(KubernetesMockServer server, String namespace) throws CommandFailure {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (KubernetesClient client = server.createClient(new JdkHttpClientFactory())) {
-            AllocStatus.run(client, "web-1", namespace, InstantSource.fixed(NOW),
+            AllocStatus.run(
+                    client,
+                    "web-1",
+                    namespace,
+                    InstantSource.fixed(NOW),
                     new PrintStream(bytes, true, StandardCharsets.UTF_8));
         } finally {
             server.destroy();
@@ -478,18 +578,30 @@ class AllocStatusTest {
     void runSaysWhenTheAllocationIsNotFound() {
         KubernetesMockServer server = server(List.of());
 
-        assertThatThrownBy(() -> run(server, "default")).isInstanceOf(CommandFailure.class)
+        assertThatThrownBy(() -> run(server, "default"))
+                .isInstanceOf(CommandFailure.class)
                 .hasMessage("allocation default/web-1 not found");
     }
 
     @Test
     void runPassesOnWhatTheApiServerSaid() {
         KubernetesMockServer server = server(List.of());
-        server.expect().get().withPath(ALLOC_PATH).andReturn(403, new StatusBuilder().withCode(403)
-                .withReason("Forbidden").withMessage("allocations.drover.dev \"web-1\" is forbidden").build()).always();
+        server.expect()
+                .get()
+                .withPath(ALLOC_PATH)
+                .andReturn(
+                        403,
+                        new StatusBuilder()
+                                .withCode(403)
+                                .withReason("Forbidden")
+                                .withMessage("allocations.drover.dev \"web-1\" is forbidden")
+                                .build())
+                .always();
 
-        assertThatThrownBy(() -> run(server, "default")).isInstanceOf(CommandFailure.class)
-                .hasMessageStartingWith("the API server said: ").hasMessageContaining("is forbidden");
+        assertThatThrownBy(() -> run(server, "default"))
+                .isInstanceOf(CommandFailure.class)
+                .hasMessageStartingWith("the API server said: ")
+                .hasMessageContaining("is forbidden");
     }
 
     @Test
@@ -497,12 +609,22 @@ class AllocStatusTest {
         KubernetesMockServer server = new KubernetesMockServer(false);
         server.init(InetAddress.getLoopbackAddress(), 0);
         server.expect().get().withPath(ALLOC_PATH).andReturn(200, running()).always();
-        server.expect().get().withPath(EVENTS_PATH).andReturn(403, new StatusBuilder().withCode(403)
-                .withReason("Forbidden").withMessage("events is forbidden").build()).always();
+        server.expect()
+                .get()
+                .withPath(EVENTS_PATH)
+                .andReturn(
+                        403,
+                        new StatusBuilder()
+                                .withCode(403)
+                                .withReason("Forbidden")
+                                .withMessage("events is forbidden")
+                                .build())
+                .always();
 
         String out = run(server, "default");
 
-        assertThat(out).contains("Client Status      = Running")
+        assertThat(out)
+                .contains("Client Status      = Running")
                 .endsWith("Events:\nNot shown: you may not list Events in namespace default\n");
     }
 }

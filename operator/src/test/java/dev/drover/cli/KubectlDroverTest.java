@@ -11,13 +11,14 @@ import org.junit.jupiter.api.Test;
 /** The plugin's command line and its stats table, without a cluster. */
 class KubectlDroverTest {
 
-    record Run(int exit, String out, String err) {
-    }
+    record Run(int exit, String out, String err) {}
 
     static Run run(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = KubectlDrover.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        int exit = KubectlDrover.run(
+                args,
+                new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
@@ -28,7 +29,9 @@ class KubectlDroverTest {
         assertThat(run("help").exit()).isZero();
         Run unknown = run("exec", "web");
         assertThat(unknown.exit()).isEqualTo(2);
-        assertThat(unknown.err()).startsWith("kubectl drover: unknown command \"exec\"\n").contains("usage:");
+        assertThat(unknown.err())
+                .startsWith("kubectl drover: unknown command \"exec\"\n")
+                .contains("usage:");
         assertThat(run("logs", "web").err()).contains("logs needs ALLOC and TASK");
         assertThat(run("stats").err()).contains("stats needs ALLOC");
         assertThat(run("stats", "web", "-f").err()).contains("-f is a flag of logs, not of stats");
@@ -40,14 +43,35 @@ class KubectlDroverTest {
 
     @Test
     void aWellFormedCommandIsRead() throws Exception {
-        KubectlDrover.Command c = KubectlDrover.Command.parse(new String[] {"logs", "-n", "team-a", "web", "main", "-f",
-                "--stderr", "--tail", "20"});
-        assertThat(c).isEqualTo(new KubectlDrover.Command("logs", java.util.List.of("web", "main"), "team-a", true,
-                "stderr", "20", false, null, null, null));
-        KubectlDrover.Command kubectlStyle = KubectlDrover.Command.parse(new String[] {"stats", "web",
-                "--namespace=team-b", "--context=prod", "--kubeconfig", "/tmp/kc", "--token=abc"});
-        assertThat(kubectlStyle).isEqualTo(new KubectlDrover.Command("stats", java.util.List.of("web"), "team-b",
-                false, "stdout", null, false, "prod", "/tmp/kc", "abc"));
+        KubectlDrover.Command c = KubectlDrover.Command.parse(
+                new String[] {"logs", "-n", "team-a", "web", "main", "-f", "--stderr", "--tail", "20"});
+        assertThat(c)
+                .isEqualTo(new KubectlDrover.Command(
+                        "logs",
+                        java.util.List.of("web", "main"),
+                        "team-a",
+                        true,
+                        "stderr",
+                        "20",
+                        false,
+                        null,
+                        null,
+                        null));
+        KubectlDrover.Command kubectlStyle = KubectlDrover.Command.parse(new String[] {
+            "stats", "web", "--namespace=team-b", "--context=prod", "--kubeconfig", "/tmp/kc", "--token=abc"
+        });
+        assertThat(kubectlStyle)
+                .isEqualTo(new KubectlDrover.Command(
+                        "stats",
+                        java.util.List.of("web"),
+                        "team-b",
+                        false,
+                        "stdout",
+                        null,
+                        false,
+                        "prod",
+                        "/tmp/kc",
+                        "abc"));
     }
 
     @Test

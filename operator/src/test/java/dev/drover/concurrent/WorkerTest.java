@@ -27,6 +27,7 @@ class WorkerTest {
 
     /** Far longer than any test: a close that waited for it would fail the test's own bound. */
     private static final Duration FOREVER = Duration.ofHours(1);
+
     private static final Duration BOUND = Duration.ofSeconds(10);
 
     private final Logger log = (Logger) LoggerFactory.getLogger(Worker.class);
@@ -60,7 +61,9 @@ class WorkerTest {
         });
         await().until(() -> sleeping.getCount() == 0);
 
-        assertThat(Worker.closeAll(List.of(w), BOUND)).as("the thread ended within the bound").isTrue();
+        assertThat(Worker.closeAll(List.of(w), BOUND))
+                .as("the thread ended within the bound")
+                .isTrue();
         assertThat(w.alive()).isFalse();
         assertThat(w.closed()).isTrue();
         assertThat(lines.list).as("a closed worker stops quietly").isEmpty();
@@ -129,7 +132,9 @@ class WorkerTest {
 
         w.close();
         w.close();
-        assertThat(Worker.closeAll(List.of(w), Duration.ZERO)).as("already ended: nothing to wait for").isTrue();
+        assertThat(Worker.closeAll(List.of(w), Duration.ZERO))
+                .as("already ended: nothing to wait for")
+                .isTrue();
         assertThat(turns).hasValue(1);
         assertThat(lines.list).isEmpty();
     }
@@ -147,7 +152,9 @@ class WorkerTest {
 
         await().atMost(Duration.ofSeconds(5)).until(() -> !w.alive());
         assertThat(turns).as("the turn that closed it was the last").hasValue(3);
-        assertThat(interruptedAfterClose.get()).as("the rest of its own turn is not interrupted").isFalse();
+        assertThat(interruptedAfterClose.get())
+                .as("the rest of its own turn is not interrupted")
+                .isFalse();
         assertThat(w.closed()).isTrue();
         assertThat(lines.list).isEmpty();
     }
@@ -167,7 +174,9 @@ class WorkerTest {
             assertThat(line.getFormattedMessage()).contains("drover-failing");
             assertThat(line.getThrowableProxy().getMessage()).isEqualTo("the turn broke");
         });
-        assertThat(Worker.closeAll(List.of(w), Duration.ZERO)).as("closing it afterwards finds it ended").isTrue();
+        assertThat(Worker.closeAll(List.of(w), Duration.ZERO))
+                .as("closing it afterwards finds it ended")
+                .isTrue();
     }
 
     @Test
@@ -177,8 +186,10 @@ class WorkerTest {
         });
 
         await().atMost(Duration.ofSeconds(5)).until(() -> !w.alive());
-        assertThat(lines.list).singleElement().satisfies(line ->
-                assertThat(line.getThrowableProxy().getMessage()).isEqualTo("an error, not an exception"));
+        assertThat(lines.list)
+                .singleElement()
+                .satisfies(line ->
+                        assertThat(line.getThrowableProxy().getMessage()).isEqualTo("an error, not an exception"));
     }
 
     @Test
@@ -241,8 +252,9 @@ class WorkerTest {
 
         assertThat(Worker.closeAll(List.of(w), Duration.ofMillis(100))).isFalse();
         assertThat(w.alive()).isTrue();
-        assertThat(lines.list).singleElement().satisfies(line ->
-                assertThat(line.getFormattedMessage()).contains("drover-stubborn", "did not stop"));
+        assertThat(lines.list)
+                .singleElement()
+                .satisfies(line -> assertThat(line.getFormattedMessage()).contains("drover-stubborn", "did not stop"));
 
         release.countDown();
         await().atMost(Duration.ofSeconds(5)).until(() -> !w.alive());
@@ -307,7 +319,9 @@ class WorkerTest {
             ended.set(Worker.closeAll(List.of(w), FOREVER));
             stillInterrupted.set(Thread.currentThread().isInterrupted());
         });
-        assertThat(closer.join(BOUND)).as("the interrupted caller did not wait an hour").isTrue();
+        assertThat(closer.join(BOUND))
+                .as("the interrupted caller did not wait an hour")
+                .isTrue();
         assertThat(ended.get()).isFalse();
         assertThat(stillInterrupted.get()).isTrue();
 

@@ -15,10 +15,10 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.DesiredStatus;
 import dev.drover.api.v1alpha1.DeviceRequest;
 import dev.drover.api.v1alpha1.Resources;
-import dev.drover.api.v1alpha1.Task;
-import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.api.v1alpha1.RestartMode;
 import dev.drover.api.v1alpha1.RestartPolicy;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;
@@ -67,6 +67,7 @@ class AllocationControllerTest {
 
     @TempDir
     Path data;
+
     final StateDB db = StateStores.inMemory();
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final StubbornDriver stubborn = new StubbornDriver(mock);
@@ -81,8 +82,14 @@ class AllocationControllerTest {
 
     @BeforeEach
     void start() {
-        writer = new StatusWriter(statuses, new StatusWriter.Timing(Duration.ofMillis(10), Duration.ofSeconds(1),
-                Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofMillis(10)));
+        writer = new StatusWriter(
+                statuses,
+                new StatusWriter.Timing(
+                        Duration.ofMillis(10),
+                        Duration.ofSeconds(1),
+                        Duration.ofMillis(10),
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(10)));
         events = new EventRecorder(recorded, NODE, new EventRate(1000, 1000));
         gc = new GarbageCollector(new GcPolicy(Duration.ofHours(1), 1, 1, 1000, 2), new DiskUsage() {
             @Override
@@ -98,12 +105,35 @@ class AllocationControllerTest {
         controller = controller(0, null, List.of(), UnaryOperator.identity());
     }
 
-    AllocationController controller(int concurrentStarts, DeviceLedger ledger, List<TaskPrestartHook> hooks,
-                                    UnaryOperator<RunnerFactory> factory) {
-        DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3],
-                () -> new long[5], () -> new long[3]));
-        AllocationController c = new AllocationController(NODE, new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(new DriverRegistry(List.of(stubborn)), db, Clock.systemUTC(), new SplittableRandom(1), Duration.ofMillis(100), Duration.ofMillis(200), new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(20)))), hooks, List.of()), PreviousAllocations.NONE, writer,
-                events, metrics, gc, ledger, concurrentStarts, factory);
+    AllocationController controller(
+            int concurrentStarts,
+            DeviceLedger ledger,
+            List<TaskPrestartHook> hooks,
+            UnaryOperator<RunnerFactory> factory) {
+        DroverMetrics metrics = new DroverMetrics(
+                new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3], () -> new long[5], () -> new long[3]));
+        AllocationController c = new AllocationController(
+                NODE,
+                new AllocRunnerConfig(
+                        data,
+                        new TaskRunnerConfig.Shared(
+                                new DriverRegistry(List.of(stubborn)),
+                                db,
+                                Clock.systemUTC(),
+                                new SplittableRandom(1),
+                                Duration.ofMillis(100),
+                                Duration.ofMillis(200),
+                                new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(20)))),
+                        hooks,
+                        List.of()),
+                PreviousAllocations.NONE,
+                writer,
+                events,
+                metrics,
+                gc,
+                ledger,
+                concurrentStarts,
+                factory);
         controllers.add(c);
         return c;
     }
@@ -130,8 +160,12 @@ class AllocationControllerTest {
 
     static Allocation alloc(String name, Map<String, Object> config) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").withUid("uid-" + name)
-                .withGeneration(1L).build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName(name)
+                .withNamespace("default")
+                .withUid("uid-" + name)
+                .withGeneration(1L)
+                .build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName(NODE);
         spec.setTasks(List.of(task("main", config)));
@@ -177,8 +211,10 @@ class AllocationControllerTest {
 
         awaitStatus(a, ClientStatus.Running);
         assertThat(statuses.of(id(a)).orElseThrow().getObservedGeneration()).isEqualTo(1L);
-        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getStatus()).isEqualTo("True");
-        await().atMost(Duration.ofSeconds(10)).until(() -> recorded.reasons("web").contains("Started"));
+        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getStatus())
+                .isEqualTo("True");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> recorded.reasons("web").contains("Started"));
         assertThat(controller.runner(id(a))).isPresent();
         assertThat(controller.countByClientStatus()).containsEntry(ClientStatus.Running, 1);
     }
@@ -194,21 +230,30 @@ class AllocationControllerTest {
         changed.getSpec().setTasks(List.of(task("main", Map.of("runFor", "2h"))));
         controller.reconcile(changed);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.of(id(a))
-                .map(s -> Long.valueOf(2).equals(s.getObservedGeneration())).orElse(false));
-        assertThat(controller.runner(id(a))).as("the same runner, updated in place").containsSame(runner);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.of(id(a))
+                        .map(s -> Long.valueOf(2).equals(s.getObservedGeneration()))
+                        .orElse(false));
+        assertThat(controller.runner(id(a)))
+                .as("the same runner, updated in place")
+                .containsSame(runner);
         assertThat(runner.alloc().getSpec().getTasks().getFirst().getConfig()).containsEntry("runFor", "2h");
 
         Allocation grown = nextGeneration(changed);
         grown.getSpec().setTasks(List.of(task("main", Map.of("runFor", "2h")), task("side", Map.of())));
         controller.reconcile(grown);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.condition(id(a), "SpecValid")
-                .map(c -> c.getStatus().equals("False")).orElse(false));
-        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getMessage()).contains("spec.tasks");
-        await().atMost(Duration.ofSeconds(10)).until(() -> recorded.reasons("web").contains("FailedValidation"));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.condition(id(a), "SpecValid")
+                        .map(c -> c.getStatus().equals("False"))
+                        .orElse(false));
+        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getMessage())
+                .contains("spec.tasks");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> recorded.reasons("web").contains("FailedValidation"));
         assertThat(controller.runner(id(a))).containsSame(runner);
-        assertThat(runner.allocState().clientStatus()).as("it keeps running its last good spec")
+        assertThat(runner.allocState().clientStatus())
+                .as("it keeps running its last good spec")
                 .isEqualTo(ClientStatus.Running);
     }
 
@@ -223,9 +268,15 @@ class AllocationControllerTest {
         stopped.getSpec().setDesiredStatus(DesiredStatus.Stop);
         controller.reconcile(stopped);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> AllocationStatuses.isTerminal(statuses.of(id(a))
-                .orElse(null)));
-        assertThat(controller.runner(id(a)).orElseThrow().taskRunners().get("main").done()).isDone();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> AllocationStatuses.isTerminal(statuses.of(id(a)).orElse(null)));
+        assertThat(controller
+                        .runner(id(a))
+                        .orElseThrow()
+                        .taskRunners()
+                        .get("main")
+                        .done())
+                .isDone();
     }
 
     @Test
@@ -235,7 +286,8 @@ class AllocationControllerTest {
         controller.reconcile(a);
 
         awaitStatus(a, ClientStatus.Complete);
-        await().atMost(Duration.ofSeconds(10)).until(() -> recorded.reasons("once").contains("Terminated"));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> recorded.reasons("once").contains("Terminated"));
     }
 
     @Test
@@ -272,12 +324,15 @@ class AllocationControllerTest {
         });
         assertThat(creating.await(10, TimeUnit.SECONDS)).isTrue();
 
-        assertThat(held.delete(a)).as("nothing of it runs yet: the delete completes").isTrue();
+        assertThat(held.delete(a))
+                .as("nothing of it runs yet: the delete completes")
+                .isTrue();
         proceed.countDown();
         reconcile.join();
 
         AllocRunner runner = made.get();
-        assertThat(runner.allocState().taskStates().values()).as("never started")
+        assertThat(runner.allocState().taskStates().values())
+                .as("never started")
                 .allSatisfy(s -> assertThat(s.getStartedAt()).isNull());
         assertThat(held.size()).isZero();
         assertThat(held.runner(id(a))).isEmpty();
@@ -346,15 +401,19 @@ class AllocationControllerTest {
 
         collecting.reconcile(a);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> collecting.size() == 0 && db.loadAll().isEmpty()
-                && !Files.exists(data.resolve("allocs/default/once")));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> collecting.size() == 0
+                        && db.loadAll().isEmpty()
+                        && !Files.exists(data.resolve("allocs/default/once")));
         AllocationStatus last = statuses.of(id(a)).orElseThrow();
         assertThat(last.getClientStatus()).isEqualTo(ClientStatus.Complete);
 
         a.setStatus(last);
         collecting.reconcile(a); // the API server's copy, still there, with the status this agent wrote
 
-        assertThat(collecting.size()).as("terminal and collected: not run again").isZero();
+        assertThat(collecting.size())
+                .as("terminal and collected: not run again")
+                .isZero();
         assertThat(db.loadAll()).isEmpty();
     }
 
@@ -372,12 +431,20 @@ class AllocationControllerTest {
 
         AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
         assertThat(next.restore()).isEqualTo(2);
-        assertThat(next.runner(id(kept))).as("not run until the API server confirms it").isEmpty();
+        assertThat(next.runner(id(kept)))
+                .as("not run until the API server confirms it")
+                .isEmpty();
 
         next.reconcile(kept);
         assertThat(next.runner(id(kept))).isPresent();
-        assertThat(next.runner(id(kept)).orElseThrow().allocState().taskStates().get("main").getRestarts())
-                .as("its task was taken over, not restarted").isZero();
+        assertThat(next.runner(id(kept))
+                        .orElseThrow()
+                        .allocState()
+                        .taskStates()
+                        .get("main")
+                        .getRestarts())
+                .as("its task was taken over, not restarted")
+                .isZero();
         assertThat(next.sweep(List.of(kept))).isEqualTo(1);
 
         assertThat(data.resolve("allocs/default/gone")).doesNotExist();
@@ -396,10 +463,14 @@ class AllocationControllerTest {
 
         controller.reconcile(a);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> statuses.condition(id(a), "SpecValid").isPresent());
-        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getStatus()).isEqualTo("False");
-        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getMessage()).contains("desiredStatus");
-        await().atMost(Duration.ofSeconds(10)).until(() -> recorded.reasons("odd").contains("FailedValidation"));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.condition(id(a), "SpecValid").isPresent());
+        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getStatus())
+                .isEqualTo("False");
+        assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getMessage())
+                .contains("desiredStatus");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> recorded.reasons("odd").contains("FailedValidation"));
         assertThat(controller.runner(id(a))).as("nothing runs").isEmpty();
         assertThat(db.loadAll()).isEmpty();
     }
@@ -415,9 +486,14 @@ class AllocationControllerTest {
                     instances:
                       - id: GPU-a
                 """);
-        devices = new DeviceManager(List.of(DevicePlugins.discover().select("fake:" + plugin)),
-                new DeviceManager.Timing(Duration.ofMillis(300), Duration.ofMillis(100), Duration.ofMillis(100),
-                        Duration.ofMillis(50), Duration.ofMillis(200)));
+        devices = new DeviceManager(
+                List.of(DevicePlugins.discover().select("fake:" + plugin)),
+                new DeviceManager.Timing(
+                        Duration.ofMillis(300),
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(50),
+                        Duration.ofMillis(200)));
         assertThat(devices.awaitFirstFingerprints(Duration.ofSeconds(10))).isTrue();
         return new DeviceLedger(devices, db);
     }
@@ -425,8 +501,8 @@ class AllocationControllerTest {
     @Test
     void devicesAreFreedOnlyOnceTheTasksHoldingThemAreDead() throws Exception {
         DeviceLedger ledger = ledgerOfOneGpu();
-        AllocationController withDevices = controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)),
-                UnaryOperator.identity());
+        AllocationController withDevices =
+                controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)), UnaryOperator.identity());
         Allocation a = alloc("gpu", Map.of("runFor", "1h"));
         Resources resources = new Resources();
         resources.setDevices(List.of(new DeviceRequest("nvidia/gpu", 1)));
@@ -436,7 +512,9 @@ class AllocationControllerTest {
         assertThat(ledger.reservations(id(a))).as("its task holds the GPU").hasSize(1);
 
         assertThat(withDevices.delete(a)).as("its task's kill keeps failing").isFalse();
-        assertThat(ledger.reservations(id(a))).as("still held: the task may still use it").hasSize(1);
+        assertThat(ledger.reservations(id(a)))
+                .as("still held: the task may still use it")
+                .hasSize(1);
 
         stubborn.relent();
         await().atMost(Duration.ofSeconds(10)).until(() -> withDevices.delete(a));
@@ -446,8 +524,8 @@ class AllocationControllerTest {
     @Test
     void aFailedAllocationKeepsItsDevicesUntilTheSiblingHoldingThemIsDead() throws Exception {
         DeviceLedger ledger = ledgerOfOneGpu();
-        AllocationController withDevices = controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)),
-                UnaryOperator.identity());
+        AllocationController withDevices =
+                controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)), UnaryOperator.identity());
         Allocation a = alloc("gpu", Map.of("runFor", "1h"));
         Resources resources = new Resources();
         resources.setDevices(List.of(new DeviceRequest("nvidia/gpu", 1)));
@@ -459,19 +537,29 @@ class AllocationControllerTest {
         withDevices.reconcile(a);
 
         awaitStatus(a, ClientStatus.Failed);
-        assertThat(withDevices.runner(id(a)).orElseThrow().allocState().taskStates().get("main").getState())
-                .as("its sibling's kill keeps failing").isEqualTo(TaskState.State.Running);
-        assertThat(ledger.reservations(id(a))).as("still held: the dying task may still use the GPU").hasSize(1);
+        assertThat(withDevices
+                        .runner(id(a))
+                        .orElseThrow()
+                        .allocState()
+                        .taskStates()
+                        .get("main")
+                        .getState())
+                .as("its sibling's kill keeps failing")
+                .isEqualTo(TaskState.State.Running);
+        assertThat(ledger.reservations(id(a)))
+                .as("still held: the dying task may still use the GPU")
+                .hasSize(1);
 
         stubborn.relent();
-        await().atMost(Duration.ofSeconds(10)).until(() -> ledger.reservations(id(a)).isEmpty());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> ledger.reservations(id(a)).isEmpty());
     }
 
     @Test
     void aTerminalAllocationsStatusKeepsNamingItsDevicesWhichAreFreed() throws Exception {
         DeviceLedger ledger = ledgerOfOneGpu();
-        AllocationController withDevices = controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)),
-                UnaryOperator.identity());
+        AllocationController withDevices =
+                controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)), UnaryOperator.identity());
         Allocation a = batch("gpu", "10ms");
         Resources resources = new Resources();
         resources.setDevices(List.of(new DeviceRequest("nvidia/gpu", 1)));
@@ -480,17 +568,23 @@ class AllocationControllerTest {
         withDevices.reconcile(a);
 
         awaitStatus(a, ClientStatus.Complete);
-        assertThat(statuses.of(id(a)).orElseThrow().getAllocatedDevices()).as("what it ran with")
-                .singleElement().satisfies(d -> assertThat(d.getIds()).containsExactly("GPU-a"));
-        await().atMost(Duration.ofSeconds(10)).until(() -> ledger.allocated(id(a)).isEmpty());
+        assertThat(statuses.of(id(a)).orElseThrow().getAllocatedDevices())
+                .as("what it ran with")
+                .singleElement()
+                .satisfies(d -> assertThat(d.getIds()).containsExactly("GPU-a"));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> ledger.allocated(id(a)).isEmpty());
     }
 
     @Test
     void aDeleteWhoseKillKeepsFailingKeepsTheFinalizerAndTheStateUntilTheTaskIsDead() throws Exception {
         Allocation a = alloc();
         controller.reconcile(a);
-        await().atMost(Duration.ofSeconds(10)).until(() -> controller.runner(ID)
-                .map(r -> r.allocState().clientStatus() == ClientStatus.Running).orElse(false));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> controller
+                        .runner(ID)
+                        .map(r -> r.allocState().clientStatus() == ClientStatus.Running)
+                        .orElse(false));
         AllocationReconciler reconciler = new AllocationReconciler(controller);
 
         DeleteControl first = reconciler.cleanup(a, null);
@@ -498,12 +592,21 @@ class AllocationControllerTest {
         assertThat(first.getScheduleDelay()).isPresent();
         assertThat(stubborn.failedStops()).isPositive();
         assertThat(data.resolve("allocs/default/stuck")).exists();
-        assertThat(db.loadAll()).singleElement().satisfies(stored ->
-                assertThat(stored.tasks().get("main").localState().orElseThrow().driverHandle()).isNotNull());
-        assertThat(reconciler.cleanup(a, null).isRemoveFinalizer()).as("asked again: still alive").isFalse();
+        assertThat(db.loadAll())
+                .singleElement()
+                .satisfies(stored -> assertThat(stored.tasks()
+                                .get("main")
+                                .localState()
+                                .orElseThrow()
+                                .driverHandle())
+                        .isNotNull());
+        assertThat(reconciler.cleanup(a, null).isRemoveFinalizer())
+                .as("asked again: still alive")
+                .isFalse();
 
         stubborn.relent();
-        await().atMost(Duration.ofSeconds(10)).until(() -> reconciler.cleanup(a, null).isRemoveFinalizer());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> reconciler.cleanup(a, null).isRemoveFinalizer());
         assertThat(data.resolve("allocs/default/stuck")).doesNotExist();
         assertThat(db.loadAll()).isEmpty();
     }

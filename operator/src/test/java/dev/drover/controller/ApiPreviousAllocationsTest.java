@@ -48,7 +48,8 @@ class ApiPreviousAllocationsTest {
 
     Allocation create(String name) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        a.setMetadata(
+                new ObjectMetaBuilder().withName(name).withNamespace("default").build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("node-b");
         Task t = new Task();
@@ -61,7 +62,10 @@ class ApiPreviousAllocationsTest {
     }
 
     void setStatus(String name, ClientStatus status) {
-        Allocation a = client.resources(Allocation.class).inNamespace("default").withName(name).get();
+        Allocation a = client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName(name)
+                .get();
         AllocationStatus s = new AllocationStatus();
         s.setClientStatus(status);
         a.setStatus(s);
@@ -101,8 +105,13 @@ class ApiPreviousAllocationsTest {
         PreviousAllocations.Claimant web2 = new PreviousAllocations.Claimant("web-2", "uid-2");
         previous.claimDisk(web1, web2);
         previous.claimDisk(web1, web2); // again, as after an agent restart: still its own
-        assertThat(client.resources(Allocation.class).inNamespace("default").withName("web-1").get().getMetadata()
-                .getAnnotations()).containsEntry(ApiPreviousAllocations.CLAIM, "web-2/uid-2");
+        assertThat(client.resources(Allocation.class)
+                        .inNamespace("default")
+                        .withName("web-1")
+                        .get()
+                        .getMetadata()
+                        .getAnnotations())
+                .containsEntry(ApiPreviousAllocations.CLAIM, "web-2/uid-2");
 
         assertThatThrownBy(() -> previous.claimDisk(web1, new PreviousAllocations.Claimant("web-3", "uid-3")))
                 .isInstanceOf(DiskClaimedException.class)
@@ -111,8 +120,8 @@ class ApiPreviousAllocationsTest {
         assertThatThrownBy(() -> previous.claimDisk(web1, new PreviousAllocations.Claimant("web-2", "uid-2b")))
                 .isInstanceOf(DiskClaimedException.class);
         // and a claim survives this agent: another agent (another node) reads the same
-        try (ApiPreviousAllocations otherNode = new ApiPreviousAllocations(client, Duration.ofMillis(20),
-                Duration.ofMillis(100))) {
+        try (ApiPreviousAllocations otherNode =
+                new ApiPreviousAllocations(client, Duration.ofMillis(20), Duration.ofMillis(100))) {
             assertThatThrownBy(() -> otherNode.claimDisk(web1, new PreviousAllocations.Claimant("web-4", "uid-4")))
                     .isInstanceOf(DiskClaimedException.class);
             otherNode.claimDisk(web1, web2);
@@ -121,8 +130,8 @@ class ApiPreviousAllocationsTest {
 
     @Test
     void theDiskOfAGoneAllocationCannotBeClaimed() {
-        assertThatThrownBy(() -> previous.claimDisk(new AllocId("default", "never-was"),
-                new PreviousAllocations.Claimant("web-2", "uid-2")))
+        assertThatThrownBy(() -> previous.claimDisk(
+                        new AllocId("default", "never-was"), new PreviousAllocations.Claimant("web-2", "uid-2")))
                 .isNotInstanceOf(DiskClaimedException.class)
                 .hasMessage("previous allocation default/never-was is gone, and its disk with it");
     }

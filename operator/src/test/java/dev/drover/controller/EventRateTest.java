@@ -40,7 +40,9 @@ class EventRateTest {
         assertThat(bucket.tryTake(0)).isTrue();
         assertThat(bucket.tryTake(0)).isFalse();
         assertThat(bucket.tryTake(SECOND / 4)).as("half a token").isFalse();
-        assertThat(bucket.tryTake(SECOND / 2)).as("a whole one, not owed for the refusals").isTrue();
+        assertThat(bucket.tryTake(SECOND / 2))
+                .as("a whole one, not owed for the refusals")
+                .isTrue();
     }
 
     @Test

@@ -42,14 +42,16 @@ class EventRecorderTest {
 
         @Override
         public MockResponse dispatch(RecordedRequest request) {
-            if (request.getMethod().equals("GET") && request.getPath().contains("/events/")) { // a list is the test reading
+            if (request.getMethod().equals("GET")
+                    && request.getPath().contains("/events/")) { // a list is the test reading
                 refusedReads.incrementAndGet();
                 return new MockResponse().setResponseCode(403).setBody("""
                         {"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,
                          "message":"events is forbidden: User cannot get resource events"}""");
             }
             if (request.getMethod().equals("PATCH")) {
-                patches.add(request.getHeader("Content-Type") + " " + new String(request.getBody().getBytes(), java.nio.charset.StandardCharsets.UTF_8));
+                patches.add(request.getHeader("Content-Type") + " "
+                        + new String(request.getBody().getBytes(), java.nio.charset.StandardCharsets.UTF_8));
             }
             return super.dispatch(request);
         }
@@ -74,7 +76,11 @@ class EventRecorderTest {
 
     static Allocation alloc() {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName("web").withNamespace("default").withUid("uid-1").build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName("web")
+                .withNamespace("default")
+                .withUid("uid-1")
+                .build());
         return a;
     }
 
@@ -103,10 +109,16 @@ class EventRecorderTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 3);
             assertThat(recorder.failed()).isZero();
         }
-        assertThat(dispatcher.refusedReads).as("GETs on events, which the ClusterRole does not grant").hasValue(0);
-        assertThat(dispatcher.patches).as("a merge patch of the count and time, nothing else").hasSize(2)
-                .allSatisfy(p -> assertThat(p).startsWith("application/merge-patch+json")
-                        .contains("\"count\":", "\"lastTimestamp\":").doesNotContain("\"message\"", "\"reason\""));
+        assertThat(dispatcher.refusedReads)
+                .as("GETs on events, which the ClusterRole does not grant")
+                .hasValue(0);
+        assertThat(dispatcher.patches)
+                .as("a merge patch of the count and time, nothing else")
+                .hasSize(2)
+                .allSatisfy(p -> assertThat(p)
+                        .startsWith("application/merge-patch+json")
+                        .contains("\"count\":", "\"lastTimestamp\":")
+                        .doesNotContain("\"message\"", "\"reason\""));
         assertThat(events()).singleElement().satisfies(e -> {
             assertThat(e.getCount()).isEqualTo(3);
             assertThat(e.getReason()).isEqualTo("Restarting");
@@ -117,36 +129,48 @@ class EventRecorderTest {
     @Test
     void aRestartedAgentRecordsRepeatsWithoutReadingEvents() {
         for (int agent = 0; agent < 2; agent++) {
-            try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+            try (EventRecorder recorder =
+                    new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
                 recorder.record(alloc(), "web", restarting(), InstantSource.system());
                 recorder.record(alloc(), "web", restarting(), InstantSource.system());
                 await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() + recorder.failed() == 2);
                 assertThat(recorder.failed()).as("writes refused").isZero();
             }
         }
-        assertThat(dispatcher.refusedReads).as("GETs on events, which the ClusterRole does not grant").hasValue(0);
+        assertThat(dispatcher.refusedReads)
+                .as("GETs on events, which the ClusterRole does not grant")
+                .hasValue(0);
         assertThat(counted()).as("every occurrence is counted on some Event").isEqualTo(4);
     }
 
     @Test
     void anEventOfTheSameNameStartsANewSeriesBesideIt() {
         String incarnation = "0123456789abcdef";
-        EventRecorder.Pending pending = new EventRecorder.Pending(alloc(), "Normal", "Restarting",
-                "Task web: Task restarting in 1s", Instant.parse("2026-11-23T10:00:00Z"));
+        EventRecorder.Pending pending = new EventRecorder.Pending(
+                alloc(),
+                "Normal",
+                "Restarting",
+                "Task web: Task restarting in 1s",
+                Instant.parse("2026-11-23T10:00:00Z"));
         Event squatter = new Event();
-        squatter.setMetadata(new ObjectMetaBuilder().withName(EventRecorder.eventName(pending, incarnation))
-                .withNamespace("default").build());
+        squatter.setMetadata(new ObjectMetaBuilder()
+                .withName(EventRecorder.eventName(pending, incarnation))
+                .withNamespace("default")
+                .build());
         squatter.setCount(7);
         client.v1().events().inNamespace("default").resource(squatter).create();
 
-        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000), incarnation)) {
+        try (EventRecorder recorder =
+                new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000), incarnation)) {
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() + recorder.failed() == 2);
             assertThat(recorder.failed()).isZero();
         }
         assertThat(dispatcher.refusedReads).hasValue(0);
-        assertThat(counted()).as("the squatter's 7 untouched, 2 on the new series").isEqualTo(9);
+        assertThat(counted())
+                .as("the squatter's 7 untouched, 2 on the new series")
+                .isEqualTo(9);
     }
 
     @Test
@@ -165,13 +189,19 @@ class EventRecorderTest {
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 3);
         }
-        assertThat(sink.all()).as("a new series, counted from one").singleElement()
+        assertThat(sink.all())
+                .as("a new series, counted from one")
+                .singleElement()
                 .satisfies(e -> assertThat(e.getCount()).isEqualTo(1));
     }
 
     static Allocation owner(int i) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName("a" + i).withNamespace("default").withUid("uid-" + i).build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName("a" + i)
+                .withNamespace("default")
+                .withUid("uid-" + i)
+                .build());
         return a;
     }
 
@@ -184,7 +214,8 @@ class EventRecorderTest {
                 events.recordForAllocation(owner(i), true, "FailedValidation", "x".repeat(100_000), Instant.EPOCH);
             }
             long kept = offered - events.dropped();
-            assertThat(kept * EventRecorder.MESSAGE_LIMIT).as("characters queued")
+            assertThat(kept * EventRecorder.MESSAGE_LIMIT)
+                    .as("characters queued")
                     .isLessThanOrEqualTo(EventRecorder.QUEUE_CHARS + EventRecorder.MESSAGE_LIMIT);
             assertThat(events.dropped()).isPositive();
         }
@@ -196,10 +227,14 @@ class EventRecorderTest {
             for (int i = 0; i < 1_000; i++) {
                 events.recordForAllocation(owner(0), false, "Restarting", "again", Instant.EPOCH);
             }
-            assertThat(events.dropped()).as("past its burst of %d", EventRecorder.PER_ALLOCATION.burst())
-                    .isBetween(1_000L - EventRecorder.PER_ALLOCATION.burst() - 5, 1_000L - EventRecorder.PER_ALLOCATION.burst());
+            assertThat(events.dropped())
+                    .as("past its burst of %d", EventRecorder.PER_ALLOCATION.burst())
+                    .isBetween(
+                            1_000L - EventRecorder.PER_ALLOCATION.burst() - 5,
+                            1_000L - EventRecorder.PER_ALLOCATION.burst());
             events.recordForAllocation(owner(1), false, "Started", "another allocation", Instant.EPOCH);
-            assertThat(events.dropped()).as("another allocation is not held back")
+            assertThat(events.dropped())
+                    .as("another allocation is not held back")
                     .isLessThanOrEqualTo(1_000L - EventRecorder.PER_ALLOCATION.burst());
         }
     }

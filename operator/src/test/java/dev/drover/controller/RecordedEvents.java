@@ -18,10 +18,11 @@ final class RecordedEvents implements EventRecorder.Sink {
     @Override
     public boolean patch(Event patch) {
         return byName.computeIfPresent(patch.getMetadata().getName(), (name, e) -> {
-            e.setCount(patch.getCount());
-            e.setLastTimestamp(patch.getLastTimestamp());
-            return e;
-        }) != null;
+                    e.setCount(patch.getCount());
+                    e.setLastTimestamp(patch.getLastTimestamp());
+                    return e;
+                })
+                != null;
     }
 
     /** The API server expires an Event. */
@@ -35,7 +36,9 @@ final class RecordedEvents implements EventRecorder.Sink {
 
     /** The reasons of the Events on the allocation named {@code allocation}. */
     List<String> reasons(String allocation) {
-        return byName.values().stream().filter(e -> allocation.equals(e.getInvolvedObject().getName()))
-                .map(Event::getReason).toList();
+        return byName.values().stream()
+                .filter(e -> allocation.equals(e.getInvolvedObject().getName()))
+                .map(Event::getReason)
+                .toList();
     }
 }

@@ -27,6 +27,7 @@ final class RecordedStatuses implements StatusWriter.Sink {
     }
 
     Optional<Condition> condition(AllocId id, String type) {
-        return of(id).flatMap(s -> s.getConditions().stream().filter(c -> type.equals(c.getType())).findFirst());
+        return of(id).flatMap(s ->
+                s.getConditions().stream().filter(c -> type.equals(c.getType())).findFirst());
     }
 }

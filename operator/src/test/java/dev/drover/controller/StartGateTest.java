@@ -20,12 +20,16 @@ class StartGateTest {
     void theFirstOnesStartAtOnceTheRestInOrderAsSlotsFree() {
         List<String> started = new CopyOnWriteArrayList<>();
         try (StartGate gate = new StartGate(2, Duration.ofMinutes(1))) {
-            assertThat(gate.admitOrQueue(id("a"), () -> started.add("a"))).as("the caller starts it").isTrue();
+            assertThat(gate.admitOrQueue(id("a"), () -> started.add("a")))
+                    .as("the caller starts it")
+                    .isTrue();
             assertThat(gate.admitOrQueue(id("b"), () -> started.add("b"))).isTrue();
             for (String n : List.of("c", "d", "e")) {
                 assertThat(gate.admitOrQueue(id(n), () -> started.add(n))).isFalse();
             }
-            assertThat(gate.admitOrQueue(id("c"), () -> started.add("c again"))).as("queued once").isFalse();
+            assertThat(gate.admitOrQueue(id("c"), () -> started.add("c again")))
+                    .as("queued once")
+                    .isFalse();
             assertThat(gate.waiting()).isEqualTo(3);
             gate.release(id("a"));
             await().atMost(Duration.ofSeconds(2)).until(() -> started.size() == 1);
@@ -42,7 +46,7 @@ class StartGateTest {
     void aSlotHeldPastTheHoldTimeGoesToTheNextOne() {
         List<String> started = new CopyOnWriteArrayList<>();
         try (StartGate gate = new StartGate(1, Duration.ofMillis(200))) {
-            assertThat(gate.admitOrQueue(id("waits-on-its-previous"), () -> { })).isTrue();
+            assertThat(gate.admitOrQueue(id("waits-on-its-previous"), () -> {})).isTrue();
             assertThat(gate.admitOrQueue(id("next"), () -> started.add("next"))).isFalse();
             long begin = System.nanoTime();
             await().atMost(Duration.ofSeconds(2)).until(() -> !started.isEmpty());
@@ -54,7 +58,7 @@ class StartGateTest {
     void withoutABoundEveryOneIsTakenOnAtOnce() {
         try (StartGate gate = new StartGate(0, Duration.ofSeconds(1))) {
             for (int i = 0; i < 100; i++) {
-                assertThat(gate.admitOrQueue(id("a" + i), () -> { })).isTrue();
+                assertThat(gate.admitOrQueue(id("a" + i), () -> {})).isTrue();
             }
             assertThat(gate.waiting()).isZero();
         }
@@ -64,7 +68,7 @@ class StartGateTest {
     void closeDropsWhatWaitsAndStartsNothingMore() {
         List<String> started = new CopyOnWriteArrayList<>();
         StartGate gate = new StartGate(1, Duration.ofMillis(50));
-        gate.admitOrQueue(id("a"), () -> { });
+        gate.admitOrQueue(id("a"), () -> {});
         gate.admitOrQueue(id("b"), () -> started.add("b"));
         gate.close();
         assertThat(gate.waiting()).isZero();

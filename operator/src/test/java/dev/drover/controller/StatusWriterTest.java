@@ -15,20 +15,21 @@ import org.junit.jupiter.api.Test;
 
 class StatusWriterTest {
 
-    record Write(AllocId id, AllocationStatus status, long atNanos) {
-    }
+    record Write(AllocId id, AllocationStatus status, long atNanos) {}
 
     static final AllocId WEB = new AllocId("default", "web");
     final List<Write> writes = new CopyOnWriteArrayList<>();
     final AtomicInteger failuresLeft = new AtomicInteger();
-    final StatusWriter.Timing timing = new StatusWriter.Timing(Duration.ofMillis(400), Duration.ofSeconds(10),
-            Duration.ofMillis(20), Duration.ofMillis(100));
-    final StatusWriter writer = new StatusWriter((id, status) -> {
-        if (failuresLeft.getAndDecrement() > 0) {
-            throw new IllegalStateException("apiserver unavailable");
-        }
-        writes.add(new Write(id, status, System.nanoTime()));
-    }, timing);
+    final StatusWriter.Timing timing = new StatusWriter.Timing(
+            Duration.ofMillis(400), Duration.ofSeconds(10), Duration.ofMillis(20), Duration.ofMillis(100));
+    final StatusWriter writer = new StatusWriter(
+            (id, status) -> {
+                if (failuresLeft.getAndDecrement() > 0) {
+                    throw new IllegalStateException("apiserver unavailable");
+                }
+                writes.add(new Write(id, status, System.nanoTime()));
+            },
+            timing);
 
     @AfterEach
     void close() {
@@ -117,16 +118,21 @@ class StatusWriterTest {
     void closeJoinsTheWriterThreadAndTheWritesInFlight() {
         List<Thread> writerThread = new CopyOnWriteArrayList<>();
         java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
-        StatusWriter w = new StatusWriter((id, s) -> {
-            writerThread.add(Thread.currentThread());
-            Thread.sleep(300);
-            finished.set(true);
-        }, StatusWriter.Timing.DEFAULT);
+        StatusWriter w = new StatusWriter(
+                (id, s) -> {
+                    writerThread.add(Thread.currentThread());
+                    Thread.sleep(300);
+                    finished.set(true);
+                },
+                StatusWriter.Timing.DEFAULT);
         w.publish(WEB, status(ClientStatus.Running, "1/1"));
         await().atMost(Duration.ofSeconds(2)).until(() -> !writerThread.isEmpty());
         w.close();
-        assertThat(finished).as("the write in flight ended before close returned").isTrue();
-        await().atMost(Duration.ofSeconds(1)).until(() -> !writerThread.getFirst().isAlive()); // its last instructions
+        assertThat(finished)
+                .as("the write in flight ended before close returned")
+                .isTrue();
+        await().atMost(Duration.ofSeconds(1))
+                .until(() -> !writerThread.getFirst().isAlive()); // its last instructions
         assertThat(w.alive()).isFalse();
     }
 
@@ -135,27 +141,32 @@ class StatusWriterTest {
         java.util.Map<AllocId, AtomicInteger> concurrent = new java.util.concurrent.ConcurrentHashMap<>();
         AtomicInteger overlaps = new AtomicInteger();
         List<Write> slow = new CopyOnWriteArrayList<>();
-        try (StatusWriter w = new StatusWriter((id, s) -> {
-            if (concurrent.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet() > 1) {
-                overlaps.incrementAndGet();
-            }
-            Thread.sleep(200); // a round trip to a loaded API server
-            slow.add(new Write(id, s, System.nanoTime()));
-            concurrent.get(id).decrementAndGet();
-        }, timing)) {
+        try (StatusWriter w = new StatusWriter(
+                (id, s) -> {
+                    if (concurrent.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet() > 1) {
+                        overlaps.incrementAndGet();
+                    }
+                    Thread.sleep(200); // a round trip to a loaded API server
+                    slow.add(new Write(id, s, System.nanoTime()));
+                    concurrent.get(id).decrementAndGet();
+                },
+                timing)) {
             long start = System.nanoTime();
             for (int i = 0; i < StatusWriter.IN_FLIGHT; i++) {
                 w.publish(new AllocId("default", "web-" + i), status(ClientStatus.Running, "1/1"));
             }
             await().atMost(Duration.ofSeconds(5)).until(() -> slow.size() == StatusWriter.IN_FLIGHT);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("written side by side, not one after another")
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("written side by side, not one after another")
                     .isLessThan(Duration.ofMillis(200L * StatusWriter.IN_FLIGHT / 2));
             for (int i = 0; i < 5; i++) { // one allocation changing while its write is in flight
                 w.publish(WEB, status(i % 2 == 0 ? ClientStatus.Running : ClientStatus.Failed, i + "/1"));
                 Thread.sleep(50);
             }
-            await().atMost(Duration.ofSeconds(5)).until(() -> slow.stream().filter(x -> x.id().equals(WEB))
-                    .anyMatch(x -> x.status().getReady().equals("4/1")));
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> slow.stream()
+                            .filter(x -> x.id().equals(WEB))
+                            .anyMatch(x -> x.status().getReady().equals("4/1")));
         }
         assertThat(overlaps).hasValue(0);
     }
@@ -171,8 +182,11 @@ class StatusWriterTest {
             ts.setState(dev.drover.api.v1alpha1.TaskState.State.Running);
             ts.setRestarts(7);
             for (int e = 0; e < 10; e++) {
-                ts.getEvents().add(dev.drover.api.v1alpha1.TaskEvent.of(dev.drover.api.v1alpha1.TaskEventType.Restarting,
-                        java.time.Instant.EPOCH).withMessage("m".repeat(10_000)).withValidationError("v".repeat(5_000)));
+                ts.getEvents()
+                        .add(dev.drover.api.v1alpha1.TaskEvent.of(
+                                        dev.drover.api.v1alpha1.TaskEventType.Restarting, java.time.Instant.EPOCH)
+                                .withMessage("m".repeat(10_000))
+                                .withValidationError("v".repeat(5_000)));
             }
             big.getTaskStates().put("task-" + "x".repeat(50) + t, ts);
         }

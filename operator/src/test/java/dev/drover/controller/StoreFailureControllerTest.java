@@ -54,6 +54,7 @@ class StoreFailureControllerTest {
 
     @TempDir
     Path data;
+
     final MockApi api = newApi();
     final KubernetesClient client = api.client();
     final List<AutoCloseable> open = new ArrayList<>();
@@ -82,21 +83,43 @@ class StoreFailureControllerTest {
     }
 
     AllocationController controller(StateDB db, Driver driver) {
-        writer = new StatusWriter(new StatusPatcher(client), new StatusWriter.Timing(Duration.ofMillis(20),
-                Duration.ofSeconds(2), Duration.ofMillis(20), Duration.ofSeconds(1)));
+        writer = new StatusWriter(
+                new StatusPatcher(client),
+                new StatusWriter.Timing(
+                        Duration.ofMillis(20), Duration.ofSeconds(2), Duration.ofMillis(20), Duration.ofSeconds(1)));
         events = new EventRecorder(new EventPoster(client), NODE);
         gc = new GarbageCollector(GcPolicy.DEFAULT, DiskUsage.of(data));
         open.addAll(List.of(writer, events, gc));
-        DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3],
-                () -> new long[5], () -> new long[3]));
+        DroverMetrics metrics = new DroverMetrics(
+                new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3], () -> new long[5], () -> new long[3]));
         DriverRegistry drivers = new DriverRegistry(List.of(driver));
-        return new AllocationController(NODE, new AllocRunnerConfig(data, new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1), Duration.ofSeconds(5), TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE, TaskRunnerConfig.StopRetry.DEFAULT), List.of(), List.of()), PreviousAllocations.NONE,
-                writer, events, metrics, gc, null, 0);
+        return new AllocationController(
+                NODE,
+                new AllocRunnerConfig(
+                        data,
+                        new TaskRunnerConfig.Shared(
+                                drivers,
+                                db,
+                                Clock.systemUTC(),
+                                new SplittableRandom(1),
+                                Duration.ofSeconds(5),
+                                TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
+                                TaskRunnerConfig.StopRetry.DEFAULT),
+                        List.of(),
+                        List.of()),
+                PreviousAllocations.NONE,
+                writer,
+                events,
+                metrics,
+                gc,
+                null,
+                0);
     }
 
     Allocation create(String name, String driver, Map<String, Object> config) {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("default").build());
+        a.setMetadata(
+                new ObjectMetaBuilder().withName(name).withNamespace("default").build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName(NODE);
         Task t = new Task();
@@ -109,7 +132,10 @@ class StoreFailureControllerTest {
     }
 
     Allocation get(String name) {
-        return client.resources(Allocation.class).inNamespace("default").withName(name).get();
+        return client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName(name)
+                .get();
     }
 
     ClientStatus clientStatus(String name) {
@@ -119,12 +145,17 @@ class StoreFailureControllerTest {
 
     Optional<Condition> condition(String name, String type) {
         Allocation a = get(name);
-        return a.getStatus() == null ? Optional.empty()
-                : a.getStatus().getConditions().stream().filter(c -> type.equals(c.getType())).findFirst();
+        return a.getStatus() == null
+                ? Optional.empty()
+                : a.getStatus().getConditions().stream()
+                        .filter(c -> type.equals(c.getType()))
+                        .findFirst();
     }
 
     List<String> eventReasons() {
-        return client.v1().events().inNamespace("default").list().getItems().stream().map(Event::getReason).toList();
+        return client.v1().events().inNamespace("default").list().getItems().stream()
+                .map(Event::getReason)
+                .toList();
     }
 
     MockDriver mock() {
@@ -144,7 +175,8 @@ class StoreFailureControllerTest {
 
         controller.reconcile(web);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> condition("web", "StateStored").isPresent());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> condition("web", "StateStored").isPresent());
         assertThat(clientStatus("web")).isEqualTo(ClientStatus.Pending);
         assertThat(condition("web", "StateStored").orElseThrow().getStatus()).isEqualTo("False");
         assertThat(condition("web", "StateStored").orElseThrow().getMessage()).contains("SQLITE_FULL");
@@ -154,8 +186,10 @@ class StoreFailureControllerTest {
         kv.recover();
 
         await().atMost(Duration.ofSeconds(10)).until(() -> clientStatus("web") == ClientStatus.Running);
-        await().atMost(Duration.ofSeconds(10)).until(() -> condition("web", "StateStored")
-                .map(c -> c.getStatus().equals("True")).orElse(false));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> condition("web", "StateStored")
+                        .map(c -> c.getStatus().equals("True"))
+                        .orElse(false));
         assertThat(condition("web", "SpecValid").orElseThrow().getStatus()).isEqualTo("True");
     }
 
@@ -170,18 +204,32 @@ class StoreFailureControllerTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> clientStatus("web") == ClientStatus.Running);
         kv.fail();
 
-        controller.runner(new AllocId("default", "web")).orElseThrow().taskRunners().get("main").restart("test");
+        controller
+                .runner(new AllocId("default", "web"))
+                .orElseThrow()
+                .taskRunners()
+                .get("main")
+                .restart("test");
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> condition("web", "StateStored")
-                .map(c -> c.getStatus().equals("False")).orElse(false));
-        assertThat(controller.runner(new AllocId("default", "web")).orElseThrow().taskRunners().get("main").done())
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> condition("web", "StateStored")
+                        .map(c -> c.getStatus().equals("False"))
+                        .orElse(false));
+        assertThat(controller
+                        .runner(new AllocId("default", "web"))
+                        .orElseThrow()
+                        .taskRunners()
+                        .get("main")
+                        .done())
                 .isNotDone();
         kv.recover();
-        await().atMost(Duration.ofSeconds(10)).until(() -> condition("web", "StateStored")
-                .map(c -> c.getStatus().equals("True")).orElse(false));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> condition("web", "StateStored")
+                        .map(c -> c.getStatus().equals("True"))
+                        .orElse(false));
         assertThat(clientStatus("web")).isEqualTo(ClientStatus.Running);
-        await().atMost(Duration.ofSeconds(10)).until(() -> eventReasons().containsAll(List.of("StateStoreFailed",
-                "StateStored")));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> eventReasons().containsAll(List.of("StateStoreFailed", "StateStored")));
     }
 
     @Test
@@ -235,10 +283,15 @@ class StoreFailureControllerTest {
         Allocation other = create("other", "raw_exec", Map.of("command", "/bin/sleep", "args", List.of("1001")));
         controller.reconcile(svc);
         controller.reconcile(other);
-        await().atMost(Duration.ofSeconds(20)).until(() -> clientStatus("svc") == ClientStatus.Running
-                && clientStatus("other") == ClientStatus.Running);
-        String pid = first.getTaskLocalState(id, "main").orElseThrow().driverHandle().get("pid");
-        String otherPid = first.getTaskLocalState(otherId, "main").orElseThrow().driverHandle().get("pid");
+        await().atMost(Duration.ofSeconds(20))
+                .until(() ->
+                        clientStatus("svc") == ClientStatus.Running && clientStatus("other") == ClientStatus.Running);
+        String pid =
+                first.getTaskLocalState(id, "main").orElseThrow().driverHandle().get("pid");
+        String otherPid = first.getTaskLocalState(otherId, "main")
+                .orElseThrow()
+                .driverHandle()
+                .get("pid");
         controller.shutdown(); // the agent stops; the task keeps running
         controller = null;
         for (AutoCloseable c : List.of(writer, events, gc)) {
@@ -247,37 +300,59 @@ class StoreFailureControllerTest {
         }
         first.close();
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("state.db"));
-             PreparedStatement tear = c.prepareStatement(
-                     "UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc' AND key = 'default/svc'")) {
+                PreparedStatement tear = c.prepareStatement(
+                        "UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc' AND key = 'default/svc'")) {
             assertThat(tear.executeUpdate()).isEqualTo(1);
         }
 
         StateDB second = StateStores.open(data);
         open.add(second);
         controller = controller(second, driver);
-        assertThat(controller.restore()).as("the other is restored; the damaged one is taken on from the API server")
+        assertThat(controller.restore())
+                .as("the other is restored; the damaged one is taken on from the API server")
                 .isEqualTo(1);
         assertThat(second.stats().quarantined()).isEqualTo(1);
         controller.sweep(List.of(get("svc"), get("other")));
         controller.reconcile(get("svc"));
         controller.reconcile(get("other"));
-        assertThat(controller.runner(otherId).orElseThrow().allocState().taskStates().get("main").getRestarts())
+        assertThat(controller
+                        .runner(otherId)
+                        .orElseThrow()
+                        .allocState()
+                        .taskStates()
+                        .get("main")
+                        .getRestarts())
                 .isZero();
-        assertThat(second.getTaskLocalState(otherId, "main").orElseThrow().driverHandle().get("pid"))
-                .as("reattached").isEqualTo(otherPid);
+        assertThat(second.getTaskLocalState(otherId, "main")
+                        .orElseThrow()
+                        .driverHandle()
+                        .get("pid"))
+                .as("reattached")
+                .isEqualTo(otherPid);
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> second.getTaskLocalState(id, "main")
-                .map(l -> l.driverHandle() != null).orElse(false));
-        assertThat(second.getTaskLocalState(id, "main").orElseThrow().driverHandle().get("pid"))
-                .as("the running process is taken over").isEqualTo(pid);
-        assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains("sleep 1000")
-                && p.info().commandLine().orElse("").contains(data.toString())).count())
-                .as("its supervisor, and no second one").isEqualTo(1);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> second.getTaskLocalState(id, "main")
+                        .map(l -> l.driverHandle() != null)
+                        .orElse(false));
+        assertThat(second.getTaskLocalState(id, "main")
+                        .orElseThrow()
+                        .driverHandle()
+                        .get("pid"))
+                .as("the running process is taken over")
+                .isEqualTo(pid);
+        assertThat(ProcessHandle.allProcesses()
+                        .filter(p -> p.info().commandLine().orElse("").contains("sleep 1000")
+                                && p.info().commandLine().orElse("").contains(data.toString()))
+                        .count())
+                .as("its supervisor, and no second one")
+                .isEqualTo(1);
         controller.delete(get("svc"));
         controller.delete(get("other"));
         for (String p : List.of(pid, otherPid)) {
-            await().atMost(Duration.ofSeconds(10)).until(() ->
-                    ProcessHandle.of(Long.parseLong(p)).map(h -> !h.isAlive()).orElse(true));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> ProcessHandle.of(Long.parseLong(p))
+                            .map(h -> !h.isAlive())
+                            .orElse(true));
         }
     }
 }

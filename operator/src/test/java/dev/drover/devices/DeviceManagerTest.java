@@ -14,8 +14,12 @@ import org.junit.jupiter.api.io.TempDir;
 /** The device manager over the fake plugin and its scripted faults. */
 class DeviceManagerTest {
 
-    static final DeviceManager.Timing FAST = new DeviceManager.Timing(Duration.ofMillis(300), Duration.ofMillis(100),
-            Duration.ofMillis(100), Duration.ofMillis(50), Duration.ofMillis(200));
+    static final DeviceManager.Timing FAST = new DeviceManager.Timing(
+            Duration.ofMillis(300),
+            Duration.ofMillis(100),
+            Duration.ofMillis(100),
+            Duration.ofMillis(50),
+            Duration.ofMillis(200));
 
     @TempDir
     Path dir;
@@ -44,7 +48,8 @@ class DeviceManagerTest {
             assertThat(m.healthyMatching("gpu")).hasSize(2);
             assertThat(m.healthyMatching("amd/gpu")).isEmpty();
             await().atMost(Duration.ofSeconds(5)).until(() -> m.stats("GPU-a").isPresent());
-            assertThat(m.stats("GPU-a").orElseThrow().gpuUtilPercent().getAsDouble()).isEqualTo(37);
+            assertThat(m.stats("GPU-a").orElseThrow().gpuUtilPercent().getAsDouble())
+                    .isEqualTo(37);
             assertThat(m.reserve(List.of("GPU-b")).env()).containsEntry("NVIDIA_VISIBLE_DEVICES", "GPU-b");
         }
     }
@@ -57,10 +62,12 @@ class DeviceManagerTest {
                 """)) {
             assertThat(m.awaitFirstFingerprints(Duration.ofSeconds(5))).isTrue();
             assertThat(m.healthyMatching("gpu")).hasSize(2);
-            await().atMost(Duration.ofSeconds(5)).until(() -> m.healthyMatching("gpu").isEmpty());
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> m.healthyMatching("gpu").isEmpty());
             assertThat(m.devices()).as("still listed while the plugin is down").containsOnlyKeys("GPU-a", "GPU-b");
             assertThat(m.device("GPU-a").orElseThrow().health()).contains("driver went away");
-            await().atMost(Duration.ofSeconds(10)).until(() -> m.healthyMatching("gpu").size() == 2);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> m.healthyMatching("gpu").size() == 2);
         }
     }
 
@@ -72,7 +79,8 @@ class DeviceManagerTest {
                 """)) {
             m.awaitFirstFingerprints(Duration.ofSeconds(5));
             assertThat(m.devices()).as("nothing from an invalid fingerprint").isEmpty();
-            await().atMost(Duration.ofSeconds(10)).until(() -> m.healthyMatching("gpu").size() == 2);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> m.healthyMatching("gpu").size() == 2);
         }
     }
 
@@ -83,31 +91,44 @@ class DeviceManagerTest {
                   - {fault: hang, afterCalls: 1, until: 1500ms}
                 """)) {
             assertThat(m.awaitFirstFingerprints(Duration.ofSeconds(5))).isTrue();
-            await().atMost(Duration.ofSeconds(5)).until(() -> m.healthyMatching("gpu").isEmpty());
-            await().atMost(Duration.ofSeconds(10)).until(() -> m.healthyMatching("gpu").size() == 2);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> m.healthyMatching("gpu").isEmpty());
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> m.healthyMatching("gpu").size() == 2);
         }
     }
 
     @Test
     void metricsLabelDevicesLikeDcgmAndNameTheirHolder() throws Exception {
         try (DeviceManager m = manager("");
-             dev.drover.state.StateDB db = dev.drover.state.StateStores.inMemory()) {
+                dev.drover.state.StateDB db = dev.drover.state.StateStores.inMemory()) {
             m.awaitFirstFingerprints(Duration.ofSeconds(5));
             DeviceLedger ledger = new DeviceLedger(m, db);
-            ledger.claim(new dev.drover.state.AllocId("default", "train"), "main",
+            ledger.claim(
+                    new dev.drover.state.AllocId("default", "train"),
+                    "main",
                     List.of(new dev.drover.api.v1alpha1.DeviceRequest("nvidia/gpu", 1)));
             await().atMost(Duration.ofSeconds(5)).until(() -> m.stats("GPU-a").isPresent());
             io.prometheus.client.CollectorRegistry registry = new io.prometheus.client.CollectorRegistry();
             new DeviceMetrics(m, ledger).register(registry);
             String[] names = {"UUID", "gpu", "modelName", "vendor", "type", "namespace", "allocation", "task"};
-            assertThat(registry.getSampleValue("drover_device_healthy", names,
-                    new String[]{"GPU-a", "0", "Tesla T4", "nvidia", "gpu", "default", "train", "main"})).isEqualTo(1.0);
-            assertThat(registry.getSampleValue("drover_device_gpu_utilization_percent", names,
-                    new String[]{"GPU-a", "0", "Tesla T4", "nvidia", "gpu", "default", "train", "main"})).isEqualTo(37.0);
-            assertThat(registry.getSampleValue("drover_device_healthy", names,
-                    new String[]{"GPU-b", "1", "Tesla T4", "nvidia", "gpu", "", "", ""})).isEqualTo(1.0);
-            assertThat(registry.getSampleValue("drover_device_temperature_celsius", names,
-                    new String[]{"GPU-b", "1", "Tesla T4", "nvidia", "gpu", "", "", ""})).as("not reported: absent").isNull();
+            assertThat(registry.getSampleValue("drover_device_healthy", names, new String[] {
+                        "GPU-a", "0", "Tesla T4", "nvidia", "gpu", "default", "train", "main"
+                    }))
+                    .isEqualTo(1.0);
+            assertThat(registry.getSampleValue("drover_device_gpu_utilization_percent", names, new String[] {
+                        "GPU-a", "0", "Tesla T4", "nvidia", "gpu", "default", "train", "main"
+                    }))
+                    .isEqualTo(37.0);
+            assertThat(registry.getSampleValue("drover_device_healthy", names, new String[] {
+                        "GPU-b", "1", "Tesla T4", "nvidia", "gpu", "", "", ""
+                    }))
+                    .isEqualTo(1.0);
+            assertThat(registry.getSampleValue("drover_device_temperature_celsius", names, new String[] {
+                        "GPU-b", "1", "Tesla T4", "nvidia", "gpu", "", "", ""
+                    }))
+                    .as("not reported: absent")
+                    .isNull();
         }
     }
 
@@ -125,12 +146,19 @@ class DeviceManagerTest {
                       - id: GPU-b
                         stats: {gpuUtilPercent: 20, memoryUsedMiB: 500, memoryTotalMiB: 15360, temperatureC: 60, powerW: 10}
                 """);
-        try (DeviceManager m = new DeviceManager(List.of(DevicePlugins.discover().select("fake:" + file)), FAST)) {
+        try (DeviceManager m =
+                new DeviceManager(List.of(DevicePlugins.discover().select("fake:" + file)), FAST)) {
             m.awaitFirstFingerprints(Duration.ofSeconds(5));
-            await().atMost(Duration.ofSeconds(5)).until(() -> m.stats("GPU-a").isPresent() && m.stats("GPU-b").isPresent());
-            DeviceStats.AllocationStats stats = DeviceStats.of(List.of(
-                    new dev.drover.state.DeviceReservation("web", "nvidia", "gpu", "Tesla T4", List.of("GPU-a")),
-                    new dev.drover.state.DeviceReservation("worker", "nvidia", "gpu", "Tesla T4", List.of("GPU-b"))), m);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() ->
+                            m.stats("GPU-a").isPresent() && m.stats("GPU-b").isPresent());
+            DeviceStats.AllocationStats stats = DeviceStats.of(
+                    List.of(
+                            new dev.drover.state.DeviceReservation(
+                                    "web", "nvidia", "gpu", "Tesla T4", List.of("GPU-a")),
+                            new dev.drover.state.DeviceReservation(
+                                    "worker", "nvidia", "gpu", "Tesla T4", List.of("GPU-b"))),
+                    m);
             assertThat(stats.byTask()).containsOnlyKeys("web", "worker");
             assertThat(stats.byGroup()).singleElement().satisfies(g -> {
                 assertThat(g.ids()).containsExactly("GPU-a", "GPU-b");

@@ -16,15 +16,17 @@ class DeadlinesTest {
         CountDownLatch never = new CountDownLatch(1);
         long start = System.nanoTime();
         assertThatThrownBy(() -> Deadlines.call("driver start", Duration.ofMillis(200), () -> {
-            // Ignores interruption, like a driver stuck in native code.
-            while (true) {
-                try {
-                    never.await();
-                } catch (InterruptedException ignored) {
-                    // keep hanging
-                }
-            }
-        })).isInstanceOf(Deadlines.DeadlineExceeded.class).hasMessage("driver start did not finish within 200ms");
+                    // Ignores interruption, like a driver stuck in native code.
+                    while (true) {
+                        try {
+                            never.await();
+                        } catch (InterruptedException ignored) {
+                            // keep hanging
+                        }
+                    }
+                }))
+                .isInstanceOf(Deadlines.DeadlineExceeded.class)
+                .hasMessage("driver start did not finish within 200ms");
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
     }
 
@@ -39,21 +41,24 @@ class DeadlinesTest {
     void resultsAndFailuresPassThrough() throws Exception {
         assertThat(Deadlines.call("x", Duration.ofSeconds(5), () -> 42)).isEqualTo(42);
         assertThatThrownBy(() -> Deadlines.call("x", Duration.ofSeconds(5), () -> {
-            throw new DriverStartException("boom", false);
-        })).isInstanceOf(ExecutionException.class).hasCauseInstanceOf(DriverStartException.class);
+                    throw new DriverStartException("boom", false);
+                }))
+                .isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(DriverStartException.class);
     }
 
     @Test
     void theAbandonedCallIsInterrupted() throws Exception {
         CountDownLatch interrupted = new CountDownLatch(1);
         assertThatThrownBy(() -> Deadlines.call("stop", Duration.ofMillis(50), () -> {
-            try {
-                Thread.sleep(Duration.ofMinutes(1));
-            } catch (InterruptedException e) {
-                interrupted.countDown();
-            }
-            return null;
-        })).isInstanceOf(Deadlines.DeadlineExceeded.class);
+                    try {
+                        Thread.sleep(Duration.ofMinutes(1));
+                    } catch (InterruptedException e) {
+                        interrupted.countDown();
+                    }
+                    return null;
+                }))
+                .isInstanceOf(Deadlines.DeadlineExceeded.class);
         assertThat(interrupted.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
     }
 }

@@ -15,7 +15,9 @@ class DriverRegistryTest {
         try (DriverRegistry registry = new DriverRegistry(List.of(new MockDriver(Clock.systemUTC())))) {
             assertThat(registry.find("mock")).isPresent();
             assertThat(registry.unavailable("mock")).isEmpty();
-            assertThat(registry.unavailable("raw_exec")).get().asString()
+            assertThat(registry.unavailable("raw_exec"))
+                    .get()
+                    .asString()
                     .startsWith("raw_exec is disabled on this agent; start the agent with --enable-raw-exec");
             assertThat(registry.unavailable("docker")).contains("unknown driver \"docker\" (known: mock, raw_exec)");
         }

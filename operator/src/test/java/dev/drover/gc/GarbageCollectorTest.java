@@ -65,7 +65,8 @@ class GarbageCollectorTest {
 
     @Test
     void runningAllocationsAreNeverCollectedEvenOverTheLimit() throws Exception {
-        try (GarbageCollector gc = new GarbageCollector(new GcPolicy(Duration.ofHours(1), 0.8, 0.7, 0, 2), usage(0.99, 0.99))) {
+        try (GarbageCollector gc =
+                new GarbageCollector(new GcPolicy(Duration.ofHours(1), 0.8, 0.7, 0, 2), usage(0.99, 0.99))) {
             gc.track(alloc("a", null));
             gc.track(alloc("b", null));
             assertThat(gc.collect()).isEmpty();
@@ -85,7 +86,8 @@ class GarbageCollectorTest {
                 return 0.1;
             }
         };
-        try (GarbageCollector gc = new GarbageCollector(new GcPolicy(Duration.ofHours(1), 0.8, 0.7, 50, 1), shrinking)) {
+        try (GarbageCollector gc =
+                new GarbageCollector(new GcPolicy(Duration.ofHours(1), 0.8, 0.7, 50, 1), shrinking)) {
             gc.track(alloc("a", T));
             gc.track(alloc("b", T.plusSeconds(1)));
             gc.track(alloc("c", T.plusSeconds(2)));
@@ -95,7 +97,8 @@ class GarbageCollectorTest {
 
     @Test
     void becomingTerminalTriggersACollectionBeforeTheInterval() throws Exception {
-        try (GarbageCollector gc = new GarbageCollector(new GcPolicy(Duration.ofHours(1), 0.8, 0.7, 0, 2), usage(0.1, 0.1))) {
+        try (GarbageCollector gc =
+                new GarbageCollector(new GcPolicy(Duration.ofHours(1), 0.8, 0.7, 0, 2), usage(0.1, 0.1))) {
             gc.track(alloc("done", T));
             gc.terminalChanged();
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> destroyed.contains("done"));

@@ -13,8 +13,8 @@ import dev.drover.driver.DriverException;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -34,8 +34,8 @@ import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterEach;
@@ -85,7 +85,8 @@ class AgentApiTest {
         public Optional<TaskStats> stats(String task) throws DriverException {
             Instant now = Instant.now();
             return switch (task) {
-                case "web" -> Optional.of(new TaskStats(now, Duration.between(BOOT, now).dividedBy(2), 64L << 20));
+                case "web" ->
+                    Optional.of(new TaskStats(now, Duration.between(BOOT, now).dividedBy(2), 64L << 20));
                 case "db" -> throw new DriverException("process 4242 is gone");
                 default -> Optional.empty();
             };
@@ -93,11 +94,24 @@ class AgentApiTest {
 
         @Override
         public DeviceStats.AllocationStats devices() {
-            InstanceStats gpu = InstanceStats.builder("GPU-0", BOOT).gpuUtilPercent(87).memoryUsedMiB(3000)
-                    .memoryTotalMiB(16384).temperatureC(61).build();
-            return new DeviceStats.AllocationStats(Map.of("web", List.of(gpu)), List.of(new DeviceStats.GroupStats(
-                    "nvidia", "gpu", "Tesla T4", List.of("GPU-0"), OptionalDouble.of(87), OptionalLong.of(3000),
-                    OptionalLong.of(16384), OptionalDouble.of(61), OptionalDouble.empty())));
+            InstanceStats gpu = InstanceStats.builder("GPU-0", BOOT)
+                    .gpuUtilPercent(87)
+                    .memoryUsedMiB(3000)
+                    .memoryTotalMiB(16384)
+                    .temperatureC(61)
+                    .build();
+            return new DeviceStats.AllocationStats(
+                    Map.of("web", List.of(gpu)),
+                    List.of(new DeviceStats.GroupStats(
+                            "nvidia",
+                            "gpu",
+                            "Tesla T4",
+                            List.of("GPU-0"),
+                            OptionalDouble.of(87),
+                            OptionalLong.of(3000),
+                            OptionalLong.of(16384),
+                            OptionalDouble.of(61),
+                            OptionalDouble.empty())));
         }
 
         @Override
@@ -108,6 +122,7 @@ class AgentApiTest {
 
     @TempDir
     Path dir;
+
     ReviewingApiServer kube;
     AgentApi api;
     AgentCertificate.Identity identity;
@@ -120,8 +135,8 @@ class AgentApiTest {
         Path logs = Files.createDirectories(dir.resolve("logs"));
         Files.writeString(logs.resolve("web.stdout.0"), "one\ntwo\nthree\n");
         Files.writeString(logs.resolve("web.stderr.0"), "oops\n");
-        identity = AgentCertificate.loadOrCreate(dir.resolve("tls"), "node-a", List.of(InetAddress.getLoopbackAddress()),
-                Clock.systemUTC());
+        identity = AgentCertificate.loadOrCreate(
+                dir.resolve("tls"), "node-a", List.of(InetAddress.getLoopbackAddress()), Clock.systemUTC());
         Files.createDirectories(dir.resolve("alloc/alloc/data"));
         Files.writeString(dir.resolve("alloc/alloc/data/state.txt"), "kept\n");
         Files.createDirectories(dir.resolve("alloc/web/local"));
@@ -131,13 +146,22 @@ class AgentApiTest {
             if (id.name().equals("broken")) {
                 throw new IllegalStateException("the runner of " + id + " is in a state nobody foresaw");
             }
-            return id.equals(new AllocId("team-a", "svc")) || id.equals(new AllocId("team-b", "svc")) ? Optional.of(svc)
+            return id.equals(new AllocId("team-a", "svc")) || id.equals(new AllocId("team-b", "svc"))
+                    ? Optional.of(svc)
                     : Optional.empty();
         };
-        api = AgentApi.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), identity.sslContext(),
-                new KubernetesAuth(kube.client, Clock.systemUTC(), LIMITS), allocations, "node-a", Clock.systemUTC(),
-                Duration.ofMillis(200), LIMITS);
-        http = HttpClient.newBuilder().sslContext(Pinning.to(identity.fingerprint())).build();
+        api = AgentApi.start(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                identity.sslContext(),
+                new KubernetesAuth(kube.client, Clock.systemUTC(), LIMITS),
+                allocations,
+                "node-a",
+                Clock.systemUTC(),
+                Duration.ofMillis(200),
+                LIMITS);
+        http = HttpClient.newBuilder()
+                .sslContext(Pinning.to(identity.fingerprint()))
+                .build();
     }
 
     @AfterEach
@@ -161,8 +185,12 @@ class AgentApiTest {
         HttpResponse<String> all = get("/v1/allocations/team-a/svc/logs/web", "alice-token");
         assertThat(all.statusCode()).isEqualTo(200);
         assertThat(all.body()).isEqualTo("one\ntwo\nthree\n");
-        assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=1", "alice-token").body()).isEqualTo("three\n");
-        assertThat(get("/v1/allocations/team-a/svc/logs/web?stream=stderr", "alice-token").body()).isEqualTo("oops\n");
+        assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=1", "alice-token")
+                        .body())
+                .isEqualTo("three\n");
+        assertThat(get("/v1/allocations/team-a/svc/logs/web?stream=stderr", "alice-token")
+                        .body())
+                .isEqualTo("oops\n");
     }
 
     @Test
@@ -182,21 +210,30 @@ class AgentApiTest {
     void unknownAllocationsTasksAndBadInputAreClearErrors() throws Exception {
         assertThat(get("/v1/allocations/team-a/other/logs/web", "alice-token").body())
                 .contains("allocation team-a/other does not run on node node-a");
-        assertThat(get("/v1/allocations/team-a/svc/logs/cache", "alice-token").body()).contains("has no task \\\"cache\\\"");
-        assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=many", "alice-token").statusCode()).isEqualTo(400);
-        assertThat(get("/v1/allocations/team-a/svc/logs/web?stream=../../etc/passwd", "alice-token").statusCode())
+        assertThat(get("/v1/allocations/team-a/svc/logs/cache", "alice-token").body())
+                .contains("has no task \\\"cache\\\"");
+        assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=many", "alice-token")
+                        .statusCode())
                 .isEqualTo(400);
-        assertThat(get("/v1/allocations/team-a/svc/logs/..%2F..%2Fx", "alice-token").statusCode()).isEqualTo(400);
+        assertThat(get("/v1/allocations/team-a/svc/logs/web?stream=../../etc/passwd", "alice-token")
+                        .statusCode())
+                .isEqualTo(400);
+        assertThat(get("/v1/allocations/team-a/svc/logs/..%2F..%2Fx", "alice-token")
+                        .statusCode())
+                .isEqualTo(400);
         assertThat(get("/v1/nodes", "alice-token").statusCode()).isEqualTo(404);
     }
 
     /** Sends {@code target} as the request line's target, as a hostile client may, and reads the whole answer. */
     String raw(String target) throws Exception {
-        try (javax.net.ssl.SSLSocket s = (javax.net.ssl.SSLSocket) Pinning.to(identity.fingerprint()).getSocketFactory()
+        try (javax.net.ssl.SSLSocket s = (javax.net.ssl.SSLSocket) Pinning.to(identity.fingerprint())
+                .getSocketFactory()
                 .createSocket(InetAddress.getLoopbackAddress(), api.port())) {
             s.setSoTimeout(10_000);
-            s.getOutputStream().write(("GET " + target + " HTTP/1.1\r\nHost: node-a\r\nAuthorization: Bearer alice-token"
-                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            s.getOutputStream()
+                    .write(("GET " + target + " HTTP/1.1\r\nHost: node-a\r\nAuthorization: Bearer alice-token"
+                                    + "\r\nConnection: close\r\n\r\n")
+                            .getBytes(StandardCharsets.ISO_8859_1));
             s.getOutputStream().flush();
             return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         }
@@ -204,26 +241,34 @@ class AgentApiTest {
 
     @Test
     void malformedEscapesInThePathOrQueryAreA400() throws Exception {
-        for (String target : List.of("/v1/allocations/team-a/svc%zz/stats", "/v1/allocations/team-a/svc/logs/web%",
-                "/v1/allocations/team-a/svc/logs/web?tail=%zz", "/v1/allocations/team-a/svc/logs/web?%=1")) {
+        for (String target : List.of(
+                "/v1/allocations/team-a/svc%zz/stats",
+                "/v1/allocations/team-a/svc/logs/web%",
+                "/v1/allocations/team-a/svc/logs/web?tail=%zz",
+                "/v1/allocations/team-a/svc/logs/web?%=1")) {
             assertThat(raw(target, "alice-token")).as(target).startsWith("HTTP/1.1 400 ");
         }
-        assertThat(raw("/v1/allocations/team-a/svc/logs/we%C3b", "alice-token")).startsWith("HTTP/1.1 400 ")
+        assertThat(raw("/v1/allocations/team-a/svc/logs/we%C3b", "alice-token"))
+                .startsWith("HTTP/1.1 400 ")
                 .contains("\\\"we%C3b\\\" does not decode to UTF-8 text");
-        assertThat(raw("/v1/allocations/team-a/svc/logs/web?stream=%FF%FE", "alice-token")).startsWith("HTTP/1.1 400 ")
+        assertThat(raw("/v1/allocations/team-a/svc/logs/web?stream=%FF%FE", "alice-token"))
+                .startsWith("HTTP/1.1 400 ")
                 .contains("\\\"%FF%FE\\\" does not decode to UTF-8 text");
-        assertThat(raw("/v1/allocations/team-a/svc/logs/web?tail=1+", "alice-token")).as("+ is a space in a query")
+        assertThat(raw("/v1/allocations/team-a/svc/logs/web?tail=1+", "alice-token"))
+                .as("+ is a space in a query")
                 .contains("tail must be a whole number of lines, not \\\"1 \\\"");
         assertThat(get("/v1/allocations/team-a/svc/logs/web", "alice-token").statusCode())
-                .as("the server carries on").isEqualTo(200);
+                .as("the server carries on")
+                .isEqualTo(200);
     }
 
     @Test
     void aFailureInsideTheAgentIsA500NotADroppedConnection() throws Exception {
         HttpResponse<String> r = get("/v1/allocations/team-a/broken/stats", "alice-token");
         assertThat(r.statusCode()).isEqualTo(500);
-        assertThat(r.body()).contains("the agent failed to answer: java.lang.IllegalStateException: the runner of"
-                + " team-a/broken is in a state nobody foresaw");
+        assertThat(r.body())
+                .contains("the agent failed to answer: java.lang.IllegalStateException: the runner of"
+                        + " team-a/broken is in a state nobody foresaw");
     }
 
     @Test
@@ -238,19 +283,26 @@ class AgentApiTest {
     @Test
     @SuppressWarnings("try") // a1 is closed early on purpose: its place is freed for b2
     void followersBeyondTheLimitsPerCallerAndInTotalGet429() throws Exception {
-        try (SSLSocket a1 = follow("alice-token"); SSLSocket a2 = follow("alice-token");
-             SSLSocket b1 = follow("bob-token")) {
+        try (SSLSocket a1 = follow("alice-token");
+                SSLSocket a2 = follow("alice-token");
+                SSLSocket b1 = follow("bob-token")) {
             for (SSLSocket s : List.of(a1, a2, b1)) {
                 assertThat(read(s, "three\n\r\n")).startsWith("HTTP/1.1 200 ");
             }
-            try (SSLSocket third = follow("alice-token"); SSLSocket full = follow("bob-token")) {
-                assertThat(read(third, "}")).startsWith("HTTP/1.1 429 ").containsIgnoringCase("Retry-After: 10\r\n")
+            try (SSLSocket third = follow("alice-token");
+                    SSLSocket full = follow("bob-token")) {
+                assertThat(read(third, "}"))
+                        .startsWith("HTTP/1.1 429 ")
+                        .containsIgnoringCase("Retry-After: 10\r\n")
                         .contains("user \\\"alice\\\" already follows 2 logs on this agent");
-                assertThat(read(full, "}")).startsWith("HTTP/1.1 429 ")
+                assertThat(read(full, "}"))
+                        .startsWith("HTTP/1.1 429 ")
                         .contains("this agent already serves 3 followed logs");
             }
-            assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=1", "bob-token").body())
-                    .as("reading without follow is not bounded").isEqualTo("three\n");
+            assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=1", "bob-token")
+                            .body())
+                    .as("reading without follow is not bounded")
+                    .isEqualTo("three\n");
             a1.close();
             await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 2);
             try (SSLSocket b2 = follow("bob-token")) {
@@ -273,18 +325,22 @@ class AgentApiTest {
             }
         }
         double seconds = (System.nanoTime() - begin) / 1e9;
-        assertThat(kube.tokenReviews.get()).as("the burst and the rate over %.1f s", seconds)
+        assertThat(kube.tokenReviews.get())
+                .as("the burst and the rate over %.1f s", seconds)
                 .isLessThanOrEqualTo(LIMITS.reviewBurst() + (int) Math.ceil(seconds * LIMITS.reviewsPerSecond()));
         assertThat(limited).isPositive();
     }
 
     /** Opens {@code follow=true} of task web's output (from its last line) with {@code token}, by hand. */
     SSLSocket follow(String token) throws Exception {
-        SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint()).getSocketFactory()
+        SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint())
+                .getSocketFactory()
                 .createSocket(InetAddress.getLoopbackAddress(), api.port());
         s.setSoTimeout(10_000);
-        s.getOutputStream().write(("GET /v1/allocations/team-a/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
-                + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream()
+                .write(("GET /v1/allocations/team-a/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
+                                + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
         s.getOutputStream().flush();
         return s;
     }
@@ -305,11 +361,14 @@ class AgentApiTest {
 
     /** Sends {@code target} as the request line's target, as a hostile client may, and reads the whole answer. */
     String raw(String target, String token) throws Exception {
-        try (SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint()).getSocketFactory()
+        try (SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint())
+                .getSocketFactory()
                 .createSocket(InetAddress.getLoopbackAddress(), api.port())) {
             s.setSoTimeout(10_000);
-            s.getOutputStream().write(("GET " + target + " HTTP/1.1\r\nHost: node-a\r\nAuthorization: Bearer " + token
-                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            s.getOutputStream()
+                    .write(("GET " + target + " HTTP/1.1\r\nHost: node-a\r\nAuthorization: Bearer " + token
+                                    + "\r\nConnection: close\r\n\r\n")
+                            .getBytes(StandardCharsets.ISO_8859_1));
             s.getOutputStream().flush();
             return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         }
@@ -317,15 +376,20 @@ class AgentApiTest {
 
     @Test
     void aFollowedLogStreamsNewOutputUntilTheTaskIsDead() throws Exception {
-        HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port()
-                        + "/v1/allocations/team-a/svc/logs/web?tail=1&follow=true"))
-                .header("Authorization", "Bearer alice-token").build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> r = http.send(
+                HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port()
+                                + "/v1/allocations/team-a/svc/logs/web?tail=1&follow=true"))
+                        .header("Authorization", "Bearer alice-token")
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = r.body()) {
             assertThat(new String(body.readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("three\n");
             Files.writeString(dir.resolve("logs/web.stdout.0"), "four\n", StandardOpenOption.APPEND);
             assertThat(new String(body.readNBytes(5), StandardCharsets.UTF_8)).isEqualTo("four\n");
             webDead.set(true);
-            assertThat(body.readAllBytes()).as("the stream ends once the task is dead").isEmpty();
+            assertThat(body.readAllBytes())
+                    .as("the stream ends once the task is dead")
+                    .isEmpty();
         }
     }
 
@@ -337,26 +401,37 @@ class AgentApiTest {
         assertThat(stats.path("allocation").asText()).isEqualTo("team-a/svc");
         JsonNode web = stats.path("tasks").path("web");
         assertThat(web.path("state").asText()).isEqualTo("Running");
-        assertThat(web.path("resourceUsage").path("cpu").path("percent").asDouble()).as("half a core")
+        assertThat(web.path("resourceUsage").path("cpu").path("percent").asDouble())
+                .as("half a core")
                 .isBetween(45.0, 55.0);
-        assertThat(web.path("resourceUsage").path("memory").path("rssBytes").asLong()).isEqualTo(64L << 20);
+        assertThat(web.path("resourceUsage").path("memory").path("rssBytes").asLong())
+                .isEqualTo(64L << 20);
         assertThat(web.path("devices").get(0).path("id").asText()).isEqualTo("GPU-0");
         assertThat(web.path("devices").get(0).path("gpuUtilPercent").asDouble()).isEqualTo(87);
-        assertThat(web.path("devices").get(0).has("powerW")).as("what the device cannot report is left out").isFalse();
+        assertThat(web.path("devices").get(0).has("powerW"))
+                .as("what the device cannot report is left out")
+                .isFalse();
         assertThat(stats.path("tasks").path("init").path("state").asText()).isEqualTo("Dead");
         assertThat(stats.path("tasks").path("init").has("resourceUsage")).isFalse();
         assertThat(stats.path("tasks").path("db").path("error").asText()).isEqualTo("process 4242 is gone");
-        assertThat(stats.path("resourceUsage").path("memory").path("rssBytes").asLong()).isEqualTo(64L << 20);
+        assertThat(stats.path("resourceUsage").path("memory").path("rssBytes").asLong())
+                .isEqualTo(64L << 20);
         assertThat(stats.path("devices").get(0).path("model").asText()).isEqualTo("Tesla T4");
         assertThat(stats.path("devices").get(0).path("memoryTotalMiB").asLong()).isEqualTo(16384);
-        assertThat(kube.asked).extracting(a -> a.getSpec().getResourceAttributes().getSubresource()).contains("stats");
-        assertThat(get("/v1/allocations/team-b/svc/stats", "alice-token").statusCode()).isEqualTo(403);
+        assertThat(kube.asked)
+                .extracting(a -> a.getSpec().getResourceAttributes().getSubresource())
+                .contains("stats");
+        assertThat(get("/v1/allocations/team-b/svc/stats", "alice-token").statusCode())
+                .isEqualTo(403);
     }
 
     @Test
     void aSnapshotIsTheEphemeralDiskAsTar() throws Exception {
-        HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port()
-                        + "/v1/allocations/team-a/svc/snapshot")).header("Authorization", "Bearer alice-token").build(),
+        HttpResponse<InputStream> r = http.send(
+                HttpRequest.newBuilder(
+                                URI.create("https://127.0.0.1:" + api.port() + "/v1/allocations/team-a/svc/snapshot"))
+                        .header("Authorization", "Bearer alice-token")
+                        .build(),
                 HttpResponse.BodyHandlers.ofInputStream());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("Content-Type")).contains("application/x-tar");
@@ -366,9 +441,11 @@ class AgentApiTest {
         }
         assertThat(staging.resolve("alloc/data/state.txt")).hasContent("kept");
         assertThat(staging.resolve("web/local/cache.bin")).hasContent("warm");
-        assertThat(kube.asked).extracting(a -> a.getSpec().getResourceAttributes().getSubresource())
+        assertThat(kube.asked)
+                .extracting(a -> a.getSpec().getResourceAttributes().getSubresource())
                 .contains("snapshot");
-        assertThat(get("/v1/allocations/team-a/svc/snapshot", null).statusCode()).isEqualTo(401);
+        assertThat(get("/v1/allocations/team-a/svc/snapshot", null).statusCode())
+                .isEqualTo(401);
         assertThat(get("/v1/allocations/team-b/svc/snapshot", "alice-token").body())
                 .contains("cannot get allocations/snapshot");
     }
@@ -377,29 +454,50 @@ class AgentApiTest {
     void theClientExplainsAForeignCertificateAMissingTokenAndAnUnknownAllocation() throws Exception {
         URI base = URI.create("https://127.0.0.1:" + api.port());
         AgentClient.Endpoint impostor = new AgentClient.Endpoint("node-a", base, "ab".repeat(32));
-        assertThatThrownBy(() -> AgentClient.get(impostor, AgentClient.path("team-a", "svc", "stats"), "alice-token",
-                Duration.ofSeconds(10), InputStream::readAllBytes))
+        assertThatThrownBy(() -> AgentClient.get(
+                        impostor,
+                        AgentClient.path("team-a", "svc", "stats"),
+                        "alice-token",
+                        Duration.ofSeconds(10),
+                        InputStream::readAllBytes))
                 .isInstanceOf(AgentClient.AgentException.class)
                 .hasMessageContaining("is not the one node node-a names")
                 .hasMessageContaining("not the " + "ab".repeat(32) + " published on its Node");
         AgentClient.Endpoint real = new AgentClient.Endpoint("node-a", base, identity.fingerprint());
-        assertThatThrownBy(() -> AgentClient.get(real, AgentClient.path("team-a", "svc", "stats"), "forged",
-                Duration.ofSeconds(10), InputStream::readAllBytes))
-                .isInstanceOf(AgentClient.AgentException.class).hasMessageContaining("(HTTP 401)")
+        assertThatThrownBy(() -> AgentClient.get(
+                        real,
+                        AgentClient.path("team-a", "svc", "stats"),
+                        "forged",
+                        Duration.ofSeconds(10),
+                        InputStream::readAllBytes))
+                .isInstanceOf(AgentClient.AgentException.class)
+                .hasMessageContaining("(HTTP 401)")
                 .hasMessageNotContaining("{");
-        assertThatThrownBy(() -> AgentClient.get(real, AgentClient.path("team-a", "gone", "stats"), "alice-token",
-                Duration.ofSeconds(10), InputStream::readAllBytes))
+        assertThatThrownBy(() -> AgentClient.get(
+                        real,
+                        AgentClient.path("team-a", "gone", "stats"),
+                        "alice-token",
+                        Duration.ofSeconds(10),
+                        InputStream::readAllBytes))
                 .hasMessage("allocation team-a/gone does not run on node node-a (HTTP 404)");
-        String body = AgentClient.get(real, AgentClient.path("team-a", "svc", "logs/web") + "?tail=1", "alice-token",
-                Duration.ofSeconds(10), in -> new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        String body = AgentClient.get(
+                real,
+                AgentClient.path("team-a", "svc", "logs/web") + "?tail=1",
+                "alice-token",
+                Duration.ofSeconds(10),
+                in -> new String(in.readAllBytes(), StandardCharsets.UTF_8));
         assertThat(body).isEqualTo("three\n");
     }
 
     @Test
     void aClientPinningAnotherFingerprintDoesNotConnect() throws Exception {
-        try (HttpClient wrong = HttpClient.newBuilder().sslContext(Pinning.to("00".repeat(32))).build()) {
-            assertThatThrownBy(() -> wrong.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port()
-                    + "/v1/allocations/team-a/svc/logs/web")).build(), HttpResponse.BodyHandlers.ofString()))
+        try (HttpClient wrong =
+                HttpClient.newBuilder().sslContext(Pinning.to("00".repeat(32))).build()) {
+            assertThatThrownBy(() -> wrong.send(
+                            HttpRequest.newBuilder(URI.create(
+                                            "https://127.0.0.1:" + api.port() + "/v1/allocations/team-a/svc/logs/web"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString()))
                     .isInstanceOf(SSLHandshakeException.class);
         }
     }

@@ -38,14 +38,15 @@ class AgentCertificateTest {
     void madeOnceKeptAcrossRestartsWithTheKeyReadableByTheAgentAlone() throws Exception {
         Instant now = Instant.parse("2026-11-22T12:00:00Z");
         AgentCertificate.Identity first = AgentCertificate.loadOrCreate(dir, "node-a", ADDRESSES, at(now));
-        AgentCertificate.Identity again = AgentCertificate.loadOrCreate(dir, "node-a", ADDRESSES,
-                at(now.plus(Duration.ofDays(100))));
+        AgentCertificate.Identity again =
+                AgentCertificate.loadOrCreate(dir, "node-a", ADDRESSES, at(now.plus(Duration.ofDays(100))));
 
         assertThat(again.fingerprint()).isEqualTo(first.fingerprint()).hasSize(64);
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("agent.key"))))
                 .isEqualTo("rw-------");
         assertThat(Files.readString(dir.resolve("agent.key"))).startsWith("-----BEGIN PRIVATE KEY-----");
-        assertThat(first.certificate().getSubjectAlternativeNames()).extracting(e -> String.valueOf(e.get(1)))
+        assertThat(first.certificate().getSubjectAlternativeNames())
+                .extracting(e -> String.valueOf(e.get(1)))
                 .containsExactlyInAnyOrder("node-a", "127.0.0.1");
         assertThat(first.notAfter()).isEqualTo(now.plus(AgentCertificate.VALIDITY));
     }
@@ -53,7 +54,8 @@ class AgentCertificateTest {
     @Test
     void replacedBeforeItExpiresForAnotherNodeOrWhenUnreadable() throws Exception {
         Instant now = Instant.parse("2026-11-22T12:00:00Z");
-        String original = AgentCertificate.loadOrCreate(dir, "node-a", ADDRESSES, at(now)).fingerprint();
+        String original =
+                AgentCertificate.loadOrCreate(dir, "node-a", ADDRESSES, at(now)).fingerprint();
 
         Instant late = now.plus(AgentCertificate.VALIDITY).minus(Duration.ofDays(29));
         AgentCertificate.Identity renewed = AgentCertificate.loadOrCreate(dir, "node-a", ADDRESSES, at(late));
@@ -63,10 +65,12 @@ class AgentCertificateTest {
         AgentCertificate.Identity moved = AgentCertificate.loadOrCreate(dir, "node-b", ADDRESSES, at(late));
         assertThat(moved.fingerprint()).isNotEqualTo(renewed.fingerprint());
 
-        Files.writeString(dir.resolve("agent.crt"), "-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n");
+        Files.writeString(
+                dir.resolve("agent.crt"), "-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n");
         AgentCertificate.Identity fresh = AgentCertificate.loadOrCreate(dir, "node-b", ADDRESSES, at(late));
         assertThat(fresh.fingerprint()).isNotEqualTo(moved.fingerprint());
-        assertThat(AgentCertificate.loadOrCreate(dir, "node-b", ADDRESSES, at(late)).fingerprint())
+        assertThat(AgentCertificate.loadOrCreate(dir, "node-b", ADDRESSES, at(late))
+                        .fingerprint())
                 .isEqualTo(fresh.fingerprint());
     }
 
@@ -85,8 +89,10 @@ class AgentCertificateTest {
         server.start();
         SSLContext client = Pinning.to(id.fingerprint());
         try (HttpClient http = HttpClient.newBuilder().sslContext(client).build()) {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-                    URI.create("https://127.0.0.1:" + server.getAddress().getPort() + "/")).build(),
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(
+                                    "https://127.0.0.1:" + server.getAddress().getPort() + "/"))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(r.body()).isEqualTo("hello");
         } finally {

@@ -26,7 +26,9 @@ class ApiRequestTest {
 
     @Test
     void statsAndSnapshotTargetsCarryNoLogs() throws Exception {
-        assertThat(ApiRequest.parse("/v1/allocations/default/web/stats", "tail=x").subresource()).isEqualTo("stats");
+        assertThat(ApiRequest.parse("/v1/allocations/default/web/stats", "tail=x")
+                        .subresource())
+                .isEqualTo("stats");
         ApiRequest snapshot = ApiRequest.parse("/v1/allocations/default/web/snapshot", null);
         assertThat(snapshot.subresource()).isEqualTo("snapshot");
         assertThat(snapshot.logs()).isNull();

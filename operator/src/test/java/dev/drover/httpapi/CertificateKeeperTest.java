@@ -34,6 +34,7 @@ class CertificateKeeperTest {
 
     @TempDir
     Path dir;
+
     final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-11-22T12:00:00Z"));
     final Clock clock = new Clock() {
         @Override
@@ -71,16 +72,21 @@ class CertificateKeeperTest {
     }
 
     String get(String fingerprint) throws Exception {
-        try (HttpClient http = HttpClient.newBuilder().sslContext(Pinning.to(fingerprint)).build()) {
-            return http.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + server.getAddress().getPort()
-                    + "/")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        try (HttpClient http =
+                HttpClient.newBuilder().sslContext(Pinning.to(fingerprint)).build()) {
+            return http.send(
+                            HttpRequest.newBuilder(URI.create("https://127.0.0.1:"
+                                            + server.getAddress().getPort() + "/"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
         }
     }
 
     @Test
     void aCertificateDueForRenewalIsReplacedWithoutRestartingTheServer() throws Exception {
-        try (CertificateKeeper keeper = CertificateKeeper.start(dir, "node-a", ADDRESSES, clock, Duration.ofHours(1),
-                published::add)) {
+        try (CertificateKeeper keeper =
+                CertificateKeeper.start(dir, "node-a", ADDRESSES, clock, Duration.ofHours(1), published::add)) {
             server.setHttpsConfigurator(new HttpsConfigurator(keeper.sslContext()));
             server.start();
             String first = keeper.identity().fingerprint();
@@ -94,19 +100,23 @@ class CertificateKeeperTest {
             assertThat(keeper.renewIfDue()).as("25 days left: due").isTrue();
             String second = keeper.identity().fingerprint();
             assertThat(second).isNotEqualTo(first);
-            assertThat(published).extracting(AgentCertificate.Identity::fingerprint).containsExactly(second);
+            assertThat(published)
+                    .extracting(AgentCertificate.Identity::fingerprint)
+                    .containsExactly(second);
             assertThat(keeper.identity().notAfter()).isAfter(now.get().plus(Duration.ofDays(360)));
             assertThat(get(second)).as("the same server, the new certificate").isEqualTo("hello");
             assertThatThrownBy(() -> get(first)).isInstanceOf(SSLHandshakeException.class);
-            assertThat(AgentCertificate.loadOrCreate(dir, "node-a", ADDRESSES, clock).fingerprint())
-                    .as("the new one is what a restarted agent loads").isEqualTo(second);
+            assertThat(AgentCertificate.loadOrCreate(dir, "node-a", ADDRESSES, clock)
+                            .fingerprint())
+                    .as("the new one is what a restarted agent loads")
+                    .isEqualTo(second);
         }
     }
 
     @Test
     void theKeepersOwnThreadRenewsOnItsIntervalAndStopsOnClose() throws Exception {
-        CertificateKeeper keeper = CertificateKeeper.start(dir, "node-a", ADDRESSES, clock, Duration.ofMillis(20),
-                published::add);
+        CertificateKeeper keeper =
+                CertificateKeeper.start(dir, "node-a", ADDRESSES, clock, Duration.ofMillis(20), published::add);
         String first = keeper.identity().fingerprint();
         now.set(now.get().plus(Duration.ofDays(350)));
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> published.size() == 1);

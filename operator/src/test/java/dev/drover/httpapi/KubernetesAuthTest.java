@@ -46,8 +46,10 @@ class KubernetesAuthTest {
         int before = api.requestCount();
         for (String header : new String[] {null, "", "Basic YWxpY2U6cHc=", "Bearer ", "Bearer    "}) {
             assertThat(auth.check(header, HERE, "team-a", "web", "log"))
-                    .isEqualTo(new KubernetesAuth.Decision.Refused(401, "no bearer token: send your Kubernetes token as"
-                            + " \"Authorization: Bearer TOKEN\" (kubectl drover sends your kubeconfig's)"));
+                    .isEqualTo(new KubernetesAuth.Decision.Refused(
+                            401,
+                            "no bearer token: send your Kubernetes token as"
+                                    + " \"Authorization: Bearer TOKEN\" (kubectl drover sends your kubeconfig's)"));
         }
         assertThat(api.requestCount()).isEqualTo(before);
     }
@@ -55,8 +57,8 @@ class KubernetesAuthTest {
     @Test
     void aTokenTheApiServerDoesNotAcceptIsRefused() {
         assertThat(auth.check("Bearer forged", HERE, "team-a", "web", "log"))
-                .isEqualTo(new KubernetesAuth.Decision.Refused(401,
-                        "the API server does not accept this token: invalid bearer token"));
+                .isEqualTo(new KubernetesAuth.Decision.Refused(
+                        401, "the API server does not accept this token: invalid bearer token"));
     }
 
     @Test
@@ -72,9 +74,11 @@ class KubernetesAuthTest {
         assertThat(review.getResourceAttributes().getName()).isEqualTo("web");
 
         assertThat(auth.check("Bearer alice-token", HERE, "team-b", "web", "snapshot"))
-                .isEqualTo(new KubernetesAuth.Decision.Refused(403, "user \"alice\" cannot get allocations/snapshot in"
-                        + " namespace \"team-b\"; an RBAC rule on resource \"allocations/snapshot\" of group drover.dev"
-                        + " grants it"));
+                .isEqualTo(new KubernetesAuth.Decision.Refused(
+                        403,
+                        "user \"alice\" cannot get allocations/snapshot in"
+                                + " namespace \"team-b\"; an RBAC rule on resource \"allocations/snapshot\" of group drover.dev"
+                                + " grants it"));
     }
 
     @Test
@@ -92,12 +96,15 @@ class KubernetesAuthTest {
     void aRefusedTokenIsRefusedAgainWithoutAskingForTenSeconds() {
         for (int i = 0; i < 5; i++) {
             assertThat(auth.check("Bearer forged", HERE, "team-a", "web-" + i, "log"))
-                    .extracting(d -> ((KubernetesAuth.Decision.Refused) d).status()).isEqualTo(401);
+                    .extracting(d -> ((KubernetesAuth.Decision.Refused) d).status())
+                    .isEqualTo(401);
         }
         assertThat(api.tokenReviews).as("asked once, whatever the allocation").hasValue(1);
         now.set(now.get().plus(KubernetesAuth.REFUSED_FOR).plus(Duration.ofSeconds(1)));
         auth.check("Bearer forged", HERE, "team-a", "web", "log");
-        assertThat(api.tokenReviews).as("a token may be valid soon after it was not").hasValue(2);
+        assertThat(api.tokenReviews)
+                .as("a token may be valid soon after it was not")
+                .hasValue(2);
     }
 
     @Test
@@ -123,7 +130,8 @@ class KubernetesAuthTest {
         assertThat(api.tokenReviews).as("two seconds at two a second").hasValue(9);
         auth.check("Bearer random-x", InetAddress.getByName("10.0.0.7"), "team-a", "web", "log");
         assertThat(api.tokenReviews).as("another source has its own budget").hasValue(10);
-        assertThat(auth.check("Bearer alice-token", HERE, "team-a", "web", "log").getClass())
+        assertThat(auth.check("Bearer alice-token", HERE, "team-a", "web", "log")
+                        .getClass())
                 .as("a good token from a source over its budget waits its turn too")
                 .isEqualTo(KubernetesAuth.Decision.Refused.class);
     }
@@ -142,17 +150,23 @@ class KubernetesAuthTest {
                     // the test is over
                 }
             });
-            try (KubernetesClient hanging = new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
-                    .withConfig(new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + silent.getLocalPort()).build())
+            try (KubernetesClient hanging = new KubernetesClientBuilder()
+                    .withHttpClientFactory(new JdkHttpClientFactory())
+                    .withConfig(new ConfigBuilder()
+                            .withMasterUrl("http://127.0.0.1:" + silent.getLocalPort())
+                            .build())
                     .build()) {
-                KubernetesAuth patient = new KubernetesAuth(hanging, now::get,
-                        new ApiLimits(10, 5, 10, 40, Duration.ofMillis(500)));
+                KubernetesAuth patient =
+                        new KubernetesAuth(hanging, now::get, new ApiLimits(10, 5, 10, 40, Duration.ofMillis(500)));
                 long begin = System.nanoTime();
                 KubernetesAuth.Decision d = patient.check("Bearer alice-token", HERE, "team-a", "web", "log");
                 Duration took = Duration.ofNanos(System.nanoTime() - begin);
-                assertThat(d).isEqualTo(new KubernetesAuth.Decision.Refused(503,
-                        "the agent could not check the token with the API server: no answer within 500 ms"));
-                assertThat(took).as("the review's deadline, not the client's timeouts and retries")
+                assertThat(d)
+                        .isEqualTo(new KubernetesAuth.Decision.Refused(
+                                503,
+                                "the agent could not check the token with the API server: no answer within 500 ms"));
+                assertThat(took)
+                        .as("the review's deadline, not the client's timeouts and retries")
                         .isLessThan(Duration.ofSeconds(3));
             } finally {
                 silent.close();
@@ -172,10 +186,13 @@ class KubernetesAuthTest {
         }
         try (KubernetesClient nowhere = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
                 .withHttpClientFactory(new JdkHttpClientFactory())
-                .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder().withMasterUrl("http://127.0.0.1:" + port)
-                        .withRequestRetryBackoffLimit(0).build()).build()) {
-            KubernetesAuth.Decision d = new KubernetesAuth(nowhere, now::get).check("Bearer alice-token", HERE, "team-a",
-                    "web", "log");
+                .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder()
+                        .withMasterUrl("http://127.0.0.1:" + port)
+                        .withRequestRetryBackoffLimit(0)
+                        .build())
+                .build()) {
+            KubernetesAuth.Decision d =
+                    new KubernetesAuth(nowhere, now::get).check("Bearer alice-token", HERE, "team-a", "web", "log");
             assertThat(d).isInstanceOfSatisfying(KubernetesAuth.Decision.Refused.class, r -> {
                 assertThat(r.status()).isEqualTo(503);
                 assertThat(r.message()).startsWith("the agent could not check the token with the API server");

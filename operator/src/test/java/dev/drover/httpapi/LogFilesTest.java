@@ -80,7 +80,8 @@ class LogFilesTest {
             }
         });
         Files.writeString(current, "one\n", StandardOpenOption.APPEND);
-        await().atMost(Duration.ofSeconds(5)).until(() -> out.toString(StandardCharsets.UTF_8).endsWith("one\n"));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> out.toString(StandardCharsets.UTF_8).endsWith("one\n"));
         follower.join(50); // let it poll past "one"
         // What the rotator does: copy .0 to .1, truncate .0, the task writes on.
         Files.writeString(current, "two\n", StandardOpenOption.APPEND);
@@ -89,7 +90,8 @@ class LogFilesTest {
             ch.truncate(0);
         }
         Files.writeString(current, "three\n", StandardOpenOption.APPEND);
-        await().atMost(Duration.ofSeconds(5)).until(() -> out.toString(StandardCharsets.UTF_8).contains("three\n"));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> out.toString(StandardCharsets.UTF_8).contains("three\n"));
         stop.set(true);
         follower.join(5_000);
         assertThat(follower.isAlive()).isFalse();
@@ -99,6 +101,7 @@ class LogFilesTest {
     @Test
     void namesThatCouldEscapeTheLogsDirectoryAreRefused() {
         assertThatThrownBy(() -> new LogFiles(logs, "../web", "stdout")).hasMessageContaining("not a task name");
-        assertThatThrownBy(() -> new LogFiles(logs, "web", "../../etc/passwd")).hasMessageContaining("stdout or stderr");
+        assertThatThrownBy(() -> new LogFiles(logs, "web", "../../etc/passwd"))
+                .hasMessageContaining("stdout or stderr");
     }
 }

@@ -27,28 +27,52 @@ final class ReviewingApiServer implements AutoCloseable {
 
     ReviewingApiServer() {
         server.init(InetAddress.getLoopbackAddress(), 0);
-        server.expect().post().withPath("/apis/authentication.k8s.io/v1/tokenreviews").andReply(200, request -> {
-            tokenReviews.incrementAndGet();
-            TokenReview review = Serialization.unmarshal(request.getBody().readUtf8(), TokenReview.class);
-            String user = switch (review.getSpec().getToken()) {
-                case "alice-token" -> "alice";
-                case "bob-token" -> "bob";
-                default -> null;
-            };
-            boolean known = user != null;
-            return new TokenReviewBuilder(review).withNewStatus().withAuthenticated(known)
-                    .withError(known ? null : "invalid bearer token")
-                    .withNewUser().withUsername(user).withGroups(known ? List.of("devs") : null)
-                    .endUser().endStatus().build();
-        }).always();
-        server.expect().post().withPath("/apis/authorization.k8s.io/v1/subjectaccessreviews").andReply(200, request -> {
-            SubjectAccessReview review = Serialization.unmarshal(request.getBody().readUtf8(), SubjectAccessReview.class);
-            asked.add(review);
-            boolean allowed = List.of("alice", "bob").contains(review.getSpec().getUser())
-                    && review.getSpec().getResourceAttributes().getNamespace().equals("team-a");
-            return new SubjectAccessReviewBuilder(review).withNewStatus().withAllowed(allowed)
-                    .withReason(allowed ? "RBAC: allowed by RoleBinding readers" : "").endStatus().build();
-        }).always();
+        server.expect()
+                .post()
+                .withPath("/apis/authentication.k8s.io/v1/tokenreviews")
+                .andReply(200, request -> {
+                    tokenReviews.incrementAndGet();
+                    TokenReview review =
+                            Serialization.unmarshal(request.getBody().readUtf8(), TokenReview.class);
+                    String user = switch (review.getSpec().getToken()) {
+                        case "alice-token" -> "alice";
+                        case "bob-token" -> "bob";
+                        default -> null;
+                    };
+                    boolean known = user != null;
+                    return new TokenReviewBuilder(review)
+                            .withNewStatus()
+                            .withAuthenticated(known)
+                            .withError(known ? null : "invalid bearer token")
+                            .withNewUser()
+                            .withUsername(user)
+                            .withGroups(known ? List.of("devs") : null)
+                            .endUser()
+                            .endStatus()
+                            .build();
+                })
+                .always();
+        server.expect()
+                .post()
+                .withPath("/apis/authorization.k8s.io/v1/subjectaccessreviews")
+                .andReply(200, request -> {
+                    SubjectAccessReview review =
+                            Serialization.unmarshal(request.getBody().readUtf8(), SubjectAccessReview.class);
+                    asked.add(review);
+                    boolean allowed =
+                            List.of("alice", "bob").contains(review.getSpec().getUser())
+                                    && review.getSpec()
+                                            .getResourceAttributes()
+                                            .getNamespace()
+                                            .equals("team-a");
+                    return new SubjectAccessReviewBuilder(review)
+                            .withNewStatus()
+                            .withAllowed(allowed)
+                            .withReason(allowed ? "RBAC: allowed by RoleBinding readers" : "")
+                            .endStatus()
+                            .build();
+                })
+                .always();
         client = server.createClient(new JdkHttpClientFactory());
     }
 

@@ -19,26 +19,24 @@ class AllocIdTest {
     @Test
     void namesThatCouldEscapeADirectoryAreRejectedNamingTheField() {
         assertThatThrownBy(() -> new AllocId("default", "../x"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name '../x'")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("name '../x'")
                 .hasMessageContaining("DNS-1123");
-        assertThatThrownBy(() -> new AllocId("Default", "web"))
-                .hasMessageContaining("namespace 'Default'");
-        assertThatThrownBy(() -> new AllocId("default", "a".repeat(254)))
-                .hasMessageContaining("at most 253");
-        assertThatThrownBy(() -> new AllocId("default", ""))
-                .hasMessageContaining("name must not be empty");
-        assertThatThrownBy(() -> AllocId.parse("web"))
-                .hasMessageContaining("namespace/name");
-        assertThatThrownBy(() -> AllocId.parse("default/web/main"))
-                .hasMessageContaining("name 'web/main'");
+        assertThatThrownBy(() -> new AllocId("Default", "web")).hasMessageContaining("namespace 'Default'");
+        assertThatThrownBy(() -> new AllocId("default", "a".repeat(254))).hasMessageContaining("at most 253");
+        assertThatThrownBy(() -> new AllocId("default", "")).hasMessageContaining("name must not be empty");
+        assertThatThrownBy(() -> AllocId.parse("web")).hasMessageContaining("namespace/name");
+        assertThatThrownBy(() -> AllocId.parse("default/web/main")).hasMessageContaining("name 'web/main'");
     }
 
     @Test
     void namesMayHaveDotsAsKubernetesObjectNamesDo() {
         assertThat(new AllocId("default", "web.v1").key()).isEqualTo("default/web.v1");
         for (String bad : new String[] {"..", ".", "a..b", ".a", "a.", "a/b"}) {
-            assertThatThrownBy(() -> new AllocId("default", bad)).as(bad)
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("DNS-1123 subdomain");
+            assertThatThrownBy(() -> new AllocId("default", bad))
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("DNS-1123 subdomain");
         }
     }
 

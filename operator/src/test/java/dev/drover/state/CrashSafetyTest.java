@@ -46,11 +46,13 @@ class CrashSafetyTest {
                 for (Map.Entry<String, Long> ack : acknowledged.entrySet()) {
                     String task = ack.getKey();
                     TaskState stored = db.getTaskState(CrashWriter.ALLOC, task).orElse(null);
-                    assertThat(stored).as("%s: %s acknowledged seq %d but nothing is stored", context, task, ack.getValue())
+                    assertThat(stored)
+                            .as("%s: %s acknowledged seq %d but nothing is stored", context, task, ack.getValue())
                             .isNotNull();
                     long seq = CrashWriter.seq(stored);
                     assertThat(seq).as("%s: stored seq of %s", context, task).isGreaterThanOrEqualTo(ack.getValue());
-                    assertThat(CrashWriter.payload(stored)).as("%s: payload of %s seq %d", context, task, seq)
+                    assertThat(CrashWriter.payload(stored))
+                            .as("%s: payload of %s seq %d", context, task, seq)
                             .isEqualTo(CrashWriter.payload(task, seq));
                 }
             }
@@ -64,18 +66,20 @@ class CrashSafetyTest {
         Path stderr = dir.resolve("child-stderr.txt");
         Path nativeDir = Files.createDirectories(dir.resolve("native"));
         Process child = new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED",
-                "-XX:TieredStopAtLevel=1",
-                // SIGKILL skips sqlite-jdbc's clean-up of its extracted library: keep it inside the temp dir.
-                "-Dorg.sqlite.tmpdir=" + nativeDir,
-                "-cp", System.getProperty("java.class.path"),
-                CrashWriter.class.getName(), dataDir.toString())
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "--enable-native-access=ALL-UNNAMED",
+                        "-XX:TieredStopAtLevel=1",
+                        // SIGKILL skips sqlite-jdbc's clean-up of its extracted library: keep it inside the temp dir.
+                        "-Dorg.sqlite.tmpdir=" + nativeDir,
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        CrashWriter.class.getName(),
+                        dataDir.toString())
                 .redirectError(stderr.toFile())
                 .start();
         AtomicInteger acks = new AtomicInteger();
-        try (BufferedReader lines = new BufferedReader(
-                new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader lines =
+                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = lines.readLine()) != null) {
                 String[] f = line.split(" ");
@@ -91,10 +95,13 @@ class CrashSafetyTest {
             }
         } finally {
             child.destroyForcibly();
-            assertThat(child.waitFor(30, TimeUnit.SECONDS)).as("%s: child exited", context).isTrue();
+            assertThat(child.waitFor(30, TimeUnit.SECONDS))
+                    .as("%s: child exited", context)
+                    .isTrue();
         }
-        assertThat(acks.get()).as("%s: child acknowledged writes before the kill; its stderr: %s", context,
-                readQuietly(stderr)).isGreaterThanOrEqualTo(killAfterAcks);
+        assertThat(acks.get())
+                .as("%s: child acknowledged writes before the kill; its stderr: %s", context, readQuietly(stderr))
+                .isGreaterThanOrEqualTo(killAfterAcks);
         assertThat(child.exitValue()).as("%s: killed by SIGKILL", context).isEqualTo(137);
         return acks.get();
     }

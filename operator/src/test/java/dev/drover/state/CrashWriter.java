@@ -19,8 +19,7 @@ public final class CrashWriter {
     static final AllocId ALLOC = new AllocId("default", "crash");
     static final int WRITERS = 4;
 
-    private CrashWriter() {
-    }
+    private CrashWriter() {}
 
     public static void main(String[] args) throws Exception {
         Path dataDir = Path.of(args[0]);

@@ -41,8 +41,7 @@ class DeduplicatingStoreTest {
         }
 
         @Override
-        public void forEachHash(HashConsumer consumer) {
-        }
+        public void forEachHash(HashConsumer consumer) {}
 
         @Override
         public int schemaVersion() {
@@ -51,12 +50,13 @@ class DeduplicatingStoreTest {
 
         @Override
         public long transactions() {
-            return futures.stream().filter(f -> f.isDone() && !f.isCompletedExceptionally()).count();
+            return futures.stream()
+                    .filter(f -> f.isDone() && !f.isCompletedExceptionally())
+                    .count();
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     private static byte[] bytes(String s) {
@@ -67,13 +67,15 @@ class DeduplicatingStoreTest {
     void failedWriteIsNotRememberedSoTheSameValueIsWrittenAgain() {
         ManualKvStore kv = new ManualKvStore();
         DeduplicatingStore store = new DeduplicatingStore(kv);
-        CompletableFuture<Void> firstAttempt = CompletableFuture.runAsync(() -> store.put(Bucket.ALLOC, "default/web", bytes("v1")));
+        CompletableFuture<Void> firstAttempt =
+                CompletableFuture.runAsync(() -> store.put(Bucket.ALLOC, "default/web", bytes("v1")));
         await().atMost(10, TimeUnit.SECONDS).until(() -> kv.futures.size() == 1);
 
         kv.futures.getFirst().completeExceptionally(new IllegalStateException("disk full"));
 
         assertThatThrownBy(() -> firstAttempt.get(10, TimeUnit.SECONDS)).hasMessageContaining("disk full");
-        CompletableFuture<Void> retry = CompletableFuture.runAsync(() -> store.put(Bucket.ALLOC, "default/web", bytes("v1")));
+        CompletableFuture<Void> retry =
+                CompletableFuture.runAsync(() -> store.put(Bucket.ALLOC, "default/web", bytes("v1")));
         await().atMost(10, TimeUnit.SECONDS).until(() -> kv.futures.size() == 2);
         kv.futures.get(1).complete(null);
         retry.join();
@@ -84,10 +86,12 @@ class DeduplicatingStoreTest {
     void duplicateOfAWriteStillInFlightWaitsForItWithoutWritingAgain() throws Exception {
         ManualKvStore kv = new ManualKvStore();
         DeduplicatingStore store = new DeduplicatingStore(kv);
-        CompletableFuture<Void> first = CompletableFuture.runAsync(() -> store.put(Bucket.ALLOC, "default/web", bytes("v1")));
+        CompletableFuture<Void> first =
+                CompletableFuture.runAsync(() -> store.put(Bucket.ALLOC, "default/web", bytes("v1")));
         await().atMost(10, TimeUnit.SECONDS).until(() -> kv.futures.size() == 1);
 
-        CompletableFuture<Void> duplicate = CompletableFuture.runAsync(() -> store.put(Bucket.ALLOC, "default/web", bytes("v1")));
+        CompletableFuture<Void> duplicate =
+                CompletableFuture.runAsync(() -> store.put(Bucket.ALLOC, "default/web", bytes("v1")));
         await().atMost(10, TimeUnit.SECONDS).until(() -> store.stats().deduplicated() == 1);
         assertThat(duplicate).as("not durable yet, so not acknowledged yet").isNotDone();
 
@@ -114,7 +118,8 @@ class DeduplicatingStoreTest {
         store.put(Bucket.TASK_STATE, "default/web/main", bytes("s"));
         store.put(Bucket.TASK_STATE, "default/web-2/main", bytes("s"));
 
-        assertThat(store.stats()).extracting(StateStats::writes, StateStats::deduplicated, StateStats::deletes)
+        assertThat(store.stats())
+                .extracting(StateStats::writes, StateStats::deduplicated, StateStats::deletes)
                 .containsExactly(3L, 1L, 1L);
     }
 }

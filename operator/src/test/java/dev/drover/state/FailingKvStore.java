@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class FailingKvStore implements KvStore {
 
     /** What SQLite says when the disk is full. */
-    public static final String DISK_FULL = "[SQLITE_FULL] Insertion failed because database is full"
-            + " (database or disk is full)";
+    public static final String DISK_FULL =
+            "[SQLITE_FULL] Insertion failed because database is full" + " (database or disk is full)";
 
     private final KvStore inner;
     private final AtomicInteger failNext = new AtomicInteger();

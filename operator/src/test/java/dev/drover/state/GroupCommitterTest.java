@@ -20,6 +20,7 @@ class GroupCommitterTest {
 
     /** Records each transaction; can hold the first one open to let others queue behind it. */
     private final List<List<String>> transactions = Collections.synchronizedList(new ArrayList<>());
+
     private final CountDownLatch firstCommitStarted = new CountDownLatch(1);
     private final CountDownLatch releaseFirstCommit = new CountDownLatch(1);
     private volatile boolean holdFirst;
@@ -136,7 +137,8 @@ class GroupCommitterTest {
         good1.get(10, TimeUnit.SECONDS);
         good2.get(10, TimeUnit.SECONDS);
         assertThatThrownBy(() -> bad.get(10, TimeUnit.SECONDS))
-                .isInstanceOf(ExecutionException.class).hasMessageContaining("disk full while writing bad");
+                .isInstanceOf(ExecutionException.class)
+                .hasMessageContaining("disk full while writing bad");
         assertThat(transactions).containsExactly(List.of("first"), List.of("good1"), List.of("good2"));
     }
 
@@ -157,6 +159,7 @@ class GroupCommitterTest {
         assertThat(transactions).containsExactly(List.of("first"), List.of("queued"));
         assertThat(StateDBContractTest.liveStoreThreads()).isEmpty();
         assertThatThrownBy(() -> committer.submit(put("late")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("state store test is closed");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("state store test is closed");
     }
 }

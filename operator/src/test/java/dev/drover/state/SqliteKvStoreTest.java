@@ -39,7 +39,9 @@ class SqliteKvStoreTest {
     }
 
     private String read(Bucket bucket, String key) {
-        return kv.get(bucket, key).map(b -> new String(b, StandardCharsets.UTF_8)).orElse(null);
+        return kv.get(bucket, key)
+                .map(b -> new String(b, StandardCharsets.UTF_8))
+                .orElse(null);
     }
 
     private static String mode(Path p) throws IOException {
@@ -52,7 +54,8 @@ class SqliteKvStoreTest {
         Path dir = dataDir.resolve("fresh");
         SqliteKvStore store = SqliteKvStore.open(dir);
         try {
-            store.submit(List.of(put(Bucket.TASK_STATE, "default/web/main", "secret"))).join();
+            store.submit(List.of(put(Bucket.TASK_STATE, "default/web/main", "secret")))
+                    .join();
             assertThat(mode(dir)).isEqualTo("rwx------");
             assertThat(mode(dir.resolve("state.db"))).isEqualTo("rw-------");
             assertThat(mode(dir.resolve("state.db-wal"))).isEqualTo("rw-------");
@@ -76,9 +79,11 @@ class SqliteKvStoreTest {
 
     @Test
     void lastPutOfAKeyInOneTransactionWins() {
-        kv.submit(List.of(put(Bucket.TASK_STATE, "default/web/main", "1"),
-                put(Bucket.TASK_STATE, "default/web/other", "x"),
-                put(Bucket.TASK_STATE, "default/web/main", "2"))).join();
+        kv.submit(List.of(
+                        put(Bucket.TASK_STATE, "default/web/main", "1"),
+                        put(Bucket.TASK_STATE, "default/web/other", "x"),
+                        put(Bucket.TASK_STATE, "default/web/main", "2")))
+                .join();
 
         assertThat(read(Bucket.TASK_STATE, "default/web/main")).isEqualTo("2");
         assertThat(read(Bucket.TASK_STATE, "default/web/other")).isEqualTo("x");
@@ -87,11 +92,13 @@ class SqliteKvStoreTest {
 
     @Test
     void putsAndDeletesApplyInTheOrderGiven() {
-        kv.submit(List.of(put(Bucket.TASK_STATE, "default/web/main", "before"),
-                new Mutation.DeletePrefix(Bucket.TASK_STATE, "default/web/"),
-                put(Bucket.TASK_STATE, "default/web/sidecar", "after"),
-                put(Bucket.ALLOC, "default/web", "spec"),
-                new Mutation.Delete(Bucket.ALLOC, "default/web"))).join();
+        kv.submit(List.of(
+                        put(Bucket.TASK_STATE, "default/web/main", "before"),
+                        new Mutation.DeletePrefix(Bucket.TASK_STATE, "default/web/"),
+                        put(Bucket.TASK_STATE, "default/web/sidecar", "after"),
+                        put(Bucket.ALLOC, "default/web", "spec"),
+                        new Mutation.Delete(Bucket.ALLOC, "default/web")))
+                .join();
 
         assertThat(read(Bucket.TASK_STATE, "default/web/main")).isNull();
         assertThat(read(Bucket.TASK_STATE, "default/web/sidecar")).isEqualTo("after");
@@ -100,12 +107,15 @@ class SqliteKvStoreTest {
 
     @Test
     void prefixDeleteStopsAtTheAllocationBoundary() {
-        kv.submit(List.of(put(Bucket.TASK_STATE, "default/web/main", "a"),
-                put(Bucket.TASK_STATE, "default/web-2/main", "b"),
-                put(Bucket.TASK_STATE, "default/web0/main", "c"),
-                put(Bucket.TASK_LOCAL, "default/web/main", "d"))).join();
+        kv.submit(List.of(
+                        put(Bucket.TASK_STATE, "default/web/main", "a"),
+                        put(Bucket.TASK_STATE, "default/web-2/main", "b"),
+                        put(Bucket.TASK_STATE, "default/web0/main", "c"),
+                        put(Bucket.TASK_LOCAL, "default/web/main", "d")))
+                .join();
 
-        kv.submit(List.of(new Mutation.DeletePrefix(Bucket.TASK_STATE, "default/web/"))).join();
+        kv.submit(List.of(new Mutation.DeletePrefix(Bucket.TASK_STATE, "default/web/")))
+                .join();
 
         assertThat(kv.scan(Bucket.TASK_STATE).keySet()).containsExactly("default/web-2/main", "default/web0/main");
         assertThat(read(Bucket.TASK_LOCAL, "default/web/main")).isEqualTo("d");

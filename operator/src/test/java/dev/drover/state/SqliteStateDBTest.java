@@ -39,7 +39,8 @@ class SqliteStateDBTest extends StateDBContractTest {
         reopen();
 
         assertThat(db.getAllocation(WEB)).contains(spec("{'nodeName':'a'}"));
-        assertThat(db.getTaskLocalState(WEB, "main").orElseThrow().hookDone("validate")).isTrue();
+        assertThat(db.getTaskLocalState(WEB, "main").orElseThrow().hookDone("validate"))
+                .isTrue();
     }
 
     @Test
@@ -125,11 +126,14 @@ class SqliteStateDBTest extends StateDBContractTest {
         Allocation allocation = JSON.readValue(StoredJsonCompatibilityTest.ALLOCATION, Allocation.class);
         assertThat(db.getAllocation(WEB)).contains(allocation);
         db.putAllocation(WEB, allocation);
-        assertThat(db.stats().deduplicated()).as("hash filled in by the upgrade primes deduplication").isEqualTo(1);
+        assertThat(db.stats().deduplicated())
+                .as("hash filled in by the upgrade primes deduplication")
+                .isEqualTo(1);
         Path backup = dataDir.resolve("state.db.bak-v1");
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + backup);
-             ResultSet rs = c.createStatement().executeQuery(
-                     "SELECT (SELECT value FROM meta WHERE name = 'schema_version'), count(*) FROM kv")) {
+                ResultSet rs = c.createStatement()
+                        .executeQuery(
+                                "SELECT (SELECT value FROM meta WHERE name = 'schema_version'), count(*) FROM kv")) {
             assertThat(rs.getString(1)).isEqualTo("1");
             assertThat(rs.getInt(2)).isEqualTo(1);
         }
@@ -161,8 +165,9 @@ class SqliteStateDBTest extends StateDBContractTest {
         db.putTaskLocalState(WEB2, "main", TaskLocalState.initial("raw_exec"));
         db.close();
         byte[] torn = "{\"a\":".getBytes(StandardCharsets.UTF_8);
-        try (Connection c = jdbc(); PreparedStatement tear = c.prepareStatement(
-                "UPDATE kv SET value = ? WHERE bucket = 'alloc' AND key = 'default/web'")) {
+        try (Connection c = jdbc();
+                PreparedStatement tear =
+                        c.prepareStatement("UPDATE kv SET value = ? WHERE bucket = 'alloc' AND key = 'default/web'")) {
             tear.setBytes(1, torn);
             assertThat(tear.executeUpdate()).isEqualTo(1);
         }
@@ -171,14 +176,16 @@ class SqliteStateDBTest extends StateDBContractTest {
         java.util.List<StoredAllocation> all = db.loadAll();
 
         assertThat(all).extracting(StoredAllocation::id).containsExactly(WEB, WEB2);
-        assertThat(all.get(0).spec()).as("lost: taken on again from the API server").isEmpty();
+        assertThat(all.get(0).spec())
+                .as("lost: taken on again from the API server")
+                .isEmpty();
         assertThat(all.get(0).damaged()).isTrue();
         assertThat(all.get(0).tasks()).containsKey("main");
         assertThat(all.get(1).spec()).contains(spec("{'nodeName':'b'}"));
         assertThat(all.get(1).damaged()).isFalse();
         assertThat(db.stats().quarantined()).isEqualTo(1);
-        try (Connection c = jdbc(); ResultSet rs = c.createStatement().executeQuery(
-                "SELECT bucket, key, value, reason FROM quarantine")) {
+        try (Connection c = jdbc();
+                ResultSet rs = c.createStatement().executeQuery("SELECT bucket, key, value, reason FROM quarantine")) {
             assertThat(rs.next()).isTrue();
             assertThat(rs.getString(1)).isEqualTo("alloc");
             assertThat(rs.getString(2)).isEqualTo("default/web");
@@ -186,7 +193,8 @@ class SqliteStateDBTest extends StateDBContractTest {
             assertThat(rs.getString(4)).contains("alloc/default/web");
             assertThat(rs.next()).isFalse();
         }
-        assertThat(db.loadAll().getFirst().damaged()).as("moved aside: the next start does not meet it again")
+        assertThat(db.loadAll().getFirst().damaged())
+                .as("moved aside: the next start does not meet it again")
                 .isFalse();
     }
 
@@ -195,7 +203,8 @@ class SqliteStateDBTest extends StateDBContractTest {
         db.putAllocation(WEB, spec("{'nodeName':'a'}"));
         db.close();
         try (Connection c = jdbc()) {
-            c.createStatement().execute("INSERT INTO kv (bucket, key, value) VALUES ('taskState', 'no-slash', X'7B7D')");
+            c.createStatement()
+                    .execute("INSERT INTO kv (bucket, key, value) VALUES ('taskState', 'no-slash', X'7B7D')");
         }
         db = StateStores.open(dataDir);
 

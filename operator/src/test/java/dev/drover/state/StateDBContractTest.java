@@ -63,9 +63,11 @@ abstract class StateDBContractTest {
         Allocation spec = spec("{'nodeName':'node-1','tasks':[{'name':'main','driver':'mock'}]}");
         AllocRunnerState allocState = new AllocRunnerState("Running", "Tasks are running", 3L);
         TaskLocalState local = TaskLocalState.initial("raw_exec")
-                .withDriverHandle(Map.of("pid", "4242", "startTicks", "99")).withHookDone("artifacts");
+                .withDriverHandle(Map.of("pid", "4242", "startTicks", "99"))
+                .withHookDone("artifacts");
         TaskState taskState = taskState("{'state':'Running','failed':false,'restarts':0}");
-        List<DeviceReservation> devices = List.of(new DeviceReservation("main", "nvidia", "gpu", "A100", List.of("GPU-1")));
+        List<DeviceReservation> devices =
+                List.of(new DeviceReservation("main", "nvidia", "gpu", "A100", List.of("GPU-1")));
 
         db.putAllocation(WEB, spec);
         db.putAllocRunnerState(WEB, allocState);
@@ -95,9 +97,12 @@ abstract class StateDBContractTest {
         db.putAllocRunnerState(WEB, new AllocRunnerState("Pending", null, null));
         db.putAllocRunnerState(WEB2, new AllocRunnerState("Pending", "", 0L));
 
-        assertThat(db.getAllocRunnerState(WEB).orElseThrow().observedGeneration()).isNull();
-        assertThat(db.getAllocRunnerState(WEB2).orElseThrow().observedGeneration()).isZero();
-        assertThat(db.getAllocRunnerState(WEB).orElseThrow().clientDescription()).isNull();
+        assertThat(db.getAllocRunnerState(WEB).orElseThrow().observedGeneration())
+                .isNull();
+        assertThat(db.getAllocRunnerState(WEB2).orElseThrow().observedGeneration())
+                .isZero();
+        assertThat(db.getAllocRunnerState(WEB).orElseThrow().clientDescription())
+                .isNull();
     }
 
     @Test
@@ -124,12 +129,17 @@ abstract class StateDBContractTest {
 
     @Test
     void equalStatesBuiltInDifferentOrderAreDuplicates() {
-        db.putTaskLocalState(WEB, "main", new TaskLocalState("mock", Map.of("a", "1", "b", "2"),
-                new TreeSet<>(List.of("x", "y"))));
+        db.putTaskLocalState(
+                WEB, "main", new TaskLocalState("mock", Map.of("a", "1", "b", "2"), new TreeSet<>(List.of("x", "y"))));
         long transactions = db.stats().transactions();
 
-        db.putTaskLocalState(WEB, "main", TaskLocalState.initial("mock").withHookDone("y").withHookDone("x")
-                .withDriverHandle(Map.of("b", "2", "a", "1")));
+        db.putTaskLocalState(
+                WEB,
+                "main",
+                TaskLocalState.initial("mock")
+                        .withHookDone("y")
+                        .withHookDone("x")
+                        .withDriverHandle(Map.of("b", "2", "a", "1")));
 
         assertThat(db.stats().transactions()).isEqualTo(transactions);
         assertThat(db.stats().deduplicated()).isEqualTo(1);
@@ -156,7 +166,12 @@ abstract class StateDBContractTest {
         spec.getSpec().getTasks().getFirst().getEnv().add(new EnvVar("MODE", "fast"));
         db.putAllocation(WEB, spec);
 
-        assertThat(db.getAllocation(WEB).orElseThrow().getSpec().getTasks().getFirst().getEnv())
+        assertThat(db.getAllocation(WEB)
+                        .orElseThrow()
+                        .getSpec()
+                        .getTasks()
+                        .getFirst()
+                        .getEnv())
                 .containsExactly(new EnvVar("MODE", "fast"));
         assertThat(db.stats().writes()).isEqualTo(2);
         assertThat(db.stats().deduplicated()).isZero();
@@ -237,7 +252,9 @@ abstract class StateDBContractTest {
         assertThat(web.tasks().get("sidecar").localState()).isEmpty();
         assertThat(web.tasks().get("sidecar").state()).contains(taskState("{'state':'Pending'}"));
         StoredAllocation orphan = all.get(1);
-        assertThat(orphan.spec()).as("tasks whose allocation spec was never stored").isEmpty();
+        assertThat(orphan.spec())
+                .as("tasks whose allocation spec was never stored")
+                .isEmpty();
         assertThat(orphan.tasks().keySet()).containsExactly("main");
     }
 
@@ -276,16 +293,19 @@ abstract class StateDBContractTest {
 
         assertThat(liveStoreThreads()).isEmpty();
         assertThatThrownBy(() -> db.putAllocation(WEB, spec("{'nodeName':'a'}")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
         assertThatThrownBy(() -> db.putAllocation(WEB, spec("{'nodeName':'b'}")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     @Test
     void taskNamesMustBeDns1123Labels() {
         assertThatThrownBy(() -> db.putTaskState(WEB, "../etc", taskState("{}")))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("task name '../etc'").hasMessageContaining("DNS-1123");
+                .hasMessageContaining("task name '../etc'")
+                .hasMessageContaining("DNS-1123");
     }
 
     @Test

@@ -41,7 +41,8 @@ class StoreFailureTest {
     void aWriteTheStoreFailsIsWrittenAgainOnceItCan() {
         kv.fail();
 
-        assertThatThrownBy(() -> db.putAllocation(WEB, spec(1))).isInstanceOf(StateStoreException.class)
+        assertThatThrownBy(() -> db.putAllocation(WEB, spec(1)))
+                .isInstanceOf(StateStoreException.class)
                 .hasMessageContaining("SQLITE_FULL");
         assertThat(db.unstored(WEB)).hasValueSatisfying(why -> assertThat(why).contains("SQLITE_FULL"));
         assertThat(db.stats().unstored()).isEqualTo(1);
@@ -64,8 +65,9 @@ class StoreFailureTest {
         }
         long before = kv.failed();
         Thread.sleep(1_000); // a rate over time: retries back off from 10 ms to 200 ms, so about ten in a second
-        assertThat(kv.failed() - before).as("writes tried again in a second (a retry that met its own failures"
-                + " again spun without end)").isLessThanOrEqualTo(waiting * 15L);
+        assertThat(kv.failed() - before)
+                .as("writes tried again in a second (a retry that met its own failures" + " again spun without end)")
+                .isLessThanOrEqualTo(waiting * 15L);
         kv.recover();
         await().atMost(Duration.ofSeconds(10)).until(() -> db.stats().unstored() == 0);
     }
@@ -84,7 +86,9 @@ class StoreFailureTest {
         assertThatThrownBy(() -> db.putAllocation(WEB, spec(3))).isInstanceOf(StateStoreException.class);
         kv.recover();
         db.putAllocation(WEB, spec(4));
-        assertThat(db.stats().unstored()).as("spec 3 is dropped: spec 4 replaced it").isZero();
+        assertThat(db.stats().unstored())
+                .as("spec 3 is dropped: spec 4 replaced it")
+                .isZero();
         assertThat(db.getAllocation(WEB)).contains(spec(4));
     }
 
@@ -107,18 +111,23 @@ class StoreFailureTest {
         db.putAllocation(WEB, spec(1));
         kv.fail();
         assertThatThrownBy(() -> db.deleteAllocation(WEB)).isInstanceOf(StateStoreException.class);
-        assertThatThrownBy(() -> db.putAllocation(WEB, spec(2))).as("waits behind the deletion")
+        assertThatThrownBy(() -> db.putAllocation(WEB, spec(2)))
+                .as("waits behind the deletion")
                 .isInstanceOf(StateStoreException.class);
 
         kv.recover();
         await().atMost(Duration.ofSeconds(10)).until(() -> stored.contains(WEB));
-        assertThat(db.getAllocation(WEB)).as("the deletion first, then the newer spec").contains(spec(2));
+        assertThat(db.getAllocation(WEB))
+                .as("the deletion first, then the newer spec")
+                .contains(spec(2));
 
         kv.fail();
         assertThatThrownBy(() -> db.deleteAllocation(WEB)).isInstanceOf(StateStoreException.class);
         kv.recover();
         db.putAllocation(WEB, spec(3)); // a new allocation of the same name, before the retry ran
-        assertThat(db.stats().unstored()).as("the owed deletion was applied before the put").isZero();
+        assertThat(db.stats().unstored())
+                .as("the owed deletion was applied before the put")
+                .isZero();
         assertThat(db.getAllocation(WEB)).contains(spec(3));
     }
 }

@@ -50,16 +50,35 @@ class RawExecRestoreTest {
     TaskRunnerConfig config(StateDB db, DriverRegistry drivers, AllocationSpec spec) {
         Task task = spec.getTasks().getFirst();
         AllocDir allocDir = AllocDir.of(dir, ALLOC);
-        TaskConfig template = new TaskConfig("default", "svc", task.getName(), Map.of(), Map.of(), allocDir.shared(),
-                allocDir.taskDir(task.getName()), allocDir.logs(), allocDir.taskSecrets(task.getName()));
-        return new TaskRunnerConfig(ALLOC, spec, task, template,
+        TaskConfig template = new TaskConfig(
+                "default",
+                "svc",
+                task.getName(),
+                Map.of(),
+                Map.of(),
+                allocDir.shared(),
+                allocDir.taskDir(task.getName()),
+                allocDir.logs(),
+                allocDir.taskSecrets(task.getName()));
+        return new TaskRunnerConfig(
+                ALLOC,
+                spec,
+                task,
+                template,
                 TaskHooks.defaults(drivers, allocDir::buildTask, List.of()),
                 (n, s, e) -> {
                     if (e != null) {
                         events.add(e);
                     }
-                }, new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1),
-                        Duration.ofSeconds(30), Duration.ofSeconds(10), TaskRunnerConfig.StopRetry.DEFAULT));
+                },
+                new TaskRunnerConfig.Shared(
+                        drivers,
+                        db,
+                        Clock.systemUTC(),
+                        new SplittableRandom(1),
+                        Duration.ofSeconds(30),
+                        Duration.ofSeconds(10),
+                        TaskRunnerConfig.StopRetry.DEFAULT));
     }
 
     @Test
@@ -68,8 +87,11 @@ class RawExecRestoreTest {
         Task t = new Task();
         t.setName("worker");
         t.setDriver("raw_exec");
-        t.setConfig(Map.of("command", "/bin/sh", "args", List.of("-c",
-                "while [ ! -e " + release + " ]; do sleep 0.05; done; exit 4")));
+        t.setConfig(Map.of(
+                "command",
+                "/bin/sh",
+                "args",
+                List.of("-c", "while [ ! -e " + release + " ]; do sleep 0.05; done; exit 4")));
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("local");
         spec.setType(AllocationType.Batch);
@@ -82,7 +104,10 @@ class RawExecRestoreTest {
         TaskRunner first = new TaskRunner(config(db, new DriverRegistry(List.of(driver)), spec));
         first.run();
         await().atMost(Duration.ofSeconds(10)).until(() -> events.stream().anyMatch(e -> e.getType() == Started));
-        long pid = Long.parseLong(db.getTaskLocalState(ALLOC, "worker").orElseThrow().driverHandle().get("pid"));
+        long pid = Long.parseLong(db.getTaskLocalState(ALLOC, "worker")
+                .orElseThrow()
+                .driverHandle()
+                .get("pid"));
 
         // The agent goes away: runner, driver and store are discarded; the process is not.
         first.shutdown();
@@ -93,10 +118,12 @@ class RawExecRestoreTest {
 
         events.clear();
         try (StateDB reopened = StateStores.open(dir.resolve("data"));
-             LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
+                LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
             TaskState stored = reopened.getTaskState(ALLOC, "worker").orElseThrow();
-            TaskRunner restored = TaskRunner.restore(config(reopened, new DriverRegistry(List.of(driver2)), spec), stored,
+            TaskRunner restored = TaskRunner.restore(
+                    config(reopened, new DriverRegistry(List.of(driver2)), spec),
+                    stored,
                     reopened.getTaskLocalState(ALLOC, "worker").orElseThrow());
             restored.run();
             assertThat(restored.state().getState()).isEqualTo(TaskState.State.Running);
@@ -122,7 +149,8 @@ class RawExecRestoreTest {
         Task t = new Task();
         t.setName("worker");
         t.setDriver("raw_exec");
-        t.setConfig(Map.of("command", "/bin/sh", "args", List.of("-c", "echo started >> " + starts + "; exec sleep 60")));
+        t.setConfig(
+                Map.of("command", "/bin/sh", "args", List.of("-c", "echo started >> " + starts + "; exec sleep 60")));
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("local");
         spec.setTasks(List.of(t));
@@ -133,9 +161,11 @@ class RawExecRestoreTest {
         TaskRunner first = new TaskRunner(config(db, new DriverRegistry(List.of(driver)), spec));
         first.run();
         await().atMost(Duration.ofSeconds(10)).until(() -> events.stream().anyMatch(e -> e.getType() == Started));
-        Map<String, String> handle = db.getTaskLocalState(ALLOC, "worker").orElseThrow().driverHandle();
+        Map<String, String> handle =
+                db.getTaskLocalState(ALLOC, "worker").orElseThrow().driverHandle();
         long pid = Long.parseLong(handle.get("pid"));
-        ProcessHandle supervisor = ProcessHandle.of(Long.parseLong(handle.get("supervisorPid"))).orElseThrow();
+        ProcessHandle supervisor =
+                ProcessHandle.of(Long.parseLong(handle.get("supervisorPid"))).orElseThrow();
         first.shutdown();
         driver.close();
         rotator.close();
@@ -146,20 +176,28 @@ class RawExecRestoreTest {
 
         events.clear();
         try (StateDB reopened = StateStores.open(dir.resolve("data"));
-             LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
+                LogRotator rotator2 = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver2 = new RawExecDriver(Clock.systemUTC(), rotator2)) {
             TaskState stored = reopened.getTaskState(ALLOC, "worker").orElseThrow();
-            TaskRunner restored = TaskRunner.restore(config(reopened, new DriverRegistry(List.of(driver2)), spec), stored,
+            TaskRunner restored = TaskRunner.restore(
+                    config(reopened, new DriverRegistry(List.of(driver2)), spec),
+                    stored,
                     reopened.getTaskLocalState(ALLOC, "worker").orElseThrow());
             restored.run();
             assertThat(restored.state().getState()).isEqualTo(TaskState.State.Running);
-            assertThat(events).extracting(TaskEvent::getType).doesNotContain(TaskEventType.FailedRestoringTask, Started);
-            assertThat(reopened.getTaskLocalState(ALLOC, "worker").orElseThrow().driverHandle().get("pid"))
+            assertThat(events)
+                    .extracting(TaskEvent::getType)
+                    .doesNotContain(TaskEventType.FailedRestoringTask, Started);
+            assertThat(reopened.getTaskLocalState(ALLOC, "worker")
+                            .orElseThrow()
+                            .driverHandle()
+                            .get("pid"))
                     .isEqualTo(Long.toString(pid));
 
             restored.kill(null).get(20, TimeUnit.SECONDS);
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
         assertThat(Files.readAllLines(starts)).containsExactly("started");
     }
 
@@ -180,25 +218,38 @@ class RawExecRestoreTest {
         Files.createDirectories(allocDir.taskDir("worker"));
         long pid;
         try (LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver killedAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            pid = killedAgent.start(new TaskConfig("default", "svc", "worker", t.getConfig(), Map.of(), allocDir.shared(),
-                    allocDir.taskDir("worker"), allocDir.logs(), allocDir.taskSecrets("worker"))).longState("pid", -1);
+                RawExecDriver killedAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            pid = killedAgent
+                    .start(new TaskConfig(
+                            "default",
+                            "svc",
+                            "worker",
+                            t.getConfig(),
+                            Map.of(),
+                            allocDir.shared(),
+                            allocDir.taskDir("worker"),
+                            allocDir.logs(),
+                            allocDir.taskSecrets("worker")))
+                    .longState("pid", -1);
         }
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
 
         try (StateDB db = StateStores.open(dir.resolve("data"));
-             LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-             RawExecDriver nextAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver nextAgent = new RawExecDriver(Clock.systemUTC(), rotator)) {
             TaskState pending = new TaskState();
             pending.setState(TaskState.State.Pending);
-            TaskRunner restored = TaskRunner.restore(config(db, new DriverRegistry(List.of(nextAgent)), spec), pending,
+            TaskRunner restored = TaskRunner.restore(
+                    config(db, new DriverRegistry(List.of(nextAgent)), spec),
+                    pending,
                     dev.drover.state.TaskLocalState.initial("raw_exec"));
             if (runFirst) {
                 restored.run(); // confirmed by the API server, then deleted before its first step
             }
             restored.kill(null).get(20, TimeUnit.SECONDS);
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
     }
 
     /** The same, with the runner already running when the kill comes (FaultsIT again, with 200 and 10 kills). */

@@ -34,6 +34,7 @@ class TaskRunnerStoreFailureTest {
 
     @TempDir
     Path dir;
+
     final FailingKvStore kv = FailingKvStore.inMemory();
     final StateDB db = kv.stateDB(Duration.ofMillis(20));
     final MockDriver mock = new MockDriver(Clock.systemUTC());
@@ -50,13 +51,31 @@ class TaskRunnerStoreFailureTest {
         spec.setType(AllocationType.Service);
         spec.setTasks(List.of(task));
         AllocDir allocDir = AllocDir.of(dir, ALLOC);
-        TaskConfig template = new TaskConfig(ALLOC.namespace(), ALLOC.name(), task.getName(), Map.of(), Map.of(),
-                allocDir.shared(), allocDir.taskDir(task.getName()), allocDir.logs(), allocDir.taskSecrets(task.getName()));
+        TaskConfig template = new TaskConfig(
+                ALLOC.namespace(),
+                ALLOC.name(),
+                task.getName(),
+                Map.of(),
+                Map.of(),
+                allocDir.shared(),
+                allocDir.taskDir(task.getName()),
+                allocDir.logs(),
+                allocDir.taskSecrets(task.getName()));
         DriverRegistry drivers = new DriverRegistry(List.of(mock));
-        return new TaskRunner(new TaskRunnerConfig(ALLOC, spec, task, template,
-                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()), (name, state, event) -> {
-                }, new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1),
-                        TaskRunnerConfig.DEFAULT_MAX_KILL_TIMEOUT, Duration.ofSeconds(10),
+        return new TaskRunner(new TaskRunnerConfig(
+                ALLOC,
+                spec,
+                task,
+                template,
+                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()),
+                (name, state, event) -> {},
+                new TaskRunnerConfig.Shared(
+                        drivers,
+                        db,
+                        Clock.systemUTC(),
+                        new SplittableRandom(1),
+                        TaskRunnerConfig.DEFAULT_MAX_KILL_TIMEOUT,
+                        Duration.ofSeconds(10),
                         new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10))))));
     }
 
@@ -81,7 +100,8 @@ class TaskRunnerStoreFailureTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> db.unstored(ALLOC).isEmpty());
         assertThat(db.getTaskState(ALLOC, "main").orElseThrow().getState()).isEqualTo(TaskState.State.Running);
         assertThat(db.getTaskLocalState(ALLOC, "main").orElseThrow().driverHandle())
-                .as("a restarted agent can reattach").isNotNull();
+                .as("a restarted agent can reattach")
+                .isNotNull();
 
         r.kill(null).get(10, TimeUnit.SECONDS);
         assertThat(r.state().getEvents()).extracting(e -> e.getType()).contains(TaskEventType.Killed);

@@ -61,6 +61,7 @@ class TaskRunnerTest {
 
     @TempDir
     Path dir;
+
     final StateDB db = StateStores.inMemory();
     final MockDriver mock = new MockDriver(Clock.systemUTC());
     final List<TaskEvent> events = new CopyOnWriteArrayList<>();
@@ -96,17 +97,36 @@ class TaskRunnerTest {
     TaskRunnerConfig config(AllocationSpec spec, Driver driver, Duration driverDeadline) {
         Task task = spec.getTasks().getFirst();
         AllocDir allocDir = AllocDir.of(dir, ALLOC);
-        TaskConfig template = new TaskConfig(ALLOC.namespace(), ALLOC.name(), task.getName(), Map.of(), Map.of(),
-                allocDir.shared(), allocDir.taskDir(task.getName()), allocDir.logs(), allocDir.taskSecrets(task.getName()));
+        TaskConfig template = new TaskConfig(
+                ALLOC.namespace(),
+                ALLOC.name(),
+                task.getName(),
+                Map.of(),
+                Map.of(),
+                allocDir.shared(),
+                allocDir.taskDir(task.getName()),
+                allocDir.logs(),
+                allocDir.taskSecrets(task.getName()));
         DriverRegistry drivers = new DriverRegistry(List.of(driver));
-        return new TaskRunnerConfig(ALLOC, spec, task, template,
+        return new TaskRunnerConfig(
+                ALLOC,
+                spec,
+                task,
+                template,
                 TaskHooks.defaults(drivers, allocDir::buildTask, List.of()),
                 (name, state, event) -> {
                     if (event != null) {
                         events.add(event);
                     }
-                }, new TaskRunnerConfig.Shared(drivers, db, Clock.systemUTC(), new SplittableRandom(1), maxKillTimeout,
-                        driverDeadline, new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10)))));
+                },
+                new TaskRunnerConfig.Shared(
+                        drivers,
+                        db,
+                        Clock.systemUTC(),
+                        new SplittableRandom(1),
+                        maxKillTimeout,
+                        driverDeadline,
+                        new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(10)))));
     }
 
     TaskRunner runner(AllocationSpec spec) {
@@ -142,8 +162,12 @@ class TaskRunnerTest {
         TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of("runFor", "1h"))));
         assertThat(r.stats()).as("not started yet").isEmpty();
         r.run();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> r.stats().isPresent());
-        assertThat(r.stats().orElseThrow().memoryBytes()).as("the mock driver's pretend 4 MiB").isEqualTo(4L << 20);
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> r.stats().isPresent());
+        assertThat(r.stats().orElseThrow().memoryBytes())
+                .as("the mock driver's pretend 4 MiB")
+                .isEqualTo(4L << 20);
         r.kill(null).get(10, TimeUnit.SECONDS);
         assertThat(r.stats()).isEmpty();
     }
@@ -151,28 +175,55 @@ class TaskRunnerTest {
     @Test
     void failingTaskIsRestartedPerPolicyThenNotRestarting() throws Exception {
         RestartPolicy policy = new RestartPolicy(2, "10s", "50ms", RestartMode.Fail);
-        TaskRunner r = runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "20ms", "exitCode", 1))));
+        TaskRunner r =
+                runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "20ms", "exitCode", 1))));
         r.run();
         await(r);
-        assertThat(types()).containsExactly(Received, TaskSetup, Started, Terminated, Restarting, Started, Terminated,
-                Restarting, Started, Terminated, NotRestarting);
+        assertThat(types())
+                .containsExactly(
+                        Received,
+                        TaskSetup,
+                        Started,
+                        Terminated,
+                        Restarting,
+                        Started,
+                        Terminated,
+                        Restarting,
+                        Started,
+                        Terminated,
+                        NotRestarting);
         TaskState s = r.state();
         assertThat(s.getFailed()).isTrue();
         assertThat(s.getRestarts()).isEqualTo(2);
-        assertThat(s.getEvents()).as("the newest 10").hasSize(10).first().extracting(TaskEvent::getType).isEqualTo(TaskSetup);
-        assertThat(events.getLast().getRestartReason()).isEqualTo("Exceeded allowed attempts 2 in interval 10s and mode is \"Fail\"");
+        assertThat(s.getEvents())
+                .as("the newest 10")
+                .hasSize(10)
+                .first()
+                .extracting(TaskEvent::getType)
+                .isEqualTo(TaskSetup);
+        assertThat(events.getLast().getRestartReason())
+                .isEqualTo("Exceeded allowed attempts 2 in interval 10s and mode is \"Fail\"");
         assertThat(events.get(3).getExitCode()).isEqualTo(1);
     }
 
     @Test
     void restartWaitsAtLeastItsDelay() throws Exception {
         RestartPolicy policy = new RestartPolicy(1, "10s", "300ms", RestartMode.Fail);
-        TaskRunner r = runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "10ms", "exitCode", 1))));
+        TaskRunner r =
+                runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "10ms", "exitCode", 1))));
         r.run();
         await(r);
-        TaskEvent restarting = events.stream().filter(e -> e.getType() == Restarting).findFirst().orElseThrow();
-        TaskEvent nextStart = events.stream().filter(e -> e.getType() == Started).skip(1).findFirst().orElseThrow();
-        Duration waited = Duration.between(Timestamps.parse(restarting.getTime()), Timestamps.parse(nextStart.getTime()));
+        TaskEvent restarting = events.stream()
+                .filter(e -> e.getType() == Restarting)
+                .findFirst()
+                .orElseThrow();
+        TaskEvent nextStart = events.stream()
+                .filter(e -> e.getType() == Started)
+                .skip(1)
+                .findFirst()
+                .orElseThrow();
+        Duration waited =
+                Duration.between(Timestamps.parse(restarting.getTime()), Timestamps.parse(nextStart.getTime()));
         assertThat(waited).isGreaterThanOrEqualTo(Duration.ofMillis(300));
         assertThat(dev.drover.common.Durations.parse(restarting.getStartDelay()))
                 .isBetween(Duration.ofMillis(300), Duration.ofMillis(375));
@@ -181,11 +232,18 @@ class TaskRunnerTest {
     @Test
     void delayModeWaitsOutTheWindowAndAKillEndsTheWait() throws Exception {
         RestartPolicy policy = new RestartPolicy(1, "30s", "10ms", RestartMode.Delay);
-        TaskRunner r = runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "10ms", "exitCode", 1))));
+        TaskRunner r =
+                runner(spec(AllocationType.Service, policy, task("web", Map.of("runFor", "10ms", "exitCode", 1))));
         r.run();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
-                .until(() -> events.stream().filter(e -> e.getType() == Restarting).count() == 2);
-        TaskEvent second = events.stream().filter(e -> e.getType() == Restarting).skip(1).findFirst().orElseThrow();
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        events.stream().filter(e -> e.getType() == Restarting).count() == 2);
+        TaskEvent second = events.stream()
+                .filter(e -> e.getType() == Restarting)
+                .skip(1)
+                .findFirst()
+                .orElseThrow();
         assertThat(second.getRestartReason()).isEqualTo("Exceeded allowed attempts, applying a delay");
         assertThat(dev.drover.common.Durations.parse(second.getStartDelay())).isGreaterThan(Duration.ofSeconds(25));
         long start = System.nanoTime();
@@ -216,7 +274,8 @@ class TaskRunnerTest {
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
         TaskEvent cause = TaskEvent.of(LeaderTaskDead, Instant.now()).withMessage("Leader Task in Group dead");
         r.kill(cause).get(10, TimeUnit.SECONDS);
-        assertThat(types()).containsExactly(Received, TaskSetup, Started, LeaderTaskDead, WaitingShutdownDelay, Killing, Killed);
+        assertThat(types())
+                .containsExactly(Received, TaskSetup, Started, LeaderTaskDead, WaitingShutdownDelay, Killing, Killed);
         Instant waiting = Timestamps.parse(events.get(4).getTime());
         Instant killing = Timestamps.parse(events.get(5).getTime());
         assertThat(Duration.between(waiting, killing)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
@@ -231,10 +290,19 @@ class TaskRunnerTest {
         r.run();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
         r.restart("spec changed");
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
                 .until(() -> types().stream().filter(t -> t == Started).count() == 2);
-        assertThat(types()).containsExactly(Received, TaskSetup, Started, TaskEventType.RestartSignaled, Killing, Killed,
-                Restarting, Started);
+        assertThat(types())
+                .containsExactly(
+                        Received,
+                        TaskSetup,
+                        Started,
+                        TaskEventType.RestartSignaled,
+                        Killing,
+                        Killed,
+                        Restarting,
+                        Started);
         assertThat(events.get(3).getRestartReason()).isEqualTo("spec changed");
         assertThat(events.get(6).getRestartReason()).isEqualTo("Restart requested");
         assertThat(r.state().getState()).isEqualTo(TaskState.State.Running);
@@ -261,7 +329,8 @@ class TaskRunnerTest {
                 return mock.exit(handle);
             }
 
-            public void stop(TaskHandle handle, Duration timeout, String signal) throws dev.drover.driver.DriverException {
+            public void stop(TaskHandle handle, Duration timeout, String signal)
+                    throws dev.drover.driver.DriverException {
                 if (left[0]-- > 0) {
                     throw new dev.drover.driver.DriverException("device busy");
                 }
@@ -280,15 +349,16 @@ class TaskRunnerTest {
                 return mock.stats(handle);
             }
 
-            public void close() {
-            }
+            public void close() {}
         };
     }
 
     @Test
     void aFailedStopIsRetriedWithBackoff() throws Exception {
-        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, null, task("web", Map.of())),
-                failingStops(mock, 1), Duration.ofSeconds(5)));
+        TaskRunner r = new TaskRunner(config(
+                spec(AllocationType.Service, null, task("web", Map.of())),
+                failingStops(mock, 1),
+                Duration.ofSeconds(5)));
         r.run();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
         r.kill(null).get(10, TimeUnit.SECONDS);
@@ -298,13 +368,18 @@ class TaskRunnerTest {
 
     @Test
     void aStopThatKeepsFailingIsReportedAndTriedUntilTheTaskIsDead() throws Exception {
-        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, null, task("web", Map.of())),
-                failingStops(mock, 4), Duration.ofSeconds(5)));
+        TaskRunner r = new TaskRunner(config(
+                spec(AllocationType.Service, null, task("web", Map.of())),
+                failingStops(mock, 4),
+                Duration.ofSeconds(5)));
         r.run();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
         r.kill(null).get(10, TimeUnit.SECONDS);
         assertThat(types()).containsSubsequence(Killing, DriverFailure, Killed).containsOnlyOnce(DriverFailure);
-        TaskEvent reported = events.stream().filter(e -> e.getType() == DriverFailure).findFirst().orElseThrow();
+        TaskEvent reported = events.stream()
+                .filter(e -> e.getType() == DriverFailure)
+                .findFirst()
+                .orElseThrow();
         assertThat(reported.getKillError()).isEqualTo("device busy");
         assertThat(reported.getMessage()).contains("Task could not be killed: device busy", "trying again every 10ms");
         assertThat(events.getLast().getKillError()).isNull();
@@ -313,8 +388,10 @@ class TaskRunnerTest {
 
     @Test
     void aTaskWhoseKillKeepsFailingIsNeverGivenUpForDead() throws Exception {
-        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, null, task("web", Map.of())),
-                failingStops(mock, Integer.MAX_VALUE), Duration.ofSeconds(5)));
+        TaskRunner r = new TaskRunner(config(
+                spec(AllocationType.Service, null, task("web", Map.of())),
+                failingStops(mock, Integer.MAX_VALUE),
+                Duration.ofSeconds(5)));
         r.run();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
         CompletableFuture<Void> killed = r.kill(null);
@@ -324,7 +401,8 @@ class TaskRunnerTest {
         assertThat(types()).doesNotContain(Killed);
         r.shutdown(); // the agent stops: the runner ends, the task keeps its record for the next agent
         assertThat(r.state().getState()).isEqualTo(TaskState.State.Running);
-        assertThat(db.getTaskLocalState(ALLOC, "web").orElseThrow().driverHandle()).isNotNull();
+        assertThat(db.getTaskLocalState(ALLOC, "web").orElseThrow().driverHandle())
+                .isNotNull();
         mock.destroy(mock.recover(new TaskHandle("mock", "default/web/web", Instant.now(), Map.of())));
     }
 
@@ -337,8 +415,12 @@ class TaskRunnerTest {
         r.run();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
         r.kill(null).get(5, TimeUnit.SECONDS);
-        assertThat(events.stream().filter(e -> e.getType() == WaitingShutdownDelay).findFirst().orElseThrow()
-                .getMessage()).isEqualTo("Waiting for shutdown delay of 300ms");
+        assertThat(events.stream()
+                        .filter(e -> e.getType() == WaitingShutdownDelay)
+                        .findFirst()
+                        .orElseThrow()
+                        .getMessage())
+                .isEqualTo("Waiting for shutdown delay of 300ms");
         assertThat(types()).containsSubsequence(WaitingShutdownDelay, Killing, Killed);
     }
 
@@ -395,7 +477,8 @@ class TaskRunnerTest {
         await(r);
         TaskState stored = db.getTaskState(ALLOC, "job").orElseThrow();
         assertThat(stored).isEqualTo(r.state());
-        assertThat(db.getTaskLocalState(ALLOC, "job").orElseThrow().hookDone("taskdir")).isTrue();
+        assertThat(db.getTaskLocalState(ALLOC, "job").orElseThrow().hookDone("taskdir"))
+                .isTrue();
     }
 
     @Test
@@ -427,7 +510,9 @@ class TaskRunnerTest {
         await(first);
         TaskState stored = db.getTaskState(ALLOC, "job").orElseThrow();
         events.clear();
-        TaskRunner restored = TaskRunner.restore(config(spec, mock, Duration.ofSeconds(10)), stored,
+        TaskRunner restored = TaskRunner.restore(
+                config(spec, mock, Duration.ofSeconds(10)),
+                stored,
                 db.getTaskLocalState(ALLOC, "job").orElseThrow());
         restored.run();
         restored.done().get(1, TimeUnit.SECONDS);
@@ -474,12 +559,10 @@ class TaskRunnerTest {
             }
 
             @Override
-            public void stop(TaskHandle handle, Duration timeout, String signal) {
-            }
+            public void stop(TaskHandle handle, Duration timeout, String signal) {}
 
             @Override
-            public void destroy(TaskHandle handle) {
-            }
+            public void destroy(TaskHandle handle) {}
 
             @Override
             public TaskHandle recover(TaskHandle handle) {
@@ -492,12 +575,11 @@ class TaskRunnerTest {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         RestartPolicy noRestarts = new RestartPolicy(0, "10s", "1s", RestartMode.Fail);
-        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, noRestarts, task("web", Map.of())), hanging,
-                Duration.ofMillis(200)));
+        TaskRunner r = new TaskRunner(config(
+                spec(AllocationType.Service, noRestarts, task("web", Map.of())), hanging, Duration.ofMillis(200)));
         r.run();
         r.done().get(5, TimeUnit.SECONDS);
         assertThat(types()).containsExactly(Received, TaskSetup, DriverFailure, NotRestarting);
@@ -507,17 +589,18 @@ class TaskRunnerTest {
     @Test
     void aDriverThatPanicsOnStartIsReportedAndThePolicyDecides() throws Exception {
         Driver panicking = new ForwardingDriver(mock) { // the mock driver with a bug
-            @Override
-            public TaskHandle start(TaskConfig task) {
-                throw new IllegalStateException("assignment to entry in nil map");
-            }
-        };
+                    @Override
+                    public TaskHandle start(TaskConfig task) {
+                        throw new IllegalStateException("assignment to entry in nil map");
+                    }
+                };
         RestartPolicy once = new RestartPolicy(1, "10s", "10ms", RestartMode.Fail);
-        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, once, task("web", Map.of())), panicking,
-                Duration.ofSeconds(5)));
+        TaskRunner r = new TaskRunner(
+                config(spec(AllocationType.Service, once, task("web", Map.of())), panicking, Duration.ofSeconds(5)));
         r.run();
         r.done().get(5, TimeUnit.SECONDS);
-        assertThat(types()).containsExactly(Received, TaskSetup, DriverFailure, Restarting, DriverFailure, NotRestarting);
+        assertThat(types())
+                .containsExactly(Received, TaskSetup, DriverFailure, Restarting, DriverFailure, NotRestarting);
         assertThat(events.get(2).getDriverError())
                 .isEqualTo("driver failed: java.lang.IllegalStateException: assignment to entry in nil map");
         assertThat(r.state().getFailed()).isTrue();
@@ -526,19 +609,23 @@ class TaskRunnerTest {
     @Test
     void aDriverThatPanicsWhileTheTaskRunsIsReportedAsLostTrack() throws Exception {
         Driver panicking = new ForwardingDriver(mock) { // the mock driver with a bug
-            @Override
-            public CompletableFuture<ExitResult> exit(TaskHandle handle) {
-                return delegate.exit(handle).thenApply(x -> {
-                    throw new IllegalStateException("index out of range");
-                });
-            }
-        };
+                    @Override
+                    public CompletableFuture<ExitResult> exit(TaskHandle handle) {
+                        return delegate.exit(handle).thenApply(x -> {
+                            throw new IllegalStateException("index out of range");
+                        });
+                    }
+                };
         RestartPolicy never = new RestartPolicy(0, "10s", "10ms", RestartMode.Fail);
-        TaskRunner r = new TaskRunner(config(spec(AllocationType.Service, never, task("web", Map.of("runFor", "20ms"))),
-                panicking, Duration.ofSeconds(5)));
+        TaskRunner r = new TaskRunner(config(
+                spec(AllocationType.Service, never, task("web", Map.of("runFor", "20ms"))),
+                panicking,
+                Duration.ofSeconds(5)));
         r.run();
         r.done().get(5, TimeUnit.SECONDS);
         assertThat(types()).containsExactly(Received, TaskSetup, Started, Terminated, NotRestarting);
-        assertThat(events.get(3).getMessage()).contains("lost track of the task").contains("index out of range");
+        assertThat(events.get(3).getMessage())
+                .contains("lost track of the task")
+                .contains("index out of range");
     }
 }

@@ -71,6 +71,5 @@ public class ForwardingDriver implements Driver {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

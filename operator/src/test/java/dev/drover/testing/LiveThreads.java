@@ -28,8 +28,7 @@ public final class LiveThreads {
         }
     }
 
-    private LiveThreads() {
-    }
+    private LiveThreads() {}
 
     /** The threads alive now. */
     public static List<Live> now() {
@@ -55,7 +54,9 @@ public final class LiveThreads {
 
     /** The threads alive now that were not in {@code before} and that {@code ignored} does not match. */
     public static List<Live> startedSince(Set<Long> before, Predicate<Live> ignored) {
-        return now().stream().filter(t -> !before.contains(t.tid()) && !ignored.test(t)).toList();
+        return now().stream()
+                .filter(t -> !before.contains(t.tid()) && !ignored.test(t))
+                .toList();
     }
 
     private static List<Live> parse(JsonNode dump) {
@@ -63,7 +64,10 @@ public final class LiveThreads {
         for (JsonNode container : dump.path("threadDump").path("threadContainers")) {
             for (JsonNode t : container.path("threads")) {
                 JsonNode stack = t.path("stack");
-                threads.add(new Live(t.path("tid").asLong(), t.path("name").asText(), t.path("virtual").asBoolean(),
+                threads.add(new Live(
+                        t.path("tid").asLong(),
+                        t.path("name").asText(),
+                        t.path("virtual").asBoolean(),
                         stack.isEmpty() ? "?" : stack.get(0).asText()));
             }
         }

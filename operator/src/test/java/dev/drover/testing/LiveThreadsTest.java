@@ -20,17 +20,19 @@ class LiveThreadsTest {
             }
         });
         try {
-            assertThat(LiveThreads.startedSince(before, t -> false))
-                    .anySatisfy(t -> {
-                        assertThat(t.name()).isEqualTo("leaked-virtual");
-                        assertThat(t.virtual()).isTrue();
-                        assertThat(t.tid()).isEqualTo(leaked.threadId());
-                    });
-            assertThat(Thread.getAllStackTraces().keySet()).as("what the old check looked at").doesNotContain(leaked);
+            assertThat(LiveThreads.startedSince(before, t -> false)).anySatisfy(t -> {
+                assertThat(t.name()).isEqualTo("leaked-virtual");
+                assertThat(t.virtual()).isTrue();
+                assertThat(t.tid()).isEqualTo(leaked.threadId());
+            });
+            assertThat(Thread.getAllStackTraces().keySet())
+                    .as("what the old check looked at")
+                    .doesNotContain(leaked);
         } finally {
             release.countDown();
             leaked.join();
         }
-        assertThat(LiveThreads.startedSince(before, t -> false)).noneMatch(t -> t.name().equals("leaked-virtual"));
+        assertThat(LiveThreads.startedSince(before, t -> false))
+                .noneMatch(t -> t.name().equals("leaked-virtual"));
     }
 }

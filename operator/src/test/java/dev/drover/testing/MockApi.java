@@ -20,12 +20,17 @@ public final class MockApi implements AutoCloseable {
     private final KubernetesClient client;
 
     public MockApi() throws IOException {
-        server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(),
-                new KubernetesCrudDispatcher(new ArrayList<>()), false);
+        server = new KubernetesMockServer(
+                new Context(),
+                new MockWebServer(),
+                new HashMap<>(),
+                new KubernetesCrudDispatcher(new ArrayList<>()),
+                false);
         server.init(InetAddress.getLoopbackAddress(), 0);
         client = server.createClient(new JdkHttpClientFactory());
         try (InputStream crd = MockApi.class.getResourceAsStream("/META-INF/fabric8/allocations.drover.dev-v1.yml")) {
-            client.resource(client.getKubernetesSerialization().unmarshal(crd, CustomResourceDefinition.class)).create();
+            client.resource(client.getKubernetesSerialization().unmarshal(crd, CustomResourceDefinition.class))
+                    .create();
         }
     }
 

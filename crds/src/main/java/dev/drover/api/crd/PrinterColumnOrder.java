@@ -22,8 +22,7 @@ import java.util.List;
  */
 public final class PrinterColumnOrder {
 
-    private PrinterColumnOrder() {
-    }
+    private PrinterColumnOrder() {}
 
     public static void main(String[] args) throws IOException {
         if (args.length != 1) {

@@ -14,8 +14,7 @@ public class AllocatedDevice {
     private String model;
     private List<String> ids;
 
-    public AllocatedDevice() {
-    }
+    public AllocatedDevice() {}
 
     public AllocatedDevice(String task, String vendor, String type, String model, List<String> ids) {
         this.task = task;

@@ -39,7 +39,9 @@ public class AllocationSpec {
     @Required
     @Size(min = 1, max = 64)
     @ValidationRule(value = "self.all(t, self.exists_one(u, u.name == t.name))", message = "task names must be unique")
-    @ValidationRule(value = "self.filter(t, has(t.leader) && t.leader).size() <= 1", message = "at most one task may be the leader")
+    @ValidationRule(
+            value = "self.filter(t, has(t.leader) && t.leader).size() <= 1",
+            message = "at most one task may be the leader")
     private List<Task> tasks = new ArrayList<>();
 
     public String getNodeName() {

@@ -104,7 +104,14 @@ public class AllocationStatus {
 
     @Override
     public int hashCode() {
-        return Objects.hash(clientStatus, clientDescription, observedGeneration, taskStates, allocatedDevices,
-                conditions, ready, restarts);
+        return Objects.hash(
+                clientStatus,
+                clientDescription,
+                observedGeneration,
+                taskStates,
+                allocatedDevices,
+                conditions,
+                ready,
+                restarts);
     }
 }

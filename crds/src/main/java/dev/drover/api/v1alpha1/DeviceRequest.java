@@ -23,8 +23,7 @@ public class DeviceRequest {
     @Min(1)
     private Integer count;
 
-    public DeviceRequest() {
-    }
+    public DeviceRequest() {}
 
     public DeviceRequest(String name, Integer count) {
         this.name = name;

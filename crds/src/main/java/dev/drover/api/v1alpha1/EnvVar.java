@@ -15,8 +15,7 @@ public class EnvVar {
 
     private String value;
 
-    public EnvVar() {
-    }
+    public EnvVar() {}
 
     public EnvVar(String name, String value) {
         this.name = name;

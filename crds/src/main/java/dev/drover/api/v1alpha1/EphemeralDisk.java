@@ -22,8 +22,7 @@ public class EphemeralDisk {
     @Default("false")
     private Boolean migrate;
 
-    public EphemeralDisk() {
-    }
+    public EphemeralDisk() {}
 
     public EphemeralDisk(Integer sizeMB, Boolean sticky, Boolean migrate) {
         this.sizeMB = sizeMB;

@@ -13,8 +13,7 @@ public class Lifecycle {
 
     private Boolean sidecar;
 
-    public Lifecycle() {
-    }
+    public Lifecycle() {}
 
     public Lifecycle(LifecycleHook hook, Boolean sidecar) {
         this.hook = hook;

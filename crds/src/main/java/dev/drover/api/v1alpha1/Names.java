@@ -15,8 +15,7 @@ public final class Names {
     /** A device request: {@code <type>}, {@code <vendor>/<type>} or {@code <vendor>/<type>/<model>}. */
     public static final String DEVICE_NAME = "^[^/\\s]+(/[^/\\s]+(/[^/]+)?)?$";
 
-    private Names() {
-    }
+    private Names() {}
 
     public static boolean isLabel(String s) {
         return s != null && s.length() <= 63 && s.matches(DNS1123_LABEL);

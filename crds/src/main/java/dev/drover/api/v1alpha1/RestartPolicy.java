@@ -15,9 +15,11 @@ import java.util.Objects;
  * come from the allocation's policy, then from the defaults of its type.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(value = "!has(self.attempts) || self.attempts != 0 || !has(self.mode) || self.mode == 'Fail'",
+@ValidationRule(
+        value = "!has(self.attempts) || self.attempts != 0 || !has(self.mode) || self.mode == 'Fail'",
         message = "attempts 0 is only allowed with mode Fail")
-@ValidationRule(value = "!has(self.interval) || duration(self.interval) >= duration('5s')",
+@ValidationRule(
+        value = "!has(self.interval) || duration(self.interval) >= duration('5s')",
         message = "interval must be at least 5s")
 public class RestartPolicy {
 
@@ -43,8 +45,7 @@ public class RestartPolicy {
 
     private RestartMode mode;
 
-    public RestartPolicy() {
-    }
+    public RestartPolicy() {}
 
     public RestartPolicy(Integer attempts, String interval, String delay, RestartMode mode) {
         this.attempts = attempts;

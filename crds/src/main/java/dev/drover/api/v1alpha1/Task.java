@@ -231,7 +231,17 @@ public class Task {
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, driver, config, env, leader, lifecycle, restartPolicy, killTimeout, killSignal,
-                shutdownDelay, resources);
+        return Objects.hash(
+                name,
+                driver,
+                config,
+                env,
+                leader,
+                lifecycle,
+                restartPolicy,
+                killTimeout,
+                killSignal,
+                shutdownDelay,
+                resources);
     }
 }

@@ -1,8 +1,8 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import dev.drover.common.Durations;
 import dev.drover.api.Timestamps;
+import dev.drover.common.Durations;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -28,8 +28,7 @@ public class TaskEvent {
     private String validationError;
     private String driverError;
 
-    public TaskEvent() {
-    }
+    public TaskEvent() {}
 
     public static TaskEvent of(TaskEventType type, Instant time) {
         TaskEvent e = new TaskEvent();
@@ -199,8 +198,19 @@ public class TaskEvent {
 
     @Override
     public int hashCode() {
-        return Objects.hash(type, time, message, exitCode, signal, startDelay, restartReason, killTimeout, killError,
-                failedSibling, validationError, driverError);
+        return Objects.hash(
+                type,
+                time,
+                message,
+                exitCode,
+                signal,
+                startDelay,
+                restartReason,
+                killTimeout,
+                killError,
+                failedSibling,
+                validationError,
+                driverError);
     }
 
     @Override

@@ -1,8 +1,6 @@
 package dev.drover.api.validation;
 
-import dev.drover.common.Durations;
 import dev.drover.api.Signals;
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.DeviceRequest;
@@ -12,6 +10,8 @@ import dev.drover.api.v1alpha1.Names;
 import dev.drover.api.v1alpha1.RestartMode;
 import dev.drover.api.v1alpha1.RestartPolicy;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.common.Durations;
+import dev.drover.common.UserText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -30,8 +30,7 @@ public final class AllocationValidator {
     public static final int MAX_ENV = 256;
     public static final int MAX_DEVICE_REQUESTS = 16;
 
-    private AllocationValidator() {
-    }
+    private AllocationValidator() {}
 
     /** Every violation of {@code allocation}'s spec; empty when it is valid. */
     public static List<Violation> validate(Allocation allocation) {
@@ -41,7 +40,9 @@ public final class AllocationValidator {
             out.add(new Violation("spec", "is required"));
             return out;
         }
-        String self = allocation.getMetadata() == null ? null : allocation.getMetadata().getName();
+        String self = allocation.getMetadata() == null
+                ? null
+                : allocation.getMetadata().getName();
         validateSpec(spec, self, out);
         return out;
     }
@@ -55,18 +56,23 @@ public final class AllocationValidator {
 
     private static void validateSpec(AllocationSpec spec, String self, List<Violation> out) {
         if (spec.getNodeName() == null || spec.getNodeName().isBlank()) {
-            out.add(new Violation("spec.nodeName", "is required: the name of the node whose agent runs this allocation"));
+            out.add(new Violation(
+                    "spec.nodeName", "is required: the name of the node whose agent runs this allocation"));
         } else if (!Names.isSubdomain(spec.getNodeName())) {
-            out.add(new Violation("spec.nodeName", quote(spec.getNodeName()) + " is not a valid node name"
-                    + " (lower-case letters, digits, '-' and '.', at most 253 characters)"));
+            out.add(new Violation(
+                    "spec.nodeName",
+                    quote(spec.getNodeName()) + " is not a valid node name"
+                            + " (lower-case letters, digits, '-' and '.', at most 253 characters)"));
         }
         String previous = spec.getPreviousAllocation();
         if (previous != null) {
             if (!Names.isSubdomain(previous)) {
-                out.add(new Violation("spec.previousAllocation", quote(previous)
-                        + " is not a valid allocation name (lower-case letters, digits, '-' and '.')"));
+                out.add(new Violation(
+                        "spec.previousAllocation",
+                        quote(previous) + " is not a valid allocation name (lower-case letters, digits, '-' and '.')"));
             } else if (previous.equals(self)) {
-                out.add(new Violation("spec.previousAllocation", "names this allocation itself; name the one it replaces"));
+                out.add(new Violation(
+                        "spec.previousAllocation", "names this allocation itself; name the one it replaces"));
             }
         }
         validateDisk(spec.getEphemeralDisk(), out);
@@ -79,7 +85,8 @@ public final class AllocationValidator {
 
     private static void validateDisk(EphemeralDisk disk, List<Violation> out) {
         if (disk != null && disk.getSizeMB() != null && disk.getSizeMB() < 1) {
-            out.add(new Violation("spec.ephemeralDisk.sizeMB", disk.getSizeMB() + " is too small; give at least 1 (MB)"));
+            out.add(new Violation(
+                    "spec.ephemeralDisk.sizeMB", disk.getSizeMB() + " is too small; give at least 1 (MB)"));
         }
     }
 
@@ -90,7 +97,8 @@ public final class AllocationValidator {
             return;
         }
         if (tasks.size() > MAX_TASKS) {
-            out.add(new Violation("spec.tasks", "has " + tasks.size() + " tasks; at most " + MAX_TASKS + " are allowed"));
+            out.add(new Violation(
+                    "spec.tasks", "has " + tasks.size() + " tasks; at most " + MAX_TASKS + " are allowed"));
         }
         Set<String> names = new HashSet<>();
         List<String> leaders = new ArrayList<>();
@@ -102,7 +110,8 @@ public final class AllocationValidator {
                 continue;
             }
             if (task.getName() != null && !names.add(task.getName())) {
-                out.add(new Violation(path + ".name", quote(task.getName()) + " is used by another task; task names must be unique"));
+                out.add(new Violation(
+                        path + ".name", quote(task.getName()) + " is used by another task; task names must be unique"));
             }
             if (task.isLeaderTask()) {
                 leaders.add(task.getName());
@@ -113,7 +122,9 @@ public final class AllocationValidator {
             }
         }
         if (leaders.size() > 1) {
-            out.add(new Violation("spec.tasks", "has " + leaders.size() + " leaders " + leaders + "; at most one task may be the leader"));
+            out.add(new Violation(
+                    "spec.tasks",
+                    "has " + leaders.size() + " leaders " + leaders + "; at most one task may be the leader"));
         }
     }
 
@@ -122,15 +133,19 @@ public final class AllocationValidator {
         if (name == null || name.isEmpty()) {
             out.add(new Violation(path + ".name", "is required"));
         } else if (!Names.isLabel(name)) {
-            out.add(new Violation(path + ".name", quote(name) + " is not a DNS-1123 label (lower-case letters, digits"
-                    + " and '-', starting and ending with a letter or digit, at most 63 characters); it names the task's directory"));
+            out.add(
+                    new Violation(
+                            path + ".name",
+                            quote(name) + " is not a DNS-1123 label (lower-case letters, digits"
+                                    + " and '-', starting and ending with a letter or digit, at most 63 characters); it names the task's directory"));
         }
         if (task.getDriver() == null || task.getDriver().isBlank()) {
             out.add(new Violation(path + ".driver", "is required (mock or raw_exec)"));
         }
         validateEnv(path, task.getEnv(), out);
         if (task.getLifecycle() != null && task.getLifecycle().getHook() == null) {
-            out.add(new Violation(path + ".lifecycle.hook", "is required when lifecycle is given (Prestart, Poststart or Poststop)"));
+            out.add(new Violation(
+                    path + ".lifecycle.hook", "is required when lifecycle is given (Prestart, Poststart or Poststop)"));
         }
         if (task.getRestartPolicy() != null) {
             validatePolicy(path + ".restartPolicy", task.getRestartPolicy(), out);
@@ -138,7 +153,9 @@ public final class AllocationValidator {
         duration(path + ".killTimeout", task.getKillTimeout(), out);
         duration(path + ".shutdownDelay", task.getShutdownDelay(), out);
         if (task.getKillSignal() != null && !Signals.isKnown(task.getKillSignal())) {
-            out.add(new Violation(path + ".killSignal", quote(task.getKillSignal()) + " is not a signal name (e.g. SIGTERM, SIGINT)"));
+            out.add(new Violation(
+                    path + ".killSignal",
+                    quote(task.getKillSignal()) + " is not a signal name (e.g. SIGTERM, SIGINT)"));
         }
         if (task.getResources() != null) {
             var r = task.getResources();
@@ -157,13 +174,16 @@ public final class AllocationValidator {
             return;
         }
         if (env.size() > MAX_ENV) {
-            out.add(new Violation(path + ".env", "has " + env.size() + " variables; at most " + MAX_ENV + " are allowed"));
+            out.add(new Violation(
+                    path + ".env", "has " + env.size() + " variables; at most " + MAX_ENV + " are allowed"));
         }
         for (int j = 0; j < env.size(); j++) {
             EnvVar e = env.get(j);
             if (e == null || e.getName() == null || !e.getName().matches(Names.ENV_NAME)) {
-                out.add(new Violation(path + ".env[" + j + "].name", quote(e == null ? null : e.getName())
-                        + " is not a variable name (letters, digits and '_', not starting with a digit)"));
+                out.add(new Violation(
+                        path + ".env[" + j + "].name",
+                        quote(e == null ? null : e.getName())
+                                + " is not a variable name (letters, digits and '_', not starting with a digit)"));
             }
         }
     }
@@ -173,14 +193,18 @@ public final class AllocationValidator {
             return;
         }
         if (devices.size() > MAX_DEVICE_REQUESTS) {
-            out.add(new Violation(path, "has " + devices.size() + " requests; at most " + MAX_DEVICE_REQUESTS + " are allowed"));
+            out.add(new Violation(
+                    path, "has " + devices.size() + " requests; at most " + MAX_DEVICE_REQUESTS + " are allowed"));
         }
         for (int k = 0; k < devices.size(); k++) {
             DeviceRequest d = devices.get(k);
             String at = path + "[" + k + "]";
             if (d == null || d.getName() == null || !d.getName().matches(Names.DEVICE_NAME)) {
-                out.add(new Violation(at + ".name", quote(d == null ? null : d.getName())
-                        + " is not a device name; use <type>, <vendor>/<type> or <vendor>/<type>/<model>, e.g. nvidia/gpu"));
+                out.add(
+                        new Violation(
+                                at + ".name",
+                                quote(d == null ? null : d.getName())
+                                        + " is not a device name; use <type>, <vendor>/<type> or <vendor>/<type>/<model>, e.g. nvidia/gpu"));
             }
             if (d != null && d.getCount() != null && d.getCount() < 1) {
                 out.add(new Violation(at + ".count", d.getCount() + " is too small; ask for at least 1 device"));
@@ -218,9 +242,11 @@ public final class AllocationValidator {
             out.add(new Violation(path + ".mode", "Delay needs attempts > 0; with attempts 0 use mode Fail"));
         }
         if (p.attempts() > 0 && p.delay().multipliedBy(p.attempts()).compareTo(p.interval()) > 0) {
-            out.add(new Violation(path, "attempts × delay (" + p.attempts() + " × " + Durations.format(p.delay())
-                    + ") is longer than the interval " + Durations.format(p.interval())
-                    + "; lengthen the interval, or lower attempts or delay"));
+            out.add(new Violation(
+                    path,
+                    "attempts × delay (" + p.attempts() + " × " + Durations.format(p.delay())
+                            + ") is longer than the interval " + Durations.format(p.interval())
+                            + "; lengthen the interval, or lower attempts or delay"));
         }
     }
 

@@ -2,9 +2,9 @@ package dev.drover.api.crd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.drover.common.Durations;
 import dev.drover.api.v1alpha1.EphemeralDisk;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.common.Durations;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceColumnDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersion;
@@ -31,7 +31,10 @@ class CrdTest {
     }
 
     static CustomResourceDefinitionVersion version() throws IOException {
-        return Serialization.unmarshal(generated(), CustomResourceDefinition.class).getSpec().getVersions().getFirst();
+        return Serialization.unmarshal(generated(), CustomResourceDefinition.class)
+                .getSpec()
+                .getVersions()
+                .getFirst();
     }
 
     @Test
@@ -73,13 +76,16 @@ class CrdTest {
 
     @Test
     void celRulesGuardWhatTheSchemaCannot() throws IOException {
-        JSONSchemaProps spec = version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
+        JSONSchemaProps spec =
+                version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
         assertThat(spec.getProperties().get("nodeName").getXKubernetesValidations())
-                .extracting(ValidationRule::getRule).containsExactly("self == oldSelf");
+                .extracting(ValidationRule::getRule)
+                .containsExactly("self == oldSelf");
         JSONSchemaProps tasks = spec.getProperties().get("tasks");
         assertThat(tasks.getMinItems()).isEqualTo(1L);
         assertThat(tasks.getMaxItems()).isEqualTo(64L);
-        assertThat(tasks.getXKubernetesValidations()).extracting(ValidationRule::getMessage)
+        assertThat(tasks.getXKubernetesValidations())
+                .extracting(ValidationRule::getMessage)
                 .containsExactlyInAnyOrder("task names must be unique", "at most one task may be the leader");
         assertThat(spec.getProperties().get("restartPolicy").getXKubernetesValidations())
                 .extracting(ValidationRule::getMessage)
@@ -87,33 +93,47 @@ class CrdTest {
         JSONSchemaProps task = tasks.getItems().getSchema();
         assertThat(task.getProperties().get("killTimeout").getPattern()).isNotBlank();
         assertThat(task.getProperties().get("name").getPattern()).isEqualTo("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
-        assertThat(task.getProperties().get("config").getXKubernetesPreserveUnknownFields()).isTrue();
+        assertThat(task.getProperties().get("config").getXKubernetesPreserveUnknownFields())
+                .isTrue();
         assertThat(task.getProperties().get("config").getAdditionalProperties())
-                .as("config values may be of any type").isNull();
-        JSONSchemaProps device = task.getProperties().get("resources").getProperties().get("devices").getItems().getSchema();
-        assertThat(device.getXKubernetesValidations()).extracting(ValidationRule::getRule)
+                .as("config values may be of any type")
+                .isNull();
+        JSONSchemaProps device = task.getProperties()
+                .get("resources")
+                .getProperties()
+                .get("devices")
+                .getItems()
+                .getSchema();
+        assertThat(device.getXKubernetesValidations())
+                .extracting(ValidationRule::getRule)
                 .containsExactly("!has(self.count) || self.count >= 1");
     }
 
     @Test
     void enumsAndDefaults() throws IOException {
-        JSONSchemaProps spec = version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
-        assertThat(spec.getProperties().get("desiredStatus").getEnum()).extracting(n -> n.asText())
+        JSONSchemaProps spec =
+                version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
+        assertThat(spec.getProperties().get("desiredStatus").getEnum())
+                .extracting(n -> n.asText())
                 .containsExactlyInAnyOrder("Run", "Stop");
-        assertThat(spec.getProperties().get("desiredStatus").getDefault().asText()).isEqualTo("Run");
+        assertThat(spec.getProperties().get("desiredStatus").getDefault().asText())
+                .isEqualTo("Run");
         assertThat(spec.getProperties().get("type").getDefault().asText()).isEqualTo("Service");
         assertThat(spec.getRequired()).containsExactlyInAnyOrder("nodeName", "tasks");
     }
 
     @Test
     void apiServerDefaultsAgreeWithTheModelsDefaults() throws IOException {
-        JSONSchemaProps spec = version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
+        JSONSchemaProps spec =
+                version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
         JSONSchemaProps task = spec.getProperties().get("tasks").getItems().getSchema();
         Task bare = new Task();
-        assertThat(Durations.parse(task.getProperties().get("killTimeout").getDefault().asText()))
+        assertThat(Durations.parse(
+                        task.getProperties().get("killTimeout").getDefault().asText()))
                 .isEqualTo(bare.effectiveKillTimeout());
         assertThat(task.getProperties().get("killSignal").getDefault().asText()).isEqualTo(bare.effectiveKillSignal());
-        assertThat(Durations.parse(task.getProperties().get("shutdownDelay").getDefault().asText()))
+        assertThat(Durations.parse(
+                        task.getProperties().get("shutdownDelay").getDefault().asText()))
                 .isEqualTo(bare.effectiveShutdownDelay());
         assertThat(task.getProperties().get("leader").getDefault().asBoolean()).isEqualTo(bare.isLeaderTask());
         assertThat(task.getProperties().get("leader").getDefault().isBoolean()).isTrue();

@@ -16,7 +16,10 @@ class AllocationJsonTest {
 
     static Allocation full() {
         Allocation a = new Allocation();
-        a.setMetadata(new ObjectMetaBuilder().withName("web-1").withNamespace("default").build());
+        a.setMetadata(new ObjectMetaBuilder()
+                .withName("web-1")
+                .withNamespace("default")
+                .build());
         AllocationSpec spec = new AllocationSpec();
         spec.setNodeName("node-1");
         spec.setDesiredStatus(DesiredStatus.Run);
@@ -56,13 +59,19 @@ class AllocationJsonTest {
         state.setRestarts(0);
         state.setStartedAt("2026-11-22T10:00:00.123Z");
         state.setEvents(List.of(
-                TaskEvent.of(TaskEventType.Terminated, Instant.parse("2026-11-22T10:00:01Z")).withExit(0, null),
+                TaskEvent.of(TaskEventType.Terminated, Instant.parse("2026-11-22T10:00:01Z"))
+                        .withExit(0, null),
                 TaskEvent.of(TaskEventType.Restarting, Instant.parse("2026-11-22T10:00:02Z"))
-                        .withStartDelay(java.time.Duration.ofMillis(1200)).withRestartReason("Restart within policy")));
+                        .withStartDelay(java.time.Duration.ofMillis(1200))
+                        .withRestartReason("Restart within policy")));
         status.setTaskStates(new LinkedHashMap<>(Map.of("web", state)));
         status.setAllocatedDevices(List.of(new AllocatedDevice("web", "nvidia", "gpu", "Tesla T4", List.of("GPU-1"))));
-        status.setConditions(List.of(new ConditionBuilder().withType("Ready").withStatus("True")
-                .withReason("TasksRunning").withLastTransitionTime("2026-11-22T10:00:00Z").build()));
+        status.setConditions(List.of(new ConditionBuilder()
+                .withType("Ready")
+                .withStatus("True")
+                .withReason("TasksRunning")
+                .withLastTransitionTime("2026-11-22T10:00:00Z")
+                .build()));
         status.setReady("1/1");
         status.setRestarts(0);
         a.setStatus(status);
@@ -82,8 +91,15 @@ class AllocationJsonTest {
     @Test
     void zeroAndFalseStayDistinctFromUnset() {
         String json = Serialization.asJson(full());
-        assertThat(json).contains("\"attempts\":0", "\"sizeMB\":0", "\"leader\":false", "\"sticky\":false",
-                "\"cpuMillis\":0", "\"killTimeout\":\"0s\"", "\"observedGeneration\":0");
+        assertThat(json)
+                .contains(
+                        "\"attempts\":0",
+                        "\"sizeMB\":0",
+                        "\"leader\":false",
+                        "\"sticky\":false",
+                        "\"cpuMillis\":0",
+                        "\"killTimeout\":\"0s\"",
+                        "\"observedGeneration\":0");
 
         Allocation sparse = Serialization.unmarshal("""
                 {"apiVersion":"drover.dev/v1alpha1","kind":"Allocation","metadata":{"name":"x"},
@@ -99,9 +115,16 @@ class AllocationJsonTest {
     @Test
     void enumsSerializeAsTheApiSpellsThem() {
         String json = Serialization.asJson(full());
-        assertThat(json).contains("\"desiredStatus\":\"Run\"", "\"type\":\"Service\"", "\"mode\":\"Fail\"",
-                "\"hook\":\"Prestart\"", "\"clientStatus\":\"Running\"", "\"state\":\"Running\"",
-                "\"type\":\"Terminated\"", "\"startDelay\":\"1s200ms\"");
+        assertThat(json)
+                .contains(
+                        "\"desiredStatus\":\"Run\"",
+                        "\"type\":\"Service\"",
+                        "\"mode\":\"Fail\"",
+                        "\"hook\":\"Prestart\"",
+                        "\"clientStatus\":\"Running\"",
+                        "\"state\":\"Running\"",
+                        "\"type\":\"Terminated\"",
+                        "\"startDelay\":\"1s200ms\"");
     }
 
     @Test
@@ -136,7 +159,8 @@ class AllocationJsonTest {
         Allocation a = new Allocation();
         assertThat(a.getApiVersion()).isEqualTo("drover.dev/v1alpha1");
         assertThat(a.getKind()).isEqualTo("Allocation");
-        assertThat(io.fabric8.kubernetes.api.model.HasMetadata.getPlural(Allocation.class)).isEqualTo("allocations");
+        assertThat(io.fabric8.kubernetes.api.model.HasMetadata.getPlural(Allocation.class))
+                .isEqualTo("allocations");
     }
 
     @Test
@@ -150,7 +174,6 @@ class AllocationJsonTest {
                   nodeName: n
                   desiredStatus: Pause
                   tasks: [{name: t, driver: mock}]
-                """, Allocation.class))
-                .hasStackTraceContaining("Pause");
+                """, Allocation.class)).hasStackTraceContaining("Pause");
     }
 }

@@ -27,10 +27,12 @@ class DefaultsTest {
     @Test
     void serviceAndBatchHaveTheirOwnRestartDefaults() {
         Task t = task("t");
-        assertThat(spec(null, null, t).effectiveRestartPolicy(t)).isEqualTo(
-                new RestartPolicy.Resolved(2, Duration.ofMinutes(30), Duration.ofSeconds(15), RestartMode.Fail));
-        assertThat(spec(AllocationType.Batch, null, t).effectiveRestartPolicy(t)).isEqualTo(
-                new RestartPolicy.Resolved(3, Duration.ofHours(24), Duration.ofSeconds(15), RestartMode.Fail));
+        assertThat(spec(null, null, t).effectiveRestartPolicy(t))
+                .isEqualTo(new RestartPolicy.Resolved(
+                        2, Duration.ofMinutes(30), Duration.ofSeconds(15), RestartMode.Fail));
+        assertThat(spec(AllocationType.Batch, null, t).effectiveRestartPolicy(t))
+                .isEqualTo(
+                        new RestartPolicy.Resolved(3, Duration.ofHours(24), Duration.ofSeconds(15), RestartMode.Fail));
     }
 
     @Test
@@ -38,8 +40,9 @@ class DefaultsTest {
         Task t = task("t");
         t.setRestartPolicy(new RestartPolicy(0, null, null, null));
         AllocationSpec s = spec(AllocationType.Service, new RestartPolicy(5, "1h", "2s", RestartMode.Delay), t);
-        assertThat(s.effectiveRestartPolicy(t)).isEqualTo(
-                new RestartPolicy.Resolved(0, Duration.ofHours(1), Duration.ofSeconds(2), RestartMode.Delay));
+        assertThat(s.effectiveRestartPolicy(t))
+                .isEqualTo(
+                        new RestartPolicy.Resolved(0, Duration.ofHours(1), Duration.ofSeconds(2), RestartMode.Delay));
         assertThat(s.effectiveRestartPolicy().attempts()).isEqualTo(5);
     }
 

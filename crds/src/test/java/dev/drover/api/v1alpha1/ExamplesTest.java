@@ -17,7 +17,9 @@ class ExamplesTest {
     static Stream<Path> examples() throws IOException {
         try (Stream<Path> files = Files.list(Path.of("..", "examples"))) {
             List<Path> allocations = files.filter(p -> p.toString().endsWith(".yaml"))
-                    .filter(ExamplesTest::isAllocation).sorted().toList();
+                    .filter(ExamplesTest::isAllocation)
+                    .sorted()
+                    .toList();
             assertThat(allocations).hasSizeGreaterThanOrEqualTo(6);
             return allocations.stream();
         }

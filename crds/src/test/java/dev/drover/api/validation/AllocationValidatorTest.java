@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 class AllocationValidatorTest {
 
     private static List<Violation> validate(String specYaml) {
-        String yaml = "apiVersion: drover.dev/v1alpha1\nkind: Allocation\nmetadata: {name: me}\nspec:\n"
-                + specYaml.indent(2);
+        String yaml =
+                "apiVersion: drover.dev/v1alpha1\nkind: Allocation\nmetadata: {name: me}\nspec:\n" + specYaml.indent(2);
         return AllocationValidator.validate(Serialization.unmarshal(yaml, Allocation.class));
     }
 
@@ -41,8 +41,9 @@ class AllocationValidatorTest {
 
     @Test
     void nodeNameIsRequired() {
-        assertThat(validate(TASK)).containsExactly(new Violation("spec.nodeName",
-                "is required: the name of the node whose agent runs this allocation"));
+        assertThat(validate(TASK))
+                .containsExactly(new Violation(
+                        "spec.nodeName", "is required: the name of the node whose agent runs this allocation"));
     }
 
     @Test
@@ -53,7 +54,8 @@ class AllocationValidatorTest {
 
     @Test
     void atMost64Tasks() {
-        String tasks = IntStream.range(0, 65).mapToObj(i -> "- {name: t" + i + ", driver: mock}")
+        String tasks = IntStream.range(0, 65)
+                .mapToObj(i -> "- {name: t" + i + ", driver: mock}")
                 .collect(Collectors.joining("\n"));
         assertThat(validate("nodeName: n\ntasks:\n" + tasks + "\n"))
                 .containsExactly(new Violation("spec.tasks", "has 65 tasks; at most 64 are allowed"));
@@ -62,8 +64,8 @@ class AllocationValidatorTest {
     @Test
     void taskNamesMustBeUnique() {
         assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock}, {name: a, driver: mock}]\n"))
-                .containsExactly(new Violation("spec.tasks[1].name",
-                        "\"a\" is used by another task; task names must be unique"));
+                .containsExactly(new Violation(
+                        "spec.tasks[1].name", "\"a\" is used by another task; task names must be unique"));
     }
 
     @Test
@@ -75,103 +77,124 @@ class AllocationValidatorTest {
 
     @Test
     void nameAndDriverAreRequired() {
-        assertThat(validate("nodeName: n\ntasks: [{config: {}}]\n")).containsExactly(
-                new Violation("spec.tasks[0].name", "is required"),
-                new Violation("spec.tasks[0].driver", "is required (mock or raw_exec)"));
+        assertThat(validate("nodeName: n\ntasks: [{config: {}}]\n"))
+                .containsExactly(
+                        new Violation("spec.tasks[0].name", "is required"),
+                        new Violation("spec.tasks[0].driver", "is required (mock or raw_exec)"));
     }
 
     @Test
     void atMostOneLeader() {
-        assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, leader: true}, {name: b, driver: mock, leader: true}]\n"))
-                .containsExactly(new Violation("spec.tasks", "has 2 leaders [a, b]; at most one task may be the leader"));
+        assertThat(
+                        validate(
+                                "nodeName: n\ntasks: [{name: a, driver: mock, leader: true}, {name: b, driver: mock, leader: true}]\n"))
+                .containsExactly(
+                        new Violation("spec.tasks", "has 2 leaders [a, b]; at most one task may be the leader"));
     }
 
     @Test
     void durationsMustBeWellFormed() {
-        List<Violation> v = validate("nodeName: n\ntasks: [{name: a, driver: mock, killTimeout: 5, shutdownDelay: soon}]\n");
-        assertThat(v).extracting(Violation::path).containsExactly("spec.tasks[0].killTimeout", "spec.tasks[0].shutdownDelay");
+        List<Violation> v =
+                validate("nodeName: n\ntasks: [{name: a, driver: mock, killTimeout: 5, shutdownDelay: soon}]\n");
+        assertThat(v)
+                .extracting(Violation::path)
+                .containsExactly("spec.tasks[0].killTimeout", "spec.tasks[0].shutdownDelay");
         assertThat(v.get(0).message()).contains("\"5\" is not a duration").contains("e.g. 250ms, 15s, 1h30m");
     }
 
     @Test
     void attemptsZeroOnlyWithModeFail() {
-        assertThat(validate("nodeName: n\nrestartPolicy: {attempts: 0, mode: Delay}\n" + TASK)).containsExactly(
-                new Violation("spec.restartPolicy.mode", "Delay needs attempts > 0; with attempts 0 use mode Fail"));
+        assertThat(validate("nodeName: n\nrestartPolicy: {attempts: 0, mode: Delay}\n" + TASK))
+                .containsExactly(new Violation(
+                        "spec.restartPolicy.mode", "Delay needs attempts > 0; with attempts 0 use mode Fail"));
     }
 
     @Test
     void intervalAtLeastFiveSeconds() {
         assertThat(validate("nodeName: n\nrestartPolicy: {attempts: 1, interval: 4s, delay: 1s}\n" + TASK))
-                .containsExactly(new Violation("spec.restartPolicy.interval", "\"4s\" is shorter than the minimum of 5s"));
+                .containsExactly(
+                        new Violation("spec.restartPolicy.interval", "\"4s\" is shorter than the minimum of 5s"));
     }
 
     @Test
     void attemptsTimesDelayFitsTheInterval() {
         assertThat(validate("nodeName: n\nrestartPolicy: {attempts: 3, interval: 10s, delay: 5s}\n" + TASK))
-                .containsExactly(new Violation("spec.restartPolicy",
-                        "attempts × delay (3 × 5s) is longer than the interval 10s; lengthen the interval, or lower attempts or delay"));
+                .containsExactly(
+                        new Violation(
+                                "spec.restartPolicy",
+                                "attempts × delay (3 × 5s) is longer than the interval 10s; lengthen the interval, or lower attempts or delay"));
     }
 
     @Test
     void crossFieldRulesApplyToTheEffectivePolicyWithDefaults() {
         // Service defaults: 2 attempts, 15s delay; an interval of 20s cannot hold 30s of delays.
         assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, restartPolicy: {interval: 20s}}]\n"))
-                .extracting(Violation::path).containsExactly("spec.tasks[0].restartPolicy");
+                .extracting(Violation::path)
+                .containsExactly("spec.tasks[0].restartPolicy");
     }
 
     @Test
     void attemptsNotNegative() {
-        assertThat(validate("nodeName: n\nrestartPolicy: {attempts: -1}\n" + TASK)).contains(
-                new Violation("spec.restartPolicy.attempts", "-1 is negative; use 0 for no restarts"));
+        assertThat(validate("nodeName: n\nrestartPolicy: {attempts: -1}\n" + TASK))
+                .contains(new Violation("spec.restartPolicy.attempts", "-1 is negative; use 0 for no restarts"));
     }
 
     @Test
     void deviceCountAtLeastOneAndNameWellFormed() {
-        assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, resources: {devices: [{name: nvidia/gpu, count: 0}, {name: a/b/c/d}]}}]\n"))
-                .extracting(Violation::path).containsExactly(
-                        "spec.tasks[0].resources.devices[0].count", "spec.tasks[0].resources.devices[1].name");
+        assertThat(
+                        validate(
+                                "nodeName: n\ntasks: [{name: a, driver: mock, resources: {devices: [{name: nvidia/gpu, count: 0}, {name: a/b/c/d}]}}]\n"))
+                .extracting(Violation::path)
+                .containsExactly("spec.tasks[0].resources.devices[0].count", "spec.tasks[0].resources.devices[1].name");
     }
 
     @Test
     void ephemeralDiskSizePositive() {
-        assertThat(validate("nodeName: n\nephemeralDisk: {sizeMB: 0}\n" + TASK)).containsExactly(
-                new Violation("spec.ephemeralDisk.sizeMB", "0 is too small; give at least 1 (MB)"));
+        assertThat(validate("nodeName: n\nephemeralDisk: {sizeMB: 0}\n" + TASK))
+                .containsExactly(new Violation("spec.ephemeralDisk.sizeMB", "0 is too small; give at least 1 (MB)"));
     }
 
     @Test
     void envNamesValid() {
         assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, env: [{name: 1BAD, value: x}]}]\n"))
-                .extracting(Violation::path).containsExactly("spec.tasks[0].env[0].name");
+                .extracting(Violation::path)
+                .containsExactly("spec.tasks[0].env[0].name");
     }
 
     @Test
     void previousAllocationIsANameAndNotItself() {
-        assertThat(validate("nodeName: n\npreviousAllocation: me\n" + TASK)).containsExactly(
-                new Violation("spec.previousAllocation", "names this allocation itself; name the one it replaces"));
+        assertThat(validate("nodeName: n\npreviousAllocation: me\n" + TASK))
+                .containsExactly(new Violation(
+                        "spec.previousAllocation", "names this allocation itself; name the one it replaces"));
         assertThat(validate("nodeName: n\npreviousAllocation: ../x\n" + TASK))
-                .extracting(Violation::path).containsExactly("spec.previousAllocation");
+                .extracting(Violation::path)
+                .containsExactly("spec.previousAllocation");
     }
 
     @Test
     void lifecycleNeedsAHook() {
         assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, lifecycle: {sidecar: true}}]\n"))
-                .containsExactly(new Violation("spec.tasks[0].lifecycle.hook",
+                .containsExactly(new Violation(
+                        "spec.tasks[0].lifecycle.hook",
                         "is required when lifecycle is given (Prestart, Poststart or Poststop)"));
     }
 
     @Test
     void killSignalIsASignalName() {
         assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, killSignal: 'kill -9'}]\n"))
-                .extracting(Violation::path).containsExactly("spec.tasks[0].killSignal");
+                .extracting(Violation::path)
+                .containsExactly("spec.tasks[0].killSignal");
     }
 
     /** A well-formed name of no signal (SIGFOO) was accepted, and only the kill found out. */
     @Test
     void killSignalMustBeAKnownSignal() {
         assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, killSignal: SIGFOO}]\n"))
-                .extracting(Violation::message).containsExactly("\"SIGFOO\" is not a signal name (e.g. SIGTERM, SIGINT)");
+                .extracting(Violation::message)
+                .containsExactly("\"SIGFOO\" is not a signal name (e.g. SIGTERM, SIGINT)");
         assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, killSignal: SIGHUP}, {name: b, driver: mock,"
-                + " killSignal: INT}]\n")).isEmpty();
+                        + " killSignal: INT}]\n"))
+                .isEmpty();
     }
 
     /** A hostile value is named in the message, not copied into it whole or with its control characters. */
@@ -179,15 +202,21 @@ class AllocationValidatorTest {
     void longOrControlCharacterValuesAreQuotedCutAndEscaped() {
         String huge = "x".repeat(5000);
         assertThat(validate("nodeName: n\ntasks: [{name: " + huge + ", driver: mock}]\n"))
-                .extracting(Violation::message).singleElement().asString()
+                .extracting(Violation::message)
+                .singleElement()
+                .asString()
                 .startsWith("\"" + "x".repeat(dev.drover.common.UserText.LIMIT) + "\"... (5000 characters) is not")
                 .hasSizeLessThan(400);
         assertThat(validate("nodeName: n\ntasks: [{name: \"a\\0b\", driver: mock}]\n"))
-                .extracting(Violation::message).singleElement().asString().startsWith("\"a\\u0000b\"");
+                .extracting(Violation::message)
+                .singleElement()
+                .asString()
+                .startsWith("\"a\\u0000b\"");
     }
 
     @Test
     void reportsEveryViolationAtOnce() {
-        assertThat(validate("tasks: [{name: A}, {name: b, driver: mock, killTimeout: x}]\n")).hasSize(4);
+        assertThat(validate("tasks: [{name: A}, {name: b, driver: mock, killTimeout: x}]\n"))
+                .hasSize(4);
     }
 }

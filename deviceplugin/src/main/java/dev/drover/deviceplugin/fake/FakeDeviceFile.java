@@ -2,7 +2,6 @@ package dev.drover.deviceplugin.fake;
 
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.deviceplugin.InstanceStats;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +19,12 @@ public record FakeDeviceFile(List<Group> groups, List<Fault> faults) {
         faults = List.copyOf(faults);
     }
 
-    public record Group(String vendor, String type, String model, Map<String, AttributeValue> attributes,
-                        List<Instance> instances) {
+    public record Group(
+            String vendor,
+            String type,
+            String model,
+            Map<String, AttributeValue> attributes,
+            List<Instance> instances) {
         public Group {
             attributes = Map.copyOf(attributes);
             instances = List.copyOf(instances);
@@ -33,8 +36,13 @@ public record FakeDeviceFile(List<Group> groups, List<Fault> faults) {
      *                  when the instance reports no stats
      * @param unhealthy windows in which the instance is unhealthy, whatever {@code healthy} says
      */
-    public record Instance(String id, boolean healthy, String healthDescription, Optional<String> pciBusId,
-                           Optional<InstanceStats> stats, List<HealthWindow> unhealthy) {
+    public record Instance(
+            String id,
+            boolean healthy,
+            String healthDescription,
+            Optional<String> pciBusId,
+            Optional<InstanceStats> stats,
+            List<HealthWindow> unhealthy) {
         public Instance {
             unhealthy = List.copyOf(unhealthy);
         }
@@ -43,12 +51,17 @@ public record FakeDeviceFile(List<Group> groups, List<Fault> faults) {
     /** Unhealthy from {@code from} until {@code until} (forever when empty). */
     public record HealthWindow(Duration from, Optional<Duration> until, String reason) {
         public boolean covers(Duration elapsed) {
-            return elapsed.compareTo(from) >= 0 && until.map(u -> elapsed.compareTo(u) < 0).orElse(true);
+            return elapsed.compareTo(from) >= 0
+                    && until.map(u -> elapsed.compareTo(u) < 0).orElse(true);
         }
     }
 
     /** Which plugin call a fault hits. */
-    public enum Call { FINGERPRINT, STATS, RESERVE }
+    public enum Call {
+        FINGERPRINT,
+        STATS,
+        RESERVE
+    }
 
     /** What the plugin does wrong. */
     public enum Kind {
@@ -63,18 +76,30 @@ public record FakeDeviceFile(List<Group> groups, List<Fault> faults) {
     }
 
     /** How an {@link Kind#INVALID} fingerprint is broken. */
-    public enum InvalidOutput { DUPLICATE_IDS, EMPTY_ID, EMPTY_VENDOR }
+    public enum InvalidOutput {
+        DUPLICATE_IDS,
+        EMPTY_ID,
+        EMPTY_VENDOR
+    }
 
     /**
      * A scripted fault: active for call numbers above {@code afterCalls} (counted per call kind and plugin
      * instance, {@code awaitChange} counting as a fingerprint call) while the time since the origin is in
      * [{@code from}, {@code until}).
      */
-    public record Fault(Kind kind, Call call, int afterCalls, Duration from, Optional<Duration> until,
-                        Optional<Duration> duration, InvalidOutput output, String message) {
+    public record Fault(
+            Kind kind,
+            Call call,
+            int afterCalls,
+            Duration from,
+            Optional<Duration> until,
+            Optional<Duration> duration,
+            InvalidOutput output,
+            String message) {
 
         public boolean activeAt(long callNumber, Duration elapsed) {
-            return callNumber > afterCalls && elapsed.compareTo(from) >= 0
+            return callNumber > afterCalls
+                    && elapsed.compareTo(from) >= 0
                     && until.map(u -> elapsed.compareTo(u) < 0).orElse(true);
         }
     }

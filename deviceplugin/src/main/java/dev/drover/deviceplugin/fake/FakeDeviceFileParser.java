@@ -13,7 +13,6 @@ import dev.drover.deviceplugin.fake.FakeDeviceFile.Fault;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.Group;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.HealthWindow;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.Instance;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,9 +40,17 @@ import java.util.stream.Collectors;
 public final class FakeDeviceFileParser {
 
     private static final Pattern NUMBER_WITH_UNIT = Pattern.compile("(-?\\d+(?:\\.\\d+)?)\\s*([A-Za-z%]+)");
-    private static final Set<String> STATS_FIELDS = Set.of("gpuUtilPercent", "memUtilPercent", "memoryUsedMiB",
-            "memoryTotalMiB", "temperatureC", "powerW", "eccErrorsCorrected", "eccErrorsUncorrected",
-            "smClockMHz", "memoryClockMHz");
+    private static final Set<String> STATS_FIELDS = Set.of(
+            "gpuUtilPercent",
+            "memUtilPercent",
+            "memoryUsedMiB",
+            "memoryTotalMiB",
+            "temperatureC",
+            "powerW",
+            "eccErrorsCorrected",
+            "eccErrorsUncorrected",
+            "smClockMHz",
+            "memoryClockMHz");
 
     private final String source;
 
@@ -56,8 +63,10 @@ public final class FakeDeviceFileParser {
         try {
             text = Files.readString(file);
         } catch (IOException e) {
-            throw new DevicePluginException("fake device file " + file + " cannot be read: " + e
-                    + "; pass an existing file as --device-plugin fake:FILE", e);
+            throw new DevicePluginException(
+                    "fake device file " + file + " cannot be read: " + e
+                            + "; pass an existing file as --device-plugin fake:FILE",
+                    e);
         }
         return parse(text, file.toString());
     }
@@ -69,8 +78,10 @@ public final class FakeDeviceFileParser {
         try {
             root = mapper.readTree(text);
         } catch (JsonProcessingException e) {
-            throw new DevicePluginException(source + ": not valid " + (source.endsWith(".json") ? "JSON" : "YAML")
-                    + ": " + e.getOriginalMessage(), e);
+            throw new DevicePluginException(
+                    source + ": not valid " + (source.endsWith(".json") ? "JSON" : "YAML") + ": "
+                            + e.getOriginalMessage(),
+                    e);
         }
         return new FakeDeviceFileParser(source).file(root);
     }
@@ -148,7 +159,8 @@ public final class FakeDeviceFileParser {
             if (until.isPresent() && until.get().compareTo(from) <= 0) {
                 throw error(wp + ".until", win.get("until"), "a time after 'from' (" + win.get("from") + ")");
             }
-            windows.add(new HealthWindow(from, until, optionalText(win, wp, "reason").orElse("unhealthy (scripted)")));
+            windows.add(new HealthWindow(
+                    from, until, optionalText(win, wp, "reason").orElse("unhealthy (scripted)")));
         }
         return new Instance(id, healthy, description, pci, stats, windows);
     }
@@ -188,7 +200,8 @@ public final class FakeDeviceFileParser {
         object(node, path);
         fields(node, path, Set.of("fault", "call", "afterCalls", "from", "until", "duration", "output", "message"));
         FakeDeviceFile.Kind kind = choice(node, path, "fault", FakeDeviceFile.Kind.class, null);
-        FakeDeviceFile.Call call = choice(node, path, "call", FakeDeviceFile.Call.class, FakeDeviceFile.Call.FINGERPRINT);
+        FakeDeviceFile.Call call =
+                choice(node, path, "call", FakeDeviceFile.Call.class, FakeDeviceFile.Call.FINGERPRINT);
         int afterCalls = 0;
         JsonNode ac = node.get("afterCalls");
         if (ac != null) {
@@ -206,12 +219,13 @@ public final class FakeDeviceFileParser {
         if (duration.isPresent() && kind != FakeDeviceFile.Kind.HANG) {
             throw error(path + ".duration", node.get("duration"), "no duration: only a hang lasts");
         }
-        FakeDeviceFile.InvalidOutput output = choice(node, path, "output", FakeDeviceFile.InvalidOutput.class,
-                FakeDeviceFile.InvalidOutput.DUPLICATE_IDS);
+        FakeDeviceFile.InvalidOutput output = choice(
+                node, path, "output", FakeDeviceFile.InvalidOutput.class, FakeDeviceFile.InvalidOutput.DUPLICATE_IDS);
         if (kind == FakeDeviceFile.Kind.INVALID && call != FakeDeviceFile.Call.FINGERPRINT) {
             throw error(path + ".call", node.get("call"), "fingerprint: only a fingerprint can be invalid");
         }
-        String message = optionalText(node, path, "message").orElse("scripted " + kind.name().toLowerCase(Locale.ROOT));
+        String message = optionalText(node, path, "message")
+                .orElse("scripted " + kind.name().toLowerCase(Locale.ROOT));
         return new Fault(kind, call, afterCalls, from, until, duration, output, message);
     }
 
@@ -219,14 +233,21 @@ public final class FakeDeviceFileParser {
         if (v.isBoolean()) return AttributeValue.bool(v.booleanValue());
         if (v.isIntegralNumber()) return AttributeValue.integer(v.longValue(), Unit.NONE);
         if (v.isNumber()) return AttributeValue.decimal(v.doubleValue(), Unit.NONE);
-        if (!v.isTextual()) throw error(path, v, "text, a number (optionally with a unit, e.g. '15360 MiB') or a boolean");
+        if (!v.isTextual())
+            throw error(path, v, "text, a number (optionally with a unit, e.g. '15360 MiB') or a boolean");
         String text = v.textValue().strip();
         Matcher m = NUMBER_WITH_UNIT.matcher(text);
         if (!m.matches()) return AttributeValue.text(text);
         Optional<Unit> unit = Unit.ofSymbol(m.group(2));
         if (unit.isEmpty()) {
-            throw error(path, v, "a known unit after the number: " + Arrays.stream(Unit.values())
-                    .filter(u -> u != Unit.NONE).map(Unit::symbol).collect(Collectors.joining(", ")));
+            throw error(
+                    path,
+                    v,
+                    "a known unit after the number: "
+                            + Arrays.stream(Unit.values())
+                                    .filter(u -> u != Unit.NONE)
+                                    .map(Unit::symbol)
+                                    .collect(Collectors.joining(", ")));
         }
         return m.group(1).contains(".")
                 ? AttributeValue.decimal(Double.parseDouble(m.group(1)), unit.get())
@@ -241,8 +262,9 @@ public final class FakeDeviceFileParser {
                 String at = "groups[" + g + "].instances[" + i + "].id";
                 String previous = firstAt.putIfAbsent(instances.get(i).id(), at);
                 if (previous != null) {
-                    throw new DevicePluginException(source + ": " + at + ": '" + instances.get(i).id()
-                            + "' is already used at " + previous + "; instance IDs must be unique on the host");
+                    throw new DevicePluginException(
+                            source + ": " + at + ": '" + instances.get(i).id() + "' is already used at " + previous
+                                    + "; instance IDs must be unique on the host");
                 }
             }
         }
@@ -251,7 +273,8 @@ public final class FakeDeviceFileParser {
     private <E extends Enum<E>> E choice(JsonNode node, String path, String field, Class<E> type, E fallback)
             throws DevicePluginException {
         JsonNode v = node.get(field);
-        String allowed = Arrays.stream(type.getEnumConstants()).map(FakeDeviceFileParser::spelling)
+        String allowed = Arrays.stream(type.getEnumConstants())
+                .map(FakeDeviceFileParser::spelling)
                 .collect(Collectors.joining(", "));
         if (v == null || v.isNull()) {
             if (fallback == null) throw error(path + "." + field, null, "one of " + allowed);
@@ -315,14 +338,17 @@ public final class FakeDeviceFileParser {
         for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String name = it.next();
             if (!known.contains(name)) {
-                throw new DevicePluginException(source + ": " + (path.isEmpty() ? "" : path + ".") + name
-                        + ": unknown field; known here: " + known.stream().sorted().collect(Collectors.joining(", ")));
+                throw new DevicePluginException(
+                        source + ": " + (path.isEmpty() ? "" : path + ".") + name + ": unknown field; known here: "
+                                + known.stream().sorted().collect(Collectors.joining(", ")));
             }
         }
     }
 
     private DevicePluginException error(String field, JsonNode value, String expected) {
-        String got = value == null || value.isNull() ? "missing" : "'" + (value.isTextual() ? value.textValue() : value) + "'";
+        String got = value == null || value.isNull()
+                ? "missing"
+                : "'" + (value.isTextual() ? value.textValue() : value) + "'";
         return new DevicePluginException(source + ": " + field + " is " + got + "; expected " + expected);
     }
 }

@@ -17,9 +17,6 @@ import dev.drover.deviceplugin.fake.FakeDeviceFile.Group;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.HealthWindow;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.Instance;
 import dev.drover.deviceplugin.nvidia.NvidiaReservations;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,6 +30,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Devices read from a file, with scripted faults and health flips (see {@link FakeDeviceFile}). For tests,
@@ -183,10 +182,12 @@ public final class FakeDevicePlugin implements DevicePlugin {
         for (Group g : configured().groups()) {
             List<DeviceInstance> instances = new ArrayList<>();
             for (Instance i : g.instances()) {
-                Optional<HealthWindow> sick = i.unhealthy().stream().filter(w -> w.covers(elapsed)).findFirst();
-                instances.add(sick.isPresent()
-                        ? new DeviceInstance(i.id(), false, sick.get().reason(), i.pciBusId())
-                        : new DeviceInstance(i.id(), i.healthy(), i.healthDescription(), i.pciBusId()));
+                Optional<HealthWindow> sick =
+                        i.unhealthy().stream().filter(w -> w.covers(elapsed)).findFirst();
+                instances.add(
+                        sick.isPresent()
+                                ? new DeviceInstance(i.id(), false, sick.get().reason(), i.pciBusId())
+                                : new DeviceInstance(i.id(), i.healthy(), i.healthDescription(), i.pciBusId()));
             }
             groups.add(new DeviceGroup(g.vendor(), g.type(), g.model(), g.attributes(), instances));
         }
@@ -204,7 +205,8 @@ public final class FakeDevicePlugin implements DevicePlugin {
         String vendor = first.vendor();
         switch (fault.output()) {
             case DUPLICATE_IDS -> instances.add(one);
-            case EMPTY_ID -> instances.set(0, new DeviceInstance("", one.healthy(), one.healthDescription(), one.pciBusId()));
+            case EMPTY_ID ->
+                instances.set(0, new DeviceInstance("", one.healthy(), one.healthDescription(), one.pciBusId()));
             case EMPTY_VENDOR -> vendor = "";
         }
         groups.set(0, new DeviceGroup(vendor, first.type(), first.model(), first.attributes(), instances));
@@ -215,11 +217,12 @@ public final class FakeDevicePlugin implements DevicePlugin {
     private Optional<Instant> nextBoundary(Instant now) throws DevicePluginException {
         Duration elapsed = elapsed(now);
         FakeDeviceFile f = configured();
-        Stream<Duration> health = f.groups().stream().flatMap(g -> g.instances().stream())
+        Stream<Duration> health = f.groups().stream()
+                .flatMap(g -> g.instances().stream())
                 .flatMap(i -> i.unhealthy().stream())
                 .flatMap(w -> Stream.concat(Stream.of(w.from()), w.until().stream()));
-        Stream<Duration> faults = f.faults().stream()
-                .flatMap(x -> Stream.concat(Stream.of(x.from()), x.until().stream()));
+        Stream<Duration> faults =
+                f.faults().stream().flatMap(x -> Stream.concat(Stream.of(x.from()), x.until().stream()));
         return Stream.concat(health, faults)
                 .filter(d -> d.compareTo(elapsed) > 0)
                 .min(Duration::compareTo)

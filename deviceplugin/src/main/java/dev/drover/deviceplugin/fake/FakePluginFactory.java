@@ -3,7 +3,6 @@ package dev.drover.deviceplugin.fake;
 import dev.drover.deviceplugin.DevicePlugin;
 import dev.drover.deviceplugin.DevicePluginFactory;
 import dev.drover.deviceplugin.PluginClock;
-
 import java.time.Instant;
 import java.util.Map;
 

@@ -1,7 +1,6 @@
 package dev.drover.deviceplugin.fake;
 
 import dev.drover.deviceplugin.PluginClock;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;

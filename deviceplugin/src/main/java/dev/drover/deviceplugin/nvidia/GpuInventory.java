@@ -2,7 +2,6 @@ package dev.drover.deviceplugin.nvidia;
 
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.deviceplugin.Unit;
-
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,14 +32,18 @@ final class GpuInventory {
     private static final long MIB = 1024L * 1024L;
 
     /** One offered device. {@code lost} says why it cannot be used (e.g. it fell off the bus). */
-    record Gpu(String uuid, MemorySegment handle, String model, SortedMap<String, AttributeValue> attributes,
-               Optional<String> pciBusId, Optional<String> lost, Optional<String> parentUuid,
-               OptionalInt gpuInstanceId) {
-    }
+    record Gpu(
+            String uuid,
+            MemorySegment handle,
+            String model,
+            SortedMap<String, AttributeValue> attributes,
+            Optional<String> pciBusId,
+            Optional<String> lost,
+            Optional<String> parentUuid,
+            OptionalInt gpuInstanceId) {}
 
     /** A whole GPU, where NVML delivers events. */
-    record Physical(String uuid, MemorySegment handle, boolean mig) {
-    }
+    record Physical(String uuid, MemorySegment handle, boolean mig) {}
 
     record Scan(List<Gpu> gpus, List<Physical> physical) {
         Scan {
@@ -49,9 +52,11 @@ final class GpuInventory {
         }
     }
 
-    private record Static(String model, SortedMap<String, AttributeValue> attributes, Optional<String> pciBusId,
-                          OptionalInt gpuInstanceId) {
-    }
+    private record Static(
+            String model,
+            SortedMap<String, AttributeValue> attributes,
+            Optional<String> pciBusId,
+            OptionalInt gpuInstanceId) {}
 
     private final Nvml nvml;
     private final String driverVersion;
@@ -111,7 +116,8 @@ final class GpuInventory {
     private Static readStatic(MemorySegment handle, boolean mig) throws NvmlException {
         SortedMap<String, AttributeValue> attrs = new TreeMap<>();
         nvml.memory(handle).ifPresent(m -> attrs.put(MEMORY, AttributeValue.integer(m.totalBytes() / MIB, Unit.MIB)));
-        nvml.powerLimitMilliwatts(handle).ifPresent(mw -> attrs.put(POWER_LIMIT, AttributeValue.integer(mw / 1000, Unit.WATT)));
+        nvml.powerLimitMilliwatts(handle)
+                .ifPresent(mw -> attrs.put(POWER_LIMIT, AttributeValue.integer(mw / 1000, Unit.WATT)));
         putMHz(attrs, CORES_CLOCK, nvml.maxClockMHz(handle, NvmlLayouts.CLOCK_SM));
         putMHz(attrs, MEMORY_CLOCK, nvml.maxClockMHz(handle, NvmlLayouts.CLOCK_MEM));
         nvml.computeCapability(handle).ifPresent(cc -> attrs.put(COMPUTE_CAPABILITY, AttributeValue.text(cc)));

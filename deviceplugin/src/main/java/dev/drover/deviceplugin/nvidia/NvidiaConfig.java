@@ -2,7 +2,6 @@ package dev.drover.deviceplugin.nvidia;
 
 import dev.drover.common.ConfigReader;
 import dev.drover.deviceplugin.DevicePluginException;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -17,8 +16,8 @@ import java.util.Set;
  * @param applicationXids   XIDs that do not mark a GPU unhealthy
  * @param eventPollInterval how long the event thread waits in NVML at a time; bounds how long close() takes
  */
-public record NvidiaConfig(String library, Duration quietPeriod, Set<Integer> applicationXids,
-                           Duration eventPollInterval) {
+public record NvidiaConfig(
+        String library, Duration quietPeriod, Set<Integer> applicationXids, Duration eventPollInterval) {
 
     public static final Duration DEFAULT_QUIET_PERIOD = Duration.ofMinutes(5);
     public static final Duration DEFAULT_EVENT_POLL = Duration.ofMillis(500);
@@ -32,8 +31,8 @@ public record NvidiaConfig(String library, Duration quietPeriod, Set<Integer> ap
         ConfigReader r = new ConfigReader(config);
         String library = Objects.requireNonNullElse(r.string("library"), Nvml.DEFAULT_LIBRARY);
         Duration quiet = Objects.requireNonNullElse(r.duration("quietPeriod"), DEFAULT_QUIET_PERIOD);
-        List<Integer> xids = Objects.requireNonNullElse(r.integers("applicationXids"),
-                List.copyOf(XidHealth.APPLICATION_XIDS));
+        List<Integer> xids =
+                Objects.requireNonNullElse(r.integers("applicationXids"), List.copyOf(XidHealth.APPLICATION_XIDS));
         Duration poll = Objects.requireNonNullElse(r.duration("eventPollInterval"), DEFAULT_EVENT_POLL);
         if (quiet.isZero()) {
             r.problem("config.quietPeriod: must be longer than 0 (e.g. 5m)");

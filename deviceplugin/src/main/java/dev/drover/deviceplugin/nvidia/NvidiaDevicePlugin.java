@@ -12,9 +12,6 @@ import dev.drover.deviceplugin.PluginClock;
 import dev.drover.deviceplugin.PluginInfo;
 import dev.drover.deviceplugin.Reservation;
 import dev.drover.deviceplugin.nvidia.GpuInventory.Gpu;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -28,6 +25,8 @@ import java.util.SortedMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * NVIDIA GPUs through NVML: one group per model and attributes (vendor {@code nvidia}, type {@code gpu}),
@@ -46,6 +45,7 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
     private final ChangeSignal changes;
     /** NVML calls hold the read lock; shutdown takes the write lock so it never runs under a call. */
     private final ReentrantReadWriteLock nvmlLock = new ReentrantReadWriteLock();
+
     private final AtomicReference<GpuInventory.Scan> lastScan = new AtomicReference<>();
     private volatile boolean closed;
     private String unavailable;
@@ -87,7 +87,8 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
             inventory = inv;
             nvml = lib;
             watcher = XidWatcher.start(lib, scan.physical(), cfg.eventPollInterval(), this::onEvent);
-            LOG.info("device plugin nvidia: {} device(s), driver {}", scan.gpus().size(), lib.driverVersion());
+            LOG.info(
+                    "device plugin nvidia: {} device(s), driver {}", scan.gpus().size(), lib.driverVersion());
         } catch (NvmlException | RuntimeException e) {
             nvml = null;
             try {
@@ -124,26 +125,30 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
             DeviceInstance instance = gpu.lost().isPresent()
                     ? new DeviceInstance(gpu.uuid(), false, gpu.lost().get(), gpu.pciBusId())
                     : new DeviceInstance(gpu.uuid(), h.healthy(), h.description(), gpu.pciBusId());
-            groups.computeIfAbsent(new GroupKey(gpu.model(), gpu.attributes()), k -> new ArrayList<>()).add(instance);
+            groups.computeIfAbsent(new GroupKey(gpu.model(), gpu.attributes()), k -> new ArrayList<>())
+                    .add(instance);
         }
         List<DeviceGroup> out = new ArrayList<>();
         groups.forEach((k, v) -> out.add(new DeviceGroup(VENDOR, TYPE, k.model, k.attributes, v)));
         return Fingerprint.of(out);
     }
 
-    private record GroupKey(String model, SortedMap<String, AttributeValue> attributes) {
-    }
+    private record GroupKey(String model, SortedMap<String, AttributeValue> attributes) {}
 
     @Override
     public Fingerprint awaitChange(Fingerprint since, Duration timeout)
             throws DevicePluginException, InterruptedException {
         // Woken by an event, by the next GPU's quiet period ending, or by the deadline.
-        return changes.awaitChange(since, timeout, () -> {
-            if (closed) {
-                throw new DevicePluginException("device plugin nvidia is closed");
-            }
-            return fingerprint();
-        }, t -> health == null ? Optional.empty() : health.nextRecovery(t));
+        return changes.awaitChange(
+                since,
+                timeout,
+                () -> {
+                    if (closed) {
+                        throw new DevicePluginException("device plugin nvidia is closed");
+                    }
+                    return fingerprint();
+                },
+                t -> health == null ? Optional.empty() : health.nextRecovery(t));
     }
 
     @Override
@@ -202,7 +207,8 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
     private void onEvent(Nvml.Event event) {
         GpuInventory.Scan scan = lastScan.get();
         Optional<GpuInventory.Physical> gpu = scan.physical().stream()
-                .filter(p -> p.handle().address() == event.device().address()).findFirst();
+                .filter(p -> p.handle().address() == event.device().address())
+                .findFirst();
         if (gpu.isEmpty()) {
             LOG.warn("nvidia: event type {} for a GPU not seen at the last scan; ignored", event.type());
             return;
@@ -235,13 +241,19 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
         if (!gpu.mig()) {
             return List.of(gpu.uuid());
         }
-        List<Gpu> children = scan.gpus().stream().filter(g -> g.parentUuid().equals(Optional.of(gpu.uuid()))).toList();
+        List<Gpu> children = scan.gpus().stream()
+                .filter(g -> g.parentUuid().equals(Optional.of(gpu.uuid())))
+                .toList();
         List<String> exact = children.stream()
                 .filter(g -> gpuInstanceId != NvmlLayouts.NO_GPU_INSTANCE
-                        && g.gpuInstanceId().isPresent() && g.gpuInstanceId().getAsInt() == gpuInstanceId)
-                .map(Gpu::uuid).toList();
+                        && g.gpuInstanceId().isPresent()
+                        && g.gpuInstanceId().getAsInt() == gpuInstanceId)
+                .map(Gpu::uuid)
+                .toList();
         if (!exact.isEmpty()) return exact;
-        return children.isEmpty() ? List.of(gpu.uuid()) : children.stream().map(Gpu::uuid).toList();
+        return children.isEmpty()
+                ? List.of(gpu.uuid())
+                : children.stream().map(Gpu::uuid).toList();
     }
 
     @Override

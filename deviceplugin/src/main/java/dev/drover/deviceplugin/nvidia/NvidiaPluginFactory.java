@@ -3,7 +3,6 @@ package dev.drover.deviceplugin.nvidia;
 import dev.drover.deviceplugin.DevicePlugin;
 import dev.drover.deviceplugin.DevicePluginFactory;
 import dev.drover.deviceplugin.PluginClock;
-
 import java.util.Map;
 
 /** Makes {@link NvidiaDevicePlugin}s; {@code nvidia:PATH} names the NVML library to load. */

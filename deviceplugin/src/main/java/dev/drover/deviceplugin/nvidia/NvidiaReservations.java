@@ -1,7 +1,6 @@
 package dev.drover.deviceplugin.nvidia;
 
 import dev.drover.deviceplugin.Reservation;
-
 import java.util.List;
 import java.util.Map;
 
@@ -15,8 +14,7 @@ public final class NvidiaReservations {
 
     public static final String VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES";
 
-    private NvidiaReservations() {
-    }
+    private NvidiaReservations() {}
 
     public static Reservation visibleDevices(List<String> uuids) {
         if (uuids.isEmpty()) {

@@ -3,7 +3,6 @@ package dev.drover.deviceplugin.nvidia;
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.deviceplugin.Unit;
-
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,18 +21,33 @@ public final class NvidiaSmiCsv {
 
     /** The columns asked for, in order. */
     public static final List<String> FIELDS = List.of(
-            "uuid", "name", "pci.bus_id", "memory.total", "memory.used", "utilization.gpu", "utilization.memory",
-            "temperature.gpu", "power.draw", "power.limit", "clocks.sm", "clocks.mem", "clocks.max.sm",
-            "clocks.max.mem", "driver_version", "ecc.errors.corrected.volatile.total",
+            "uuid",
+            "name",
+            "pci.bus_id",
+            "memory.total",
+            "memory.used",
+            "utilization.gpu",
+            "utilization.memory",
+            "temperature.gpu",
+            "power.draw",
+            "power.limit",
+            "clocks.sm",
+            "clocks.mem",
+            "clocks.max.sm",
+            "clocks.max.mem",
+            "driver_version",
+            "ecc.errors.corrected.volatile.total",
             "ecc.errors.uncorrected.volatile.total");
 
     /** One GPU as nvidia-smi reports it. */
-    public record Gpu(String uuid, String model, Optional<String> pciBusId,
-                      SortedMap<String, AttributeValue> attributes, InstanceStats stats) {
-    }
+    public record Gpu(
+            String uuid,
+            String model,
+            Optional<String> pciBusId,
+            SortedMap<String, AttributeValue> attributes,
+            InstanceStats stats) {}
 
-    private NvidiaSmiCsv() {
-    }
+    private NvidiaSmiCsv() {}
 
     /** {@code nvidia-smi --query-gpu=... --format=csv,noheader,nounits}. */
     public static List<String> command() {
@@ -62,13 +76,18 @@ public final class NvidiaSmiCsv {
 
     private static Gpu row(String[] raw, int line, Instant at) {
         Row r = new Row(raw, line);
-        String uuid = r.text("uuid").orElseThrow(() -> new IllegalArgumentException(
-                "nvidia-smi output line " + line + ": uuid is missing"));
+        String uuid = r.text("uuid")
+                .orElseThrow(
+                        () -> new IllegalArgumentException("nvidia-smi output line " + line + ": uuid is missing"));
         SortedMap<String, AttributeValue> attrs = new TreeMap<>();
-        r.number("memory.total").ifPresent(v -> attrs.put(GpuInventory.MEMORY, AttributeValue.integer((long) v, Unit.MIB)));
-        r.number("power.limit").ifPresent(v -> attrs.put(GpuInventory.POWER_LIMIT, AttributeValue.integer(Math.round(v), Unit.WATT)));
-        r.number("clocks.max.sm").ifPresent(v -> attrs.put(GpuInventory.CORES_CLOCK, AttributeValue.integer((long) v, Unit.MHZ)));
-        r.number("clocks.max.mem").ifPresent(v -> attrs.put(GpuInventory.MEMORY_CLOCK, AttributeValue.integer((long) v, Unit.MHZ)));
+        r.number("memory.total")
+                .ifPresent(v -> attrs.put(GpuInventory.MEMORY, AttributeValue.integer((long) v, Unit.MIB)));
+        r.number("power.limit")
+                .ifPresent(v -> attrs.put(GpuInventory.POWER_LIMIT, AttributeValue.integer(Math.round(v), Unit.WATT)));
+        r.number("clocks.max.sm")
+                .ifPresent(v -> attrs.put(GpuInventory.CORES_CLOCK, AttributeValue.integer((long) v, Unit.MHZ)));
+        r.number("clocks.max.mem")
+                .ifPresent(v -> attrs.put(GpuInventory.MEMORY_CLOCK, AttributeValue.integer((long) v, Unit.MHZ)));
         r.text("driver_version").ifPresent(v -> attrs.put(GpuInventory.DRIVER_VERSION, AttributeValue.text(v)));
 
         InstanceStats.Builder b = InstanceStats.builder(uuid, at);
@@ -105,8 +124,8 @@ public final class NvidiaSmiCsv {
             try {
                 return OptionalDouble.of(Double.parseDouble(v));
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("nvidia-smi output line " + line + ": " + field + " is '"
-                        + t.get() + "', not a number");
+                throw new IllegalArgumentException(
+                        "nvidia-smi output line " + line + ": " + field + " is '" + t.get() + "', not a number");
             }
         }
 

@@ -1,5 +1,14 @@
 package dev.drover.deviceplugin.nvidia;
 
+import static dev.drover.deviceplugin.nvidia.NvmlLayouts.EVENT_DATA;
+import static dev.drover.deviceplugin.nvidia.NvmlLayouts.EVENT_SET;
+import static dev.drover.deviceplugin.nvidia.NvmlLayouts.MEMORY;
+import static dev.drover.deviceplugin.nvidia.NvmlLayouts.PCI_INFO;
+import static dev.drover.deviceplugin.nvidia.NvmlLayouts.UTILIZATION;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -14,15 +23,6 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 
-import static dev.drover.deviceplugin.nvidia.NvmlLayouts.EVENT_DATA;
-import static dev.drover.deviceplugin.nvidia.NvmlLayouts.EVENT_SET;
-import static dev.drover.deviceplugin.nvidia.NvmlLayouts.MEMORY;
-import static dev.drover.deviceplugin.nvidia.NvmlLayouts.PCI_INFO;
-import static dev.drover.deviceplugin.nvidia.NvmlLayouts.UTILIZATION;
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 /**
  * The NVML functions Drover uses, bound with the FFM API. Values a device does not have
  * ({@code NVML_ERROR_NOT_SUPPORTED}, or a function this driver's library lacks) come back empty; other
@@ -36,8 +36,7 @@ final class Nvml {
     private static final int FUNCTION_NOT_FOUND = 13;
     private static final int LIBRARY_NOT_FOUND = 12;
 
-    private record Fn(String name, FunctionDescriptor descriptor, boolean required) {
-    }
+    private record Fn(String name, FunctionDescriptor descriptor, boolean required) {}
 
     private static final FunctionDescriptor RC = FunctionDescriptor.of(JAVA_INT);
     private static final FunctionDescriptor RC_A = FunctionDescriptor.of(JAVA_INT, ADDRESS);
@@ -66,8 +65,10 @@ final class Nvml {
             new Fn("nvmlDeviceGetClockInfo", RC_AIA, false),
             new Fn("nvmlDeviceGetMaxClockInfo", RC_AIA, false),
             new Fn("nvmlDeviceGetCudaComputeCapability", RC_AAA, false),
-            new Fn("nvmlDeviceGetTotalEccErrors",
-                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS), false),
+            new Fn(
+                    "nvmlDeviceGetTotalEccErrors",
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS),
+                    false),
             new Fn("nvmlDeviceGetMigMode", RC_AAA, false),
             new Fn("nvmlDeviceGetMaxMigDeviceCount", RC_AA, false),
             new Fn("nvmlDeviceGetMigDeviceHandleByIndex", RC_AIA, false),
@@ -99,7 +100,9 @@ final class Nvml {
                     ? SymbolLookup.libraryLookup(Path.of(library), arena)
                     : SymbolLookup.libraryLookup(library, arena);
         } catch (IllegalArgumentException e) {
-            throw new NvmlException("dlopen(" + library + ")", LIBRARY_NOT_FOUND,
+            throw new NvmlException(
+                    "dlopen(" + library + ")",
+                    LIBRARY_NOT_FOUND,
                     "NVIDIA driver library not found (" + e.getMessage() + "); install the NVIDIA driver or "
                             + "configure the nvidia plugin's 'library' path");
         }
@@ -110,8 +113,11 @@ final class Nvml {
             if (symbol.isPresent()) {
                 handles.put(fn.name(), linker.downcallHandle(symbol.get(), fn.descriptor()));
             } else if (fn.required()) {
-                throw new NvmlException(fn.name(), FUNCTION_NOT_FOUND, "symbol missing from " + library
-                        + "; the NVIDIA driver is too old (Drover needs NVML from driver 450 or newer)");
+                throw new NvmlException(
+                        fn.name(),
+                        FUNCTION_NOT_FOUND,
+                        "symbol missing from " + library
+                                + "; the NVIDIA driver is too old (Drover needs NVML from driver 450 or newer)");
             }
         }
         return new Nvml(library, handles);
@@ -132,7 +138,9 @@ final class Nvml {
     String errorString(int code) {
         try {
             MemorySegment p = (MemorySegment) handles.get("nvmlErrorString").invokeWithArguments(code);
-            return p.equals(MemorySegment.NULL) ? "unknown error" : p.reinterpret(1024).getString(0);
+            return p.equals(MemorySegment.NULL)
+                    ? "unknown error"
+                    : p.reinterpret(1024).getString(0);
         } catch (Throwable t) {
             return "unknown error";
         }
@@ -165,7 +173,8 @@ final class Nvml {
     String driverVersion() throws NvmlException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment buf = a.allocate(NvmlLayouts.DRIVER_VERSION_BUFFER_SIZE);
-            check("nvmlSystemGetDriverVersion",
+            check(
+                    "nvmlSystemGetDriverVersion",
                     call("nvmlSystemGetDriverVersion", buf, NvmlLayouts.DRIVER_VERSION_BUFFER_SIZE));
             return buf.getString(0);
         }
@@ -181,14 +190,14 @@ final class Nvml {
         }
     }
 
-    record Memory(long totalBytes, long usedBytes) {
-    }
+    record Memory(long totalBytes, long usedBytes) {}
 
     Optional<Memory> memory(MemorySegment device) throws NvmlException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment m = a.allocate(MEMORY);
             if (!present("nvmlDeviceGetMemoryInfo", device, m)) return Optional.empty();
-            return Optional.of(new Memory(m.get(JAVA_LONG, NvmlLayouts.MEMORY_TOTAL), m.get(JAVA_LONG, NvmlLayouts.MEMORY_USED)));
+            return Optional.of(
+                    new Memory(m.get(JAVA_LONG, NvmlLayouts.MEMORY_TOTAL), m.get(JAVA_LONG, NvmlLayouts.MEMORY_USED)));
         }
     }
 
@@ -220,15 +229,14 @@ final class Nvml {
         return uint("nvmlDeviceGetMaxClockInfo", device, clockType);
     }
 
-    record Utilization(int gpuPercent, int memoryPercent) {
-    }
+    record Utilization(int gpuPercent, int memoryPercent) {}
 
     Optional<Utilization> utilization(MemorySegment device) throws NvmlException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment u = a.allocate(UTILIZATION);
             if (!present("nvmlDeviceGetUtilizationRates", device, u)) return Optional.empty();
-            return Optional.of(new Utilization(u.get(JAVA_INT, NvmlLayouts.UTILIZATION_GPU),
-                    u.get(JAVA_INT, NvmlLayouts.UTILIZATION_MEMORY)));
+            return Optional.of(new Utilization(
+                    u.get(JAVA_INT, NvmlLayouts.UTILIZATION_GPU), u.get(JAVA_INT, NvmlLayouts.UTILIZATION_MEMORY)));
         }
     }
 
@@ -274,7 +282,9 @@ final class Nvml {
             if (rc == NvmlException.ERROR_NOT_FOUND || rc == NvmlException.ERROR_INVALID_ARGUMENT) {
                 return Optional.empty();
             }
-            return present("nvmlDeviceGetMigDeviceHandleByIndex", rc) ? Optional.of(out.get(ADDRESS, 0)) : Optional.empty();
+            return present("nvmlDeviceGetMigDeviceHandleByIndex", rc)
+                    ? Optional.of(out.get(ADDRESS, 0))
+                    : Optional.empty();
         }
     }
 
@@ -301,8 +311,7 @@ final class Nvml {
         return present("nvmlDeviceRegisterEvents", device, types, set);
     }
 
-    record Event(MemorySegment device, long type, long xid, int gpuInstanceId) {
-    }
+    record Event(MemorySegment device, long type, long xid, int gpuInstanceId) {}
 
     /** The next event, or empty when none came within {@code timeoutMillis}. */
     Optional<Event> waitEvent(MemorySegment set, int timeoutMillis) throws NvmlException {
@@ -311,8 +320,10 @@ final class Nvml {
             int rc = call("nvmlEventSetWait_v2", set, data, timeoutMillis);
             if (rc == NvmlException.ERROR_TIMEOUT) return Optional.empty();
             check("nvmlEventSetWait_v2", rc);
-            return Optional.of(new Event(data.get(ADDRESS, NvmlLayouts.EVENT_DEVICE),
-                    data.get(JAVA_LONG, NvmlLayouts.EVENT_TYPE), data.get(JAVA_LONG, NvmlLayouts.EVENT_XID),
+            return Optional.of(new Event(
+                    data.get(ADDRESS, NvmlLayouts.EVENT_DEVICE),
+                    data.get(JAVA_LONG, NvmlLayouts.EVENT_TYPE),
+                    data.get(JAVA_LONG, NvmlLayouts.EVENT_XID),
                     data.get(JAVA_INT, NvmlLayouts.EVENT_GPU_INSTANCE)));
         }
     }

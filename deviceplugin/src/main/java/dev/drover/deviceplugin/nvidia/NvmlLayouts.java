@@ -1,23 +1,22 @@
 package dev.drover.deviceplugin.nvidia;
 
-import java.lang.foreign.MemoryLayout;
-import java.lang.foreign.StructLayout;
-
 import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.StructLayout;
+
 /** C layouts and constants of the NVML structs used here, as declared in {@code nvml.h}. */
 final class NvmlLayouts {
 
-    private NvmlLayouts() {
-    }
+    private NvmlLayouts() {}
 
-    static final int UUID_BUFFER_SIZE = 96;            // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-    static final int NAME_BUFFER_SIZE = 96;            // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-    static final int DRIVER_VERSION_BUFFER_SIZE = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+    static final int UUID_BUFFER_SIZE = 96; // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+    static final int NAME_BUFFER_SIZE = 96; // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+    static final int DRIVER_VERSION_BUFFER_SIZE = 80; // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 
     /** nvmlPciInfo_t: 68 bytes. */
     static final StructLayout PCI_INFO = MemoryLayout.structLayout(
@@ -28,17 +27,20 @@ final class NvmlLayouts {
             JAVA_INT.withName("pciDeviceId"),
             JAVA_INT.withName("pciSubSystemId"),
             MemoryLayout.sequenceLayout(32, JAVA_BYTE).withName("busId"));
+
     static final long PCI_BUS_ID = PCI_INFO.byteOffset(groupElement("busId"));
 
     /** nvmlMemory_t (v1): total, free, used bytes. */
     static final StructLayout MEMORY = MemoryLayout.structLayout(
             JAVA_LONG.withName("total"), JAVA_LONG.withName("free"), JAVA_LONG.withName("used"));
+
     static final long MEMORY_TOTAL = MEMORY.byteOffset(groupElement("total"));
     static final long MEMORY_USED = MEMORY.byteOffset(groupElement("used"));
 
     /** nvmlUtilization_t: percent of the last sample period. */
-    static final StructLayout UTILIZATION = MemoryLayout.structLayout(
-            JAVA_INT.withName("gpu"), JAVA_INT.withName("memory"));
+    static final StructLayout UTILIZATION =
+            MemoryLayout.structLayout(JAVA_INT.withName("gpu"), JAVA_INT.withName("memory"));
+
     static final long UTILIZATION_GPU = UTILIZATION.byteOffset(groupElement("gpu"));
     static final long UTILIZATION_MEMORY = UTILIZATION.byteOffset(groupElement("memory"));
 
@@ -52,6 +54,7 @@ final class NvmlLayouts {
             JAVA_LONG.withName("eventData"),
             JAVA_INT.withName("gpuInstanceId"),
             JAVA_INT.withName("computeInstanceId"));
+
     static final long EVENT_DEVICE = EVENT_DATA.byteOffset(groupElement("device"));
     static final long EVENT_TYPE = EVENT_DATA.byteOffset(groupElement("eventType"));
     static final long EVENT_XID = EVENT_DATA.byteOffset(groupElement("eventData"));
@@ -64,11 +67,11 @@ final class NvmlLayouts {
     /** gpuInstanceId when an event is not attributable to one GPU instance. */
     static final int NO_GPU_INSTANCE = 0xFFFFFFFF;
 
-    static final int TEMPERATURE_GPU = 0;       // NVML_TEMPERATURE_GPU
-    static final int CLOCK_SM = 1;              // NVML_CLOCK_SM
-    static final int CLOCK_MEM = 2;             // NVML_CLOCK_MEM
-    static final int ECC_CORRECTED = 0;         // NVML_MEMORY_ERROR_TYPE_CORRECTED
-    static final int ECC_UNCORRECTED = 1;       // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-    static final int ECC_VOLATILE = 0;          // NVML_VOLATILE_ECC: since the driver loaded
-    static final int MIG_ENABLED = 1;           // NVML_DEVICE_MIG_ENABLE
+    static final int TEMPERATURE_GPU = 0; // NVML_TEMPERATURE_GPU
+    static final int CLOCK_SM = 1; // NVML_CLOCK_SM
+    static final int CLOCK_MEM = 2; // NVML_CLOCK_MEM
+    static final int ECC_CORRECTED = 0; // NVML_MEMORY_ERROR_TYPE_CORRECTED
+    static final int ECC_UNCORRECTED = 1; // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+    static final int ECC_VOLATILE = 0; // NVML_VOLATILE_ECC: since the driver loaded
+    static final int MIG_ENABLED = 1; // NVML_DEVICE_MIG_ENABLE
 }

@@ -20,8 +20,7 @@ final class XidHealth {
     static final Set<Integer> APPLICATION_XIDS = Set.of(13, 31, 43, 45, 68, 109);
 
     /** What made a GPU unhealthy and when it last happened. */
-    private record Fault(String what, Instant last) {
-    }
+    private record Fault(String what, Instant last) {}
 
     /** Health at a moment: healthy, or why not. */
     record Health(boolean healthy, String description) {
@@ -60,13 +59,16 @@ final class XidHealth {
         if (f == null || !now.isBefore(f.last.plus(quietPeriod))) {
             return Health.OK;
         }
-        return new Health(false, f.what + " at " + f.last + "; healthy again after " + quietPeriod
-                + " without critical errors");
+        return new Health(
+                false, f.what + " at " + f.last + "; healthy again after " + quietPeriod + " without critical errors");
     }
 
     /** The earliest moment after {@code now} at which some GPU becomes healthy again. */
     synchronized Optional<Instant> nextRecovery(Instant now) {
-        return faults.values().stream().map(f -> f.last.plus(quietPeriod)).filter(now::isBefore).min(Instant::compareTo);
+        return faults.values().stream()
+                .map(f -> f.last.plus(quietPeriod))
+                .filter(now::isBefore)
+                .min(Instant::compareTo);
     }
 
     private void record(String uuid, String what, Instant at) {

@@ -1,8 +1,5 @@
 package dev.drover.deviceplugin.nvidia;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -11,6 +8,8 @@ import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Waits for NVML error events (XIDs, double-bit ECC) on a platform thread: {@code nvmlEventSetWait_v2}
@@ -36,15 +35,17 @@ final class XidWatcher implements AutoCloseable {
         this.set = set;
         this.pollMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, poll.toMillis()));
         this.sink = sink;
-        this.thread = Thread.ofPlatform().name("drover-nvml-events").daemon(true).unstarted(this::run);
+        this.thread =
+                Thread.ofPlatform().name("drover-nvml-events").daemon(true).unstarted(this::run);
     }
 
     /**
      * Registers every GPU that supports error events and starts waiting; empty when the library has no
      * events or no GPU supports them (health then comes only from what the queries report).
      */
-    static Optional<XidWatcher> start(Nvml nvml, List<GpuInventory.Physical> gpus, Duration poll,
-                                      Consumer<Nvml.Event> sink) throws NvmlException {
+    static Optional<XidWatcher> start(
+            Nvml nvml, List<GpuInventory.Physical> gpus, Duration poll, Consumer<Nvml.Event> sink)
+            throws NvmlException {
         Arena setArena = Arena.ofShared();
         Optional<MemorySegment> set = nvml.createEventSet(setArena);
         if (set.isEmpty()) {

@@ -1,18 +1,17 @@
 package dev.drover.deviceplugin.fake;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.deviceplugin.DevicePluginException;
 import dev.drover.deviceplugin.Unit;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class FakeDeviceFileParserTest {
 
@@ -42,7 +41,10 @@ class FakeDeviceFileParserTest {
 
     @Test
     void attributesAreTyped() throws Exception {
-        var attrs = FakeDeviceFileParser.parse(ONE_GPU, "t.yaml").groups().getFirst().attributes();
+        var attrs = FakeDeviceFileParser.parse(ONE_GPU, "t.yaml")
+                .groups()
+                .getFirst()
+                .attributes();
         assertThat(attrs.get("memory")).isEqualTo(AttributeValue.integer(15360, Unit.MIB));
         assertThat(attrs.get("compute_capability")).isEqualTo(AttributeValue.text("7.5"));
         assertThat(attrs.get("ecc")).isEqualTo(AttributeValue.bool(true));
@@ -52,7 +54,8 @@ class FakeDeviceFileParserTest {
 
     @Test
     void missingInstanceIdNamesTheField() {
-        assertError(ONE_GPU.replace("- id: GPU-a", "- pciBusId: \"0000:01:00.0\""),
+        assertError(
+                ONE_GPU.replace("- id: GPU-a", "- pciBusId: \"0000:01:00.0\""),
                 "t.yaml: groups[0].instances[0].id is missing; expected a non-empty string");
     }
 
@@ -63,7 +66,8 @@ class FakeDeviceFileParserTest {
 
     @Test
     void unknownUnitIsNamed() {
-        assertError(ONE_GPU.replace("15360 MiB", "15360 Mib"),
+        assertError(
+                ONE_GPU.replace("15360 MiB", "15360 Mib"),
                 "groups[0].attributes.memory is '15360 Mib'; expected a known unit");
     }
 
@@ -75,51 +79,70 @@ class FakeDeviceFileParserTest {
 
     @Test
     void faultFieldsAreChecked() throws Exception {
-        assertError(ONE_GPU + "faults:\n  - {fault: explode}\n",
+        assertError(
+                ONE_GPU + "faults:\n  - {fault: explode}\n",
                 "faults[0].fault is 'explode'; expected one of crash, error, hang, invalid");
-        assertError(ONE_GPU + "faults:\n  - {fault: crash, from: 10}\n",
+        assertError(
+                ONE_GPU + "faults:\n  - {fault: crash, from: 10}\n",
                 "faults[0].from is '10'; expected a duration with a unit");
         assertError(ONE_GPU + "faults:\n  - {fault: crash, duration: 5s}\n", "faults[0].duration");
         assertError(ONE_GPU + "faults:\n  - {fault: invalid, call: stats}\n", "faults[0].call is 'stats'");
 
         FakeDeviceFile.Fault f = FakeDeviceFileParser.parse(
-                ONE_GPU + "faults:\n  - {fault: hang, call: stats, afterCalls: 2, from: 1m, until: 2m, duration: 5s}\n",
-                "t.yaml").faults().getFirst();
-        assertThat(f).isEqualTo(new FakeDeviceFile.Fault(FakeDeviceFile.Kind.HANG, FakeDeviceFile.Call.STATS, 2,
-                Duration.ofMinutes(1), Optional.of(Duration.ofMinutes(2)), Optional.of(Duration.ofSeconds(5)),
-                FakeDeviceFile.InvalidOutput.DUPLICATE_IDS, "scripted hang"));
+                        ONE_GPU
+                                + "faults:\n  - {fault: hang, call: stats, afterCalls: 2, from: 1m, until: 2m, duration: 5s}\n",
+                        "t.yaml")
+                .faults()
+                .getFirst();
+        assertThat(f)
+                .isEqualTo(new FakeDeviceFile.Fault(
+                        FakeDeviceFile.Kind.HANG,
+                        FakeDeviceFile.Call.STATS,
+                        2,
+                        Duration.ofMinutes(1),
+                        Optional.of(Duration.ofMinutes(2)),
+                        Optional.of(Duration.ofSeconds(5)),
+                        FakeDeviceFile.InvalidOutput.DUPLICATE_IDS,
+                        "scripted hang"));
     }
 
     /** Overflow escaped as an ArithmeticException and a negative ISO duration was taken as a negative hang. */
     @Test
     void hostileDurationsAreRefusedNamingTheField() {
-        assertError(ONE_GPU + "faults:\n  - {fault: hang, duration: 9999999999999999h}\n",
+        assertError(
+                ONE_GPU + "faults:\n  - {fault: hang, duration: 9999999999999999h}\n",
                 "t.yaml: faults[0].duration: \"9999999999999999h\" is too long a duration");
-        assertError(ONE_GPU + "faults:\n  - {fault: hang, duration: PT-10S}\n",
+        assertError(
+                ONE_GPU + "faults:\n  - {fault: hang, duration: PT-10S}\n",
                 "t.yaml: faults[0].duration: \"PT-10S\" is not a duration");
-        assertError(ONE_GPU + "faults:\n  - {fault: crash, from: 5sec}\n",
+        assertError(
+                ONE_GPU + "faults:\n  - {fault: crash, from: 5sec}\n",
                 "t.yaml: faults[0].from: \"5sec\" is not a duration");
-        assertError(ONE_GPU + "faults:\n  - {fault: crash, from: " + "1s".repeat(5000) + "}\n",
+        assertError(
+                ONE_GPU + "faults:\n  - {fault: crash, from: " + "1s".repeat(5000) + "}\n",
                 "(10000 characters) is too long for a duration");
     }
 
     /** One grammar: a file written with ISO-8601 durations is refused with the Go form to write instead. */
     @Test
     void isoDurationsAreRefusedWithTheirGoForm() {
-        assertError(ONE_GPU + "faults:\n  - {fault: crash, from: PT1M30S}\n",
+        assertError(
+                ONE_GPU + "faults:\n  - {fault: crash, from: PT1M30S}\n",
                 "faults[0].from: \"PT1M30S\" is not a duration (use a number with a unit: ns, us, ms, s, m, h; "
                         + "e.g. 250ms, 15s, 1h30m); write \"PT1M30S\" as 1m30s");
     }
 
     @Test
     void healthWindowMustEndAfterItStarts() {
-        assertError(ONE_GPU + "        unhealthy: [{from: 2m, until: 1m}]\n",
+        assertError(
+                ONE_GPU + "        unhealthy: [{from: 2m, until: 1m}]\n",
                 "groups[0].instances[0].unhealthy[0].until is '1m'; expected a time after 'from'");
     }
 
     @Test
     void negativeOrFractionalStatsAreRejected() {
-        assertError(ONE_GPU + "        stats: {memoryUsedMiB: 1.5}\n",
+        assertError(
+                ONE_GPU + "        stats: {memoryUsedMiB: 1.5}\n",
                 "groups[0].instances[0].stats.memoryUsedMiB is '1.5'; expected a whole number");
         assertError(ONE_GPU + "        stats: {powerW: -1}\n", "stats.powerW is '-1'");
     }
@@ -132,7 +155,13 @@ class FakeDeviceFileParserTest {
                   "instances": [{"id": "GPU-x", "stats": {"gpuUtilPercent": 5}}]}]}
                 """);
         FakeDeviceFile file = FakeDeviceFileParser.parse(json);
-        assertThat(file.groups().getFirst().instances().getFirst().stats().orElseThrow().gpuUtilPercent())
+        assertThat(file.groups()
+                        .getFirst()
+                        .instances()
+                        .getFirst()
+                        .stats()
+                        .orElseThrow()
+                        .gpuUtilPercent())
                 .hasValue(5.0);
     }
 

@@ -1,5 +1,9 @@
 package dev.drover.deviceplugin.fake;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.DevicePlugin;
@@ -10,10 +14,6 @@ import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.deviceplugin.InvalidFingerprintException;
 import dev.drover.deviceplugin.ThreadLeaks;
 import dev.drover.deviceplugin.Unit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -22,10 +22,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 class FakeDevicePluginTest {
 
@@ -77,7 +76,8 @@ class FakeDevicePluginTest {
         try (DevicePlugin p = plugin("")) {
             Fingerprint fp = p.fingerprint();
             assertThat(fp.groups()).extracting(g -> g.id()).containsExactly("nvidia/gpu/Tesla T4", "acme/fpga/F1");
-            assertThat(fp.groups().getFirst().attributes()).containsEntry("memory", AttributeValue.integer(15360, Unit.MIB));
+            assertThat(fp.groups().getFirst().attributes())
+                    .containsEntry("memory", AttributeValue.integer(15360, Unit.MIB));
             assertThat(fp.instances()).extracting(DeviceInstance::id).containsExactly("GPU-a", "GPU-b", "fpga-0");
             assertThat(fp.instances().getFirst().pciBusId()).hasValue("00000000:00:1E.0");
             assertThat(fp.instances()).allMatch(DeviceInstance::healthy);
@@ -129,8 +129,8 @@ class FakeDevicePluginTest {
             await().until(() -> clock.waiters() > 0);
             clock.advance(Duration.ofMinutes(1));
             Fingerprint sick = change.get(5, TimeUnit.SECONDS);
-            assertThat(instance(sick, "GPU-b")).isEqualTo(new DeviceInstance("GPU-b", false, "XID 79",
-                    java.util.Optional.empty()));
+            assertThat(instance(sick, "GPU-b"))
+                    .isEqualTo(new DeviceInstance("GPU-b", false, "XID 79", java.util.Optional.empty()));
             assertThat(instance(sick, "GPU-a").healthy()).isTrue();
 
             Future<Fingerprint> recovery = calls.submit(() -> p.awaitChange(sick, Duration.ofHours(1)));
@@ -138,7 +138,8 @@ class FakeDevicePluginTest {
             clock.advance(Duration.ofSeconds(59));
             assertThat(recovery).isNotDone();
             clock.advance(Duration.ofSeconds(1));
-            assertThat(instance(recovery.get(5, TimeUnit.SECONDS), "GPU-b").healthy()).isTrue();
+            assertThat(instance(recovery.get(5, TimeUnit.SECONDS), "GPU-b").healthy())
+                    .isTrue();
         }
     }
 
@@ -237,6 +238,9 @@ class FakeDevicePluginTest {
     }
 
     private static DeviceInstance instance(Fingerprint fp, String id) {
-        return fp.instances().stream().filter(i -> i.id().equals(id)).findFirst().orElseThrow();
+        return fp.instances().stream()
+                .filter(i -> i.id().equals(id))
+                .findFirst()
+                .orElseThrow();
     }
 }

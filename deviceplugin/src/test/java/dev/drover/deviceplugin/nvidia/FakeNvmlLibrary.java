@@ -1,5 +1,8 @@
 package dev.drover.deviceplugin.nvidia;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -10,9 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.TimeUnit;
-
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Builds src/test/c/fake_nvml.c into target/fake-nvml/libnvidia-ml.so.1 with gcc and exposes its control
@@ -41,12 +41,16 @@ final class FakeNvmlLibrary {
         this.path = path;
         SymbolLookup lib = SymbolLookup.libraryLookup(path, Arena.global());
         Linker linker = Linker.nativeLinker();
-        setInitResult = linker.downcallHandle(lib.findOrThrow("fake_nvml_set_init_result"), FunctionDescriptor.ofVoid(JAVA_INT));
+        setInitResult = linker.downcallHandle(
+                lib.findOrThrow("fake_nvml_set_init_result"), FunctionDescriptor.ofVoid(JAVA_INT));
         setMig = linker.downcallHandle(lib.findOrThrow("fake_nvml_set_mig"), FunctionDescriptor.ofVoid(JAVA_INT));
-        setLost = linker.downcallHandle(lib.findOrThrow("fake_nvml_set_lost"), FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT));
+        setLost = linker.downcallHandle(
+                lib.findOrThrow("fake_nvml_set_lost"), FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT));
         initCount = linker.downcallHandle(lib.findOrThrow("fake_nvml_init_count"), FunctionDescriptor.of(JAVA_INT));
-        liveEventSets = linker.downcallHandle(lib.findOrThrow("fake_nvml_live_event_sets"), FunctionDescriptor.of(JAVA_INT));
-        injectEvent = linker.downcallHandle(lib.findOrThrow("fake_nvml_inject_event"),
+        liveEventSets =
+                linker.downcallHandle(lib.findOrThrow("fake_nvml_live_event_sets"), FunctionDescriptor.of(JAVA_INT));
+        injectEvent = linker.downcallHandle(
+                lib.findOrThrow("fake_nvml_inject_event"),
                 FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     }
 
@@ -60,8 +64,10 @@ final class FakeNvmlLibrary {
 
     static boolean gccAvailable() {
         try {
-            Process p = new ProcessBuilder("gcc", "--version").redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Process p = new ProcessBuilder("gcc", "--version")
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
         } catch (IOException e) {
             return false;
@@ -76,9 +82,19 @@ final class FakeNvmlLibrary {
         Path dir = Files.createDirectories(Path.of("target/fake-nvml").toAbsolutePath());
         Path lib = dir.resolve("libnvidia-ml.so.1");
         Path tmp = dir.resolve("libnvidia-ml.so.1.tmp");
-        Process gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Werror",
-                "-o", tmp.toString(), source.toString(), "-lpthread")
-                .redirectErrorStream(true).start();
+        Process gcc = new ProcessBuilder(
+                        "gcc",
+                        "-shared",
+                        "-fPIC",
+                        "-O1",
+                        "-Wall",
+                        "-Werror",
+                        "-o",
+                        tmp.toString(),
+                        source.toString(),
+                        "-lpthread")
+                .redirectErrorStream(true)
+                .start();
         String output = new String(gcc.getInputStream().readAllBytes());
         if (!gcc.waitFor(60, TimeUnit.SECONDS) || gcc.exitValue() != 0) {
             throw new IllegalStateException("gcc could not build " + source + ":\n" + output);

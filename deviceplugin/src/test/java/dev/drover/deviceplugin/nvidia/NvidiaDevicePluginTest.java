@@ -1,5 +1,14 @@
 package dev.drover.deviceplugin.nvidia;
 
+import static dev.drover.deviceplugin.nvidia.FakeNvmlLibrary.A100;
+import static dev.drover.deviceplugin.nvidia.FakeNvmlLibrary.MIG_1;
+import static dev.drover.deviceplugin.nvidia.FakeNvmlLibrary.MIG_2;
+import static dev.drover.deviceplugin.nvidia.FakeNvmlLibrary.T4;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
+
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.deviceplugin.DeviceGroup;
 import dev.drover.deviceplugin.DeviceInstance;
@@ -11,11 +20,6 @@ import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.deviceplugin.ThreadLeaks;
 import dev.drover.deviceplugin.Unit;
 import dev.drover.deviceplugin.fake.ManualPluginClock;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -25,15 +29,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static dev.drover.deviceplugin.nvidia.FakeNvmlLibrary.A100;
-import static dev.drover.deviceplugin.nvidia.FakeNvmlLibrary.MIG_1;
-import static dev.drover.deviceplugin.nvidia.FakeNvmlLibrary.MIG_2;
-import static dev.drover.deviceplugin.nvidia.FakeNvmlLibrary.T4;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assumptions.assumeThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /** The nvidia plugin against a fake libnvidia-ml.so built from C: the FFM binding runs for real. */
 class NvidiaDevicePluginTest {
@@ -70,8 +69,8 @@ class NvidiaDevicePluginTest {
     }
 
     private NvidiaDevicePlugin start(Map<String, Object> extra) throws Exception {
-        Map<String, Object> config = new HashMap<>(Map.of("library", nvml.path.toString(),
-                "quietPeriod", "1m", "eventPollInterval", "20ms"));
+        Map<String, Object> config = new HashMap<>(
+                Map.of("library", nvml.path.toString(), "quietPeriod", "1m", "eventPollInterval", "20ms"));
         config.putAll(extra);
         plugin = new NvidiaDevicePlugin(clock);
         plugin.configure(config);
@@ -83,20 +82,24 @@ class NvidiaDevicePluginTest {
         Fingerprint fp = start(Map.of()).fingerprint();
         assertThat(FingerprintValidator.problems(fp)).isEmpty();
         assertThat(fp.unavailableReason()).isEmpty();
-        assertThat(fp.groups()).extracting(DeviceGroup::id)
+        assertThat(fp.groups())
+                .extracting(DeviceGroup::id)
                 .containsExactly("nvidia/gpu/Tesla T4", "nvidia/gpu/NVIDIA A100-SXM4-40GB");
         DeviceGroup t4 = fp.groups().getFirst();
-        assertThat(t4.instances()).containsExactly(
-                new DeviceInstance(T4, true, "", java.util.Optional.of("00000000:00:1E.0")));
-        assertThat(t4.attributes()).containsExactlyInAnyOrderEntriesOf(Map.of(
-                "memory", AttributeValue.integer(15360, Unit.MIB),
-                "power_limit", AttributeValue.integer(70, Unit.WATT),
-                "cores_clock", AttributeValue.integer(1590, Unit.MHZ),
-                "memory_clock", AttributeValue.integer(5001, Unit.MHZ),
-                "compute_capability", AttributeValue.text("7.5"),
-                "driver_version", AttributeValue.text("550.54.15"),
-                "cuda_version", AttributeValue.text("12.4")));
-        assertThat(fp.groups().get(1).instances()).extracting(DeviceInstance::id).containsExactly(A100);
+        assertThat(t4.instances())
+                .containsExactly(new DeviceInstance(T4, true, "", java.util.Optional.of("00000000:00:1E.0")));
+        assertThat(t4.attributes())
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        "memory", AttributeValue.integer(15360, Unit.MIB),
+                        "power_limit", AttributeValue.integer(70, Unit.WATT),
+                        "cores_clock", AttributeValue.integer(1590, Unit.MHZ),
+                        "memory_clock", AttributeValue.integer(5001, Unit.MHZ),
+                        "compute_capability", AttributeValue.text("7.5"),
+                        "driver_version", AttributeValue.text("550.54.15"),
+                        "cuda_version", AttributeValue.text("12.4")));
+        assertThat(fp.groups().get(1).instances())
+                .extracting(DeviceInstance::id)
+                .containsExactly(A100);
     }
 
     @Test
@@ -129,7 +132,9 @@ class NvidiaDevicePluginTest {
         Fingerprint sick = change.get(10, TimeUnit.SECONDS);
         DeviceInstance t4 = instance(sick, T4);
         assertThat(t4.healthy()).isFalse();
-        assertThat(t4.healthDescription()).startsWith("XID 79 at 2026-01-01T00:00:00Z").contains("after PT1M");
+        assertThat(t4.healthDescription())
+                .startsWith("XID 79 at 2026-01-01T00:00:00Z")
+                .contains("after PT1M");
         assertThat(instance(sick, A100).healthy()).isTrue();
 
         Future<Fingerprint> recovery = calls.submit(() -> plugin.awaitChange(sick, Duration.ofHours(1)));
@@ -137,8 +142,8 @@ class NvidiaDevicePluginTest {
         clock.advance(Duration.ofSeconds(59));
         assertThat(instance(plugin.fingerprint(), T4).healthy()).isFalse();
         clock.advance(Duration.ofSeconds(1));
-        assertThat(instance(recovery.get(10, TimeUnit.SECONDS), T4)).isEqualTo(
-                new DeviceInstance(T4, true, "", java.util.Optional.of("00000000:00:1E.0")));
+        assertThat(instance(recovery.get(10, TimeUnit.SECONDS), T4))
+                .isEqualTo(new DeviceInstance(T4, true, "", java.util.Optional.of("00000000:00:1E.0")));
     }
 
     @Test
@@ -174,11 +179,13 @@ class NvidiaDevicePluginTest {
     void migDevicesAreDevicesOfTheirOwnInsteadOfTheirGpu() throws Throwable {
         nvml.mig(true);
         Fingerprint fp = start(Map.of()).fingerprint();
-        assertThat(fp.groups()).extracting(DeviceGroup::id)
+        assertThat(fp.groups())
+                .extracting(DeviceGroup::id)
                 .containsExactly("nvidia/gpu/Tesla T4", "nvidia/gpu/NVIDIA A100-SXM4-40GB MIG 3g.20gb");
         DeviceGroup mig = fp.groups().get(1);
         assertThat(mig.instances()).extracting(DeviceInstance::id).containsExactly(MIG_1, MIG_2);
-        assertThat(mig.attributes()).containsEntry("memory", AttributeValue.integer(19968, Unit.MIB))
+        assertThat(mig.attributes())
+                .containsEntry("memory", AttributeValue.integer(19968, Unit.MIB))
                 .doesNotContainKey("power_limit");
         assertThat(fp.instances()).extracting(DeviceInstance::id).doesNotContain(A100);
         assertThat(plugin.reserve(List.of(MIG_2)).env()).isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", MIG_2));
@@ -201,7 +208,8 @@ class NvidiaDevicePluginTest {
     @Test
     void reserveNamesTheGpusInNvidiaVisibleDevices() throws Exception {
         start(Map.of());
-        assertThat(plugin.reserve(List.of(A100, T4)).env()).isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", A100 + "," + T4));
+        assertThat(plugin.reserve(List.of(A100, T4)).env())
+                .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", A100 + "," + T4));
         assertThatThrownBy(() -> plugin.reserve(List.of("GPU-gone")))
                 .hasMessageContaining("cannot reserve [GPU-gone]: no such GPU on this host");
     }
@@ -224,8 +232,11 @@ class NvidiaDevicePluginTest {
         start(Map.of("library", "/nonexistent/libnvidia-ml.so.1"));
         Fingerprint fp = plugin.fingerprint();
         assertThat(fp.groups()).isEmpty();
-        assertThat(fp.unavailableReason()).get().asString()
-                .contains("NVIDIA driver library not found").contains("/nonexistent/libnvidia-ml.so.1");
+        assertThat(fp.unavailableReason())
+                .get()
+                .asString()
+                .contains("NVIDIA driver library not found")
+                .contains("/nonexistent/libnvidia-ml.so.1");
         assertThat(plugin.unavailableReason()).isEqualTo(fp.unavailableReason());
         assertThat(plugin.stats()).isEmpty();
         assertThat(plugin.watchingEvents()).isFalse();
@@ -260,14 +271,18 @@ class NvidiaDevicePluginTest {
         Future<Fingerprint> waiting = calls.submit(() -> plugin.awaitChange(fp, Duration.ofHours(1)));
         await().until(() -> clock.waiters() > 0);
         plugin.close();
-        assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).hasRootCauseMessage("device plugin nvidia is closed");
+        assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS))
+                .hasRootCauseMessage("device plugin nvidia is closed");
     }
 
     @Test
     void foundByNameWithTheLibraryAsArgument() throws Exception {
-        try (DevicePlugin p = DevicePlugins.discover().select("nvidia:" + nvml.path).start()) {
+        try (DevicePlugin p =
+                DevicePlugins.discover().select("nvidia:" + nvml.path).start()) {
             assertThat(p.info().name()).isEqualTo("nvidia");
-            assertThat(p.fingerprint().instances()).extracting(DeviceInstance::id).containsExactly(T4, A100);
+            assertThat(p.fingerprint().instances())
+                    .extracting(DeviceInstance::id)
+                    .containsExactly(T4, A100);
         }
     }
 
@@ -282,6 +297,9 @@ class NvidiaDevicePluginTest {
     }
 
     private static DeviceInstance instance(Fingerprint fp, String id) {
-        return fp.instances().stream().filter(i -> i.id().equals(id)).findFirst().orElseThrow();
+        return fp.instances().stream()
+                .filter(i -> i.id().equals(id))
+                .findFirst()
+                .orElseThrow();
     }
 }

@@ -1,14 +1,13 @@
 package dev.drover.deviceplugin.nvidia;
 
-import dev.drover.deviceplugin.AttributeValue;
-import dev.drover.deviceplugin.Unit;
-import org.junit.jupiter.api.Test;
-
-import java.time.Instant;
-import java.util.List;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.drover.deviceplugin.AttributeValue;
+import dev.drover.deviceplugin.Unit;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 class NvidiaSmiCsvTest {
 
@@ -29,7 +28,8 @@ class NvidiaSmiCsvTest {
         assertThat(t4.uuid()).isEqualTo("GPU-8a3c5e1f-2b4d-4c6e-9f70-1a2b3c4d5e6f");
         assertThat(t4.model()).isEqualTo("Tesla T4");
         assertThat(t4.pciBusId()).hasValue("00000000:00:1E.0");
-        assertThat(t4.attributes()).containsEntry("memory", AttributeValue.integer(15360, Unit.MIB))
+        assertThat(t4.attributes())
+                .containsEntry("memory", AttributeValue.integer(15360, Unit.MIB))
                 .containsEntry("power_limit", AttributeValue.integer(70, Unit.WATT))
                 .containsEntry("cores_clock", AttributeValue.integer(1590, Unit.MHZ))
                 .containsEntry("driver_version", AttributeValue.text("550.54.15"));
@@ -51,9 +51,13 @@ class NvidiaSmiCsvTest {
 
     @Test
     void unitsLeftInTheOutputAreTolerated() {
-        String withUnits = OUTPUT.lines().findFirst().orElseThrow()
-                .replace(" 15360,", " 15360 MiB,").replace(" 31.50,", " 31.50 W,");
-        assertThat(NvidiaSmiCsv.parse(withUnits, AT).getFirst().stats().powerW()).hasValue(31.5);
+        String withUnits = OUTPUT.lines()
+                .findFirst()
+                .orElseThrow()
+                .replace(" 15360,", " 15360 MiB,")
+                .replace(" 31.50,", " 31.50 W,");
+        assertThat(NvidiaSmiCsv.parse(withUnits, AT).getFirst().stats().powerW())
+                .hasValue(31.5);
     }
 
     @Test
@@ -72,7 +76,10 @@ class NvidiaSmiCsvTest {
 
     @Test
     void commandAsksForTheParsedColumns() {
-        assertThat(NvidiaSmiCsv.command()).containsExactly("nvidia-smi",
-                "--query-gpu=" + String.join(",", NvidiaSmiCsv.FIELDS), "--format=csv,noheader,nounits");
+        assertThat(NvidiaSmiCsv.command())
+                .containsExactly(
+                        "nvidia-smi",
+                        "--query-gpu=" + String.join(",", NvidiaSmiCsv.FIELDS),
+                        "--format=csv,noheader,nounits");
     }
 }

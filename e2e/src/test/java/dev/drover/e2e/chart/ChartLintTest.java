@@ -10,8 +10,11 @@ class ChartLintTest {
     @Test
     void strictLintPasses() {
         LintResult lint = DroverChart.helm().lint().strict().call();
-        assertThat(lint.isFailed()).as("helm lint --strict: %s", lint.getMessages()).isFalse();
-        assertThat(lint.getMessages()).as("nothing above INFO")
+        assertThat(lint.isFailed())
+                .as("helm lint --strict: %s", lint.getMessages())
+                .isFalse();
+        assertThat(lint.getMessages())
+                .as("nothing above INFO")
                 .allMatch(m -> m.startsWith("[INFO]"), "is an [INFO] message");
     }
 }

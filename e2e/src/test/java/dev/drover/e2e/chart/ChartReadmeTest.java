@@ -18,12 +18,15 @@ class ChartReadmeTest {
     @Test
     void readmeDocumentsEveryValue() throws IOException {
         String readme = Files.readString(DroverChart.DIR.resolve("README.md"));
-        JsonNode values = new ObjectMapper(new YAMLFactory()).readTree(DroverChart.DIR.resolve("values.yaml").toFile());
+        JsonNode values = new ObjectMapper(new YAMLFactory())
+                .readTree(DroverChart.DIR.resolve("values.yaml").toFile());
         List<String> leaves = new ArrayList<>();
         collect(values, "", leaves);
         assertThat(leaves).hasSizeGreaterThan(30);
         for (String leaf : leaves) {
-            assertThat(documented(readme, leaf)).as("charts/drover/README.md documents %s (or a parent key)", leaf).isTrue();
+            assertThat(documented(readme, leaf))
+                    .as("charts/drover/README.md documents %s (or a parent key)", leaf)
+                    .isTrue();
         }
     }
 
@@ -31,14 +34,19 @@ class ChartReadmeTest {
     void readmeListsEveryRuleOfTheClusterRole() throws IOException {
         String readme = Files.readString(DroverChart.DIR.resolve("README.md"));
         ClusterRole role = DroverChart.parse(Files.readString(Manifests.DIR.resolve("drover.yaml"))).stream()
-                .filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
+                .filter(ClusterRole.class::isInstance)
+                .map(ClusterRole.class::cast)
+                .findFirst()
+                .orElseThrow();
         assertThat(role.getRules()).isNotEmpty();
         for (PolicyRule rule : role.getRules()) {
             for (String group : rule.getApiGroups()) {
                 for (String resource : rule.getResources()) {
                     String row = "| `" + (group.isEmpty() ? "\"\"" : group) + "` | `" + resource + "` | "
                             + String.join(", ", rule.getVerbs()) + " |";
-                    assertThat(readme).as("charts/drover/README.md's RBAC table has the row %s", row).contains(row);
+                    assertThat(readme)
+                            .as("charts/drover/README.md's RBAC table has the row %s", row)
+                            .contains(row);
                 }
             }
         }
@@ -50,8 +58,9 @@ class ChartReadmeTest {
         for (int i = 0; i < lines.size(); i++) {
             if (isKey(lines.get(i)) && !lines.get(i).trim().endsWith(":")) {
                 assertThat(commentedHereOrAbove(lines, i))
-                        .as("values.yaml line %d (%s), or the key it belongs to, has a comment above it", i + 1,
-                                lines.get(i).trim())
+                        .as(
+                                "values.yaml line %d (%s), or the key it belongs to, has a comment above it",
+                                i + 1, lines.get(i).trim())
                         .isTrue();
             }
         }
@@ -81,7 +90,9 @@ class ChartReadmeTest {
     }
 
     private static boolean documented(String readme, String key) {
-        for (String prefix = key; !prefix.isEmpty(); prefix = prefix.contains(".") ? prefix.substring(0, prefix.lastIndexOf('.')) : "") {
+        for (String prefix = key;
+                !prefix.isEmpty();
+                prefix = prefix.contains(".") ? prefix.substring(0, prefix.lastIndexOf('.')) : "") {
             if (readme.contains("`" + prefix + "`")) {
                 return true;
             }
@@ -91,7 +102,8 @@ class ChartReadmeTest {
 
     private static void collect(JsonNode node, String path, List<String> out) {
         if (node.isObject() && !node.isEmpty()) {
-            node.properties().forEach(e -> collect(e.getValue(), path.isEmpty() ? e.getKey() : path + "." + e.getKey(), out));
+            node.properties()
+                    .forEach(e -> collect(e.getValue(), path.isEmpty() ? e.getKey() : path + "." + e.getKey(), out));
         } else {
             out.add(path);
         }

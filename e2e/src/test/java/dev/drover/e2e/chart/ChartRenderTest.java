@@ -37,27 +37,51 @@ class ChartRenderTest {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
     /** The Drover metrics the dashboard must chart (JOSDK and JVM ones come on top). */
-    private static final List<String> DROVER_METRICS = List.of("drover_allocations", "drover_allocations_waiting",
+    private static final List<String> DROVER_METRICS = List.of(
+            "drover_allocations",
+            "drover_allocations_waiting",
             "drover_task_restarts_total",
-            "drover_task_events_total", "drover_status_writes_total", "drover_state_writes_total",
-            "drover_alloc_seen_to_running_seconds", "drover_device_gpu_utilization_percent",
-            "drover_device_memory_used_bytes", "drover_device_temperature_celsius", "drover_device_power_watts",
+            "drover_task_events_total",
+            "drover_status_writes_total",
+            "drover_state_writes_total",
+            "drover_alloc_seen_to_running_seconds",
+            "drover_device_gpu_utilization_percent",
+            "drover_device_memory_used_bytes",
+            "drover_device_temperature_celsius",
+            "drover_device_power_watts",
             "drover_device_healthy");
 
     @ParameterizedTest
     @EnumSource(ValueSet.class)
     void everyObjectParsesIntoItsTypedModelWithNoUnknownField(ValueSet values) {
         Rendered rendered = DroverChart.render(values);
-        Map<String, Class<?>> typed = Map.of("DaemonSet", DaemonSet.class, "ServiceAccount", ServiceAccount.class,
-                "ClusterRole", ClusterRole.class, "ClusterRoleBinding", ClusterRoleBinding.class,
-                "Service", Service.class, "ConfigMap", ConfigMap.class, "ServiceMonitor", GenericKubernetesResource.class);
+        Map<String, Class<?>> typed = Map.of(
+                "DaemonSet",
+                DaemonSet.class,
+                "ServiceAccount",
+                ServiceAccount.class,
+                "ClusterRole",
+                ClusterRole.class,
+                "ClusterRoleBinding",
+                ClusterRoleBinding.class,
+                "Service",
+                Service.class,
+                "ConfigMap",
+                ConfigMap.class,
+                "ServiceMonitor",
+                GenericKubernetesResource.class);
         assertThat(rendered.objects()).isNotEmpty();
         for (HasMetadata object : rendered.objects()) {
-            assertThat(typed).as("rendered an unexpected kind: %s", object.getKind()).containsKey(object.getKind());
+            assertThat(typed)
+                    .as("rendered an unexpected kind: %s", object.getKind())
+                    .containsKey(object.getKind());
             assertThat(object).as(object.getKind()).isInstanceOf(typed.get(object.getKind()));
             if (!(object instanceof GenericKubernetesResource)) {
-                assertThat(UnknownFields.in(object)).as("fields %s/%s does not define", object.getKind(),
-                        object.getMetadata().getName()).isEmpty();
+                assertThat(UnknownFields.in(object))
+                        .as(
+                                "fields %s/%s does not define",
+                                object.getKind(), object.getMetadata().getName())
+                        .isEmpty();
             }
         }
         assertThat(rendered.kinds()).as("object names are unique per kind").doesNotHaveDuplicates();
@@ -67,7 +91,8 @@ class ChartRenderTest {
     @EnumSource(ValueSet.class)
     void everyObjectCarriesTheStandardLabels(ValueSet values) {
         for (HasMetadata object : DroverChart.render(values).objects()) {
-            assertThat(object.getMetadata().getLabels()).as(object.getKind())
+            assertThat(object.getMetadata().getLabels())
+                    .as(object.getKind())
                     .containsEntry("app.kubernetes.io/instance", DroverChart.RELEASE)
                     .containsEntry("app.kubernetes.io/version", "0.1.0")
                     .containsEntry("app.kubernetes.io/part-of", "drover")
@@ -84,24 +109,28 @@ class ChartRenderTest {
         ClusterRole role = DroverChart.render(values).one(ClusterRole.class);
         Set<String> grants = new TreeSet<>();
         for (PolicyRule rule : role.getRules()) {
-            assertThat(rule.getResourceNames()).as("no rule is narrowed by name").isNullOrEmpty();
+            assertThat(rule.getResourceNames())
+                    .as("no rule is narrowed by name")
+                    .isNullOrEmpty();
             assertThat(rule.getNonResourceURLs()).isNullOrEmpty();
             for (String group : rule.getApiGroups()) {
                 for (String resource : rule.getResources()) {
                     assertThat(grants.add(group + " " + resource + " " + new TreeSet<>(rule.getVerbs())))
-                            .as("%s %s granted twice", group, resource).isTrue();
+                            .as("%s %s granted twice", group, resource)
+                            .isTrue();
                 }
             }
         }
-        assertThat(grants).containsExactlyInAnyOrder(
-                "drover.dev allocations [get, list, patch, update, watch]",
-                "drover.dev allocations/status [patch, update]",
-                "drover.dev allocations/snapshot [get]",
-                " events [create, patch]",
-                " nodes [get]",
-                " nodes/status [patch]",
-                "authentication.k8s.io tokenreviews [create]",
-                "authorization.k8s.io subjectaccessreviews [create]");
+        assertThat(grants)
+                .containsExactlyInAnyOrder(
+                        "drover.dev allocations [get, list, patch, update, watch]",
+                        "drover.dev allocations/status [patch, update]",
+                        "drover.dev allocations/snapshot [get]",
+                        " events [create, patch]",
+                        " nodes [get]",
+                        " nodes/status [patch]",
+                        "authentication.k8s.io tokenreviews [create]",
+                        "authorization.k8s.io subjectaccessreviews [create]");
     }
 
     @ParameterizedTest
@@ -110,25 +139,31 @@ class ChartRenderTest {
         Rendered rendered = DroverChart.render(values);
         ClusterRoleBinding binding = rendered.one(ClusterRoleBinding.class);
         ServiceAccount account = rendered.one(ServiceAccount.class);
-        assertThat(binding.getRoleRef().getName()).isEqualTo(rendered.one(ClusterRole.class).getMetadata().getName());
+        assertThat(binding.getRoleRef().getName())
+                .isEqualTo(rendered.one(ClusterRole.class).getMetadata().getName());
         assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
             assertThat(s.getKind()).isEqualTo("ServiceAccount");
             assertThat(s.getName()).isEqualTo(account.getMetadata().getName());
             assertThat(s.getNamespace()).isEqualTo(DroverChart.NAMESPACE);
         });
-        assertThat(rendered.pod().getServiceAccountName()).isEqualTo(account.getMetadata().getName());
+        assertThat(rendered.pod().getServiceAccountName())
+                .isEqualTo(account.getMetadata().getName());
     }
 
     @ParameterizedTest
     @EnumSource(ValueSet.class)
     void agentLearnsItsNodeNameFromTheDownwardApi(ValueSet values) {
         Rendered rendered = DroverChart.render(values);
-        assertThat(rendered.envVar("NODE_NAME")).hasValueSatisfying(
-                e -> assertThat(e.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("spec.nodeName"));
+        assertThat(rendered.envVar("NODE_NAME"))
+                .hasValueSatisfying(
+                        e -> assertThat(e.getValueFrom().getFieldRef().getFieldPath())
+                                .isEqualTo("spec.nodeName"));
     }
 
     @ParameterizedTest
-    @EnumSource(value = ValueSet.class, names = {"DEFAULTS", "CUSTOM"})
+    @EnumSource(
+            value = ValueSet.class,
+            names = {"DEFAULTS", "CUSTOM"})
     void stateLivesOnAHostPathMountedAtTheSamePath(ValueSet values) {
         Rendered rendered = DroverChart.render(values);
         String dataDir = values == ValueSet.CUSTOM ? "/data/drover" : "/var/lib/drover";
@@ -136,7 +171,8 @@ class ChartRenderTest {
         Volume data = volume(rendered, "data");
         assertThat(data.getHostPath().getPath()).isEqualTo(dataDir);
         assertThat(data.getHostPath().getType()).isEqualTo("DirectoryOrCreate");
-        assertThat(mount(rendered, "data").getMountPath()).as("task paths mean the same on host and in the container")
+        assertThat(mount(rendered, "data").getMountPath())
+                .as("task paths mean the same on host and in the container")
                 .isEqualTo(dataDir);
     }
 
@@ -166,19 +202,29 @@ class ChartRenderTest {
         assertThat(rendered.pod().getHostNetwork()).isNull();
         assertThat(rendered.pod().getRuntimeClassName()).isNull();
         assertThat(rendered.env()).doesNotContainKeys("DROVER_ENABLE_RAW_EXEC", "DROVER_RAW_EXEC_LAUNCHER");
-        assertThat(volume(rendered, "tmp").getEmptyDir()).as("a writable /tmp beside the read-only root").isNotNull();
+        assertThat(volume(rendered, "tmp").getEmptyDir())
+                .as("a writable /tmp beside the read-only root")
+                .isNotNull();
         assertThat(mount(rendered, "tmp").getMountPath()).isEqualTo("/tmp");
-        assertThat(rendered.pod().getVolumes()).as("the only host path is the data dir")
-                .filteredOn(v -> v.getHostPath() != null).extracting(Volume::getName).containsExactly("data");
+        assertThat(rendered.pod().getVolumes())
+                .as("the only host path is the data dir")
+                .filteredOn(v -> v.getHostPath() != null)
+                .extracting(Volume::getName)
+                .containsExactly("data");
     }
 
     @Test
     void probesAskHealthzAndReadyzOnTheMetricsPort() {
         var agent = DroverChart.render(ValueSet.DEFAULTS).agent();
-        assertThat(agent.getPorts()).filteredOn(p -> p.getName().equals("metrics")).singleElement().satisfies(p -> {
-            assertThat(p.getContainerPort()).isEqualTo(9090);
-            assertThat(p.getHostPort()).as("metrics stay inside the cluster network").isNull();
-        });
+        assertThat(agent.getPorts())
+                .filteredOn(p -> p.getName().equals("metrics"))
+                .singleElement()
+                .satisfies(p -> {
+                    assertThat(p.getContainerPort()).isEqualTo(9090);
+                    assertThat(p.getHostPort())
+                            .as("metrics stay inside the cluster network")
+                            .isNull();
+                });
         assertThat(agent.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/healthz");
         assertThat(agent.getLivenessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("metrics");
         assertThat(agent.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
@@ -188,10 +234,15 @@ class ChartRenderTest {
     @Test
     void theHttpsApiIsOpenOnTheNodeUnlessTurnedOff() {
         Rendered on = DroverChart.render(ValueSet.DEFAULTS);
-        assertThat(on.agent().getPorts()).filteredOn(p -> p.getName().equals("api")).singleElement().satisfies(p -> {
-            assertThat(p.getContainerPort()).isEqualTo(4646);
-            assertThat(p.getHostPort()).as("clients dial the node's address").isEqualTo(4646);
-        });
+        assertThat(on.agent().getPorts())
+                .filteredOn(p -> p.getName().equals("api"))
+                .singleElement()
+                .satisfies(p -> {
+                    assertThat(p.getContainerPort()).isEqualTo(4646);
+                    assertThat(p.getHostPort())
+                            .as("clients dial the node's address")
+                            .isEqualTo(4646);
+                });
         assertThat(on.env()).containsEntry("DROVER_API_PORT", "4646");
         Rendered off = DroverChart.render(ValueSet.DEFAULTS, Map.of("agent.apiPort", 0));
         assertThat(off.agent().getPorts()).extracting(p -> p.getName()).containsExactly("metrics");
@@ -203,7 +254,8 @@ class ChartRenderTest {
     void metricsServiceSelectsOnlyTheAgentPods(ValueSet values) {
         Rendered rendered = DroverChart.render(values);
         Service service = rendered.one(Service.class);
-        Map<String, String> podLabels = rendered.daemonSet().getSpec().getTemplate().getMetadata().getLabels();
+        Map<String, String> podLabels =
+                rendered.daemonSet().getSpec().getTemplate().getMetadata().getLabels();
         assertThat(service.getSpec().getSelector())
                 .isEqualTo(rendered.daemonSet().getSpec().getSelector().getMatchLabels());
         assertThat(podLabels).containsAllEntriesOf(service.getSpec().getSelector());
@@ -227,16 +279,28 @@ class ChartRenderTest {
         assertThat(volume(rendered, "config").getConfigMap().getName()).isEqualTo("drover");
         assertThat(mount(rendered, "config").getMountPath()).isEqualTo("/etc/drover");
         assertThat(rendered.daemonSet().getSpec().getTemplate().getMetadata().getAnnotations())
-                .as("a config change rolls the pods").containsKey("checksum/config");
+                .as("a config change rolls the pods")
+                .containsKey("checksum/config");
     }
 
     @Test
     void changedConfigChangesTheChecksumSoPodsRoll() {
-        String before = DroverChart.render(ValueSet.DEFAULTS).daemonSet().getSpec().getTemplate().getMetadata()
-                .getAnnotations().get("checksum/config");
+        String before = DroverChart.render(ValueSet.DEFAULTS)
+                .daemonSet()
+                .getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations()
+                .get("checksum/config");
         Rendered changed = DroverChart.render(ValueSet.DEFAULTS, Map.of("agent.config.logLevel", "debug"));
-        assertThat(changed.configMap("drover").orElseThrow().getData().get("agent.yaml")).contains("logLevel: debug");
-        assertThat(changed.daemonSet().getSpec().getTemplate().getMetadata().getAnnotations().get("checksum/config"))
+        assertThat(changed.configMap("drover").orElseThrow().getData().get("agent.yaml"))
+                .contains("logLevel: debug");
+        assertThat(changed.daemonSet()
+                        .getSpec()
+                        .getTemplate()
+                        .getMetadata()
+                        .getAnnotations()
+                        .get("checksum/config"))
                 .isNotEqualTo(before);
     }
 
@@ -248,25 +312,30 @@ class ChartRenderTest {
                 .startsWith("nsenter --target 1 --mount --uts --ipc --net --pid -- systemd-run --scope");
         assertThat(rendered.pod().getHostPID()).isTrue();
         assertThat(rendered.agent().getSecurityContext().getPrivileged()).isTrue();
-        assertThat(rendered.agent().getSecurityContext().getAllowPrivilegeEscalation()).isTrue();
+        assertThat(rendered.agent().getSecurityContext().getAllowPrivilegeEscalation())
+                .isTrue();
     }
 
     @Test
     void rawExecInsideTheContainerAddsNoPrivilege() {
         Rendered rendered = DroverChart.render(ValueSet.RAW_EXEC, Map.of("agent.rawExec.hostProcesses", false));
-        assertThat(rendered.env()).containsEntry("DROVER_ENABLE_RAW_EXEC", "true")
+        assertThat(rendered.env())
+                .containsEntry("DROVER_ENABLE_RAW_EXEC", "true")
                 .doesNotContainKey("DROVER_RAW_EXEC_LAUNCHER");
         assertThat(rendered.pod().getHostPID()).isNull();
         assertThat(rendered.agent().getSecurityContext().getPrivileged()).isFalse();
-        assertThat(rendered.agent().getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
+        assertThat(rendered.agent().getSecurityContext().getCapabilities().getDrop())
+                .containsExactly("ALL");
     }
 
     @Test
     void nvidiaThroughTheRuntimeClassNeedsNoPrivilege() {
         Rendered rendered = DroverChart.render(ValueSet.DEFAULTS, Map.of("devicePlugins.nvidia.enabled", true));
         assertThat(rendered.pod().getRuntimeClassName()).isEqualTo("nvidia");
-        assertThat(rendered.env()).containsEntry("NVIDIA_VISIBLE_DEVICES", "all")
-                .containsEntry("NVIDIA_DRIVER_CAPABILITIES", "utility").doesNotContainKey("LD_LIBRARY_PATH");
+        assertThat(rendered.env())
+                .containsEntry("NVIDIA_VISIBLE_DEVICES", "all")
+                .containsEntry("NVIDIA_DRIVER_CAPABILITIES", "utility")
+                .doesNotContainKey("LD_LIBRARY_PATH");
         assertThat(rendered.agent().getArgs()).containsSequence("--device-plugin", "nvidia");
         assertThat(rendered.agent().getSecurityContext().getPrivileged()).isFalse();
     }
@@ -281,8 +350,11 @@ class ChartRenderTest {
         VolumeMount mount = mount(rendered, "nvidia-ml");
         assertThat(mount.getReadOnly()).isTrue();
         assertThat(mount.getMountPath()).isEqualTo(rendered.env().get("LD_LIBRARY_PATH") + "/libnvidia-ml.so.1");
-        assertThat(rendered.agent().getSecurityContext().getPrivileged()).as("NVML opens /dev/nvidia*").isTrue();
-        assertThat(rendered.agent().getArgs()).containsSequence("--device-plugin", "nvidia")
+        assertThat(rendered.agent().getSecurityContext().getPrivileged())
+                .as("NVML opens /dev/nvidia*")
+                .isTrue();
+        assertThat(rendered.agent().getArgs())
+                .containsSequence("--device-plugin", "nvidia")
                 .containsSequence("--device-plugin", "fake:/etc/drover/fake-devices.yaml");
         assertThat(rendered.configMap("drover").orElseThrow().getData().get("fake-devices.yaml"))
                 .contains("GPU-fake-0");
@@ -303,10 +375,13 @@ class ChartRenderTest {
         assertThat(monitor.getApiVersion()).isEqualTo("monitoring.coreos.com/v1");
         assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "prometheus");
         JsonNode spec = YAML.valueToTree(monitor.getAdditionalProperties().get("spec"));
-        Map<String, String> selector = YAML.convertValue(spec.at("/selector/matchLabels"),
+        Map<String, String> selector = YAML.convertValue(
+                spec.at("/selector/matchLabels"),
                 YAML.getTypeFactory().constructMapType(Map.class, String.class, String.class));
         assertThat(rendered.one(Service.class).getMetadata().getLabels()).containsAllEntriesOf(selector);
-        assertThat(selector).as("selects the Service, not the pods").containsEntry("app.kubernetes.io/component", "metrics");
+        assertThat(selector)
+                .as("selects the Service, not the pods")
+                .containsEntry("app.kubernetes.io/component", "metrics");
         JsonNode endpoint = spec.at("/endpoints/0");
         assertThat(endpoint.at("/port").asText()).isEqualTo("metrics");
         assertThat(endpoint.at("/path").asText()).isEqualTo("/metrics");
@@ -316,26 +391,33 @@ class ChartRenderTest {
 
     @Test
     void dashboardConfigMapChartsEveryDroverMetric() throws IOException {
-        ConfigMap dashboard = DroverChart.render(ValueSet.GPU_MONITORING).configMap("drover-dashboard").orElseThrow();
+        ConfigMap dashboard = DroverChart.render(ValueSet.GPU_MONITORING)
+                .configMap("drover-dashboard")
+                .orElseThrow();
         assertThat(dashboard.getMetadata().getNamespace()).isEqualTo("monitoring");
         assertThat(dashboard.getMetadata().getLabels()).containsEntry("grafana_dashboard", "1");
         assertThat(dashboard.getMetadata().getAnnotations()).containsEntry("grafana_folder", "Drover");
         String json = dashboard.getData().get("drover.json");
-        assertThat(json).isEqualToIgnoringWhitespace(Files.readString(DroverChart.DIR.resolve("dashboards/drover.json")));
+        assertThat(json)
+                .isEqualToIgnoringWhitespace(Files.readString(DroverChart.DIR.resolve("dashboards/drover.json")));
         JsonNode board = new ObjectMapper().readTree(json);
         List<String> expressions = new ArrayList<>();
-        board.get("panels").forEach(p -> p.path("targets").forEach(t -> expressions.add(t.get("expr").asText())));
+        board.get("panels")
+                .forEach(p -> p.path("targets")
+                        .forEach(t -> expressions.add(t.get("expr").asText())));
         for (String metric : DROVER_METRICS) {
             assertThat(expressions).as("a panel charts %s", metric).anyMatch(e -> e.contains(metric));
         }
-        assertThat(expressions).anyMatch(e -> e.contains("operator_sdk_reconciliations"))
+        assertThat(expressions)
+                .anyMatch(e -> e.contains("operator_sdk_reconciliations"))
                 .anyMatch(e -> e.contains("jvm_"));
     }
 
     @Test
     void serviceMonitorWithoutTheServiceIsRefusedWithTheFix() {
-        assertThatThrownBy(() -> DroverChart.render(ValueSet.DEFAULTS,
-                Map.of("metrics.serviceMonitor.enabled", true, "metrics.service.enabled", false)))
+        assertThatThrownBy(() -> DroverChart.render(
+                        ValueSet.DEFAULTS,
+                        Map.of("metrics.serviceMonitor.enabled", true, "metrics.service.enabled", false)))
                 .hasMessageContaining("metrics.serviceMonitor.enabled needs metrics.service.enabled=true");
     }
 
@@ -345,13 +427,17 @@ class ChartRenderTest {
         assertThat(rendered.daemonSet().getMetadata().getName()).isEqualTo("node-agent");
         assertThat(rendered.agent().getImage()).isEqualTo("registry.example.com/platform/drover-agent:0.1.0-rc1");
         assertThat(rendered.agent().getImagePullPolicy()).isEqualTo("Always");
-        assertThat(rendered.pod().getImagePullSecrets()).singleElement()
+        assertThat(rendered.pod().getImagePullSecrets())
+                .singleElement()
                 .satisfies(s -> assertThat(s.getName()).isEqualTo("regcred"));
-        assertThat(rendered.agent().getResources().getLimits()).containsEntry("memory", new Quantity("1Gi"))
+        assertThat(rendered.agent().getResources().getLimits())
+                .containsEntry("memory", new Quantity("1Gi"))
                 .containsEntry("cpu", new Quantity("1"));
         assertThat(rendered.agent().getResources().getRequests()).containsEntry("cpu", new Quantity("200m"));
         assertThat(rendered.pod().getNodeSelector()).containsEntry("pool", "batch");
-        assertThat(rendered.pod().getTolerations()).extracting(Toleration::getKey).containsExactly("dedicated");
+        assertThat(rendered.pod().getTolerations())
+                .extracting(Toleration::getKey)
+                .containsExactly("dedicated");
         assertThat(rendered.pod().getPriorityClassName()).isEqualTo("drover-critical");
         assertThat(rendered.agent().getArgs()).endsWith("--kubeconfig", "/etc/kubernetes/drover.conf");
         assertThat(rendered.configMap("node-agent").orElseThrow().getData().get("agent.yaml"))
@@ -365,13 +451,19 @@ class ChartRenderTest {
     }
 
     private static Volume volume(Rendered rendered, String name) {
-        return rendered.pod().getVolumes().stream().filter(v -> v.getName().equals(name)).findFirst()
-                .orElseThrow(() -> new AssertionError("no volume " + name + " in " + rendered.pod().getVolumes().stream()
-                        .map(Volume::getName).collect(Collectors.joining(", "))));
+        return rendered.pod().getVolumes().stream()
+                .filter(v -> v.getName().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no volume " + name + " in "
+                        + rendered.pod().getVolumes().stream()
+                                .map(Volume::getName)
+                                .collect(Collectors.joining(", "))));
     }
 
     private static VolumeMount mount(Rendered rendered, String name) {
-        return rendered.agent().getVolumeMounts().stream().filter(m -> m.getName().equals(name)).findFirst()
+        return rendered.agent().getVolumeMounts().stream()
+                .filter(m -> m.getName().equals(name))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no mount of " + name));
     }
 }

@@ -52,7 +52,8 @@ class ChartSchemaTest {
 
     @Test
     void everyDurationSettingUsesTheOneGrammar() throws Exception {
-        JsonNode schema = new ObjectMapper().readTree(Path.of("../charts/drover/values.schema.json").toFile());
+        JsonNode schema = new ObjectMapper()
+                .readTree(Path.of("../charts/drover/values.schema.json").toFile());
         List<JsonNode> durations = new ArrayList<>();
         // the agent's settings; the ServiceMonitor's are Prometheus durations, another grammar
         collectDurations(schema.at("/properties/agent/properties/config"), durations);

@@ -19,8 +19,7 @@ final class DroverChart {
 
     private static final Pattern DOCUMENT_SEPARATOR = Pattern.compile("(?m)^---\\s*$");
 
-    private DroverChart() {
-    }
+    private DroverChart() {}
 
     static Helm helm() {
         return new Helm(DIR);
@@ -46,7 +45,8 @@ final class DroverChart {
     static List<HasMetadata> parse(String yaml) {
         List<HasMetadata> objects = new ArrayList<>();
         for (String document : DOCUMENT_SEPARATOR.split(yaml)) {
-            if (document.lines().allMatch(line -> line.isBlank() || line.stripLeading().startsWith("#"))) {
+            if (document.lines()
+                    .allMatch(line -> line.isBlank() || line.stripLeading().startsWith("#"))) {
                 continue;
             }
             objects.add(Serialization.unmarshal(document, HasMetadata.class));

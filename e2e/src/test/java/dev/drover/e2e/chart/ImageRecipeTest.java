@@ -23,15 +23,18 @@ class ImageRecipeTest {
         String jar = finalName.group(1) + ".jar";
 
         String options = "operator/src/main/resources/META-INF/drover/agent.options";
-        assertThat(dockerfile).contains("FROM eclipse-temurin:25-jre")
+        assertThat(dockerfile)
+                .contains("FROM eclipse-temurin:25-jre")
                 .contains("COPY operator/target/" + jar + " /app/" + jar)
                 .contains("COPY " + options + " /app/agent.options")
                 .contains("ENTRYPOINT [\"java\", \"@/app/agent.options\", \"-jar\", \"/app/" + jar + "\"]");
         assertThat(Files.readAllLines(Path.of("..", options)))
                 .as("the JVM options: native access for SQLite and NVML, heap from the container's limit")
-                .contains("--enable-native-access=ALL-UNNAMED", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError");
+                .contains(
+                        "--enable-native-access=ALL-UNNAMED", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError");
         assertThat(Files.readString(OPERATOR.resolve("Dockerfile.dockerignore")))
-                .as("the build context sends only the jar and its options").contains("!operator/target/" + jar)
+                .as("the build context sends only the jar and its options")
+                .contains("!operator/target/" + jar)
                 .contains("!" + options);
     }
 }

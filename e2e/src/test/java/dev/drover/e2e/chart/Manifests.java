@@ -25,15 +25,17 @@ final class Manifests {
             #   %s
             """;
 
-    private Manifests() {
-    }
+    private Manifests() {}
 
     /** File name → expected contents. */
     static Map<String, String> expected() {
         Map<String, String> files = new LinkedHashMap<>();
         files.put("crds.yaml", header("its crds/ directory") + crds());
-        files.put("drover.yaml", header("helm template " + DroverChart.RELEASE + " charts/drover --namespace "
-                + DroverChart.NAMESPACE) + namespace() + DroverChart.template(ValueSet.DEFAULTS, Map.of()));
+        files.put(
+                "drover.yaml",
+                header("helm template " + DroverChart.RELEASE + " charts/drover --namespace " + DroverChart.NAMESPACE)
+                        + namespace()
+                        + DroverChart.template(ValueSet.DEFAULTS, Map.of()));
         return files;
     }
 

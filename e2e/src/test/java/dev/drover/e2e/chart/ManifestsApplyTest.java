@@ -16,12 +16,15 @@ class ManifestsApplyTest {
 
     @TempDir
     Path dir;
+
     LocalApiServer server;
     Kubectl kubectl;
 
     @BeforeEach
     void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults().withCrds(List.of()).withNodes(List.of("local"))
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withCrds(List.of())
+                .withNodes(List.of("local"))
                 .withKubeconfig(dir.resolve("kubeconfig")));
         kubectl = new Kubectl(server.kubeconfig());
     }
@@ -35,22 +38,34 @@ class ManifestsApplyTest {
 
     @Test
     void applyingTheManifestsInstallsEverythingAndServesAllocations() {
-        assertThat(kubectl.run("get", "alloc").exitCode()).as("no Allocation type before the install").isNotZero();
+        assertThat(kubectl.run("get", "alloc").exitCode())
+                .as("no Allocation type before the install")
+                .isNotZero();
 
-        String out = kubectl.run("apply", "-f", Manifests.DIR.toString()).assertOk().out();
+        String out =
+                kubectl.run("apply", "-f", Manifests.DIR.toString()).assertOk().out();
 
-        assertThat(out).contains(
-                "customresourcedefinition.apiextensions.k8s.io/allocations.drover.dev created",
-                "namespace/drover-system created",
-                "serviceaccount/drover created",
-                "configmap/drover created",
-                "clusterrole.rbac.authorization.k8s.io/drover created",
-                "clusterrolebinding.rbac.authorization.k8s.io/drover created",
-                "service/drover-metrics created",
-                "daemonset.apps/drover created");
+        assertThat(out)
+                .contains(
+                        "customresourcedefinition.apiextensions.k8s.io/allocations.drover.dev created",
+                        "namespace/drover-system created",
+                        "serviceaccount/drover created",
+                        "configmap/drover created",
+                        "clusterrole.rbac.authorization.k8s.io/drover created",
+                        "clusterrolebinding.rbac.authorization.k8s.io/drover created",
+                        "service/drover-metrics created",
+                        "daemonset.apps/drover created");
         assertThat(kubectl.run("get", "alloc", "-A").assertOk().err()).contains("No resources found");
-        assertThat(kubectl.run("-n", "drover-system", "get", "daemonset", "drover",
-                "-o", "jsonpath={.spec.template.spec.priorityClassName}").assertOk().out())
+        assertThat(kubectl.run(
+                                "-n",
+                                "drover-system",
+                                "get",
+                                "daemonset",
+                                "drover",
+                                "-o",
+                                "jsonpath={.spec.template.spec.priorityClassName}")
+                        .assertOk()
+                        .out())
                 .isEqualTo("system-node-critical");
         kubectl.runWithInput("""
                 apiVersion: drover.dev/v1alpha1
@@ -61,7 +76,9 @@ class ManifestsApplyTest {
                   tasks:
                   - {name: web, driver: mock, config: {runFor: 1h}}
                 """, "apply", "-f", "-").assertOk();
-        assertThat(kubectl.run("get", "alloc", "hello", "-o", "jsonpath={.spec.nodeName}").assertOk().out())
+        assertThat(kubectl.run("get", "alloc", "hello", "-o", "jsonpath={.spec.nodeName}")
+                        .assertOk()
+                        .out())
                 .isEqualTo("local");
     }
 
@@ -69,7 +86,8 @@ class ManifestsApplyTest {
     void applyingTheManifestsAgainChangesNothing() {
         kubectl.run("apply", "-f", Manifests.DIR.toString()).assertOk();
 
-        String again = kubectl.run("apply", "-f", Manifests.DIR.toString()).assertOk().out();
+        String again =
+                kubectl.run("apply", "-f", Manifests.DIR.toString()).assertOk().out();
 
         assertThat(again.lines()).isNotEmpty().allMatch(line -> line.endsWith(" unchanged"), "ends with unchanged");
     }

@@ -24,22 +24,28 @@ class ManifestsTest {
                 Files.createDirectories(Manifests.DIR);
                 Files.writeString(path, file.getValue());
             }
-            assertThat(Files.exists(path)).as("%s is missing; create it with: %s", path, Manifests.REFRESH).isTrue();
+            assertThat(Files.exists(path))
+                    .as("%s is missing; create it with: %s", path, Manifests.REFRESH)
+                    .isTrue();
             assertThat(Files.readString(path))
                     .as("%s differs from the chart's output; refresh it with: %s", path, Manifests.REFRESH)
                     .isEqualTo(file.getValue());
         }
         try (var files = Files.list(Manifests.DIR)) {
             assertThat(files.map(p -> p.getFileName().toString()))
-                    .as("manifests/ holds only generated files").containsExactlyInAnyOrderElementsOf(Manifests.expected().keySet());
+                    .as("manifests/ holds only generated files")
+                    .containsExactlyInAnyOrderElementsOf(Manifests.expected().keySet());
         }
     }
 
     @Test
     void manifestsInstallTheCrdAndTheNamespaceBeforeAnythingThatNeedsThem() throws IOException {
         List<HasMetadata> crds = DroverChart.parse(Files.readString(Manifests.DIR.resolve("crds.yaml")));
-        assertThat(crds).singleElement().isInstanceOfSatisfying(CustomResourceDefinition.class,
-                crd -> assertThat(crd.getMetadata().getName()).isEqualTo("allocations.drover.dev"));
+        assertThat(crds)
+                .singleElement()
+                .isInstanceOfSatisfying(
+                        CustomResourceDefinition.class,
+                        crd -> assertThat(crd.getMetadata().getName()).isEqualTo("allocations.drover.dev"));
         List<HasMetadata> rest = DroverChart.parse(Files.readString(Manifests.DIR.resolve("drover.yaml")));
         assertThat(rest.getFirst()).isInstanceOf(Namespace.class);
         assertThat(rest.getFirst().getMetadata().getName()).isEqualTo(DroverChart.NAMESPACE);

@@ -22,17 +22,22 @@ record Rendered(List<HasMetadata> objects) {
     <T extends HasMetadata> T one(Class<T> type) {
         List<T> found = all(type);
         if (found.size() != 1) {
-            throw new AssertionError("expected one " + type.getSimpleName() + ", rendered " + found.size() + ": " + kinds());
+            throw new AssertionError(
+                    "expected one " + type.getSimpleName() + ", rendered " + found.size() + ": " + kinds());
         }
         return found.getFirst();
     }
 
     Optional<GenericKubernetesResource> generic(String kind) {
-        return all(GenericKubernetesResource.class).stream().filter(r -> kind.equals(r.getKind())).findFirst();
+        return all(GenericKubernetesResource.class).stream()
+                .filter(r -> kind.equals(r.getKind()))
+                .findFirst();
     }
 
     Optional<ConfigMap> configMap(String name) {
-        return all(ConfigMap.class).stream().filter(c -> name.equals(c.getMetadata().getName())).findFirst();
+        return all(ConfigMap.class).stream()
+                .filter(c -> name.equals(c.getMetadata().getName()))
+                .findFirst();
     }
 
     DaemonSet daemonSet() {
@@ -53,7 +58,8 @@ record Rendered(List<HasMetadata> objects) {
 
     /** The agent container's plain (value) environment variables. */
     Map<String, String> env() {
-        return agent().getEnv().stream().filter(e -> e.getValueFrom() == null)
+        return agent().getEnv().stream()
+                .filter(e -> e.getValueFrom() == null)
                 .collect(Collectors.toMap(EnvVar::getName, e -> e.getValue() == null ? "" : e.getValue()));
     }
 
@@ -62,6 +68,8 @@ record Rendered(List<HasMetadata> objects) {
     }
 
     List<String> kinds() {
-        return objects.stream().map(o -> o.getKind() + "/" + o.getMetadata().getName()).toList();
+        return objects.stream()
+                .map(o -> o.getKind() + "/" + o.getMetadata().getName())
+                .toList();
     }
 }

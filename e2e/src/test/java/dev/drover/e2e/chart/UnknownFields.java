@@ -16,8 +16,7 @@ final class UnknownFields {
 
     private static final String MODEL_PACKAGE = "io.fabric8.kubernetes.api.model";
 
-    private UnknownFields() {
-    }
+    private UnknownFields() {}
 
     /** Paths such as {@code spec.template.spec.hostPid} of every unknown field under {@code root}. */
     static List<String> in(Object root) {
@@ -28,7 +27,7 @@ final class UnknownFields {
 
     private static void walk(Object value, String path, List<String> found) {
         switch (value) {
-            case null -> { }
+            case null -> {}
             case List<?> list -> {
                 for (int i = 0; i < list.size(); i++) {
                     walk(list.get(i), path + "[" + i + "]", found);
@@ -45,8 +44,10 @@ final class UnknownFields {
 
     private static void walkModel(Object model, String path, List<String> found) {
         for (Method getter : model.getClass().getMethods()) {
-            if (getter.getParameterCount() != 0 || Modifier.isStatic(getter.getModifiers())
-                    || getter.getDeclaringClass() == Object.class || !getter.getName().startsWith("get")) {
+            if (getter.getParameterCount() != 0
+                    || Modifier.isStatic(getter.getModifiers())
+                    || getter.getDeclaringClass() == Object.class
+                    || !getter.getName().startsWith("get")) {
                 continue;
             }
             Object child = invoke(getter, model);

@@ -6,13 +6,19 @@ import java.util.List;
 import java.util.Map;
 
 /** The mock driver's config, every option docs/drivers.md lists. Null durations mean "not given". */
-record MockConfig(Duration runFor, int exitCode, String startError, boolean startErrorRecoverable,
-                  Duration startBlockFor, Duration killAfter, String stdoutString, int stdoutRepeat,
-                  Duration stdoutRepeatDuration) {
+record MockConfig(
+        Duration runFor,
+        int exitCode,
+        String startError,
+        boolean startErrorRecoverable,
+        Duration startBlockFor,
+        Duration killAfter,
+        String stdoutString,
+        int stdoutRepeat,
+        Duration stdoutRepeatDuration) {
 
     /** The parsed config and every problem found; the config is meaningful only when there are none. */
-    record Parsed(MockConfig config, List<String> problems) {
-    }
+    record Parsed(MockConfig config, List<String> problems) {}
 
     static Parsed parse(Map<String, Object> raw) {
         ConfigReader r = new ConfigReader(raw);
@@ -37,8 +43,16 @@ record MockConfig(Duration runFor, int exitCode, String startError, boolean star
         if (recoverable != null && startError == null) {
             r.problem("config.startErrorRecoverable: only means something with startError");
         }
-        MockConfig c = new MockConfig(runFor, exitCode == null ? 0 : exitCode, startError, Boolean.TRUE.equals(recoverable),
-                startBlockFor, killAfter, stdout, repeat == null ? 0 : repeat, repeatEvery);
+        MockConfig c = new MockConfig(
+                runFor,
+                exitCode == null ? 0 : exitCode,
+                startError,
+                Boolean.TRUE.equals(recoverable),
+                startBlockFor,
+                killAfter,
+                stdout,
+                repeat == null ? 0 : repeat,
+                repeatEvery);
         return new Parsed(c, r.problems());
     }
 }

@@ -47,6 +47,7 @@ public final class MockDriver implements Driver {
     static final long MAX_BYTES_PER_SECOND = 64 << 10;
     /** The shortest time between two repeats. */
     static final Duration MIN_REPEAT_PERIOD = Duration.ofMillis(10);
+
     private static final Logger LOG = LoggerFactory.getLogger(MockDriver.class);
     private static final LogThrottle WRITE_FAILURES = new LogThrottle(Duration.ofSeconds(30));
 
@@ -148,8 +149,10 @@ public final class MockDriver implements Driver {
             previous.finish(ExitResult.signalled("SIGKILL"));
         }
         if (runFor != null) {
-            t.timer = scheduler.schedule(() -> t.finish(ExitResult.code(config.exitCode())),
-                    Math.max(0, runFor.toNanos()), TimeUnit.NANOSECONDS);
+            t.timer = scheduler.schedule(
+                    () -> t.finish(ExitResult.code(config.exitCode())),
+                    Math.max(0, runFor.toNanos()),
+                    TimeUnit.NANOSECONDS);
         }
         if (task != null && config.stdoutString() != null) {
             Path stdout = task.stdout();
@@ -166,13 +169,17 @@ public final class MockDriver implements Driver {
             if (config.stdoutRepeat() > 0) {
                 int[] left = {config.stdoutRepeat()};
                 long every = repeatPeriod(config.stdoutRepeatDuration(), line).toNanos();
-                t.output = scheduler.scheduleAtFixedRate(() -> {
-                    if (left[0]-- > 0 && !t.exit.isDone()) {
-                        write(stdout, line);
-                    } else {
-                        t.output.cancel(false);
-                    }
-                }, every, every, TimeUnit.NANOSECONDS);
+                t.output = scheduler.scheduleAtFixedRate(
+                        () -> {
+                            if (left[0]-- > 0 && !t.exit.isDone()) {
+                                write(stdout, line);
+                            } else {
+                                t.output.cancel(false);
+                            }
+                        },
+                        every,
+                        every,
+                        TimeUnit.NANOSECONDS);
             }
         }
     }
@@ -193,8 +200,13 @@ public final class MockDriver implements Driver {
             Files.writeString(file, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         } catch (IOException e) {
             // Fails on every write while the disk is full: one line per file and interval, with the count.
-            WRITE_FAILURES.log(file.toString(), suppressed -> LOG.warn("mock task could not write {}: {}{}", file,
-                    e.toString(), suppressed == 0 ? "" : " (" + suppressed + " failed writes not logged before this)"));
+            WRITE_FAILURES.log(
+                    file.toString(),
+                    suppressed -> LOG.warn(
+                            "mock task could not write {}: {}{}",
+                            file,
+                            e.toString(),
+                            suppressed == 0 ? "" : " (" + suppressed + " failed writes not logged before this)"));
         }
     }
 
@@ -202,8 +214,8 @@ public final class MockDriver implements Driver {
     public CompletableFuture<ExitResult> exit(TaskHandle handle) {
         MockTask t = tasks.get(handle.taskId());
         if (t == null) {
-            return CompletableFuture.failedFuture(new DriverException("no mock task " + handle.taskId()
-                    + " in this agent (recover it first)"));
+            return CompletableFuture.failedFuture(
+                    new DriverException("no mock task " + handle.taskId() + " in this agent (recover it first)"));
         }
         return t.exit;
     }
@@ -221,7 +233,8 @@ public final class MockDriver implements Driver {
         } else if (killAfter.compareTo(timeout) < 0) {
             scheduler.schedule(() -> t.finish(ExitResult.signalled(sig)), killAfter.toNanos(), TimeUnit.NANOSECONDS);
         } else {
-            scheduler.schedule(() -> t.finish(ExitResult.signalled("SIGKILL")), timeout.toNanos(), TimeUnit.NANOSECONDS);
+            scheduler.schedule(
+                    () -> t.finish(ExitResult.signalled("SIGKILL")), timeout.toNanos(), TimeUnit.NANOSECONDS);
         }
         try {
             t.exit.get();
@@ -252,10 +265,15 @@ public final class MockDriver implements Driver {
         long runForNanos = handle.longState("runForNanos", -1);
         Duration runFor = runForNanos < 0 ? null : Duration.ofNanos(runForNanos);
         int exitCode = (int) handle.longState("exitCode", 0);
-        Duration remaining = runFor == null ? null : runFor.minus(Duration.between(handle.startedAt(), clock.instant()));
+        Duration remaining =
+                runFor == null ? null : runFor.minus(Duration.between(handle.startedAt(), clock.instant()));
         MockConfig config = new MockConfig(runFor, exitCode, null, false, null, null, null, 0, null);
-        run(handle, null, config, handle.startedAt(), remaining == null ? null
-                : (remaining.isNegative() ? Duration.ZERO : remaining));
+        run(
+                handle,
+                null,
+                config,
+                handle.startedAt(),
+                remaining == null ? null : (remaining.isNegative() ? Duration.ZERO : remaining));
         return handle;
     }
 

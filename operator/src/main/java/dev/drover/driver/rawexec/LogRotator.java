@@ -105,8 +105,10 @@ public final class LogRotator implements AutoCloseable {
             Path first = dir.resolve(base + ".1");
             Files.deleteIfExists(first);
             try (FileChannel in = FileChannel.open(current, StandardOpenOption.READ);
-                 FileChannel out = FileChannel.open(first, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
-                         PosixFilePermissions.asFileAttribute(MODE))) {
+                    FileChannel out = FileChannel.open(
+                            first,
+                            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                            PosixFilePermissions.asFileAttribute(MODE))) {
                 long size = in.size();
                 for (long done = 0; done < size; ) {
                     done += in.transferTo(done, size - done, out);

@@ -21,21 +21,26 @@ final class Orphans implements AutoCloseable {
     /** Completes once the process {@code pid} that started at {@code startTime} is gone. */
     CompletableFuture<ExitResult> watch(long pid, long startTime) {
         CompletableFuture<ExitResult> exit = new CompletableFuture<>();
-        Thread watcher = Thread.ofVirtual().name("drover-raw-exec-orphan-" + pid).unstarted(() -> {
-            try {
-                while (!closed && Procs.isSame(pid, startTime)) {
-                    Thread.sleep(POLL);
-                }
-                if (!closed) {
-                    exit.complete(new ExitResult(-1, null, "the task (pid " + pid + ") ended after its supervisor"
-                            + " died, so its exit status is unknown"));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                watchers.remove(Thread.currentThread());
-            }
-        });
+        Thread watcher = Thread.ofVirtual()
+                .name("drover-raw-exec-orphan-" + pid)
+                .unstarted(() -> {
+                    try {
+                        while (!closed && Procs.isSame(pid, startTime)) {
+                            Thread.sleep(POLL);
+                        }
+                        if (!closed) {
+                            exit.complete(new ExitResult(
+                                    -1,
+                                    null,
+                                    "the task (pid " + pid + ") ended after its supervisor"
+                                            + " died, so its exit status is unknown"));
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        watchers.remove(Thread.currentThread());
+                    }
+                });
         watchers.add(watcher);
         watcher.start();
         return exit;

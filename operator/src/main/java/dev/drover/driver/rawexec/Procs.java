@@ -12,8 +12,7 @@ final class Procs {
     /** Clock ticks per second of /proc times; 100 on every Linux this runs on. */
     private static final long TICKS_PER_SECOND = 100;
 
-    private Procs() {
-    }
+    private Procs() {}
 
     /**
      * The start time of {@code pid} in clock ticks since boot (field 22 of
@@ -38,8 +37,11 @@ final class Procs {
     /** The command line of {@code pid}, arguments joined by spaces; empty when there is no such process. */
     static String commandLine(long pid) {
         try {
-            return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
-                    java.nio.charset.StandardCharsets.UTF_8).replace('\0', ' ').trim();
+            return new String(
+                            Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+                            java.nio.charset.StandardCharsets.UTF_8)
+                    .replace('\0', ' ')
+                    .trim();
         } catch (IOException e) {
             return "";
         }

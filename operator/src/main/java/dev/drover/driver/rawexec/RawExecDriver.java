@@ -63,8 +63,7 @@ public final class RawExecDriver implements Driver {
         return NAME;
     }
 
-    private record Config(String command, List<String> args) {
-    }
+    private record Config(String command, List<String> args) {}
 
     private static Config parse(Map<String, Object> raw, List<String> problems) {
         ConfigReader r = new ConfigReader(raw);
@@ -118,10 +117,19 @@ public final class RawExecDriver implements Driver {
         }
         TaskEnvironment.write(status.resolve("env"), TaskEnvironment.of(task));
         List<String> argv = new ArrayList<>(launcher);
-        argv.addAll(List.of("setsid", "/bin/sh", "-c", Supervisor.SCRIPT, "drover-supervisor",
-                status.toString(), task.stdout().toString(), task.stderr().toString(), command.toString()));
+        argv.addAll(List.of(
+                "setsid",
+                "/bin/sh",
+                "-c",
+                Supervisor.SCRIPT,
+                "drover-supervisor",
+                status.toString(),
+                task.stdout().toString(),
+                task.stderr().toString(),
+                command.toString()));
         argv.addAll(config.args());
-        ProcessBuilder pb = new ProcessBuilder(argv).directory(task.taskDir().toFile())
+        ProcessBuilder pb = new ProcessBuilder(argv)
+                .directory(task.taskDir().toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
@@ -134,7 +142,12 @@ public final class RawExecDriver implements Driver {
             throw new DriverStartException("cannot start the supervisor: " + e.getMessage(), true, e);
         }
         PidFile started = awaitPid(status, supervisor);
-        TaskHandle handle = handle(task, status, started.pid(), started.startTime(), supervisor.pid(),
+        TaskHandle handle = handle(
+                task,
+                status,
+                started.pid(),
+                started.startTime(),
+                supervisor.pid(),
                 Procs.startTime(supervisor.pid()).orElse(-1));
         rotator.watch(task.stdout());
         rotator.watch(task.stderr());
@@ -142,16 +155,20 @@ public final class RawExecDriver implements Driver {
         return handle;
     }
 
-    private TaskHandle handle(TaskConfig task, Path status, long pid, long pidStart, long supervisorPid,
-                              long supervisorStart) {
-        return new TaskHandle(NAME, task.id(), clock.instant(), Map.of(
-                "pid", Long.toString(pid),
-                "pidStart", Long.toString(pidStart),
-                "supervisorPid", Long.toString(supervisorPid),
-                "supervisorStart", Long.toString(supervisorStart),
-                "statusDir", status.toString(),
-                "stdout", task.stdout().toString(),
-                "stderr", task.stderr().toString()));
+    private TaskHandle handle(
+            TaskConfig task, Path status, long pid, long pidStart, long supervisorPid, long supervisorStart) {
+        return new TaskHandle(
+                NAME,
+                task.id(),
+                clock.instant(),
+                Map.of(
+                        "pid", Long.toString(pid),
+                        "pidStart", Long.toString(pidStart),
+                        "supervisorPid", Long.toString(supervisorPid),
+                        "supervisorStart", Long.toString(supervisorStart),
+                        "statusDir", status.toString(),
+                        "stdout", task.stdout().toString(),
+                        "stderr", task.stderr().toString()));
     }
 
     /**
@@ -165,7 +182,8 @@ public final class RawExecDriver implements Driver {
         Path status = task.taskDir().resolve(STATUS_DIR);
         long supervisorPid;
         try {
-            supervisorPid = Long.parseLong(Files.readString(status.resolve("supervisor")).trim());
+            supervisorPid = Long.parseLong(
+                    Files.readString(status.resolve("supervisor")).trim());
         } catch (IOException | NumberFormatException e) {
             return Optional.empty(); // none recorded, or a torn file from a crash: nothing is running it
         }
@@ -173,8 +191,10 @@ public final class RawExecDriver implements Driver {
             // The supervisor is gone (or its PID is another process's now); its task may still run.
             Optional<PidFile> orphan = PidFile.read(status.resolve("pid"))
                     .filter(p -> !Files.exists(status.resolve("exit")) && Procs.isSame(p.pid(), p.startTime()));
-            return orphan.isEmpty() ? Optional.empty() : Optional.of(recover(
-                    handle(task, status, orphan.get().pid(), orphan.get().startTime(), supervisorPid, -1)));
+            return orphan.isEmpty()
+                    ? Optional.empty()
+                    : Optional.of(recover(handle(
+                            task, status, orphan.get().pid(), orphan.get().startTime(), supervisorPid, -1)));
         }
         Path pidFile = status.resolve("pid");
         long deadline = System.nanoTime() + PID_WAIT.toNanos();
@@ -186,10 +206,18 @@ public final class RawExecDriver implements Driver {
                 throw new DriverException("interrupted while taking over a running task", e);
             }
         }
-        PidFile started = PidFile.read(pidFile).orElseThrow(() -> new DriverException("task " + task.id()
-                + " has a supervisor (pid " + supervisorPid + ") from an earlier start but no readable pid file"));
-        long start = started.startTime() >= 0 ? started.startTime() : Procs.startTime(started.pid()).orElse(-1);
-        return Optional.of(recover(handle(task, status, started.pid(), start, supervisorPid,
+        PidFile started = PidFile.read(pidFile)
+                .orElseThrow(() -> new DriverException("task " + task.id() + " has a supervisor (pid " + supervisorPid
+                        + ") from an earlier start but no readable pid file"));
+        long start = started.startTime() >= 0
+                ? started.startTime()
+                : Procs.startTime(started.pid()).orElse(-1);
+        return Optional.of(recover(handle(
+                task,
+                status,
+                started.pid(),
+                start,
+                supervisorPid,
                 Procs.startTime(supervisorPid).orElse(-1))));
     }
 
@@ -202,8 +230,8 @@ public final class RawExecDriver implements Driver {
         static Optional<PidFile> read(Path file) {
             try {
                 String[] words = Files.readString(file).trim().split(" ");
-                return Optional.of(new PidFile(Long.parseLong(words[0]),
-                        words.length > 1 ? Long.parseLong(words[1]) : -1));
+                return Optional.of(
+                        new PidFile(Long.parseLong(words[0]), words.length > 1 ? Long.parseLong(words[1]) : -1));
             } catch (IOException | NumberFormatException e) {
                 return Optional.empty();
             }
@@ -215,12 +243,14 @@ public final class RawExecDriver implements Driver {
         Path pidFile = status.resolve("pid");
         while (System.nanoTime() < deadline) {
             if (Files.exists(pidFile)) {
-                return PidFile.read(pidFile).orElseThrow(() -> new DriverStartException("unreadable pid file "
-                        + pidFile, true));
+                return PidFile.read(pidFile)
+                        .orElseThrow(() -> new DriverStartException("unreadable pid file " + pidFile, true));
             }
             if (!supervisor.isAlive() && !Files.exists(pidFile)) {
-                throw new DriverStartException("the task's supervisor exited before starting it (exit "
-                        + supervisor.exitValue() + "); is setsid installed?", true);
+                throw new DriverStartException(
+                        "the task's supervisor exited before starting it (exit " + supervisor.exitValue()
+                                + "); is setsid installed?",
+                        true);
             }
             try {
                 Thread.sleep(5);
@@ -243,18 +273,25 @@ public final class RawExecDriver implements Driver {
     private static ExitResult readExit(Path exitFile) {
         try {
             int code = Integer.parseInt(Files.readString(exitFile).trim());
-            return code > 128 && code < 128 + 65 ? ExitResult.signalled(Signals.name(code - 128)) : ExitResult.code(code);
+            return code > 128 && code < 128 + 65
+                    ? ExitResult.signalled(Signals.name(code - 128))
+                    : ExitResult.code(code);
         } catch (IOException | NumberFormatException e) {
-            return new ExitResult(-1, null, "the task's supervisor ended without recording an exit status ("
-                    + exitFile + ": " + e.getMessage() + ")");
+            return new ExitResult(
+                    -1,
+                    null,
+                    "the task's supervisor ended without recording an exit status (" + exitFile + ": " + e.getMessage()
+                            + ")");
         }
     }
 
     @Override
     public CompletableFuture<ExitResult> exit(TaskHandle handle) {
         CompletableFuture<ExitResult> f = exits.get(handle.taskId());
-        return f != null ? f : CompletableFuture.failedFuture(
-                new DriverException("no raw_exec task " + handle.taskId() + " in this agent (recover it first)"));
+        return f != null
+                ? f
+                : CompletableFuture.failedFuture(new DriverException(
+                        "no raw_exec task " + handle.taskId() + " in this agent (recover it first)"));
     }
 
     @Override
@@ -281,7 +318,8 @@ public final class RawExecDriver implements Driver {
     private static void signalGroup(long pgid, String signal) throws DriverException {
         try {
             Process kill = new ProcessBuilder("kill", "-s", signal.substring(3), "--", "-" + pgid)
-                    .redirectErrorStream(true).start();
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(kill.getInputStream().readAllBytes());
             if (!kill.waitFor(10, TimeUnit.SECONDS)) {
                 kill.destroyForcibly();
@@ -355,7 +393,8 @@ public final class RawExecDriver implements Driver {
         }
         Duration cpu = Procs.cpuTime(pid);
         long rss = Procs.residentBytes(pid);
-        for (ProcessHandle child : ProcessHandle.of(pid).map(p -> p.descendants().toList()).orElse(List.of())) {
+        for (ProcessHandle child :
+                ProcessHandle.of(pid).map(p -> p.descendants().toList()).orElse(List.of())) {
             cpu = cpu.plus(Procs.cpuTime(child.pid()));
             rss += Procs.residentBytes(child.pid());
         }

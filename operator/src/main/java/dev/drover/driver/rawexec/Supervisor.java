@@ -36,6 +36,5 @@ final class Supervisor {
             echo "$code" > "$status/exit.tmp" && mv "$status/exit.tmp" "$status/exit"
             """;
 
-    private Supervisor() {
-    }
+    private Supervisor() {}
 }

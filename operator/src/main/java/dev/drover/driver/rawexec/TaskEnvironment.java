@@ -28,10 +28,10 @@ final class TaskEnvironment {
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     /** What a shell would pass on by itself; the launch file unsets those the task does not set. */
     private static final Set<String> SHELL_OWNED = Set.of("PWD", "OLDPWD", "SHLVL", "_");
+
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
-    private TaskEnvironment() {
-    }
+    private TaskEnvironment() {}
 
     /** The task's whole environment. */
     static Map<String, String> of(TaskConfig task) {
@@ -56,24 +56,35 @@ final class TaskEnvironment {
         script.append('\n');
         for (Map.Entry<String, String> e : env.entrySet()) {
             if (!NAME.matcher(e.getKey()).matches()) {
-                throw new DriverStartException("environment variable name '" + e.getKey() + "' is not a shell"
-                        + " identifier (letters, digits and '_', not starting with a digit)", false);
+                throw new DriverStartException(
+                        "environment variable name '" + e.getKey() + "' is not a shell"
+                                + " identifier (letters, digits and '_', not starting with a digit)",
+                        false);
             }
             if (e.getValue().indexOf('\0') >= 0) {
-                throw new DriverStartException("environment variable " + e.getKey() + " contains a NUL character,"
-                        + " which no process environment can hold", false);
+                throw new DriverStartException(
+                        "environment variable " + e.getKey() + " contains a NUL character,"
+                                + " which no process environment can hold",
+                        false);
             }
-            script.append("export ").append(e.getKey()).append("='")
-                    .append(e.getValue().replace("'", "'\\''")).append("'\n");
+            script.append("export ")
+                    .append(e.getKey())
+                    .append("='")
+                    .append(e.getValue().replace("'", "'\\''"))
+                    .append("'\n");
         }
         try {
             Files.deleteIfExists(file);
-            Files.writeString(Files.createFile(file, PosixFilePermissions.asFileAttribute(
-                            PosixFilePermissions.fromString("rw-------"))), script, StandardCharsets.UTF_8,
-                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            Files.writeString(
+                    Files.createFile(
+                            file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))),
+                    script,
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
-            throw new DriverStartException("cannot write the task's environment to " + file + ": " + e.getMessage(),
-                    true, e);
+            throw new DriverStartException(
+                    "cannot write the task's environment to " + file + ": " + e.getMessage(), true, e);
         }
     }
 }

@@ -20,8 +20,10 @@ public final class LogsHook implements TaskPrestartHook {
         try {
             Files.createDirectories(ctx.paths().logsDir());
         } catch (IOException e) {
-            throw new TaskHookException(TaskEventType.SetupFailure,
-                    "could not create the logs directory " + ctx.paths().logsDir() + ": " + e.getMessage(), e);
+            throw new TaskHookException(
+                    TaskEventType.SetupFailure,
+                    "could not create the logs directory " + ctx.paths().logsDir() + ": " + e.getMessage(),
+                    e);
         }
     }
 }

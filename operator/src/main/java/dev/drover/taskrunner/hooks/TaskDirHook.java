@@ -42,8 +42,10 @@ public final class TaskDirHook implements TaskPrestartHook {
         try {
             dirs.build(ctx.task().getName());
         } catch (IOException | IllegalArgumentException e) {
-            throw new TaskHookException(TaskEventType.SetupFailure,
-                    "could not build the task directory " + ctx.paths().taskDir() + ": " + e.getMessage(), e);
+            throw new TaskHookException(
+                    TaskEventType.SetupFailure,
+                    "could not build the task directory " + ctx.paths().taskDir() + ": " + e.getMessage(),
+                    e);
         }
     }
 }

@@ -8,13 +8,12 @@ import java.util.List;
 /** The prestart hooks every task gets, in order, followed by any the agent adds (device reservation). */
 public final class TaskHooks {
 
-    private TaskHooks() {
-    }
+    private TaskHooks() {}
 
-    public static List<TaskPrestartHook> defaults(DriverRegistry drivers, TaskDirHook.TaskDirs dirs,
-                                                  List<TaskPrestartHook> extra) {
-        List<TaskPrestartHook> hooks = new ArrayList<>(List.of(new ValidateHook(drivers), new TaskDirHook(dirs),
-                new LogsHook(), new EnvHook()));
+    public static List<TaskPrestartHook> defaults(
+            DriverRegistry drivers, TaskDirHook.TaskDirs dirs, List<TaskPrestartHook> extra) {
+        List<TaskPrestartHook> hooks = new ArrayList<>(
+                List.of(new ValidateHook(drivers), new TaskDirHook(dirs), new LogsHook(), new EnvHook()));
         hooks.addAll(extra);
         return List.copyOf(hooks);
     }

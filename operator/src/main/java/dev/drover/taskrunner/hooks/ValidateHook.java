@@ -1,7 +1,7 @@
 package dev.drover.taskrunner.hooks;
 
-import dev.drover.common.UserText;
 import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.common.UserText;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.taskrunner.TaskHookContext;
 import dev.drover.taskrunner.TaskHookException;
@@ -25,8 +25,10 @@ public final class ValidateHook implements TaskPrestartHook {
     @Override
     public void prestart(TaskHookContext ctx) throws TaskHookException {
         String driver = ctx.task().getDriver();
-        List<String> problems = drivers.unavailable(driver).map(List::of)
-                .orElseGet(() -> drivers.find(driver).orElseThrow().validate(ctx.task().effectiveConfig()));
+        List<String> problems = drivers.unavailable(driver)
+                .map(List::of)
+                .orElseGet(() ->
+                        drivers.find(driver).orElseThrow().validate(ctx.task().effectiveConfig()));
         if (!problems.isEmpty()) {
             throw new TaskHookException(TaskEventType.FailedValidation, UserText.join(problems, "; "));
         }

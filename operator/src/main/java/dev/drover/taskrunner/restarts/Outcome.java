@@ -12,18 +12,15 @@ public sealed interface Outcome {
     }
 
     /** Starting the task failed. */
-    record StartFailed(String error, boolean recoverable) implements Outcome {
-    }
+    record StartFailed(String error, boolean recoverable) implements Outcome {}
 
     /** The agent killed the task on purpose (stop, sibling failure, leader death, destroy). */
-    record Killed() implements Outcome {
-    }
+    record Killed() implements Outcome {}
 
     /**
      * A restart was asked for: by a user or a spec change ({@code failure} false: the
      * restart is free), or because something failed around the task ({@code failure} true:
      * it counts against the policy like a failed exit).
      */
-    record RestartRequested(boolean failure) implements Outcome {
-    }
+    record RestartRequested(boolean failure) implements Outcome {}
 }

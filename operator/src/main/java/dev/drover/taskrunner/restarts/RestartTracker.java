@@ -1,10 +1,10 @@
 package dev.drover.taskrunner.restarts;
 
-import dev.drover.common.Durations;
 import dev.drover.api.v1alpha1.AllocationType;
 import dev.drover.api.v1alpha1.LifecycleHook;
 import dev.drover.api.v1alpha1.RestartMode;
 import dev.drover.api.v1alpha1.RestartPolicy;
+import dev.drover.common.Durations;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -40,8 +40,13 @@ public final class RestartTracker {
      * @param hook    the task's lifecycle hook, null for a main task
      * @param sidecar whether a lifecycle task keeps running beside the main tasks
      */
-    public RestartTracker(RestartPolicy.Resolved policy, AllocationType type, LifecycleHook hook, boolean sidecar,
-                          InstantSource clock, RandomGenerator random) {
+    public RestartTracker(
+            RestartPolicy.Resolved policy,
+            AllocationType type,
+            LifecycleHook hook,
+            boolean sidecar,
+            InstantSource clock,
+            RandomGenerator random) {
         this.policy = Objects.requireNonNull(policy, "policy");
         this.restartOnCleanExit = restartsOnCleanExit(type, hook, sidecar);
         this.clock = clock;

@@ -27,6 +27,7 @@ class MockDriverTest {
 
     @TempDir
     Path dir;
+
     final MockDriver driver = new MockDriver(Clock.systemUTC());
 
     @AfterEach
@@ -35,14 +36,23 @@ class MockDriverTest {
     }
 
     TaskConfig task(String name, Map<String, Object> config) {
-        return new TaskConfig("default", "alloc", name, config, Map.of(), dir, dir.resolve(name), dir.resolve("logs"),
+        return new TaskConfig(
+                "default",
+                "alloc",
+                name,
+                config,
+                Map.of(),
+                dir,
+                dir.resolve(name),
+                dir.resolve("logs"),
                 dir.resolve(name).resolve("secrets"));
     }
 
     long logBytes(String task) throws Exception {
         long total = 0;
         try (var files = Files.list(dir.resolve("logs"))) {
-            for (Path f : files.filter(f -> f.getFileName().toString().startsWith(task + ".stdout.")).toList()) {
+            for (Path f : files.filter(f -> f.getFileName().toString().startsWith(task + ".stdout."))
+                    .toList()) {
                 total += Files.size(f);
             }
         }
@@ -55,8 +65,9 @@ class MockDriverTest {
      */
     @Test
     void aHostileRepeatWritesABoundedAmountPerSecond() throws Exception {
-        TaskHandle h = driver.start(task("t", Map.of("stdoutString", "x".repeat(999), "stdoutRepeat", 1_000_000_000,
-                "stdoutRepeatDuration", "1ns")));
+        TaskHandle h = driver.start(task(
+                "t",
+                Map.of("stdoutString", "x".repeat(999), "stdoutRepeat", 1_000_000_000, "stdoutRepeatDuration", "1ns")));
         long begin = System.nanoTime();
         Thread.sleep(1000); // a rate is measured over time: there is nothing to await
         long written = logBytes("t");
@@ -70,16 +81,18 @@ class MockDriverTest {
     void repeatedOutputIsRotated() throws Exception {
         Path logs = dir.resolve("logs");
         try (LogRotator small = new LogRotator(1024, 3, Duration.ofMillis(20));
-             MockDriver d = new MockDriver(Clock.systemUTC(), small)) {
-            TaskHandle h = d.start(task("t", Map.of("stdoutString", "y".repeat(99), "stdoutRepeat", 100_000,
-                    "stdoutRepeatDuration", "10ms")));
+                MockDriver d = new MockDriver(Clock.systemUTC(), small)) {
+            TaskHandle h = d.start(task(
+                    "t",
+                    Map.of("stdoutString", "y".repeat(99), "stdoutRepeat", 100_000, "stdoutRepeatDuration", "10ms")));
             await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(logs.resolve("t.stdout.2")));
             d.destroy(h);
         } // the rotator has stopped: the files hold still (mid-rotation t.stdout.1 is briefly absent)
         assertThat(logs.resolve("t.stdout.3")).doesNotExist();
         for (String f : List.of("t.stdout.0", "t.stdout.1", "t.stdout.2")) {
             assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(logs.resolve(f))))
-                    .as(f).isEqualTo("rw-r-----");
+                    .as(f)
+                    .isEqualTo("rw-r-----");
         }
         for (String f : List.of("t.stdout.1", "t.stdout.2")) {
             assertThat(Files.size(logs.resolve(f))).as(f).isLessThan(4096);
@@ -121,13 +134,16 @@ class MockDriverTest {
 
     @Test
     void startErrorsCarryTheirRecoverability() {
-        assertThatThrownBy(() -> driver.start(task("t", Map.of("startError", "no disk", "startErrorRecoverable", true))))
+        assertThatThrownBy(
+                        () -> driver.start(task("t", Map.of("startError", "no disk", "startErrorRecoverable", true))))
                 .isInstanceOfSatisfying(DriverStartException.class, e -> {
                     assertThat(e).hasMessage("no disk");
                     assertThat(e.recoverable()).isTrue();
                 });
         assertThatThrownBy(() -> driver.start(task("t", Map.of("startError", "bad image"))))
-                .isInstanceOfSatisfying(DriverStartException.class, e -> assertThat(e.recoverable()).isFalse());
+                .isInstanceOfSatisfying(
+                        DriverStartException.class,
+                        e -> assertThat(e.recoverable()).isFalse());
     }
 
     @Test
@@ -139,8 +155,9 @@ class MockDriverTest {
 
     @Test
     void writesStdoutAndRepeatsIt() throws Exception {
-        TaskHandle h = driver.start(task("t", Map.of("stdoutString", "hello", "stdoutRepeat", 2,
-                "stdoutRepeatDuration", "20ms", "runFor", "200ms")));
+        TaskHandle h = driver.start(task(
+                "t",
+                Map.of("stdoutString", "hello", "stdoutRepeat", 2, "stdoutRepeatDuration", "20ms", "runFor", "200ms")));
         driver.exit(h).get(5, TimeUnit.SECONDS);
         assertThat(Files.readAllLines(dir.resolve("logs/t.stdout.0"))).containsExactly("hello", "hello", "hello");
     }
@@ -148,21 +165,33 @@ class MockDriverTest {
     @Test
     void aWriteFailingOnEveryRepeatIsLoggedOnceNotPerWrite() throws Exception {
         java.nio.file.Files.writeString(dir.resolve("logs"), "a file where the logs directory should be");
-        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(MockDriver.class);
+        ch.qos.logback.classic.Logger log =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(MockDriver.class);
         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
                 new ch.qos.logback.core.read.ListAppender<>();
         lines.start();
         log.addAppender(lines);
         try {
-            TaskHandle h = driver.start(task("t", Map.of("stdoutString", "hello", "stdoutRepeat", 100,
-                    "stdoutRepeatDuration", "1ms", "runFor", "500ms")));
+            TaskHandle h = driver.start(task(
+                    "t",
+                    Map.of(
+                            "stdoutString",
+                            "hello",
+                            "stdoutRepeat",
+                            100,
+                            "stdoutRepeatDuration",
+                            "1ms",
+                            "runFor",
+                            "500ms")));
             driver.exit(h).get(5, TimeUnit.SECONDS);
         } finally {
             log.detachAppender(lines);
         }
         // the log file cannot be created (one line), and then every write fails: one more line, not one per write
-        assertThat(lines.list).as("a full disk fails every write: one line, not one per write")
-                .filteredOn(l -> l.getFormattedMessage().contains("could not write")).hasSize(1);
+        assertThat(lines.list)
+                .as("a full disk fails every write: one line, not one per write")
+                .filteredOn(l -> l.getFormattedMessage().contains("could not write"))
+                .hasSize(1);
         assertThat(lines.list).hasSizeLessThanOrEqualTo(2);
     }
 
@@ -190,7 +219,10 @@ class MockDriverTest {
 
     @Test
     void recoveredTaskPastItsTimeReportsItsExitAtOnce() throws Exception {
-        TaskHandle old = new TaskHandle("mock", "default/a/t", Instant.now().minusSeconds(60),
+        TaskHandle old = new TaskHandle(
+                "mock",
+                "default/a/t",
+                Instant.now().minusSeconds(60),
                 Map.of("runForNanos", Long.toString(Duration.ofSeconds(1).toNanos()), "exitCode", "0"));
         driver.recover(old);
         assertThat(driver.exit(old).get(1, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
@@ -222,6 +254,7 @@ class MockDriverTest {
 
     private static long schedulerThreads() {
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().equals("drover-mock-driver") && t.isAlive()).count();
+                .filter(t -> t.getName().equals("drover-mock-driver") && t.isAlive())
+                .count();
     }
 }

@@ -14,16 +14,26 @@ import java.util.Map;
  */
 public final class AgentProcess {
 
-    private AgentProcess() {
-    }
+    private AgentProcess() {}
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
         LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
         RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
-        TaskConfig task = new TaskConfig("default", "a", "t",
-                Map.of("command", "/bin/sh", "args", List.of("-c", "while [ ! -e release ]; do sleep 0.05; done; exit 6")),
-                Map.of(), dir, dir.resolve("t"), dir.resolve("logs"), dir.resolve("t/secrets"));
+        TaskConfig task = new TaskConfig(
+                "default",
+                "a",
+                "t",
+                Map.of(
+                        "command",
+                        "/bin/sh",
+                        "args",
+                        List.of("-c", "while [ ! -e release ]; do sleep 0.05; done; exit 6")),
+                Map.of(),
+                dir,
+                dir.resolve("t"),
+                dir.resolve("logs"),
+                dir.resolve("t/secrets"));
         java.nio.file.Files.createDirectories(dir.resolve("t"));
         TaskHandle h = driver.start(task);
         StringBuilder line = new StringBuilder("HANDLE ").append(h.startedAt());

@@ -27,6 +27,7 @@ class RawExecDriverTest {
 
     @TempDir
     Path dir;
+
     final LogRotator rotator = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
     final RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
     final List<TaskHandle> started = new ArrayList<>();
@@ -39,15 +40,24 @@ class RawExecDriverTest {
             // The supervisor writes the exit status after the task dies: let it finish before @TempDir is removed.
             long supervisor = h.longState("supervisorPid", -1);
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> ProcessHandle.of(supervisor).map(p -> !p.isAlive()).orElse(true));
+                    .until(() ->
+                            ProcessHandle.of(supervisor).map(p -> !p.isAlive()).orElse(true));
         }
         driver.close();
         rotator.close();
     }
 
     TaskConfig task(String name, String script, Map<String, String> env) {
-        return new TaskConfig("default", "alloc", name, Map.of("command", "/bin/sh", "args", List.of("-c", script)),
-                env, dir.resolve("alloc"), dir.resolve(name), dir.resolve("alloc/logs"), dir.resolve(name + "/secrets"));
+        return new TaskConfig(
+                "default",
+                "alloc",
+                name,
+                Map.of("command", "/bin/sh", "args", List.of("-c", script)),
+                env,
+                dir.resolve("alloc"),
+                dir.resolve(name),
+                dir.resolve("alloc/logs"),
+                dir.resolve(name + "/secrets"));
     }
 
     TaskHandle start(String name, String script) throws Exception {
@@ -63,8 +73,8 @@ class RawExecDriverTest {
         Path seen = dir.resolve("launched");
         Files.writeString(launcher, "#!/bin/sh\necho \"$1 $2\" > '" + seen + "'\nshift 2\nexec \"$@\"\n");
         launcher.toFile().setExecutable(true);
-        try (RawExecDriver launched = new RawExecDriver(Clock.systemUTC(), rotator,
-                List.of(launcher.toString(), "--slice", "drover.slice"))) {
+        try (RawExecDriver launched = new RawExecDriver(
+                Clock.systemUTC(), rotator, List.of(launcher.toString(), "--slice", "drover.slice"))) {
             Files.createDirectories(dir.resolve("t"));
             TaskHandle h = launched.start(task("t", "exit 4", Map.of()));
             started.add(h);
@@ -90,7 +100,8 @@ class RawExecDriverTest {
             assertThat(nextAgent.stats(second).memoryBytes()).isPositive();
 
             nextAgent.stop(second, Duration.ofSeconds(2), "SIGTERM");
-            assertThat(nextAgent.exit(second).get(10, TimeUnit.SECONDS).exitCode()).isNotZero();
+            assertThat(nextAgent.exit(second).get(10, TimeUnit.SECONDS).exitCode())
+                    .isNotZero();
         }
         assertThat(Files.readAllLines(starts)).containsExactly("started");
     }
@@ -104,7 +115,8 @@ class RawExecDriverTest {
         Path starts = dir.resolve("starts");
         TaskHandle first = start("t", "echo started >> " + starts + "; exec sleep 60");
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(starts));
-        ProcessHandle supervisor = ProcessHandle.of(first.longState("supervisorPid", -1)).orElseThrow();
+        ProcessHandle supervisor =
+                ProcessHandle.of(first.longState("supervisorPid", -1)).orElseThrow();
         supervisor.destroyForcibly();
         supervisor.onExit().get(10, TimeUnit.SECONDS);
 
@@ -113,9 +125,11 @@ class RawExecDriverTest {
             assertThat(second.longState("pid", -1)).isEqualTo(first.longState("pid", -2));
             assertThat(second.longState("pidStart", -1)).isEqualTo(first.longState("pidStart", -2));
             nextAgent.stop(second, Duration.ofSeconds(2), "SIGTERM");
-            assertThat(nextAgent.exit(second).get(10, TimeUnit.SECONDS).successful()).isFalse();
+            assertThat(nextAgent.exit(second).get(10, TimeUnit.SECONDS).successful())
+                    .isFalse();
         }
-        assertThat(Procs.isSame(first.longState("pid", -1), first.longState("pidStart", -2))).isFalse();
+        assertThat(Procs.isSame(first.longState("pid", -1), first.longState("pidStart", -2)))
+                .isFalse();
         assertThat(Files.readAllLines(starts)).containsExactly("started");
     }
 
@@ -124,7 +138,9 @@ class RawExecDriverTest {
         Path starts = dir.resolve("starts");
         TaskHandle first = start("t", "echo started >> " + starts);
         assertThat(driver.exit(first).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
-        await().atMost(Duration.ofSeconds(10)).until(() -> Procs.commandLine(first.longState("supervisorPid", -1)).isEmpty());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        Procs.commandLine(first.longState("supervisorPid", -1)).isEmpty());
 
         TaskHandle again = start("t", "echo started >> " + starts);
         assertThat(driver.exit(again).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
@@ -165,7 +181,8 @@ class RawExecDriverTest {
         long child = Long.parseLong(Files.readString(childPid).trim());
         assertThat(ProcessHandle.of(child)).isPresent();
         driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
-        await().atMost(Duration.ofSeconds(5)).until(() -> ProcessHandle.of(child).map(p -> !p.isAlive()).orElse(true));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> ProcessHandle.of(child).map(p -> !p.isAlive()).orElse(true));
     }
 
     @Test
@@ -197,14 +214,15 @@ class RawExecDriverTest {
     void aTaskWhoseSupervisorDiedIsTakenOverAndItsKillReachesIt() throws Exception {
         TaskHandle h = start("t", "exec sleep 60");
         long pid = h.longState("pid", -1);
-        ProcessHandle supervisor = ProcessHandle.of(h.longState("supervisorPid", -1)).orElseThrow();
+        ProcessHandle supervisor =
+                ProcessHandle.of(h.longState("supervisorPid", -1)).orElseThrow();
         supervisor.destroyForcibly();
         supervisor.onExit().get(10, TimeUnit.SECONDS);
         driver.close();
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
 
         try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
-             RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2)) {
+                RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2)) {
             TaskHandle recovered = again.recover(h);
             assertThat(recovered.longState("pid", -1)).isEqualTo(pid);
             assertThat(again.exit(recovered)).isNotDone();
@@ -222,12 +240,13 @@ class RawExecDriverTest {
     void theEndOfATaskWhoseSupervisorDiedIsNoticed() throws Exception {
         Path release = dir.resolve("release");
         TaskHandle h = start("t", "while [ ! -e " + release + " ]; do sleep 0.05; done; exit 4");
-        ProcessHandle supervisor = ProcessHandle.of(h.longState("supervisorPid", -1)).orElseThrow();
+        ProcessHandle supervisor =
+                ProcessHandle.of(h.longState("supervisorPid", -1)).orElseThrow();
         supervisor.destroyForcibly();
         supervisor.onExit().get(10, TimeUnit.SECONDS);
 
         try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
-             RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2)) {
+                RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2)) {
             TaskHandle recovered = again.recover(h);
             assertThat(again.exit(recovered)).isNotDone();
             Files.writeString(release, "");
@@ -256,14 +275,18 @@ class RawExecDriverTest {
         TaskHandle stale = new TaskHandle(h.driver(), "default/alloc/other", h.startedAt(), state);
         try (LogRotator r2 = new LogRotator(1 << 20, 3, Duration.ofMillis(50))) {
             RawExecDriver again = new RawExecDriver(Clock.systemUTC(), r2);
-            assertThatThrownBy(() -> again.recover(stale)).isInstanceOf(DriverException.class).hasMessageContaining("is gone");
+            assertThatThrownBy(() -> again.recover(stale))
+                    .isInstanceOf(DriverException.class)
+                    .hasMessageContaining("is gone");
         }
     }
 
     @Test
     void environmentAndOutputReachTheTask() throws Exception {
         Files.createDirectories(dir.resolve("t"));
-        TaskHandle h = driver.start(task("t", "echo \"$DROVER_TASK_NAME $GREETING\"; echo oops >&2",
+        TaskHandle h = driver.start(task(
+                "t",
+                "echo \"$DROVER_TASK_NAME $GREETING\"; echo oops >&2",
                 Map.of("DROVER_TASK_NAME", "t", "GREETING", "hello")));
         started.add(h);
         driver.exit(h).get(10, TimeUnit.SECONDS);
@@ -274,8 +297,16 @@ class RawExecDriverTest {
     TaskHandle startCommand(RawExecDriver d, String command, List<String> args, Map<String, String> env)
             throws Exception {
         Files.createDirectories(dir.resolve("t"));
-        TaskHandle h = d.start(new TaskConfig("default", "alloc", "t", Map.of("command", command, "args", args), env,
-                dir.resolve("alloc"), dir.resolve("t"), dir.resolve("alloc/logs"), dir.resolve("t/secrets")));
+        TaskHandle h = d.start(new TaskConfig(
+                "default",
+                "alloc",
+                "t",
+                Map.of("command", command, "args", args),
+                env,
+                dir.resolve("alloc"),
+                dir.resolve("t"),
+                dir.resolve("alloc/logs"),
+                dir.resolve("t/secrets")));
         started.add(h);
         return h;
     }
@@ -283,7 +314,8 @@ class RawExecDriverTest {
     /** The task's environment as {@code env -0} printed it to its stdout. */
     Map<String, String> printedEnvironment() throws Exception {
         Map<String, String> env = new HashMap<>();
-        for (String entry : Files.readString(dir.resolve("alloc/logs/t.stdout.0")).split("\0")) {
+        for (String entry :
+                Files.readString(dir.resolve("alloc/logs/t.stdout.0")).split("\0")) {
             if (!entry.isEmpty()) {
                 env.put(entry.substring(0, entry.indexOf('=')), entry.substring(entry.indexOf('=') + 1));
             }
@@ -294,33 +326,37 @@ class RawExecDriverTest {
     /** The task sees PATH, HOME and its own variables, and nothing of the agent's (it saw the JVM's whole env). */
     @Test
     void theTaskSeesOnlyItsDocumentedEnvironment() throws Exception {
-        TaskHandle h = startCommand(driver, "/usr/bin/env", List.of("-0"),
-                Map.of("DROVER_TASK_NAME", "t", "GREETING", "hello"));
+        TaskHandle h = startCommand(
+                driver, "/usr/bin/env", List.of("-0"), Map.of("DROVER_TASK_NAME", "t", "GREETING", "hello"));
         assertThat(driver.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
-        assertThat(printedEnvironment()).isEqualTo(Map.of(
-                "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                "HOME", dir.resolve("t").toString(),
-                "DROVER_TASK_NAME", "t",
-                "GREETING", "hello"));
+        assertThat(printedEnvironment())
+                .isEqualTo(Map.of(
+                        "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                        "HOME", dir.resolve("t").toString(),
+                        "DROVER_TASK_NAME", "t",
+                        "GREETING", "hello"));
     }
 
     /** What the agent's side adds before the supervisor (here a launcher setting a variable) stays there. */
     @Test
     void theAgentsVariablesNeverReachTheTask() throws Exception {
-        try (RawExecDriver launched = new RawExecDriver(Clock.systemUTC(), rotator,
+        try (RawExecDriver launched = new RawExecDriver(
+                Clock.systemUTC(),
+                rotator,
                 List.of("/usr/bin/env", "AGENT_SECRET=leaked", "HTTPS_PROXY=http://proxy:3128"))) {
             TaskHandle h = startCommand(launched, "/usr/bin/env", List.of("-0"), Map.of("GREETING", "hello"));
             assertThat(launched.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
         }
-        assertThat(printedEnvironment()).containsEntry("GREETING", "hello")
+        assertThat(printedEnvironment())
+                .containsEntry("GREETING", "hello")
                 .doesNotContainKeys("AGENT_SECRET", "HTTPS_PROXY");
     }
 
     /** The supervisor's mv and setsid are not looked up through the task's PATH (the task never started). */
     @Test
     void aTaskPathThatFindsNothingStillStartsAnAbsoluteCommand() throws Exception {
-        TaskHandle h = startCommand(driver, "/bin/sh", List.of("-c", "echo \"$PATH\"; exit 3"),
-                Map.of("PATH", "/nonexistent"));
+        TaskHandle h = startCommand(
+                driver, "/bin/sh", List.of("-c", "echo \"$PATH\"; exit 3"), Map.of("PATH", "/nonexistent"));
         assertThat(driver.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(3));
         assertThat(Files.readString(dir.resolve("alloc/logs/t.stdout.0"))).isEqualTo("/nonexistent\n");
     }
@@ -328,13 +364,15 @@ class RawExecDriverTest {
     /** The task's LD_PRELOAD and other variables are the task's alone: the supervisor runs without them. */
     @Test
     void theTasksVariablesNeverEnterTheSupervisor() throws Exception {
-        TaskHandle h = startCommand(driver, "/bin/sleep", List.of("60"),
-                Map.of("LD_PRELOAD", "/nonexistent.so", "GREETING", "hello"));
+        TaskHandle h = startCommand(
+                driver, "/bin/sleep", List.of("60"), Map.of("LD_PRELOAD", "/nonexistent.so", "GREETING", "hello"));
         String supervisor = Files.readString(Path.of("/proc", h.state().get("supervisorPid"), "environ"));
-        assertThat(supervisor.split("\0")).containsExactly("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        assertThat(supervisor.split("\0"))
+                .containsExactly("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         Path task = Path.of("/proc", h.state().get("pid"), "environ"); // the launching shell's until it execs
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Files.readString(task).split("\0"))
-                .contains("LD_PRELOAD=/nonexistent.so", "GREETING=hello"));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(Files.readString(task).split("\0"))
+                        .contains("LD_PRELOAD=/nonexistent.so", "GREETING=hello"));
         assertThat(driver.stats(h).memoryBytes()).isPositive();
     }
 
@@ -362,16 +400,23 @@ class RawExecDriverTest {
     @Test
     void taskLogsAreReadableByOwnerAndGroupOnlyWhateverTheUmask() throws Exception {
         try (LogRotator small = new LogRotator(16, 3, Duration.ofHours(1));
-             RawExecDriver permissive = new RawExecDriver(Clock.systemUTC(), small,
-                     List.of("/bin/sh", "-c", "umask 0; exec \"$@\"", "permissive-umask"))) {
-            TaskHandle h = startCommand(permissive, "/bin/sh", List.of("-c", "echo a line longer than sixteen bytes;"
-                    + " echo oops >&2"), Map.of());
+                RawExecDriver permissive = new RawExecDriver(
+                        Clock.systemUTC(),
+                        small,
+                        List.of("/bin/sh", "-c", "umask 0; exec \"$@\"", "permissive-umask"))) {
+            TaskHandle h = startCommand(
+                    permissive,
+                    "/bin/sh",
+                    List.of("-c", "echo a line longer than sixteen bytes;" + " echo oops >&2"),
+                    Map.of());
             assertThat(permissive.exit(h).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
             Path logs = dir.resolve("alloc/logs");
             small.rotateIfFull(logs.resolve("t.stdout.0"));
             for (String log : List.of("t.stdout.0", "t.stdout.1", "t.stderr.0")) {
-                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(
-                        logs.resolve(log)))).as(log).isEqualTo("rw-r-----");
+                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
+                                Files.getPosixFilePermissions(logs.resolve(log))))
+                        .as(log)
+                        .isEqualTo("rw-r-----");
             }
         }
     }
@@ -381,7 +426,9 @@ class RawExecDriverTest {
         try (LogRotator small = new LogRotator(1024, 3, Duration.ofMillis(20))) {
             RawExecDriver d = new RawExecDriver(Clock.systemUTC(), small);
             Files.createDirectories(dir.resolve("t"));
-            TaskHandle h = d.start(task("t", "i=0; while [ $i -lt 400 ]; do echo line-$i-xxxxxxxxxxxxxxxxxxxx; i=$((i+1)); sleep 0.002; done",
+            TaskHandle h = d.start(task(
+                    "t",
+                    "i=0; while [ $i -lt 400 ]; do echo line-$i-xxxxxxxxxxxxxxxxxxxx; i=$((i+1)); sleep 0.002; done",
                     Map.of()));
             started.add(h);
             d.exit(h).get(30, TimeUnit.SECONDS);
@@ -398,8 +445,16 @@ class RawExecDriverTest {
 
     @Test
     void aMissingCommandIsAnUnrecoverableStartError() {
-        TaskConfig t = new TaskConfig("default", "alloc", "t", Map.of("command", "bin/nope"), Map.of(),
-                dir, dir.resolve("t"), dir.resolve("logs"), dir.resolve("t/secrets"));
+        TaskConfig t = new TaskConfig(
+                "default",
+                "alloc",
+                "t",
+                Map.of("command", "bin/nope"),
+                Map.of(),
+                dir,
+                dir.resolve("t"),
+                dir.resolve("logs"),
+                dir.resolve("t/secrets"));
         assertThatThrownBy(() -> driver.start(t)).isInstanceOfSatisfying(DriverStartException.class, e -> {
             assertThat(e.recoverable()).isFalse();
             assertThat(e).hasMessageContaining("does not exist or is not executable");
@@ -408,11 +463,12 @@ class RawExecDriverTest {
 
     @Test
     void configIsValidatedStrictly() {
-        assertThat(driver.validate(Map.of("comand", "/bin/true"))).containsExactly(
-                "config.command: is required (an absolute path, or one relative to the task directory)",
-                "config.comand: unknown key (known: command, args)");
-        assertThat(driver.validate(Map.of("command", "/bin/true", "args", "x"))).containsExactly(
-                "config.args: \"x\" is not a list of strings");
+        assertThat(driver.validate(Map.of("comand", "/bin/true")))
+                .containsExactly(
+                        "config.command: is required (an absolute path, or one relative to the task directory)",
+                        "config.comand: unknown key (known: command, args)");
+        assertThat(driver.validate(Map.of("command", "/bin/true", "args", "x")))
+                .containsExactly("config.args: \"x\" is not a list of strings");
     }
 
     @Test

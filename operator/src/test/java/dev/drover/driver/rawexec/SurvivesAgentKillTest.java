@@ -27,8 +27,14 @@ class SurvivesAgentKillTest {
     @Test
     void taskOutlivesASigkilledAgentAndIsRecovered() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process agent = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                AgentProcess.class.getName(), dir.toString()).redirectErrorStream(true).start();
+        Process agent = new ProcessBuilder(
+                        java,
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        AgentProcess.class.getName(),
+                        dir.toString())
+                .redirectErrorStream(true)
+                .start();
         TaskHandle handle;
         try (BufferedReader out = new BufferedReader(new InputStreamReader(agent.getInputStream()))) {
             String line;
@@ -48,15 +54,19 @@ class SurvivesAgentKillTest {
         }
         long pid = handle.longState("pid", -1);
         try {
-            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).as("task alive after the agent died").contains(true);
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive))
+                    .as("task alive after the agent died")
+                    .contains(true);
             try (LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-                 RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+                    RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
                 TaskHandle recovered = driver.recover(handle);
                 Files.writeString(dir.resolve("t/release"), "");
                 assertThat(driver.exit(recovered).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(6));
             }
         } finally {
-            new ProcessBuilder(List.of("kill", "-KILL", "--", "-" + pid)).start().waitFor(5, TimeUnit.SECONDS);
+            new ProcessBuilder(List.of("kill", "-KILL", "--", "-" + pid))
+                    .start()
+                    .waitFor(5, TimeUnit.SECONDS);
         }
     }
 }

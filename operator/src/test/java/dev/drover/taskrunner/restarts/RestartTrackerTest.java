@@ -67,42 +67,257 @@ class RestartTrackerTest {
     }
 
     static RestartPolicy.Resolved policy(int attempts, String interval, String delay, RestartMode mode) {
-        return new RestartPolicy.Resolved(attempts, dev.drover.common.Durations.parse(interval),
-                dev.drover.common.Durations.parse(delay), mode);
+        return new RestartPolicy.Resolved(
+                attempts, dev.drover.common.Durations.parse(interval), dev.drover.common.Durations.parse(delay), mode);
     }
 
     /** Table: one outcome on a fresh tracker → the kind, whether failed, the reason. */
     static Stream<Arguments> firstDecisions() {
         return Stream.of(
-                Arguments.of("service clean exit restarts", SERVICE, AllocationType.Service, null, false, CLEAN, RESTART, false, "Restart within policy"),
-                Arguments.of("batch clean exit terminates", BATCH, AllocationType.Batch, null, false, CLEAN, TERMINATED, false, "Restart unnecessary as task terminated successfully"),
-                Arguments.of("batch failure restarts", BATCH, AllocationType.Batch, null, false, FAILED, RESTART, false, "Restart within policy"),
-                Arguments.of("batch exit 0 by signal is a failure", BATCH, AllocationType.Batch, null, false, new Outcome.Exited(0, "SIGKILL", null), RESTART, false, "Restart within policy"),
-                Arguments.of("attempts 0: clean batch exit terminates", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Batch, null, false, CLEAN, TERMINATED, false, "Restart unnecessary as task terminated successfully"),
-                Arguments.of("attempts 0: failure is not restarted", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Batch, null, false, FAILED, NOT_RESTARTING, true, "Policy allows no restarts"),
-                Arguments.of("attempts 0: clean service exit is not restarted", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Service, null, false, CLEAN, NOT_RESTARTING, true, "Policy allows no restarts"),
-                Arguments.of("recoverable start error restarts", SERVICE, AllocationType.Service, null, false, new Outcome.StartFailed("busy", true), RESTART, false, "Restart within policy"),
-                Arguments.of("unrecoverable start error fails", SERVICE, AllocationType.Service, null, false, new Outcome.StartFailed("no such file", false), NOT_RESTARTING, true, "Error was unrecoverable"),
-                Arguments.of("killed is never restarted", SERVICE, AllocationType.Service, null, false, new Outcome.Killed(), KILLED, false, "Task was killed"),
-                Arguments.of("prestart clean exit terminates even in a service", SERVICE, AllocationType.Service, LifecycleHook.Prestart, false, CLEAN, TERMINATED, false, "Restart unnecessary as task terminated successfully"),
-                Arguments.of("prestart sidecar clean exit restarts", SERVICE, AllocationType.Batch, LifecycleHook.Prestart, true, CLEAN, RESTART, false, "Restart within policy"),
-                Arguments.of("poststart clean exit terminates", SERVICE, AllocationType.Service, LifecycleHook.Poststart, false, CLEAN, TERMINATED, false, "Restart unnecessary as task terminated successfully"),
-                Arguments.of("poststart sidecar clean exit restarts", SERVICE, AllocationType.Batch, LifecycleHook.Poststart, true, CLEAN, RESTART, false, "Restart within policy"),
-                Arguments.of("poststop never restarts on a clean exit", SERVICE, AllocationType.Service, LifecycleHook.Poststop, true, CLEAN, TERMINATED, false, "Restart unnecessary as task terminated successfully"),
-                Arguments.of("poststop failure restarts under the policy", SERVICE, AllocationType.Service, LifecycleHook.Poststop, false, FAILED, RESTART, false, "Restart within policy"),
-                Arguments.of("batch exit 0 with an error is a failure", BATCH, AllocationType.Batch, null, false, new Outcome.Exited(0, null, "out of memory"), RESTART, false, "Restart within policy"),
-                Arguments.of("manual restart is immediate", SERVICE, AllocationType.Service, null, false, new Outcome.RestartRequested(false), RESTART, false, "Restart requested"),
-                Arguments.of("restart requested for a failure counts under the policy", SERVICE, AllocationType.Service, null, false, new Outcome.RestartRequested(true), RESTART, false, "Restart within policy"),
-                Arguments.of("attempts 0: manual restart still happens", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Service, null, false, new Outcome.RestartRequested(false), RESTART, false, "Restart requested"),
-                Arguments.of("attempts 0: killed is still killed", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Service, null, false, new Outcome.Killed(), KILLED, false, "Task was killed"),
-                Arguments.of("attempts 0: unrecoverable start error fails by policy", policy(0, "1m", "1s", RestartMode.Fail), AllocationType.Batch, null, false, new Outcome.StartFailed("no such file", false), NOT_RESTARTING, true, "Policy allows no restarts"),
-                Arguments.of("killed batch task is not restarted", BATCH, AllocationType.Batch, null, false, new Outcome.Killed(), KILLED, false, "Task was killed"));
+                Arguments.of(
+                        "service clean exit restarts",
+                        SERVICE,
+                        AllocationType.Service,
+                        null,
+                        false,
+                        CLEAN,
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "batch clean exit terminates",
+                        BATCH,
+                        AllocationType.Batch,
+                        null,
+                        false,
+                        CLEAN,
+                        TERMINATED,
+                        false,
+                        "Restart unnecessary as task terminated successfully"),
+                Arguments.of(
+                        "batch failure restarts",
+                        BATCH,
+                        AllocationType.Batch,
+                        null,
+                        false,
+                        FAILED,
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "batch exit 0 by signal is a failure",
+                        BATCH,
+                        AllocationType.Batch,
+                        null,
+                        false,
+                        new Outcome.Exited(0, "SIGKILL", null),
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "attempts 0: clean batch exit terminates",
+                        policy(0, "1m", "1s", RestartMode.Fail),
+                        AllocationType.Batch,
+                        null,
+                        false,
+                        CLEAN,
+                        TERMINATED,
+                        false,
+                        "Restart unnecessary as task terminated successfully"),
+                Arguments.of(
+                        "attempts 0: failure is not restarted",
+                        policy(0, "1m", "1s", RestartMode.Fail),
+                        AllocationType.Batch,
+                        null,
+                        false,
+                        FAILED,
+                        NOT_RESTARTING,
+                        true,
+                        "Policy allows no restarts"),
+                Arguments.of(
+                        "attempts 0: clean service exit is not restarted",
+                        policy(0, "1m", "1s", RestartMode.Fail),
+                        AllocationType.Service,
+                        null,
+                        false,
+                        CLEAN,
+                        NOT_RESTARTING,
+                        true,
+                        "Policy allows no restarts"),
+                Arguments.of(
+                        "recoverable start error restarts",
+                        SERVICE,
+                        AllocationType.Service,
+                        null,
+                        false,
+                        new Outcome.StartFailed("busy", true),
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "unrecoverable start error fails",
+                        SERVICE,
+                        AllocationType.Service,
+                        null,
+                        false,
+                        new Outcome.StartFailed("no such file", false),
+                        NOT_RESTARTING,
+                        true,
+                        "Error was unrecoverable"),
+                Arguments.of(
+                        "killed is never restarted",
+                        SERVICE,
+                        AllocationType.Service,
+                        null,
+                        false,
+                        new Outcome.Killed(),
+                        KILLED,
+                        false,
+                        "Task was killed"),
+                Arguments.of(
+                        "prestart clean exit terminates even in a service",
+                        SERVICE,
+                        AllocationType.Service,
+                        LifecycleHook.Prestart,
+                        false,
+                        CLEAN,
+                        TERMINATED,
+                        false,
+                        "Restart unnecessary as task terminated successfully"),
+                Arguments.of(
+                        "prestart sidecar clean exit restarts",
+                        SERVICE,
+                        AllocationType.Batch,
+                        LifecycleHook.Prestart,
+                        true,
+                        CLEAN,
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "poststart clean exit terminates",
+                        SERVICE,
+                        AllocationType.Service,
+                        LifecycleHook.Poststart,
+                        false,
+                        CLEAN,
+                        TERMINATED,
+                        false,
+                        "Restart unnecessary as task terminated successfully"),
+                Arguments.of(
+                        "poststart sidecar clean exit restarts",
+                        SERVICE,
+                        AllocationType.Batch,
+                        LifecycleHook.Poststart,
+                        true,
+                        CLEAN,
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "poststop never restarts on a clean exit",
+                        SERVICE,
+                        AllocationType.Service,
+                        LifecycleHook.Poststop,
+                        true,
+                        CLEAN,
+                        TERMINATED,
+                        false,
+                        "Restart unnecessary as task terminated successfully"),
+                Arguments.of(
+                        "poststop failure restarts under the policy",
+                        SERVICE,
+                        AllocationType.Service,
+                        LifecycleHook.Poststop,
+                        false,
+                        FAILED,
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "batch exit 0 with an error is a failure",
+                        BATCH,
+                        AllocationType.Batch,
+                        null,
+                        false,
+                        new Outcome.Exited(0, null, "out of memory"),
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "manual restart is immediate",
+                        SERVICE,
+                        AllocationType.Service,
+                        null,
+                        false,
+                        new Outcome.RestartRequested(false),
+                        RESTART,
+                        false,
+                        "Restart requested"),
+                Arguments.of(
+                        "restart requested for a failure counts under the policy",
+                        SERVICE,
+                        AllocationType.Service,
+                        null,
+                        false,
+                        new Outcome.RestartRequested(true),
+                        RESTART,
+                        false,
+                        "Restart within policy"),
+                Arguments.of(
+                        "attempts 0: manual restart still happens",
+                        policy(0, "1m", "1s", RestartMode.Fail),
+                        AllocationType.Service,
+                        null,
+                        false,
+                        new Outcome.RestartRequested(false),
+                        RESTART,
+                        false,
+                        "Restart requested"),
+                Arguments.of(
+                        "attempts 0: killed is still killed",
+                        policy(0, "1m", "1s", RestartMode.Fail),
+                        AllocationType.Service,
+                        null,
+                        false,
+                        new Outcome.Killed(),
+                        KILLED,
+                        false,
+                        "Task was killed"),
+                Arguments.of(
+                        "attempts 0: unrecoverable start error fails by policy",
+                        policy(0, "1m", "1s", RestartMode.Fail),
+                        AllocationType.Batch,
+                        null,
+                        false,
+                        new Outcome.StartFailed("no such file", false),
+                        NOT_RESTARTING,
+                        true,
+                        "Policy allows no restarts"),
+                Arguments.of(
+                        "killed batch task is not restarted",
+                        BATCH,
+                        AllocationType.Batch,
+                        null,
+                        false,
+                        new Outcome.Killed(),
+                        KILLED,
+                        false,
+                        "Task was killed"));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("firstDecisions")
-    void firstDecision(String name, RestartPolicy.Resolved policy, AllocationType type, LifecycleHook hook, boolean sidecar,
-                       Outcome outcome, RestartDecision.Kind kind, boolean failed, String reason) {
+    void firstDecision(
+            String name,
+            RestartPolicy.Resolved policy,
+            AllocationType type,
+            LifecycleHook hook,
+            boolean sidecar,
+            Outcome outcome,
+            RestartDecision.Kind kind,
+            boolean failed,
+            String reason) {
         RestartDecision d = tracker(policy, type, hook, sidecar).decide(outcome);
         assertThat(d.kind()).isEqualTo(kind);
         assertThat(d.failed()).isEqualTo(failed);
@@ -127,8 +342,8 @@ class RestartTrackerTest {
 
     @Test
     void delayModeWaitsOutTheRestOfTheWindowWithoutJitter() {
-        RestartTracker t = new RestartTracker(policy(1, "10s", "1s", RestartMode.Delay), AllocationType.Service,
-                null, false, clock, jitterAt(0.99));
+        RestartTracker t = new RestartTracker(
+                policy(1, "10s", "1s", RestartMode.Delay), AllocationType.Service, null, false, clock, jitterAt(0.99));
         assertThat(t.decide(FAILED).kind()).isEqualTo(RESTART);
         clock.advance(Duration.ofSeconds(3));
         RestartDecision d = t.decide(FAILED);
@@ -143,19 +358,25 @@ class RestartTrackerTest {
     @Test
     void jitterStaysWithinDelayAndAQuarterMore() {
         Duration delay = Duration.ofSeconds(15);
-        RestartDecision low = new RestartTracker(SERVICE, AllocationType.Service, null, false, clock, jitterAt(0)).decide(FAILED);
-        RestartDecision high = new RestartTracker(SERVICE, AllocationType.Service, null, false, clock, jitterAt(0.999999)).decide(FAILED);
+        RestartDecision low =
+                new RestartTracker(SERVICE, AllocationType.Service, null, false, clock, jitterAt(0)).decide(FAILED);
+        RestartDecision high = new RestartTracker(
+                        SERVICE, AllocationType.Service, null, false, clock, jitterAt(0.999999))
+                .decide(FAILED);
         assertThat(low.delay()).isEqualTo(delay);
         assertThat(high.delay()).isGreaterThan(Duration.ofMillis(18_700)).isLessThan(Duration.ofMillis(18_750));
-        var real = new RestartTracker(SERVICE, AllocationType.Service, null, false, clock, new java.util.SplittableRandom(7));
+        var real = new RestartTracker(
+                SERVICE, AllocationType.Service, null, false, clock, new java.util.SplittableRandom(7));
         for (int i = 0; i < 2; i++) {
-            assertThat(real.decide(FAILED).delay()).isBetween(delay, Duration.ofMillis(18_750).minusNanos(1));
+            assertThat(real.decide(FAILED).delay())
+                    .isBetween(delay, Duration.ofMillis(18_750).minusNanos(1));
         }
     }
 
     @Test
     void zeroDelayIsOneNanosecondNotACrash() {
-        RestartDecision d = tracker(policy(3, "1m", "0s", RestartMode.Fail), AllocationType.Service).decide(FAILED);
+        RestartDecision d = tracker(policy(3, "1m", "0s", RestartMode.Fail), AllocationType.Service)
+                .decide(FAILED);
         assertThat(d.kind()).isEqualTo(RESTART);
         assertThat(d.delay()).isEqualTo(Duration.ofNanos(1));
     }
