@@ -306,7 +306,8 @@ public final class EventRecorder implements AutoCloseable {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
             String base = p.owner().getMetadata().getName();
             if (base.length() > 236) {
-                base = base.substring(0, 236);
+                // cut, and no '-' or '.' left at the end: "x-.hash" is no name a real API server takes
+                base = base.substring(0, 236).replaceFirst("[-.]+$", "");
             }
             return base + "." + HexFormat.of().formatHex(digest, 0, 8);
         } catch (NoSuchAlgorithmException e) {

@@ -238,4 +238,22 @@ class EventRecorderTest {
                     .isLessThanOrEqualTo(1_000L - EventRecorder.PER_ALLOCATION.burst());
         }
     }
+
+    @Test
+    void anEventOfAnAllocationWithALongNameHasANameARealServerTakes() {
+        for (String name : List.of("a".repeat(235) + "-b" + "c".repeat(16), "a".repeat(235) + ".b", "a".repeat(253))) {
+            Allocation owner = new Allocation();
+            owner.setMetadata(new ObjectMetaBuilder()
+                    .withName(name)
+                    .withNamespace("default")
+                    .withUid("u")
+                    .build());
+            String event = EventRecorder.eventName(
+                    new EventRecorder.Pending(owner, "Normal", "Started", "started", Instant.EPOCH), "1");
+            assertThat(event)
+                    .as("an RFC 1123 subdomain of at most 253 characters")
+                    .hasSizeLessThanOrEqualTo(253)
+                    .matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+        }
+    }
 }
