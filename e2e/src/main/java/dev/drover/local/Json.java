@@ -28,6 +28,11 @@ final class Json {
         return n.isValueNode() ? n.asText() : n.toString();
     }
 
+    /** {@code s} as a quoted JSON string, the way the server's messages show a value. */
+    static String quote(String s) {
+        return com.fasterxml.jackson.databind.node.TextNode.valueOf(s).toString();
+    }
+
     static ObjectNode metadata(JsonNode object) {
         return object.path("metadata") instanceof ObjectNode m ? m : null;
     }

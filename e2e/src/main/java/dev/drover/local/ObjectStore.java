@@ -184,6 +184,10 @@ final class ObjectStore {
                     "Invalid",
                     type.kind() + " is invalid: metadata.name: Required value:" + " name or generateName is required");
         }
+        List<String> badName = ObjectNames.problems(type, name);
+        if (!badName.isEmpty()) {
+            throw ObjectNames.invalid(type, name, badName);
+        }
         String key = key(type, namespace, name);
         if (bucket(type).containsKey(key)) {
             throw new ApiFront.ApiError(

@@ -92,6 +92,51 @@ class ObjectStoreTest {
     }
 
     @Test
+    void namesARealServerRefusesAreRefusedWithItsMessage() {
+        assertThatThrownBy(() -> store.create(WIDGETS, "default", object("a".repeat(254), null), false))
+                .isInstanceOfSatisfying(ApiFront.ApiError.class, e -> {
+                    assertThat(e.code).isEqualTo(422);
+                    assertThat(e.getMessage())
+                            .startsWith("Widget.example.com \"" + "a".repeat(254) + "\" is invalid: metadata.name:"
+                                    + " Invalid value: \"" + "a".repeat(254) + "\": must be no more than 253"
+                                    + " characters");
+                });
+        assertThatThrownBy(() -> store.create(WIDGETS, "default", object("héllo-ünïcode", null), false))
+                .isInstanceOfSatisfying(
+                        ApiFront.ApiError.class,
+                        e -> assertThat(e.getMessage())
+                                .isEqualTo(
+                                        "Widget.example.com \"héllo-ünïcode\" is invalid: metadata.name: Invalid value:"
+                                                + " \"héllo-ünïcode\": a lowercase RFC 1123 subdomain must consist of lower case"
+                                                + " alphanumeric characters, '-' or '.', and must start and end with an alphanumeric"
+                                                + " character (e.g. 'example.com', regex used for validation is"
+                                                + " '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"));
+        assertThatThrownBy(() -> store.create(CONFIG_MAPS, "default", object("Upper", null), false))
+                .isInstanceOfSatisfying(
+                        ApiFront.ApiError.class,
+                        e -> assertThat(e.getMessage())
+                                .startsWith("ConfigMap \"Upper\" is invalid: metadata.name: Invalid value: \"Upper\""));
+        assertThat(store.list(WIDGETS, "default").items()).isEmpty();
+    }
+
+    @Test
+    void aNamespaceIsALabelAndALongestSubdomainIsAName() {
+        assertThatThrownBy(() -> store.create(Catalog.NAMESPACES, null, object("team.a", null), false))
+                .isInstanceOfSatisfying(
+                        ApiFront.ApiError.class,
+                        e -> assertThat(e.getMessage())
+                                .isEqualTo("Namespace \"team.a\" is invalid: metadata.name: Invalid value: \"team.a\":"
+                                        + " must not contain dots"));
+        String longest = ("a".repeat(63) + ".").repeat(3) + "a".repeat(61);
+        assertThat(longest).hasSize(253);
+        assertThat(store.create(WIDGETS, "default", object(longest, null), false)
+                        .path("metadata")
+                        .path("name")
+                        .asText())
+                .isEqualTo(longest);
+    }
+
+    @Test
     void objectsNeedTheirNamespace() {
         assertThatThrownBy(() -> store.create(CONFIG_MAPS, "missing", object("x", null), false))
                 .isInstanceOfSatisfying(
