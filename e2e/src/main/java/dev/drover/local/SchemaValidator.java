@@ -3,11 +3,12 @@ package dev.drover.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.re2j.Pattern;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Checks an object against a CRD's structural schema the way the API server
@@ -20,6 +21,11 @@ final class SchemaValidator {
 
     /** Fields every object has, which CRD schemas leave out. */
     private static final Set<String> ROOT_FIELDS = Set.of("apiVersion", "kind", "metadata");
+    /**
+     * Schema patterns, compiled once. RE2, as the API server's Go regexp: linear in the value, no backtracking and
+     * no recursion, so a megabyte value neither hangs nor overflows the stack (java.util.regex did both).
+     */
+    private static final Map<String, Pattern> PATTERNS = new ConcurrentHashMap<>();
 
     record Result(List<String> unknownFields, List<String> invalid) {
         boolean ok() {
@@ -27,7 +33,17 @@ final class SchemaValidator {
         }
     }
 
+    /** At most this many compiled patterns are kept: the stored CRDs' patterns are few, a flood of CRDs is not. */
+    private static final int PATTERNS_KEPT = 1024;
+
     private SchemaValidator() {}
+
+    private static Pattern pattern(String regex) {
+        if (PATTERNS.size() >= PATTERNS_KEPT) {
+            PATTERNS.clear();
+        }
+        return PATTERNS.computeIfAbsent(regex, Pattern::compile);
+    }
 
     static Result validate(JsonNode object, JsonNode schema, boolean checkRequired) {
         List<String> unknown = new ArrayList<>();
@@ -86,9 +102,7 @@ final class SchemaValidator {
         if (value.isTextual()) {
             String s = value.asText();
             if (schema.has("pattern")
-                    && !Pattern.compile(schema.get("pattern").asText())
-                            .matcher(s)
-                            .find()) {
+                    && !pattern(schema.get("pattern").asText()).matcher(s).find()) {
                 invalid.add(path + ": Invalid value: " + value + ": " + path + " in body should match '"
                         + schema.get("pattern").asText() + "'");
             }
