@@ -342,8 +342,15 @@ final class ApiFront implements HttpHandler {
         return object;
     }
 
+    /** The API server's bound on a request body (3 MiB): larger ones are refused before they are read whole. */
+    static final int MAX_BODY_BYTES = 3 << 20;
+
     private static byte[] body(HttpExchange ex) throws IOException {
-        return ex.getRequestBody().readAllBytes();
+        byte[] raw = ex.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
+        if (raw.length > MAX_BODY_BYTES) {
+            throw new ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is " + MAX_BODY_BYTES);
+        }
+        return raw;
     }
 
     private static void send(HttpExchange ex, int code, JsonNode body) throws IOException {

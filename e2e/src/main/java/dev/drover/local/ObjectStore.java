@@ -97,6 +97,13 @@ final class ObjectStore {
     /** A list: the items and the revision they were read at. */
     record Listing(List<ObjectNode> items, long revision) {}
 
+    /** etcd's default {@code --max-request-bytes} (1.5 MiB): no stored object is larger. */
+    static final int MAX_OBJECT_BYTES = 1_572_864;
+    /** The watch history keeps at most this many bytes of changes (and {@code historySize} changes). */
+    static final long MAX_HISTORY_BYTES = 64L << 20;
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper SIZES =
+            new com.fasterxml.jackson.databind.ObjectMapper();
     private static final String ALPHANUMERIC = "bcdfghjklmnpqrstvwxz2456789";
 
     private final Clock clock;
@@ -104,6 +111,10 @@ final class ObjectStore {
     private final SecureRandom random = new SecureRandom();
     private final Map<String, TreeMap<String, ObjectNode>> objects = new HashMap<>();
     private final ArrayDeque<Change> history = new ArrayDeque<>();
+    /** The serialized size of each change in {@link #history}, in the same order, and their sum. */
+    private final ArrayDeque<Integer> historySizes = new ArrayDeque<>();
+
+    private long historyBytes;
     private final List<Watch> watches = new CopyOnWriteArrayList<>();
     private long revision;
     /** The newest revision no longer in {@link #history}: watches from before it get 410 Gone. */
@@ -367,7 +378,7 @@ final class ObjectStore {
     private ObjectNode remove(String typeKey, String key, ObjectNode last) {
         objects.get(typeKey).remove(key);
         ObjectNode gone = stamped(last.deepCopy(), ++revision); // the stored tree may be in readers' hands
-        record(new Change(revision, typeKey, "DELETED", gone, null));
+        record(new Change(revision, typeKey, "DELETED", gone, null), sizeOf(gone));
         return gone;
     }
 
@@ -376,22 +387,39 @@ final class ObjectStore {
     }
 
     private ObjectNode commit(String typeKey, String key, String event, ObjectNode object) {
+        int size = sizeOf(object);
+        if (size > MAX_OBJECT_BYTES) {
+            // what etcd answers for a value over its --max-request-bytes, and the API server passes on as a 500
+            throw new ApiFront.ApiError(500, "InternalError", "etcdserver: request is too large");
+        }
         ObjectNode stored = stamped(object, ++revision);
         ObjectNode previous =
                 objects.computeIfAbsent(typeKey, k -> new TreeMap<>()).put(key, stored);
-        record(new Change(revision, typeKey, event, stored, "MODIFIED".equals(event) ? previous : null));
+        record(new Change(revision, typeKey, event, stored, "MODIFIED".equals(event) ? previous : null), size);
         return stored;
     }
 
-    private void record(Change change) {
+    private void record(Change change, int size) {
         history.addLast(change);
-        while (history.size() > historySize) {
+        historySizes.addLast(size);
+        historyBytes += size;
+        // bounded in entries and in bytes: a few large objects written often must not fill the heap
+        while (history.size() > historySize || (historyBytes > MAX_HISTORY_BYTES && history.size() > 1)) {
             compacted = history.removeFirst().revision();
+            historyBytes -= historySizes.removeFirst();
         }
         for (Watch w : watches) {
             if (w.wants(change)) {
                 w.offer(change);
             }
+        }
+    }
+
+    private static int sizeOf(ObjectNode object) {
+        try {
+            return SIZES.writeValueAsBytes(object).length;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialize a stored object", e);
         }
     }
 

@@ -315,6 +315,48 @@ class LocalApiServerTest {
         }
     }
 
+    static io.fabric8.kubernetes.api.model.ConfigMap configMapOf(String name, int bytes) {
+        return new io.fabric8.kubernetes.api.model.ConfigMapBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace("default")
+                .endMetadata()
+                .addToData("blob", "x".repeat(bytes))
+                .build();
+    }
+
+    @Test
+    void anObjectOverEtcdsLimitIsRefusedAsARealServerRefusesIt() {
+        assertThatThrownBy(() -> client.resource(configMapOf("big", 2 << 20)).create())
+                .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(500);
+                    assertThat(e.getMessage()).contains("etcdserver: request is too large");
+                });
+        assertThat(client.configMaps().inNamespace("default").withName("big").get())
+                .isNull();
+
+        client.resource(configMapOf("grows", 10)).create();
+        assertThatThrownBy(() -> client.resource(configMapOf("grows", 2 << 20)).update())
+                .isInstanceOf(KubernetesClientException.class);
+        assertThat(client.configMaps()
+                        .inNamespace("default")
+                        .withName("grows")
+                        .get()
+                        .getData()
+                        .get("blob"))
+                .as("the object as it was")
+                .hasSize(10);
+    }
+
+    @Test
+    void aRequestBodyOverThreeMebibytesIsRefusedUnread() {
+        assertThatThrownBy(() -> client.resource(configMapOf("huge", 4 << 20)).create())
+                .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(413);
+                    assertThat(e.getMessage()).contains("Request entity too large: limit is 3145728");
+                });
+    }
+
     @Test
     void deleteWaitsForFinalizers() {
         Allocation a = alloc("finalized", "a");

@@ -137,6 +137,23 @@ class ObjectStoreTest {
     }
 
     @Test
+    void theWatchHistoryIsBoundedInBytesNotOnlyInChanges() {
+        ObjectStore roomy = new ObjectStore(Clock.systemUTC(), 1000);
+        roomy.create(Catalog.NAMESPACES, null, object("default", null), false);
+        long first = roomy.revision();
+        for (int i = 0; i < 80; i++) { // 160 changes of half a MiB: more than the history keeps in bytes
+            ObjectNode big = object("big", null);
+            big.putObject("data").put("blob", "x".repeat(1 << 19));
+            roomy.create(CONFIG_MAPS, "default", big, false);
+            roomy.delete(CONFIG_MAPS, "default", "big", false);
+        }
+        assertThatThrownBy(() -> roomy.watch(CONFIG_MAPS, "default", first))
+                .isInstanceOfSatisfying(
+                        ApiFront.ApiError.class, e -> assertThat(e.code).isEqualTo(410));
+        assertThat(roomy.watch(CONFIG_MAPS, "default", roomy.revision() - 2)).isNotNull();
+    }
+
+    @Test
     void objectsNeedTheirNamespace() {
         assertThatThrownBy(() -> store.create(CONFIG_MAPS, "missing", object("x", null), false))
                 .isInstanceOfSatisfying(
