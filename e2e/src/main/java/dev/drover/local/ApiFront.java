@@ -27,6 +27,7 @@ final class ApiFront implements HttpHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ApiFront.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    private final KubeVersion version;
     private final ObjectStore store;
     private final Catalog catalog;
     private final Discovery discovery;
@@ -34,7 +35,8 @@ final class ApiFront implements HttpHandler {
     private final Clock clock;
     private final AtomicBoolean stopping = new AtomicBoolean();
 
-    ApiFront(ObjectStore store, Catalog catalog, Clock clock) {
+    ApiFront(ObjectStore store, Catalog catalog, Clock clock, KubeVersion version) {
+        this.version = version;
         this.store = store;
         this.catalog = catalog;
         this.discovery = new Discovery(catalog);
@@ -107,11 +109,7 @@ final class ApiFront implements HttpHandler {
     private JsonNode fixedDocument(String path) {
         switch (path) {
             case "/version" -> {
-                return JSON.createObjectNode()
-                        .put("major", "1")
-                        .put("minor", "32")
-                        .put("gitVersion", "v1.32.0-drover-local")
-                        .put("platform", "linux/amd64");
+                return version.versionDocument();
             }
             case "/healthz", "/readyz", "/livez" -> {
                 return JSON.getNodeFactory().textNode("ok");
@@ -152,7 +150,7 @@ final class ApiFront implements HttpHandler {
             send(ex, 200, table ? Tables.table(type, object, Instant.now(clock)) : object);
             return;
         }
-        FieldSelector fields = fieldSelector(query);
+        FieldSelector fields = fieldSelector(type, query);
         LabelSelector labels = labelSelector(query);
         ObjectStore.Listing listing = store.list(type, rp.namespace());
         ObjectNode list =
@@ -221,7 +219,7 @@ final class ApiFront implements HttpHandler {
             send(ex, 200, gone);
             return;
         }
-        FieldSelector fields = fieldSelector(query);
+        FieldSelector fields = fieldSelector(type, query);
         LabelSelector labels = labelSelector(query);
         ObjectNode list =
                 JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
@@ -265,7 +263,10 @@ final class ApiFront implements HttpHandler {
     }
 
     /** Fills in schema defaults and checks the object against its schema; returns it. */
-    private static ObjectNode checked(ResourceType type, ObjectNode object, boolean withDefaults) {
+    private ObjectNode checked(ResourceType type, ObjectNode object, boolean withDefaults) {
+        if (type.equals(Catalog.CRDS)) {
+            version.stored(object);
+        }
         if (type.schema() == null) {
             return object;
         }
@@ -311,12 +312,42 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    private static FieldSelector fieldSelector(Query query) {
+    private static FieldSelector fieldSelector(ResourceType type, Query query) {
+        FieldSelector fields;
         try {
-            return FieldSelector.parse(query.get("fieldSelector"));
+            fields = FieldSelector.parse(query.get("fieldSelector"));
         } catch (IllegalArgumentException e) {
             throw new ApiError(400, "BadRequest", e.getMessage());
         }
+        supported(type, fields, query);
+        return fields;
+    }
+
+    /**
+     * A custom resource is selected by {@code metadata.name}, {@code metadata.namespace} and its CRD's
+     * {@code selectableFields} only; any other field is refused with the real server's message.
+     */
+    static void supported(ResourceType type, FieldSelector fields, Query query) {
+        if (Catalog.BUILT_IN.contains(type)) {
+            return;
+        }
+        for (FieldSelector.Term t : fields.terms()) {
+            if (!t.path().equals("metadata.name")
+                    && !t.path().equals("metadata.namespace")
+                    && !type.selectableFields().contains(t.path())) {
+                throw new ApiError(
+                        400,
+                        "BadRequest",
+                        "Unable to find \"" + type.group() + "/" + type.version() + ", Resource=" + type.plural()
+                                + "\" that match label selector \"" + nullToEmpty(query.get("labelSelector"))
+                                + "\", field selector \"" + nullToEmpty(query.get("fieldSelector"))
+                                + "\": field label not supported: " + t.path());
+            }
+        }
+    }
+
+    private static String nullToEmpty(String s) {
+        return s == null ? "" : s;
     }
 
     private static LabelSelector labelSelector(Query query) {

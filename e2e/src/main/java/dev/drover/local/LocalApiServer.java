@@ -43,30 +43,35 @@ public final class LocalApiServer implements AutoCloseable {
      * @param crds       CRD YAML to install at start: classpath resources or file paths
      * @param kubeconfig where to write a kubeconfig for this server, or null
      */
-    public record Options(int port, List<String> nodes, List<String> crds, Path kubeconfig) {
+    public record Options(int port, List<String> nodes, List<String> crds, Path kubeconfig, KubeVersion kubeVersion) {
         public Options {
             nodes = List.copyOf(nodes);
             crds = List.copyOf(crds);
         }
 
         public static Options defaults() {
-            return new Options(0, List.of(), List.of(DROVER_CRD), null);
+            return new Options(0, List.of(), List.of(DROVER_CRD), null, KubeVersion.NEWEST);
         }
 
         public Options withPort(int p) {
-            return new Options(p, nodes, crds, kubeconfig);
+            return new Options(p, nodes, crds, kubeconfig, kubeVersion);
         }
 
         public Options withNodes(List<String> n) {
-            return new Options(port, n, crds, kubeconfig);
+            return new Options(port, n, crds, kubeconfig, kubeVersion);
         }
 
         public Options withCrds(List<String> c) {
-            return new Options(port, nodes, c, kubeconfig);
+            return new Options(port, nodes, c, kubeconfig, kubeVersion);
         }
 
         public Options withKubeconfig(Path k) {
-            return new Options(port, nodes, crds, k);
+            return new Options(port, nodes, crds, k, kubeVersion);
+        }
+
+        /** Behave as Kubernetes {@code 1.MINOR} where Drover depends on the difference ({@link KubeVersion}). */
+        public Options withKubeVersion(String version) {
+            return new Options(port, nodes, crds, kubeconfig, KubeVersion.parse(version));
         }
     }
 
@@ -79,6 +84,7 @@ public final class LocalApiServer implements AutoCloseable {
     private final ExecutorService executor;
     private final URI url;
     private final Path kubeconfig;
+    private final KubeVersion version;
     /** What serves the store over HTTP; null while the server is stopped (the store and its objects stay). */
     private Serving serving;
 
@@ -92,10 +98,11 @@ public final class LocalApiServer implements AutoCloseable {
     }
 
     private LocalApiServer(Options options) throws IOException {
+        version = options.kubeVersion();
         store = new ObjectStore(clock);
         catalog = new Catalog(store);
         for (String crd : options.crds()) {
-            store.create(Catalog.CRDS, null, readCrd(crd), false);
+            store.create(Catalog.CRDS, null, options.kubeVersion().stored(readCrd(crd)), false);
         }
         for (String ns : List.of("default", "kube-system", "kube-public")) {
             ObjectNode namespace = JsonNodeFactory.instance
@@ -110,7 +117,7 @@ public final class LocalApiServer implements AutoCloseable {
         }
         executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
-            serving = serve(options.port());
+            serving = serve(options.port(), options.kubeVersion());
         } catch (IOException e) {
             executor.close();
             throw e;
@@ -122,8 +129,8 @@ public final class LocalApiServer implements AutoCloseable {
         }
     }
 
-    private Serving serve(int port) throws IOException {
-        ApiFront front = new ApiFront(store, catalog, clock);
+    private Serving serve(int port, KubeVersion version) throws IOException {
+        ApiFront front = new ApiFront(store, catalog, clock, version);
         HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 256);
         http.setExecutor(executor);
         http.createContext("/", front);
@@ -145,7 +152,7 @@ public final class LocalApiServer implements AutoCloseable {
     /** Serves again on the same address, with every object as it was. */
     public synchronized void startServing() throws IOException {
         if (serving == null) {
-            serving = serve(url.getPort());
+            serving = serve(url.getPort(), version);
         }
     }
 

@@ -16,7 +16,7 @@ import java.util.Map;
 /**
  * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
  * <pre>
- *   apiserver --kubeconfig FILE [--port N] [--nodes a,b]
+ *   apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--kube-version 1.N]
  *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N]
  * </pre>
  */
@@ -26,10 +26,12 @@ public final class LocalMain {
             usage: java -jar drover-local.jar COMMAND [FLAGS]
 
             commands:
-              apiserver --kubeconfig FILE [--port N] [--nodes a,b]
+              apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--kube-version 1.N]
                   Start a local Kubernetes API server with the Drover CRD, write a kubeconfig
                   for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
-                  --port 0 (the default) picks a free port.
+                  --port 0 (the default) picks a free port. --kube-version (1.25 to 1.32, default
+                  the newest) behaves as that version where Drover depends on it: before 1.31 CRDs
+                  lose selectableFields, so a field selector on spec.nodeName is refused.
 
               up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N]
                  [--device-plugin fake:FILE]...
@@ -80,10 +82,12 @@ public final class LocalMain {
         Path kubeconfig = null;
         int port = 0;
         List<String> nodes = new ArrayList<>();
+        String kubeVersion = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--port" -> port = port(value(args, ++i, "--port"));
+                case "--kube-version" -> kubeVersion = value(args, ++i, "--kube-version");
                 case "--nodes" ->
                     nodes.addAll(Arrays.stream(value(args, ++i, "--nodes").split(","))
                             .map(String::trim)
@@ -95,10 +99,18 @@ public final class LocalMain {
         if (kubeconfig == null) {
             throw new UsageException("apiserver needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
         }
-        LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
+        LocalApiServer.Options options = LocalApiServer.Options.defaults()
                 .withPort(port)
                 .withNodes(nodes)
-                .withKubeconfig(kubeconfig));
+                .withKubeconfig(kubeconfig);
+        if (kubeVersion != null) {
+            try {
+                options = options.withKubeVersion(kubeVersion);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--kube-version: " + e.getMessage());
+            }
+        }
+        LocalApiServer server = LocalApiServer.start(options);
         StopSignal stop = StopSignal.install();
         out.println("drover-local apiserver ready at " + server.url() + " (kubeconfig " + kubeconfig.toAbsolutePath()
                 + ")");

@@ -38,6 +38,7 @@ final class WatchStream {
             BooleanSupplier stopping)
             throws IOException {
         FieldSelector fields = FieldSelector.parse(query.get("fieldSelector"));
+        ApiFront.supported(type, fields, query);
         if (path.name() != null) {
             fields = FieldSelector.parse(
                     "metadata.name=" + path.name() + (fields.isEmpty() ? "" : "," + query.get("fieldSelector")));

@@ -1,0 +1,65 @@
+package dev.drover.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * The Kubernetes version the local API server behaves as, where Drover depends on the difference: before 1.31 a
+ * CRD's {@code selectableFields} are dropped when it is stored (the feature is alpha and off in 1.30), so a field
+ * selector on such a field is refused as a real 1.30 server refuses it.
+ *
+ * @param minor the minor version of Kubernetes 1.x
+ */
+record KubeVersion(int minor) {
+
+    /** The oldest version the server can act as: the CRD's CEL rules need 1.25. */
+    static final int OLDEST = 25;
+    /** The newest version it acts as, and the default. */
+    static final int NEWEST_MINOR = 32;
+
+    static final KubeVersion NEWEST = new KubeVersion(NEWEST_MINOR);
+
+    KubeVersion {
+        if (minor < OLDEST || minor > NEWEST_MINOR) {
+            throw new IllegalArgumentException(
+                    "Kubernetes 1." + minor + " is not one this server acts as: 1." + OLDEST + " to 1." + NEWEST_MINOR);
+        }
+    }
+
+    /** {@code 1.30} (or {@code v1.30}) as a version; anything else is an IllegalArgumentException saying so. */
+    static KubeVersion parse(String text) {
+        String v = text.startsWith("v") ? text.substring(1) : text;
+        if (!v.matches("1\\.[0-9]{1,3}")) {
+            throw new IllegalArgumentException("\"" + text + "\" is not a Kubernetes version like 1.30");
+        }
+        return new KubeVersion(Integer.parseInt(v.substring(2)));
+    }
+
+    /** Whether CRDs keep {@code selectableFields} (beta and on from 1.31). */
+    boolean selectableFields() {
+        return minor >= 31;
+    }
+
+    /** What {@code GET /version} answers. */
+    ObjectNode versionDocument() {
+        return JsonNodeFactory.instance
+                .objectNode()
+                .put("major", "1")
+                .put("minor", Integer.toString(minor))
+                .put("gitVersion", "v1." + minor + ".0-drover-local")
+                .put("platform", "linux/amd64");
+    }
+
+    /** A CRD as this version stores it: without {@code selectableFields} where the version has none. */
+    ObjectNode stored(ObjectNode crd) {
+        if (!selectableFields()) {
+            for (JsonNode version : crd.path("spec").path("versions")) {
+                if (version instanceof ObjectNode v) {
+                    v.remove("selectableFields");
+                }
+            }
+        }
+        return crd;
+    }
+}
