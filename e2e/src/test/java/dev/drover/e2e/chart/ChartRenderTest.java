@@ -284,6 +284,43 @@ class ChartRenderTest {
     }
 
     @Test
+    void theFieldSelectorCanBeTurnedOffForClustersBefore131() throws Exception {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS, Map.of("agent.config.fieldSelector", false));
+        String agentYaml = rendered.configMap("drover").orElseThrow().getData().get("agent.yaml");
+        assertThat(YAML.readTree(agentYaml).path("fieldSelector").asBoolean(true))
+                .isFalse();
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("agent", ".yaml");
+        try {
+            java.nio.file.Files.writeString(file, agentYaml);
+            assertThat(dev.drover.agent.AgentConfig.load(List.of("--config", file.toString(), "--node", "n1"), Map.of())
+                            .fieldSelector())
+                    .as("the agent reads it from the file the chart renders")
+                    .isFalse();
+        } finally {
+            java.nio.file.Files.delete(file);
+        }
+        assertThatThrownBy(() -> DroverChart.template(ValueSet.DEFAULTS, Map.of("agent.config.fieldSelector", "no")))
+                .hasMessageContaining("/agent/config/fieldSelector");
+    }
+
+    @Test
+    void aClusterOlderThanTheCelRulesIsRefusedAtInstall() {
+        assertThatThrownBy(() -> DroverChart.helm()
+                        .template()
+                        .withName("drover")
+                        .withKubeVersion("1.24.0")
+                        .call())
+                .hasMessageContaining("chart requires kubeVersion: >=1.25.0-0");
+        assertThat(DroverChart.helm()
+                        .template()
+                        .withName("drover")
+                        .withKubeVersion("1.30.0")
+                        .set("agent.config.fieldSelector", false)
+                        .call())
+                .contains("fieldSelector: false");
+    }
+
+    @Test
     void changedConfigChangesTheChecksumSoPodsRoll() {
         String before = DroverChart.render(ValueSet.DEFAULTS)
                 .daemonSet()

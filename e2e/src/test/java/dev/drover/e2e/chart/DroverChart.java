@@ -25,9 +25,16 @@ final class DroverChart {
         return new Helm(DIR);
     }
 
-    /** {@code helm template drover charts/drover -n drover-system [-f values] [--set k=v]...}, CRDs not included. */
+    /** The cluster {@code helm template} renders for (helm's own default, 1.20, is older than the chart allows). */
+    static final String KUBE_VERSION = "1.32.0";
+
+    /**
+     * {@code helm template drover charts/drover -n drover-system --kube-version 1.32.0 [-f values] [--set k=v]...},
+     * CRDs not included.
+     */
     static String template(ValueSet values, Map<String, Object> sets) {
-        TemplateCommand command = helm().template().withName(RELEASE).withNamespace(NAMESPACE);
+        TemplateCommand command =
+                helm().template().withName(RELEASE).withNamespace(NAMESPACE).withKubeVersion(KUBE_VERSION);
         values.valuesFile().ifPresent(command::withValuesFile);
         sets.forEach(command::set);
         return command.call();
