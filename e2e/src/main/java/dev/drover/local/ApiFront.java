@@ -312,7 +312,8 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    private static FieldSelector fieldSelector(ResourceType type, Query query) {
+    /** The request's field selector; a malformed one, or one on a field the type cannot select on, is a 400. */
+    static FieldSelector fieldSelector(ResourceType type, Query query) {
         FieldSelector fields;
         try {
             fields = FieldSelector.parse(query.get("fieldSelector"));
@@ -327,7 +328,7 @@ final class ApiFront implements HttpHandler {
      * A custom resource is selected by {@code metadata.name}, {@code metadata.namespace} and its CRD's
      * {@code selectableFields} only; any other field is refused with the real server's message.
      */
-    static void supported(ResourceType type, FieldSelector fields, Query query) {
+    private static void supported(ResourceType type, FieldSelector fields, Query query) {
         if (Catalog.BUILT_IN.contains(type)) {
             return;
         }
@@ -350,7 +351,8 @@ final class ApiFront implements HttpHandler {
         return s == null ? "" : s;
     }
 
-    private static LabelSelector labelSelector(Query query) {
+    /** The request's label selector; a malformed one is a 400. */
+    static LabelSelector labelSelector(Query query) {
         try {
             return LabelSelector.parse(query.get("labelSelector"));
         } catch (IllegalArgumentException e) {

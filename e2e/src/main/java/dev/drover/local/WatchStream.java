@@ -37,13 +37,13 @@ final class WatchStream {
             java.time.Clock tables,
             BooleanSupplier stopping)
             throws IOException {
-        FieldSelector fields = FieldSelector.parse(query.get("fieldSelector"));
-        ApiFront.supported(type, fields, query);
+        // the same selectors, with the same answer to a bad one, as a list
+        FieldSelector fields = ApiFront.fieldSelector(type, query);
         if (path.name() != null) {
             fields = FieldSelector.parse(
                     "metadata.name=" + path.name() + (fields.isEmpty() ? "" : "," + query.get("fieldSelector")));
         }
-        LabelSelector labels = LabelSelector.parse(query.get("labelSelector"));
+        LabelSelector labels = ApiFront.labelSelector(query);
         // "0" means any version: the client gets the current objects first, as without a version.
         long since = parseVersion(query.get("resourceVersion"));
         since = since == 0 ? -1 : since;

@@ -358,6 +358,21 @@ class LocalApiServerTest {
     }
 
     @Test
+    void aMalformedSelectorIsABadRequestForAWatchAsForAList() throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            for (String query : List.of("fieldSelector=spec.nodeName", "labelSelector=a%20in%20(")) {
+                for (String watch : List.of("", "&watch=true")) {
+                    URI uri = URI.create(
+                            server.url() + "/apis/drover.dev/v1alpha1/namespaces/default/allocations?" + query + watch);
+                    HttpResponse<String> response =
+                            http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(response.statusCode()).as(query + watch).isEqualTo(400);
+                }
+            }
+        }
+    }
+
+    @Test
     void deleteWaitsForFinalizers() {
         Allocation a = alloc("finalized", "a");
         a.getMetadata().setFinalizers(List.of("drover.dev/finalizer"));
