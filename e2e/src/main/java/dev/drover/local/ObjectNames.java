@@ -1,5 +1,6 @@
 package dev.drover.local;
 
+import dev.drover.api.v1alpha1.Names;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,14 +13,20 @@ import java.util.regex.Pattern;
  */
 final class ObjectNames {
 
-    private static final String LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-    private static final String SUBDOMAIN = LABEL + "(\\." + LABEL + ")*";
+    /** The grammars Drover's API shares ({@link Names}), as the server's message shows them: without anchors. */
+    private static final String LABEL = unanchored(Names.DNS1123_LABEL);
+
+    private static final String SUBDOMAIN = unanchored(Names.DNS1123_SUBDOMAIN);
     private static final Pattern LABEL_NAME = Pattern.compile(LABEL);
     private static final Pattern SUBDOMAIN_NAME = Pattern.compile(SUBDOMAIN);
     private static final int LABEL_MAX = 63;
     private static final int SUBDOMAIN_MAX = 253;
 
     private ObjectNames() {}
+
+    private static String unanchored(String regex) {
+        return regex.substring(1, regex.length() - 1);
+    }
 
     /** What is wrong with {@code name} for an object of {@code type}; empty when a real server takes it. */
     static List<String> problems(ResourceType type, String name) {
