@@ -20,4 +20,9 @@ public record AllocState(
     public AllocState {
         taskStates = Map.copyOf(taskStates);
     }
+
+    /** Whether every task is dead: none of them can use anything of the allocation any more. */
+    public boolean allDead() {
+        return taskStates.values().stream().allMatch(s -> s.getState() == TaskState.State.Dead);
+    }
 }

@@ -7,7 +7,6 @@ import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
-import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.api.validation.Violation;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -315,8 +314,7 @@ final class TrackedAllocation {
         }
         // A Failed allocation may still have tasks being killed (siblings of the one that failed): it is over for
         // its devices only once they are dead too.
-        boolean ended =
-                terminal && state.taskStates().values().stream().allMatch(s -> s.getState() == TaskState.State.Dead);
+        boolean ended = terminal && state.allDead();
         boolean tasksEnded = ended && !endedReported;
         endedReported = ended;
         return new Change(
