@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.local.LocalApiServer;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -199,6 +200,7 @@ public final class Bench {
     private static Config clientConfig(URI url) {
         return new ConfigBuilder(Config.empty())
                 .withMasterUrl(url.toString())
+                .withOauthToken(LocalApiServer.ADMIN_TOKEN)
                 .withNamespace("default")
                 .withRequestRetryBackoffLimit(0)
                 .build();
@@ -219,6 +221,7 @@ public final class Bench {
                 sent.add(pool.submit(() -> {
                     HttpResponse<String> r = http.send(
                             HttpRequest.newBuilder(collection)
+                                    .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
                                     .header("Content-Type", "application/json")
                                     .POST(HttpRequest.BodyPublishers.ofString(body))
                                     .build(),

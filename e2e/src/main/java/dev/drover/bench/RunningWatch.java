@@ -3,6 +3,7 @@ package dev.drover.bench;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.drover.local.LocalApiServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -28,6 +29,7 @@ final class RunningWatch implements AutoCloseable {
         HttpResponse<InputStream> r = client.send(
                 HttpRequest.newBuilder(
                                 server.resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations?watch=true"))
+                        .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
                         .build(),
                 HttpResponse.BodyHandlers.ofInputStream());
         if (r.statusCode() != 200) {

@@ -28,6 +28,10 @@ final class ApiFront implements HttpHandler {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final KubeVersion version;
+    private final Authenticator authenticator;
+    private final Authorizer authorizer;
+    private final Admission admission;
+    private final java.util.Map<ResourceType, Review> reviews;
     private final ObjectStore store;
     private final Catalog catalog;
     private final Discovery discovery;
@@ -35,8 +39,19 @@ final class ApiFront implements HttpHandler {
     private final Clock clock;
     private final AtomicBoolean stopping = new AtomicBoolean();
 
-    ApiFront(ObjectStore store, Catalog catalog, Clock clock, KubeVersion version) {
+    /** What a request passes through before it reaches the store: who it is, what they may do, what may be written. */
+    record Guards(
+            Authenticator authenticator,
+            Authorizer authorizer,
+            Admission admission,
+            java.util.Map<ResourceType, Review> reviews) {}
+
+    ApiFront(ObjectStore store, Catalog catalog, Clock clock, KubeVersion version, Guards guards) {
         this.version = version;
+        this.authenticator = guards.authenticator();
+        this.authorizer = guards.authorizer();
+        this.admission = guards.admission();
+        this.reviews = java.util.Map.copyOf(guards.reviews());
         this.store = store;
         this.catalog = catalog;
         this.discovery = new Discovery(catalog);
@@ -54,15 +69,15 @@ final class ApiFront implements HttpHandler {
         try {
             route(exchange);
         } catch (ApiError e) {
-            status(exchange, e.code, e.reason, e.getMessage());
+            status(exchange, e);
         } catch (IOException e) {
             LOG.debug("client went away: {}", e.toString());
         } catch (RuntimeException e) {
             LOG.warn("{} {} failed", exchange.getRequestMethod(), exchange.getRequestURI(), e);
-            status(exchange, 500, "InternalError", e.toString());
+            status(exchange, new ApiError(500, "InternalError", e.toString()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            status(exchange, 503, "ServiceUnavailable", "server is shutting down");
+            status(exchange, new ApiError(503, "ServiceUnavailable", "server is shutting down"));
         } finally {
             exchange.close(); // after the catch blocks: they still answer on it
         }
@@ -73,6 +88,12 @@ final class ApiFront implements HttpHandler {
         String path = ex.getRequestURI().getRawPath();
         Query query = Query.parse(ex.getRequestURI().getRawQuery());
         LOG.debug("{} {} {}", method, ex.getRequestURI(), ex.getRequestHeaders().getFirst("Content-Type"));
+        UserInfo user = authenticator.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
+        RequestInfo request = RequestInfo.of(method, path, query);
+        Authorizer.Decision decision = authorizer.authorize(user, request);
+        if (!decision.allowed()) {
+            throw Forbidden.of(user, request, decision.reason());
+        }
         if (method.equals("GET")) {
             JsonNode fixed = fixedDocument(path);
             if (fixed != null) {
@@ -80,28 +101,26 @@ final class ApiFront implements HttpHandler {
                 return;
             }
         }
-        if (method.equals("POST")
-                && (path.equals(LocalReviews.TOKEN_REVIEWS) || path.equals(LocalReviews.ACCESS_REVIEWS))) {
-            ObjectNode review = object(body(ex));
-            send(
-                    ex,
-                    201,
-                    path.equals(LocalReviews.TOKEN_REVIEWS)
-                            ? LocalReviews.tokenReview(review)
-                            : LocalReviews.accessReview(review));
-            return;
-        }
-        ResourcePath rp = ResourcePath.parse(path);
+        ResourcePath rp = request.resource();
         ResourceType type = rp == null ? null : catalog.find(rp.group(), rp.version(), rp.plural());
         if (type == null) {
             throw new ApiError(404, "NotFound", "the server could not find the requested resource");
         }
+        Review review = reviews.get(type);
+        if (review != null) {
+            if (!method.equals("POST") || rp.name() != null) {
+                throw new ApiError(
+                        405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+            }
+            send(ex, 201, review.answer(object(body(ex)), user, rp.namespace()));
+            return;
+        }
         switch (method) {
             case "GET" -> get(ex, type, rp, query);
-            case "POST" -> write(ex, "POST", type, rp, query);
-            case "PUT" -> write(ex, "PUT", type, rp, query);
-            case "PATCH" -> write(ex, "PATCH", type, rp, query);
-            case "DELETE" -> delete(ex, type, rp, query);
+            case "POST" -> write(ex, "POST", type, rp, query, user);
+            case "PUT" -> write(ex, "PUT", type, rp, query, user);
+            case "PATCH" -> write(ex, "PATCH", type, rp, query, user);
+            case "DELETE" -> delete(ex, type, rp, query, user);
             default -> throw new ApiError(405, "MethodNotAllowed", "method " + method + " is not supported");
         }
     }
@@ -165,7 +184,7 @@ final class ApiFront implements HttpHandler {
         send(ex, 200, table ? Tables.table(type, list, Instant.now(clock)) : list);
     }
 
-    private void write(HttpExchange ex, String method, ResourceType type, ResourcePath rp, Query query)
+    private void write(HttpExchange ex, String method, ResourceType type, ResourcePath rp, Query query, UserInfo user)
             throws IOException {
         checkPath(type, rp, method.equals("POST"));
         byte[] raw = body(ex);
@@ -174,7 +193,18 @@ final class ApiFront implements HttpHandler {
         if (method.equals("POST")) {
             ObjectNode body = object(raw);
             strictFields(type, body, strict);
-            ObjectNode created = store.create(type, rp.namespace(), checked(type, body, true), dryRun);
+            ObjectNode checked = checked(type, body, true);
+            admission.admit(new Admission.Request(
+                    Admission.Operation.CREATE,
+                    type,
+                    rp.subresource(),
+                    rp.namespace(),
+                    checked.path("metadata").path("name").asText(""),
+                    checked,
+                    null,
+                    user,
+                    dryRun));
+            ObjectNode created = store.create(type, rp.namespace(), checked, dryRun);
             catalogChanged(type);
             send(ex, 201, created);
             return;
@@ -204,16 +234,32 @@ final class ApiFront implements HttpHandler {
                 rp.namespace(),
                 rp.name(),
                 statusWrite,
-                current -> checked(type, change.apply(current), !statusWrite),
+                current -> {
+                    ObjectNode checked = checked(
+                            type, change.apply(current.deepCopy()) /* current stays the old object */, !statusWrite);
+                    admission.admit(new Admission.Request(
+                            Admission.Operation.UPDATE,
+                            type,
+                            rp.subresource(),
+                            rp.namespace(),
+                            rp.name(),
+                            checked,
+                            current,
+                            user,
+                            dryRun));
+                    return checked;
+                },
                 dryRun);
         catalogChanged(type);
         send(ex, 200, updated);
     }
 
-    private void delete(HttpExchange ex, ResourceType type, ResourcePath rp, Query query) throws IOException {
+    private void delete(HttpExchange ex, ResourceType type, ResourcePath rp, Query query, UserInfo user)
+            throws IOException {
         checkPath(type, rp, false);
         boolean dryRun = "All".equals(query.get("dryRun"));
         if (rp.name() != null) {
+            admitDelete(type, rp.namespace(), store.get(type, rp.namespace(), rp.name()), user, dryRun);
             ObjectNode gone = store.delete(type, rp.namespace(), rp.name(), dryRun);
             catalogChanged(type);
             send(ex, 200, gone);
@@ -226,14 +272,13 @@ final class ApiFront implements HttpHandler {
         ArrayNode items = list.putArray("items");
         for (ObjectNode item : store.list(type, rp.namespace()).items()) {
             if (fields.matches(item) && labels.matches(item)) {
+                String namespace = rp.namespace() == null
+                        ? item.path("metadata").path("namespace").asText(null)
+                        : rp.namespace();
+                admitDelete(type, namespace, item, user, dryRun);
                 try {
                     items.add(store.delete(
-                            type,
-                            rp.namespace() == null
-                                    ? item.path("metadata").path("namespace").asText(null)
-                                    : rp.namespace(),
-                            item.path("metadata").path("name").asText(),
-                            dryRun));
+                            type, namespace, item.path("metadata").path("name").asText(), dryRun));
                 } catch (ApiError gone) {
                     // deleted meanwhile
                 }
@@ -242,6 +287,19 @@ final class ApiFront implements HttpHandler {
         catalogChanged(type);
         list.putObject("metadata").put("resourceVersion", Long.toString(store.revision()));
         send(ex, 200, list);
+    }
+
+    private void admitDelete(ResourceType type, String namespace, ObjectNode current, UserInfo user, boolean dryRun) {
+        admission.admit(new Admission.Request(
+                Admission.Operation.DELETE,
+                type,
+                null,
+                namespace,
+                current.path("metadata").path("name").asText(""),
+                null,
+                current,
+                user,
+                dryRun));
     }
 
     /** Refuses paths a real API server would not route: a namespace on a cluster resource, unknown subresources. */
@@ -395,26 +453,53 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    private static void status(HttpExchange ex, int code, String reason, String message) {
+    private static void status(HttpExchange ex, ApiError e) {
         ObjectNode s = JSON.createObjectNode().put("kind", "Status").put("apiVersion", "v1");
         s.putObject("metadata");
-        s.put("status", "Failure").put("message", message).put("reason", reason).put("code", code);
+        s.put("status", "Failure").put("message", e.getMessage()).put("reason", e.reason);
+        if (e.detailsName != null || e.detailsGroup != null || e.detailsKind != null) {
+            ObjectNode details = s.putObject("details");
+            putIfNotEmpty(details, "name", e.detailsName);
+            putIfNotEmpty(details, "group", e.detailsGroup);
+            putIfNotEmpty(details, "kind", e.detailsKind);
+        }
+        s.put("code", e.code);
+        int code = e.code;
         try {
             send(ex, code, s);
-        } catch (IOException e) {
-            LOG.debug("could not send error {}: {}", code, e.toString());
+        } catch (IOException io) {
+            LOG.debug("could not send error {}: {}", code, io.toString());
         }
     }
 
-    /** An error answered as a Kubernetes Status. */
+    private static void putIfNotEmpty(ObjectNode node, String field, String value) {
+        if (value != null && !value.isEmpty()) {
+            node.put(field, value);
+        }
+    }
+
+    /**
+     * An error answered as a Kubernetes Status; {@code details} (name, group, kind) is set when the real server sets
+     * it, e.g. on a 403.
+     */
     static final class ApiError extends RuntimeException {
         final int code;
         final String reason;
+        final String detailsName;
+        final String detailsGroup;
+        final String detailsKind;
 
         ApiError(int code, String reason, String message) {
+            this(code, reason, message, null, null, null);
+        }
+
+        ApiError(int code, String reason, String message, String name, String group, String kind) {
             super(message);
             this.code = code;
             this.reason = reason;
+            this.detailsName = name;
+            this.detailsGroup = group;
+            this.detailsKind = kind;
         }
     }
 }

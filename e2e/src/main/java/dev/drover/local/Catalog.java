@@ -28,6 +28,28 @@ final class Catalog {
             "crd",
             "crds");
 
+    static final ResourceType TOKEN_REVIEWS =
+            ResourceType.builtIn("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", false);
+    static final ResourceType SELF_SUBJECT_REVIEWS =
+            ResourceType.builtIn("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", false);
+    static final ResourceType SUBJECT_ACCESS_REVIEWS =
+            ResourceType.builtIn("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", false);
+    static final ResourceType SELF_SUBJECT_ACCESS_REVIEWS = ResourceType.builtIn(
+            "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false);
+    static final ResourceType SELF_SUBJECT_RULES_REVIEWS = ResourceType.builtIn(
+            "authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false);
+    static final ResourceType LOCAL_SUBJECT_ACCESS_REVIEWS = ResourceType.builtIn(
+            "authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", true);
+
+    /** Virtual resources that only answer a POST ({@link Review}); nothing of them is stored. */
+    static final List<ResourceType> REVIEWS = List.of(
+            TOKEN_REVIEWS,
+            SELF_SUBJECT_REVIEWS,
+            SUBJECT_ACCESS_REVIEWS,
+            SELF_SUBJECT_ACCESS_REVIEWS,
+            SELF_SUBJECT_RULES_REVIEWS,
+            LOCAL_SUBJECT_ACCESS_REVIEWS);
+
     static final List<ResourceType> BUILT_IN = List.of(
             NAMESPACES,
             NODES,
@@ -92,6 +114,9 @@ final class Catalog {
     private Map<String, ResourceType> load() {
         Map<String, ResourceType> out = new LinkedHashMap<>();
         for (ResourceType t : BUILT_IN) {
+            out.put(t.key(), t);
+        }
+        for (ResourceType t : REVIEWS) {
             out.put(t.key(), t);
         }
         for (JsonNode stored : store.list(CRDS, null).items()) {

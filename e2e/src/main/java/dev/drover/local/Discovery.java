@@ -94,7 +94,7 @@ final class Discovery {
                     .put("singularName", t.singular())
                     .put("namespaced", t.namespaced())
                     .put("kind", t.kind());
-            VERBS.forEach(r.putArray("verbs")::add);
+            (Catalog.REVIEWS.contains(t) ? List.of("create") : VERBS).forEach(r.putArray("verbs")::add);
             if (!t.shortNames().isEmpty()) {
                 t.shortNames().forEach(r.putArray("shortNames")::add);
             }

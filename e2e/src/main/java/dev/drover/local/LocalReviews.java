@@ -14,19 +14,19 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  */
 final class LocalReviews {
 
-    static final String ADMIN = "drover-local-admin";
-    static final String TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews";
-    static final String ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+    static final String ADMIN = Authenticator.ADMIN.username();
 
     private LocalReviews() {}
 
-    static ObjectNode tokenReview(ObjectNode review) {
+    static ObjectNode tokenReview(ObjectNode review, Authenticator authenticator) {
         ObjectNode out = review.deepCopy();
         ObjectNode status = out.putObject("status");
-        if (Kubeconfig.NAME.equals(review.path("spec").path("token").asText())) {
+        UserInfo user = authenticator.review(review.path("spec").path("token").asText());
+        if (user != null) {
             status.put("authenticated", true);
-            ObjectNode user = status.putObject("user").put("username", ADMIN).put("uid", ADMIN);
-            user.putArray("groups").add("system:masters").add("system:authenticated");
+            ObjectNode u =
+                    status.putObject("user").put("username", user.username()).put("uid", user.uid());
+            user.groups().forEach(u.putArray("groups")::add);
         } else {
             status.put("authenticated", false).put("error", "the local API server knows one token: its kubeconfig's");
         }
