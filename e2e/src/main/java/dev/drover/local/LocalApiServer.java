@@ -76,6 +76,10 @@ public final class LocalApiServer implements AutoCloseable {
         public Options withKubeVersion(String version) {
             return new Options(port, nodes, crds, kubeconfig, KubeVersion.parse(version));
         }
+
+        Options withKubeVersion(KubeVersion version) {
+            return new Options(port, nodes, crds, kubeconfig, version);
+        }
     }
 
     /** fabric8's mapper: it writes the Kubernetes model (quantities, schema props) as the API does. */

@@ -17,7 +17,7 @@ import java.util.Map;
  * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
  * <pre>
  *   apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--kube-version 1.N]
- *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N]
+ *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N] [--kube-version 1.N]
  * </pre>
  */
 public final class LocalMain {
@@ -34,13 +34,14 @@ public final class LocalMain {
                   lose selectableFields, so a field selector on spec.nodeName is refused.
 
               up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N]
-                 [--device-plugin fake:FILE]...
+                 [--device-plugin fake:FILE]... [--kube-version 1.N]
                   The same API server plus the Drover agent for node "local" in this process, with the
                   mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
                   DIR (default .drover-local/data) holds the agent's state and allocation directories;
                   --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
                   --api-port (default 0: a free port) serves the agent's HTTPS API (docs/api.md);
-                  --device-plugin runs a device plugin, e.g. fake:examples/devices/fake-gpus.yaml.
+                  --device-plugin runs a device plugin, e.g. fake:examples/devices/fake-gpus.yaml;
+                  --kube-version as for apiserver; before 1.31 the agent runs with --field-selector=false.
 
             """ + Bench.usage();
 
@@ -103,14 +104,7 @@ public final class LocalMain {
                 .withPort(port)
                 .withNodes(nodes)
                 .withKubeconfig(kubeconfig);
-        if (kubeVersion != null) {
-            try {
-                options = options.withKubeVersion(kubeVersion);
-            } catch (IllegalArgumentException e) {
-                throw new UsageException("--kube-version: " + e.getMessage());
-            }
-        }
-        LocalApiServer server = LocalApiServer.start(options);
+        LocalApiServer server = LocalApiServer.start(options.withKubeVersion(kubeVersion(kubeVersion)));
         StopSignal stop = StopSignal.install();
         out.println("drover-local apiserver ready at " + server.url() + " (kubeconfig " + kubeconfig.toAbsolutePath()
                 + ")");
@@ -128,8 +122,10 @@ public final class LocalMain {
         int metricsPort = 0;
         int apiPort = 0;
         List<String> plugins = new ArrayList<>();
+        KubeVersion kubeVersion = KubeVersion.NEWEST;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
+                case "--kube-version" -> kubeVersion = kubeVersion(value(args, ++i, "--kube-version"));
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--data-dir" -> dataDir = Path.of(value(args, ++i, "--data-dir"));
                 case "--device-plugin" -> plugins.add(value(args, ++i, "--device-plugin"));
@@ -157,6 +153,9 @@ public final class LocalMain {
                     "--api-port",
                     Integer.toString(apiPort)));
             plugins.forEach(p -> agentArgs.addAll(List.of("--device-plugin", p)));
+            if (!kubeVersion.selectableFields()) {
+                agentArgs.addAll(List.of("--field-selector", "false")); // what docs/install.md tells such users
+            }
             config = AgentConfig.load(agentArgs, Map.of());
         } catch (ConfigException e) {
             throw new UsageException(e.getMessage());
@@ -164,7 +163,8 @@ public final class LocalMain {
         LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
                 .withPort(port)
                 .withNodes(List.of(LOCAL_NODE))
-                .withKubeconfig(kubeconfig));
+                .withKubeconfig(kubeconfig)
+                .withKubeVersion(kubeVersion));
         Agent agent;
         try {
             agent = Agent.start(config); // its own client, from the kubeconfig just written
@@ -188,6 +188,15 @@ public final class LocalMain {
         server.close();
         out.println("drover-local stopped");
         return 0;
+    }
+
+    /** The version {@code --kube-version} names, or the newest when it is not given (null). */
+    private static KubeVersion kubeVersion(String text) {
+        try {
+            return text == null ? KubeVersion.NEWEST : KubeVersion.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--kube-version: " + e.getMessage());
+        }
     }
 
     private static String value(String[] args, int i, String flag) {

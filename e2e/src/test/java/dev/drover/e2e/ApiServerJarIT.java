@@ -85,6 +85,12 @@ class ApiServerJarIT {
         assertThat(p.exitValue()).isEqualTo(2);
         assertThat(new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
                 .contains("--port http is not a port number", "usage: java -jar drover-local.jar");
+
+        Process up = java("up", "--kubeconfig", dir.resolve("k").toString(), "--kube-version", "1.24");
+        assertThat(up.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(up.exitValue()).isEqualTo(2);
+        assertThat(new String(up.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
+                .contains("--kube-version: Kubernetes 1.24 is not one this server acts as: 1.25 to 1.32");
     }
 
     /**
