@@ -96,7 +96,7 @@ public final class Bench {
     private int run() throws Exception {
         Path work = Files.createTempDirectory("drover-bench");
         Path kubeconfig = work.resolve("kubeconfig");
-        ChildJvms.Server server = jvms.startServer(kubeconfig, NODE, work.resolve("apiserver.log"));
+        ChildJvms.Server server = jvms.startServer(kubeconfig, work, NODE, work.resolve("apiserver.log"));
         serverUrl = server.url();
         try (KubernetesClient client = new KubernetesClientBuilder()
                 .withHttpClientFactory(new JdkHttpClientFactory())
@@ -108,7 +108,7 @@ public final class Bench {
             }
             List<String> agentArgs = List.of(
                     "--kubeconfig",
-                    kubeconfig.toString(),
+                    work.resolve(NODE + ".kubeconfig").toString(),
                     "--node",
                     NODE,
                     "--data-dir",

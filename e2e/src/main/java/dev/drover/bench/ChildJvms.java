@@ -57,9 +57,11 @@ record ChildJvms(String launcher) {
 
     /**
      * Starts the local API server ({@code apiserver}, from this jar) with {@link #SERVER_JVM}, for node
-     * {@code node}, and waits for its ready line; its output goes on to {@code log}.
+     * {@code node}, and waits for its ready line; its output goes on to {@code log}. The agent's kubeconfig, under
+     * the chart's RBAC, is written to {@code agentKubeconfigs/NODE.kubeconfig}.
      */
-    Server startServer(Path kubeconfig, String node, Path log) throws IOException, InterruptedException {
+    Server startServer(Path kubeconfig, Path agentKubeconfigs, String node, Path log)
+            throws IOException, InterruptedException {
         List<String> command = java(SERVER_JVM);
         command.addAll(List.of(
                 "-cp",
@@ -69,7 +71,9 @@ record ChildJvms(String launcher) {
                 "--kubeconfig",
                 kubeconfig.toString(),
                 "--nodes",
-                node));
+                node,
+                "--agent-kubeconfigs",
+                agentKubeconfigs.toString()));
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         var lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         List<String> seen = new ArrayList<>();

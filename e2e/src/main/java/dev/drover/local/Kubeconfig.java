@@ -5,6 +5,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 
 /** Writes a kubeconfig that plain kubectl uses with no extra flags. */
 final class Kubeconfig {
@@ -13,7 +14,16 @@ final class Kubeconfig {
 
     private Kubeconfig() {}
 
+    /** The administrator's kubeconfig: user {@value #NAME} with the token {@value #NAME}. */
     static void write(Path file, URI server) throws IOException {
+        write(file, server, NAME, NAME);
+    }
+
+    /**
+     * A kubeconfig for {@code user} holding {@code token}, readable by its owner only and replaced atomically (a
+     * client reading it again finds the old or the new one, whole).
+     */
+    static void write(Path file, URI server, String user, String token) throws IOException {
         Path parent = file.toAbsolutePath().getParent();
         Files.createDirectories(parent);
         String yaml = """
@@ -24,19 +34,28 @@ final class Kubeconfig {
                   cluster:
                     server: %2$s
                 users:
-                - name: %1$s
+                - name: %3$s
                   user:
-                    token: %1$s
+                    token: %4$s
                 contexts:
                 - name: %1$s
                   context:
                     cluster: %1$s
-                    user: %1$s
+                    user: %3$s
                     namespace: default
                 current-context: %1$s
-                """.formatted(NAME, server);
-        Path tmp = Files.createTempFile(parent, ".kubeconfig", ".tmp");
+                """.formatted(NAME, server, quoted(user), quoted(token));
+        Path tmp = Files.createTempFile(
+                parent,
+                ".kubeconfig",
+                ".tmp",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         Files.writeString(tmp, yaml);
         Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** A YAML double-quoted scalar: user names hold colons. */
+    private static String quoted(String s) {
+        return '"' + s.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
     }
 }

@@ -183,6 +183,11 @@ public final class LocalApiServer implements AutoCloseable {
         return url;
     }
 
+    /** The Kubernetes version the server acts as, e.g. {@code 1.32}. */
+    public String kubeVersion() {
+        return "1." + version.minor();
+    }
+
     /** The kubeconfig written for this server, or null when none was asked for. */
     public Path kubeconfig() {
         return kubeconfig;

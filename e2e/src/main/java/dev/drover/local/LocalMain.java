@@ -27,16 +27,22 @@ public final class LocalMain {
 
             commands:
               apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--kube-version 1.N]
+                        [--agent-kubeconfigs DIR] [--chart DIR]
                   Start a local Kubernetes API server with the Drover CRD, write a kubeconfig
                   for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
+                  --agent-kubeconfigs applies the chart's ServiceAccount and RBAC and writes
+                  DIR/NODE.kubeconfig for each node: the agent's identity there, a token bound to
+                  the node, renewed before it expires. --chart (default charts/drover) is the chart.
                   --port 0 (the default) picks a free port. --kube-version (1.25 to 1.32, default
                   the newest) behaves as that version where Drover depends on it: before 1.31 CRDs
                   lose selectableFields, so a field selector on spec.nodeName is refused.
 
               up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N]
-                 [--device-plugin fake:FILE]... [--kube-version 1.N]
+                 [--device-plugin fake:FILE]... [--kube-version 1.N] [--chart DIR]
                   The same API server plus the Drover agent for node "local" in this process, with the
                   mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
+                  The agent runs as the chart's ServiceAccount, with the chart's RBAC, from the
+                  kubeconfig agent-local.kubeconfig beside FILE.
                   DIR (default .drover-local/data) holds the agent's state and allocation directories;
                   --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
                   --api-port (default 0: a free port) serves the agent's HTTPS API (docs/api.md);
@@ -84,8 +90,12 @@ public final class LocalMain {
         int port = 0;
         List<String> nodes = new ArrayList<>();
         String kubeVersion = null;
+        Path agentKubeconfigs = null;
+        Path chart = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
+                case "--agent-kubeconfigs" -> agentKubeconfigs = Path.of(value(args, ++i, "--agent-kubeconfigs"));
+                case "--chart" -> chart = Path.of(value(args, ++i, "--chart"));
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--port" -> port = port(value(args, ++i, "--port"));
                 case "--kube-version" -> kubeVersion = value(args, ++i, "--kube-version");
@@ -105,11 +115,25 @@ public final class LocalMain {
                 .withNodes(nodes)
                 .withKubeconfig(kubeconfig);
         LocalApiServer server = LocalApiServer.start(options.withKubeVersion(kubeVersion(kubeVersion)));
+        List<AgentIdentity.Renewal> renewals = new ArrayList<>();
+        if (agentKubeconfigs != null) {
+            try {
+                AgentIdentity identity = AgentIdentity.install(server, chart == null ? Charts.locate() : chart);
+                for (String node : nodes) {
+                    renewals.add(identity.renew(node, agentKubeconfigs.resolve(node + ".kubeconfig")));
+                }
+            } catch (IOException | RuntimeException e) {
+                renewals.forEach(AgentIdentity.Renewal::close);
+                server.close();
+                throw e;
+            }
+        }
         StopSignal stop = StopSignal.install();
         out.println("drover-local apiserver ready at " + server.url() + " (kubeconfig " + kubeconfig.toAbsolutePath()
                 + ")");
         out.flush();
         stop.await();
+        renewals.forEach(AgentIdentity.Renewal::close);
         server.close();
         out.println("drover-local apiserver stopped");
         return 0;
@@ -123,8 +147,10 @@ public final class LocalMain {
         int apiPort = 0;
         List<String> plugins = new ArrayList<>();
         KubeVersion kubeVersion = KubeVersion.NEWEST;
+        Path chart = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
+                case "--chart" -> chart = Path.of(value(args, ++i, "--chart"));
                 case "--kube-version" -> kubeVersion = kubeVersion(value(args, ++i, "--kube-version"));
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--data-dir" -> dataDir = Path.of(value(args, ++i, "--data-dir"));
@@ -138,6 +164,7 @@ public final class LocalMain {
         if (kubeconfig == null) {
             throw new UsageException("up needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
         }
+        Path agentKubeconfig = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".kubeconfig");
         AgentConfig config;
         try {
             List<String> agentArgs = new ArrayList<>(List.of(
@@ -146,7 +173,7 @@ public final class LocalMain {
                     "--data-dir",
                     dataDir.toString(),
                     "--kubeconfig",
-                    kubeconfig.toString(),
+                    agentKubeconfig.toString(),
                     "--enable-raw-exec",
                     "--metrics-port",
                     Integer.toString(metricsPort),
@@ -165,16 +192,19 @@ public final class LocalMain {
                 .withNodes(List.of(LOCAL_NODE))
                 .withKubeconfig(kubeconfig)
                 .withKubeVersion(kubeVersion));
+        AgentIdentity.Renewal renewal = null;
         Agent agent;
         try {
+            renewal = AgentIdentity.install(server, chart == null ? Charts.locate() : chart)
+                    .renew(LOCAL_NODE, agentKubeconfig);
             agent = Agent.start(config); // its own client, from the kubeconfig just written
         } catch (IOException | RuntimeException e) {
-            server.close();
+            close(renewal, server);
             err.println("drover-local: the agent cannot start: " + e.getMessage());
             return 1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            server.close();
+            close(renewal, server);
             return 1;
         }
         StopSignal stop = StopSignal.install();
@@ -185,9 +215,16 @@ public final class LocalMain {
         out.flush();
         stop.await();
         agent.close(); // tasks keep running until the next "up", whose empty API server makes its agent destroy them
-        server.close();
+        close(renewal, server);
         out.println("drover-local stopped");
         return 0;
+    }
+
+    private static void close(AgentIdentity.Renewal renewal, LocalApiServer server) {
+        if (renewal != null) {
+            renewal.close();
+        }
+        server.close();
     }
 
     /** The version {@code --kube-version} names, or the newest when it is not given (null). */

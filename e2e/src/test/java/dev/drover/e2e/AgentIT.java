@@ -53,7 +53,7 @@ class AgentIT {
                         java.nio.file.Files.createDirectories(Path.of("target", "agent-logs"))
                                 .resolve("agent-it.log"),
                         "--kubeconfig",
-                        server.kubeconfig().toString(),
+                        AgentKubeconfig.forNode(server, "local", dir).toString(),
                         "--node",
                         "local",
                         "--data-dir",

@@ -34,7 +34,7 @@ class DevicesIT {
         agent = new AgentProcess(
                         Files.createDirectories(Path.of("target", "agent-logs")).resolve("devices-it.log"),
                         "--kubeconfig",
-                        server.kubeconfig().toString(),
+                        AgentKubeconfig.forNode(server, "local", dir).toString(),
                         "--node",
                         "local",
                         "--data-dir",

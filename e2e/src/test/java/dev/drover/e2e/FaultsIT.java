@@ -60,7 +60,7 @@ class FaultsIT {
     AgentProcess agent(String log, String... extra) throws IOException {
         List<String> args = new ArrayList<>(List.of(
                 "--kubeconfig",
-                server.kubeconfig().toString(),
+                AgentKubeconfig.forNode(server, "local", dir).toString(),
                 "--node",
                 "local",
                 "--data-dir",

@@ -38,11 +38,11 @@ class MigrationIT {
         agentB = agent("b", logs).start();
     }
 
-    static AgentProcess agent(String node, Path logs) {
+    static AgentProcess agent(String node, Path logs) throws java.io.IOException {
         return new AgentProcess(
                 logs.resolve("migration-it-" + node + ".log"),
                 "--kubeconfig",
-                server.kubeconfig().toString(),
+                AgentKubeconfig.forNode(server, node, dir).toString(),
                 "--node",
                 node,
                 "--data-dir",

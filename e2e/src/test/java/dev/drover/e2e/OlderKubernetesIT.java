@@ -36,7 +36,7 @@ class OlderKubernetesIT {
         agent = new AgentProcess(
                         Files.createDirectories(Path.of("target", "agent-logs")).resolve("older-kubernetes-it.log"),
                         "--kubeconfig",
-                        server.kubeconfig().toString(),
+                        AgentKubeconfig.forNode(server, "local", dir).toString(),
                         "--node",
                         "local",
                         "--data-dir",

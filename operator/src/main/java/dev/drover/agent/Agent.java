@@ -134,7 +134,7 @@ public final class Agent implements AutoCloseable {
     public static KubernetesClient client(Optional<Path> kubeconfig) throws IOException {
         Config cfg;
         if (kubeconfig.isPresent()) {
-            cfg = Config.fromKubeconfig(Files.readString(kubeconfig.get()));
+            cfg = Config.fromKubeconfig(kubeconfig.get().toFile()); // the file, so a rotated token is read again
         } else {
             cfg = Config.autoConfigure(null);
         }

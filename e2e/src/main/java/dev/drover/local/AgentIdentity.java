@@ -1,0 +1,187 @@
+package dev.drover.local;
+
+import com.marcnuri.helm.Helm;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The agent's identity on the local cluster, as a real install gives it: the chart's ServiceAccount, ClusterRoles,
+ * Roles and their bindings, rendered from the chart itself ({@code charts/drover}, with helm-java, as {@code helm
+ * template} renders them: nothing is copied), applied by the administrator; and for each node a token of that
+ * ServiceAccount bound to the node's Node object, minted with the TokenRequest API, in a kubeconfig of its own. An
+ * agent run with that kubeconfig can do exactly what the chart grants it, so a permission the chart lacks fails here
+ * as on a real cluster.
+ */
+public final class AgentIdentity {
+
+    /** The release and namespace the chart is rendered for, as docs/install.md installs it. */
+    public static final String RELEASE = "drover";
+
+    public static final String NAMESPACE = "drover-system";
+
+    /** How long a minted token lives: a projected token's default; {@link Renewal} mints the next one in time. */
+    static final Duration TOKEN_LIFETIME = Duration.ofHours(1);
+
+    private static final Set<String> RBAC_KINDS =
+            Set.of("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding");
+    private static final Pattern DOCUMENT_SEPARATOR = Pattern.compile("(?m)^---\\s*$");
+    private static final KubernetesSerialization YAML = new KubernetesSerialization();
+    private static final Logger LOG = LoggerFactory.getLogger(AgentIdentity.class);
+
+    private final LocalApiServer server;
+    private final String serviceAccount;
+
+    private AgentIdentity(LocalApiServer server, String serviceAccount) {
+        this.server = server;
+        this.serviceAccount = serviceAccount;
+    }
+
+    /**
+     * Renders the chart at {@code chart} for the server's Kubernetes version and applies its RBAC objects to the
+     * server as its administrator (again on a second call: applying is idempotent).
+     */
+    public static AgentIdentity install(LocalApiServer server, Path chart) {
+        if (!Files.isRegularFile(chart.resolve("Chart.yaml"))) {
+            throw new IllegalArgumentException(
+                    "no Helm chart at " + chart.toAbsolutePath() + " (the Drover chart is charts/drover)");
+        }
+        String rendered = new Helm(chart)
+                .template()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(server.kubeVersion() + ".0")
+                .call();
+        KubernetesClient admin = server.client();
+        admin.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(NAMESPACE)
+                        .endMetadata()
+                        .build())
+                .createOr(NonDeletingOperation::update);
+        String serviceAccount = null;
+        for (HasMetadata object : rbacObjects(rendered)) {
+            admin.resource(object).createOr(NonDeletingOperation::update);
+            if (object instanceof ServiceAccount sa) {
+                serviceAccount = sa.getMetadata().getName();
+            }
+        }
+        if (serviceAccount == null) {
+            throw new IllegalStateException("the chart at " + chart + " renders no ServiceAccount");
+        }
+        return new AgentIdentity(server, serviceAccount);
+    }
+
+    /** The rendered objects that make up the agent's identity and rights, in the chart's order. */
+    static List<HasMetadata> rbacObjects(String rendered) {
+        List<HasMetadata> out = new ArrayList<>();
+        for (String document : DOCUMENT_SEPARATOR.split(rendered)) {
+            if (document.lines().allMatch(l -> l.isBlank() || l.stripLeading().startsWith("#"))) {
+                continue;
+            }
+            HasMetadata object = YAML.unmarshal(document, HasMetadata.class);
+            if (RBAC_KINDS.contains(object.getKind())) {
+                out.add(object);
+            }
+        }
+        return out;
+    }
+
+    /** The user the agent's requests are made as: {@code system:serviceaccount:drover-system:drover}. */
+    public String username() {
+        return "system:serviceaccount:" + NAMESPACE + ":" + serviceAccount;
+    }
+
+    /**
+     * Mints a token bound to Node {@code node} (which must exist) and writes a kubeconfig holding it to {@code file}
+     * (mode 0600, replaced atomically, so an agent reading it again finds a whole one).
+     *
+     * @return when the token expires
+     */
+    public Instant writeKubeconfig(String node, Path file) throws IOException {
+        Node object = server.client().nodes().withName(node).get();
+        if (object == null) {
+            throw new IllegalArgumentException("there is no Node \"" + node + "\" to bind the agent's token to");
+        }
+        TokenRequest minted = server.client()
+                .serviceAccounts()
+                .inNamespace(NAMESPACE)
+                .withName(serviceAccount)
+                .tokenRequest(new TokenRequestBuilder()
+                        .withNewSpec()
+                        .withExpirationSeconds(TOKEN_LIFETIME.toSeconds())
+                        .withNewBoundObjectRef()
+                        .withApiVersion("v1")
+                        .withKind("Node")
+                        .withName(node)
+                        .withUid(object.getMetadata().getUid())
+                        .endBoundObjectRef()
+                        .endSpec()
+                        .build());
+        Kubeconfig.write(file, server.url(), username(), minted.getStatus().getToken());
+        return Instant.parse(minted.getStatus().getExpirationTimestamp());
+    }
+
+    /**
+     * Keeps {@code file} holding a live token for {@code node}, as the kubelet keeps a projected token: a new one
+     * is written when 80 % of the current one's life has passed. The agent's client reads the file again when the
+     * server refuses the old token.
+     */
+    public Renewal renew(String node, Path file) throws IOException {
+        return new Renewal(node, file, writeKubeconfig(node, file));
+    }
+
+    /** The thread that writes the next token; {@link #close} stops it. */
+    public final class Renewal implements AutoCloseable {
+        private final Thread thread;
+
+        private Renewal(String node, Path file, Instant firstExpiry) {
+            thread = Thread.ofVirtual().name("agent-token-renewal-" + node).start(() -> {
+                Instant expiry = firstExpiry;
+                while (!Thread.currentThread().isInterrupted()) {
+                    try {
+                        Duration life = Duration.between(Instant.now(), expiry);
+                        Thread.sleep(Math.max(1000, life.toMillis() * 8 / 10));
+                        expiry = writeKubeconfig(node, file);
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (IOException | RuntimeException e) {
+                        if (Thread.currentThread().isInterrupted()) {
+                            return;
+                        }
+                        LOG.warn("cannot renew the agent's token for node {}: {}", node, e.toString());
+                        expiry = Instant.now().plusSeconds(10); // try again soon
+                    }
+                }
+            });
+        }
+
+        @Override
+        public void close() {
+            thread.interrupt();
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

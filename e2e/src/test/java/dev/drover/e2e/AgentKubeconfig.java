@@ -1,0 +1,24 @@
+package dev.drover.e2e;
+
+import dev.drover.local.AgentIdentity;
+import dev.drover.local.LocalApiServer;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * Every agent these tests start runs as a real install's does: as the chart's ServiceAccount, with the chart's RBAC,
+ * on a token bound to its Node ({@link AgentIdentity}). A request the chart does not allow fails the test.
+ */
+final class AgentKubeconfig {
+
+    static final Path CHART = Path.of("..", "charts", "drover");
+
+    private AgentKubeconfig() {}
+
+    /** Applies the chart's RBAC and writes {@code dir/agent-NODE.kubeconfig} for the agent of {@code node}. */
+    static Path forNode(LocalApiServer server, String node, Path dir) throws IOException {
+        Path file = dir.resolve("agent-" + node + ".kubeconfig");
+        AgentIdentity.install(server, CHART).writeKubeconfig(node, file);
+        return file;
+    }
+}
