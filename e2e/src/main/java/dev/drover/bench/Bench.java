@@ -8,7 +8,6 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.local.LocalApiServer;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
@@ -51,9 +50,10 @@ public final class Bench {
     private final PrintStream err;
     private final boolean terminal = System.console() != null;
     /** One client for every create and every poll of the agent (each HttpClient has its own threads). */
-    private final HttpClient http = HttpClient.newHttpClient();
+    private HttpClient http = HttpClient.newHttpClient();
 
     private URI serverUrl;
+    private javax.net.ssl.SSLContext serverTls;
 
     /** A flag the bench does not know or a value it cannot use; drover-local prints it with its usage. */
     public static final class UsageException extends IllegalArgumentException {
@@ -98,9 +98,12 @@ public final class Bench {
         Path kubeconfig = work.resolve("kubeconfig");
         ChildJvms.Server server = jvms.startServer(kubeconfig, work, NODE, work.resolve("apiserver.log"));
         serverUrl = server.url();
+        serverTls = LocalApiServer.trusting(kubeconfig);
+        http.close();
+        http = HttpClient.newBuilder().sslContext(serverTls).build(); // the agent's metrics stay plain HTTP
         try (KubernetesClient client = new KubernetesClientBuilder()
                 .withHttpClientFactory(new JdkHttpClientFactory())
-                .withConfig(clientConfig(serverUrl))
+                .withConfig(clientConfig(kubeconfig))
                 .build()) {
             AgentProbe probe;
             try (var s = new ServerSocket(0)) {
@@ -162,7 +165,7 @@ public final class Bench {
         double idleHeap = probe.heapAfterGc(agent.pid());
         Map<String, Long> created = new ConcurrentHashMap<>();
         Map<String, Long> running = new ConcurrentHashMap<>();
-        RunningWatch watch = new RunningWatch(serverUrl, running);
+        RunningWatch watch = new RunningWatch(serverTls, serverUrl, running);
         long begin = System.nanoTime();
         Instant beginWall = Instant.now();
         createAll(created);
@@ -196,14 +199,11 @@ public final class Bench {
         return result;
     }
 
-    /** Plain HTTP to the local API server, no retries: a failed call is a failed run. */
-    private static Config clientConfig(URI url) {
-        return new ConfigBuilder(Config.empty())
-                .withMasterUrl(url.toString())
-                .withOauthToken(LocalApiServer.ADMIN_TOKEN)
-                .withNamespace("default")
-                .withRequestRetryBackoffLimit(0)
-                .build();
+    /** The administrator's kubeconfig the local API server wrote, with no retries: a failed call is a failed run. */
+    private static Config clientConfig(Path kubeconfig) throws IOException {
+        Config config = Config.fromKubeconfig(Files.readString(kubeconfig));
+        config.setRequestRetryBackoffLimit(0);
+        return config;
     }
 
     /**

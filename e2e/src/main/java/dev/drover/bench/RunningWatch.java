@@ -24,8 +24,9 @@ final class RunningWatch implements AutoCloseable {
     private final InputStream stream;
     private volatile boolean closed;
 
-    RunningWatch(URI server, Map<String, Long> running) throws IOException, InterruptedException {
-        HttpClient client = HttpClient.newHttpClient();
+    RunningWatch(javax.net.ssl.SSLContext tls, URI server, Map<String, Long> running)
+            throws IOException, InterruptedException {
+        HttpClient client = HttpClient.newBuilder().sslContext(tls).build();
         HttpResponse<InputStream> r = client.send(
                 HttpRequest.newBuilder(
                                 server.resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations?watch=true"))

@@ -136,7 +136,12 @@ public final class AgentIdentity {
                         .endBoundObjectRef()
                         .endSpec()
                         .build());
-        Kubeconfig.write(file, server.url(), username(), minted.getStatus().getToken());
+        Kubeconfig.write(
+                file,
+                server.url(),
+                server.certificatePem(),
+                username(),
+                minted.getStatus().getToken());
         return Instant.parse(minted.getStatus().getExpirationTimestamp());
     }
 

@@ -33,6 +33,7 @@ final class ApiFront implements HttpHandler {
     private final Admission admission;
     private final java.util.Map<ResourceType, Review> reviews;
     private final ObjectStore store;
+    private final TokenRequests tokenRequests;
     private final Catalog catalog;
     private final Discovery discovery;
     private final OpenApi openApi;
@@ -46,8 +47,15 @@ final class ApiFront implements HttpHandler {
             Admission admission,
             java.util.Map<ResourceType, Review> reviews) {}
 
-    ApiFront(ObjectStore store, Catalog catalog, Clock clock, KubeVersion version, Guards guards) {
+    ApiFront(
+            ObjectStore store,
+            Catalog catalog,
+            Clock clock,
+            KubeVersion version,
+            Guards guards,
+            TokenRequests tokenRequests) {
         this.version = version;
+        this.tokenRequests = tokenRequests;
         this.authenticator = guards.authenticator();
         this.authorizer = guards.authorizer();
         this.admission = guards.admission();
@@ -113,6 +121,14 @@ final class ApiFront implements HttpHandler {
                         405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
             }
             send(ex, 201, review.answer(object(body(ex)), user, rp.namespace()));
+            return;
+        }
+        if (type.equals(Catalog.SERVICE_ACCOUNTS) && "token".equals(rp.subresource())) {
+            if (!method.equals("POST")) {
+                throw new ApiError(
+                        405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+            }
+            send(ex, 201, tokenRequests.answer(object(body(ex)), rp.namespace(), rp.name()));
             return;
         }
         switch (method) {
@@ -205,6 +221,10 @@ final class ApiFront implements HttpHandler {
                     user,
                     dryRun));
             ObjectNode created = store.create(type, rp.namespace(), checked, dryRun);
+            if (type.equals(Catalog.NAMESPACES) && !dryRun) {
+                ServiceAccounts.createDefault(
+                        store, created.path("metadata").path("name").asText());
+            }
             catalogChanged(type);
             send(ex, 201, created);
             return;
@@ -441,7 +461,10 @@ final class ApiFront implements HttpHandler {
         if (raw.length > MAX_BODY_BYTES) {
             throw new ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is " + MAX_BODY_BYTES);
         }
-        return raw;
+        String contentType = ex.getRequestHeaders().getFirst("Content-Type");
+        return contentType != null && contentType.startsWith("application/vnd.kubernetes.protobuf")
+                ? ProtobufBodies.toJson(raw)
+                : raw;
     }
 
     private static void send(HttpExchange ex, int code, JsonNode body) throws IOException {

@@ -50,14 +50,20 @@ final class Catalog {
             SELF_SUBJECT_RULES_REVIEWS,
             LOCAL_SUBJECT_ACCESS_REVIEWS);
 
+    static final ResourceType SERVICE_ACCOUNTS =
+            ResourceType.builtIn("", "v1", "serviceaccounts", "ServiceAccount", true, "sa");
+    static final ResourceType PODS = ResourceType.builtIn("", "v1", "pods", "Pod", true, "po");
+    static final ResourceType SECRETS = ResourceType.builtIn("", "v1", "secrets", "Secret", true);
+
     static final List<ResourceType> BUILT_IN = List.of(
             NAMESPACES,
             NODES,
+            SERVICE_ACCOUNTS,
+            PODS,
+            SECRETS,
             ResourceType.builtIn("", "v1", "events", "Event", true, "ev"),
             ResourceType.builtIn("", "v1", "configmaps", "ConfigMap", true, "cm"),
-            ResourceType.builtIn("", "v1", "serviceaccounts", "ServiceAccount", true, "sa"),
             ResourceType.builtIn("", "v1", "services", "Service", true, "svc"),
-            ResourceType.builtIn("", "v1", "pods", "Pod", true, "po"),
             ResourceType.builtIn("apps", "v1", "daemonsets", "DaemonSet", true, "ds"),
             ResourceType.builtIn("apps", "v1", "deployments", "Deployment", true, "deploy"),
             ResourceType.builtIn("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false),

@@ -101,6 +101,17 @@ final class Discovery {
             if (!t.categories().isEmpty()) {
                 t.categories().forEach(r.putArray("categories")::add);
             }
+            if (t.equals(Catalog.SERVICE_ACCOUNTS)) {
+                ObjectNode token = resources
+                        .addObject()
+                        .put("name", "serviceaccounts/token")
+                        .put("singularName", "")
+                        .put("namespaced", true)
+                        .put("group", "authentication.k8s.io")
+                        .put("version", "v1")
+                        .put("kind", "TokenRequest");
+                token.putArray("verbs").add("create");
+            }
             if (t.statusSubresource()) {
                 ObjectNode status = resources
                         .addObject()

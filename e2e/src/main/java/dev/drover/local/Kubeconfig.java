@@ -2,12 +2,14 @@ package dev.drover.local;
 
 import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Base64;
 
-/** Writes a kubeconfig that plain kubectl uses with no extra flags. */
+/** Writes a kubeconfig that plain kubectl uses with no extra flags: the server, the certificate to trust, a token. */
 final class Kubeconfig {
 
     static final String NAME = "drover-local";
@@ -15,15 +17,15 @@ final class Kubeconfig {
     private Kubeconfig() {}
 
     /** The administrator's kubeconfig: user {@value #NAME} with the token {@value #NAME}. */
-    static void write(Path file, URI server) throws IOException {
-        write(file, server, NAME, NAME);
+    static void write(Path file, URI server, String certificatePem) throws IOException {
+        write(file, server, certificatePem, NAME, NAME);
     }
 
     /**
      * A kubeconfig for {@code user} holding {@code token}, readable by its owner only and replaced atomically (a
      * client reading it again finds the old or the new one, whole).
      */
-    static void write(Path file, URI server, String user, String token) throws IOException {
+    static void write(Path file, URI server, String certificatePem, String user, String token) throws IOException {
         Path parent = file.toAbsolutePath().getParent();
         Files.createDirectories(parent);
         String yaml = """
@@ -33,6 +35,7 @@ final class Kubeconfig {
                 - name: %1$s
                   cluster:
                     server: %2$s
+                    certificate-authority-data: %5$s
                 users:
                 - name: %3$s
                   user:
@@ -44,7 +47,12 @@ final class Kubeconfig {
                     user: %3$s
                     namespace: default
                 current-context: %1$s
-                """.formatted(NAME, server, quoted(user), quoted(token));
+                """.formatted(
+                        NAME,
+                        server,
+                        quoted(user),
+                        quoted(token),
+                        Base64.getEncoder().encodeToString(certificatePem.getBytes(StandardCharsets.US_ASCII)));
         Path tmp = Files.createTempFile(
                 parent,
                 ".kubeconfig",

@@ -2,7 +2,9 @@ package dev.drover.local;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+import dev.drover.httpapi.AgentCertificate;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
@@ -18,19 +20,27 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * A Kubernetes API server in one JVM, good enough for the real kubectl and for
  * Drover's agent: an {@link ObjectStore} keeps the objects with the API
- * server's rules, and {@link ApiFront} serves them over HTTP. No auth, no TLS:
- * it listens on the loopback address only.
+ * server's rules, and {@link ApiFront} serves them over HTTPS on the loopback address only, with a certificate the
+ * server makes at start (its kubeconfig trusts it: kubectl sends credentials over TLS only). Every request is
+ * authenticated ({@link Authenticator}), authorized and admitted as on a real cluster.
  */
 public final class LocalApiServer implements AutoCloseable {
 
@@ -93,12 +103,16 @@ public final class LocalApiServer implements AutoCloseable {
     private final Path kubeconfig;
     private final KubeVersion version;
     private final ApiFront.Guards guards;
+    /** The server's TLS key and self-signed certificate, for localhost and 127.0.0.1; clients trust the certificate. */
+    private final AgentCertificate.Identity tls;
+
+    private final TokenRequests tokenRequests;
     /** What serves the store over HTTP; null while the server is stopped (the store and its objects stay). */
     private Serving serving;
 
     private volatile KubernetesClient client;
 
-    private record Serving(HttpServer http, ApiFront front) {
+    private record Serving(HttpsServer http, ApiFront front) {
         void stop() {
             front.stop();
             http.stop(0);
@@ -119,11 +133,14 @@ public final class LocalApiServer implements AutoCloseable {
                     .put("kind", "Namespace");
             namespace.putObject("metadata").put("name", ns);
             store.create(Catalog.NAMESPACES, null, namespace, false);
+            ServiceAccounts.createDefault(store, ns);
         }
         for (String node : options.nodes()) {
             store.create(Catalog.NODES, null, node(node), false);
         }
-        Authenticator authenticator = new Authenticator();
+        ServiceAccountTokens tokens = new ServiceAccountTokens(clock);
+        Authenticator authenticator = new Authenticator(store, tokens);
+        tokenRequests = new TokenRequests(store, tokens, clock);
         guards = new ApiFront.Guards(
                 authenticator,
                 (user, request) -> new Authorizer.Decision(true, ""),
@@ -131,8 +148,11 @@ public final class LocalApiServer implements AutoCloseable {
                 Map.of(
                         Catalog.TOKEN_REVIEWS,
                         (review, caller, namespace) -> LocalReviews.tokenReview(review, authenticator),
+                        Catalog.SELF_SUBJECT_REVIEWS,
+                        (review, caller, namespace) -> LocalReviews.selfSubjectReview(review, caller),
                         Catalog.SUBJECT_ACCESS_REVIEWS,
                         (review, caller, namespace) -> LocalReviews.accessReview(review)));
+        tls = AgentCertificate.create("localhost", List.of(InetAddress.getLoopbackAddress()), clock.instant());
         executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
             serving = serve(options.port(), options.kubeVersion());
@@ -140,16 +160,21 @@ public final class LocalApiServer implements AutoCloseable {
             executor.close();
             throw e;
         }
-        url = URI.create("http://127.0.0.1:" + serving.http().getAddress().getPort());
+        url = URI.create("https://127.0.0.1:" + serving.http().getAddress().getPort());
         kubeconfig = options.kubeconfig();
         if (kubeconfig != null) {
-            Kubeconfig.write(kubeconfig, url);
+            Kubeconfig.write(kubeconfig, url, certificatePem());
         }
     }
 
     private Serving serve(int port, KubeVersion version) throws IOException {
-        ApiFront front = new ApiFront(store, catalog, clock, version, guards);
-        HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 256);
+        ApiFront front = new ApiFront(store, catalog, clock, version, guards, tokenRequests);
+        HttpsServer http = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 256);
+        try {
+            http.setHttpsConfigurator(new HttpsConfigurator(tls.sslContext()));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException("cannot serve TLS with the server's own certificate", e);
+        }
         http.setExecutor(executor);
         http.createContext("/", front);
         http.start();
@@ -201,7 +226,7 @@ public final class LocalApiServer implements AutoCloseable {
                 if (client == null) {
                     client = new KubernetesClientBuilder()
                             .withHttpClientFactory(new JdkHttpClientFactory())
-                            .withConfig(clientConfig(url))
+                            .withConfig(clientConfig())
                             .build();
                 }
                 c = client;
@@ -210,13 +235,62 @@ public final class LocalApiServer implements AutoCloseable {
         return c;
     }
 
+    /** The server's certificate, PEM: what a client trusts (the kubeconfig's {@code certificate-authority-data}). */
+    public String certificatePem() {
+        try {
+            return "-----BEGIN CERTIFICATE-----\n"
+                    + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                            .encodeToString(tls.certificate().getEncoded())
+                    + "\n-----END CERTIFICATE-----\n";
+        } catch (java.security.cert.CertificateEncodingException e) {
+            throw new IllegalStateException("the server's own certificate cannot be encoded", e);
+        }
+    }
+
+    /** A TLS context that trusts this server (and nothing else): for plain {@code java.net.http} clients. */
+    public SSLContext trust() {
+        return trusting(tls.certificate());
+    }
+
+    /** A TLS context that trusts the server a kubeconfig written by {@code apiserver} or {@code up} names. */
+    public static SSLContext trusting(Path kubeconfig) throws IOException {
+        String data = Config.fromKubeconfig(Files.readString(kubeconfig)).getCaCertData();
+        if (data == null) {
+            throw new IOException(kubeconfig + " names no certificate-authority-data");
+        }
+        try {
+            return trusting((X509Certificate) CertificateFactory.getInstance("X.509")
+                    .generateCertificate(
+                            new java.io.ByteArrayInputStream(Base64.getDecoder().decode(data))));
+        } catch (java.security.cert.CertificateException | IllegalArgumentException e) {
+            throw new IOException(kubeconfig + " holds no readable certificate: " + e.getMessage(), e);
+        }
+    }
+
+    private static SSLContext trusting(X509Certificate certificate) {
+        try {
+            KeyStore store = KeyStore.getInstance("PKCS12");
+            store.load(null, null);
+            store.setCertificateEntry("drover-local", certificate);
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(store);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, tmf.getTrustManagers(), null);
+            return context;
+        } catch (java.security.GeneralSecurityException | IOException e) {
+            throw new IllegalStateException("cannot make a TLS context trusting the local server", e);
+        }
+    }
+
     /**
-     * Client settings for this server as its administrator: plain HTTP, and watches over HTTP streaming,
-     * which is what the front serves (it does not proxy websockets).
+     * Client settings for this server as its administrator: TLS trusting its certificate, and watches over HTTP
+     * streaming, which is what the front serves (it does not proxy websockets).
      */
-    public static Config clientConfig(URI url) {
+    public Config clientConfig() {
         return new ConfigBuilder(Config.empty())
                 .withMasterUrl(url.toString())
+                .withCaCertData(
+                        Base64.getEncoder().encodeToString(certificatePem().getBytes(StandardCharsets.US_ASCII)))
                 .withOauthToken(Kubeconfig.NAME)
                 .withNamespace("default")
                 .withOnlyHttpWatches(true)

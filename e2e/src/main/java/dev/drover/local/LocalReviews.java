@@ -2,41 +2,67 @@ package dev.drover.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 
 /**
- * TokenReview and SubjectAccessReview as the local API server answers them, so
- * that the agent's HTTPS API works on the local cluster. The local cluster has
- * one user: the kubeconfig it writes carries the token {@value Kubeconfig#NAME},
- * which reviews as user {@value #ADMIN} in {@code system:masters}, allowed
- * everything (as {@code system:masters} is on a real cluster); any other token is
- * refused. This is the local server's own shortcut: a real API server answers
- * these reviews itself, from its authenticators and RBAC.
+ * TokenReview and SelfSubjectReview, answered by the server's {@link Authenticator} as the real ones are: a
+ * TokenReview with {@code spec.audiences} checks the token against those (the API server's when it names none) and
+ * says in {@code status.audiences} which of them it is valid for; a SelfSubjectReview ({@code kubectl auth whoami})
+ * tells the caller who they are. SubjectAccessReview is answered by the authorizer.
  */
 final class LocalReviews {
-
-    static final String ADMIN = Authenticator.ADMIN.username();
 
     private LocalReviews() {}
 
     static ObjectNode tokenReview(ObjectNode review, Authenticator authenticator) {
         ObjectNode out = review.deepCopy();
-        ObjectNode status = out.putObject("status");
-        UserInfo user = authenticator.review(review.path("spec").path("token").asText());
-        if (user != null) {
-            status.put("authenticated", true);
-            ObjectNode u =
-                    status.putObject("user").put("username", user.username()).put("uid", user.uid());
-            user.groups().forEach(u.putArray("groups")::add);
-        } else {
-            status.put("authenticated", false).put("error", "the local API server knows one token: its kubeconfig's");
+        List<String> audiences = new ArrayList<>();
+        review.path("spec").path("audiences").forEach(a -> audiences.add(a.asText()));
+        if (audiences.isEmpty()) {
+            audiences.addAll(ServiceAccountTokens.API_AUDIENCES);
         }
+        ObjectNode status = out.putObject("status");
+        Authenticator.Review answer =
+                authenticator.review(review.path("spec").path("token").asText(""), audiences);
+        if (answer.user() == null) {
+            status.putObject("user");
+            status.put("error", answer.error());
+            return out;
+        }
+        status.put("authenticated", true);
+        user(status.putObject("user"), answer.user());
+        answer.audiences().forEach(status.putArray("audiences")::add);
         return out;
+    }
+
+    static ObjectNode selfSubjectReview(ObjectNode review, UserInfo caller) {
+        ObjectNode out = review.deepCopy();
+        out.withObject("metadata").put("creationTimestamp", (String) null);
+        user(out.putObject("status").putObject("userInfo"), caller);
+        return out;
+    }
+
+    /** A {@code UserInfo} of authentication.k8s.io/v1, as the real server writes it (empty fields left out). */
+    static void user(ObjectNode node, UserInfo user) {
+        node.put("username", user.username());
+        if (!user.uid().isEmpty()) {
+            node.put("uid", user.uid());
+        }
+        user.groups().forEach(node.putArray("groups")::add);
+        if (!user.extra().isEmpty()) {
+            ObjectNode extra = node.putObject("extra");
+            for (Map.Entry<String, List<String>> e : user.extra().entrySet()) {
+                e.getValue().forEach(extra.putArray(e.getKey())::add);
+            }
+        }
     }
 
     static ObjectNode accessReview(ObjectNode review) {
         ObjectNode out = review.deepCopy();
         JsonNode spec = review.path("spec");
-        boolean admin = ADMIN.equals(spec.path("user").asText());
+        boolean admin = Authenticator.ADMIN.username().equals(spec.path("user").asText());
         for (JsonNode g : spec.path("groups")) {
             admin |= g.asText().equals("system:masters");
         }

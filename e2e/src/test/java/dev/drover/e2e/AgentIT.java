@@ -348,7 +348,7 @@ class AgentIT {
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(forged.statusCode()).isEqualTo(401);
-            assertThat(forged.body()).contains("knows one token");
+            assertThat(forged.body()).contains("invalid bearer token");
         }
         var plugin =
                 kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "talker", "--tail", "1");

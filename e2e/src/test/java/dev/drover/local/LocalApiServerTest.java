@@ -190,7 +190,8 @@ class LocalApiServerTest {
         java.net.URI uri = server.url()
                 .resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations?watch=true"
                         + "&timeoutSeconds=6&resourceVersion=" + since + "&fieldSelector=metadata.name%3Dflush-b");
-        try (HttpClient http = HttpClient.newHttpClient()) {
+        try (HttpClient http =
+                HttpClient.newBuilder().sslContext(server.trust()).build()) {
             long begin = System.nanoTime();
             var response =
                     http.send(HttpRequest.newBuilder(uri).build(), java.net.http.HttpResponse.BodyHandlers.ofLines());
@@ -273,7 +274,7 @@ class LocalApiServerTest {
     void clientBuiltFromTheKubeconfigAloneWatchesWithItsDefaults() throws Exception {
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("drover-kubeconfig");
         java.nio.file.Path file = dir.resolve("config");
-        Kubeconfig.write(file, server.url());
+        Kubeconfig.write(file, server.url(), server.certificatePem());
         io.fabric8.kubernetes.client.Config config =
                 io.fabric8.kubernetes.client.Config.fromKubeconfig(java.nio.file.Files.readString(file));
         assertThat(config.isOnlyHttpWatches()).isFalse(); // the default: websocket first
@@ -359,7 +360,8 @@ class LocalApiServerTest {
 
     @Test
     void aMalformedSelectorIsABadRequestForAWatchAsForAList() throws Exception {
-        try (HttpClient http = HttpClient.newHttpClient()) {
+        try (HttpClient http =
+                HttpClient.newBuilder().sslContext(server.trust()).build()) {
             for (String query : List.of("fieldSelector=spec.nodeName", "labelSelector=a%20in%20(")) {
                 for (String watch : List.of("", "&watch=true")) {
                     URI uri = URI.create(
@@ -397,7 +399,8 @@ class LocalApiServerTest {
         String body = """
                 {"apiVersion":"drover.dev/v1alpha1","kind":"Allocation","metadata":{"name":"strict"},
                  "spec":{"nodeName":"a","tasks":[{"name":"t","driver":"mock","leadr":true}]}}""";
-        try (HttpClient http = HttpClient.newHttpClient()) {
+        try (HttpClient http =
+                HttpClient.newBuilder().sslContext(server.trust()).build()) {
             HttpResponse<String> r = http.send(
                     HttpRequest.newBuilder(
                                     URI.create(
@@ -437,9 +440,9 @@ class LocalApiServerTest {
                 .contains("a", "b");
     }
 
-    /** The local cluster's one user: the kubeconfig's token reviews as its admin, allowed everything. */
+    /** The kubeconfig's token reviews as the administrator, allowed everything; a guessed token proves nobody. */
     @Test
-    void tokenAndAccessReviewsKnowTheKubeconfigsUserOnly() {
+    void tokenAndAccessReviewsKnowTheKubeconfigsAdministrator() {
         var admin = client.authentication()
                 .v1()
                 .tokenReviews()
@@ -458,7 +461,8 @@ class LocalApiServerTest {
                         .withToken("guess")
                         .endSpec()
                         .build());
-        assertThat(stranger.getStatus().getAuthenticated()).isFalse();
+        assertThat(stranger.getStatus().getAuthenticated()).isNotEqualTo(Boolean.TRUE);
+        assertThat(stranger.getStatus().getError()).startsWith("[invalid bearer token");
         var allowed = client.authorization()
                 .v1()
                 .subjectAccessReview()
@@ -498,7 +502,9 @@ class LocalApiServerTest {
                 .resource(alloc("x", "a"))
                 .create();
         extra.close();
-        assertThatThrownBy(() -> HttpClient.newHttpClient()
+        assertThatThrownBy(() -> HttpClient.newBuilder()
+                        .sslContext(extra.trust())
+                        .build()
                         .send(
                                 HttpRequest.newBuilder(extra.url().resolve("/version"))
                                         .build(),

@@ -144,7 +144,8 @@ public final class AgentCertificate {
         return null;
     }
 
-    static Identity create(String node, List<InetAddress> addresses, Instant now) throws IOException {
+    /** A new key and a certificate for {@code node} and {@code addresses}, valid for {@link #VALIDITY} from {@code now}. */
+    public static Identity create(String node, List<InetAddress> addresses, Instant now) throws IOException {
         try {
             KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
             generator.initialize(new ECGenParameterSpec("secp256r1"));
