@@ -141,17 +141,15 @@ public final class LocalApiServer implements AutoCloseable {
         ServiceAccountTokens tokens = new ServiceAccountTokens(clock);
         Authenticator authenticator = new Authenticator(store, tokens);
         tokenRequests = new TokenRequests(store, tokens, clock);
-        guards = new ApiFront.Guards(
-                authenticator,
-                (user, request) -> new Authorizer.Decision(true, ""),
-                Admission.NONE,
-                Map.of(
-                        Catalog.TOKEN_REVIEWS,
-                        (review, caller, namespace) -> LocalReviews.tokenReview(review, authenticator),
-                        Catalog.SELF_SUBJECT_REVIEWS,
-                        (review, caller, namespace) -> LocalReviews.selfSubjectReview(review, caller),
-                        Catalog.SUBJECT_ACCESS_REVIEWS,
-                        (review, caller, namespace) -> LocalReviews.accessReview(review)));
+        Rbac rbac = new Rbac(store);
+        DefaultRoles.create(store);
+        Map<ResourceType, Review> reviews = new java.util.HashMap<>(new AccessReviews(rbac).reviews());
+        reviews.put(
+                Catalog.TOKEN_REVIEWS, (review, caller, namespace) -> LocalReviews.tokenReview(review, authenticator));
+        reviews.put(
+                Catalog.SELF_SUBJECT_REVIEWS,
+                (review, caller, namespace) -> LocalReviews.selfSubjectReview(review, caller));
+        guards = new ApiFront.Guards(authenticator, rbac, new RbacWrites(rbac), reviews);
         tls = AgentCertificate.create("localhost", List.of(InetAddress.getLoopbackAddress()), clock.instant());
         executor = Executors.newVirtualThreadPerTaskExecutor();
         try {

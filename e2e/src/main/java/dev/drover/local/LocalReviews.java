@@ -1,6 +1,5 @@
 package dev.drover.local;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,21 +56,5 @@ final class LocalReviews {
                 e.getValue().forEach(extra.putArray(e.getKey())::add);
             }
         }
-    }
-
-    static ObjectNode accessReview(ObjectNode review) {
-        ObjectNode out = review.deepCopy();
-        JsonNode spec = review.path("spec");
-        boolean admin = Authenticator.ADMIN.username().equals(spec.path("user").asText());
-        for (JsonNode g : spec.path("groups")) {
-            admin |= g.asText().equals("system:masters");
-        }
-        ObjectNode status = out.putObject("status").put("allowed", admin);
-        status.put(
-                "reason",
-                admin
-                        ? "the local cluster's admin may do everything"
-                        : "the local API server has no RBAC: only its admin is allowed");
-        return out;
     }
 }

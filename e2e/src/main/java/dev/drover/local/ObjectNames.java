@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
 /**
  * The names a real API server accepts, with its words for those it refuses: a namespace's name is an RFC 1123 label
  * (at most 63 characters, no dots), every other object's an RFC 1123 subdomain (at most 253 characters), both in
- * lower-case ASCII letters, digits and '-' (and '.' between labels of a subdomain).
+ * lower-case ASCII letters, digits and '-' (and '.' between labels of a subdomain). RBAC objects may have any name
+ * that is a path segment ({@code system:basic-user}).
  */
 final class ObjectNames {
 
@@ -31,6 +32,18 @@ final class ObjectNames {
     /** What is wrong with {@code name} for an object of {@code type}; empty when a real server takes it. */
     static List<String> problems(ResourceType type, String name) {
         List<String> out = new ArrayList<>();
+        if (type.group().equals(Rbac.GROUP)) {
+            // RBAC objects are named as path segments (system:discovery), as ValidatePathSegmentName allows
+            if (name.equals(".") || name.equals("..")) {
+                out.add("may not be '" + name + "'");
+            }
+            for (String bad : List.of("/", "%")) {
+                if (name.contains(bad)) {
+                    out.add("may not contain '" + bad + "'");
+                }
+            }
+            return out;
+        }
         boolean namespace = type.group().isEmpty() && type.plural().equals("namespaces");
         int max = namespace ? LABEL_MAX : SUBDOMAIN_MAX;
         // Go counts bytes: a name of 253 characters that are not all ASCII is longer than 253 there

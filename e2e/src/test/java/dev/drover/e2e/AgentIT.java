@@ -378,7 +378,7 @@ class AgentIT {
         assertThat(wrongToken.exitCode())
                 .as("--token is what the agent is shown")
                 .isEqualTo(1);
-        assertThat(wrongToken.err()).contains("knows one token").contains("(HTTP 401)");
+        assertThat(wrongToken.err()).contains("invalid bearer token").contains("(HTTP 401)");
 
         var status = kubectl.plugin(PLUGINS, "drover", "status", "chatty");
         assertThat(status.exitCode()).as(status.err()).isZero();

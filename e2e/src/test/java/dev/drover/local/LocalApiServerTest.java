@@ -193,8 +193,11 @@ class LocalApiServerTest {
         try (HttpClient http =
                 HttpClient.newBuilder().sslContext(server.trust()).build()) {
             long begin = System.nanoTime();
-            var response =
-                    http.send(HttpRequest.newBuilder(uri).build(), java.net.http.HttpResponse.BodyHandlers.ofLines());
+            var response = http.send(
+                    HttpRequest.newBuilder(uri)
+                            .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
+                            .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofLines());
             String first = response.body().findFirst().orElse("");
             assertThat(Duration.ofNanos(System.nanoTime() - begin))
                     .as("not held until the stream ends")
@@ -366,8 +369,11 @@ class LocalApiServerTest {
                 for (String watch : List.of("", "&watch=true")) {
                     URI uri = URI.create(
                             server.url() + "/apis/drover.dev/v1alpha1/namespaces/default/allocations?" + query + watch);
-                    HttpResponse<String> response =
-                            http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+                    HttpResponse<String> response = http.send(
+                            HttpRequest.newBuilder(uri)
+                                    .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
                     assertThat(response.statusCode()).as(query + watch).isEqualTo(400);
                 }
             }
@@ -406,6 +412,7 @@ class LocalApiServerTest {
                                     URI.create(
                                             server.url()
                                                     + "/apis/drover.dev/v1alpha1/namespaces/default/allocations?fieldValidation=Strict"))
+                            .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
                             .header("Content-Type", "application/json")
                             .POST(HttpRequest.BodyPublishers.ofString(body))
                             .build(),
@@ -469,6 +476,7 @@ class LocalApiServerTest {
                 .create(new io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder()
                         .withNewSpec()
                         .withUser("drover-local-admin")
+                        .withGroups("system:masters", "system:authenticated")
                         .withNewResourceAttributes()
                         .withGroup("drover.dev")
                         .withResource("allocations")
@@ -507,6 +515,7 @@ class LocalApiServerTest {
                         .build()
                         .send(
                                 HttpRequest.newBuilder(extra.url().resolve("/version"))
+                                        .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
                                         .build(),
                                 HttpResponse.BodyHandlers.ofString()))
                 .isInstanceOf(java.io.IOException.class);
