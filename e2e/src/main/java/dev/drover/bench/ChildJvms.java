@@ -77,7 +77,7 @@ record ChildJvms(String launcher) {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         var lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         List<String> seen = new ArrayList<>();
-        Pattern ready = Pattern.compile("ready at (http://\\S+)");
+        Pattern ready = Pattern.compile("ready at (https?://\\S+)");
         for (String line; (line = lines.readLine()) != null; ) {
             seen.add(line);
             Matcher m = ready.matcher(line);

@@ -60,7 +60,7 @@ class ApiServerJarIT {
             BufferedReader out =
                     new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
             String ready = lineContaining(out, "ready", Duration.ofSeconds(60));
-            assertThat(ready).contains("ready at http://127.0.0.1:");
+            assertThat(ready).contains("ready at https://127.0.0.1:");
             assertThat(Files.readString(kubeconfig)).contains("current-context: drover-local");
 
             Kubectl kubectl = new Kubectl(kubeconfig);
