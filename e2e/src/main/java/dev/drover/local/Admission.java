@@ -1,6 +1,7 @@
 package dev.drover.local;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
 
 /**
  * Validating admission: runs after a write's object is built and checked against its schema, before it is stored,
@@ -31,4 +32,10 @@ interface Admission {
 
     /** Admits everything. */
     Admission NONE = request -> {};
+
+    /** Each of {@code steps} in turn; the first to refuse refuses. */
+    static Admission all(Admission... steps) {
+        List<Admission> list = List.of(steps);
+        return request -> list.forEach(step -> step.admit(request));
+    }
 }

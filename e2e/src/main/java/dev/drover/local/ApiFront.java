@@ -31,6 +31,7 @@ final class ApiFront implements HttpHandler {
     private final Authenticator authenticator;
     private final Authorizer authorizer;
     private final Admission admission;
+    private final CrdRules rules;
     private final java.util.Map<ResourceType, Review> reviews;
     private final ObjectStore store;
     private final TokenRequests tokenRequests;
@@ -45,7 +46,8 @@ final class ApiFront implements HttpHandler {
             Authenticator authenticator,
             Authorizer authorizer,
             Admission admission,
-            java.util.Map<ResourceType, Review> reviews) {}
+            java.util.Map<ResourceType, Review> reviews,
+            CrdRules rules) {}
 
     ApiFront(
             ObjectStore store,
@@ -59,6 +61,7 @@ final class ApiFront implements HttpHandler {
         this.authenticator = guards.authenticator();
         this.authorizer = guards.authorizer();
         this.admission = guards.admission();
+        this.rules = guards.rules();
         this.reviews = java.util.Map.copyOf(guards.reviews());
         this.store = store;
         this.catalog = catalog;
@@ -209,7 +212,7 @@ final class ApiFront implements HttpHandler {
         if (method.equals("POST")) {
             ObjectNode body = object(raw);
             strictFields(type, body, strict);
-            ObjectNode checked = checked(type, body, true);
+            ObjectNode checked = checked(type, body, true, null, null);
             admission.admit(new Admission.Request(
                     Admission.Operation.CREATE,
                     type,
@@ -256,7 +259,11 @@ final class ApiFront implements HttpHandler {
                 statusWrite,
                 current -> {
                     ObjectNode checked = checked(
-                            type, change.apply(current.deepCopy()) /* current stays the old object */, !statusWrite);
+                            type,
+                            change.apply(current.deepCopy()) /* current stays the old object */,
+                            !statusWrite,
+                            current,
+                            rp.subresource());
                     admission.admit(new Admission.Request(
                             Admission.Operation.UPDATE,
                             type,
@@ -340,8 +347,12 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    /** Fills in schema defaults and checks the object against its schema; returns it. */
-    private ObjectNode checked(ResourceType type, ObjectNode object, boolean withDefaults) {
+    /**
+     * Fills in schema defaults and checks the object against its schema; returns it. As the real server does, the
+     * CRD's CEL rules are checked too when the schema errors are not type errors, and both are reported together.
+     */
+    private ObjectNode checked(
+            ResourceType type, ObjectNode object, boolean withDefaults, ObjectNode old, String subresource) {
         if (type.equals(Catalog.CRDS)) {
             version.stored(object);
         }
@@ -353,12 +364,16 @@ final class ApiFront implements HttpHandler {
         }
         SchemaValidator.Result result = SchemaValidator.validate(object, type.schema(), true);
         if (!result.invalid().isEmpty()) {
+            List<String> errors = new java.util.ArrayList<>(result.invalid());
+            if (errors.stream().noneMatch(e -> e.contains(" must be of type "))) {
+                errors.addAll(rules.errors(type, object, old, subresource));
+            }
             throw new ApiError(
                     422,
                     "Invalid",
                     type.kind() + "." + type.group() + " \""
                             + object.path("metadata").path("name").asText("") + "\" is invalid: "
-                            + String.join(", ", result.invalid()));
+                            + (errors.size() == 1 ? errors.getFirst() : "[" + String.join(", ", errors) + "]"));
         }
         return object;
     }

@@ -149,7 +149,8 @@ public final class LocalApiServer implements AutoCloseable {
         reviews.put(
                 Catalog.SELF_SUBJECT_REVIEWS,
                 (review, caller, namespace) -> LocalReviews.selfSubjectReview(review, caller));
-        guards = new ApiFront.Guards(authenticator, rbac, new RbacWrites(rbac), reviews);
+        CrdRules rules = new CrdRules();
+        guards = new ApiFront.Guards(authenticator, rbac, Admission.all(new RbacWrites(rbac), rules), reviews, rules);
         tls = AgentCertificate.create("localhost", List.of(InetAddress.getLoopbackAddress()), clock.instant());
         executor = Executors.newVirtualThreadPerTaskExecutor();
         try {

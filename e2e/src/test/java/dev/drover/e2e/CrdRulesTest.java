@@ -1,0 +1,201 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.validation.AllocationValidator;
+import dev.drover.api.validation.Violation;
+import dev.drover.local.LocalApiServer;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every {@code x-kubernetes-validations} rule of the Allocation CRD, broken by a {@code kubectl apply} that the local
+ * API server refuses with the real server's message (CEL evaluated by cel-java), and the same hostile input run
+ * through the agent's own {@link AllocationValidator}, which must refuse it at the same place: the two agree.
+ */
+class CrdRulesTest {
+
+    @TempDir
+    static Path dir;
+
+    static LocalApiServer server;
+    static Kubectl kubectl;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local", "other"))
+                .withKubeconfig(dir.resolve("kubeconfig")));
+        kubectl = new Kubectl(server.kubeconfig());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    /**
+     * A rule (schema path and rule text), a spec that breaks it, and the field error the real server answers.
+     *
+     * @param path   the rule's place in the schema, as listed by {@link #rulesOfTheCrd()}
+     * @param error  the server's errors: the rule's, after the schema's where the schema refuses the value too
+     * @param where  the field path of the error; the Java validator's violation names it or a field below it
+     */
+    record Case(String path, String rule, String spec, String where, String error) {}
+
+    static final String TASK = "- {name: main, driver: mock}\n";
+
+    static final List<Case> CASES = List.of(
+            new Case(
+                    "spec.restartPolicy",
+                    "!has(self.attempts) || self.attempts != 0 || !has(self.mode) || self.mode == 'Fail'",
+                    "restartPolicy: {attempts: 0, mode: Delay}\ntasks:\n" + TASK,
+                    "spec.restartPolicy",
+                    "spec.restartPolicy: Invalid value: \"object\": attempts 0 is only allowed with mode Fail"),
+            new Case(
+                    "spec.restartPolicy",
+                    "!has(self.interval) || duration(self.interval) >= duration('5s')",
+                    "restartPolicy: {interval: 1s}\ntasks:\n" + TASK,
+                    "spec.restartPolicy",
+                    "spec.restartPolicy: Invalid value: \"object\": interval must be at least 5s"),
+            new Case(
+                    "spec.tasks",
+                    "self.all(t, self.exists_one(u, u.name == t.name))",
+                    "tasks:\n" + TASK + TASK,
+                    "spec.tasks",
+                    "spec.tasks: Invalid value: \"array\": task names must be unique"),
+            new Case(
+                    "spec.tasks",
+                    "self.filter(t, has(t.leader) && t.leader).size() <= 1",
+                    "tasks:\n- {name: a, driver: mock, leader: true}\n- {name: b, driver: mock, leader: true}\n",
+                    "spec.tasks",
+                    "spec.tasks: Invalid value: \"array\": at most one task may be the leader"),
+            new Case(
+                    "spec.tasks[*].resources.devices[*]",
+                    "!has(self.count) || self.count >= 1",
+                    "tasks:\n- name: main\n  driver: mock\n  resources: {devices: [{name: nvidia/gpu, count: 0}]}\n",
+                    "spec.tasks[0].resources.devices[0]",
+                    "[spec.tasks[0].resources.devices[0].count: Invalid value: 0: spec.tasks[0].resources.devices[0].count"
+                            + " in body should be greater than or equal to 1, spec.tasks[0].resources.devices[0]: Invalid"
+                            + " value: \"object\": device count must be at least 1]"),
+            new Case(
+                    "spec.tasks[*].restartPolicy",
+                    "!has(self.attempts) || self.attempts != 0 || !has(self.mode) || self.mode == 'Fail'",
+                    "tasks:\n- name: main\n  driver: mock\n  restartPolicy: {attempts: 0, mode: Delay}\n",
+                    "spec.tasks[0].restartPolicy",
+                    "spec.tasks[0].restartPolicy: Invalid value: \"object\": attempts 0 is only allowed with mode Fail"),
+            new Case(
+                    "spec.tasks[*].restartPolicy",
+                    "!has(self.interval) || duration(self.interval) >= duration('5s')",
+                    "tasks:\n- name: main\n  driver: mock\n  restartPolicy: {interval: 2s}\n",
+                    "spec.tasks[0].restartPolicy",
+                    "spec.tasks[0].restartPolicy: Invalid value: \"object\": interval must be at least 5s"));
+
+    static String allocation(String name, String node, String spec) {
+        return "apiVersion: drover.dev/v1alpha1\nkind: Allocation\nmetadata: {name: " + name
+                + ", namespace: default}\nspec:\n  nodeName: " + node + "\n"
+                + spec.lines().map(l -> "  " + l + "\n").reduce("", String::concat);
+    }
+
+    @Test
+    void eachRuleRefusesItsViolationWithTheRealMessageAndTheJavaValidatorAgrees() {
+        int n = 0;
+        for (Case c : CASES) {
+            String yaml = allocation("rule-" + n++, "local", c.spec());
+            var refused = kubectl.runWithInput(yaml, "apply", "-f", "-");
+            assertThat(refused.exitCode()).as(c.rule()).isNotZero();
+            assertThat(refused.err())
+                    .as(c.rule())
+                    .contains("Allocation.drover.dev \"rule-" + (n - 1) + "\" is invalid: " + c.error());
+
+            List<Violation> java = AllocationValidator.validate(Serialization.unmarshal(yaml, Allocation.class));
+            assertThat(java)
+                    .as("the Java validator refuses what the CEL rule %s refuses", c.rule())
+                    .anyMatch(v -> v.path().equals(c.where())
+                            || v.path().startsWith(c.where() + ".")
+                            || v.path().startsWith(c.where() + "["));
+        }
+    }
+
+    @Test
+    void validAllocationsPassBothTheRulesAndTheJavaValidator() {
+        String yaml = allocation("valid", "local", """
+                restartPolicy: {attempts: 0, mode: Fail, interval: 10s}
+                tasks:
+                - name: a
+                  driver: mock
+                  leader: true
+                  restartPolicy: {attempts: 2, mode: Delay, interval: 1m}
+                  resources: {devices: [{name: nvidia/gpu, count: 1}]}
+                - {name: b, driver: mock}
+                """);
+        kubectl.runWithInput(yaml, "apply", "-f", "-").assertOk();
+        assertThat(AllocationValidator.validate(Serialization.unmarshal(yaml, Allocation.class)))
+                .isEmpty();
+    }
+
+    @Test
+    void theNodeNameCannotChangeButAnUnchangedSpecStillUpdates() {
+        kubectl.runWithInput(allocation("moving", "local", "tasks:\n" + TASK), "apply", "-f", "-")
+                .assertOk();
+        var moved = kubectl.runWithInput(allocation("moving", "other", "tasks:\n" + TASK), "apply", "-f", "-");
+        assertThat(moved.exitCode()).isNotZero();
+        assertThat(moved.err())
+                .contains(
+                        "Allocation.drover.dev \"moving\" is invalid: spec.nodeName: Invalid value: \"string\": nodeName is"
+                                + " immutable: create a new allocation to move it");
+        kubectl.run("label", "alloc", "moving", "team=a").assertOk();
+    }
+
+    /** A rule added to the CRD without a case here fails this test. */
+    @Test
+    void everyRuleOfTheCrdHasACase() throws Exception {
+        Set<String> covered = new TreeSet<>();
+        CASES.forEach(c -> covered.add(c.path() + " | " + c.rule()));
+        covered.add("spec.nodeName | self == oldSelf");
+        assertThat(new TreeSet<>(rulesOfTheCrd())).isEqualTo(covered);
+    }
+
+    /** Every rule of the CRD the server installs, as {@code path | rule}. */
+    static List<String> rulesOfTheCrd() throws Exception {
+        try (InputStream in = LocalApiServer.class.getClassLoader().getResourceAsStream(LocalApiServer.DROVER_CRD)) {
+            var crd = new com.fasterxml.jackson.databind.ObjectMapper(
+                            new com.fasterxml.jackson.dataformat.yaml.YAMLFactory())
+                    .readTree(in);
+            List<String> out = new ArrayList<>();
+            for (var version : crd.path("spec").path("versions")) {
+                walk(version.path("schema").path("openAPIV3Schema"), "", out);
+            }
+            return out;
+        }
+    }
+
+    private static void walk(com.fasterxml.jackson.databind.JsonNode schema, String path, List<String> out) {
+        for (var rule : schema.path("x-kubernetes-validations")) {
+            out.add(path + " | " + rule.path("rule").asText().strip());
+        }
+        for (Iterator<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> it =
+                        schema.path("properties").fields();
+                it.hasNext(); ) {
+            var p = it.next();
+            walk(p.getValue(), path.isEmpty() ? p.getKey() : path + "." + p.getKey(), out);
+        }
+        if (schema.has("items")) {
+            walk(schema.path("items"), path + "[*]", out);
+        }
+    }
+}
