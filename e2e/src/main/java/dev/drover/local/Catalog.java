@@ -66,6 +66,8 @@ final class Catalog {
             ResourceType.builtIn("", "v1", "services", "Service", true, "svc"),
             ResourceType.builtIn("apps", "v1", "daemonsets", "DaemonSet", true, "ds"),
             ResourceType.builtIn("apps", "v1", "deployments", "Deployment", true, "deploy"),
+            AdmissionPolicies.POLICIES,
+            AdmissionPolicies.BINDINGS,
             Rbac.CLUSTER_ROLES,
             Rbac.CLUSTER_ROLE_BINDINGS,
             Rbac.ROLES,

@@ -150,7 +150,12 @@ public final class LocalApiServer implements AutoCloseable {
                 Catalog.SELF_SUBJECT_REVIEWS,
                 (review, caller, namespace) -> LocalReviews.selfSubjectReview(review, caller));
         CrdRules rules = new CrdRules();
-        guards = new ApiFront.Guards(authenticator, rbac, Admission.all(new RbacWrites(rbac), rules), reviews, rules);
+        guards = new ApiFront.Guards(
+                authenticator,
+                rbac,
+                Admission.all(new RbacWrites(rbac), rules, new AdmissionPolicies(store, catalog)),
+                reviews,
+                rules);
         tls = AgentCertificate.create("localhost", List.of(InetAddress.getLoopbackAddress()), clock.instant());
         executor = Executors.newVirtualThreadPerTaskExecutor();
         try {

@@ -1,0 +1,195 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.drover.local.LocalApiServer;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * ValidatingAdmissionPolicies on the local API server, applied with kubectl and enforced on every user: one with
+ * params and a message expression, and the kind a node agent needs, which keeps a node's identity (its token's
+ * {@code authentication.kubernetes.io/node-name}) to its own Node.
+ */
+class AdmissionPolicyTest {
+
+    @TempDir
+    static Path dir;
+
+    static LocalApiServer server;
+    static Kubectl kubectl;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local", "other"))
+                .withKubeconfig(dir.resolve("kubeconfig")));
+        kubectl = new Kubectl(server.kubeconfig());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static void apply(String yaml) {
+        kubectl.runWithInput(yaml, "apply", "-f", "-").assertOk();
+    }
+
+    @Test
+    void aPolicyWithParamsRefusesWhatItsExpressionRefusesForTheAdministratorToo() {
+        apply("""
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: task-limit, namespace: default}
+                data: {max: "1"}
+                ---
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicy
+                metadata: {name: few-tasks}
+                spec:
+                  failurePolicy: Fail
+                  paramKind: {apiVersion: v1, kind: ConfigMap}
+                  matchConstraints:
+                    resourceRules:
+                    - apiGroups: [drover.dev]
+                      apiVersions: ["*"]
+                      operations: [CREATE, UPDATE]
+                      resources: [allocations]
+                  variables:
+                  - {name: tasks, expression: "object.spec.tasks.size()"}
+                  validations:
+                  - expression: "variables.tasks <= int(params.data.max)"
+                    messageExpression: "'at most ' + params.data.max + ' task(s), not ' + string(variables.tasks)"
+                ---
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicyBinding
+                metadata: {name: few-tasks-default}
+                spec:
+                  policyName: few-tasks
+                  validationActions: [Deny]
+                  paramRef: {name: task-limit, namespace: default}
+                  matchResources:
+                    namespaceSelector:
+                      matchLabels: {kubernetes.io/metadata.name: default}
+                """);
+        kubectl.run("label", "namespace", "default", "kubernetes.io/metadata.name=default", "--overwrite")
+                .assertOk();
+        String two = """
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: two, namespace: default}
+                spec:
+                  nodeName: local
+                  tasks:
+                  - {name: a, driver: mock}
+                  - {name: b, driver: mock}
+                """;
+        var refused = kubectl.runWithInput(two, "apply", "-f", "-");
+        assertThat(refused.exitCode()).isNotZero();
+        assertThat(refused.err())
+                .contains("ValidatingAdmissionPolicy 'few-tasks' with binding 'few-tasks-default' denied request:"
+                        + " at most 1 task(s), not 2");
+        kubectl.runWithInput(two.replace("  - {name: b, driver: mock}\n", ""), "apply", "-f", "-")
+                .assertOk();
+        kubectl.run("delete", "validatingadmissionpolicybinding", "few-tasks-default")
+                .assertOk();
+        kubectl.runWithInput(two, "apply", "-f", "-").assertOk();
+    }
+
+    @Test
+    void aNodeIdentityMayWriteOnlyItsOwnNodesStatus() throws Exception {
+        apply("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicy
+                metadata: {name: own-node-only}
+                spec:
+                  failurePolicy: Fail
+                  matchConstraints:
+                    resourceRules:
+                    - apiGroups: [""]
+                      apiVersions: [v1]
+                      operations: [UPDATE]
+                      resources: [nodes/status]
+                  matchConditions:
+                  - name: node-identity
+                    expression: "'authentication.kubernetes.io/node-name' in request.userInfo.extra"
+                  validations:
+                  - expression: "request.userInfo.extra['authentication.kubernetes.io/node-name'][0] == request.name"
+                    message: a node's identity may write its own Node only
+                    reason: Forbidden
+                ---
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicyBinding
+                metadata: {name: own-node-only}
+                spec:
+                  policyName: own-node-only
+                  validationActions: [Deny]
+                ---
+                apiVersion: rbac.authorization.k8s.io/v1
+                kind: ClusterRole
+                metadata: {name: node-status-writer}
+                rules:
+                - {apiGroups: [""], resources: [nodes/status], verbs: [patch]}
+                ---
+                apiVersion: rbac.authorization.k8s.io/v1
+                kind: ClusterRoleBinding
+                metadata: {name: node-status-writer}
+                roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: node-status-writer}
+                subjects:
+                - {kind: ServiceAccount, name: agent, namespace: default}
+                """);
+        kubectl.run("create", "serviceaccount", "agent").assertOk();
+        String token = server.client()
+                .serviceAccounts()
+                .inNamespace("default")
+                .withName("agent")
+                .tokenRequest(new TokenRequestBuilder()
+                        .withNewSpec()
+                        .withNewBoundObjectRef()
+                        .withApiVersion("v1")
+                        .withKind("Node")
+                        .withName("local")
+                        .endBoundObjectRef()
+                        .endSpec()
+                        .build())
+                .getStatus()
+                .getToken();
+        try (HttpClient http =
+                HttpClient.newBuilder().sslContext(server.trust()).build()) {
+            HttpResponse<String> own = patchStatus(http, token, "local");
+            assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
+            HttpResponse<String> other = patchStatus(http, token, "other");
+            assertThat(other.statusCode()).isEqualTo(403);
+            assertThat(other.body())
+                    .contains("ValidatingAdmissionPolicy 'own-node-only' with binding 'own-node-only' denied request:"
+                            + " a node's identity may write its own Node only");
+            assertThat(patchStatus(http, LocalApiServer.ADMIN_TOKEN, "other").statusCode())
+                    .as("the administrator has no node identity: the match condition leaves it out")
+                    .isEqualTo(200);
+        }
+    }
+
+    static HttpResponse<String> patchStatus(HttpClient http, String token, String node) throws Exception {
+        return http.send(
+                HttpRequest.newBuilder(URI.create(server.url() + "/api/v1/nodes/" + node + "/status"))
+                        .header("Authorization", "Bearer " + token)
+                        .header("Content-Type", "application/merge-patch+json")
+                        .method(
+                                "PATCH",
+                                HttpRequest.BodyPublishers.ofString("{\"metadata\":{\"annotations\":{\"a\":\"b\"}}}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}
