@@ -8,12 +8,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
-import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * ValidatingAdmissionPolicies on the local API server, applied with kubectl and enforced on every user: one with
@@ -22,25 +19,16 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class AdmissionPolicyTest {
 
-    @TempDir
-    static Path dir;
+    @RegisterExtension
+    static final LocalCluster CLUSTER = new LocalCluster("local", "other");
 
     static LocalApiServer server;
     static Kubectl kubectl;
 
     @BeforeAll
     static void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults()
-                .withNodes(List.of("local", "other"))
-                .withKubeconfig(dir.resolve("kubeconfig")));
-        kubectl = new Kubectl(server.kubeconfig());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+        server = CLUSTER.server();
+        kubectl = CLUSTER.kubectl();
     }
 
     static void apply(String yaml) {

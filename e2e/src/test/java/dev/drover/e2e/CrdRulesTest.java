@@ -8,17 +8,15 @@ import dev.drover.api.validation.Violation;
 import dev.drover.local.LocalApiServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.InputStream;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Every {@code x-kubernetes-validations} rule of the Allocation CRD, broken by a {@code kubectl apply} that the local
@@ -27,25 +25,16 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CrdRulesTest {
 
-    @TempDir
-    static Path dir;
+    @RegisterExtension
+    static final LocalCluster CLUSTER = new LocalCluster("local", "other");
 
     static LocalApiServer server;
     static Kubectl kubectl;
 
     @BeforeAll
     static void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults()
-                .withNodes(List.of("local", "other"))
-                .withKubeconfig(dir.resolve("kubeconfig")));
-        kubectl = new Kubectl(server.kubeconfig());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+        server = CLUSTER.server();
+        kubectl = CLUSTER.kubectl();
     }
 
     /**

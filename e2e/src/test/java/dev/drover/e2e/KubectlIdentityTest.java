@@ -3,35 +3,23 @@ package dev.drover.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.drover.local.LocalApiServer;
-import java.nio.file.Path;
-import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Identities on the local cluster through the real kubectl: {@code create token} and {@code auth whoami}. */
 class KubectlIdentityTest {
 
-    @TempDir
-    static Path dir;
+    @RegisterExtension
+    static final LocalCluster CLUSTER = new LocalCluster("local");
 
     static LocalApiServer server;
     static Kubectl kubectl;
 
     @BeforeAll
     static void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults()
-                .withNodes(List.of("local"))
-                .withKubeconfig(dir.resolve("kubeconfig")));
-        kubectl = new Kubectl(server.kubeconfig());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+        server = CLUSTER.server();
+        kubectl = CLUSTER.kubectl();
     }
 
     @Test

@@ -10,12 +10,11 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * RBAC on the local API server, as a real cluster applies it: each identity here is a service account whose token
@@ -27,8 +26,8 @@ class RbacTest {
     static final ObjectMapper JSON = new ObjectMapper();
     static final String ALLOCS = "/apis/drover.dev/v1alpha1/namespaces/";
 
-    @TempDir
-    static Path dir;
+    @RegisterExtension
+    static final LocalCluster CLUSTER = new LocalCluster("local");
 
     static LocalApiServer server;
     static Kubectl kubectl;
@@ -36,10 +35,8 @@ class RbacTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = LocalApiServer.start(LocalApiServer.Options.defaults()
-                .withNodes(List.of("local"))
-                .withKubeconfig(dir.resolve("kubeconfig")));
-        kubectl = new Kubectl(server.kubeconfig());
+        server = CLUSTER.server();
+        kubectl = CLUSTER.kubectl();
         http = HttpClient.newBuilder().sslContext(server.trust()).build();
         for (String ns : List.of("team", "other")) {
             kubectl.run("create", "namespace", ns).assertOk();
@@ -70,9 +67,6 @@ class RbacTest {
     static void stop() {
         if (http != null) {
             http.close();
-        }
-        if (server != null) {
-            server.close();
         }
     }
 
