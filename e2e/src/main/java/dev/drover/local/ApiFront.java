@@ -32,6 +32,7 @@ final class ApiFront implements HttpHandler {
     private final Authorizer authorizer;
     private final Admission admission;
     private final CrdRules rules;
+    private final Aggregator aggregator;
     private final java.util.Map<ResourceType, Review> reviews;
     private final ObjectStore store;
     private final TokenRequests tokenRequests;
@@ -47,7 +48,8 @@ final class ApiFront implements HttpHandler {
             Authorizer authorizer,
             Admission admission,
             java.util.Map<ResourceType, Review> reviews,
-            CrdRules rules) {}
+            CrdRules rules,
+            Aggregator aggregator) {}
 
     ApiFront(
             ObjectStore store,
@@ -62,10 +64,11 @@ final class ApiFront implements HttpHandler {
         this.authorizer = guards.authorizer();
         this.admission = guards.admission();
         this.rules = guards.rules();
+        this.aggregator = guards.aggregator();
         this.reviews = java.util.Map.copyOf(guards.reviews());
         this.store = store;
         this.catalog = catalog;
-        this.discovery = new Discovery(catalog);
+        this.discovery = new Discovery(catalog, guards.aggregator()::groupVersions);
         this.openApi = new OpenApi(catalog);
         this.clock = clock;
     }
@@ -104,6 +107,12 @@ final class ApiFront implements HttpHandler {
         Authorizer.Decision decision = authorizer.authorize(user, request);
         if (!decision.allowed()) {
             throw Forbidden.of(user, request, decision.reason());
+        }
+        ObjectNode aggregated = aggregator.serviceFor(path);
+        if (aggregated != null) {
+            aggregator.proxy(
+                    ex, aggregated, user, method.equals("GET") || method.equals("DELETE") ? new byte[0] : body(ex));
+            return;
         }
         if (method.equals("GET")) {
             JsonNode fixed = fixedDocument(path);

@@ -54,6 +54,8 @@ final class Catalog {
             ResourceType.builtIn("", "v1", "serviceaccounts", "ServiceAccount", true, "sa");
     static final ResourceType PODS = ResourceType.builtIn("", "v1", "pods", "Pod", true, "po");
     static final ResourceType SECRETS = ResourceType.builtIn("", "v1", "secrets", "Secret", true);
+    static final ResourceType SERVICES = ResourceType.builtIn("", "v1", "services", "Service", true, "svc");
+    static final ResourceType CONFIG_MAPS = ResourceType.builtIn("", "v1", "configmaps", "ConfigMap", true, "cm");
 
     static final List<ResourceType> BUILT_IN = List.of(
             NAMESPACES,
@@ -61,9 +63,10 @@ final class Catalog {
             SERVICE_ACCOUNTS,
             PODS,
             SECRETS,
+            SERVICES,
+            CONFIG_MAPS,
+            Aggregator.API_SERVICES,
             ResourceType.builtIn("", "v1", "events", "Event", true, "ev"),
-            ResourceType.builtIn("", "v1", "configmaps", "ConfigMap", true, "cm"),
-            ResourceType.builtIn("", "v1", "services", "Service", true, "svc"),
             ResourceType.builtIn("apps", "v1", "daemonsets", "DaemonSet", true, "ds"),
             ResourceType.builtIn("apps", "v1", "deployments", "Deployment", true, "deploy"),
             AdmissionPolicies.POLICIES,

@@ -14,9 +14,12 @@ final class Discovery {
             List.of("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch");
 
     private final Catalog catalog;
+    private final java.util.function.Supplier<List<String[]>> aggregated;
 
-    Discovery(Catalog catalog) {
+    /** @param aggregated the groups and versions aggregated APIs serve ({@link Aggregator}) */
+    Discovery(Catalog catalog, java.util.function.Supplier<List<String[]>> aggregated) {
         this.catalog = catalog;
+        this.aggregated = aggregated;
     }
 
     /** The document for {@code path}, or null when it is not a discovery path. */
@@ -48,6 +51,16 @@ final class Discovery {
                 group.putObject("preferredVersion")
                         .put("groupVersion", g.getKey() + "/" + g.getValue().getFirst())
                         .put("version", g.getValue().getFirst());
+            }
+            for (String[] gv : aggregated.get()) {
+                ObjectNode group = groups.addObject().put("name", gv[0]);
+                group.putArray("versions")
+                        .addObject()
+                        .put("groupVersion", gv[0] + "/" + gv[1])
+                        .put("version", gv[1]);
+                group.putObject("preferredVersion")
+                        .put("groupVersion", gv[0] + "/" + gv[1])
+                        .put("version", gv[1]);
             }
             return n;
         }

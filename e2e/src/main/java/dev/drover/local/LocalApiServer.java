@@ -149,14 +149,17 @@ public final class LocalApiServer implements AutoCloseable {
         reviews.put(
                 Catalog.SELF_SUBJECT_REVIEWS,
                 (review, caller, namespace) -> LocalReviews.selfSubjectReview(review, caller));
+        tls = AgentCertificate.create("localhost", List.of(InetAddress.getLoopbackAddress()), clock.instant());
+        FrontProxy frontProxy = new FrontProxy(clock.instant());
+        publishAuthentication(frontProxy);
         CrdRules rules = new CrdRules();
         guards = new ApiFront.Guards(
                 authenticator,
                 rbac,
                 Admission.all(new RbacWrites(rbac), rules, new AdmissionPolicies(store, catalog)),
                 reviews,
-                rules);
-        tls = AgentCertificate.create("localhost", List.of(InetAddress.getLoopbackAddress()), clock.instant());
+                rules,
+                new Aggregator(store, frontProxy));
         executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
             serving = serve(options.port(), options.kubeVersion());
@@ -237,6 +240,26 @@ public final class LocalApiServer implements AutoCloseable {
             }
         }
         return c;
+    }
+
+    /**
+     * The ConfigMap {@code kube-system/extension-apiserver-authentication}, as a real server publishes it: how an
+     * aggregated API server recognises the front proxy and where callers' identities are.
+     */
+    private void publishAuthentication(FrontProxy frontProxy) {
+        ObjectNode cm =
+                JsonNodeFactory.instance.objectNode().put("apiVersion", "v1").put("kind", "ConfigMap");
+        cm.putObject("metadata")
+                .put("name", "extension-apiserver-authentication")
+                .put("namespace", "kube-system");
+        cm.putObject("data")
+                .put("client-ca-file", certificatePem())
+                .put("requestheader-client-ca-file", frontProxy.caPem())
+                .put("requestheader-allowed-names", "[\"" + FrontProxy.CLIENT_NAME + "\"]")
+                .put("requestheader-username-headers", "[\"X-Remote-User\"]")
+                .put("requestheader-group-headers", "[\"X-Remote-Group\"]")
+                .put("requestheader-extra-headers-prefix", "[\"X-Remote-Extra-\"]");
+        store.create(Catalog.CONFIG_MAPS, "kube-system", cm, false);
     }
 
     /** The server's certificate, PEM: what a client trusts (the kubeconfig's {@code certificate-authority-data}). */

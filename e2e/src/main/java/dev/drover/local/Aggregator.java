@@ -1,0 +1,215 @@
+package dev.drover.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509TrustManager;
+
+/**
+ * API aggregation as kube-aggregator does it: an {@code apiregistration.k8s.io/v1} APIService with a {@code service}
+ * takes every request under {@code /apis/GROUP/VERSION}. The server has already authenticated and authorized the
+ * caller; it drops the caller's credentials and any {@code X-Remote-*} or {@code Impersonate-*} headers the caller
+ * sent, and calls the backend over TLS with its front-proxy client certificate ({@link FrontProxy}) and the caller's
+ * identity in {@code X-Remote-User}, {@code X-Remote-Group} (one per group) and {@code X-Remote-Extra-KEY} (the key
+ * percent-encoded). Responses stream through as they come (a log follow, a watch). The backend's certificate is
+ * checked against {@code spec.caBundle} (or not, with {@code insecureSkipTLSVerify}).
+ *
+ * <p>On the local cluster a service is reached at its Service's {@code spec.clusterIP} (set it to {@code
+ * 127.0.0.1}) and the APIService's {@code spec.service.port} (default 443); the backend certificate must name that
+ * address (a real aggregator checks {@code NAME.NAMESPACE.svc}). Protocol upgrades are not proxied: the JDK's HTTP
+ * server cannot hand over the connection, so they get a 501.
+ */
+final class Aggregator {
+
+    static final ResourceType API_SERVICES =
+            ResourceType.builtIn("apiregistration.k8s.io", "v1", "apiservices", "APIService", false);
+
+    private static final List<String> FORWARDED = List.of("Accept", "Content-Type", "User-Agent");
+
+    private final ObjectStore store;
+    private final FrontProxy frontProxy;
+    private final Map<String, HttpClient> clients = new ConcurrentHashMap<>();
+
+    Aggregator(ObjectStore store, FrontProxy frontProxy) {
+        this.store = store;
+        this.frontProxy = frontProxy;
+    }
+
+    /** The APIService serving {@code /apis/GROUP/VERSION...}, or null when the server serves the path itself. */
+    ObjectNode serviceFor(String path) {
+        String[] s = path.split("/");
+        if (s.length < 4 || !s[1].equals("apis")) {
+            return null;
+        }
+        try {
+            ObjectNode service = store.get(API_SERVICES, null, s[3] + "." + s[2]);
+            return service.path("spec").path("service").isObject() ? service : null;
+        } catch (ApiFront.ApiError none) {
+            return null;
+        }
+    }
+
+    /** Every aggregated group and version, for {@code /apis}. Caller headers other than {@link #FORWARDED} never reach a backend. */
+    List<String[]> groupVersions() {
+        List<String[]> out = new ArrayList<>();
+        for (ObjectNode s : store.list(API_SERVICES, null).items()) {
+            if (s.path("spec").path("service").isObject()) {
+                out.add(new String[] {
+                    s.path("spec").path("group").asText(),
+                    s.path("spec").path("version").asText()
+                });
+            }
+        }
+        return out;
+    }
+
+    void proxy(HttpExchange ex, ObjectNode apiService, UserInfo user, byte[] body)
+            throws IOException, InterruptedException {
+        if (ex.getRequestHeaders().containsKey("Upgrade")) {
+            throw new ApiFront.ApiError(
+                    501, "NotImplemented", "the local API server does not proxy protocol upgrades to aggregated APIs");
+        }
+        JsonNode spec = apiService.path("spec");
+        URI target = backend(spec)
+                .resolve(ex.getRequestURI().getRawPath()
+                        + (ex.getRequestURI().getRawQuery() == null
+                                ? ""
+                                : "?" + ex.getRequestURI().getRawQuery()));
+        HttpRequest.Builder request = HttpRequest.newBuilder(target)
+                .method(
+                        ex.getRequestMethod(),
+                        body.length == 0
+                                ? HttpRequest.BodyPublishers.noBody()
+                                : HttpRequest.BodyPublishers.ofByteArray(body));
+        for (String h : FORWARDED) {
+            String v = ex.getRequestHeaders().getFirst(h);
+            if (v != null) {
+                request.header(h, v);
+            }
+        }
+        request.header("X-Remote-User", user.username());
+        user.groups().forEach(g -> request.header("X-Remote-Group", g));
+        user.extra()
+                .forEach((k, values) -> values.forEach(
+                        v -> request.header("X-Remote-Extra-" + URLEncoder.encode(k, StandardCharsets.UTF_8), v)));
+        HttpResponse<InputStream> response;
+        try {
+            response = client(spec).send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            throw unavailable(e);
+        }
+        try (InputStream in = response.body()) {
+            response.headers()
+                    .firstValue("Content-Type")
+                    .ifPresent(t -> ex.getResponseHeaders().set("Content-Type", t));
+            ex.sendResponseHeaders(response.statusCode(), 0); // chunked: passed on as it comes
+            OutputStream out = ex.getResponseBody();
+            byte[] buffer = new byte[8192];
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                out.write(buffer, 0, n);
+                out.flush();
+            }
+            out.close();
+        }
+    }
+
+    private URI backend(JsonNode spec) {
+        JsonNode ref = spec.path("service");
+        String namespace = ref.path("namespace").asText("");
+        String name = ref.path("name").asText("");
+        try {
+            ObjectNode service = store.get(Catalog.SERVICES, namespace, name);
+            String ip = service.path("spec").path("clusterIP").asText("");
+            if (ip.isEmpty() || ip.equals("None") || ip.contains("/") || ip.contains("@")) {
+                throw unavailable(new IOException("service " + namespace + "/" + name + " has no clusterIP"));
+            }
+            return URI.create("https://" + ip + ":" + ref.path("port").asInt(443));
+        } catch (ApiFront.ApiError missing) {
+            if (missing.code == 503) {
+                throw missing;
+            }
+            throw unavailable(new IOException("service " + namespace + "/" + name + " not found"));
+        }
+    }
+
+    private HttpClient client(JsonNode spec) {
+        String key = spec.path("insecureSkipTLSVerify").asBoolean() + "|"
+                + spec.path("caBundle").asText("");
+        return clients.computeIfAbsent(key, k -> {
+            try {
+                SSLContext tls = SSLContext.getInstance("TLS");
+                tls.init(frontProxy.keyManagers(), trust(spec), null);
+                return HttpClient.newBuilder()
+                        .sslContext(tls)
+                        .connectTimeout(Duration.ofSeconds(5))
+                        .build();
+            } catch (GeneralSecurityException | IOException e) {
+                throw new ApiFront.ApiError(
+                        503, "ServiceUnavailable", "cannot set up TLS to the aggregated API: " + e.getMessage());
+            }
+        });
+    }
+
+    private static TrustManager[] trust(JsonNode spec) throws GeneralSecurityException, IOException {
+        if (spec.path("insecureSkipTLSVerify").asBoolean()) {
+            return new TrustManager[] {
+                new X509TrustManager() {
+                    @Override
+                    public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+                    @Override
+                    public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+                    @Override
+                    public X509Certificate[] getAcceptedIssuers() {
+                        return new X509Certificate[0];
+                    }
+                }
+            };
+        }
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        store.load(null, null);
+        String bundle = spec.path("caBundle").asText("");
+        if (!bundle.isEmpty()) {
+            int i = 0;
+            for (var c : CertificateFactory.getInstance("X.509")
+                    .generateCertificates(
+                            new ByteArrayInputStream(Base64.getDecoder().decode(bundle)))) {
+                store.setCertificateEntry("ca-" + i++, c);
+            }
+        }
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(store);
+        return tmf.getTrustManagers();
+    }
+
+    private static ApiFront.ApiError unavailable(IOException cause) {
+        return new ApiFront.ApiError(
+                503,
+                "ServiceUnavailable",
+                "the server is currently unable to handle the request: " + cause.getMessage());
+    }
+}
