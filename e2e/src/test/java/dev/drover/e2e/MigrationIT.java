@@ -199,7 +199,8 @@ class MigrationIT {
     }
 
     /**
-     * Issue 16 item 17: this API server, like one without the CRD's CEL rules, lets {@code spec.nodeName} change.
+     * Issue 16 item 17: an API server without the CRD's CEL rules lets {@code spec.nodeName} change (this one
+     * enforces them, so the test takes the rule out of the stored CRD first, as such a server would not have it).
      * The old node's agent (its watch selects on the field, so it sees a delete) kills the task and frees the
      * directory; the new node's agent runs it; the delete completes.
      */
@@ -212,6 +213,15 @@ class MigrationIT {
         Path pidOnA = file("a", "mover", "app/local/pid");
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(pidOnA) && Files.size(pidOnA) > 0);
         long pid = Long.parseLong(Files.readString(pidOnA).trim());
+        kubectl.run(
+                        "patch",
+                        "crd",
+                        "allocations.drover.dev",
+                        "--type=json",
+                        "-p",
+                        "[{\"op\":\"remove\",\"path\":\"/spec/versions/0/schema/openAPIV3Schema/properties/spec"
+                                + "/properties/nodeName/x-kubernetes-validations\"}]")
+                .assertOk();
         kubectl.run("patch", "alloc", "mover", "--type=merge", "-p", "{\"spec\":{\"nodeName\":\"b\"}}")
                 .assertOk();
         await().atMost(Duration.ofSeconds(30))
