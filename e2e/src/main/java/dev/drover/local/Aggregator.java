@@ -14,7 +14,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -25,7 +24,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509TrustManager;
 
 /**
@@ -190,20 +188,13 @@ final class Aggregator {
                 }
             };
         }
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
         String bundle = spec.path("caBundle").asText("");
-        if (!bundle.isEmpty()) {
-            int i = 0;
-            for (var c : CertificateFactory.getInstance("X.509")
-                    .generateCertificates(
-                            new ByteArrayInputStream(Base64.getDecoder().decode(bundle)))) {
-                store.setCertificateEntry("ca-" + i++, c);
-            }
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(store);
-        return tmf.getTrustManagers();
+        return TrustAnchors.of(
+                bundle.isEmpty()
+                        ? List.of()
+                        : CertificateFactory.getInstance("X.509")
+                                .generateCertificates(new ByteArrayInputStream(
+                                        Base64.getDecoder().decode(bundle))));
     }
 
     private static ApiFront.ApiError unavailable(IOException cause) {

@@ -23,7 +23,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
@@ -33,7 +32,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * A Kubernetes API server in one JVM, good enough for the real kubectl and for
@@ -296,13 +294,8 @@ public final class LocalApiServer implements AutoCloseable {
 
     private static SSLContext trusting(X509Certificate certificate) {
         try {
-            KeyStore store = KeyStore.getInstance("PKCS12");
-            store.load(null, null);
-            store.setCertificateEntry("drover-local", certificate);
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(store);
             SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, tmf.getTrustManagers(), null);
+            context.init(null, TrustAnchors.of(List.of(certificate)), null);
             return context;
         } catch (java.security.GeneralSecurityException | IOException e) {
             throw new IllegalStateException("cannot make a TLS context trusting the local server", e);
