@@ -1,44 +1,60 @@
 package dev.drover.controller;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.concurrent.Worker;
-import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.devices.DeviceManager;
-import dev.drover.state.Jackson;
+import dev.drover.ratelimit.TokenBucket;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Duration;
-import java.util.Locale;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.TreeSet;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Advertises the node's devices on its Node: capacity and allocatable
- * {@code drover.dev/<vendor>-<type>} (healthy instances; 0 while their plugin
- * is down) and the labels {@code drover.dev/gpu.product}, {@code .memory},
- * {@code .count} and {@code .driver}; and how clients reach the agent's API
- * (annotations {@code drover.dev/agent-api-port} and
- * {@code drover.dev/agent-certificate-sha256}). One merge patch of
- * {@code nodes/status} (the RBAC the chart grants) whenever what it would
- * write changes; a failed patch is tried again at the next check.
+ * Advertises the node's devices on its Node: capacity and allocatable {@code drover.dev/<vendor>-<type>} (healthy
+ * instances; 0 while their plugin is down) and the labels {@code drover.dev/gpu.product}, {@code .memory},
+ * {@code .count} and {@code .driver}; and how clients reach the agent's API (annotations
+ * {@code drover.dev/agent-api-port} and {@code drover.dev/agent-certificate-sha256}, by which clients pin its
+ * certificate) — and keeps them true. It watches its own Node and, as a safety net, reads it every
+ * {@code resync} (every check while the watch is down); when the Node differs from what the agent wants (a key
+ * changed or removed by someone else, or a {@code drover.dev/} key it does not set) it reads the Node again (an
+ * event may be stale) and writes its fields back with one merge patch of {@code nodes/status}, removing the
+ * foreign {@code drover.dev/} keys. Keys without that prefix are never touched. Setting back what someone else
+ * changed is bounded to {@link #RESTORES_PER_MINUTE} a minute, so two writers fighting cannot make it hammer the
+ * API server; each is logged at WARN. A failed read or write is tried again at the next check.
  */
 public final class NodeRegistrar implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(NodeRegistrar.class);
-    private static final ObjectMapper JSON = new ObjectMapper(Jackson.factory());
-    static final String PREFIX = "drover.dev/";
+    static final int RESTORES_PER_MINUTE = 3;
+    /** How often the Node is read while the watch is open. */
+    static final Duration RESYNC = Duration.ofMinutes(1);
 
     private final KubernetesClient client;
     private final String node;
     private final DeviceManager devices;
+    private final Duration interval;
+    private final long resync;
+    private final LongSupplier nanoTime;
     private volatile Map<String, String> annotations;
+    private final TokenBucket restores;
+    private final NodeWatch watch;
     private final Worker worker;
-    private volatile String written;
+
+    /** The fields last known to be on the Node (written, or found there); null before the first. */
+    private NodeFields onNode;
+
+    private long lastRead;
+    /** The last read or write failed, or none was done yet: read at the next check. */
+    private boolean readDue = true;
+    /** Someone else's change waits for the restore bound. */
+    private boolean heldBack;
+
+    private boolean missingSaid;
 
     public NodeRegistrar(KubernetesClient client, String node, DeviceManager devices, Duration interval) {
         this(client, node, devices, Map.of(), interval);
@@ -47,6 +63,7 @@ public final class NodeRegistrar implements AutoCloseable {
     /**
      * @param devices     the node's devices, or null when the agent runs no device plugins
      * @param annotations set on the Node as well (how clients reach the agent's API)
+     * @param interval    how often the device view is checked (and the Node read while its watch is down)
      */
     public NodeRegistrar(
             KubernetesClient client,
@@ -54,116 +71,142 @@ public final class NodeRegistrar implements AutoCloseable {
             DeviceManager devices,
             Map<String, String> annotations,
             Duration interval) {
+        this(client, node, devices, annotations, interval, RESYNC, System::nanoTime);
+    }
+
+    NodeRegistrar(
+            KubernetesClient client,
+            String node,
+            DeviceManager devices,
+            Map<String, String> annotations,
+            Duration interval,
+            Duration resync,
+            LongSupplier nanoTime) {
         this.client = client;
         this.node = node;
         this.devices = devices;
         this.annotations = Map.copyOf(annotations);
-        this.worker = Worker.startVirtual("drover-node-registrar", self -> {
-            register();
-            Thread.sleep(interval);
-        });
+        this.interval = interval;
+        this.resync = resync.toNanos();
+        this.nanoTime = nanoTime;
+        this.restores = new TokenBucket(RESTORES_PER_MINUTE / 60.0, RESTORES_PER_MINUTE, nanoTime.getAsLong());
+        this.watch = new NodeWatch(client, node, this::seen, nanoTime);
+        this.worker = Worker.startVirtual("drover-node-registrar", self -> turn());
+    }
+
+    private void turn() throws InterruptedException {
+        if (due()) {
+            check();
+        }
+        watch.openIfDue();
+        Thread.sleep(Duration.ofNanos(Math.max(1_000_000, nextWait())));
     }
 
     /** Sets {@code changed} annotations (a renewed certificate's fingerprint) and writes them now. */
     public void annotate(Map<String, String> changed) {
-        Map<String, String> merged = new java.util.LinkedHashMap<>(annotations);
+        Map<String, String> merged = new LinkedHashMap<>(annotations);
         merged.putAll(changed);
         annotations = Map.copyOf(merged);
-        register();
+        check();
     }
 
-    /** Patches the Node if its device view or annotations changed; returns whether it wrote. */
-    synchronized boolean register() {
-        String patch = devices == null ? annotationsPatch(annotations) : patch(devices.devices(), annotations);
-        if (patch.equals(written)) {
+    private NodeFields wanted() {
+        return NodeFields.of(devices == null ? null : devices.devices(), annotations);
+    }
+
+    private synchronized boolean due() {
+        long now = nanoTime.getAsLong();
+        return readDue
+                || !wanted().equals(onNode)
+                || !watch.isOpen()
+                || now - lastRead >= resync
+                || (heldBack && restores.nanosUntilToken(now) == 0);
+    }
+
+    private synchronized long nextWait() {
+        long wait = Math.min(interval.toNanos(), watch.nanosUntilRetry());
+        return heldBack ? Math.min(wait, restores.nanosUntilToken(nanoTime.getAsLong())) : wait;
+    }
+
+    /** A watch event: a Node that differs from what the agent wants is read again (it may be stale) and set back. */
+    void seen(Node event) {
+        if (!NodeDrift.between(event, wanted()).none()) {
+            check();
+        }
+    }
+
+    /** Reads the Node and writes the agent's fields back if it differs; returns whether it wrote. */
+    synchronized boolean check() {
+        NodeFields wanted = wanted();
+        long now = nanoTime.getAsLong();
+        boolean restore = wanted.equals(onNode); // the agent's own view is unchanged: someone else changed the Node
+        if (restore && heldBack && restores.nanosUntilToken(now) > 0) {
+            return false; // the bound holds it back: no read for each of the other writer's changes
+        }
+        lastRead = now;
+        readDue = true;
+        Node found;
+        try {
+            found = client.nodes().withName(node).get();
+        } catch (RuntimeException e) {
+            LOG.warn("cannot read node {} (will retry): {}", node, e.getMessage());
+            return false;
+        }
+        if (found == null) {
+            if (!missingSaid) {
+                LOG.warn("node {} is not found; its fields are written once it is there", node);
+                missingSaid = true;
+            }
+            return false;
+        }
+        missingSaid = false;
+        NodeDrift drift = NodeDrift.between(found, wanted);
+        if (drift.none()) {
+            onNode = wanted;
+            readDue = false;
+            heldBack = false;
+            return false;
+        }
+        if (restore && !restores.tryTake(now)) {
+            if (!heldBack) {
+                LOG.warn(
+                        "node {} was changed again; not set back for {} s ({} restores a minute at most): {}",
+                        node,
+                        Math.ceilDiv(restores.nanosUntilToken(now), 1_000_000_000L),
+                        RESTORES_PER_MINUTE,
+                        drift.describe());
+            }
+            heldBack = true;
+            readDue = false;
             return false;
         }
         try {
-            client.nodes().withName(node).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), patch);
-            written = patch;
-            LOG.info("registered node {}: {}", node, patch);
-            return true;
+            client.nodes()
+                    .withName(node)
+                    .subresource("status")
+                    .patch(PatchContext.of(PatchType.JSON_MERGE), drift.patch());
         } catch (RuntimeException e) {
             LOG.warn("cannot register node {} (will retry): {}", node, e.getMessage());
             return false;
         }
-    }
-
-    static String patch(Map<String, DeviceManager.Device> devices) {
-        return patch(devices, Map.of());
-    }
-
-    /** The merge patch of {@code annotations} alone, for an agent without device plugins. */
-    static String annotationsPatch(Map<String, String> annotations) {
-        ObjectNode patch = JSON.createObjectNode();
-        putAnnotations(patch.putObject("metadata"), annotations);
-        return patch.toString();
-    }
-
-    private static void putAnnotations(ObjectNode metadata, Map<String, String> annotations) {
-        ObjectNode values = metadata.putObject("annotations");
-        new TreeMap<>(annotations).forEach(values::put);
-    }
-
-    /** The merge patch for {@code devices}: capacity, allocatable and labels (and annotations), in a stable order. */
-    static String patch(Map<String, DeviceManager.Device> devices, Map<String, String> annotations) {
-        Map<String, Integer> healthy = new TreeMap<>();
-        Map<String, String> labels = new TreeMap<>();
-        TreeSet<String> products = new TreeSet<>();
-        TreeSet<String> memories = new TreeSet<>();
-        TreeSet<String> drivers = new TreeSet<>();
-        int gpus = 0;
-        for (DeviceManager.Device d : devices.values()) {
-            String resource = PREFIX
-                    + (d.group().vendor() + "-" + d.group().type())
-                            .toLowerCase(Locale.ROOT)
-                            .replaceAll("[^a-z0-9.-]", "-");
-            healthy.merge(resource, d.healthy() ? 1 : 0, Integer::sum);
-            if (d.group().type().equals("gpu")) {
-                gpus++;
-                products.add(labelValue(d.group().model()));
-                attribute(d.group().attributes(), "memory")
-                        .ifPresent(v -> memories.add(labelValue(v.replace(" ", ""))));
-                attribute(d.group().attributes(), "driver_version").ifPresent(v -> drivers.add(labelValue(v)));
-            }
+        onNode = wanted;
+        readDue = false;
+        heldBack = false;
+        if (restore) {
+            LOG.warn("node {}: set back what someone else changed: {}", node, drift.describe());
+        } else {
+            LOG.info("registered node {}: {}", node, drift.describe());
         }
-        if (gpus > 0) {
-            labels.put(PREFIX + "gpu.product", String.join("_", products));
-            labels.put(PREFIX + "gpu.count", Integer.toString(gpus));
-            if (!memories.isEmpty()) {
-                labels.put(PREFIX + "gpu.memory", String.join("_", memories));
-            }
-            if (!drivers.isEmpty()) {
-                labels.put(PREFIX + "gpu.driver", String.join("_", drivers));
-            }
-        }
-        ObjectNode patch = JSON.createObjectNode();
-        ObjectNode metadata = patch.putObject("metadata");
-        ObjectNode labelValues = metadata.putObject("labels");
-        labels.forEach(labelValues::put);
-        if (!annotations.isEmpty()) {
-            putAnnotations(metadata, annotations);
-        }
-        ObjectNode status = patch.putObject("status");
-        ObjectNode capacity = status.putObject("capacity");
-        healthy.forEach((resource, count) -> capacity.put(resource, Integer.toString(count)));
-        status.set("allocatable", capacity.deepCopy());
-        return patch.toString();
+        return true;
     }
 
-    private static java.util.Optional<String> attribute(Map<String, AttributeValue> attributes, String name) {
-        AttributeValue v = attributes.get(name);
-        return v == null ? java.util.Optional.empty() : java.util.Optional.of(v.display());
-    }
-
-    /** A label value: at most 63 of [A-Za-z0-9._-], starting and ending alphanumeric. */
-    static String labelValue(String raw) {
-        String v = raw.replaceAll("[^A-Za-z0-9._-]+", "-").replaceAll("^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "");
-        return v.length() > 63 ? v.substring(0, 63).replaceAll("[^A-Za-z0-9]+$", "") : v;
+    NodeWatch watch() {
+        return watch;
     }
 
     @Override
     public void close() {
         worker.close();
+        watch.close();
     }
 }

@@ -127,7 +127,7 @@ class ChartRenderTest {
                         "drover.dev allocations/status [patch, update]",
                         "drover.dev allocations/snapshot [get]",
                         " events [create, patch]",
-                        " nodes [get]",
+                        " nodes [get, list, watch]",
                         " nodes/status [patch]",
                         "authentication.k8s.io tokenreviews [create]",
                         "authorization.k8s.io subjectaccessreviews [create]");
