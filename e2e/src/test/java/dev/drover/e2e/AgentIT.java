@@ -394,6 +394,42 @@ class AgentIT {
 
     static final Path PLUGINS = Path.of("..", "operator", "bin");
 
+    /**
+     * Clients pin the agent's certificate by the fingerprint on its Node: whoever may edit Nodes could redirect
+     * them. The agent (under the chart's RBAC) watches its Node and sets the fingerprint back.
+     */
+    @Test
+    @Order(7)
+    void aTamperedCertificateAnnotationIsSetBackWithinSeconds() {
+        String annotation = "drover.dev/agent-certificate-sha256";
+        String fingerprint = await().atMost(Duration.ofSeconds(20))
+                .until(
+                        () -> server.client()
+                                .nodes()
+                                .withName("local")
+                                .get()
+                                .getMetadata()
+                                .getAnnotations()
+                                .get(annotation),
+                        f -> f != null && f.length() == 64);
+        String forged = fingerprint.startsWith("0") ? "1".repeat(64) : "0".repeat(64);
+        kubectl.run("annotate", "node", "local", "--overwrite", annotation + "=" + forged)
+                .assertOk();
+        long tampered = System.nanoTime();
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> fingerprint.equals(server.client()
+                        .nodes()
+                        .withName("local")
+                        .get()
+                        .getMetadata()
+                        .getAnnotations()
+                        .get(annotation)));
+        System.out.printf(
+                "AgentIT: the tampered certificate annotation was set back in %d ms%n",
+                (System.nanoTime() - tampered) / 1_000_000);
+    }
+
     /** {@code kubectl drover logs -f} shows what the task writes while it runs, and ends when the task is dead. */
     @Test
     @Order(7)
