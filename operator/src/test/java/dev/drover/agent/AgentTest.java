@@ -532,7 +532,8 @@ class AgentTest {
                             .get("drover.dev/nvidia-gpu")
                             .getAmount())
                     .isEqualTo("2");
-            // (labels go in the same nodes/status patch; this mock keeps only status from it: NodeRegistrarTest)
+            // (labels go in the same nodes/status patch; this mock keeps only status from it, so the agent
+            // sets them back, 3 times a minute at most: NodeRegistrarTest)
         });
         client.resource(wantsDevices("one-gpu", "nvidia/gpu", 1)).create();
         await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("one-gpu") == ClientStatus.Running);
