@@ -240,6 +240,49 @@ class AdmissionPolicyTest {
         assertThat(stored.out()).isEqualTo("a Running b");
     }
 
+    @Test
+    void aVariableThatFailsFailsTheValidationThatUsesIt() {
+        apply("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicy
+                metadata: {name: broken-variable}
+                spec:
+                  failurePolicy: Fail
+                  matchConstraints:
+                    resourceRules:
+                    - apiGroups: [""]
+                      apiVersions: [v1]
+                      operations: [CREATE]
+                      resources: [configmaps]
+                  variables:
+                  - {name: owner, expression: "object.data.owner"}
+                  validations:
+                  - expression: "variables.owner != ''"
+                    message: an owner is required
+                ---
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicyBinding
+                metadata: {name: broken-variable}
+                spec:
+                  policyName: broken-variable
+                  validationActions: [Deny]
+                """);
+        try {
+            var refused = kubectl.run("create", "configmap", "no-owner", "--from-literal=a=b");
+            assertThat(refused.exitCode()).isNotZero();
+            assertThat(refused.err())
+                    .as("a failed variable is no null that passes the check")
+                    .contains(
+                            "ValidatingAdmissionPolicy 'broken-variable' with binding 'broken-variable' denied request:"
+                                    + " expression 'variables.owner != ''' resulted in error: variable 'owner' resulted in error");
+            kubectl.run("create", "configmap", "owned", "--from-literal=owner=me")
+                    .assertOk();
+        } finally {
+            kubectl.run("delete", "validatingadmissionpolicybinding", "broken-variable")
+                    .assertOk();
+        }
+    }
+
     static HttpResponse<String> patch(HttpClient http, String path, String mergePatch) throws Exception {
         return http.send(
                 HttpRequest.newBuilder(URI.create(server.url() + path))
