@@ -93,3 +93,41 @@ readOnlyRootFilesystem: {{ .Values.securityContext.readOnlyRootFilesystem | defa
 {{- define "drover.fakeDevicesPath" -}}
 /etc/drover/fake-devices.yaml
 {{- end }}
+
+{{/*
+Node confinement (templates/node-confinement.yaml). The username the agent's
+requests carry, which the policies match on.
+*/}}
+{{- define "drover.agentUsername" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "drover.serviceAccountName" .) }}
+{{- end }}
+
+{{/* Whether the node confinement policies render: enabled, and ValidatingAdmissionPolicy v1 (Kubernetes 1.30) there. */}}
+{{- define "drover.nodeConfinement" -}}
+{{- if and .Values.nodeConfinement.enabled (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) }}true{{ end }}
+{{- end }}
+
+{{/*
+CEL: the maps (dict "old" OLD "new" NEW, expressions that are maps, {} when
+absent) differ in drover.dev/ keys only.
+*/}}
+{{- define "drover.onlyDroverKeysDiffer" -}}
+{{ .new }}.all(k, k.startsWith('drover.dev/') || (k in {{ .old }} && {{ .old }}[k] == {{ .new }}[k])) && {{ .old }}.all(k, k.startsWith('drover.dev/') || k in {{ .new }})
+{{- end }}
+
+{{/*
+CEL: field (dict "parent" PATH "field" NAME) is the same in oldObject and
+object, absent in both counting as the same. PATH may be "" (a top-level
+field) or a field that may itself be absent ("status").
+*/}}
+{{- define "drover.unchanged" -}}
+{{- $o := printf "object%s" (ternary "" (printf ".%s" .parent) (eq .parent "")) -}}
+{{- $p := printf "oldObject%s" (ternary "" (printf ".%s" .parent) (eq .parent "")) -}}
+{{- $oHas := printf "has(%s.%s)" $o .field -}}
+{{- $pHas := printf "has(%s.%s)" $p .field -}}
+{{- if ne .parent "" }}
+{{- $oHas = printf "(has(%s) && %s)" $o $oHas -}}
+{{- $pHas = printf "(has(%s) && %s)" $p $pHas -}}
+{{- end -}}
+({{ $oHas }} ? ({{ $pHas }} && {{ $o }}.{{ .field }} == {{ $p }}.{{ .field }}) : !{{ $pHas }})
+{{- end }}

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 
 /**
  * {@code admissionregistration.k8s.io/v1} ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding, enforced on
@@ -26,7 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code namespaceSelector}; {@code objectSelector}) and whose {@code matchConditions} hold; its {@code validations}
  * then see {@code object}, {@code oldObject}, {@code request} (kind, resource, subResource, name, namespace,
  * operation, userInfo with extra, dryRun), {@code params} (the binding's {@code paramRef}, by name), {@code
- * namespaceObject} and {@code variables}. A failed validation with the {@code Deny} action refuses the request with
+ * namespaceObject} and {@code variables} (a variable that fails to evaluate fails every expression that uses it). A failed validation with the {@code Deny} action refuses the request with
  * the real message ({@code ValidatingAdmissionPolicy 'P' with binding 'B' denied request: MSG}) and the code its
  * {@code reason} names (422 Invalid by default, 403 Forbidden, 401 Unauthorized, 413 RequestEntityTooLarge); an
  * expression that fails to evaluate refuses too unless the policy's {@code failurePolicy} is {@code Ignore}. Policies
@@ -116,16 +117,20 @@ final class AdmissionPolicies implements Admission {
         vars.put("params", params);
         Map<String, Object> variables = new LinkedHashMap<>();
         vars.put("variables", variables);
+        // as Kubernetes: a variable that fails makes every expression that uses it fail, with its error
+        Map<String, String> failed = new LinkedHashMap<>();
         for (JsonNode v : policy.path("variables")) {
+            String variable = v.path("name").asText();
             try {
-                variables.put(v.path("name").asText(), eval(v.path("expression").asText(), vars));
+                variables.put(variable, eval(v.path("expression").asText(), vars, failed));
             } catch (Exception e) {
-                variables.put(v.path("name").asText(), NullValue.NULL_VALUE);
+                variables.put(variable, NullValue.NULL_VALUE);
+                failed.put(variable, e.getMessage());
             }
         }
         for (JsonNode condition : policy.path("matchConditions")) {
             try {
-                if (!Boolean.TRUE.equals(eval(condition.path("expression").asText(), vars))) {
+                if (!Boolean.TRUE.equals(eval(condition.path("expression").asText(), vars, failed))) {
                     return;
                 }
             } catch (Exception e) {
@@ -142,7 +147,7 @@ final class AdmissionPolicies implements Admission {
             String expression = validation.path("expression").asText();
             Object result;
             try {
-                result = eval(expression, vars);
+                result = eval(expression, vars, failed);
             } catch (Exception e) {
                 if (ignoreErrors) {
                     continue;
@@ -151,16 +156,17 @@ final class AdmissionPolicies implements Admission {
             }
             if (!Boolean.TRUE.equals(result)) {
                 throw deny(
-                        denied + message(validation, vars),
+                        denied + message(validation, vars, failed),
                         validation.path("reason").asText(""));
             }
         }
     }
 
-    private String message(JsonNode validation, Map<String, Object> vars) {
+    private String message(JsonNode validation, Map<String, Object> vars, Map<String, String> failed) {
         if (validation.hasNonNull("messageExpression")) {
             try {
-                if (eval(validation.path("messageExpression").asText(), vars) instanceof String s && !s.isBlank()) {
+                if (eval(validation.path("messageExpression").asText(), vars, failed) instanceof String s
+                        && !s.isBlank()) {
                     return s;
                 }
             } catch (Exception e) {
@@ -173,7 +179,15 @@ final class AdmissionPolicies implements Admission {
                 : message;
     }
 
-    private Object eval(String expression, Map<String, Object> vars) throws Exception {
+    /** Evaluates {@code expression}; it fails when it uses a variable of the {@code failed} ones. */
+    private Object eval(String expression, Map<String, Object> vars, Map<String, String> failed) throws Exception {
+        for (Map.Entry<String, String> f : failed.entrySet()) {
+            if (Pattern.compile("\\bvariables\\." + Pattern.quote(f.getKey()) + "\\b")
+                    .matcher(expression)
+                    .find()) {
+                throw new IllegalArgumentException("variable '" + f.getKey() + "' resulted in error: " + f.getValue());
+            }
+        }
         Program program = programs.get(expression);
         if (program == null) {
             CelValidationResult compiled = CEL.compile(expression);

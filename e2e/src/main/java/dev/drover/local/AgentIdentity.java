@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The agent's identity on the local cluster, as a real install gives it: the chart's ServiceAccount, ClusterRoles,
- * Roles and their bindings, rendered from the chart itself ({@code charts/drover}, with helm-java, as {@code helm
+ * Roles and their bindings, and its ValidatingAdmissionPolicies and their bindings (which keep each agent to its own
+ * node), rendered from the chart itself ({@code charts/drover}, with helm-java, as {@code helm
  * template} renders them: nothing is copied), applied by the administrator; and for each node a token of that
  * ServiceAccount bound to the node's Node object, minted with the TokenRequest API, in a kubeconfig of its own. An
  * agent run with that kubeconfig can do exactly what the chart grants it, so a permission the chart lacks fails here
@@ -40,8 +41,16 @@ public final class AgentIdentity {
     /** How long a minted token lives: a projected token's default; {@link Renewal} mints the next one in time. */
     static final Duration TOKEN_LIFETIME = Duration.ofHours(1);
 
-    private static final Set<String> RBAC_KINDS =
-            Set.of("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding");
+    /** What the agent is and may do: its RBAC, and the admission policies that keep it to its own node. */
+    private static final Set<String> IDENTITY_KINDS = Set.of(
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding");
+
     private static final Pattern DOCUMENT_SEPARATOR = Pattern.compile("(?m)^---\\s*$");
     private static final KubernetesSerialization YAML = new KubernetesSerialization();
     private static final Logger LOG = LoggerFactory.getLogger(AgentIdentity.class);
@@ -56,7 +65,8 @@ public final class AgentIdentity {
 
     /**
      * Renders the chart at {@code chart} for the server's Kubernetes version and applies its RBAC objects to the
-     * server as its administrator (again on a second call: applying is idempotent).
+     * server as its administrator, and its node confinement policies (again on a second call: applying is
+     * idempotent).
      */
     public static AgentIdentity install(LocalApiServer server, Path chart) {
         if (!Files.isRegularFile(chart.resolve("Chart.yaml"))) {
@@ -78,7 +88,7 @@ public final class AgentIdentity {
                         .build())
                 .createOr(NonDeletingOperation::update);
         String serviceAccount = null;
-        for (HasMetadata object : rbacObjects(rendered)) {
+        for (HasMetadata object : identityObjects(rendered)) {
             admin.resource(object).createOr(NonDeletingOperation::update);
             if (object instanceof ServiceAccount sa) {
                 serviceAccount = sa.getMetadata().getName();
@@ -90,15 +100,15 @@ public final class AgentIdentity {
         return new AgentIdentity(server, serviceAccount);
     }
 
-    /** The rendered objects that make up the agent's identity and rights, in the chart's order. */
-    static List<HasMetadata> rbacObjects(String rendered) {
+    /** The rendered objects that make up the agent's identity, rights and confinement, in the chart's order. */
+    static List<HasMetadata> identityObjects(String rendered) {
         List<HasMetadata> out = new ArrayList<>();
         for (String document : DOCUMENT_SEPARATOR.split(rendered)) {
             if (document.lines().allMatch(l -> l.isBlank() || l.stripLeading().startsWith("#"))) {
                 continue;
             }
             HasMetadata object = YAML.unmarshal(document, HasMetadata.class);
-            if (RBAC_KINDS.contains(object.getKind())) {
+            if (IDENTITY_KINDS.contains(object.getKind())) {
                 out.add(object);
             }
         }

@@ -273,17 +273,19 @@ final class ApiFront implements HttpHandler {
                             !statusWrite,
                             current,
                             rp.subresource());
+                    // admission sees what the write can change, as on a real API server: the strategy runs first
+                    ObjectNode prepared = ObjectStore.prepareForUpdate(type, current, checked, statusWrite);
                     admission.admit(new Admission.Request(
                             Admission.Operation.UPDATE,
                             type,
                             rp.subresource(),
                             rp.namespace(),
                             rp.name(),
-                            checked,
+                            prepared,
                             current,
                             user,
                             dryRun));
-                    return checked;
+                    return prepared;
                 },
                 dryRun);
         catalogChanged(type);

@@ -249,44 +249,9 @@ final class ObjectStore {
                             + "\": the object has been modified; please apply your changes"
                             + " to the latest version and try again");
         }
-        ObjectNode next;
-        if (statusWrite) {
-            next = old.deepCopy();
-            if (type.plural().equals("nodes") && type.group().isEmpty()) {
-                next.set("metadata", proposed.path("metadata").deepCopy());
-            }
-            if (proposed.has("status")) {
-                next.set("status", proposed.get("status"));
-            } else {
-                next.remove("status");
-            }
-        } else {
-            next = proposed;
-            if (type.statusSubresource()) {
-                if (old.has("status")) {
-                    next.set("status", old.get("status"));
-                } else {
-                    next.remove("status");
-                }
-            }
-        }
+        ObjectNode next = prepareForUpdate(type, old, proposed, statusWrite);
         ObjectNode meta = next.withObjectProperty("metadata");
         ObjectNode oldMeta = (ObjectNode) old.get("metadata");
-        for (String kept : List.of(
-                "name",
-                "namespace",
-                "uid",
-                "creationTimestamp",
-                "generation",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "resourceVersion")) {
-            if (oldMeta.has(kept)) {
-                meta.set(kept, oldMeta.get(kept));
-            } else {
-                meta.remove(kept);
-            }
-        }
         if (next.equals(old)) {
             return old; // as a real API server: a write that changes nothing is no change, and no event
         }
@@ -426,6 +391,55 @@ final class ObjectStore {
     private static ObjectNode stamped(ObjectNode object, long rv) {
         object.withObjectProperty("metadata").put("resourceVersion", Long.toString(rv));
         return object;
+    }
+
+    /**
+     * What an update may change, as the resource's strategy resets it before validation and admission (a real API
+     * server's PrepareForUpdate): through the status subresource only status changes (and, for Nodes, metadata);
+     * through the main resource the status of a status-subresource type never does; metadata the server owns
+     * (name, uid, resourceVersion, generation, deletion) stays the old object's. The result may share parts of
+     * {@code proposed}; preparing a prepared object changes nothing.
+     */
+    static ObjectNode prepareForUpdate(ResourceType type, ObjectNode old, ObjectNode proposed, boolean statusWrite) {
+        ObjectNode next;
+        if (statusWrite) {
+            next = old.deepCopy();
+            if (type.plural().equals("nodes") && type.group().isEmpty()) {
+                next.set("metadata", proposed.path("metadata").deepCopy());
+            }
+            if (proposed.has("status")) {
+                next.set("status", proposed.get("status"));
+            } else {
+                next.remove("status");
+            }
+        } else {
+            next = proposed;
+            if (type.statusSubresource()) {
+                if (old.has("status")) {
+                    next.set("status", old.get("status"));
+                } else {
+                    next.remove("status");
+                }
+            }
+        }
+        ObjectNode meta = next.withObjectProperty("metadata");
+        ObjectNode oldMeta = (ObjectNode) old.get("metadata");
+        for (String kept : List.of(
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "generation",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "resourceVersion")) {
+            if (oldMeta.has(kept)) {
+                meta.set(kept, oldMeta.get(kept));
+            } else {
+                meta.remove(kept);
+            }
+        }
+        return next;
     }
 
     /** The object without metadata and status: what generation counts changes of. */

@@ -169,6 +169,130 @@ class AdmissionPolicyTest {
         }
     }
 
+    @Test
+    void admissionSeesWhatTheWriteCanChangeNotWhatTheRequestSent() throws Exception {
+        apply("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicy
+                metadata: {name: frozen}
+                spec:
+                  failurePolicy: Fail
+                  matchConstraints:
+                    resourceRules:
+                    - apiGroups: [drover.dev]
+                      apiVersions: ["*"]
+                      operations: [UPDATE]
+                      resources: [allocations, allocations/status]
+                  matchConditions:
+                  - {name: this-one, expression: "request.name == 'frozen'"}
+                  validations:
+                  - expression: "object.spec == oldObject.spec"
+                    message: the spec is frozen
+                  - expression: >-
+                      request.subResource == 'status' || (has(object.status) == has(oldObject.status)
+                      && (!has(object.status) || object.status == oldObject.status))
+                    message: the status is written through /status only
+                ---
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicyBinding
+                metadata: {name: frozen}
+                spec:
+                  policyName: frozen
+                  validationActions: [Deny]
+                ---
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: frozen, namespace: default}
+                spec:
+                  nodeName: local
+                  tasks:
+                  - {name: a, driver: mock}
+                """);
+        try (HttpClient http =
+                HttpClient.newBuilder().sslContext(server.trust()).build()) {
+            String path = "/apis/drover.dev/v1alpha1/namespaces/default/allocations/frozen";
+            String both = "{\"spec\":{\"tasks\":[{\"name\":\"a\",\"driver\":\"mock\"},"
+                    + "{\"name\":\"b\",\"driver\":\"mock\"}]},\"status\":{\"clientStatus\":\"Running\"}}";
+            HttpResponse<String> status = patch(http, path + "/status", both);
+            assertThat(status.statusCode())
+                    .as("a status write cannot change the spec, so the policy sees the old one: %s", status.body())
+                    .isEqualTo(200);
+            HttpResponse<String> main =
+                    patch(http, path, "{\"metadata\":{\"labels\":{\"a\":\"b\"}}," + both.substring(1));
+            assertThat(main.statusCode()).isEqualTo(422);
+            assertThat(main.body())
+                    .as("the spec change reaches admission through the main resource")
+                    .contains(
+                            "ValidatingAdmissionPolicy 'frozen' with binding 'frozen' denied request: the spec is frozen");
+            HttpResponse<String> labelAndStatus = patch(
+                    http, path, "{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"status\":{\"clientStatus\":\"Failed\"}}");
+            assertThat(labelAndStatus.statusCode())
+                    .as("the main resource keeps the status, so the policy sees the old one: %s", labelAndStatus.body())
+                    .isEqualTo(200);
+        }
+        var stored = kubectl.run(
+                "get",
+                "alloc",
+                "frozen",
+                "-o",
+                "jsonpath={.spec.tasks[*].name} {.status.clientStatus} {.metadata.labels.a}");
+        stored.assertOk();
+        assertThat(stored.out()).isEqualTo("a Running b");
+    }
+
+    @Test
+    void aVariableThatFailsFailsTheValidationThatUsesIt() {
+        apply("""
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicy
+                metadata: {name: broken-variable}
+                spec:
+                  failurePolicy: Fail
+                  matchConstraints:
+                    resourceRules:
+                    - apiGroups: [""]
+                      apiVersions: [v1]
+                      operations: [CREATE]
+                      resources: [configmaps]
+                  variables:
+                  - {name: owner, expression: "object.data.owner"}
+                  validations:
+                  - expression: "variables.owner != ''"
+                    message: an owner is required
+                ---
+                apiVersion: admissionregistration.k8s.io/v1
+                kind: ValidatingAdmissionPolicyBinding
+                metadata: {name: broken-variable}
+                spec:
+                  policyName: broken-variable
+                  validationActions: [Deny]
+                """);
+        try {
+            var refused = kubectl.run("create", "configmap", "no-owner", "--from-literal=a=b");
+            assertThat(refused.exitCode()).isNotZero();
+            assertThat(refused.err())
+                    .as("a failed variable is no null that passes the check")
+                    .contains(
+                            "ValidatingAdmissionPolicy 'broken-variable' with binding 'broken-variable' denied request:"
+                                    + " expression 'variables.owner != ''' resulted in error: variable 'owner' resulted in error");
+            kubectl.run("create", "configmap", "owned", "--from-literal=owner=me")
+                    .assertOk();
+        } finally {
+            kubectl.run("delete", "validatingadmissionpolicybinding", "broken-variable")
+                    .assertOk();
+        }
+    }
+
+    static HttpResponse<String> patch(HttpClient http, String path, String mergePatch) throws Exception {
+        return http.send(
+                HttpRequest.newBuilder(URI.create(server.url() + path))
+                        .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
+                        .header("Content-Type", "application/merge-patch+json")
+                        .method("PATCH", HttpRequest.BodyPublishers.ofString(mergePatch))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
     static HttpResponse<String> patchStatus(HttpClient http, String token, String node) throws Exception {
         return http.send(
                 HttpRequest.newBuilder(URI.create(server.url() + "/api/v1/nodes/" + node + "/status"))

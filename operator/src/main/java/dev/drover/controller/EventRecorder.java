@@ -46,6 +46,8 @@ import org.slf4j.LoggerFactory;
  * otherwise fill the queue and spend the node's whole rate): past it, its events
  * are dropped and counted, as the kubelet's spam filter does; its status still
  * counts every restart. Messages are cut at {@link #MESSAGE_LIMIT} characters.
+ * Every Event names this node as its source ({@code source.host} and {@code reportingInstance}): the chart's
+ * node confinement policy refuses an agent's Event that does not, and a patch of one that did not.
  */
 public final class EventRecorder implements AutoCloseable {
 

@@ -127,6 +127,21 @@ class EventRecorderTest {
     }
 
     @Test
+    void eventsAreReportedAsTheAgentsNodeAsTheChartsConfinementRequires() {
+        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+            recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 1);
+        }
+        assertThat(events()).singleElement().satisfies(e -> {
+            assertThat(e.getSource().getHost()).isEqualTo("node-a");
+            assertThat(e.getReportingInstance()).isEqualTo("node-a");
+            assertThat(e.getReportingComponent()).isEqualTo("drover.dev/agent");
+            assertThat(e.getInvolvedObject().getKind()).isEqualTo("Allocation");
+            assertThat(e.getInvolvedObject().getApiVersion()).startsWith("drover.dev/");
+        });
+    }
+
+    @Test
     void aRestartedAgentRecordsRepeatsWithoutReadingEvents() {
         for (int agent = 0; agent < 2; agent++) {
             try (EventRecorder recorder =

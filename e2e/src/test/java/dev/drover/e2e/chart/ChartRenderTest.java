@@ -15,6 +15,8 @@ import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.Toleration;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicy;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
@@ -69,7 +71,11 @@ class ChartRenderTest {
                 "ConfigMap",
                 ConfigMap.class,
                 "ServiceMonitor",
-                GenericKubernetesResource.class);
+                GenericKubernetesResource.class,
+                "ValidatingAdmissionPolicy",
+                ValidatingAdmissionPolicy.class,
+                "ValidatingAdmissionPolicyBinding",
+                ValidatingAdmissionPolicyBinding.class);
         assertThat(rendered.objects()).isNotEmpty();
         for (HasMetadata object : rendered.objects()) {
             assertThat(typed)
@@ -318,6 +324,82 @@ class ChartRenderTest {
                         .set("agent.config.fieldSelector", false)
                         .call())
                 .contains("fieldSelector: false");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void eachAgentIsConfinedToItsNodeByDefault(ValueSet values) {
+        Rendered rendered = DroverChart.render(values);
+        List<ValidatingAdmissionPolicy> policies = rendered.objects().stream()
+                .filter(ValidatingAdmissionPolicy.class::isInstance)
+                .map(ValidatingAdmissionPolicy.class::cast)
+                .toList();
+        assertThat(policies)
+                .extracting(p -> p.getSpec().getMatchConstraints().getResourceRules().stream()
+                        .map(r -> r.getApiGroups() + "" + r.getResources())
+                        .toList())
+                .as("one policy per kind")
+                .containsExactly(
+                        List.of("[][nodes, nodes/status]"),
+                        List.of("[drover.dev][allocations, allocations/status]"),
+                        List.of("[][events]"),
+                        List.of("[events.k8s.io][events]"));
+        String agent = "system:serviceaccount:" + DroverChart.NAMESPACE + ":"
+                + rendered.one(ServiceAccount.class).getMetadata().getName();
+        for (ValidatingAdmissionPolicy policy : policies) {
+            assertThat(policy.getSpec().getFailurePolicy()).isEqualTo("Fail");
+            assertThat(policy.getSpec().getMatchConditions())
+                    .singleElement()
+                    .satisfies(c -> assertThat(c.getExpression())
+                            .as("applies to the agent's ServiceAccount only")
+                            .isEqualTo("request.userInfo.username == '" + agent + "'"));
+            assertThat(policy.getSpec().getValidations().getFirst().getExpression())
+                    .as("a token naming no node is refused first")
+                    .isEqualTo("variables.nodeName != ''");
+        }
+        List<ValidatingAdmissionPolicyBinding> bindings = rendered.objects().stream()
+                .filter(ValidatingAdmissionPolicyBinding.class::isInstance)
+                .map(ValidatingAdmissionPolicyBinding.class::cast)
+                .toList();
+        assertThat(bindings)
+                .extracting(b -> b.getSpec().getPolicyName())
+                .containsExactlyElementsOf(
+                        policies.stream().map(p -> p.getMetadata().getName()).toList());
+        assertThat(bindings)
+                .allSatisfy(b -> assertThat(b.getSpec().getValidationActions()).containsExactly("Deny"));
+    }
+
+    @Test
+    void nodeConfinementIsLeftOutWhenTurnedOffOrBeforeKubernetes130() {
+        assertThat(DroverChart.render(ValueSet.DEFAULTS, Map.of("nodeConfinement.enabled", false))
+                        .kinds())
+                .noneMatch(k -> k.startsWith("ValidatingAdmissionPolicy"));
+        String old = DroverChart.helm()
+                .template()
+                .withName(DroverChart.RELEASE)
+                .withNamespace(DroverChart.NAMESPACE)
+                .withKubeVersion("1.29.0")
+                .set("agent.config.fieldSelector", false)
+                .call();
+        assertThat(DroverChart.parse(old)).noneMatch(o -> o.getKind().startsWith("ValidatingAdmissionPolicy"));
+        assertThat(notes("1.29.0", Map.of("agent.config.fieldSelector", false)))
+                .contains("Each agent is NOT confined to its node: this cluster is older than Kubernetes 1.30");
+        assertThat(notes(DroverChart.KUBE_VERSION, Map.of("nodeConfinement.enabled", false)))
+                .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false");
+        assertThat(notes(DroverChart.KUBE_VERSION, Map.of())).doesNotContain("NOT confined");
+    }
+
+    /** NOTES.txt as {@code helm install --dry-run} prints it for a cluster of {@code kubeVersion}. */
+    private static String notes(String kubeVersion, Map<String, Object> sets) {
+        var install = DroverChart.helm()
+                .install()
+                .withName(DroverChart.RELEASE)
+                .withNamespace(DroverChart.NAMESPACE)
+                .withKubeVersion(kubeVersion)
+                .clientOnly()
+                .dryRun();
+        sets.forEach(install::set);
+        return install.call().getOutput();
     }
 
     @Test
