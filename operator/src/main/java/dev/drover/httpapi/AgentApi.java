@@ -46,6 +46,12 @@ public final class AgentApi implements AutoCloseable {
     public static final String PORT_ANNOTATION = "drover.dev/agent-api-port";
 
     public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
+    /**
+     * Sent by the gateway (which asks for every user with its own token): the user it asks for, percent-encoded.
+     * Followed logs are counted per that user, so one user's follows do not use up everyone's share.
+     */
+    public static final String ON_BEHALF_OF = "X-Drover-On-Behalf-Of";
+
     private static final ObjectMapper JSON = new ObjectMapper();
     static final Duration FOLLOW_POLL = Duration.ofMillis(250);
     /** How often a follow with nothing to send asks whether its client is still there. */
@@ -193,7 +199,9 @@ public final class AgentApi implements AutoCloseable {
             error(ex, r.status(), r.message(), r.retryAfter());
             return;
         }
-        String caller = ((KubernetesAuth.Decision.Allowed) decision).caller().user();
+        String caller = follower(
+                ((KubernetesAuth.Decision.Allowed) decision).caller().user(),
+                ex.getRequestHeaders().getFirst(ON_BEHALF_OF));
         Optional<LocalAllocation> local = allocations.find(id);
         if (local.isEmpty()) {
             error(ex, 404, "allocation " + id + " does not run on node " + node);
@@ -203,6 +211,18 @@ public final class AgentApi implements AutoCloseable {
             case "log" -> logs(ex, id, local.get(), request.logs(), caller);
             case "stats" -> stats(ex, id, local.get());
             default -> snapshot(ex, id, local.get());
+        }
+    }
+
+    /** Whom a followed log counts against: the user the gateway names, else the caller. */
+    static String follower(String caller, String onBehalfOf) {
+        if (onBehalfOf == null || onBehalfOf.isEmpty() || onBehalfOf.length() > 1024) {
+            return caller;
+        }
+        try {
+            return java.net.URLDecoder.decode(onBehalfOf, java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return onBehalfOf;
         }
     }
 

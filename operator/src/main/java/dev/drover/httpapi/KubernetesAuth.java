@@ -194,7 +194,7 @@ public final class KubernetesAuth {
         return new Authenticated(answer.getStatus().getUser(), null);
     }
 
-    private Decision authorize(UserInfo user, String namespace, String name, String subresource) {
+    public Decision authorize(UserInfo user, String namespace, String name, String subresource) {
         Caller caller =
                 new Caller(user.getUsername(), user.getGroups() == null ? List.of() : List.copyOf(user.getGroups()));
         SubjectAccessReview access;
