@@ -32,7 +32,9 @@ public final class LocalMain {
                   for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
                   --agent-kubeconfigs applies the chart's ServiceAccount and RBAC and writes
                   DIR/NODE.kubeconfig for each node: the agent's identity there, a token bound to
-                  the node, renewed before it expires. --chart (default charts/drover) is the chart.
+                  the node, renewed before it expires; and DIR/NODE.peer-token (0600), its token
+                  for other agents (audience drover.dev/agent: the agent's --peer-token-file).
+                  --chart (default charts/drover) is the chart.
                   --port 0 (the default) picks a free port. --kube-version (1.25 to 1.32, default
                   the newest) behaves as that version where Drover depends on it: before 1.31 CRDs
                   lose selectableFields, so a field selector on spec.nodeName is refused.
@@ -42,7 +44,7 @@ public final class LocalMain {
                   The same API server plus the Drover agent for node "local" in this process, with the
                   mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
                   The agent runs as the chart's ServiceAccount, with the chart's RBAC, from the
-                  kubeconfig agent-local.kubeconfig beside FILE.
+                  kubeconfig agent-local.kubeconfig beside FILE (and its peer token agent-local.peer-token).
                   DIR (default .drover-local/data) holds the agent's state and allocation directories;
                   --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
                   --api-port (default 0: a free port) serves the agent's HTTPS API (docs/api.md);
@@ -120,7 +122,10 @@ public final class LocalMain {
             try {
                 AgentIdentity identity = AgentIdentity.install(server, chart == null ? Charts.locate() : chart);
                 for (String node : nodes) {
-                    renewals.add(identity.renew(node, agentKubeconfigs.resolve(node + ".kubeconfig")));
+                    renewals.add(identity.renew(
+                            node,
+                            agentKubeconfigs.resolve(node + ".kubeconfig"),
+                            agentKubeconfigs.resolve(node + ".peer-token")));
                 }
             } catch (IOException | RuntimeException e) {
                 renewals.forEach(AgentIdentity.Renewal::close);
@@ -165,6 +170,7 @@ public final class LocalMain {
             throw new UsageException("up needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
         }
         Path agentKubeconfig = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".kubeconfig");
+        Path peerToken = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".peer-token");
         AgentConfig config;
         try {
             List<String> agentArgs = new ArrayList<>(List.of(
@@ -174,6 +180,8 @@ public final class LocalMain {
                     dataDir.toString(),
                     "--kubeconfig",
                     agentKubeconfig.toString(),
+                    "--peer-token-file",
+                    peerToken.toString(),
                     "--enable-raw-exec",
                     "--metrics-port",
                     Integer.toString(metricsPort),
@@ -196,7 +204,7 @@ public final class LocalMain {
         Agent agent;
         try {
             renewal = AgentIdentity.install(server, chart == null ? Charts.locate() : chart)
-                    .renew(LOCAL_NODE, agentKubeconfig);
+                    .renew(LOCAL_NODE, agentKubeconfig, peerToken);
             agent = Agent.start(config); // its own client, from the kubeconfig just written
         } catch (IOException | RuntimeException e) {
             close(renewal, server);

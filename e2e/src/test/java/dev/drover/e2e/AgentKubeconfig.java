@@ -21,4 +21,14 @@ final class AgentKubeconfig {
         AgentIdentity.install(server, CHART).writeKubeconfig(node, file);
         return file;
     }
+
+    /**
+     * Writes {@code dir/agent-NODE.peer-token}, the token the agent of {@code node} shows other agents (audience
+     * drover.dev/agent, bound to the Node), as the chart's projected volume gives it: its {@code --peer-token-file}.
+     */
+    static Path peerToken(LocalApiServer server, String node, Path dir) throws IOException {
+        Path file = dir.resolve("agent-" + node + ".peer-token");
+        AgentIdentity.install(server, CHART).writePeerToken(node, file);
+        return file;
+    }
 }

@@ -43,6 +43,8 @@ class MigrationIT {
                 logs.resolve("migration-it-" + node + ".log"),
                 "--kubeconfig",
                 AgentKubeconfig.forNode(server, node, dir).toString(),
+                "--peer-token-file",
+                AgentKubeconfig.peerToken(server, node, dir).toString(),
                 "--node",
                 node,
                 "--data-dir",

@@ -14,25 +14,25 @@ import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
-import java.util.function.Supplier;
 
 /**
  * Fetches a previous allocation's disk from the agent on the node it ran on: finds the node from the allocation's
  * {@code spec.nodeName} and the agent from the Node ({@link AgentClient}), asks for its {@code snapshot} with this
- * agent's own token (which needs {@code get} on {@code allocations/snapshot}), and unpacks the stream as hostile
+ * agent's {@link PeerToken} (audience {@code drover.dev/agent}: a token that agent could not replay against the
+ * API server), and unpacks the stream as hostile
  * ({@link Snapshots#unpack}). A download that makes no progress for {@code idleTimeout} is abandoned.
  */
 public final class AgentSnapshots implements DiskFetcher {
 
     private final KubernetesClient client;
     private final String ownNode;
-    private final Supplier<String> token;
+    private final PeerToken token;
     private final Duration idleTimeout;
 
     /**
-     * @param token this agent's bearer token, read at each fetch (a projected ServiceAccount token is rotated)
+     * @param token this agent's peer token, read at each fetch (a projected ServiceAccount token is rotated)
      */
-    public AgentSnapshots(KubernetesClient client, String ownNode, Supplier<String> token, Duration idleTimeout) {
+    public AgentSnapshots(KubernetesClient client, String ownNode, PeerToken token, Duration idleTimeout) {
         this.client = client;
         this.ownNode = ownNode;
         this.token = token;
@@ -58,10 +58,7 @@ public final class AgentSnapshots implements DiskFetcher {
         if (node.equals(ownNode)) {
             throw new IOException("it ran on this node, and its directory here is gone (garbage collected?)");
         }
-        String credential = token.get();
-        if (credential == null || credential.isBlank()) {
-            throw new IOException("this agent has no bearer token to show the agent of node " + node);
-        }
+        String credential = token.read();
         try {
             AgentClient.Endpoint agent = AgentClient.find(client, node);
             long bytes = AgentClient.get(

@@ -134,7 +134,7 @@ class GatewayApiTest {
         TestCertificates.write(serving.server("localhost"), dir);
         GatewayApi.Authorizer rbac =
                 (user, namespace, name, subresource) -> user.getUsername().equals("alice")
-                        ? new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of()))
+                        ? new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of(), null))
                         : new KubernetesAuth.Decision.Refused(
                                 403, "user \"" + user.getUsername() + "\" cannot get allocations/" + subresource);
         api = GatewayApi.start(

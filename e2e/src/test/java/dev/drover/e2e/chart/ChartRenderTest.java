@@ -125,7 +125,7 @@ class ChartRenderTest {
                 .containsExactlyInAnyOrder(
                         "drover.dev allocations [get, list, patch, update, watch]",
                         "drover.dev allocations/status [patch, update]",
-                        "drover.dev allocations/snapshot [get]",
+                        "agent.drover.dev allocations/snapshot [get]",
                         " events [create, patch]",
                         " nodes [get]",
                         " nodes/status [patch]",
@@ -174,6 +174,23 @@ class ChartRenderTest {
         assertThat(mount(rendered, "data").getMountPath())
                 .as("task paths mean the same on host and in the container")
                 .isEqualTo(dataDir);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void theAgentShowsOtherAgentsOnlyAnHourLongTokenForTheirAudience(ValueSet values) {
+        Rendered rendered = DroverChart.render(values);
+        Volume peer = volume(rendered, "peer-token");
+        assertThat(peer.getProjected().getSources()).singleElement().satisfies(source -> {
+            assertThat(source.getServiceAccountToken().getAudience()).isEqualTo("drover.dev/agent");
+            assertThat(source.getServiceAccountToken().getExpirationSeconds()).isEqualTo(3600L);
+            assertThat(source.getServiceAccountToken().getPath()).isEqualTo("token");
+        });
+        VolumeMount mount = mount(rendered, "peer-token");
+        assertThat(mount.getMountPath())
+                .as("the agent's default peerTokenFile is its token there")
+                .isEqualTo("/var/run/secrets/drover.dev/peer");
+        assertThat(mount.getReadOnly()).isTrue();
     }
 
     @Test
