@@ -55,21 +55,19 @@ class ChartRenderTest {
     @EnumSource(ValueSet.class)
     void everyObjectParsesIntoItsTypedModelWithNoUnknownField(ValueSet values) {
         Rendered rendered = DroverChart.render(values);
-        Map<String, Class<?>> typed = Map.of(
-                "DaemonSet",
-                DaemonSet.class,
-                "ServiceAccount",
-                ServiceAccount.class,
-                "ClusterRole",
-                ClusterRole.class,
-                "ClusterRoleBinding",
-                ClusterRoleBinding.class,
-                "Service",
-                Service.class,
-                "ConfigMap",
-                ConfigMap.class,
-                "ServiceMonitor",
-                GenericKubernetesResource.class);
+        Map<String, Class<?>> typed = Map.ofEntries(
+                Map.entry("DaemonSet", DaemonSet.class),
+                Map.entry("ServiceAccount", ServiceAccount.class),
+                Map.entry("ClusterRole", ClusterRole.class),
+                Map.entry("ClusterRoleBinding", ClusterRoleBinding.class),
+                Map.entry("Service", Service.class),
+                Map.entry("ConfigMap", ConfigMap.class),
+                Map.entry("ServiceMonitor", GenericKubernetesResource.class),
+                Map.entry("Deployment", io.fabric8.kubernetes.api.model.apps.Deployment.class),
+                Map.entry("Secret", io.fabric8.kubernetes.api.model.Secret.class),
+                Map.entry("RoleBinding", io.fabric8.kubernetes.api.model.rbac.RoleBinding.class),
+                Map.entry("PodDisruptionBudget", io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget.class),
+                Map.entry("APIService", io.fabric8.kubernetes.api.model.APIService.class));
         assertThat(rendered.objects()).isNotEmpty();
         for (HasMetadata object : rendered.objects()) {
             assertThat(typed)
