@@ -43,7 +43,7 @@ public final class AgentIdentity {
     /** How long a minted token lives: a projected token's default; {@link Renewal} mints the next one in time. */
     static final Duration TOKEN_LIFETIME = Duration.ofHours(1);
 
-    private static final Set<String> RBAC_KINDS =
+    static final Set<String> RBAC_KINDS =
             Set.of("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding");
     private static final Pattern DOCUMENT_SEPARATOR = Pattern.compile("(?m)^---\\s*$");
     private static final KubernetesSerialization YAML = new KubernetesSerialization();
@@ -51,10 +51,12 @@ public final class AgentIdentity {
 
     private final LocalApiServer server;
     private final String serviceAccount;
+    private final String rendered;
 
-    private AgentIdentity(LocalApiServer server, String serviceAccount) {
+    private AgentIdentity(LocalApiServer server, String serviceAccount, String rendered) {
         this.server = server;
         this.serviceAccount = serviceAccount;
+        this.rendered = rendered;
     }
 
     /**
@@ -83,14 +85,23 @@ public final class AgentIdentity {
         String serviceAccount = null;
         for (HasMetadata object : rbacObjects(rendered)) {
             admin.resource(object).createOr(NonDeletingOperation::update);
-            if (object instanceof ServiceAccount sa) {
+            if (object instanceof ServiceAccount sa && !LocalGateway.isGateway(sa)) {
                 serviceAccount = sa.getMetadata().getName();
             }
         }
         if (serviceAccount == null) {
             throw new IllegalStateException("the chart at " + chart + " renders no ServiceAccount");
         }
-        return new AgentIdentity(server, serviceAccount);
+        return new AgentIdentity(server, serviceAccount, rendered);
+    }
+
+    /**
+     * Runs the chart's gateway in this process, as its Deployment would run it, and registers its APIService: the
+     * aggregated API {@code agent.drover.dev} (task logs and usage through the API server) then works. Its files (the
+     * chart's certificate, its tokens) go to {@code dir}.
+     */
+    public LocalGateway startGateway(Path dir) throws IOException {
+        return LocalGateway.start(this, server, rendered, dir);
     }
 
     /** The rendered objects that make up the agent's identity and rights, in the chart's order. */
@@ -121,9 +132,25 @@ public final class AgentIdentity {
 
     /**
      * Mints a token of ServiceAccount {@code account} (in {@value #NAMESPACE}) bound to Node {@code node} (which must
-     * exist), for {@code audience} (null: the API server's own), as the kubelet mints a pod's projected token.
+     * exist; null: bound to nothing, as for a pod of a Deployment here), for {@code audience} (null: the API server's
+     * own), as the kubelet mints a pod's projected token.
      */
     public Minted mint(String account, String node, String audience) {
+        if (node == null) {
+            TokenRequest minted = server.client()
+                    .serviceAccounts()
+                    .inNamespace(NAMESPACE)
+                    .withName(account)
+                    .tokenRequest(new TokenRequestBuilder()
+                            .withNewSpec()
+                            .withAudiences(audience == null ? List.of() : List.of(audience))
+                            .withExpirationSeconds(TOKEN_LIFETIME.toSeconds())
+                            .endSpec()
+                            .build());
+            return new Minted(
+                    minted.getStatus().getToken(),
+                    Instant.parse(minted.getStatus().getExpirationTimestamp()));
+        }
         Node object = server.client().nodes().withName(node).get();
         if (object == null) {
             throw new IllegalArgumentException("there is no Node \"" + node + "\" to bind the agent's token to");
@@ -167,7 +194,11 @@ public final class AgentIdentity {
      * @return when the token expires
      */
     public Instant writePeerToken(String node, Path file) throws IOException {
-        Minted minted = mint(serviceAccount, node, PEER_AUDIENCE);
+        return writeToken(mint(serviceAccount, node, PEER_AUDIENCE), file);
+    }
+
+    /** Writes a minted token to {@code file}, mode 0600, replaced atomically; when it expires. */
+    static Instant writeToken(Minted minted, Path file) throws IOException {
         Path parent = file.toAbsolutePath().getParent();
         Files.createDirectories(parent);
         Path tmp = Files.createTempFile(
@@ -214,8 +245,13 @@ public final class AgentIdentity {
                 expiry);
     }
 
+    /** Keeps tokens fresh with {@code writing}, first due to expire at {@code expiry}; {@code name} names the thread. */
+    Renewal renewing(String name, Writing writing, Instant expiry) {
+        return new Renewal(name, writing, expiry);
+    }
+
     /** Writes the next tokens; when they expire. */
-    private interface Writing {
+    interface Writing {
         Instant write() throws IOException;
     }
 

@@ -117,18 +117,19 @@ public final class LocalMain {
                 .withNodes(nodes)
                 .withKubeconfig(kubeconfig);
         LocalApiServer server = LocalApiServer.start(options.withKubeVersion(kubeVersion(kubeVersion)));
-        List<AgentIdentity.Renewal> renewals = new ArrayList<>();
+        List<AutoCloseable> running = new ArrayList<>();
         if (agentKubeconfigs != null) {
             try {
                 AgentIdentity identity = AgentIdentity.install(server, chart == null ? Charts.locate() : chart);
                 for (String node : nodes) {
-                    renewals.add(identity.renew(
+                    running.add(identity.renew(
                             node,
                             agentKubeconfigs.resolve(node + ".kubeconfig"),
                             agentKubeconfigs.resolve(node + ".peer-token")));
                 }
+                running.add(identity.startGateway(agentKubeconfigs.resolve("gateway")));
             } catch (IOException | RuntimeException e) {
-                renewals.forEach(AgentIdentity.Renewal::close);
+                closeAll(running);
                 server.close();
                 throw e;
             }
@@ -138,7 +139,7 @@ public final class LocalMain {
                 + ")");
         out.flush();
         stop.await();
-        renewals.forEach(AgentIdentity.Renewal::close);
+        closeAll(running);
         server.close();
         out.println("drover-local apiserver stopped");
         return 0;
@@ -200,19 +201,23 @@ public final class LocalMain {
                 .withNodes(List.of(LOCAL_NODE))
                 .withKubeconfig(kubeconfig)
                 .withKubeVersion(kubeVersion));
-        AgentIdentity.Renewal renewal = null;
+        List<AutoCloseable> running = new ArrayList<>();
         Agent agent;
         try {
-            renewal = AgentIdentity.install(server, chart == null ? Charts.locate() : chart)
-                    .renew(LOCAL_NODE, agentKubeconfig, peerToken);
+            AgentIdentity identity = AgentIdentity.install(server, chart == null ? Charts.locate() : chart);
+            running.add(identity.renew(LOCAL_NODE, agentKubeconfig, peerToken));
+            running.add(identity.startGateway(
+                    agentKubeconfig.toAbsolutePath().getParent().resolve("gateway")));
             agent = Agent.start(config); // its own client, from the kubeconfig just written
         } catch (IOException | RuntimeException e) {
-            close(renewal, server);
+            closeAll(running);
+            server.close();
             err.println("drover-local: the agent cannot start: " + e.getMessage());
             return 1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            close(renewal, server);
+            closeAll(running);
+            server.close();
             return 1;
         }
         StopSignal stop = StopSignal.install();
@@ -223,16 +228,21 @@ public final class LocalMain {
         out.flush();
         stop.await();
         agent.close(); // tasks keep running until the next "up", whose empty API server makes its agent destroy them
-        close(renewal, server);
+        closeAll(running);
+        server.close();
         out.println("drover-local stopped");
         return 0;
     }
 
-    private static void close(AgentIdentity.Renewal renewal, LocalApiServer server) {
-        if (renewal != null) {
-            renewal.close();
+    /** Closes what was started, the last first. */
+    private static void closeAll(List<AutoCloseable> running) {
+        for (AutoCloseable r : running.reversed()) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                System.err.println("drover-local: stopping " + r + ": " + e);
+            }
         }
-        server.close();
     }
 
     /** The version {@code --kube-version} names, or the newest when it is not given (null). */
