@@ -7,6 +7,7 @@ import dev.drover.local.LocalApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -58,11 +59,15 @@ class MigrationIT {
 
     @AfterAll
     static void stop() throws Exception {
+        List<ProcessHandle> tasks = new ArrayList<>();
         for (AgentProcess agent : new AgentProcess[] {agentA, agentB}) {
             if (agent != null) {
+                tasks.addAll(agent.descendants());
                 agent.close();
             }
         }
+        // raw_exec tasks outlive their agent: end the ones these agents started, by their pids
+        tasks.forEach(ProcessHandle::destroyForcibly);
         if (server != null) {
             server.close();
         }

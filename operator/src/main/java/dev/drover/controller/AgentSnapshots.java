@@ -80,7 +80,12 @@ public final class AgentSnapshots implements DiskFetcher {
             return new Fetched(node, bytes);
         } catch (AgentClient.AgentException e) {
             if (e.status() == 409) {
-                throw DiskClaimedException.onNode(node, UserText.quote(e.getMessage()));
+                String said = e.getMessage();
+                String status = " (HTTP 409)";
+                if (said.endsWith(status)) {
+                    said = said.substring(0, said.length() - status.length());
+                }
+                throw DiskClaimedException.onNode(node, UserText.quote(said));
             }
             // the other agent's words are cut and escaped: it may be an impostor, and this reaches users
             throw new IOException(
