@@ -30,6 +30,7 @@ import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.CertificateKeeper;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.LocalAllocation;
+import dev.drover.httpapi.Successors;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
@@ -286,6 +287,7 @@ public final class Agent implements AutoCloseable {
                     certificates.sslContext(),
                     new KubernetesAuth(client, clock, config.apiLimits()),
                     this::apiView,
+                    new Successors(client),
                     config.nodeName(),
                     config.apiLimits());
         } catch (java.security.GeneralSecurityException e) {

@@ -1,8 +1,11 @@
 package dev.drover.controller;
 
+import dev.drover.allocwatcher.Claimant;
+import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.Snapshots;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.common.UserText;
 import dev.drover.concurrent.Worker;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.state.AllocId;
@@ -19,7 +22,8 @@ import java.util.Set;
  * Fetches a previous allocation's disk from the agent on the node it ran on: finds the node from the allocation's
  * {@code spec.nodeName} and the agent from the Node ({@link AgentClient}), asks for its {@code snapshot} with this
  * agent's {@link PeerToken} (audience {@code drover.dev/agent}: a token that agent could not replay against the
- * API server), and unpacks the stream as hostile
+ * API server) and the successor's name and uid, so that agent claims the disk for it (it checks the successor is
+ * bound to the node the token names), and unpacks the stream as hostile
  * ({@link Snapshots#unpack}). A download that makes no progress for {@code idleTimeout} is abandoned.
  */
 public final class AgentSnapshots implements DiskFetcher {
@@ -40,7 +44,7 @@ public final class AgentSnapshots implements DiskFetcher {
     }
 
     @Override
-    public Fetched fetch(AllocId previous, Path staging, Set<String> tasks, long maxBytes)
+    public Fetched fetch(AllocId previous, Claimant claimant, Path staging, Set<String> tasks, long maxBytes)
             throws IOException, InterruptedException {
         Allocation a;
         try {
@@ -63,7 +67,9 @@ public final class AgentSnapshots implements DiskFetcher {
             AgentClient.Endpoint agent = AgentClient.find(client, node);
             long bytes = AgentClient.get(
                     agent,
-                    AgentClient.path(previous.namespace(), previous.name(), "snapshot"),
+                    AgentClient.path(previous.namespace(), previous.name(), "snapshot")
+                            + "?successor=" + AgentClient.encode(claimant.name())
+                            + "&uid=" + AgentClient.encode(claimant.uid()),
                     credential,
                     idleTimeout,
                     body -> {
@@ -73,7 +79,20 @@ public final class AgentSnapshots implements DiskFetcher {
                     });
             return new Fetched(node, bytes);
         } catch (AgentClient.AgentException e) {
-            throw new IOException(e.getMessage(), e);
+            if (e.status() == 409) {
+                String said = e.getMessage();
+                String status = " (HTTP 409)";
+                if (said.endsWith(status)) {
+                    said = said.substring(0, said.length() - status.length());
+                }
+                throw DiskClaimedException.onNode(node, UserText.quote(said));
+            }
+            // the other agent's words are cut and escaped: it may be an impostor, and this reaches users
+            throw new IOException(
+                    e.status() == 0
+                            ? UserText.cut(e.getMessage(), 300)
+                            : "the agent of node " + node + " refused: " + UserText.quote(e.getMessage()),
+                    e);
         }
     }
 

@@ -6,12 +6,17 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.allocwatcher.Claimant;
+import dev.drover.allocwatcher.DiskClaims;
 import dev.drover.allocwatcher.Snapshots;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -118,6 +123,11 @@ class AgentApiTest {
         public void snapshot(OutputStream out) throws IOException {
             Snapshots.pack(dir.resolve("alloc"), List.of("web"), out);
         }
+
+        @Override
+        public void claimDisk(Claimant claimant) throws IOException {
+            DiskClaims.claim(dir.resolve("alloc"), claimant);
+        }
     }
 
     @TempDir
@@ -155,6 +165,7 @@ class AgentApiTest {
                 identity.sslContext(),
                 new KubernetesAuth(kube.client, Clock.systemUTC(), LIMITS),
                 allocations,
+                new Successors(kube.client),
                 "node-a",
                 Clock.systemUTC(),
                 Duration.ofMillis(200),
@@ -448,6 +459,72 @@ class AgentApiTest {
                 .isEqualTo(401);
         assertThat(get("/v1/allocations/team-b/svc/snapshot", "alice-token").body())
                 .contains("cannot get allocations/snapshot");
+    }
+
+    static Allocation successor(String name, String uid, String previous, String node) {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder()
+                .withNamespace("team-a")
+                .withName(name)
+                .withUid(uid)
+                .build());
+        AllocationSpec spec = new AllocationSpec();
+        spec.setPreviousAllocation(previous);
+        spec.setNodeName(node);
+        a.setSpec(spec);
+        return a;
+    }
+
+    @Test
+    void theAgentOfTheSuccessorsNodeClaimsTheDiskForItOnceAndForAll() throws Exception {
+        kube.serve(successor("svc-2", "uid-2", "svc", "node-b"));
+        kube.serve(successor("svc-3", "uid-3", "svc", "node-b"));
+        HttpResponse<String> first =
+                get("/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2", "node-b-token");
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(dir.resolve("alloc/.disk-claim")).hasContent("svc-2/uid-2");
+        assertThat(get("/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2", "node-b-token")
+                        .statusCode())
+                .as("the same successor again, as after its agent restarted")
+                .isEqualTo(200);
+
+        HttpResponse<String> second =
+                get("/v1/allocations/team-a/svc/snapshot?successor=svc-3&uid=uid-3", "node-b-token");
+        assertThat(second.statusCode()).isEqualTo(409);
+        assertThat(new ObjectMapper().readTree(second.body()).path("message").asText())
+                .isEqualTo("allocation svc-2 claimed the disk of alloc first, and a disk goes to one successor only");
+    }
+
+    @Test
+    void noOneButTheAgentOfTheSuccessorsNodeCanClaimADisk() throws Exception {
+        kube.serve(successor("svc-2", "uid-2", "svc", "node-b"));
+        kube.serve(successor("elsewhere", "uid-e", "svc", "node-c"));
+        kube.serve(successor("unrelated", "uid-u", "other", "node-b"));
+        String claim = "/v1/allocations/team-a/svc/snapshot?successor=";
+
+        HttpResponse<String> user = get(claim + "svc-2&uid=uid-2", "alice-token");
+        assertThat(user.statusCode()).isEqualTo(403);
+        assertThat(user.body()).contains("only an agent can take a disk for a successor");
+
+        HttpResponse<String> otherUid = get(claim + "svc-2&uid=uid-2b", "node-b-token");
+        assertThat(otherUid.statusCode()).isEqualTo(403);
+        assertThat(otherUid.body()).contains("team-a/svc-2 (uid uid-2b) does not exist");
+
+        HttpResponse<String> otherNode = get(claim + "elsewhere&uid=uid-e", "node-b-token");
+        assertThat(otherNode.statusCode()).isEqualTo(403);
+        assertThat(otherNode.body()).contains("is bound to node \\\"node-c\\\", not to node \\\"node-b\\\"");
+
+        HttpResponse<String> notReplacing = get(claim + "unrelated&uid=uid-u", "node-b-token");
+        assertThat(notReplacing.statusCode()).isEqualTo(403);
+        assertThat(notReplacing.body()).contains("does not replace svc");
+
+        assertThat(get(claim + "never-was&uid=uid-n", "node-b-token").statusCode())
+                .isEqualTo(403);
+        assertThat(get(claim + "svc-2", "node-b-token").statusCode())
+                .as("no uid")
+                .isEqualTo(400);
+        assertThat(get(claim + "svc-2&uid=a/b", "node-b-token").statusCode()).isEqualTo(400);
+        assertThat(dir.resolve("alloc/.disk-claim")).as("nothing was claimed").doesNotExist();
     }
 
     @Test

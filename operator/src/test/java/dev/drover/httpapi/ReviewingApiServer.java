@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.api.v1alpha1.Allocation;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
@@ -106,6 +107,17 @@ final class ReviewingApiServer implements AutoCloseable {
                 })
                 .always();
         client = server.createClient(new JdkHttpClientFactory());
+    }
+
+    /** Serves {@code a} at its path, as the API server would to a GET. */
+    void serve(Allocation a) {
+        server.expect()
+                .get()
+                .withPath("/apis/drover.dev/v1alpha1/namespaces/"
+                        + a.getMetadata().getNamespace() + "/allocations/"
+                        + a.getMetadata().getName())
+                .andReturn(200, a)
+                .always();
     }
 
     int requestCount() {
