@@ -31,4 +31,12 @@ final class AgentKubeconfig {
         AgentIdentity.install(server, CHART).writePeerToken(node, file);
         return file;
     }
+
+    /**
+     * Runs the chart's gateway for the cluster (files in {@code dir/gateway}), so that {@code kubectl drover
+     * logs|stats} and {@code kubectl get --raw /apis/agent.drover.dev/...} reach the agents through the API server.
+     */
+    static dev.drover.local.LocalGateway gateway(LocalApiServer server, Path dir) throws IOException {
+        return AgentIdentity.install(server, CHART).startGateway(dir.resolve("gateway"));
+    }
 }
