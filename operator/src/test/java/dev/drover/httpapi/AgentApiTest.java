@@ -292,6 +292,29 @@ class AgentApiTest {
     }
 
     @Test
+    void followsTheGatewayAsksForOthersCountAgainstThoseUsers() throws Exception {
+        try (SSLSocket c1 = follow("alice-token", "carol%40example.com");
+                SSLSocket c2 = follow("alice-token", "carol%40example.com");
+                SSLSocket d1 = follow("alice-token", "dave")) {
+            for (SSLSocket s : List.of(c1, c2, d1)) {
+                assertThat(read(s, "three\n\r\n"))
+                        .as("one caller, three users: the per-caller bound (2) is theirs")
+                        .startsWith("HTTP/1.1 200 ");
+            }
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 0);
+        try (SSLSocket c1 = follow("alice-token", "carol%40example.com");
+                SSLSocket c2 = follow("alice-token", "carol%40example.com");
+                SSLSocket c3 = follow("alice-token", "carol%40example.com")) {
+            read(c1, "three\n\r\n");
+            read(c2, "three\n\r\n");
+            assertThat(read(c3, "}"))
+                    .startsWith("HTTP/1.1 429 ")
+                    .contains("user \\\"carol@example.com\\\" already follows 2");
+        }
+    }
+
+    @Test
     @SuppressWarnings("try") // a1 is closed early on purpose: its place is freed for b2
     void followersBeyondTheLimitsPerCallerAndInTotalGet429() throws Exception {
         try (SSLSocket a1 = follow("alice-token");
@@ -344,13 +367,19 @@ class AgentApiTest {
 
     /** Opens {@code follow=true} of task web's output (from its last line) with {@code token}, by hand. */
     SSLSocket follow(String token) throws Exception {
+        return follow(token, null);
+    }
+
+    /** A follow by {@code token}'s holder on behalf of {@code user} (null: none named), as the gateway asks. */
+    SSLSocket follow(String token, String user) throws Exception {
         SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint())
                 .getSocketFactory()
                 .createSocket(InetAddress.getLoopbackAddress(), api.port());
         s.setSoTimeout(10_000);
         s.getOutputStream()
                 .write(("GET /v1/allocations/team-a/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
-                                + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n\r\n")
+                                + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n"
+                                + (user == null ? "" : AgentApi.ON_BEHALF_OF + ": " + user + "\r\n") + "\r\n")
                         .getBytes(StandardCharsets.US_ASCII));
         s.getOutputStream().flush();
         return s;
