@@ -33,7 +33,9 @@ public final class LocalMain {
                   --agent-kubeconfigs applies the chart's ServiceAccount and RBAC and writes
                   DIR/NODE.kubeconfig for each node: the agent's identity there, a token bound to
                   the node, renewed before it expires; and DIR/NODE.peer-token (0600), its token
-                  for other agents (audience drover.dev/agent: the agent's --peer-token-file).
+                  for other agents (audience drover.dev/agent: the agent's --peer-token-file);
+                  it also runs the chart's gateway (files in DIR/gateway), which serves the
+                  aggregated API agent.drover.dev (kubectl drover logs|stats) through this server.
                   --chart (default charts/drover) is the chart.
                   --port 0 (the default) picks a free port. --kube-version (1.25 to 1.32, default
                   the newest) behaves as that version where Drover depends on it: before 1.31 CRDs
@@ -44,7 +46,8 @@ public final class LocalMain {
                   The same API server plus the Drover agent for node "local" in this process, with the
                   mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
                   The agent runs as the chart's ServiceAccount, with the chart's RBAC, from the
-                  kubeconfig agent-local.kubeconfig beside FILE (and its peer token agent-local.peer-token).
+                  kubeconfig agent-local.kubeconfig beside FILE (and its peer token agent-local.peer-token);
+                  the chart's gateway runs too (files in gateway/ beside FILE), for kubectl drover logs.
                   DIR (default .drover-local/data) holds the agent's state and allocation directories;
                   --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
                   --api-port (default 0: a free port) serves the agent's HTTPS API (docs/api.md);
