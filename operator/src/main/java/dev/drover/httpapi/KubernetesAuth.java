@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.common.UserText;
 import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
@@ -224,9 +225,14 @@ public final class KubernetesAuth {
                 || answer.getStatus().getUser() == null) {
             String why = answer.getStatus() == null || answer.getStatus().getError() == null
                     ? ""
-                    : ": " + answer.getStatus().getError();
+                    : ": " + UserText.bare(answer.getStatus().getError());
             return new Authenticated(
-                    null, new Decision.Refused(401, "the API server does not accept this token" + why));
+                    null,
+                    new Decision.Refused(
+                            401,
+                            "the API server does not accept this token for audience " + AUDIENCE + why
+                                    + " (a token made for the API server, such as a kubeconfig's, is not taken here:"
+                                    + " use kubectl drover, which goes through the aggregated API agent.drover.dev)"));
         }
         // A server that ignored spec.audiences (or an authenticator that is audience-agnostic) says nothing of
         // them: such a token may be one meant for the API server, so it is not taken.
@@ -239,7 +245,7 @@ public final class KubernetesAuth {
                             "this API takes only tokens with audience " + AUDIENCE + " (the API server reported "
                                     + (audiences == null || audiences.isEmpty()
                                             ? "none"
-                                            : shown(String.join(", ", audiences)))
+                                            : UserText.bare(String.join(", ", audiences)))
                                     + "): use kubectl drover, which goes through the aggregated API"
                                     + " agent.drover.dev, or a token made with kubectl create token --audience "
                                     + AUDIENCE));
@@ -325,29 +331,26 @@ public final class KubernetesAuth {
     /** Everything a SubjectAccessReview is asked with, as one key (hashed: it may be long). */
     private static String identity(UserInfo user) {
         StringBuilder b = new StringBuilder();
-        b.append(user.getUsername()).append('\0').append(user.getUid()).append('\0');
-        if (user.getGroups() != null) {
-            user.getGroups().forEach(g -> b.append(g).append('\1'));
-        }
-        b.append('\0');
-        if (user.getExtra() != null) {
-            new TreeMap<>(user.getExtra())
-                    .forEach((k, v) -> b.append(k).append('\2').append(v).append('\1'));
-        }
+        field(b, user.getUsername());
+        field(b, user.getUid());
+        List<String> groups = user.getGroups() == null ? List.of() : user.getGroups();
+        b.append(groups.size()).append(':');
+        groups.forEach(g -> field(b, g));
+        Map<String, List<String>> extra = user.getExtra() == null ? Map.of() : new TreeMap<>(user.getExtra());
+        b.append(extra.size()).append(':');
+        extra.forEach((k, values) -> {
+            field(b, k);
+            List<String> vs = values == null ? List.of() : values;
+            b.append(vs.size()).append(':');
+            vs.forEach(v -> field(b, v));
+        });
         return hash(b.toString());
     }
 
-    /** The API server's text, cut and with control characters escaped, for a message. */
-    private static String shown(String text) {
-        StringBuilder b = new StringBuilder();
-        text.codePoints().limit(200).forEach(c -> {
-            if (Character.isISOControl(c)) {
-                b.append(String.format("\\u%04x", c));
-            } else {
-                b.appendCodePoint(c);
-            }
-        });
-        return text.codePointCount(0, text.length()) > 200 ? b + "..." : b.toString();
+    /** A string with its length first, so no two identities make one key. */
+    private static void field(StringBuilder b, String s) {
+        String value = s == null ? "" : s;
+        b.append(value.length()).append(':').append(value);
     }
 
     private static String why(Exception e) {

@@ -61,7 +61,10 @@ class KubernetesAuthTest {
     void aTokenTheApiServerDoesNotAcceptIsRefused() {
         assertThat(auth.check("Bearer forged", HERE, "team-a", "web", "log"))
                 .isEqualTo(new KubernetesAuth.Decision.Refused(
-                        401, "the API server does not accept this token: invalid bearer token"));
+                        401,
+                        "the API server does not accept this token for audience drover.dev/agent: invalid bearer token"
+                                + " (a token made for the API server, such as a kubeconfig's, is not taken here: use"
+                                + " kubectl drover, which goes through the aggregated API agent.drover.dev)"));
     }
 
     @Test
@@ -97,8 +100,9 @@ class KubernetesAuthTest {
                 .isInstanceOfSatisfying(KubernetesAuth.Decision.Refused.class, r -> {
                     assertThat(r.status()).isEqualTo(401);
                     assertThat(r.message())
-                            .startsWith("the API server does not accept this token: token audiences"
-                                    + " [https://kubernetes.default.svc] is invalid");
+                            .startsWith(
+                                    "the API server does not accept this token for audience drover.dev/agent: token audiences"
+                                            + " [https://kubernetes.default.svc] is invalid");
                 });
         assertThat(api.asked).as("no right is checked for a refused token").isEmpty();
     }
