@@ -73,6 +73,7 @@ class ArchitectureTest {
                         "dev.drover.allocwatcher..",
                         "dev.drover.devices..",
                         "dev.drover.httpapi..",
+                        "dev.drover.gateway..",
                         "dev.drover.cli..")
                 .check(DROVER);
     }

@@ -13,6 +13,8 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * Roles and their bindings, and its ValidatingAdmissionPolicies and their bindings (which keep each agent to its own
  * node), rendered from the chart itself ({@code charts/drover}, with helm-java, as {@code helm
  * template} renders them: nothing is copied), applied by the administrator; and for each node a token of that
- * ServiceAccount bound to the node's Node object, minted with the TokenRequest API, in a kubeconfig of its own. An
+ * ServiceAccount bound to the node's Node object, minted with the TokenRequest API, in a kubeconfig of its own, and
+ * a second such token for audience {@value #PEER_AUDIENCE} that the agent shows other nodes' agents. An
  * agent run with that kubeconfig can do exactly what the chart grants it, so a permission the chart lacks fails here
  * as on a real cluster.
  */
@@ -57,10 +60,12 @@ public final class AgentIdentity {
 
     private final LocalApiServer server;
     private final String serviceAccount;
+    private final String rendered;
 
-    private AgentIdentity(LocalApiServer server, String serviceAccount) {
+    private AgentIdentity(LocalApiServer server, String serviceAccount, String rendered) {
         this.server = server;
         this.serviceAccount = serviceAccount;
+        this.rendered = rendered;
     }
 
     /**
@@ -90,14 +95,23 @@ public final class AgentIdentity {
         String serviceAccount = null;
         for (HasMetadata object : identityObjects(rendered)) {
             admin.resource(object).createOr(NonDeletingOperation::update);
-            if (object instanceof ServiceAccount sa) {
+            if (object instanceof ServiceAccount sa && !LocalGateway.isGateway(sa)) {
                 serviceAccount = sa.getMetadata().getName();
             }
         }
         if (serviceAccount == null) {
             throw new IllegalStateException("the chart at " + chart + " renders no ServiceAccount");
         }
-        return new AgentIdentity(server, serviceAccount);
+        return new AgentIdentity(server, serviceAccount, rendered);
+    }
+
+    /**
+     * Runs the chart's gateway in this process, as its Deployment would run it, and registers its APIService: the
+     * aggregated API {@code agent.drover.dev} (task logs and usage through the API server) then works. Its files (the
+     * chart's certificate, its tokens) go to {@code dir}.
+     */
+    public LocalGateway startGateway(Path dir) throws IOException {
+        return LocalGateway.start(this, server, rendered, dir);
     }
 
     /** The rendered objects that make up the agent's identity, rights and confinement, in the chart's order. */
@@ -120,13 +134,33 @@ public final class AgentIdentity {
         return "system:serviceaccount:" + NAMESPACE + ":" + serviceAccount;
     }
 
+    /** The audience of the token an agent shows other nodes' agents (the agent's {@code --peer-token-file}). */
+    public static final String PEER_AUDIENCE = "drover.dev/agent";
+
+    /** A token and when it expires. */
+    public record Minted(String token, Instant expiry) {}
+
     /**
-     * Mints a token bound to Node {@code node} (which must exist) and writes a kubeconfig holding it to {@code file}
-     * (mode 0600, replaced atomically, so an agent reading it again finds a whole one).
-     *
-     * @return when the token expires
+     * Mints a token of ServiceAccount {@code account} (in {@value #NAMESPACE}) bound to Node {@code node} (which must
+     * exist; null: bound to nothing, as for a pod of a Deployment here), for {@code audience} (null: the API server's
+     * own), as the kubelet mints a pod's projected token.
      */
-    public Instant writeKubeconfig(String node, Path file) throws IOException {
+    public Minted mint(String account, String node, String audience) {
+        if (node == null) {
+            TokenRequest minted = server.client()
+                    .serviceAccounts()
+                    .inNamespace(NAMESPACE)
+                    .withName(account)
+                    .tokenRequest(new TokenRequestBuilder()
+                            .withNewSpec()
+                            .withAudiences(audience == null ? List.of() : List.of(audience))
+                            .withExpirationSeconds(TOKEN_LIFETIME.toSeconds())
+                            .endSpec()
+                            .build());
+            return new Minted(
+                    minted.getStatus().getToken(),
+                    Instant.parse(minted.getStatus().getExpirationTimestamp()));
+        }
         Node object = server.client().nodes().withName(node).get();
         if (object == null) {
             throw new IllegalArgumentException("there is no Node \"" + node + "\" to bind the agent's token to");
@@ -134,9 +168,10 @@ public final class AgentIdentity {
         TokenRequest minted = server.client()
                 .serviceAccounts()
                 .inNamespace(NAMESPACE)
-                .withName(serviceAccount)
+                .withName(account)
                 .tokenRequest(new TokenRequestBuilder()
                         .withNewSpec()
+                        .withAudiences(audience == null ? List.of() : List.of(audience))
                         .withExpirationSeconds(TOKEN_LIFETIME.toSeconds())
                         .withNewBoundObjectRef()
                         .withApiVersion("v1")
@@ -146,13 +181,48 @@ public final class AgentIdentity {
                         .endBoundObjectRef()
                         .endSpec()
                         .build());
-        Kubeconfig.write(
-                file,
-                server.url(),
-                server.certificatePem(),
-                username(),
-                minted.getStatus().getToken());
-        return Instant.parse(minted.getStatus().getExpirationTimestamp());
+        return new Minted(
+                minted.getStatus().getToken(), Instant.parse(minted.getStatus().getExpirationTimestamp()));
+    }
+
+    /**
+     * Mints a token bound to Node {@code node} (which must exist) and writes a kubeconfig holding it to {@code file}
+     * (mode 0600, replaced atomically, so an agent reading it again finds a whole one).
+     *
+     * @return when the token expires
+     */
+    public Instant writeKubeconfig(String node, Path file) throws IOException {
+        Minted minted = mint(serviceAccount, node, null);
+        Kubeconfig.write(file, server.url(), server.certificatePem(), username(), minted.token());
+        return minted.expiry();
+    }
+
+    /**
+     * Mints the agent's peer token for {@code node} (audience {@value #PEER_AUDIENCE}, bound to the Node) and writes
+     * it to {@code file} as the kubelet writes a projected token: mode 0600, replaced atomically.
+     *
+     * @return when the token expires
+     */
+    public Instant writePeerToken(String node, Path file) throws IOException {
+        return writeToken(mint(serviceAccount, node, PEER_AUDIENCE), file);
+    }
+
+    /** Writes a minted token to {@code file}, mode 0600, replaced atomically; when it expires. */
+    static Instant writeToken(Minted minted, Path file) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        Files.createDirectories(parent);
+        Path tmp = Files.createTempFile(
+                parent,
+                ".peer-token",
+                ".tmp",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        try {
+            Files.writeString(tmp, minted.token());
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        return minted.expiry();
     }
 
     /**
@@ -161,21 +231,52 @@ public final class AgentIdentity {
      * server refuses the old token.
      */
     public Renewal renew(String node, Path file) throws IOException {
-        return new Renewal(node, file, writeKubeconfig(node, file));
+        return renew(node, file, null);
+    }
+
+    /**
+     * As {@link #renew(String, Path)}, and keeps {@code peerTokenFile} (when not null) holding a live peer token for
+     * the node too, as the chart's projected volume does.
+     */
+    public Renewal renew(String node, Path kubeconfig, Path peerTokenFile) throws IOException {
+        Instant expiry = writeKubeconfig(node, kubeconfig);
+        if (peerTokenFile != null) {
+            writePeerToken(node, peerTokenFile);
+        }
+        return new Renewal(
+                node,
+                () -> {
+                    Instant next = writeKubeconfig(node, kubeconfig);
+                    if (peerTokenFile != null) {
+                        writePeerToken(node, peerTokenFile);
+                    }
+                    return next;
+                },
+                expiry);
+    }
+
+    /** Keeps tokens fresh with {@code writing}, first due to expire at {@code expiry}; {@code name} names the thread. */
+    Renewal renewing(String name, Writing writing, Instant expiry) {
+        return new Renewal(name, writing, expiry);
+    }
+
+    /** Writes the next tokens; when they expire. */
+    interface Writing {
+        Instant write() throws IOException;
     }
 
     /** The thread that writes the next token; {@link #close} stops it. */
     public final class Renewal implements AutoCloseable {
         private final Thread thread;
 
-        private Renewal(String node, Path file, Instant firstExpiry) {
+        private Renewal(String node, Writing writing, Instant firstExpiry) {
             thread = Thread.ofVirtual().name("agent-token-renewal-" + node).start(() -> {
                 Instant expiry = firstExpiry;
                 while (!Thread.currentThread().isInterrupted()) {
                     try {
                         Duration life = Duration.between(Instant.now(), expiry);
                         Thread.sleep(Math.max(1000, life.toMillis() * 8 / 10));
-                        expiry = writeKubeconfig(node, file);
+                        expiry = writing.write();
                     } catch (InterruptedException e) {
                         return;
                     } catch (IOException | RuntimeException e) {

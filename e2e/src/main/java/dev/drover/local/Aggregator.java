@@ -36,9 +36,10 @@ import javax.net.ssl.X509TrustManager;
  * checked against {@code spec.caBundle} (or not, with {@code insecureSkipTLSVerify}).
  *
  * <p>On the local cluster a service is reached at its Service's {@code spec.clusterIP} (set it to {@code
- * 127.0.0.1}) and the APIService's {@code spec.service.port} (default 443); the backend certificate must name that
- * address (a real aggregator checks {@code NAME.NAMESPACE.svc}). Protocol upgrades are not proxied: the JDK's HTTP
- * server cannot hand over the connection, so they get a 501.
+ * 127.0.0.1}) and the APIService's {@code spec.service.port} (default 443), or that Service port's numeric {@code
+ * targetPort} when it has one (where a process on this machine serves: there is no kube-proxy). As a real aggregator
+ * does, the backend certificate must name {@code NAME.NAMESPACE.svc}, whatever address was dialled. Protocol upgrades
+ * are not proxied: the JDK's HTTP server cannot hand over the connection, so they get a 501.
  */
 final class Aggregator {
 
@@ -116,6 +117,9 @@ final class Aggregator {
         HttpResponse<InputStream> response;
         try {
             response = client(spec).send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (javax.net.ssl.SSLHandshakeException e) {
+            throw unavailable(new IOException(
+                    "the backend's certificate is not trusted for " + serverName(spec) + ": " + e.getMessage()));
         } catch (IOException e) {
             throw unavailable(e);
         }
@@ -144,7 +148,13 @@ final class Aggregator {
             if (ip.isEmpty() || ip.equals("None") || ip.contains("/") || ip.contains("@")) {
                 throw unavailable(new IOException("service " + namespace + "/" + name + " has no clusterIP"));
             }
-            return URI.create("https://" + ip + ":" + ref.path("port").asInt(443));
+            int port = ref.path("port").asInt(443);
+            for (JsonNode p : service.path("spec").path("ports")) {
+                if (p.path("port").asInt() == port && p.path("targetPort").isInt()) {
+                    port = p.path("targetPort").asInt();
+                }
+            }
+            return URI.create("https://" + ip + ":" + port);
         } catch (ApiFront.ApiError missing) {
             if (missing.code == 503) {
                 throw missing;
@@ -154,7 +164,7 @@ final class Aggregator {
     }
 
     private HttpClient client(JsonNode spec) {
-        String key = spec.path("insecureSkipTLSVerify").asBoolean() + "|"
+        String key = spec.path("insecureSkipTLSVerify").asBoolean() + "|" + serverName(spec) + "|"
                 + spec.path("caBundle").asText("");
         return clients.computeIfAbsent(key, k -> {
             try {
@@ -189,12 +199,84 @@ final class Aggregator {
             };
         }
         String bundle = spec.path("caBundle").asText("");
-        return TrustAnchors.of(
+        TrustManager[] anchors = TrustAnchors.of(
                 bundle.isEmpty()
                         ? List.of()
                         : CertificateFactory.getInstance("X.509")
                                 .generateCertificates(new ByteArrayInputStream(
                                         Base64.getDecoder().decode(bundle))));
+        return new TrustManager[] {new ServiceNameTrust((X509TrustManager) anchors[0], serverName(spec))};
+    }
+
+    /** The name the backend's certificate must carry: {@code NAME.NAMESPACE.svc} of the APIService's Service. */
+    static String serverName(JsonNode spec) {
+        JsonNode ref = spec.path("service");
+        return ref.path("name").asText("") + "." + ref.path("namespace").asText("") + ".svc";
+    }
+
+    /**
+     * A chain leading to the caBundle, for a certificate whose DNS names include the Service's name: the address
+     * dialled (127.0.0.1 on this machine) is not what is checked. Being an extended trust manager, it is asked
+     * instead of the JDK's own host name check.
+     */
+    private static final class ServiceNameTrust extends javax.net.ssl.X509ExtendedTrustManager {
+        private final X509TrustManager chains;
+        private final String name;
+
+        ServiceNameTrust(X509TrustManager chains, String name) {
+            this.chains = chains;
+            this.name = name;
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType)
+                throws java.security.cert.CertificateException {
+            chains.checkServerTrusted(chain, authType);
+            java.util.Collection<List<?>> names = chain[0].getSubjectAlternativeNames();
+            if (names != null) {
+                for (List<?> n : names) {
+                    if (Integer.valueOf(2).equals(n.get(0)) && name.equalsIgnoreCase(String.valueOf(n.get(1)))) {
+                        return;
+                    }
+                }
+            }
+            throw new java.security.cert.CertificateException("the certificate does not name " + name);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, java.net.Socket socket)
+                throws java.security.cert.CertificateException {
+            checkServerTrusted(chain, authType);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, javax.net.ssl.SSLEngine engine)
+                throws java.security.cert.CertificateException {
+            checkServerTrusted(chain, authType);
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType)
+                throws java.security.cert.CertificateException {
+            throw new java.security.cert.CertificateException("the aggregator is no TLS server");
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, java.net.Socket socket)
+                throws java.security.cert.CertificateException {
+            checkClientTrusted(chain, authType);
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, javax.net.ssl.SSLEngine engine)
+                throws java.security.cert.CertificateException {
+            checkClientTrusted(chain, authType);
+        }
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return chains.getAcceptedIssuers();
+        }
     }
 
     private static ApiFront.ApiError unavailable(IOException cause) {

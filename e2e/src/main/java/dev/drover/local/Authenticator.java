@@ -55,7 +55,12 @@ final class Authenticator {
      */
     Review review(String token, List<String> audiences) {
         if (Kubeconfig.NAME.equals(token)) {
-            return new Review(ADMIN, audiences, null);
+            // A static token is audience-agnostic: kube-apiserver takes it only for its own audiences, so a
+            // token handed to some other service cannot be replayed there as if it had been meant for it.
+            List<String> own = audiences.stream()
+                    .filter(ServiceAccountTokens.API_AUDIENCES::contains)
+                    .toList();
+            return own.isEmpty() ? new Review(null, List.of(), null) : new Review(ADMIN, own, null);
         }
         ObjectNode claims;
         try {

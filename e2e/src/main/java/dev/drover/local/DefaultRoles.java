@@ -9,7 +9,8 @@ import java.util.List;
  * The roles and bindings a real API server bootstraps that matter here, with their real rules and subjects:
  * {@code cluster-admin} for {@code system:masters}; {@code system:discovery} (discovery, OpenAPI, health and version
  * paths) and {@code system:basic-user} (self reviews) for every authenticated user; {@code system:public-info-viewer}
- * (health and version) for everyone, signed in or not. Stored at start, so kubectl lists them.
+ * (health and version) for everyone, signed in or not; and the Role {@code kube-system/extension-apiserver-authentication-reader}
+ * (the request-header settings aggregated API servers read). Stored at start, so kubectl lists them.
  */
 final class DefaultRoles {
 
@@ -57,6 +58,22 @@ final class DefaultRoles {
                 null,
                 binding("system:public-info-viewer", "system:authenticated", "system:unauthenticated"),
                 false);
+        store.create(Rbac.ROLES, "kube-system", authenticationReader(), false);
+    }
+
+    /** What kube-apiserver bootstraps for aggregated API servers: reading the one ConfigMap of request-header settings. */
+    private static ObjectNode authenticationReader() {
+        ObjectNode role =
+                JSON.createObjectNode().put("apiVersion", Rbac.GROUP + "/v1").put("kind", "Role");
+        bootstrapped(role.putObject("metadata")
+                .put("name", "extension-apiserver-authentication-reader")
+                .put("namespace", "kube-system"));
+        ObjectNode rule = role.putArray("rules").addObject();
+        rule.putArray("apiGroups").add("");
+        rule.putArray("resources").add("configmaps");
+        rule.putArray("resourceNames").add("extension-apiserver-authentication");
+        rule.putArray("verbs").add("get").add("list").add("watch");
+        return role;
     }
 
     private static ObjectNode role(String name) {

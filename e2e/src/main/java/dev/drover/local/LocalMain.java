@@ -32,7 +32,11 @@ public final class LocalMain {
                   for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
                   --agent-kubeconfigs applies the chart's ServiceAccount and RBAC and writes
                   DIR/NODE.kubeconfig for each node: the agent's identity there, a token bound to
-                  the node, renewed before it expires. --chart (default charts/drover) is the chart.
+                  the node, renewed before it expires; and DIR/NODE.peer-token (0600), its token
+                  for other agents (audience drover.dev/agent: the agent's --peer-token-file);
+                  it also runs the chart's gateway (files in DIR/gateway), which serves the
+                  aggregated API agent.drover.dev (kubectl drover logs|stats) through this server.
+                  --chart (default charts/drover) is the chart.
                   --port 0 (the default) picks a free port. --kube-version (1.25 to 1.32, default
                   the newest) behaves as that version where Drover depends on it: before 1.31 CRDs
                   lose selectableFields, so a field selector on spec.nodeName is refused.
@@ -42,7 +46,8 @@ public final class LocalMain {
                   The same API server plus the Drover agent for node "local" in this process, with the
                   mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
                   The agent runs as the chart's ServiceAccount, with the chart's RBAC, from the
-                  kubeconfig agent-local.kubeconfig beside FILE.
+                  kubeconfig agent-local.kubeconfig beside FILE (and its peer token agent-local.peer-token);
+                  the chart's gateway runs too (files in gateway/ beside FILE), for kubectl drover logs.
                   DIR (default .drover-local/data) holds the agent's state and allocation directories;
                   --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
                   --api-port (default 0: a free port) serves the agent's HTTPS API (docs/api.md);
@@ -115,15 +120,19 @@ public final class LocalMain {
                 .withNodes(nodes)
                 .withKubeconfig(kubeconfig);
         LocalApiServer server = LocalApiServer.start(options.withKubeVersion(kubeVersion(kubeVersion)));
-        List<AgentIdentity.Renewal> renewals = new ArrayList<>();
+        List<AutoCloseable> running = new ArrayList<>();
         if (agentKubeconfigs != null) {
             try {
                 AgentIdentity identity = AgentIdentity.install(server, chart == null ? Charts.locate() : chart);
                 for (String node : nodes) {
-                    renewals.add(identity.renew(node, agentKubeconfigs.resolve(node + ".kubeconfig")));
+                    running.add(identity.renew(
+                            node,
+                            agentKubeconfigs.resolve(node + ".kubeconfig"),
+                            agentKubeconfigs.resolve(node + ".peer-token")));
                 }
+                running.add(identity.startGateway(agentKubeconfigs.resolve("gateway")));
             } catch (IOException | RuntimeException e) {
-                renewals.forEach(AgentIdentity.Renewal::close);
+                closeAll(running);
                 server.close();
                 throw e;
             }
@@ -133,7 +142,7 @@ public final class LocalMain {
                 + ")");
         out.flush();
         stop.await();
-        renewals.forEach(AgentIdentity.Renewal::close);
+        closeAll(running);
         server.close();
         out.println("drover-local apiserver stopped");
         return 0;
@@ -165,6 +174,7 @@ public final class LocalMain {
             throw new UsageException("up needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
         }
         Path agentKubeconfig = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".kubeconfig");
+        Path peerToken = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".peer-token");
         AgentConfig config;
         try {
             List<String> agentArgs = new ArrayList<>(List.of(
@@ -174,6 +184,8 @@ public final class LocalMain {
                     dataDir.toString(),
                     "--kubeconfig",
                     agentKubeconfig.toString(),
+                    "--peer-token-file",
+                    peerToken.toString(),
                     "--enable-raw-exec",
                     "--metrics-port",
                     Integer.toString(metricsPort),
@@ -192,19 +204,23 @@ public final class LocalMain {
                 .withNodes(List.of(LOCAL_NODE))
                 .withKubeconfig(kubeconfig)
                 .withKubeVersion(kubeVersion));
-        AgentIdentity.Renewal renewal = null;
+        List<AutoCloseable> running = new ArrayList<>();
         Agent agent;
         try {
-            renewal = AgentIdentity.install(server, chart == null ? Charts.locate() : chart)
-                    .renew(LOCAL_NODE, agentKubeconfig);
+            AgentIdentity identity = AgentIdentity.install(server, chart == null ? Charts.locate() : chart);
+            running.add(identity.renew(LOCAL_NODE, agentKubeconfig, peerToken));
+            running.add(identity.startGateway(
+                    agentKubeconfig.toAbsolutePath().getParent().resolve("gateway")));
             agent = Agent.start(config); // its own client, from the kubeconfig just written
         } catch (IOException | RuntimeException e) {
-            close(renewal, server);
+            closeAll(running);
+            server.close();
             err.println("drover-local: the agent cannot start: " + e.getMessage());
             return 1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            close(renewal, server);
+            closeAll(running);
+            server.close();
             return 1;
         }
         StopSignal stop = StopSignal.install();
@@ -215,16 +231,21 @@ public final class LocalMain {
         out.flush();
         stop.await();
         agent.close(); // tasks keep running until the next "up", whose empty API server makes its agent destroy them
-        close(renewal, server);
+        closeAll(running);
+        server.close();
         out.println("drover-local stopped");
         return 0;
     }
 
-    private static void close(AgentIdentity.Renewal renewal, LocalApiServer server) {
-        if (renewal != null) {
-            renewal.close();
+    /** Closes what was started, the last first. */
+    private static void closeAll(List<AutoCloseable> running) {
+        for (AutoCloseable r : running.reversed()) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                System.err.println("drover-local: stopping " + r + ": " + e);
+            }
         }
-        server.close();
     }
 
     /** The version {@code --kube-version} names, or the newest when it is not given (null). */

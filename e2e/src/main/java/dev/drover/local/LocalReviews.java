@@ -27,7 +27,9 @@ final class LocalReviews {
                 authenticator.review(review.path("spec").path("token").asText(""), audiences);
         if (answer.user() == null) {
             status.putObject("user");
-            status.put("error", answer.error());
+            if (answer.error() != null) {
+                status.put("error", answer.error());
+            }
             return out;
         }
         status.put("authenticated", true);

@@ -38,6 +38,7 @@ class AgentIT {
     static LocalApiServer server;
     static Kubectl kubectl;
     static AgentProcess agent;
+    static dev.drover.local.LocalGateway gateway;
     static Path data;
     static int metricsPort;
 
@@ -64,10 +65,14 @@ class AgentIT {
                         "--api-port",
                         "0")
                 .start();
+        gateway = AgentKubeconfig.gateway(server, dir);
     }
 
     @AfterAll
     static void stop() throws Exception {
+        if (gateway != null) {
+            gateway.close();
+        }
         if (agent != null) {
             agent.close();
         }
@@ -298,12 +303,13 @@ class AgentIT {
     }
 
     /**
-     * The agent's HTTPS API as a client finds it: port and certificate fingerprint from the Node's annotations,
-     * the kubeconfig's token; a raw_exec task's output, and callers without the token refused.
+     * A raw_exec task's output through the API server (the aggregated API the gateway serves), read with the
+     * kubeconfig's own credentials by {@code kubectl get --raw} and by the plugin; the agent's own API takes no user
+     * token: the kubeconfig's, shown to it, is refused.
      */
     @Test
     @Order(7)
-    void theHttpsApiServesARawExecTasksOutputToTheKubeconfigsUser() throws Exception {
+    void theAggregatedApiServesARawExecTasksOutputToTheKubeconfigsUser() throws Exception {
         apply("""
                 apiVersion: drover.dev/v1alpha1
                 kind: Allocation
@@ -317,38 +323,32 @@ class AgentIT {
                     killTimeout: 2s
                 """);
         waitFor("chatty", "Running");
-        var annotations = await().atMost(Duration.ofSeconds(20))
-                .until(
-                        () -> server.client()
-                                .nodes()
-                                .withName("local")
-                                .get()
-                                .getMetadata()
-                                .getAnnotations(),
-                        a -> a != null && a.containsKey("drover.dev/agent-api-port"));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(kubectl.run(
+                                        "get",
+                                        "--raw",
+                                        "/apis/agent.drover.dev/v1alpha1/namespaces/default/allocations/chatty/log?tail=1")
+                                .out())
+                        .as("the only task is the default")
+                        .isEqualTo("line two\n"));
+        var annotations =
+                server.client().nodes().withName("local").get().getMetadata().getAnnotations();
         String base = "https://127.0.0.1:" + annotations.get("drover.dev/agent-api-port")
                 + "/v1/allocations/default/chatty/logs/talker";
         try (HttpClient https = HttpClient.newBuilder()
                 .sslContext(dev.drover.httpapi.Pinning.to(annotations.get("drover.dev/agent-certificate-sha256")))
                 .build()) {
-            await().atMost(Duration.ofSeconds(10))
-                    .untilAsserted(() -> assertThat(https.send(
-                                            HttpRequest.newBuilder(URI.create(base + "?tail=1"))
-                                                    .header("Authorization", "Bearer drover-local")
-                                                    .build(),
-                                            HttpResponse.BodyHandlers.ofString())
-                                    .body())
-                            .isEqualTo("line two\n"));
+            for (String authorization : List.of("Bearer drover-local", "Bearer not-the-kubeconfigs")) {
+                HttpResponse<String> direct = https.send(
+                        HttpRequest.newBuilder(URI.create(base))
+                                .header("Authorization", authorization)
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(direct.statusCode()).as(authorization).isEqualTo(401);
+            }
             HttpResponse<String> anonymous =
                     https.send(HttpRequest.newBuilder(URI.create(base)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(anonymous.statusCode()).isEqualTo(401);
-            HttpResponse<String> forged = https.send(
-                    HttpRequest.newBuilder(URI.create(base))
-                            .header("Authorization", "Bearer not-the-kubeconfigs")
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertThat(forged.statusCode()).isEqualTo(401);
-            assertThat(forged.body()).contains("invalid bearer token");
         }
         var plugin =
                 kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "talker", "--tail", "1");
@@ -376,9 +376,9 @@ class AgentIT {
 
         var wrongToken = kubectl.plugin(PLUGINS, "drover", "stats", "chatty", "--token=someone-else");
         assertThat(wrongToken.exitCode())
-                .as("--token is what the agent is shown")
+                .as("--token is what the API server is shown")
                 .isEqualTo(1);
-        assertThat(wrongToken.err()).contains("invalid bearer token").contains("(HTTP 401)");
+        assertThat(wrongToken.err()).contains("(HTTP 401)");
 
         var status = kubectl.plugin(PLUGINS, "drover", "status", "chatty");
         assertThat(status.exitCode()).as(status.err()).isZero();
@@ -428,6 +428,80 @@ class AgentIT {
         System.out.printf(
                 "AgentIT: the tampered certificate annotation was set back in %d ms%n",
                 (System.nanoTime() - tampered) / 1_000_000);
+    }
+
+    static String tokenFor(String serviceAccount) {
+        server.client()
+                .serviceAccounts()
+                .inNamespace("default")
+                .resource(new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
+                        .withNewMetadata()
+                        .withName(serviceAccount)
+                        .endMetadata()
+                        .build())
+                .createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        return server.client()
+                .serviceAccounts()
+                .inNamespace("default")
+                .withName(serviceAccount)
+                .tokenRequest(new io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder()
+                        .withNewSpec()
+                        .endSpec()
+                        .build())
+                .getStatus()
+                .getToken();
+    }
+
+    /**
+     * The issue's acceptance: a user granted {@code get} on {@code allocations/log} of {@code agent.drover.dev}
+     * reads a task's output through the API server, with kubectl and with the plugin; a user without the grant gets
+     * the API server's 403; the token the gateway shows agents is refused by the API server, so a node that keeps
+     * it gains nothing there.
+     */
+    @Test
+    @Order(7)
+    void onlyAUserGrantedAllocationsLogReadsLogsAndTheGatewaysAgentTokenIsNoUseAtTheApiServer() throws Exception {
+        apply(mock("greeter", "", "{stdoutString: \"hello, reader\", runFor: 10m}"));
+        waitFor("greeter", "Running");
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: Role
+                        metadata: {name: allocation-logs, namespace: default}
+                        rules:
+                        - {apiGroups: [agent.drover.dev], resources: [allocations/log], verbs: [get]}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: RoleBinding
+                        metadata: {name: allocation-logs, namespace: default}
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: allocation-logs}
+                        subjects:
+                        - {kind: ServiceAccount, name: log-reader, namespace: default}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        String reader = tokenFor("log-reader");
+        String stranger = tokenFor("stranger");
+        String path = "/apis/agent.drover.dev/v1alpha1/namespaces/default/allocations/greeter/log?task=main";
+
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(kubectl.run("--token", reader, "get", "--raw", path)
+                                .out())
+                        .contains("hello, reader"));
+        var plugin = kubectl.plugin(PLUGINS, "drover", "logs", "greeter", "main", "--token", reader);
+        assertThat(plugin.exitCode()).as(plugin.err()).isZero();
+        assertThat(plugin.out()).contains("hello, reader");
+        var noStats = kubectl.plugin(PLUGINS, "drover", "stats", "greeter", "--token", reader);
+        assertThat(noStats.exitCode()).as("allocations/stats is not granted").isEqualTo(1);
+        assertThat(noStats.err()).contains("(HTTP 403)");
+
+        var refused = kubectl.run("--token", stranger, "get", "--raw", path);
+        assertThat(refused.exitCode()).isNotZero();
+        assertThat(refused.err()).containsIgnoringCase("forbidden").contains("allocations/log");
+
+        String captured = Files.readString(gateway.peerTokenFile()).strip();
+        var replayed = kubectl.run("--token", captured, "get", "--raw", path);
+        assertThat(replayed.exitCode()).isNotZero();
+        assertThat(replayed.err()).containsIgnoringCase("unauthorized");
+        kubectl.run("delete", "alloc", "greeter", "--timeout=30s").assertOk();
     }
 
     /** {@code kubectl drover logs -f} shows what the task writes while it runs, and ends when the task is dead. */

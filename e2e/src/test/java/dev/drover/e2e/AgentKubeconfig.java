@@ -21,4 +21,22 @@ final class AgentKubeconfig {
         AgentIdentity.install(server, CHART).writeKubeconfig(node, file);
         return file;
     }
+
+    /**
+     * Writes {@code dir/agent-NODE.peer-token}, the token the agent of {@code node} shows other agents (audience
+     * drover.dev/agent, bound to the Node), as the chart's projected volume gives it: its {@code --peer-token-file}.
+     */
+    static Path peerToken(LocalApiServer server, String node, Path dir) throws IOException {
+        Path file = dir.resolve("agent-" + node + ".peer-token");
+        AgentIdentity.install(server, CHART).writePeerToken(node, file);
+        return file;
+    }
+
+    /**
+     * Runs the chart's gateway for the cluster (files in {@code dir/gateway}), so that {@code kubectl drover
+     * logs|stats} and {@code kubectl get --raw /apis/agent.drover.dev/...} reach the agents through the API server.
+     */
+    static dev.drover.local.LocalGateway gateway(LocalApiServer server, Path dir) throws IOException {
+        return AgentIdentity.install(server, CHART).startGateway(dir.resolve("gateway"));
+    }
 }

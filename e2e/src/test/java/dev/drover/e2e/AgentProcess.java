@@ -79,6 +79,11 @@ final class AgentProcess implements AutoCloseable {
         return process.exitValue();
     }
 
+    /** The processes this run of the agent started that still run (raw_exec tasks and their supervisors). */
+    List<ProcessHandle> descendants() {
+        return process == null ? List.of() : process.descendants().toList();
+    }
+
     @Override
     public void close() throws InterruptedException {
         if (process != null && process.isAlive()) {

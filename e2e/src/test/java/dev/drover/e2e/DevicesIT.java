@@ -23,6 +23,7 @@ class DevicesIT {
     static Kubectl kubectl;
     static AgentProcess agent;
     static Path data;
+    static dev.drover.local.LocalGateway gateway;
 
     @BeforeAll
     static void start() throws Exception {
@@ -49,10 +50,14 @@ class DevicesIT {
                                 + Path.of("..", "examples", "devices", "fake-gpus.yaml")
                                         .toAbsolutePath())
                 .start();
+        gateway = AgentKubeconfig.gateway(server, dir); // kubectl drover stats goes through it
     }
 
     @AfterAll
     static void stop() throws Exception {
+        if (gateway != null) {
+            gateway.close();
+        }
         if (agent != null) {
             kubectl.run("delete", "alloc", "--all", "--timeout=30s");
             agent.close();

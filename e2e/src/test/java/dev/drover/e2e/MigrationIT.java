@@ -7,6 +7,7 @@ import dev.drover.local.LocalApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,6 +44,8 @@ class MigrationIT {
                 logs.resolve("migration-it-" + node + ".log"),
                 "--kubeconfig",
                 AgentKubeconfig.forNode(server, node, dir).toString(),
+                "--peer-token-file",
+                AgentKubeconfig.peerToken(server, node, dir).toString(),
                 "--node",
                 node,
                 "--data-dir",
@@ -56,11 +59,15 @@ class MigrationIT {
 
     @AfterAll
     static void stop() throws Exception {
+        List<ProcessHandle> tasks = new ArrayList<>();
         for (AgentProcess agent : new AgentProcess[] {agentA, agentB}) {
             if (agent != null) {
+                tasks.addAll(agent.descendants());
                 agent.close();
             }
         }
+        // raw_exec tasks outlive their agent: end the ones these agents started, by their pids
+        tasks.forEach(ProcessHandle::destroyForcibly);
         if (server != null) {
             server.close();
         }
@@ -151,8 +158,10 @@ class MigrationIT {
         kubectl.waitForClientStatus("keep-2", "Running", Duration.ofSeconds(40));
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("b", "keep-2", "app/local/seen")));
         assertThat(file("b", "keep-2", "app/local/seen")).hasContent("secret of keep-1\nstarted");
-        assertThat(kubectl.allocJsonpath("keep-1", ".metadata.annotations.drover\\.dev/disk-claimed-by"))
-                .startsWith("keep-2/");
+        assertThat(Files.readString(file("a", "keep-1", ".disk-claim")))
+                .as("claimed where the disk is, by node a's agent")
+                .startsWith("keep-2/" + kubectl.allocJsonpath("keep-2", ".metadata.uid"));
+        assertThat(kubectl.allocJsonpath("keep-1", ".metadata.annotations")).doesNotContain("claim");
 
         kubectl.runWithInput(alloc("keep-3", "b", "keep-1", copy), "apply", "-f", "-")
                 .assertOk();
@@ -163,7 +172,8 @@ class MigrationIT {
                 .hasContent("started");
         assertThat(kubectl.allocJsonpath("keep-3", ".status.taskStates.app.events[*].message"))
                 .contains("Not taking the ephemeral disk of previous allocation keep-1; starting with an empty one:"
-                        + " allocation keep-2 claimed the disk of keep-1 first, and a disk goes to one successor only");
+                        + " the agent of node a says \"allocation keep-2 claimed the disk of keep-1 first, and a disk"
+                        + " goes to one successor only\"");
         await().atMost(Duration.ofSeconds(10))
                 .untilAsserted(() -> assertThat(kubectl.run(
                                         "get",
@@ -196,6 +206,78 @@ class MigrationIT {
                                 .assertOk()
                                 .out())
                         .contains("Could not migrate the ephemeral disk"));
+    }
+
+    /**
+     * An impostor where node a's agent was: it listens on the port node a publishes, with another self-signed
+     * certificate. The agent on b refuses it at the TLS handshake, before its peer token is sent; the successor
+     * gets a DiskMigrationFailed Warning and its task starts without the data, as Nomad does when a migration fails.
+     */
+    @Test
+    void aForgedPeerGetsNoTokenAndTheSuccessorStartsWithAWarning() throws Exception {
+        kubectl.runWithInput(
+                        alloc("forged-1", "a", null, "echo private > \"$DROVER_ALLOC_DIR/data/note\"; exec sleep 600"),
+                        "apply",
+                        "-f",
+                        "-")
+                .assertOk();
+        kubectl.waitForClientStatus("forged-1", "Running", Duration.ofSeconds(30));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("a", "forged-1", "alloc/data/note")));
+        kubectl.run("patch", "alloc", "forged-1", "--type=merge", "-p", "{\"spec\":{\"desiredStatus\":\"Stop\"}}")
+                .assertOk();
+        kubectl.waitForClientStatus("forged-1", "Complete", Duration.ofSeconds(30));
+        int port = Integer.parseInt(
+                kubectl.run("get", "node", "a", "-o", "jsonpath={.metadata.annotations.drover\\.dev/agent-api-port}")
+                        .assertOk()
+                        .out()
+                        .trim());
+        agentA.stop();
+        Long pid = null;
+        try (ForgedAgent impostor = ForgedAgent.listen(port, dir.resolve("forged-tls"))) {
+            kubectl.runWithInput(
+                            alloc(
+                                    "forged-2",
+                                    "b",
+                                    "forged-1",
+                                    "echo $$ > \"$DROVER_TASK_DIR/local/pid\";"
+                                            + " cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\""
+                                            + " 2>/dev/null; echo started >> \"$DROVER_TASK_DIR/local/seen\";"
+                                            + " exec sleep 600"),
+                            "apply",
+                            "-f",
+                            "-")
+                    .assertOk();
+            kubectl.waitForClientStatus("forged-2", "Running", Duration.ofSeconds(40));
+            Path pidFile = file("b", "forged-2", "app/local/pid");
+            await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(pidFile) && Files.size(pidFile) > 0);
+            pid = Long.parseLong(Files.readString(pidFile).trim());
+            await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(file("b", "forged-2", "app/local/seen")));
+            assertThat(file("b", "forged-2", "app/local/seen"))
+                    .as("the task started, without the data")
+                    .hasContent("started");
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(kubectl.run(
+                                            "get",
+                                            "events",
+                                            "--field-selector",
+                                            "involvedObject.name=forged-2,type=Warning,reason=DiskMigrationFailed",
+                                            "-o",
+                                            "jsonpath={.items[*].message}")
+                                    .assertOk()
+                                    .out())
+                            .contains("Could not migrate the ephemeral disk of previous allocation forged-1;"
+                                    + " starting with an empty one: the agent at 127.0.0.1:" + port
+                                    + " is not the one node a names"));
+            assertThat(impostor.handshakes()).as("the impostor was dialled").isPositive();
+            assertThat(impostor.requests())
+                    .as("no request, so no token, reached it")
+                    .isZero();
+        } finally {
+            if (pid != null) {
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            }
+            agentA.start();
+        }
     }
 
     /**

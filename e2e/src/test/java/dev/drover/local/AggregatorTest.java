@@ -51,6 +51,7 @@ class AggregatorTest {
     static HttpClient http;
     static final AtomicInteger calls = new AtomicInteger();
     static final CountDownLatch firstChunkRead = new CountDownLatch(1);
+    static String caBundle;
 
     @BeforeAll
     static void start() throws Exception {
@@ -67,7 +68,8 @@ class AggregatorTest {
                         cm.getData().get("requestheader-client-ca-file").getBytes(StandardCharsets.US_ASCII)));
 
         AgentCertificate.Identity identity =
-                AgentCertificate.create("localhost", List.of(InetAddress.getLoopbackAddress()), Instant.now());
+                // names the Service, not the address dialled, as a real aggregator checks it
+                AgentCertificate.create("echo.default.svc", List.of(InetAddress.getLoopbackAddress()), Instant.now());
         KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
         trust.setCertificateEntry("front-proxy-ca", proxyCa);
@@ -124,9 +126,9 @@ class AggregatorTest {
                         apiVersion: v1
                         kind: Service
                         metadata: {name: echo, namespace: default}
-                        spec: {clusterIP: 127.0.0.1, ports: [{port: %d}]}
+                        spec: {clusterIP: 127.0.0.1, ports: [{port: 443, targetPort: %d}]}
                         """.formatted(port)).create();
-        String caBundle = Base64.getEncoder()
+        caBundle = Base64.getEncoder()
                 .encodeToString(FrontProxy.pem(identity.certificate()).getBytes(StandardCharsets.US_ASCII));
         server.client().resource("""
                         apiVersion: apiregistration.k8s.io/v1
@@ -135,11 +137,11 @@ class AggregatorTest {
                         spec:
                           group: echo.example.com
                           version: v1
-                          service: {namespace: default, name: echo, port: %d}
+                          service: {namespace: default, name: echo, port: 443}
                           caBundle: %s
                           groupPriorityMinimum: 1000
                           versionPriority: 15
-                        """.formatted(port, caBundle)).create();
+                        """.formatted(caBundle)).create();
         server.client().resource("""
                         apiVersion: rbac.authorization.k8s.io/v1
                         kind: ClusterRole
@@ -282,5 +284,33 @@ class AggregatorTest {
         assertThat(answer.statusCode()).isEqualTo(503);
         assertThat(answer.body()).contains("the server is currently unable to handle the request");
         assertThat(Duration.ofNanos(System.nanoTime() - begin)).isLessThan(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void aBackendWhoseCertificateNamesAnotherServiceIsRefused() throws Exception {
+        int port = backend.getAddress().getPort();
+        server.client().resource("""
+                        apiVersion: v1
+                        kind: Service
+                        metadata: {name: other, namespace: default}
+                        spec: {clusterIP: 127.0.0.1, ports: [{port: 443, targetPort: %d}]}
+                        """.formatted(port)).create();
+        server.client().resource("""
+                        apiVersion: apiregistration.k8s.io/v1
+                        kind: APIService
+                        metadata: {name: v1.other.example.com}
+                        spec:
+                          group: other.example.com
+                          version: v1
+                          service: {namespace: default, name: other, port: 443}
+                          caBundle: %s
+                          groupPriorityMinimum: 1000
+                          versionPriority: 15
+                        """.formatted(caBundle)).create();
+        int before = calls.get();
+        HttpResponse<String> answer = get(LocalApiServer.ADMIN_TOKEN, "/apis/other.example.com/v1/things");
+        assertThat(answer.statusCode()).isEqualTo(503);
+        assertThat(answer.body()).contains("other.default.svc");
+        assertThat(calls.get()).isEqualTo(before);
     }
 }

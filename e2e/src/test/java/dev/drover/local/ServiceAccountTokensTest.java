@@ -198,6 +198,24 @@ class ServiceAccountTokensTest {
     }
 
     @Test
+    void theAdministratorsStaticTokenIsValidForTheApiServersAudiencesOnly() {
+        String adminToken = Kubeconfig.NAME;
+        TokenReview forApi = review(adminToken);
+        assertThat(forApi.getStatus().getAuthenticated()).isTrue();
+        assertThat(forApi.getStatus().getAudiences()).containsExactlyElementsOf(ServiceAccountTokens.API_AUDIENCES);
+
+        TokenReview forAgents = review(adminToken, "drover.dev/agent");
+        assertThat(forAgents.getStatus().getAuthenticated())
+                .as("a static token sent to an agent proves nobody there, as on kube-apiserver")
+                .isNotEqualTo(Boolean.TRUE);
+        assertThat(forAgents.getStatus().getUser().getUsername()).isNull();
+        assertThat(forAgents.getStatus().getAudiences()).isNullOrEmpty();
+
+        TokenReview mixed = review(adminToken, "drover.dev/agent", ServiceAccountTokens.API_AUDIENCES.getFirst());
+        assertThat(mixed.getStatus().getAudiences()).containsExactly(ServiceAccountTokens.API_AUDIENCES.getFirst());
+    }
+
+    @Test
     void forgedTokensAreUnauthorizedWithTheRealStatusBody() throws Exception {
         String token = mint("robot", null, List.of(), 3600).getStatus().getToken();
         assertThat(call(token, "/api").statusCode()).isEqualTo(200);

@@ -9,6 +9,7 @@ import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.controller.EventPoster;
 import dev.drover.controller.EventRecorder;
 import dev.drover.controller.NodeRegistrar;
+import dev.drover.controller.PeerToken;
 import dev.drover.controller.StatusPatcher;
 import dev.drover.controller.StatusWriter;
 import dev.drover.controller.UnreadableAllocations;
@@ -26,10 +27,10 @@ import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
-import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.CertificateKeeper;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.LocalAllocation;
+import dev.drover.httpapi.Successors;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
@@ -50,7 +51,6 @@ import io.javaoperatorsdk.operator.Operator;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -183,7 +183,8 @@ public final class Agent implements AutoCloseable {
                 client,
                 Duration.ofMillis(500),
                 Duration.ofSeconds(5),
-                new AgentSnapshots(client, config.nodeName(), this::ownToken, SNAPSHOT_IDLE_TIMEOUT));
+                new AgentSnapshots(
+                        client, config.nodeName(), new PeerToken(config.peerTokenFile()), SNAPSHOT_IDLE_TIMEOUT));
         gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
 
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(
@@ -286,6 +287,7 @@ public final class Agent implements AutoCloseable {
                     certificates.sslContext(),
                     new KubernetesAuth(client, clock, config.apiLimits()),
                     this::apiView,
+                    new Successors(client),
                     config.nodeName(),
                     config.apiLimits());
         } catch (java.security.GeneralSecurityException e) {
@@ -306,18 +308,6 @@ public final class Agent implements AutoCloseable {
      * The token this agent shows other nodes' agents: in a pod, its ServiceAccount token as the kubelet keeps it
      * now (projected tokens are rotated); with a kubeconfig, its user's.
      */
-    private String ownToken() {
-        Path mounted = Path.of(Config.KUBERNETES_SERVICE_ACCOUNT_TOKEN_PATH);
-        if (config.kubeconfig().isEmpty() && Files.isReadable(mounted)) {
-            try {
-                return Files.readString(mounted).trim();
-            } catch (IOException e) {
-                LOG.warn("cannot read the ServiceAccount token {}: {}", mounted, e.toString());
-            }
-        }
-        return AgentClient.bearerToken(client.getConfiguration());
-    }
-
     /** The port the HTTPS API is served on, or -1. */
     public int apiPort() {
         return api == null ? -1 : api.port();

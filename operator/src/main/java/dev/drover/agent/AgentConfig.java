@@ -36,6 +36,8 @@ import java.util.Set;
  *                       custom resource fields (before Kubernetes 1.31), which then send every allocation
  * @param concurrentStarts new allocations taken on at once at most (the rest wait their turn); 0 for no bound
  * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
+ * @param peerTokenFile  the token this agent shows other nodes' agents (audience {@code drover.dev/agent}), read
+ *                       at each use since a projected token is rotated
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -53,7 +55,8 @@ public record AgentConfig(
         EventRate events,
         boolean fieldSelector,
         int concurrentStarts,
-        ApiLimits apiLimits) {
+        ApiLimits apiLimits,
+        Path peerTokenFile) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -174,6 +177,9 @@ public record AgentConfig(
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }
+        Path peerTokenFile = s.text("peerTokenFile", "--peer-token-file", "DROVER_PEER_TOKEN_FILE")
+                .map(Path::of)
+                .orElse(AgentDefaults.PEER_TOKEN_FILE);
         return new AgentConfig(
                 kubeconfig,
                 node,
@@ -190,7 +196,8 @@ public record AgentConfig(
                 events,
                 selector,
                 starts,
-                apiLimits);
+                apiLimits,
+                peerTokenFile);
     }
 
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
@@ -202,6 +209,7 @@ public record AgentConfig(
             "rawExecLauncher",
             "metricsPort",
             "apiPort",
+            "peerTokenFile",
             "devicePlugins",
             "logLevel",
             "maxKillTimeout",

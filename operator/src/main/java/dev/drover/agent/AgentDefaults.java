@@ -11,6 +11,8 @@ final class AgentDefaults {
     static final int API_PORT = 4646;
     /** Enough to keep two cores busy while starts wait on disk; few enough that each start stays quick. */
     static final int CONCURRENT_STARTS = 32;
+    /** Where the chart's DaemonSet projects the agent's ServiceAccount token for audience drover.dev/agent. */
+    static final Path PEER_TOKEN_FILE = Path.of("/var/run/secrets/drover.dev/peer/token");
 
     private AgentDefaults() {}
 }

@@ -45,6 +45,11 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                     "--api-port",
                     "N",
                     "port of the HTTPS API (default " + AgentDefaults.API_PORT + "; 0 any free port, -1 none)"),
+            new Flag(
+                    "--peer-token-file",
+                    "FILE",
+                    "token for other nodes' agents, audience drover.dev/agent (default " + AgentDefaults.PEER_TOKEN_FILE
+                            + ")"),
             new Flag("--log-level", "LEVEL", "error, warn, info (default), debug or trace"),
             new Flag(
                     "--max-kill-timeout",

@@ -23,6 +23,7 @@ public final class Main {
             usage: java -jar drover-agent.jar [FLAG]...
                    java -jar drover-agent.jar state dump --data-dir DIR
                    java -jar drover-agent.jar kubectl logs|stats|status ALLOC ...
+                   java -jar drover-agent.jar gateway [--port N] [--tls-cert-file FILE] ... (gateway --help)
 
             With no command, runs the agent for this node until SIGTERM; tasks keep running when it stops.
             Flags take --flag VALUE or --flag=VALUE; every flag also has an environment form (NODE_NAME,
@@ -33,6 +34,8 @@ public final class Main {
             Commands:
               kubectl ...   the kubectl drover plugin (operator/bin/kubectl-drover): a task's output, the
                             allocation's usage and status, from its agent (docs/api.md)
+              gateway       the Drover gateway: serves the aggregated API agent.drover.dev through the
+                            Kubernetes API server (docs/api.md)
               state dump    print the agent's local state store as JSON (safe while the agent runs);
                             DIR defaults to $DROVER_DATA_DIR
             """;
@@ -47,6 +50,11 @@ public final class Main {
     static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
         if (args.length >= 1 && args[0].equals("kubectl")) {
             return dev.drover.cli.KubectlDrover.run(Arrays.copyOfRange(args, 1, args.length), out, err);
+        }
+        if (args.length >= 1 && args[0].equals("gateway")) {
+            StopSignal stop = StopSignal.install();
+            return dev.drover.gateway.Gateway.run(
+                    Arrays.copyOfRange(args, 1, args.length), out, err, stop::await, Main::setLogLevel);
         }
         if (args.length >= 2 && args[0].equals("state") && args[1].equals("dump")) {
             return StateDumpCommand.run(Arrays.copyOfRange(args, 2, args.length), env, out, err);

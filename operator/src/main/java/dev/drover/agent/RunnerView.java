@@ -1,6 +1,8 @@
 package dev.drover.agent;
 
 import dev.drover.allocrunner.AllocRunner;
+import dev.drover.allocwatcher.Claimant;
+import dev.drover.allocwatcher.DiskClaims;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;
@@ -69,5 +71,10 @@ final class RunnerView implements LocalAllocation {
     @Override
     public void snapshot(OutputStream out) throws IOException {
         runner.dir().snapshot(tasks(), out);
+    }
+
+    @Override
+    public void claimDisk(Claimant claimant) throws IOException {
+        DiskClaims.claim(runner.dir().root(), claimant);
     }
 }

@@ -13,7 +13,20 @@ public final class DiskClaimedException extends IOException {
         this.holder = holder;
     }
 
-    /** The name of the allocation that holds the claim. */
+    private DiskClaimedException(String message) {
+        super(message);
+        this.holder = null;
+    }
+
+    /**
+     * The agent of {@code node}, which has the disk, refused the claim because another successor holds it;
+     * {@code said}: its answer, already cut and escaped for a message.
+     */
+    public static DiskClaimedException onNode(String node, String said) {
+        return new DiskClaimedException("the agent of node " + node + " says " + said);
+    }
+
+    /** The name of the allocation that holds the claim; null when another node's agent said so. */
     public String holder() {
         return holder;
     }

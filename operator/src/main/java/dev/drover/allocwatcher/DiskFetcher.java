@@ -13,15 +13,17 @@ public interface DiskFetcher {
     record Fetched(String node, long bytes) {}
 
     /**
-     * Unpacks the disk of {@code previous} into {@code staging} ({@link Snapshots#unpack}: {@code alloc/data} and
-     * each of {@code tasks}' {@code local/}, at most {@code maxBytes} of content). Throws with a message that says
-     * why not, for the event the user reads; what was unpacked so far is the caller's to discard.
+     * Claims the disk of {@code previous} for {@code claimant} on the node that has it (the claim is kept there, and
+     * a disk goes to one successor only) and unpacks it into {@code staging} ({@link Snapshots#unpack}:
+     * {@code alloc/data} and each of {@code tasks}' {@code local/}, at most {@code maxBytes} of content). Throws
+     * {@link DiskClaimedException} when another successor holds the disk, else with a message that says why not, for
+     * the event the user reads; what was unpacked so far is the caller's to discard.
      */
-    Fetched fetch(AllocId previous, Path staging, Set<String> tasks, long maxBytes)
+    Fetched fetch(AllocId previous, Claimant claimant, Path staging, Set<String> tasks, long maxBytes)
             throws IOException, InterruptedException;
 
     /** For agents that do not fetch (no API, and tests). */
-    DiskFetcher NONE = (previous, staging, tasks, maxBytes) -> {
+    DiskFetcher NONE = (previous, claimant, staging, tasks, maxBytes) -> {
         throw new IOException("this agent does not fetch disks from other nodes (its API is off)");
     };
 }

@@ -11,8 +11,7 @@ import java.util.function.Function;
 /**
  * Waits on a previous allocation through its local runner when it ran on
  * this node, and asks {@code remote} (the API server side) otherwise; a disk
- * from another node comes through {@code disks}, and every claim of a disk goes
- * to {@code remote}.
+ * from another node comes through {@code disks}, claimed there.
  */
 public final class LocalFirst implements PreviousAllocations {
 
@@ -40,15 +39,9 @@ public final class LocalFirst implements PreviousAllocations {
         return local.apply(id).orElseGet(() -> remote.terminal(id));
     }
 
-    /** Claims are kept in the API server whichever node the previous allocation ran on: they outlive both. */
     @Override
-    public void claimDisk(AllocId previous, Claimant claimant) throws IOException, InterruptedException {
-        remote.claimDisk(previous, claimant);
-    }
-
-    @Override
-    public DiskFetcher.Fetched fetchDisk(AllocId id, Path staging, Set<String> tasks, long maxBytes)
+    public DiskFetcher.Fetched fetchDisk(AllocId id, Claimant claimant, Path staging, Set<String> tasks, long maxBytes)
             throws IOException, InterruptedException {
-        return disks.fetch(id, staging, tasks, maxBytes);
+        return disks.fetch(id, claimant, staging, tasks, maxBytes);
     }
 }

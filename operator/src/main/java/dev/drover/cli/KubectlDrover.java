@@ -2,26 +2,32 @@ package dev.drover.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.drover.api.v1alpha1.Allocation;
-import dev.drover.httpapi.AgentClient;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * {@code kubectl drover}: the kubectl plugin ({@code operator/bin/kubectl-drover} runs it from the agent jar).
- * {@code logs} and {@code stats} find the allocation's node, the agent's port and certificate fingerprint on the
- * Node, and ask the agent's HTTPS API with the kubeconfig's token; {@code status} reads the API server only.
+ * {@code logs} and {@code stats} read the aggregated API {@code agent.drover.dev} through the API server, as
+ * {@code kubectl logs} reads a pod's, with the kubeconfig's own credentials (the Drover gateway asks the node's
+ * agent); {@code status} reads the allocation and its Events.
  */
 public final class KubectlDrover {
 
@@ -35,12 +41,20 @@ public final class KubectlDrover {
               stats   CPU, memory and device usage of each task, from the agent; --json prints the agent's answer
               status  the allocation's status, its tasks' states and recent events, and its Kubernetes Events
 
-            OPTIONS: -n|--namespace NS, --context NAME, --kubeconfig FILE, and --token TOKEN: the bearer
-            token shown to the agent, for a kubeconfig whose user has none (client certificates)
+            OPTIONS: -n|--namespace NS, --context NAME, --kubeconfig FILE, and --token TOKEN: a bearer
+            token that replaces the kubeconfig user's credentials
+
+            logs and stats go through the Kubernetes API server (group agent.drover.dev, served by the
+            Drover gateway): they need get on allocations/log or allocations/stats in that group.
             """;
     static final int EXIT_USAGE = 2;
-    /** How long the agent may take to begin its answer (stats take a quarter of a second to measure CPU). */
+    /** How long the answer may take to begin (stats take a quarter of a second to measure CPU). */
     private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(30);
+
+    static final String API = "/apis/agent.drover.dev/v1alpha1";
+    static final String GATEWAY_MISSING =
+            "the Drover gateway is not installed (APIService v1alpha1.agent.drover.dev): install the chart with"
+                    + " gateway.enabled=true (docs/install.md)";
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -166,8 +180,28 @@ public final class KubectlDrover {
         }
     }
 
-    /** The kubeconfig (KUBECONFIG or ~/.kube/config unless --kubeconfig), at --context or its current one. */
+    /**
+     * The kubeconfig (KUBECONFIG or ~/.kube/config unless --kubeconfig), at --context or its current one; with
+     * --token, that token replaces the user's credentials.
+     */
     private static Config config(Command c) throws CommandFailure {
+        Config config = kubeconfig(c);
+        if (c.token() != null) {
+            config.setOauthToken(c.token());
+            config.setAutoOAuthToken(null);
+            config.setOauthTokenProvider(null);
+            config.setAuthProvider(null);
+            config.setClientCertData(null);
+            config.setClientCertFile(null);
+            config.setClientKeyData(null);
+            config.setClientKeyFile(null);
+            config.setUsername(null);
+            config.setPassword(null);
+        }
+        return config;
+    }
+
+    private static Config kubeconfig(Command c) throws CommandFailure {
         if (c.kubeconfig() == null) {
             return Config.autoConfigure(c.context());
         }
@@ -186,83 +220,98 @@ public final class KubectlDrover {
     private static void run(Command command, KubernetesClient client, Config config, String namespace, PrintStream out)
             throws CommandFailure {
         switch (command.verb()) {
-            case "logs" -> logs(client, token(command, config), namespace, command, out);
-            case "stats" -> stats(client, token(command, config), namespace, command, out);
+            case "logs" -> logs(client, namespace, command, out);
+            case "stats" -> stats(client, namespace, command, out);
             default ->
                 AllocStatus.run(client, command.args().getFirst(), namespace, java.time.InstantSource.system(), out);
         }
     }
 
-    private static void logs(KubernetesClient client, String token, String namespace, Command c, PrintStream out)
+    private static void logs(KubernetesClient client, String namespace, Command c, PrintStream out)
             throws CommandFailure {
-        String alloc = c.args().get(0);
-        String query = "?stream=" + c.stream() + (c.tail() == null ? "" : "&tail=" + c.tail())
-                + (c.follow() ? "&follow=true" : "");
-        ask(
-                client,
-                token,
-                namespace,
-                alloc,
-                "logs/" + AgentClient.encode(c.args().get(1)) + query,
-                body -> {
-                    byte[] buffer = new byte[8192];
-                    for (int n; (n = body.read(buffer)) > 0; ) {
-                        out.write(buffer, 0, n);
-                        out.flush();
-                    }
-                    return null;
-                });
+        String query = "?task=" + encode(c.args().get(1)) + "&stream=" + c.stream()
+                + (c.tail() == null ? "" : "&tail=" + c.tail()) + (c.follow() ? "&follow=true" : "");
+        ask(client, namespace, c.args().getFirst(), "log" + query, body -> {
+            byte[] buffer = new byte[8192];
+            for (int n; (n = body.read(buffer)) > 0; ) {
+                out.write(buffer, 0, n);
+                out.flush();
+            }
+            return null;
+        });
     }
 
-    private static void stats(KubernetesClient client, String token, String namespace, Command c, PrintStream out)
+    private static void stats(KubernetesClient client, String namespace, Command c, PrintStream out)
             throws CommandFailure {
-        JsonNode stats = ask(client, token, namespace, c.args().getFirst(), "stats", JSON::readTree);
+        JsonNode stats = ask(client, namespace, c.args().getFirst(), "stats", JSON::readTree);
         out.print(c.json() ? stats.toPrettyString() + "\n" : AllocStats.render(stats));
         out.flush();
     }
 
-    /** Asks the agent on the allocation's node for one of its subresources. */
+    /** Reads a successful answer's body; it is closed afterwards. */
+    private interface BodyReader<T> {
+        T read(InputStream body) throws IOException;
+    }
+
+    /**
+     * GETs an allocation's subresource from the aggregated API {@code agent.drover.dev} through the API server, with
+     * the kubeconfig's credentials, and hands a 200's body, as it streams in, to {@code reader}.
+     */
     private static <T> T ask(
-            KubernetesClient client,
-            String token,
-            String namespace,
-            String alloc,
-            String subresource,
-            AgentClient.BodyReader<T> reader)
+            KubernetesClient client, String namespace, String alloc, String subresourceAndQuery, BodyReader<T> reader)
             throws CommandFailure {
+        HttpClient http = client.getHttpClient();
+        String url = client.getConfiguration().getMasterUrl().replaceAll("/+$", "") + API + "/namespaces/"
+                + encode(namespace) + "/allocations/" + encode(alloc) + "/" + subresourceAndQuery;
+        HttpResponse<InputStream> response;
         try {
-            Allocation a = client.resources(Allocation.class)
-                    .inNamespace(namespace)
-                    .withName(alloc)
-                    .get();
-            if (a == null) {
-                throw new CommandFailure("allocation " + namespace + "/" + alloc + " not found");
-            }
-            String node = a.getSpec() == null ? null : a.getSpec().getNodeName();
-            AgentClient.Endpoint agent = AgentClient.find(client, node);
-            return AgentClient.get(
-                    agent, AgentClient.path(namespace, alloc, subresource), token, ANSWER_TIMEOUT, reader);
-        } catch (KubernetesClientException e) {
-            throw new CommandFailure("the API server said: " + e.getMessage());
-        } catch (AgentClient.AgentException e) {
-            throw new CommandFailure(e.getMessage());
-        } catch (IOException e) {
-            throw new CommandFailure("reading the agent's answer: " + e.getMessage());
+            response = http.sendAsync(http.newHttpRequestBuilder().uri(url).build(), InputStream.class)
+                    .get(ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CommandFailure("interrupted");
+        } catch (ExecutionException | TimeoutException e) {
+            Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+            throw new CommandFailure("cannot reach the API server at "
+                    + client.getConfiguration().getMasterUrl() + ": " + cause.getMessage());
+        }
+        try (InputStream body = response.body()) {
+            if (response.code() != 200) {
+                String text = new String(body.readNBytes(64 << 10), StandardCharsets.UTF_8);
+                throw new CommandFailure(failure(response.code(), text));
+            }
+            return reader.read(body);
+        } catch (IOException e) {
+            throw new CommandFailure("reading the answer: " + e.getMessage());
         }
     }
 
-    /** The bearer token the agent checks with the API server: --token's, else the kubeconfig user's. */
-    private static String token(Command command, Config config) throws CommandFailure {
-        String token = command.token() != null ? command.token() : AgentClient.bearerToken(config);
-        if (token == null || token.isBlank()) {
-            throw new CommandFailure(
-                    "your kubeconfig's user has no bearer token, which the agent needs to check who you are"
-                            + " (a client certificate cannot be passed on); give one with --token, e.g. from"
-                            + " kubectl create token SERVICEACCOUNT");
+    /** What an answer other than 200 means, in one sentence. */
+    static String failure(int code, String body) {
+        String message;
+        String reason = "";
+        try {
+            JsonNode status = JSON.readTree(body);
+            message = status.path("message").asText(body);
+            reason = status.path("reason").asText("");
+        } catch (IOException e) {
+            message = body;
         }
-        return token;
+        message = TerminalText.clean(message.length() > 2048 ? message.substring(0, 2048) + "..." : message);
+        // the API server's own 404 for a group it does not serve, before any allocation is looked at
+        if (code == 404
+                && (reason.isEmpty() || message.contains("the server could not find the requested resource"))
+                && !message.contains("allocation")) {
+            return GATEWAY_MISSING;
+        }
+        if (code == 503 && message.contains("v1alpha1.agent.drover.dev")) {
+            return "the Drover gateway does not answer (APIService v1alpha1.agent.drover.dev is unavailable): "
+                    + message;
+        }
+        return message + " (HTTP " + code + ")";
+    }
+
+    private static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
 }

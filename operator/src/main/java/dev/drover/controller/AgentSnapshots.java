@@ -1,8 +1,11 @@
 package dev.drover.controller;
 
+import dev.drover.allocwatcher.Claimant;
+import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.Snapshots;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.common.UserText;
 import dev.drover.concurrent.Worker;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.state.AllocId;
@@ -14,25 +17,26 @@ import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
-import java.util.function.Supplier;
 
 /**
  * Fetches a previous allocation's disk from the agent on the node it ran on: finds the node from the allocation's
  * {@code spec.nodeName} and the agent from the Node ({@link AgentClient}), asks for its {@code snapshot} with this
- * agent's own token (which needs {@code get} on {@code allocations/snapshot}), and unpacks the stream as hostile
+ * agent's {@link PeerToken} (audience {@code drover.dev/agent}: a token that agent could not replay against the
+ * API server) and the successor's name and uid, so that agent claims the disk for it (it checks the successor is
+ * bound to the node the token names), and unpacks the stream as hostile
  * ({@link Snapshots#unpack}). A download that makes no progress for {@code idleTimeout} is abandoned.
  */
 public final class AgentSnapshots implements DiskFetcher {
 
     private final KubernetesClient client;
     private final String ownNode;
-    private final Supplier<String> token;
+    private final PeerToken token;
     private final Duration idleTimeout;
 
     /**
-     * @param token this agent's bearer token, read at each fetch (a projected ServiceAccount token is rotated)
+     * @param token this agent's peer token, read at each fetch (a projected ServiceAccount token is rotated)
      */
-    public AgentSnapshots(KubernetesClient client, String ownNode, Supplier<String> token, Duration idleTimeout) {
+    public AgentSnapshots(KubernetesClient client, String ownNode, PeerToken token, Duration idleTimeout) {
         this.client = client;
         this.ownNode = ownNode;
         this.token = token;
@@ -40,7 +44,7 @@ public final class AgentSnapshots implements DiskFetcher {
     }
 
     @Override
-    public Fetched fetch(AllocId previous, Path staging, Set<String> tasks, long maxBytes)
+    public Fetched fetch(AllocId previous, Claimant claimant, Path staging, Set<String> tasks, long maxBytes)
             throws IOException, InterruptedException {
         Allocation a;
         try {
@@ -58,15 +62,14 @@ public final class AgentSnapshots implements DiskFetcher {
         if (node.equals(ownNode)) {
             throw new IOException("it ran on this node, and its directory here is gone (garbage collected?)");
         }
-        String credential = token.get();
-        if (credential == null || credential.isBlank()) {
-            throw new IOException("this agent has no bearer token to show the agent of node " + node);
-        }
+        String credential = token.read();
         try {
             AgentClient.Endpoint agent = AgentClient.find(client, node);
             long bytes = AgentClient.get(
                     agent,
-                    AgentClient.path(previous.namespace(), previous.name(), "snapshot"),
+                    AgentClient.path(previous.namespace(), previous.name(), "snapshot")
+                            + "?successor=" + AgentClient.encode(claimant.name())
+                            + "&uid=" + AgentClient.encode(claimant.uid()),
                     credential,
                     idleTimeout,
                     body -> {
@@ -76,7 +79,20 @@ public final class AgentSnapshots implements DiskFetcher {
                     });
             return new Fetched(node, bytes);
         } catch (AgentClient.AgentException e) {
-            throw new IOException(e.getMessage(), e);
+            if (e.status() == 409) {
+                String said = e.getMessage();
+                String status = " (HTTP 409)";
+                if (said.endsWith(status)) {
+                    said = said.substring(0, said.length() - status.length());
+                }
+                throw DiskClaimedException.onNode(node, UserText.quote(said));
+            }
+            // the other agent's words are cut and escaped: it may be an impostor, and this reaches users
+            throw new IOException(
+                    e.status() == 0
+                            ? UserText.cut(e.getMessage(), 300)
+                            : "the agent of node " + node + " refused: " + UserText.quote(e.getMessage()),
+                    e);
         }
     }
 

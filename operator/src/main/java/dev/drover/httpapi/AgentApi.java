@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
+import dev.drover.allocwatcher.Claimant;
+import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
@@ -31,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * output (the last N lines, or all, then what it writes next until it is dead or the caller hangs up);
  * <li>{@code GET /v1/allocations/NAMESPACE/NAME/stats}: CPU, memory and device usage per task and for the whole
  * allocation ({@link UsageReport});
- * <li>{@code GET /v1/allocations/NAMESPACE/NAME/snapshot}: the ephemeral disk as a tar stream, which an agent on
- * another node downloads to migrate it.
+ * <li>{@code GET /v1/allocations/NAMESPACE/NAME/snapshot}: the ephemeral disk as a tar stream;
+ * {@code ?successor=SNAME&uid=SUID} claims it first for that successor, which an agent on another node does to
+ * migrate it ({@link Successors} decides who may; a disk claimed by another successor is a 409).
  * </ul>
  * Every request is authenticated and authorized by {@link KubernetesAuth} ({@code get} on the virtual
  * subresources {@code allocations/log}, {@code allocations/stats} and {@code allocations/snapshot}); errors are
@@ -46,6 +49,12 @@ public final class AgentApi implements AutoCloseable {
     public static final String PORT_ANNOTATION = "drover.dev/agent-api-port";
 
     public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
+    /**
+     * Sent by the gateway (which asks for every user with its own token): the user it asks for, percent-encoded.
+     * Followed logs are counted per that user, so one user's follows do not use up everyone's share.
+     */
+    public static final String ON_BEHALF_OF = "X-Drover-On-Behalf-Of";
+
     private static final ObjectMapper JSON = new ObjectMapper();
     static final Duration FOLLOW_POLL = Duration.ofMillis(250);
     /** How often a follow with nothing to send asks whether its client is still there. */
@@ -59,6 +68,7 @@ public final class AgentApi implements AutoCloseable {
     private final ExecutorService executor;
     private final KubernetesAuth auth;
     private final LocalAllocations allocations;
+    private final Successors successors;
     private final String node;
     private final Clock clock;
     private final Duration statsWindow;
@@ -71,11 +81,13 @@ public final class AgentApi implements AutoCloseable {
             ExecutorService executor,
             KubernetesAuth auth,
             LocalAllocations allocations,
+            Successors successors,
             String node,
             Clock clock,
             Duration statsWindow,
             ApiLimits limits) {
         this.server = server;
+        this.successors = successors;
         this.followers = new Followers(limits);
         this.connections = new TcpConnections(server.getAddress().getPort());
         this.executor = executor;
@@ -95,10 +107,11 @@ public final class AgentApi implements AutoCloseable {
             SSLContext tls,
             KubernetesAuth auth,
             LocalAllocations allocations,
+            Successors successors,
             String node,
             ApiLimits limits)
             throws IOException {
-        return start(address, tls, auth, allocations, node, Clock.systemUTC(), STATS_WINDOW, limits);
+        return start(address, tls, auth, allocations, successors, node, Clock.systemUTC(), STATS_WINDOW, limits);
     }
 
     static AgentApi start(
@@ -106,6 +119,7 @@ public final class AgentApi implements AutoCloseable {
             SSLContext tls,
             KubernetesAuth auth,
             LocalAllocations allocations,
+            Successors successors,
             String node,
             Clock clock,
             Duration statsWindow,
@@ -115,7 +129,7 @@ public final class AgentApi implements AutoCloseable {
         server.setHttpsConfigurator(new HttpsConfigurator(tls));
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         server.setExecutor(executor);
-        AgentApi api = new AgentApi(server, executor, auth, allocations, node, clock, statsWindow, limits);
+        AgentApi api = new AgentApi(server, executor, auth, allocations, successors, node, clock, statsWindow, limits);
         server.createContext("/", api::handle);
         server.start();
         return api;
@@ -193,16 +207,34 @@ public final class AgentApi implements AutoCloseable {
             error(ex, r.status(), r.message(), r.retryAfter());
             return;
         }
-        String caller = ((KubernetesAuth.Decision.Allowed) decision).caller().user();
+        KubernetesAuth.Caller caller = ((KubernetesAuth.Decision.Allowed) decision).caller();
         Optional<LocalAllocation> local = allocations.find(id);
         if (local.isEmpty()) {
             error(ex, 404, "allocation " + id + " does not run on node " + node);
             return;
         }
         switch (request.subresource()) {
-            case "log" -> logs(ex, id, local.get(), request.logs(), caller);
+            case "log" ->
+                logs(
+                        ex,
+                        id,
+                        local.get(),
+                        request.logs(),
+                        follower(caller.user(), ex.getRequestHeaders().getFirst(ON_BEHALF_OF)));
             case "stats" -> stats(ex, id, local.get());
-            default -> snapshot(ex, id, local.get());
+            default -> snapshot(ex, id, local.get(), caller, request.successor());
+        }
+    }
+
+    /** Whom a followed log counts against: the user the gateway names, else the caller. */
+    static String follower(String caller, String onBehalfOf) {
+        if (onBehalfOf == null || onBehalfOf.isEmpty() || onBehalfOf.length() > 1024) {
+            return caller;
+        }
+        try {
+            return java.net.URLDecoder.decode(onBehalfOf, java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return onBehalfOf;
         }
     }
 
@@ -275,7 +307,31 @@ public final class AgentApi implements AutoCloseable {
         ex.getResponseBody().write(body);
     }
 
-    private void snapshot(HttpExchange ex, AllocId id, LocalAllocation local) throws IOException {
+    private void snapshot(
+            HttpExchange ex,
+            AllocId id,
+            LocalAllocation local,
+            KubernetesAuth.Caller caller,
+            ApiRequest.Successor successor)
+            throws IOException {
+        if (successor != null) {
+            Optional<KubernetesAuth.Decision.Refused> refused = successors.check(caller, id, successor);
+            if (refused.isPresent()) {
+                error(ex, refused.get().status(), refused.get().message());
+                return;
+            }
+            try {
+                local.claimDisk(new Claimant(successor.name(), successor.uid()));
+            } catch (DiskClaimedException e) {
+                error(ex, 409, e.getMessage());
+                return;
+            } catch (IOException e) {
+                LOG.warn("cannot claim the disk of {} for {}: {}", id, successor.name(), e.toString());
+                error(ex, 500, "the agent cannot claim the disk of " + id + ": " + e.getMessage());
+                return;
+            }
+            LOG.info("the disk of {} is claimed by {} on node {}", id, successor.name(), caller.node());
+        }
         ex.getResponseHeaders().set("Content-Type", "application/x-tar");
         ex.sendResponseHeaders(200, 0);
         try (OutputStream out = ex.getResponseBody()) {

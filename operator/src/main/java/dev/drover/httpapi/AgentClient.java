@@ -34,7 +34,7 @@ public final class AgentClient {
     public static final class AgentException extends Exception {
         private final int status;
 
-        AgentException(String message, int status) {
+        public AgentException(String message, int status) {
             super(message);
             this.status = status;
         }
@@ -115,6 +115,18 @@ public final class AgentClient {
      */
     public static <T> T get(Endpoint agent, String pathAndQuery, String token, Duration timeout, BodyReader<T> reader)
             throws AgentException, IOException, InterruptedException {
+        return get(agent, pathAndQuery, token, Map.of(), timeout, reader);
+    }
+
+    /** As {@link #get(Endpoint, String, String, Duration, BodyReader)}, sending {@code headers} as well. */
+    public static <T> T get(
+            Endpoint agent,
+            String pathAndQuery,
+            String token,
+            Map<String, String> headers,
+            Duration timeout,
+            BodyReader<T> reader)
+            throws AgentException, IOException, InterruptedException {
         URI target = agent.base().resolve(pathAndQuery);
         HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT);
         try {
@@ -125,12 +137,10 @@ public final class AgentClient {
         try (HttpClient http = builder.build()) {
             HttpResponse<InputStream> r;
             try {
-                r = http.send(
-                        HttpRequest.newBuilder(target)
-                                .timeout(timeout)
-                                .header("Authorization", "Bearer " + token)
-                                .build(),
-                        HttpResponse.BodyHandlers.ofInputStream());
+                HttpRequest.Builder request =
+                        HttpRequest.newBuilder(target).timeout(timeout).header("Authorization", "Bearer " + token);
+                headers.forEach(request::header);
+                r = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
             } catch (SSLHandshakeException e) {
                 throw new AgentException("the agent at " + target.getAuthority() + " is not the one node "
                         + agent.node() + " names: " + e.getMessage());

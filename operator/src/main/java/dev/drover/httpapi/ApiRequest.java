@@ -16,11 +16,40 @@ import java.util.regex.Pattern;
 /**
  * What a request to the agent's API asks for, read from its raw target (path and query) before anything else is
  * looked at: which allocation, which of its subresources ({@code log}, {@code stats}, {@code snapshot}) and, for
- * logs, which task, stream and lines.
+ * logs, which task, stream and lines; for a snapshot, the successor that claims the disk, if any.
  *
  * @param logs the logs asked for; null unless {@code subresource} is {@code log}
+ * @param successor the allocation a snapshot is claimed for; null for a plain download
  */
-record ApiRequest(AllocId id, String subresource, Logs logs) {
+record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor) {
+
+    private static final Pattern UID = Pattern.compile("[A-Za-z0-9-]{1,128}");
+
+    ApiRequest(AllocId id, String subresource, Logs logs) {
+        this(id, subresource, logs, null);
+    }
+
+    /** {@code ?successor=NAME&uid=UID}: the allocation, of the same namespace, that takes the disk. */
+    record Successor(String name, String uid) {
+
+        static Successor of(Map<String, String> query) throws BadRequest {
+            String name = query.get("successor");
+            String uid = query.get("uid");
+            if (name == null) {
+                if (uid != null) {
+                    throw new BadRequest("uid names the successor's uid: it needs successor=NAME");
+                }
+                return null;
+            }
+            if (!Names.isSubdomain(name)) {
+                throw new BadRequest("successor \"" + name + "\" is not a valid allocation name");
+            }
+            if (uid == null || !UID.matcher(uid).matches()) {
+                throw new BadRequest("a successor needs its uid: uid=UID (letters, digits and -, 128 at most)");
+            }
+            return new Successor(name, uid);
+        }
+    }
 
     private static final Pattern ROUTE =
             Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot))$");
@@ -72,7 +101,9 @@ record ApiRequest(AllocId id, String subresource, Logs logs) {
         }
         AllocId id = new AllocId(namespace, name);
         if (m.group(3) == null) {
-            return new ApiRequest(id, m.group(4) != null ? "stats" : "snapshot", null);
+            return m.group(4) != null
+                    ? new ApiRequest(id, "stats", null)
+                    : new ApiRequest(id, "snapshot", null, Successor.of(query(rawQuery)));
         }
         String task = decode(m.group(3), false);
         if (!Names.isLabel(task)) {

@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.common.UserText;
 import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
@@ -20,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
@@ -28,13 +30,17 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Who may call the agent's HTTPS API: the caller's Kubernetes bearer token is
- * checked with a TokenReview, and the caller's right with a SubjectAccessReview
- * for {@code get} on the virtual subresource ({@code allocations/log},
- * {@code allocations/stats}, {@code allocations/snapshot} of group
- * {@code drover.dev}) in the allocation's namespace, so the rules are the
- * cluster's RBAC. Answers are kept for {@link #CACHE_FOR} (keyed by a hash of
- * the token, never the token), so a followed log or a busy client costs the
- * API server one pair of reviews a minute at most.
+ * checked with a TokenReview for audience {@link #AUDIENCE} only, so a token
+ * sent here cannot be replayed against the API server (and a token meant for
+ * the API server is refused here); the caller's right is checked with a
+ * SubjectAccessReview for {@code get} on the virtual subresource
+ * ({@code allocations/log}, {@code allocations/stats},
+ * {@code allocations/snapshot} of group {@code agent.drover.dev}, the names
+ * users are granted on the aggregated API) in the allocation's namespace, so
+ * the rules are the cluster's RBAC. Answers are kept for {@link #CACHE_FOR}
+ * (keyed by a hash of the token or the identity, never the token), so a
+ * followed log or a busy client costs the API server one pair of reviews a
+ * minute at most.
  * <p>
  * Unauthenticated callers cannot make the agent flood the API server: a token
  * the API server refused is refused again without asking for
@@ -54,10 +60,19 @@ public final class KubernetesAuth {
     /** Source addresses whose review budget is remembered; the least recently seen is forgotten first. */
     static final int SOURCES = 10_000;
 
-    static final String GROUP = "drover.dev";
+    /** The only audience a token sent to an agent may have: tokens for the API server itself are refused. */
+    public static final String AUDIENCE = "drover.dev/agent";
 
-    /** An authenticated caller. */
-    public record Caller(String user, List<String> groups) {}
+    static final String GROUP = "agent.drover.dev";
+    /** The user extra a node-bound ServiceAccount token carries: the node its pod runs on. */
+    static final String NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name";
+
+    /** An authenticated caller; {@code node}: the node its token is bound to, or null when it is bound to none. */
+    public record Caller(String user, List<String> groups, String node) {
+        public Caller {
+            groups = List.copyOf(groups);
+        }
+    }
 
     /** The answer for one request: allowed (with the caller), or refused with an HTTP status and why. */
     public sealed interface Decision {
@@ -143,6 +158,28 @@ public final class KubernetesAuth {
         return decision;
     }
 
+    /**
+     * Whether {@code user} (as authenticated by a TokenReview, or by a front proxy's headers) may {@code get}
+     * {@code subresource} of allocation {@code name} in {@code namespace}: a SubjectAccessReview with the user's
+     * name, groups, uid and extra, its answer kept for {@link #CACHE_FOR}; 503 when the API server does not
+     * answer in time.
+     */
+    public Decision authorize(UserInfo user, String namespace, String name, String subresource) {
+        if (user == null || user.getUsername() == null || user.getUsername().isEmpty()) {
+            return new Decision.Refused(401, "no user to check: the request names no authenticated user");
+        }
+        String key = "user\n" + identity(user) + "\n" + namespace + "\n" + name + "\n" + subresource;
+        Optional<Decision> known = decisions.get(key, clock.instant());
+        if (known.isPresent()) {
+            return known.get();
+        }
+        Decision decision = review(user, namespace, name, subresource);
+        if (!(decision instanceof Decision.Refused r && r.status() >= 500)) {
+            decisions.put(key, decision, clock.instant().plus(CACHE_FOR));
+        }
+        return decision;
+    }
+
     /** Takes one review from {@code source}'s budget; a 429 when it has none left. */
     private Optional<Decision.Refused> spend(InetAddress source) {
         Duration wait;
@@ -175,6 +212,7 @@ public final class KubernetesAuth {
                     .create(new TokenReviewBuilder()
                             .withNewSpec()
                             .withToken(token)
+                            .withAudiences(AUDIENCE)
                             .endSpec()
                             .build()));
         } catch (KubernetesClientException | TimeoutException e) {
@@ -187,16 +225,36 @@ public final class KubernetesAuth {
                 || answer.getStatus().getUser() == null) {
             String why = answer.getStatus() == null || answer.getStatus().getError() == null
                     ? ""
-                    : ": " + answer.getStatus().getError();
+                    : ": " + UserText.bare(answer.getStatus().getError());
             return new Authenticated(
-                    null, new Decision.Refused(401, "the API server does not accept this token" + why));
+                    null,
+                    new Decision.Refused(
+                            401,
+                            "the API server does not accept this token for audience " + AUDIENCE + why
+                                    + " (a token made for the API server, such as a kubeconfig's, is not taken here:"
+                                    + " use kubectl drover, which goes through the aggregated API agent.drover.dev)"));
+        }
+        // A server that ignored spec.audiences (or an authenticator that is audience-agnostic) says nothing of
+        // them: such a token may be one meant for the API server, so it is not taken.
+        List<String> audiences = answer.getStatus().getAudiences();
+        if (audiences == null || !audiences.contains(AUDIENCE)) {
+            return new Authenticated(
+                    null,
+                    new Decision.Refused(
+                            401,
+                            "this API takes only tokens with audience " + AUDIENCE + " (the API server reported "
+                                    + (audiences == null || audiences.isEmpty()
+                                            ? "none"
+                                            : UserText.bare(String.join(", ", audiences)))
+                                    + "): use kubectl drover, which goes through the aggregated API"
+                                    + " agent.drover.dev, or a token made with kubectl create token --audience "
+                                    + AUDIENCE));
         }
         return new Authenticated(answer.getStatus().getUser(), null);
     }
 
-    private Decision authorize(UserInfo user, String namespace, String name, String subresource) {
-        Caller caller =
-                new Caller(user.getUsername(), user.getGroups() == null ? List.of() : List.copyOf(user.getGroups()));
+    private Decision review(UserInfo user, String namespace, String name, String subresource) {
+        Caller caller = caller(user);
         SubjectAccessReview access;
         try {
             access = withDeadline(() -> client.authorization()
@@ -233,7 +291,7 @@ public final class KubernetesAuth {
                     "user \"" + caller.user() + "\" cannot get allocations/" + subresource
                             + " in namespace \"" + namespace + "\"" + reason
                             + "; an RBAC rule on resource \"allocations/"
-                            + subresource + "\" of group drover.dev grants it");
+                            + subresource + "\" of group " + GROUP + " grants it");
         }
         return new Decision.Allowed(caller);
     }
@@ -262,6 +320,37 @@ public final class KubernetesAuth {
         } finally {
             task.cancel(true);
         }
+    }
+
+    static Caller caller(UserInfo user) {
+        List<String> nodes = user.getExtra() == null ? null : user.getExtra().get(NODE_NAME_EXTRA);
+        String node = nodes != null && nodes.size() == 1 && !nodes.getFirst().isEmpty() ? nodes.getFirst() : null;
+        return new Caller(user.getUsername(), user.getGroups() == null ? List.of() : user.getGroups(), node);
+    }
+
+    /** Everything a SubjectAccessReview is asked with, as one key (hashed: it may be long). */
+    private static String identity(UserInfo user) {
+        StringBuilder b = new StringBuilder();
+        field(b, user.getUsername());
+        field(b, user.getUid());
+        List<String> groups = user.getGroups() == null ? List.of() : user.getGroups();
+        b.append(groups.size()).append(':');
+        groups.forEach(g -> field(b, g));
+        Map<String, List<String>> extra = user.getExtra() == null ? Map.of() : new TreeMap<>(user.getExtra());
+        b.append(extra.size()).append(':');
+        extra.forEach((k, values) -> {
+            field(b, k);
+            List<String> vs = values == null ? List.of() : values;
+            b.append(vs.size()).append(':');
+            vs.forEach(v -> field(b, v));
+        });
+        return hash(b.toString());
+    }
+
+    /** A string with its length first, so no two identities make one key. */
+    private static void field(StringBuilder b, String s) {
+        String value = s == null ? "" : s;
+        b.append(value.length()).append(':').append(value);
     }
 
     private static String why(Exception e) {

@@ -1,5 +1,7 @@
 package dev.drover.httpapi;
 
+import dev.drover.allocwatcher.Claimant;
+import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.TaskStats;
@@ -32,4 +34,10 @@ public interface LocalAllocation {
 
     /** Writes the ephemeral disk as a tar stream. */
     void snapshot(OutputStream out) throws IOException;
+
+    /**
+     * Claims the ephemeral disk for {@code claimant} ({@link dev.drover.allocwatcher.DiskClaims}): returns when it
+     * is the claimant's, now or from before; throws {@link DiskClaimedException} when another successor holds it.
+     */
+    void claimDisk(Claimant claimant) throws IOException;
 }

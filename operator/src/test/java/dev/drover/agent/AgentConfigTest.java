@@ -37,6 +37,21 @@ class AgentConfigTest {
                 .as("the kubelet's --event-qps and --event-burst")
                 .isEqualTo(new dev.drover.controller.EventRate(50, 100));
         assertThat(c.concurrentStarts()).isEqualTo(32);
+        assertThat(c.peerTokenFile()).isEqualTo(Path.of("/var/run/secrets/drover.dev/peer/token"));
+    }
+
+    @Test
+    void thePeerTokenFileComesFromFlagEnvironmentOrFile() throws Exception {
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, "peerTokenFile: /from/file\n");
+        assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).peerTokenFile())
+                .isEqualTo(Path.of("/from/file"));
+        assertThat(load(Map.of("NODE_NAME", "n", "DROVER_PEER_TOKEN_FILE", "/from/env"), "--config", file.toString())
+                        .peerTokenFile())
+                .isEqualTo(Path.of("/from/env"));
+        assertThat(load(Map.of("NODE_NAME", "n", "DROVER_PEER_TOKEN_FILE", "/from/env"), "--peer-token-file=/from/flag")
+                        .peerTokenFile())
+                .isEqualTo(Path.of("/from/flag"));
     }
 
     @Test

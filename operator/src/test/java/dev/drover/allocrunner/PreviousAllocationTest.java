@@ -2,20 +2,19 @@ package dev.drover.allocrunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.drover.allocwatcher.Claimant;
+import dev.drover.allocwatcher.DiskClaims;
 import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.LocalFirst;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.Timestamps;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
-import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.AllocationType;
-import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.EphemeralDisk;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskState;
-import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
@@ -24,7 +23,6 @@ import dev.drover.state.StateDB;
 import dev.drover.state.StateStores;
 import dev.drover.state.StoredAllocation;
 import dev.drover.taskrunner.TaskRunnerConfig;
-import dev.drover.testing.MockApi;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -112,6 +110,8 @@ class PreviousAllocationTest {
         }
     }
 
+    final List<String> remoteWarnings = new CopyOnWriteArrayList<>();
+
     /** Runs {@code web-2}, replacing web-1 that ran on another node, with {@code disks} bringing web-1's disk. */
     AllocRunner replacementOfARemoteAllocation(EphemeralDisk disk, DiskFetcher disks, StateDB db, RawExecDriver driver)
             throws Exception {
@@ -122,7 +122,19 @@ class PreviousAllocationTest {
                 "web-1",
                 "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null; echo done >> \"$DROVER_TASK_DIR/local/seen\"");
         a.getSpec().setEphemeralDisk(disk);
-        AllocRunner next = new AllocRunner(cfg, a, NO_LISTENER, previous);
+        AllocRunner next = new AllocRunner(
+                cfg,
+                a,
+                new AllocStateListener() {
+                    @Override
+                    public void allocStateChanged(AllocId id, AllocState s, String t, TaskEvent e) {}
+
+                    @Override
+                    public void allocWarning(AllocId id, String reason, String message) {
+                        remoteWarnings.add(reason + ": " + message);
+                    }
+                },
+                previous);
         next.run();
         next.terminal().get(20, TimeUnit.SECONDS);
         return next;
@@ -137,7 +149,7 @@ class PreviousAllocationTest {
     @Test
     void aMigratingDiskComesFromTheAgentOfTheNodeThePreviousAllocationRanOn() throws Exception {
         List<AllocId> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
-        DiskFetcher fromNodeA = (prev, staging, tasks, maxBytes) -> {
+        DiskFetcher fromNodeA = (prev, claimant, staging, tasks, maxBytes) -> {
             asked.add(prev);
             assertThat(tasks).containsExactly("app");
             assertThat(maxBytes).isEqualTo(64L << 20);
@@ -163,7 +175,7 @@ class PreviousAllocationTest {
 
     @Test
     void aFailedDownloadIsSoftTheTasksStartEmptyAndTheEventSaysWhy() throws Exception {
-        DiskFetcher halfThenFail = (prev, staging, tasks, maxBytes) -> {
+        DiskFetcher halfThenFail = (prev, claimant, staging, tasks, maxBytes) -> {
             Files.createDirectories(staging.resolve("alloc/data"));
             Files.writeString(staging.resolve("alloc/data/note"), "half");
             throw new IOException("the snapshot ends without its end-of-archive blocks (cut short?)");
@@ -181,6 +193,10 @@ class PreviousAllocationTest {
                     .contains(
                             "Could not migrate the ephemeral disk of previous allocation web-1;"
                                     + " starting with an empty one: the snapshot ends without its end-of-archive blocks (cut short?)");
+            assertThat(remoteWarnings)
+                    .containsExactly("DiskMigrationFailed: Could not migrate the ephemeral disk of previous allocation"
+                            + " web-1; starting with an empty one: the snapshot ends without its end-of-archive blocks"
+                            + " (cut short?)");
             assertThat(data.resolve("allocs/default/web-2/.snapshot")).doesNotExist();
             next.destroy();
         }
@@ -188,7 +204,7 @@ class PreviousAllocationTest {
 
     @Test
     void aStickyDiskThatIsNotMigratingStaysOnItsNode() throws Exception {
-        DiskFetcher never = (prev, staging, tasks, maxBytes) -> {
+        DiskFetcher never = (prev, claimant, staging, tasks, maxBytes) -> {
             throw new AssertionError("a sticky disk is never fetched from another node");
         };
         try (StateDB db = StateStores.inMemory();
@@ -218,8 +234,8 @@ class PreviousAllocationTest {
         }
 
         @Override
-        public DiskFetcher.Fetched fetchDisk(AllocId id, Path staging, Set<String> tasks, long maxBytes)
-                throws IOException {
+        public DiskFetcher.Fetched fetchDisk(
+                AllocId id, Claimant claimant, Path staging, Set<String> tasks, long maxBytes) throws IOException {
             fetched.add(id);
             Files.createDirectories(staging.resolve("alloc/data"));
             Files.writeString(staging.resolve("alloc/data/note"), "from-node-a\n");
@@ -310,25 +326,19 @@ class PreviousAllocationTest {
     void aSecondSuccessorOfTheSameAllocationGetsAWarningAndNothing() throws Exception {
         List<String> warnings = new CopyOnWriteArrayList<>();
         List<String> fetchedBy = new CopyOnWriteArrayList<>();
-        try (MockApi api = new MockApi();
-                ApiPreviousAllocations claims =
-                        new ApiPreviousAllocations(api.client(), Duration.ofMillis(20), Duration.ofMillis(100));
-                StateDB db = StateStores.inMemory();
+        Path onNodeA = Files.createDirectories(data.resolve("node-a/allocs/default/web-1"));
+        try (StateDB db = StateStores.inMemory();
                 LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
                 RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
-            Allocation web1 = alloc("web-1", null, "true");
-            Allocation created = api.client().resource(web1).create();
-            AllocationStatus done = new AllocationStatus();
-            done.setClientStatus(ClientStatus.Complete);
-            created.setStatus(done);
-            api.client().resource(created).updateStatus(); // it ran on another node and is done
-            DiskFetcher fromNodeA = (prev, staging, tasks, maxBytes) -> {
-                fetchedBy.add(staging.getParent().getFileName().toString());
+            // the agent of node a claims the disk where it is, then hands it over
+            DiskFetcher fromNodeA = (prev, claimant, staging, tasks, maxBytes) -> {
+                DiskClaims.claim(onNodeA, claimant);
+                fetchedBy.add(claimant.value());
                 Files.createDirectories(staging.resolve("alloc/data"));
                 Files.writeString(staging.resolve("alloc/data/note"), "web-1's data\n");
                 return new DiskFetcher.Fetched("node-a", 13);
             };
-            PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), claims, fromNodeA);
+            PreviousAllocations previous = new LocalFirst(id -> Optional.empty(), PreviousAllocations.NONE, fromNodeA);
             AllocRunnerConfig cfg = config(db, driver);
             AllocStateListener listener = new AllocStateListener() {
                 @Override
@@ -351,7 +361,7 @@ class PreviousAllocationTest {
                 r.run();
                 r.terminal().get(20, TimeUnit.SECONDS);
             }
-            assertThat(fetchedBy).containsExactly("web-2");
+            assertThat(fetchedBy).containsExactly("web-2/uid-web-2");
             assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen")))
                     .isEqualTo("web-1's data\ndone\n");
             assertThat(Files.readString(data.resolve("allocs/default/web-3/app/local/seen")))
@@ -360,6 +370,56 @@ class PreviousAllocationTest {
                     + " allocation web-2 claimed the disk of web-1 first, and a disk goes to one successor only";
             assertThat(messages(runners.get(1))).contains(refusal);
             assertThat(warnings).containsExactly("web-3 DiskAlreadyClaimed: " + refusal);
+            for (AllocRunner r : runners) {
+                r.destroy();
+            }
+        }
+    }
+
+    @Test
+    void onOneNodeTheFirstSuccessorTakesTheDiskAndASecondGetsAWarning() throws Exception {
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        Map<AllocId, AllocRunner> local = new ConcurrentHashMap<>();
+        PreviousAllocations previous = new LocalFirst(
+                id -> Optional.ofNullable(local.get(id)).map(AllocRunner::terminal), PreviousAllocations.NONE);
+        AllocStateListener listener = new AllocStateListener() {
+            @Override
+            public void allocStateChanged(AllocId id, AllocState s, String t, TaskEvent e) {}
+
+            @Override
+            public void allocWarning(AllocId id, String reason, String message) {
+                warnings.add(id.name() + " " + reason);
+            }
+        };
+        try (StateDB db = StateStores.inMemory();
+                LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+                RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator)) {
+            AllocRunnerConfig cfg = config(db, driver);
+            AllocRunner old = new AllocRunner(
+                    cfg, alloc("web-1", null, "echo kept > \"$DROVER_ALLOC_DIR/data/note\""), listener, previous);
+            local.put(old.id(), old);
+            old.run();
+            old.terminal().get(20, TimeUnit.SECONDS);
+            String script = "cat \"$DROVER_ALLOC_DIR/data/note\" > \"$DROVER_TASK_DIR/local/seen\" 2>/dev/null;"
+                    + " echo done >> \"$DROVER_TASK_DIR/local/seen\"";
+            List<AllocRunner> runners = new ArrayList<>();
+            for (String name : List.of("web-2", "web-3")) {
+                Allocation a = alloc(name, "web-1", script);
+                a.getMetadata().setUid("uid-" + name);
+                AllocRunner r = new AllocRunner(cfg, a, listener, previous);
+                runners.add(r);
+                r.run();
+                r.terminal().get(20, TimeUnit.SECONDS);
+            }
+            assertThat(Files.readString(data.resolve("allocs/default/web-2/app/local/seen")))
+                    .isEqualTo("kept\ndone\n");
+            assertThat(Files.readString(data.resolve("allocs/default/web-3/app/local/seen")))
+                    .isEqualTo("done\n");
+            assertThat(warnings).containsExactly("web-3 DiskAlreadyClaimed");
+            assertThat(DiskClaims.holder(data.resolve("allocs/default/web-1")))
+                    .as("the claim is kept beside the disk, on its node")
+                    .contains(new Claimant("web-2", "uid-web-2"));
+            old.destroy();
             for (AllocRunner r : runners) {
                 r.destroy();
             }

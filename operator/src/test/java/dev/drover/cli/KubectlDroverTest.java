@@ -3,13 +3,109 @@ package dev.drover.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** The plugin's command line and its stats table, without a cluster. */
+/** The plugin's command line and its stats table; logs and stats against a mock API server. */
 class KubectlDroverTest {
+
+    static final String API = "/apis/agent.drover.dev/v1alpha1/namespaces/team-a/allocations/web/";
+
+    @TempDir
+    Path dir;
+
+    /** A mock API server and a kubeconfig for it whose user has token {@code kube-token}. */
+    final class ApiServer implements AutoCloseable {
+        final KubernetesMockServer server = new KubernetesMockServer(false);
+        final List<String> authorizations = new CopyOnWriteArrayList<>();
+        final Path kubeconfig = dir.resolve("kubeconfig");
+
+        ApiServer() throws Exception {
+            server.init(InetAddress.getLoopbackAddress(), 0);
+            Files.writeString(kubeconfig, """
+                    apiVersion: v1
+                    kind: Config
+                    clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
+                    users: [{name: u, user: {token: kube-token}}]
+                    contexts: [{name: x, context: {cluster: c, user: u, namespace: team-a}}]
+                    current-context: x
+                    """.formatted(server.getPort()));
+        }
+
+        void answer(String path, int code, String body) {
+            server.expect()
+                    .get()
+                    .withPath(path)
+                    .andReply(code, request -> {
+                        authorizations.add(request.getHeader("Authorization"));
+                        return body;
+                    })
+                    .always();
+        }
+
+        @Override
+        public void close() {
+            server.destroy();
+        }
+    }
+
+    @Test
+    void logsAreReadThroughTheApiServerWithTheKubeconfigsCredentials() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            api.answer(API + "log?task=main&stream=stdout&tail=5", 200, "hello\n");
+            Run r = run("logs", "web", "main", "--tail", "5", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(r.err()).isEmpty();
+            assertThat(r.exit()).isZero();
+            assertThat(r.out()).isEqualTo("hello\n");
+            assertThat(api.authorizations).containsExactly("Bearer kube-token");
+        }
+    }
+
+    @Test
+    void tokenReplacesTheKubeconfigUsersCredentials() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            api.answer(API + "log?task=main&stream=stderr", 200, "oops\n");
+            Run r = run(
+                    "logs", "web", "main", "--stderr", "--token", "other", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(r.out()).isEqualTo("oops\n");
+            assertThat(api.authorizations).containsExactly("Bearer other");
+        }
+    }
+
+    @Test
+    void aClusterWithoutTheGatewayIsSaidInOneSentence() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            api.answer(API + "stats", 404, """
+                    {"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,
+                     "message":"the server could not find the requested resource"}""");
+            Run r = run("stats", "web", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).isEqualTo("kubectl drover: " + KubectlDrover.GATEWAY_MISSING + "\n");
+        }
+    }
+
+    @Test
+    void theApiServersRefusalIsShownAsItSaysIt() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            api.answer(API + "log?task=main&stream=stdout", 403, """
+                    {"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,
+                     "message":"allocations.agent.drover.dev \\"web\\" is forbidden: User \\"bob\\" cannot get resource \\"allocations/log\\""}""");
+            Run r = run("logs", "web", "main", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err())
+                    .contains("User \"bob\" cannot get resource \"allocations/log\"")
+                    .contains("HTTP 403");
+        }
+    }
 
     record Run(int exit, String out, String err) {}
 

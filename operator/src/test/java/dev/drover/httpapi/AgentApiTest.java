@@ -6,12 +6,17 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.allocwatcher.Claimant;
+import dev.drover.allocwatcher.DiskClaims;
 import dev.drover.allocwatcher.Snapshots;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -118,6 +123,11 @@ class AgentApiTest {
         public void snapshot(OutputStream out) throws IOException {
             Snapshots.pack(dir.resolve("alloc"), List.of("web"), out);
         }
+
+        @Override
+        public void claimDisk(Claimant claimant) throws IOException {
+            DiskClaims.claim(dir.resolve("alloc"), claimant);
+        }
     }
 
     @TempDir
@@ -155,6 +165,7 @@ class AgentApiTest {
                 identity.sslContext(),
                 new KubernetesAuth(kube.client, Clock.systemUTC(), LIMITS),
                 allocations,
+                new Successors(kube.client),
                 "node-a",
                 Clock.systemUTC(),
                 Duration.ofMillis(200),
@@ -281,6 +292,29 @@ class AgentApiTest {
     }
 
     @Test
+    void followsTheGatewayAsksForOthersCountAgainstThoseUsers() throws Exception {
+        try (SSLSocket c1 = follow("alice-token", "carol%40example.com");
+                SSLSocket c2 = follow("alice-token", "carol%40example.com");
+                SSLSocket d1 = follow("alice-token", "dave")) {
+            for (SSLSocket s : List.of(c1, c2, d1)) {
+                assertThat(read(s, "three\n\r\n"))
+                        .as("one caller, three users: the per-caller bound (2) is theirs")
+                        .startsWith("HTTP/1.1 200 ");
+            }
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 0);
+        try (SSLSocket c1 = follow("alice-token", "carol%40example.com");
+                SSLSocket c2 = follow("alice-token", "carol%40example.com");
+                SSLSocket c3 = follow("alice-token", "carol%40example.com")) {
+            read(c1, "three\n\r\n");
+            read(c2, "three\n\r\n");
+            assertThat(read(c3, "}"))
+                    .startsWith("HTTP/1.1 429 ")
+                    .contains("user \\\"carol@example.com\\\" already follows 2");
+        }
+    }
+
+    @Test
     @SuppressWarnings("try") // a1 is closed early on purpose: its place is freed for b2
     void followersBeyondTheLimitsPerCallerAndInTotalGet429() throws Exception {
         try (SSLSocket a1 = follow("alice-token");
@@ -333,13 +367,19 @@ class AgentApiTest {
 
     /** Opens {@code follow=true} of task web's output (from its last line) with {@code token}, by hand. */
     SSLSocket follow(String token) throws Exception {
+        return follow(token, null);
+    }
+
+    /** A follow by {@code token}'s holder on behalf of {@code user} (null: none named), as the gateway asks. */
+    SSLSocket follow(String token, String user) throws Exception {
         SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint())
                 .getSocketFactory()
                 .createSocket(InetAddress.getLoopbackAddress(), api.port());
         s.setSoTimeout(10_000);
         s.getOutputStream()
                 .write(("GET /v1/allocations/team-a/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
-                                + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n\r\n")
+                                + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n"
+                                + (user == null ? "" : AgentApi.ON_BEHALF_OF + ": " + user + "\r\n") + "\r\n")
                         .getBytes(StandardCharsets.US_ASCII));
         s.getOutputStream().flush();
         return s;
@@ -448,6 +488,72 @@ class AgentApiTest {
                 .isEqualTo(401);
         assertThat(get("/v1/allocations/team-b/svc/snapshot", "alice-token").body())
                 .contains("cannot get allocations/snapshot");
+    }
+
+    static Allocation successor(String name, String uid, String previous, String node) {
+        Allocation a = new Allocation();
+        a.setMetadata(new ObjectMetaBuilder()
+                .withNamespace("team-a")
+                .withName(name)
+                .withUid(uid)
+                .build());
+        AllocationSpec spec = new AllocationSpec();
+        spec.setPreviousAllocation(previous);
+        spec.setNodeName(node);
+        a.setSpec(spec);
+        return a;
+    }
+
+    @Test
+    void theAgentOfTheSuccessorsNodeClaimsTheDiskForItOnceAndForAll() throws Exception {
+        kube.serve(successor("svc-2", "uid-2", "svc", "node-b"));
+        kube.serve(successor("svc-3", "uid-3", "svc", "node-b"));
+        HttpResponse<String> first =
+                get("/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2", "node-b-token");
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(dir.resolve("alloc/.disk-claim")).hasContent("svc-2/uid-2");
+        assertThat(get("/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2", "node-b-token")
+                        .statusCode())
+                .as("the same successor again, as after its agent restarted")
+                .isEqualTo(200);
+
+        HttpResponse<String> second =
+                get("/v1/allocations/team-a/svc/snapshot?successor=svc-3&uid=uid-3", "node-b-token");
+        assertThat(second.statusCode()).isEqualTo(409);
+        assertThat(new ObjectMapper().readTree(second.body()).path("message").asText())
+                .isEqualTo("allocation svc-2 claimed the disk of alloc first, and a disk goes to one successor only");
+    }
+
+    @Test
+    void noOneButTheAgentOfTheSuccessorsNodeCanClaimADisk() throws Exception {
+        kube.serve(successor("svc-2", "uid-2", "svc", "node-b"));
+        kube.serve(successor("elsewhere", "uid-e", "svc", "node-c"));
+        kube.serve(successor("unrelated", "uid-u", "other", "node-b"));
+        String claim = "/v1/allocations/team-a/svc/snapshot?successor=";
+
+        HttpResponse<String> user = get(claim + "svc-2&uid=uid-2", "alice-token");
+        assertThat(user.statusCode()).isEqualTo(403);
+        assertThat(user.body()).contains("only an agent can take a disk for a successor");
+
+        HttpResponse<String> otherUid = get(claim + "svc-2&uid=uid-2b", "node-b-token");
+        assertThat(otherUid.statusCode()).isEqualTo(403);
+        assertThat(otherUid.body()).contains("team-a/svc-2 (uid uid-2b) does not exist");
+
+        HttpResponse<String> otherNode = get(claim + "elsewhere&uid=uid-e", "node-b-token");
+        assertThat(otherNode.statusCode()).isEqualTo(403);
+        assertThat(otherNode.body()).contains("is bound to node \\\"node-c\\\", not to node \\\"node-b\\\"");
+
+        HttpResponse<String> notReplacing = get(claim + "unrelated&uid=uid-u", "node-b-token");
+        assertThat(notReplacing.statusCode()).isEqualTo(403);
+        assertThat(notReplacing.body()).contains("does not replace svc");
+
+        assertThat(get(claim + "never-was&uid=uid-n", "node-b-token").statusCode())
+                .isEqualTo(403);
+        assertThat(get(claim + "svc-2", "node-b-token").statusCode())
+                .as("no uid")
+                .isEqualTo(400);
+        assertThat(get(claim + "svc-2&uid=a/b", "node-b-token").statusCode()).isEqualTo(400);
+        assertThat(dir.resolve("alloc/.disk-claim")).as("nothing was claimed").doesNotExist();
     }
 
     @Test

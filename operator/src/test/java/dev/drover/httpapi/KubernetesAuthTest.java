@@ -2,6 +2,8 @@ package dev.drover.httpapi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.authentication.UserInfo;
+import io.fabric8.kubernetes.api.model.authentication.UserInfoBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -13,6 +15,7 @@ import java.net.Socket;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -58,16 +61,20 @@ class KubernetesAuthTest {
     void aTokenTheApiServerDoesNotAcceptIsRefused() {
         assertThat(auth.check("Bearer forged", HERE, "team-a", "web", "log"))
                 .isEqualTo(new KubernetesAuth.Decision.Refused(
-                        401, "the API server does not accept this token: invalid bearer token"));
+                        401,
+                        "the API server does not accept this token for audience drover.dev/agent: invalid bearer token"
+                                + " (a token made for the API server, such as a kubeconfig's, is not taken here: use"
+                                + " kubectl drover, which goes through the aggregated API agent.drover.dev)"));
     }
 
     @Test
     void accessIsWhatRbacSaysForTheVirtualSubresource() {
         assertThat(auth.check("Bearer alice-token", HERE, "team-a", "web", "log"))
-                .isEqualTo(new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of("devs"))));
+                .isEqualTo(
+                        new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of("devs"), null)));
         var review = api.asked.getFirst().getSpec();
         assertThat(review.getGroups()).containsExactly("devs");
-        assertThat(review.getResourceAttributes().getGroup()).isEqualTo("drover.dev");
+        assertThat(review.getResourceAttributes().getGroup()).isEqualTo("agent.drover.dev");
         assertThat(review.getResourceAttributes().getResource()).isEqualTo("allocations");
         assertThat(review.getResourceAttributes().getSubresource()).isEqualTo("log");
         assertThat(review.getResourceAttributes().getVerb()).isEqualTo("get");
@@ -77,8 +84,78 @@ class KubernetesAuthTest {
                 .isEqualTo(new KubernetesAuth.Decision.Refused(
                         403,
                         "user \"alice\" cannot get allocations/snapshot in"
-                                + " namespace \"team-b\"; an RBAC rule on resource \"allocations/snapshot\" of group drover.dev"
+                                + " namespace \"team-b\"; an RBAC rule on resource \"allocations/snapshot\" of group agent.drover.dev"
                                 + " grants it"));
+    }
+
+    @Test
+    void theTokenIsReviewedForTheAgentsAudienceOnly() {
+        auth.check("Bearer alice-token", HERE, "team-a", "web", "log");
+        assertThat(api.reviewed.getFirst().getSpec().getAudiences()).containsExactly("drover.dev/agent");
+    }
+
+    @Test
+    void aTokenForTheApiServerIsRefusedSoNoTokenSentHereCanBeReplayedThere() {
+        assertThat(auth.check("Bearer alice-api-token", HERE, "team-a", "web", "log"))
+                .isInstanceOfSatisfying(KubernetesAuth.Decision.Refused.class, r -> {
+                    assertThat(r.status()).isEqualTo(401);
+                    assertThat(r.message())
+                            .startsWith(
+                                    "the API server does not accept this token for audience drover.dev/agent: token audiences"
+                                            + " [https://kubernetes.default.svc] is invalid");
+                });
+        assertThat(api.asked).as("no right is checked for a refused token").isEmpty();
+    }
+
+    @Test
+    void anAnswerThatDoesNotNameTheAudienceIsRefused() {
+        assertThat(auth.check("Bearer sloppy-token", HERE, "team-a", "web", "log"))
+                .isEqualTo(new KubernetesAuth.Decision.Refused(
+                        401,
+                        "this API takes only tokens with audience drover.dev/agent (the API server reported none):"
+                                + " use kubectl drover, which goes through the aggregated API agent.drover.dev, or a"
+                                + " token made with kubectl create token --audience drover.dev/agent"));
+        assertThat(api.asked).isEmpty();
+    }
+
+    @Test
+    void aNodeBoundTokenNamesItsNode() {
+        assertThat(auth.check("Bearer node-b-token", HERE, "team-a", "web", "snapshot"))
+                .isEqualTo(new KubernetesAuth.Decision.Allowed(
+                        new KubernetesAuth.Caller(ReviewingApiServer.NODE_B_ACCOUNT, List.of("devs"), "node-b")));
+        assertThat(api.asked.getFirst().getSpec().getExtra())
+                .as("the review asks with the token's extra")
+                .containsEntry("authentication.kubernetes.io/node-name", List.of("node-b"));
+    }
+
+    @Test
+    void anIdentityFromAFrontProxyIsCheckedWithItsUidGroupsAndExtraAndKept() {
+        UserInfo alice = new UserInfoBuilder()
+                .withUsername("alice")
+                .withUid("u-1")
+                .withGroups("devs")
+                .withExtra(Map.of("scopes", List.of("x")))
+                .build();
+        assertThat(auth.authorize(alice, "team-a", "web", "stats"))
+                .isEqualTo(
+                        new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of("devs"), null)));
+        var spec = api.asked.getFirst().getSpec();
+        assertThat(spec.getUid()).isEqualTo("u-1");
+        assertThat(spec.getExtra()).containsEntry("scopes", List.of("x"));
+        auth.authorize(alice, "team-a", "web", "stats");
+        assertThat(api.asked).as("kept").hasSize(1);
+        UserInfo aliceInAnotherGroup =
+                new UserInfoBuilder(alice).withGroups("admins").build();
+        auth.authorize(aliceInAnotherGroup, "team-a", "web", "stats");
+        assertThat(api.asked)
+                .as("another identity is asked for, not taken from alice's answer")
+                .hasSize(2);
+        assertThat(auth.authorize(alice, "team-b", "web", "stats"))
+                .extracting(d -> ((KubernetesAuth.Decision.Refused) d).status())
+                .isEqualTo(403);
+        assertThat(auth.authorize(new UserInfo(), "team-a", "web", "stats"))
+                .extracting(d -> ((KubernetesAuth.Decision.Refused) d).status())
+                .isEqualTo(401);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.api.v1alpha1.Allocation;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
@@ -10,18 +11,27 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.net.InetAddress;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A mock API server that answers TokenReviews and SubjectAccessReviews: it knows two tokens, {@code alice-token}
- * for user alice and {@code bob-token} for user bob (both of group devs), and RBAC lets them read in namespace
- * {@code team-a} only. It counts the TokenReviews it is asked.
+ * A mock API server that answers TokenReviews and SubjectAccessReviews as kube-apiserver does: it knows
+ * {@code alice-token} for user alice and {@code bob-token} for user bob (both of group devs), tokens with audience
+ * {@code drover.dev/agent}; {@code alice-api-token}, alice's token for the API server (audience
+ * {@code https://kubernetes.default.svc}); {@code node-b-token}, a ServiceAccount token with the agent's audience
+ * bound to a pod on node {@code node-b}. A review that names audiences the token was not made for is refused with
+ * the API server's error. {@code sloppy-token} is answered as a server that ignores audiences would (authenticated,
+ * no {@code status.audiences}). RBAC lets alice, bob and the node-b account read in namespace {@code team-a}
+ * only. It counts the TokenReviews it is asked.
  */
 final class ReviewingApiServer implements AutoCloseable {
 
+    static final String NODE_B_ACCOUNT = "system:serviceaccount:drover-system:drover-agent";
+
     final KubernetesMockServer server = new KubernetesMockServer(false);
     final List<SubjectAccessReview> asked = new CopyOnWriteArrayList<>();
+    final List<TokenReview> reviewed = new CopyOnWriteArrayList<>();
     final AtomicInteger tokenReviews = new AtomicInteger();
     final KubernetesClient client;
 
@@ -34,19 +44,42 @@ final class ReviewingApiServer implements AutoCloseable {
                     tokenReviews.incrementAndGet();
                     TokenReview review =
                             Serialization.unmarshal(request.getBody().readUtf8(), TokenReview.class);
-                    String user = switch (review.getSpec().getToken()) {
-                        case "alice-token" -> "alice";
+                    reviewed.add(review);
+                    String token = review.getSpec().getToken();
+                    String user = switch (token) {
+                        case "alice-token", "alice-api-token", "sloppy-token" -> "alice";
                         case "bob-token" -> "bob";
+                        case "node-b-token" -> NODE_B_ACCOUNT;
                         default -> null;
                     };
-                    boolean known = user != null;
+                    List<String> made = token.equals("alice-api-token")
+                            ? List.of("https://kubernetes.default.svc")
+                            : List.of("drover.dev/agent");
+                    List<String> wanted = review.getSpec().getAudiences() == null
+                                    || review.getSpec().getAudiences().isEmpty()
+                            ? made
+                            : review.getSpec().getAudiences();
+                    List<String> matched =
+                            made.stream().filter(wanted::contains).toList();
+                    boolean known = user != null && !matched.isEmpty();
                     return new TokenReviewBuilder(review)
                             .withNewStatus()
                             .withAuthenticated(known)
-                            .withError(known ? null : "invalid bearer token")
+                            .withAudiences(known && !token.equals("sloppy-token") ? matched : null)
+                            .withError(
+                                    user == null
+                                            ? "invalid bearer token"
+                                            : known
+                                                    ? null
+                                                    : "token audiences " + made + " is invalid for the"
+                                                            + " target audiences " + wanted)
                             .withNewUser()
-                            .withUsername(user)
+                            .withUsername(known ? user : null)
                             .withGroups(known ? List.of("devs") : null)
+                            .withExtra(
+                                    known && token.equals("node-b-token")
+                                            ? Map.of("authentication.kubernetes.io/node-name", List.of("node-b"))
+                                            : null)
                             .endUser()
                             .endStatus()
                             .build();
@@ -59,12 +92,12 @@ final class ReviewingApiServer implements AutoCloseable {
                     SubjectAccessReview review =
                             Serialization.unmarshal(request.getBody().readUtf8(), SubjectAccessReview.class);
                     asked.add(review);
-                    boolean allowed =
-                            List.of("alice", "bob").contains(review.getSpec().getUser())
-                                    && review.getSpec()
-                                            .getResourceAttributes()
-                                            .getNamespace()
-                                            .equals("team-a");
+                    boolean allowed = List.of("alice", "bob", NODE_B_ACCOUNT)
+                                    .contains(review.getSpec().getUser())
+                            && review.getSpec()
+                                    .getResourceAttributes()
+                                    .getNamespace()
+                                    .equals("team-a");
                     return new SubjectAccessReviewBuilder(review)
                             .withNewStatus()
                             .withAllowed(allowed)
@@ -74,6 +107,17 @@ final class ReviewingApiServer implements AutoCloseable {
                 })
                 .always();
         client = server.createClient(new JdkHttpClientFactory());
+    }
+
+    /** Serves {@code a} at its path, as the API server would to a GET. */
+    void serve(Allocation a) {
+        server.expect()
+                .get()
+                .withPath("/apis/drover.dev/v1alpha1/namespaces/"
+                        + a.getMetadata().getNamespace() + "/allocations/"
+                        + a.getMetadata().getName())
+                .andReturn(200, a)
+                .always();
     }
 
     int requestCount() {

@@ -57,25 +57,21 @@ class ChartRenderTest {
     @EnumSource(ValueSet.class)
     void everyObjectParsesIntoItsTypedModelWithNoUnknownField(ValueSet values) {
         Rendered rendered = DroverChart.render(values);
-        Map<String, Class<?>> typed = Map.of(
-                "DaemonSet",
-                DaemonSet.class,
-                "ServiceAccount",
-                ServiceAccount.class,
-                "ClusterRole",
-                ClusterRole.class,
-                "ClusterRoleBinding",
-                ClusterRoleBinding.class,
-                "Service",
-                Service.class,
-                "ConfigMap",
-                ConfigMap.class,
-                "ServiceMonitor",
-                GenericKubernetesResource.class,
-                "ValidatingAdmissionPolicy",
-                ValidatingAdmissionPolicy.class,
-                "ValidatingAdmissionPolicyBinding",
-                ValidatingAdmissionPolicyBinding.class);
+        Map<String, Class<?>> typed = Map.ofEntries(
+                Map.entry("DaemonSet", DaemonSet.class),
+                Map.entry("ServiceAccount", ServiceAccount.class),
+                Map.entry("ClusterRole", ClusterRole.class),
+                Map.entry("ClusterRoleBinding", ClusterRoleBinding.class),
+                Map.entry("Service", Service.class),
+                Map.entry("ConfigMap", ConfigMap.class),
+                Map.entry("ServiceMonitor", GenericKubernetesResource.class),
+                Map.entry("Deployment", io.fabric8.kubernetes.api.model.apps.Deployment.class),
+                Map.entry("Secret", io.fabric8.kubernetes.api.model.Secret.class),
+                Map.entry("RoleBinding", io.fabric8.kubernetes.api.model.rbac.RoleBinding.class),
+                Map.entry("PodDisruptionBudget", io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget.class),
+                Map.entry("APIService", io.fabric8.kubernetes.api.model.APIService.class),
+                Map.entry("ValidatingAdmissionPolicy", ValidatingAdmissionPolicy.class),
+                Map.entry("ValidatingAdmissionPolicyBinding", ValidatingAdmissionPolicyBinding.class));
         assertThat(rendered.objects()).isNotEmpty();
         for (HasMetadata object : rendered.objects()) {
             assertThat(typed)
@@ -131,7 +127,7 @@ class ChartRenderTest {
                 .containsExactlyInAnyOrder(
                         "drover.dev allocations [get, list, patch, update, watch]",
                         "drover.dev allocations/status [patch, update]",
-                        "drover.dev allocations/snapshot [get]",
+                        "agent.drover.dev allocations/snapshot [get]",
                         " events [create, patch]",
                         " nodes [get, list, watch]",
                         " nodes/status [patch]",
@@ -180,6 +176,23 @@ class ChartRenderTest {
         assertThat(mount(rendered, "data").getMountPath())
                 .as("task paths mean the same on host and in the container")
                 .isEqualTo(dataDir);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void theAgentShowsOtherAgentsOnlyAnHourLongTokenForTheirAudience(ValueSet values) {
+        Rendered rendered = DroverChart.render(values);
+        Volume peer = volume(rendered, "peer-token");
+        assertThat(peer.getProjected().getSources()).singleElement().satisfies(source -> {
+            assertThat(source.getServiceAccountToken().getAudience()).isEqualTo("drover.dev/agent");
+            assertThat(source.getServiceAccountToken().getExpirationSeconds()).isEqualTo(3600L);
+            assertThat(source.getServiceAccountToken().getPath()).isEqualTo("token");
+        });
+        VolumeMount mount = mount(rendered, "peer-token");
+        assertThat(mount.getMountPath())
+                .as("the agent's default peerTokenFile is its token there")
+                .isEqualTo("/var/run/secrets/drover.dev/peer");
+        assertThat(mount.getReadOnly()).isTrue();
     }
 
     @Test

@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * The plain manifests under {@code manifests/}, as they must be: the chart
- * rendered with its default values for release {@code drover} in namespace
+ * rendered with its default values (the gateway left out) for release {@code drover} in namespace
  * {@code drover-system}. {@code kubectl apply -f manifests/} reads the files in
  * name order, so {@code crds.yaml} (the CRD) comes before {@code drover.yaml}
  * (the namespace first, then everything else).
@@ -25,6 +25,16 @@ final class Manifests {
             #   %s
             """;
 
+    /**
+     * The gateway's serving key would be the same for everyone who applies these files, so they leave it out; Helm
+     * makes a certificate for each install.
+     */
+    private static final String GATEWAY_LEFT_OUT = """
+            # The Drover gateway (kubectl drover logs|stats, the APIService
+            # v1alpha1.agent.drover.dev) is left out: its certificate must be made for
+            # each install, so install it with Helm (docs/install.md).
+            """;
+
     private Manifests() {}
 
     /** File name → expected contents. */
@@ -35,7 +45,8 @@ final class Manifests {
                 "drover.yaml",
                 header("helm template " + DroverChart.RELEASE + " charts/drover --namespace " + DroverChart.NAMESPACE)
                         + namespace()
-                        + DroverChart.template(ValueSet.DEFAULTS, Map.of()));
+                        + GATEWAY_LEFT_OUT
+                        + DroverChart.template(ValueSet.DEFAULTS, Map.of("gateway.enabled", false)));
         return files;
     }
 

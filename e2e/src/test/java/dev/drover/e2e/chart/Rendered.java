@@ -19,13 +19,28 @@ record Rendered(List<HasMetadata> objects) {
         return objects.stream().filter(type::isInstance).map(type::cast).toList();
     }
 
+    /** The one object of {@code type} that is part of the agent (the gateway's are left out: {@link #gateway}). */
     <T extends HasMetadata> T one(Class<T> type) {
-        List<T> found = all(type);
+        List<T> found = all(type).stream().filter(o -> !isGateway(o)).toList();
         if (found.size() != 1) {
             throw new AssertionError(
                     "expected one " + type.getSimpleName() + ", rendered " + found.size() + ": " + kinds());
         }
         return found.getFirst();
+    }
+
+    /** The gateway's one object of {@code type}. */
+    <T extends HasMetadata> T gateway(Class<T> type) {
+        List<T> found = all(type).stream().filter(Rendered::isGateway).toList();
+        if (found.size() != 1) {
+            throw new AssertionError("expected one gateway " + type.getSimpleName() + ", rendered " + found.size());
+        }
+        return found.getFirst();
+    }
+
+    static boolean isGateway(HasMetadata o) {
+        return o.getMetadata().getLabels() != null
+                && "gateway".equals(o.getMetadata().getLabels().get("app.kubernetes.io/component"));
     }
 
     Optional<GenericKubernetesResource> generic(String kind) {

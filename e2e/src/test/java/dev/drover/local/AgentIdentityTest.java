@@ -1,0 +1,75 @@
+package dev.drover.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.authentication.TokenReview;
+import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The peer token an agent on the local cluster gets, as the chart's projected volume gives it on a real one. */
+class AgentIdentityTest {
+
+    static LocalApiServer server;
+    static AgentIdentity identity;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = LocalApiServer.start(LocalApiServer.Options.defaults().withNodes(List.of("n1")));
+        identity = AgentIdentity.install(server, Path.of("..", "charts", "drover"));
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    static TokenReview review(String token, String... audiences) {
+        return server.client()
+                .tokenReviews()
+                .create(new TokenReviewBuilder()
+                        .withNewSpec()
+                        .withToken(token)
+                        .withAudiences(audiences)
+                        .endSpec()
+                        .build());
+    }
+
+    @Test
+    void thePeerTokenIsPrivateNamesTheNodeAndIsWorthlessAgainstTheApiServer() throws Exception {
+        Path file = dir.resolve("peer/n1.peer-token");
+        identity.writePeerToken("n1", file);
+        assertThat(Files.getPosixFilePermissions(file)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        String token = Files.readString(file);
+
+        TokenReview forAgents = review(token, AgentIdentity.PEER_AUDIENCE);
+        assertThat(forAgents.getStatus().getAuthenticated()).isTrue();
+        assertThat(forAgents.getStatus().getAudiences()).containsExactly("drover.dev/agent");
+        assertThat(forAgents.getStatus().getUser().getUsername()).isEqualTo(identity.username());
+        assertThat(forAgents.getStatus().getUser().getExtra())
+                .containsEntry("authentication.kubernetes.io/node-name", List.of("n1"));
+
+        assertThat(review(token).getStatus().getAuthenticated())
+                .as("not for the API server's audience")
+                .isNotEqualTo(Boolean.TRUE);
+        try (AgentIdentity.Renewal renewal =
+                identity.renew("n1", dir.resolve("n1.kubeconfig"), dir.resolve("n1.peer-token"))) {
+            assertThat(dir.resolve("n1.peer-token")).isNotEmptyFile();
+            assertThat(dir.resolve("n1.kubeconfig")).isNotEmptyFile();
+        }
+        try (var files = Files.list(file.getParent())) {
+            assertThat(files.map(p -> p.getFileName().toString()))
+                    .as("no temporary file is left")
+                    .containsExactly("n1.peer-token");
+        }
+    }
+}

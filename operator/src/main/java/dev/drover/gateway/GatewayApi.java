@@ -1,0 +1,311 @@
+package dev.drover.gateway;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsExchange;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.httpapi.AgentClient;
+import dev.drover.httpapi.KubernetesAuth;
+import io.fabric8.kubernetes.api.model.authentication.UserInfo;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The aggregated API {@code agent.drover.dev/v1alpha1}, which the Kubernetes API server serves through this gateway:
+ * {@code GET /apis/agent.drover.dev/v1alpha1/namespaces/NS/allocations/NAME/{log,stats,snapshot}}. Each request
+ * comes from the API server ({@link RequestHeaderAuth}), is authorized for the user it names with a
+ * SubjectAccessReview ({@code get} on {@code allocations/SUBRESOURCE} of group {@code agent.drover.dev}), and is then
+ * asked of the agent on the allocation's node with the gateway's own token ({@link Backend}); the agent's answer is
+ * streamed through as it comes. Errors are Kubernetes {@code Status} objects. {@code /healthz}, {@code /livez} and
+ * {@code /readyz} need no certificate.
+ */
+public final class GatewayApi implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayApi.class);
+
+    /** Whether a user may get a subresource of an allocation ({@link KubernetesAuth#authorize}). */
+    public interface Authorizer {
+        KubernetesAuth.Decision authorize(UserInfo user, String namespace, String name, String subresource);
+    }
+
+    /** Where allocations are read and their agents asked. */
+    public interface Backend {
+        Optional<Allocation> allocation(String namespace, String name);
+
+        /** Asks the agent of {@code node} for {@code pathAndQuery} on behalf of {@code user}; 200's body to reader. */
+        void ask(String node, String pathAndQuery, String user, AgentClient.BodyReader<Void> reader)
+                throws AgentClient.AgentException, IOException, InterruptedException;
+    }
+
+    private final HttpsServer server;
+    private final ExecutorService executor;
+    private final RequestHeaderAuth authentication;
+    private final Authorizer authorizer;
+    private final Backend backend;
+    /** Agents' answers being streamed now, closed on {@link #close} so their threads end. */
+    private final java.util.Set<InputStream> streaming = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private volatile boolean closed;
+
+    private GatewayApi(
+            HttpsServer server,
+            ExecutorService executor,
+            RequestHeaderAuth authentication,
+            Authorizer authorizer,
+            Backend backend) {
+        this.server = server;
+        this.executor = executor;
+        this.authentication = authentication;
+        this.authorizer = authorizer;
+        this.backend = backend;
+    }
+
+    /** Serves on {@code address} (port 0: a free one) with {@code tls}; requests run on virtual threads. */
+    public static GatewayApi start(
+            InetSocketAddress address,
+            SSLContext tls,
+            RequestHeaderAuth authentication,
+            Authorizer authorizer,
+            Backend backend)
+            throws IOException {
+        HttpsServer server = HttpsServer.create(address, 128);
+        server.setHttpsConfigurator(new HttpsConfigurator(tls) {
+            @Override
+            public void configure(HttpsParameters params) {
+                SSLParameters p = tls.getDefaultSSLParameters();
+                // asked, not required: the health checks come without a certificate
+                p.setWantClientAuth(true);
+                params.setSSLParameters(p);
+            }
+        });
+        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+        server.setExecutor(executor);
+        GatewayApi api = new GatewayApi(server, executor, authentication, authorizer, backend);
+        server.createContext("/", api::handle);
+        server.start();
+        return api;
+    }
+
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    private void handle(HttpExchange ex) {
+        try (ex) {
+            try {
+                serve(ex);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                if (ex.getResponseCode() < 0) {
+                    GatewayStatus.send(ex, 503, "the gateway is shutting down");
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("request {} failed", ex.getRequestURI().getRawPath(), e);
+                if (ex.getResponseCode() < 0) {
+                    GatewayStatus.send(ex, 500, "the gateway failed to answer: " + GatewayStatus.cut(e.toString()));
+                }
+            }
+        } catch (IOException clientGone) {
+            LOG.debug("client went away: {}", clientGone.toString());
+        }
+    }
+
+    private void serve(HttpExchange ex) throws IOException, InterruptedException {
+        String path = ex.getRequestURI().getRawPath();
+        switch (path) {
+            case "/healthz", "/livez" -> {
+                text(ex, 200, "ok");
+                return;
+            }
+            case "/readyz" -> {
+                boolean ready = authentication.loaded();
+                text(ex, ready ? 200 : 503, ready ? "ok" : "the request-header settings are not read yet");
+                return;
+            }
+            default -> {}
+        }
+        RequestHeaderAuth.Result who = authentication.authenticate(peer(ex), ex.getRequestHeaders());
+        if (who instanceof RequestHeaderAuth.Result.Refused r) {
+            GatewayStatus.send(ex, r.status(), r.message());
+            return;
+        }
+        UserInfo user = ((RequestHeaderAuth.Result.Authenticated) who).user();
+        if (!ex.getRequestMethod().equals("GET")) {
+            GatewayStatus.send(ex, 405, ex.getRequestMethod() + " is not served; use GET");
+            return;
+        }
+        Optional<byte[]> discovery = Discovery.document(path);
+        if (discovery.isPresent()) {
+            ex.getResponseHeaders().set("Content-Type", "application/json");
+            ex.sendResponseHeaders(200, discovery.get().length);
+            ex.getResponseBody().write(discovery.get());
+            return;
+        }
+        GatewayRequest request;
+        try {
+            request = GatewayRequest.parse(path, ex.getRequestURI().getRawQuery());
+        } catch (GatewayRequest.BadRequest e) {
+            GatewayStatus.send(ex, e.status(), e.getMessage());
+            return;
+        }
+        KubernetesAuth.Decision decision =
+                authorizer.authorize(user, request.namespace(), request.name(), request.subresource());
+        if (decision instanceof KubernetesAuth.Decision.Refused r) {
+            GatewayStatus.send(ex, r.status(), r.message(), r.retryAfter());
+            return;
+        }
+        forward(ex, request, user.getUsername());
+    }
+
+    private void forward(HttpExchange ex, GatewayRequest request, String user)
+            throws IOException, InterruptedException {
+        String id = request.namespace() + "/" + request.name();
+        Optional<Allocation> found = backend.allocation(request.namespace(), request.name());
+        if (found.isEmpty()) {
+            GatewayStatus.send(ex, 404, "allocation " + id + " not found");
+            return;
+        }
+        Allocation allocation = found.get();
+        String node = allocation.getSpec() == null ? null : allocation.getSpec().getNodeName();
+        if (node == null || node.isEmpty()) {
+            GatewayStatus.send(ex, 503, "allocation " + id + " names no node");
+            return;
+        }
+        String subresource;
+        String contentType;
+        switch (request.subresource()) {
+            case "log" -> {
+                List<String> tasks = allocation.getSpec().getTasks() == null
+                        ? List.of()
+                        : allocation.getSpec().getTasks().stream()
+                                .map(Task::getName)
+                                .toList();
+                Optional<String> task = request.task();
+                if (task.isEmpty() && tasks.size() != 1) {
+                    GatewayStatus.send(
+                            ex,
+                            400,
+                            "allocation " + id + " has " + tasks.size()
+                                    + " tasks; name one with ?task=NAME (one of "
+                                    + GatewayStatus.cut(String.join(", ", tasks))
+                                    + ")");
+                    return;
+                }
+                String name = task.orElse(tasks.getFirst());
+                if (!tasks.contains(name)) {
+                    GatewayStatus.send(
+                            ex,
+                            404,
+                            "allocation " + id + " has no task \"" + name + "\" (its tasks: "
+                                    + GatewayStatus.cut(String.join(", ", tasks)) + ")");
+                    return;
+                }
+                subresource = "logs/" + AgentClient.encode(name) + request.query();
+                contentType = "text/plain; charset=utf-8";
+            }
+            case "stats" -> {
+                subresource = "stats";
+                contentType = "application/json";
+            }
+            default -> {
+                subresource = "snapshot";
+                contentType = "application/x-tar";
+            }
+        }
+        try {
+            backend.ask(node, AgentClient.path(request.namespace(), request.name(), subresource), user, body -> {
+                streaming.add(body);
+                try {
+                    if (closed) {
+                        throw new IOException("the gateway is shutting down");
+                    }
+                    ex.getResponseHeaders().set("Content-Type", contentType);
+                    ex.sendResponseHeaders(200, 0);
+                    copy(body, ex.getResponseBody());
+                } finally {
+                    streaming.remove(body);
+                }
+                return null;
+            });
+        } catch (AgentClient.AgentException e) {
+            if (ex.getResponseCode() >= 0) {
+                throw new IOException("the agent's answer ended early: " + e.getMessage());
+            }
+            int code = switch (e.status()) {
+                case 400, 404, 429 -> e.status();
+                case 0 -> 503;
+                default -> 500;
+            };
+            GatewayStatus.send(ex, code, "the agent of node " + node + ": " + GatewayStatus.cut(e.getMessage(), 1024));
+        }
+    }
+
+    /** Copies as it comes: a followed log is sent line by line, not when it ends. */
+    private static void copy(InputStream in, OutputStream out) throws IOException {
+        try (out) {
+            byte[] buffer = new byte[8192];
+            for (int n; (n = in.read(buffer)) > 0; ) {
+                out.write(buffer, 0, n);
+                out.flush();
+            }
+        }
+    }
+
+    private static X509Certificate[] peer(HttpExchange ex) {
+        if (!(ex instanceof HttpsExchange https)) {
+            return null;
+        }
+        try {
+            Certificate[] chain = https.getSSLSession().getPeerCertificates();
+            X509Certificate[] out = new X509Certificate[chain.length];
+            for (int i = 0; i < chain.length; i++) {
+                if (!(chain[i] instanceof X509Certificate x)) {
+                    return null;
+                }
+                out[i] = x;
+            }
+            return out;
+        } catch (SSLPeerUnverifiedException none) {
+            return null;
+        }
+    }
+
+    private static void text(HttpExchange ex, int code, String text) throws IOException {
+        byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+        ex.sendResponseHeaders(code, bytes.length);
+        ex.getResponseBody().write(bytes);
+    }
+
+    /** Stops serving: followed logs end, connections close. Joins the request threads. */
+    @Override
+    public void close() {
+        closed = true;
+        server.stop(0);
+        for (InputStream body : streaming) {
+            try {
+                body.close();
+            } catch (IOException e) {
+                LOG.debug("closing an agent's answer: {}", e.toString());
+            }
+        }
+        executor.shutdownNow();
+        executor.close();
+    }
+}

@@ -1,0 +1,120 @@
+package dev.drover.gateway;
+
+import dev.drover.api.v1alpha1.Names;
+import java.net.URLDecoder;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A request for an allocation's subresource, read from its raw path and query: {@code
+ * /apis/agent.drover.dev/v1alpha1/namespaces/NS/allocations/NAME/{log,stats,snapshot}}, and for {@code log} the
+ * parameters {@code task} (absent: the allocation's only task), {@code stream} ({@code stdout} | {@code stderr}),
+ * {@code tail} (lines from the end; -1 or absent: all) and {@code follow}.
+ */
+record GatewayRequest(String namespace, String name, String subresource, Optional<String> task, String query) {
+
+    static final String GROUP = "agent.drover.dev";
+    static final String VERSION = "v1alpha1";
+    static final String PREFIX = "/apis/" + GROUP + "/" + VERSION;
+    private static final Pattern ROUTE =
+            Pattern.compile("^/apis/agent\\.drover\\.dev/v1alpha1/namespaces/([^/]+)/allocations/([^/]+)/([^/]+)$");
+    private static final int MAX_QUERY = 4096;
+    private static final int MAX_PARAMETERS = 16;
+
+    /** A request the gateway cannot read; the message says what is wrong with it. */
+    static final class BadRequest extends Exception {
+        private final int status;
+
+        BadRequest(int status, String message) {
+            super(message, null, false, false);
+            this.status = status;
+        }
+
+        int status() {
+            return status;
+        }
+    }
+
+    /** Whether the path names an allocation's subresource (of any name). */
+    static boolean matches(String rawPath) {
+        return ROUTE.matcher(rawPath).matches();
+    }
+
+    static GatewayRequest parse(String rawPath, String rawQuery) throws BadRequest {
+        Matcher m = ROUTE.matcher(rawPath);
+        if (!m.matches()) {
+            throw new BadRequest(
+                    404, "no such path; " + PREFIX + "/namespaces/NS/allocations/NAME/{log,stats,snapshot}");
+        }
+        String namespace = m.group(1);
+        String name = m.group(2);
+        String subresource = m.group(3);
+        if (!Names.isLabel(namespace) || !Names.isSubdomain(name)) {
+            throw new BadRequest(
+                    400,
+                    "\"" + GatewayStatus.cut(namespace) + "/" + GatewayStatus.cut(name)
+                            + "\" is not a valid allocation name");
+        }
+        if (!subresource.equals("log") && !subresource.equals("stats") && !subresource.equals("snapshot")) {
+            throw new BadRequest(
+                    404,
+                    "allocations have no subresource \"" + GatewayStatus.cut(subresource)
+                            + "\"; there are log, stats and snapshot");
+        }
+        Map<String, String> query = query(rawQuery);
+        if (!subresource.equals("log")) {
+            return new GatewayRequest(namespace, name, subresource, Optional.empty(), "");
+        }
+        Optional<String> task = Optional.ofNullable(query.get("task"));
+        if (task.isPresent() && !Names.isLabel(task.get())) {
+            throw new BadRequest(400, "task: \"" + GatewayStatus.cut(task.get()) + "\" is not a valid task name");
+        }
+        String stream = query.getOrDefault("stream", "stdout");
+        if (!stream.equals("stdout") && !stream.equals("stderr")) {
+            throw new BadRequest(400, "stream must be stdout or stderr, not \"" + GatewayStatus.cut(stream) + "\"");
+        }
+        String tail = query.getOrDefault("tail", "-1");
+        if (!tail.matches("-1|[0-9]{1,9}")) {
+            throw new BadRequest(
+                    400, "tail must be a number of lines (or -1 for all), not \"" + GatewayStatus.cut(tail) + "\"");
+        }
+        String follow = query.getOrDefault("follow", "false");
+        if (!follow.equals("true") && !follow.equals("false")) {
+            throw new BadRequest(400, "follow must be true or false, not \"" + GatewayStatus.cut(follow) + "\"");
+        }
+        return new GatewayRequest(
+                namespace, name, subresource, task, "?stream=" + stream + "&tail=" + tail + "&follow=" + follow);
+    }
+
+    /** Reads the query; repeated parameters keep their first value, as Kubernetes does. */
+    private static Map<String, String> query(String raw) throws BadRequest {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (raw == null || raw.isEmpty()) {
+            return out;
+        }
+        if (raw.length() > MAX_QUERY) {
+            throw new BadRequest(400, "the query is longer than " + MAX_QUERY + " characters");
+        }
+        String[] pairs = raw.split("&");
+        if (pairs.length > MAX_PARAMETERS) {
+            throw new BadRequest(400, "more than " + MAX_PARAMETERS + " query parameters");
+        }
+        for (String pair : pairs) {
+            int eq = pair.indexOf('=');
+            try {
+                out.putIfAbsent(
+                        URLDecoder.decode(
+                                eq < 0 ? pair : pair.substring(0, eq), java.nio.charset.StandardCharsets.UTF_8),
+                        eq < 0
+                                ? ""
+                                : URLDecoder.decode(pair.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException e) {
+                throw new BadRequest(400, "malformed % escape in the query \"" + GatewayStatus.cut(pair) + "\"");
+            }
+        }
+        return out;
+    }
+}

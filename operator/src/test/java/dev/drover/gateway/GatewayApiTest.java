@@ -1,0 +1,298 @@
+package dev.drover.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.httpapi.AgentClient;
+import dev.drover.httpapi.KubernetesAuth;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The gateway over HTTPS, as the API server calls it: who may ask what, the Status answers, the task default and a
+ * followed log streamed as it comes. The agents behind it are a fake {@link GatewayApi.Backend}.
+ */
+class GatewayApiTest {
+
+    static final String LOG = "/apis/agent.drover.dev/v1alpha1/namespaces/team-a/allocations/";
+
+    final TestCertificates frontProxy = new TestCertificates("front-proxy-ca");
+    final List<String> asked = new CopyOnWriteArrayList<>();
+    final CountDownLatch release = new CountDownLatch(1);
+    GatewayApi api;
+
+    @TempDir
+    Path dir;
+
+    GatewayApiTest() throws Exception {}
+
+    /** team-a/one has task web; team-a/two has web and db; team-a/gone's node has no agent. */
+    final GatewayApi.Backend backend = new GatewayApi.Backend() {
+        @Override
+        public Optional<Allocation> allocation(String namespace, String name) {
+            return switch (name) {
+                case "one" -> Optional.of(allocationOn("node-1", "web"));
+                case "two" -> Optional.of(allocationOn("node-1", "web", "db"));
+                case "gone" -> Optional.of(allocationOn("node-9", "web"));
+                default -> Optional.empty();
+            };
+        }
+
+        @Override
+        public void ask(String node, String pathAndQuery, String user, AgentClient.BodyReader<Void> reader)
+                throws AgentClient.AgentException, IOException, InterruptedException {
+            asked.add(node + " " + pathAndQuery + " for " + user);
+            if (node.equals("node-9")) {
+                throw new AgentClient.AgentException("cannot reach the agent of node node-9", 0);
+            }
+            boolean follow = pathAndQuery.contains("follow=true");
+            InputStream body = new InputStream() {
+                final byte[] first = "line 1\n".getBytes(StandardCharsets.UTF_8);
+                int at;
+
+                @Override
+                public int read() throws IOException {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0];
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    if (at < first.length) {
+                        int n = Math.min(len, first.length - at);
+                        System.arraycopy(first, at, b, off, n);
+                        at += n;
+                        return n;
+                    }
+                    if (!follow) {
+                        return -1;
+                    }
+                    try {
+                        // a follow goes on until the test has seen the first line; a gateway that held the
+                        // line back until the answer ends would get a broken answer instead
+                        if (!release.await(10, TimeUnit.SECONDS)) {
+                            throw new IOException("the first line was not passed on while the log was followed");
+                        }
+                    } catch (InterruptedException e) {
+                        throw new IOException(e);
+                    }
+                    return -1;
+                }
+            };
+            reader.read(body);
+        }
+    };
+
+    static Allocation allocationOn(String node, String... tasks) {
+        Allocation a = new Allocation();
+        AllocationSpec spec = new AllocationSpec();
+        spec.setNodeName(node);
+        spec.setTasks(java.util.Arrays.stream(tasks)
+                .map(t -> {
+                    Task task = new Task();
+                    task.setName(t);
+                    return task;
+                })
+                .toList());
+        a.setSpec(spec);
+        return a;
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        Map<String, String> config = Map.of(
+                "requestheader-client-ca-file", frontProxy.caPem(),
+                "requestheader-allowed-names", "[\"front-proxy-client\"]",
+                "requestheader-username-headers", "[\"X-Remote-User\"]",
+                "requestheader-group-headers", "[\"X-Remote-Group\"]");
+        RequestHeaderAuth auth =
+                new RequestHeaderAuth(() -> Optional.of(RequestHeaderAuth.Settings.of(config)), Instant::now);
+        TestCertificates serving = new TestCertificates("gateway");
+        TestCertificates.write(serving.server("localhost"), dir);
+        GatewayApi.Authorizer rbac =
+                (user, namespace, name, subresource) -> user.getUsername().equals("alice")
+                        ? new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of(), null))
+                        : new KubernetesAuth.Decision.Refused(
+                                403, "user \"" + user.getUsername() + "\" cannot get allocations/" + subresource);
+        api = GatewayApi.start(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                GatewayTls.serving(dir.resolve("tls.crt"), dir.resolve("tls.key"), auth),
+                auth,
+                rbac,
+                backend);
+    }
+
+    @AfterEach
+    void stop() {
+        release.countDown();
+        api.close();
+    }
+
+    HttpResponse<InputStream> get(TestCertificates.Issued as, String user, String path) throws Exception {
+        // not closed: closing waits for the bodies a test has not read
+        HttpClient http = HttpClient.newBuilder()
+                .sslContext(TestCertificates.clientTls(as))
+                .build();
+        {
+            HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("https://localhost:" + api.port() + path))
+                    .timeout(Duration.ofSeconds(10));
+            if (user != null) {
+                request.header("X-Remote-User", user);
+            }
+            return http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        }
+    }
+
+    HttpResponse<InputStream> asAlice(String path) throws Exception {
+        return get(frontProxy.client("front-proxy-client"), "alice", path);
+    }
+
+    static JsonNode status(HttpResponse<InputStream> r) throws IOException {
+        try (InputStream in = r.body()) {
+            JsonNode s = GatewayStatus.JSON.readTree(in);
+            assertThat(s.path("kind").asText()).isEqualTo("Status");
+            assertThat(s.path("code").asInt()).isEqualTo(r.statusCode());
+            assertThat(s.path("reason").asText()).isEqualTo(GatewayStatus.reason(r.statusCode()));
+            return s;
+        }
+    }
+
+    static String text(HttpResponse<InputStream> r) throws IOException {
+        try (InputStream in = r.body()) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void healthNeedsNoCertificate() throws Exception {
+        HttpResponse<InputStream> r = get(null, null, "/readyz");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(text(r)).isEqualTo("ok");
+    }
+
+    @Test
+    void headersWithoutTheFrontProxyCertificateAreUnauthorized() throws Exception {
+        HttpResponse<InputStream> none = get(null, "alice", LOG + "one/log");
+        assertThat(none.statusCode()).isEqualTo(401);
+        status(none);
+        HttpResponse<InputStream> other =
+                get(new TestCertificates("front-proxy-ca").client("front-proxy-client"), "alice", LOG + "one/log");
+        assertThat(other.statusCode()).isEqualTo(401);
+        status(other);
+        assertThat(asked).isEmpty();
+    }
+
+    @Test
+    void discoveryNamesTheSubresources() throws Exception {
+        HttpResponse<InputStream> r = asAlice("/apis/agent.drover.dev/v1alpha1");
+        assertThat(r.statusCode()).isEqualTo(200);
+        JsonNode list = GatewayStatus.JSON.readTree(text(r));
+        assertThat(list.path("kind").asText()).isEqualTo("APIResourceList");
+        assertThat(list.findValuesAsText("name"))
+                .containsExactly("allocations/log", "allocations/stats", "allocations/snapshot");
+        assertThat(GatewayStatus.JSON
+                        .readTree(text(asAlice("/apis/agent.drover.dev")))
+                        .path("kind")
+                        .asText())
+                .isEqualTo("APIGroup");
+    }
+
+    @Test
+    void theOnlyTaskIsTheDefaultAndTheAgentIsAskedForTheUser() throws Exception {
+        HttpResponse<InputStream> r = asAlice(LOG + "one/log");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(text(r)).isEqualTo("line 1\n");
+        assertThat(asked)
+                .containsExactly(
+                        "node-1 /v1/allocations/team-a/one/logs/web?stream=stdout&tail=-1&follow=false for alice");
+    }
+
+    @Test
+    void twoTasksAndNoneNamedIsABadRequestNamingThem() throws Exception {
+        HttpResponse<InputStream> r = asAlice(LOG + "two/log");
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(status(r).path("message").asText()).contains("web, db").contains("?task=");
+        assertThat(asked).isEmpty();
+    }
+
+    @Test
+    void aBadQueryIsABadRequest() throws Exception {
+        HttpResponse<InputStream> r = asAlice(LOG + "one/log?stream=%0Aevil");
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(status(r).path("message").asText()).contains("stream").doesNotContain("\n");
+        assertThat(asAlice(LOG + "one/log?tail=lots").statusCode()).isEqualTo(400);
+        assertThat(asAlice(LOG + "one/log?task=Not_A_Task").statusCode()).isEqualTo(400);
+        assertThat(asked).isEmpty();
+    }
+
+    @Test
+    void aUserWithoutTheRightIsForbiddenAndNoAgentIsAsked() throws Exception {
+        HttpResponse<InputStream> r = get(frontProxy.client("front-proxy-client"), "mallory", LOG + "one/stats");
+        assertThat(r.statusCode()).isEqualTo(403);
+        assertThat(status(r).path("message").asText()).contains("mallory");
+        assertThat(asked).isEmpty();
+    }
+
+    @Test
+    void missingAllocationsTasksAndAgentsAreStatuses() throws Exception {
+        HttpResponse<InputStream> missing = asAlice(LOG + "nothing/stats");
+        assertThat(missing.statusCode()).isEqualTo(404);
+        status(missing);
+        HttpResponse<InputStream> task = asAlice(LOG + "two/log?task=cache");
+        assertThat(task.statusCode()).isEqualTo(404);
+        assertThat(status(task).path("message").asText()).contains("cache");
+        HttpResponse<InputStream> gone = asAlice(LOG + "gone/stats");
+        assertThat(gone.statusCode()).isEqualTo(503);
+        assertThat(status(gone).path("message").asText()).contains("node-9");
+        HttpResponse<InputStream> post = HttpClient.newBuilder()
+                .sslContext(TestCertificates.clientTls(frontProxy.client("front-proxy-client")))
+                .build()
+                .send(
+                        HttpRequest.newBuilder(URI.create("https://localhost:" + api.port() + LOG + "one/log"))
+                                .header("X-Remote-User", "alice")
+                                .POST(HttpRequest.BodyPublishers.noBody())
+                                .build(),
+                        HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(post.statusCode()).isEqualTo(405);
+        status(post);
+    }
+
+    @Test
+    void aFollowedLogIsStreamedAsItComes() throws Exception {
+        HttpResponse<InputStream> r = asAlice(LOG + "two/log?task=web&follow=true&tail=5");
+        assertThat(r.statusCode()).isEqualTo(200);
+        try (InputStream body = r.body()) {
+            byte[] first = body.readNBytes("line 1\n".length());
+            // the agent's answer has not ended: the first line came through on its own
+            assertThat(new String(first, StandardCharsets.UTF_8)).isEqualTo("line 1\n");
+            release.countDown();
+            assertThat(body.read()).isEqualTo(-1);
+        }
+        assertThat(asked)
+                .containsExactly(
+                        "node-1 /v1/allocations/team-a/two/logs/web?stream=stdout&tail=5&follow=true for alice");
+    }
+}
