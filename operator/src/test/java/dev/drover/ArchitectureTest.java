@@ -61,6 +61,7 @@ class ArchitectureTest {
                         "dev.drover.gc..",
                         "dev.drover.api..",
                         "dev.drover.deviceplugin..",
+                        "dev.drover.cgroups..",
                         "dev.drover.common..")
                 .should()
                 .dependOnClassesThat()
@@ -86,6 +87,17 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideOutsideOfPackages("dev.drover.common..", "java..")
+                .check(DROVER);
+    }
+
+    @Test
+    void theCgroupLayerUsesOnlyTheJdkAndTheCommonModule() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.cgroups..")
+                .should()
+                .dependOnClassesThat()
+                .resideOutsideOfPackages("dev.drover.cgroups..", "dev.drover.common..", "java..")
                 .check(DROVER);
     }
 

@@ -1,0 +1,56 @@
+package dev.drover.cgroups;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * One cgroup Drover made for a task: on v2 one directory, on v1 one in each controller's hierarchy. Made with
+ * {@link Cgroups#create}, found again after an agent restart with {@link Cgroups#find}.
+ */
+public sealed interface Cgroup permits CgroupV1, CgroupV2 {
+
+    /** Its name, the last segment of its path. */
+    String name();
+
+    /** Its directories: one on v2, one per hierarchy on v1. */
+    List<Path> directories();
+
+    /** Writes the limits that are set; those at zero are left as they are. */
+    void apply(CgroupLimits limits) throws IOException;
+
+    /** Moves process {@code pid} into it (on v1 into every hierarchy). This process itself is refused. */
+    void add(long pid) throws IOException;
+
+    /** The processes in it (on v1 in any of its hierarchies), at most a bounded prefix of a very long list. */
+    List<Long> pids() throws IOException;
+
+    /**
+     * Ends every process in it so none can escape by forking meanwhile: v2 writes cgroup.kill, or, on kernels
+     * before 5.14, freezes it, sends SIGKILL to each process and thaws it; v1 does the same with the freezer.
+     * Returns once it is empty; an error naming those left after {@code timeout}.
+     */
+    void killAll(Duration timeout) throws IOException, InterruptedException;
+
+    /** Memory and CPU it has used. */
+    CgroupStats stats() throws IOException;
+
+    /**
+     * How many of its processes the kernel's OOM killer has killed (v2 memory.events oom_kill, v1
+     * memory.oom_control oom_kill). A v1 kernel too old to count (before 4.13) gives 1 once the memory limit was
+     * ever hit (memory.failcnt above 0), which with swap off is when the OOM killer runs.
+     */
+    long oomKills() throws IOException;
+
+    /** Whether the OOM killer has killed any of its processes. */
+    default boolean oomKilled() throws IOException {
+        return oomKills() > 0;
+    }
+
+    /**
+     * Removes it (every directory, on v1) once it holds no process, retrying while the kernel is still tearing
+     * down the killed ones, for at most {@code timeout}. One that is gone already is no error.
+     */
+    void remove(Duration timeout) throws IOException, InterruptedException;
+}

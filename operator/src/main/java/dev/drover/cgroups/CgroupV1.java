@@ -1,0 +1,175 @@
+package dev.drover.cgroups;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/** A cgroup on v1: a directory of the same name in each controller's hierarchy. */
+final class CgroupV1 implements Cgroup {
+
+    /** USER_HZ, the unit of cpuacct.stat: 100 on every Linux architecture Drover runs on. */
+    static final long USER_HZ = 100;
+
+    private final String name;
+    /** Each hierarchy it has a directory in, with that directory. */
+    private final Map<Hierarchy, Path> dirs;
+
+    private final ProcessControl control;
+
+    CgroupV1(String name, Map<Hierarchy, Path> dirs, ProcessControl control) {
+        this.name = name;
+        this.dirs = Map.copyOf(dirs);
+        this.control = control;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public List<Path> directories() {
+        return dirs.values().stream().sorted().toList();
+    }
+
+    @Override
+    public void apply(CgroupLimits limits) throws IOException {
+        if (limits.memoryBytes() > 0) {
+            limitMemory(dir("memory", "limit memory"), limits.memoryBytes());
+        }
+        if (limits.cpuMillis() > 0) {
+            Path cpu = dir("cpu", "set a CPU share");
+            CgroupFiles.write(cpu.resolve("cpu.shares"), Long.toString(CgroupLimits.cpuShares(limits.cpuMillis())));
+            if (limits.cpuHardLimit()) {
+                CgroupFiles.write(cpu.resolve("cpu.cfs_period_us"), Long.toString(CgroupLimits.CPU_PERIOD_MICROS));
+                CgroupFiles.write(
+                        cpu.resolve("cpu.cfs_quota_us"),
+                        Long.toString(CgroupLimits.cpuQuotaMicros(limits.cpuMillis())));
+            }
+        }
+        if (limits.pidsMax() > 0) {
+            CgroupFiles.write(dir("pids", "limit processes").resolve("pids.max"), Long.toString(limits.pidsMax()));
+        }
+    }
+
+    /**
+     * memory.limit_in_bytes, and memory.memsw.limit_in_bytes (memory plus swap) to the same value, so no swap,
+     * where swap is accounted. The kernel keeps memsw at least the memory limit, so a raise writes memsw first.
+     */
+    private static void limitMemory(Path memory, long bytes) throws IOException {
+        Path limit = memory.resolve("memory.limit_in_bytes");
+        Path memsw = memory.resolve("memory.memsw.limit_in_bytes");
+        String value = Long.toString(bytes);
+        if (!CgroupFiles.exists(memsw)) {
+            CgroupFiles.write(limit, value);
+        } else if (bytes > CgroupFiles.readLong(memsw)) {
+            CgroupFiles.write(memsw, value);
+            CgroupFiles.write(limit, value);
+        } else {
+            CgroupFiles.write(limit, value);
+            CgroupFiles.write(memsw, value);
+        }
+    }
+
+    @Override
+    public void add(long pid) throws IOException {
+        Teardown.requireMovable(pid);
+        for (Path dir : directories()) {
+            CgroupFiles.write(dir.resolve("cgroup.procs"), Long.toString(pid));
+        }
+    }
+
+    @Override
+    public List<Long> pids() throws IOException {
+        Set<Long> pids = new LinkedHashSet<>();
+        for (Path dir : directories()) {
+            pids.addAll(CgroupFiles.readPids(dir.resolve("cgroup.procs")));
+        }
+        return new ArrayList<>(pids);
+    }
+
+    @Override
+    public void killAll(Duration timeout) throws IOException, InterruptedException {
+        Teardown.killAll(this, this::killRound, control, timeout);
+    }
+
+    private void killRound() throws IOException, InterruptedException {
+        Optional<Path> freezer = find("freezer");
+        if (freezer.isPresent()) {
+            Path state = freezer.get().resolve("freezer.state");
+            CgroupFiles.write(state, "FROZEN");
+            Teardown.await(
+                    control,
+                    Teardown.FREEZE_WAIT,
+                    () -> CgroupFiles.readWord(state).equals("FROZEN"));
+            try {
+                Teardown.signal(control, pids(), name);
+            } finally {
+                CgroupFiles.write(state, "THAWED"); // a frozen task dies of SIGKILL once thawed
+            }
+        } else {
+            Teardown.signal(control, pids(), name); // no freezer: rounds repeat until forks stop outrunning us
+        }
+    }
+
+    @Override
+    public CgroupStats stats() throws IOException {
+        Path memory = dir("memory", "read memory usage");
+        Path memoryStat = memory.resolve("memory.stat");
+        Map<String, Long> stat = CgroupFiles.readTable(memoryStat);
+        Path cpuacct = dir("cpuacct", "read CPU usage");
+        Path cpuStat = cpuacct.resolve("cpuacct.stat");
+        Map<String, Long> cpu = CgroupFiles.readTable(cpuStat);
+        return new CgroupStats(
+                CgroupFiles.readLong(memory.resolve("memory.usage_in_bytes")),
+                CgroupFiles.entry(memoryStat, stat, "rss"),
+                CgroupFiles.entry(memoryStat, stat, "cache"),
+                Duration.ofNanos(CgroupFiles.readLong(cpuacct.resolve("cpuacct.usage"))),
+                ticks(CgroupFiles.entry(cpuStat, cpu, "user")),
+                ticks(CgroupFiles.entry(cpuStat, cpu, "system")));
+    }
+
+    private static Duration ticks(long ticks) {
+        return Duration.ofSeconds(ticks / USER_HZ, (ticks % USER_HZ) * (1_000_000_000 / USER_HZ));
+    }
+
+    @Override
+    public long oomKills() throws IOException {
+        Path memory = dir("memory", "tell an OOM kill");
+        Path oomControl = memory.resolve("memory.oom_control");
+        Long kills = CgroupFiles.readTable(oomControl).get("oom_kill"); // Linux 4.13 on
+        if (kills != null) {
+            return kills;
+        }
+        return CgroupFiles.readLong(memory.resolve("memory.failcnt")) > 0 ? 1 : 0;
+    }
+
+    @Override
+    public void remove(Duration timeout) throws IOException, InterruptedException {
+        Teardown.remove(name, directories(), control, timeout);
+    }
+
+    @Override
+    public String toString() {
+        return "cgroup v1 " + name + " " + directories();
+    }
+
+    private Optional<Path> find(String controller) {
+        return dirs.entrySet().stream()
+                .filter(e -> e.getKey().has(controller))
+                .map(Map.Entry::getValue)
+                .findFirst();
+    }
+
+    private Path dir(String controller, String purpose) throws IOException {
+        return find(controller)
+                .orElseThrow(() -> new IOException("cannot " + purpose + " of cgroup " + name + ": no " + controller
+                        + " hierarchy is mounted (cgroup v1)"));
+    }
+}

@@ -1,0 +1,151 @@
+package dev.drover.cgroups;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The kill protocols, on fake trees where {@link FakeCgroupTree} plays the kernel. */
+class CgroupKillTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+    @TempDir
+    Path root;
+
+    @Test
+    void v2WithCgroupKillLetsTheKernelKillThemAllWithoutASignalFromUs() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v2(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        Path dir = cgroup.directories().getFirst();
+        FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", "101\n102\n", "cgroup.kill", "0\n", "cgroup.freeze", "0\n"));
+        tree.onPause = () -> {
+            if (FakeCgroupTree.read(dir.resolve("cgroup.kill")).equals("1")) {
+                tree.write(dir.resolve("cgroup.procs").toString(), "");
+            }
+        };
+
+        cgroup.killAll(TIMEOUT);
+
+        assertThat(tree.killed).isEmpty();
+        assertThat(cgroup.pids()).isEmpty();
+        assertThat(FakeCgroupTree.read(dir.resolve("cgroup.freeze"))).isEqualTo("0"); // never frozen
+    }
+
+    @Test
+    void v2WithoutCgroupKillFreezesSignalsEachProcessAndThaws() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v2(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        Path dir = cgroup.directories().getFirst();
+        FakeCgroupTree.layOut(
+                dir, Map.of("cgroup.procs", "101\n102\n103\n", "cgroup.freeze", "0\n", "cgroup.events", "frozen 0\n"));
+        List<String> freezeAtKill = new ArrayList<>();
+        tree.onPause = () -> tree.write(dir.resolve("cgroup.events").toString(), "populated 1\nfrozen 1\n");
+        tree.onKill = pid -> {
+            freezeAtKill.add(FakeCgroupTree.read(dir.resolve("cgroup.freeze")));
+            FakeCgroupTree.removePid(dir.resolve("cgroup.procs"), pid);
+        };
+
+        cgroup.killAll(TIMEOUT);
+
+        assertThat(tree.killed).containsExactly(101L, 102L, 103L);
+        assertThat(freezeAtKill).containsOnly("1");
+        assertThat(FakeCgroupTree.read(dir.resolve("cgroup.freeze"))).isEqualTo("0");
+        assertThat(cgroup.pids()).isEmpty();
+    }
+
+    @Test
+    void v1FreezesSignalsEveryProcessOfEveryHierarchyAndThaws() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v1(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        Path freezer = root.resolve("sys/fs/cgroup/freezer/t");
+        Path memory = root.resolve("sys/fs/cgroup/memory/agent/t");
+        for (Path dir : cgroup.directories()) {
+            FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", "201\n202\n"));
+        }
+        // one that escaped the freezer's cgroup is still killed: it is in the memory one
+        FakeCgroupTree.layOut(memory, Map.of("cgroup.procs", "201\n202\n203\n"));
+        FakeCgroupTree.layOut(freezer, Map.of("freezer.state", "THAWED\n"));
+        List<String> stateAtKill = new ArrayList<>();
+        tree.onKill = pid -> {
+            stateAtKill.add(FakeCgroupTree.read(freezer.resolve("freezer.state")));
+            for (Path dir : cgroup.directories()) {
+                FakeCgroupTree.removePid(dir.resolve("cgroup.procs"), pid);
+            }
+        };
+
+        cgroup.killAll(TIMEOUT);
+
+        assertThat(tree.killed).containsExactlyInAnyOrder(201L, 202L, 203L);
+        assertThat(stateAtKill).containsOnly("FROZEN");
+        assertThat(FakeCgroupTree.read(freezer.resolve("freezer.state"))).isEqualTo("THAWED");
+        assertThat(cgroup.pids()).isEmpty();
+    }
+
+    @Test
+    void aProcessThatNeverDiesIsNamedAfterTheTimeoutAndTheCgroupIsLeftThawed() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v1(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        for (Path dir : cgroup.directories()) {
+            FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", "301\n"));
+        }
+        Path state = root.resolve("sys/fs/cgroup/freezer/t/freezer.state");
+        FakeCgroupTree.layOut(state.getParent(), Map.of("freezer.state", "THAWED\n"));
+
+        assertThatThrownBy(() -> cgroup.killAll(TIMEOUT))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("cgroup t still holds processes 301 after 5s");
+        assertThat(tree.killed).hasSizeGreaterThan(1).containsOnly(301L); // signalled again each round
+        assertThat(FakeCgroupTree.read(state)).isEqualTo("THAWED");
+        assertThat(tree.nanoTime())
+                .isBetween(TIMEOUT.toNanos(), TIMEOUT.plusSeconds(2).toNanos());
+    }
+
+    @Test
+    void theAgentsOwnProcessIsNeverKilledNorAdded() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v2(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        Path dir = cgroup.directories().getFirst();
+        long self = ProcessHandle.current().pid();
+        FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", "401\n" + self + "\n"));
+
+        assertThatThrownBy(() -> cgroup.killAll(TIMEOUT)).hasMessageContaining("refusing to kill it");
+        assertThat(tree.killed).isEmpty();
+        assertThatThrownBy(() -> cgroup.add(self)).hasMessageContaining("own process");
+        assertThatThrownBy(() -> cgroup.add(0)).hasMessageContaining("no process 0");
+    }
+
+    @Test
+    void addWritesThePidToEachHierarchy() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v1(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        for (Path dir : cgroup.directories()) {
+            FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", ""));
+        }
+
+        cgroup.add(4242);
+
+        for (Path dir : cgroup.directories()) {
+            assertThat(FakeCgroupTree.read(dir.resolve("cgroup.procs"))).isEqualTo("4242");
+        }
+    }
+
+    @Test
+    void anEmptyCgroupIsDoneAtOnce() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v2(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        FakeCgroupTree.layOut(cgroup.directories().getFirst(), Map.of("cgroup.procs", ""));
+
+        cgroup.killAll(TIMEOUT);
+
+        assertThat(tree.nanoTime()).isZero();
+        assertThat(tree.killed).isEmpty();
+    }
+}
