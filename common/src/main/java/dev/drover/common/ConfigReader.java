@@ -94,6 +94,24 @@ public final class ConfigReader {
         return null;
     }
 
+    /**
+     * A list whose items are strings or whole numbers (a YAML list such as {@code [0, GPU-8a3c...]}), each
+     * given as text; null when absent or wrong.
+     */
+    public List<String> words(String key) {
+        Object v = take(key);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof List<?> list && list.stream().allMatch(e -> e instanceof String || isInt(e))) {
+            return list.stream()
+                    .map(e -> e instanceof String s ? s : String.valueOf(((Number) e).longValue()))
+                    .toList();
+        }
+        problems.add("config." + key + ": " + describe(v) + " is not a list of names or numbers");
+        return null;
+    }
+
     /** Records a problem found by the driver itself (a missing key, a bad combination). */
     public void problem(String message) {
         problems.add(message);

@@ -20,4 +20,10 @@ public interface DevicePluginFactory {
      * {@code fake}, the file; for {@code nvidia}, the library path). An empty argument means defaults.
      */
     Map<String, Object> configFromArgument(String argument);
+
+    /**
+     * Fails, naming every problem, on a configuration that {@link DevicePlugin#configure} would refuse for
+     * itself (an unknown key, a bad value), without touching devices: the agent checks its settings at start.
+     */
+    default void checkConfig(Map<String, Object> config) throws DevicePluginException {}
 }

@@ -1,5 +1,6 @@
 package dev.drover.deviceplugin;
 
+import dev.drover.common.UserText;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,6 +64,29 @@ public final class DevicePlugins {
     public record Selection(DevicePluginFactory factory, Map<String, Object> config) {
         public Selection {
             config = Map.copyOf(config);
+        }
+
+        /**
+         * This selection with more settings ({@code devicePluginConfig.NAME} in the agent's file). A key the
+         * argument already set ({@code nvidia:LIBRARY} sets {@code library}) may not be set again.
+         *
+         * @throws IllegalArgumentException naming the key set twice
+         */
+        public Selection withConfig(Map<String, Object> more) {
+            Map<String, Object> merged = new TreeMap<>(config);
+            for (Map.Entry<String, Object> e : more.entrySet()) {
+                if (merged.putIfAbsent(e.getKey(), e.getValue()) != null) {
+                    throw new IllegalArgumentException("devicePluginConfig." + factory.name() + "."
+                            + UserText.bare(e.getKey())
+                            + " is already set by --device-plugin " + factory.name() + ":...; set it in one place");
+                }
+            }
+            return new Selection(factory, merged);
+        }
+
+        /** Fails on settings the plugin would refuse ({@link DevicePluginFactory#checkConfig}). */
+        public void check() throws DevicePluginException {
+            factory.checkConfig(config);
         }
 
         /** A new plugin, configured. */

@@ -13,7 +13,6 @@ import dev.drover.controller.PeerToken;
 import dev.drover.controller.StatusPatcher;
 import dev.drover.controller.StatusWriter;
 import dev.drover.controller.UnreadableAllocations;
-import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;
 import dev.drover.devices.DeviceMetrics;
@@ -159,12 +158,7 @@ public final class Agent implements AutoCloseable {
         drivers = new DriverRegistry(enabled);
         TaskPrestartHook deviceHook = new NoDevicesHook();
         if (!config.devicePlugins().isEmpty()) {
-            DevicePlugins known = DevicePlugins.discover();
-            List<DevicePlugins.Selection> selections = new ArrayList<>();
-            for (String p : config.devicePlugins()) {
-                selections.add(known.select(p));
-            }
-            devices = new DeviceManager(selections, DeviceManager.Timing.DEFAULT);
+            devices = new DeviceManager(config.devicePluginSelections(), DeviceManager.Timing.DEFAULT);
             if (!devices.awaitFirstFingerprints(Duration.ofSeconds(30))) {
                 LOG.warn("device plugins gave no fingerprint within 30 s; their devices appear when they do");
             }

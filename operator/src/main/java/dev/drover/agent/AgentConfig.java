@@ -38,6 +38,8 @@ import java.util.Set;
  * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
  * @param peerTokenFile  the token this agent shows other nodes' agents (audience {@code drover.dev/agent}), read
  *                       at each use since a projected token is rotated
+ * @param devicePluginConfig settings of each device plugin by name ({@code nvidia: {devices: [0, 1]}}), added to
+ *                       what {@code --device-plugin NAME:ARG} says
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -56,13 +58,20 @@ public record AgentConfig(
         boolean fieldSelector,
         int concurrentStarts,
         ApiLimits apiLimits,
-        Path peerTokenFile) {
+        Path peerTokenFile,
+        Map<String, Map<String, Object>> devicePluginConfig) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
     public AgentConfig {
         rawExecLauncher = List.copyOf(rawExecLauncher);
         devicePlugins = List.copyOf(devicePlugins);
+        devicePluginConfig = Map.copyOf(devicePluginConfig);
+    }
+
+    /** The device plugins to run, each with its settings. */
+    public List<DevicePlugins.Selection> devicePluginSelections() {
+        return DevicePluginSettings.selections(DevicePlugins.discover(), devicePlugins, devicePluginConfig);
     }
 
     /** The agent's settings from its command line and environment (and the file they name). */
@@ -114,16 +123,8 @@ public record AgentConfig(
         if (plugins.isEmpty() && file != null && file.has("devicePlugins")) {
             file.get("devicePlugins").forEach(p -> plugins.add(p.asText()));
         }
-        if (!plugins.isEmpty()) {
-            DevicePlugins known = DevicePlugins.discover();
-            for (String p : plugins) {
-                try {
-                    known.select(p);
-                } catch (IllegalArgumentException e) {
-                    throw new ConfigException(e.getMessage());
-                }
-            }
-        }
+        Map<String, Map<String, Object>> pluginSettings = DevicePluginSettings.read(file);
+        DevicePluginSettings.check(plugins, pluginSettings);
         String level = s.text("logLevel", "--log-level", "DROVER_LOG_LEVEL")
                 .orElse("info")
                 .toLowerCase(Locale.ROOT);
@@ -197,7 +198,8 @@ public record AgentConfig(
                 selector,
                 starts,
                 apiLimits,
-                peerTokenFile);
+                peerTokenFile,
+                pluginSettings);
     }
 
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
@@ -211,6 +213,7 @@ public record AgentConfig(
             "apiPort",
             "peerTokenFile",
             "devicePlugins",
+            "devicePluginConfig",
             "logLevel",
             "maxKillTimeout",
             "gc.interval",

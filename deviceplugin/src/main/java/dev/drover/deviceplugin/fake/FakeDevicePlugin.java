@@ -16,6 +16,7 @@ import dev.drover.deviceplugin.fake.FakeDeviceFile.Fault;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.Group;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.HealthWindow;
 import dev.drover.deviceplugin.fake.FakeDeviceFile.Instance;
+import dev.drover.deviceplugin.nvidia.GpuSelection;
 import dev.drover.deviceplugin.nvidia.NvidiaReservations;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,6 +24,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -35,12 +37,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Devices read from a file, with scripted faults and health flips (see {@link FakeDeviceFile}). For tests,
- * the local cluster and demos: {@code --device-plugin fake:examples/devices/fake-gpus.yaml}.
+ * the local cluster and demos: {@code --device-plugin fake:examples/devices/fake-gpus.yaml}. Its {@code nvidia}
+ * instances are GPUs as the nvidia plugin's are: {@code devices} and {@code excludeDevices} choose which it
+ * manages ({@link GpuSelection}; an instance's index is its place among the file's {@code nvidia} instances).
  */
 public final class FakeDevicePlugin implements DevicePlugin {
 
     static final String NAME = "fake";
     static final String FILE_KEY = "file";
+    private static final String NVIDIA = "nvidia";
     private static final Logger LOG = LoggerFactory.getLogger(FakeDevicePlugin.class);
 
     private final PluginClock clock;
@@ -48,6 +53,9 @@ public final class FakeDevicePlugin implements DevicePlugin {
     private final ChangeSignal closing;
     private final Map<Call, AtomicLong> calls = new EnumMap<>(Call.class);
     private volatile FakeDeviceFile file;
+    /** IDs of the file's instances that the GPU selection leaves out. */
+    private volatile Set<String> unmanaged = Set.of();
+
     private volatile String crashed;
     private volatile boolean closed;
 
@@ -70,16 +78,45 @@ public final class FakeDevicePlugin implements DevicePlugin {
     public void configure(Map<String, Object> config) throws DevicePluginException {
         ConfigReader reader = new ConfigReader(config);
         String path = reader.string(FILE_KEY);
+        GpuSelection gpus = GpuSelection.read(reader);
         DevicePluginException.checkConfig(NAME, reader);
         if (path == null || path.isBlank()) {
             throw new DevicePluginException("device plugin fake: configuration key 'file' is missing; "
                     + "pass the device file as --device-plugin fake:FILE");
         }
-        configure(FakeDeviceFileParser.parse(Path.of(path)));
+        configure(FakeDeviceFileParser.parse(Path.of(path)), gpus);
+    }
+
+    /** Fails on what {@link #configure(Map)} would refuse in {@code config} itself (the file is read later). */
+    static void checkConfig(Map<String, Object> config) throws DevicePluginException {
+        ConfigReader reader = new ConfigReader(config);
+        reader.string(FILE_KEY);
+        GpuSelection.read(reader);
+        DevicePluginException.checkConfig(NAME, reader);
     }
 
     /** Uses an already parsed file (tests build one in code). */
     public void configure(FakeDeviceFile parsed) {
+        configure(parsed, GpuSelection.ALL);
+    }
+
+    /** Uses an already parsed file, managing the GPUs {@code gpus} selects. */
+    public void configure(FakeDeviceFile parsed, GpuSelection gpus) {
+        List<GpuSelection.Candidate> seen = new ArrayList<>();
+        Set<String> left = new HashSet<>();
+        for (Group g : parsed.groups()) {
+            if (!g.vendor().equals(NVIDIA)) continue;
+            for (Instance i : g.instances()) {
+                GpuSelection.Candidate c = GpuSelection.Candidate.whole(i.id(), seen.size());
+                seen.add(c);
+                if (!gpus.manages(c)) left.add(i.id());
+            }
+        }
+        List<String> unmatched = gpus.unmatched(seen);
+        if (!unmatched.isEmpty()) {
+            LOG.warn("device plugin fake: {} name no GPU in the device file; ignored", unmatched);
+        }
+        this.unmanaged = Set.copyOf(left);
         this.file = parsed;
     }
 
@@ -103,6 +140,7 @@ public final class FakeDevicePlugin implements DevicePlugin {
         Instant now = clock.now();
         return configured().groups().stream()
                 .flatMap(g -> g.instances().stream())
+                .filter(i -> !unmanaged.contains(i.id()))
                 .flatMap(i -> i.stats().stream())
                 .map(s -> s.withTimestamp(now))
                 .toList();
@@ -113,7 +151,9 @@ public final class FakeDevicePlugin implements DevicePlugin {
         beforeCall(Call.RESERVE);
         Map<String, String> vendorOf = new HashMap<>();
         for (Group g : configured().groups()) {
-            g.instances().forEach(i -> vendorOf.put(i.id(), g.vendor()));
+            g.instances().stream()
+                    .filter(i -> !unmanaged.contains(i.id()))
+                    .forEach(i -> vendorOf.put(i.id(), g.vendor()));
         }
         Set<String> unknown = new LinkedHashSet<>();
         List<String> nvidia = new ArrayList<>();
@@ -121,12 +161,13 @@ public final class FakeDevicePlugin implements DevicePlugin {
             String vendor = vendorOf.get(id);
             if (vendor == null) {
                 unknown.add(id);
-            } else if (vendor.equals("nvidia") && !nvidia.contains(id)) {
+            } else if (vendor.equals(NVIDIA) && !nvidia.contains(id)) {
                 nvidia.add(id);
             }
         }
         if (!unknown.isEmpty()) {
-            throw new DevicePluginException("device plugin fake: cannot reserve unknown instance(s) " + unknown);
+            throw new DevicePluginException(
+                    "device plugin fake: cannot reserve unknown or unmanaged instance(s) " + unknown);
         }
         return NvidiaReservations.visibleDevices(nvidia);
     }
@@ -182,6 +223,9 @@ public final class FakeDevicePlugin implements DevicePlugin {
         for (Group g : configured().groups()) {
             List<DeviceInstance> instances = new ArrayList<>();
             for (Instance i : g.instances()) {
+                if (unmanaged.contains(i.id())) {
+                    continue;
+                }
                 Optional<HealthWindow> sick =
                         i.unhealthy().stream().filter(w -> w.covers(elapsed)).findFirst();
                 instances.add(
@@ -189,7 +233,9 @@ public final class FakeDevicePlugin implements DevicePlugin {
                                 ? new DeviceInstance(i.id(), false, sick.get().reason(), i.pciBusId())
                                 : new DeviceInstance(i.id(), i.healthy(), i.healthDescription(), i.pciBusId()));
             }
-            groups.add(new DeviceGroup(g.vendor(), g.type(), g.model(), g.attributes(), instances));
+            if (!instances.isEmpty()) {
+                groups.add(new DeviceGroup(g.vendor(), g.type(), g.model(), g.attributes(), instances));
+            }
         }
         return Fingerprint.of(groups);
     }

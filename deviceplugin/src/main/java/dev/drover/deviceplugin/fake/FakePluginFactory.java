@@ -1,6 +1,7 @@
 package dev.drover.deviceplugin.fake;
 
 import dev.drover.deviceplugin.DevicePlugin;
+import dev.drover.deviceplugin.DevicePluginException;
 import dev.drover.deviceplugin.DevicePluginFactory;
 import dev.drover.deviceplugin.PluginClock;
 import java.time.Instant;
@@ -40,5 +41,10 @@ public final class FakePluginFactory implements DevicePluginFactory {
     @Override
     public Map<String, Object> configFromArgument(String argument) {
         return argument.isEmpty() ? Map.of() : Map.of(FakeDevicePlugin.FILE_KEY, argument);
+    }
+
+    @Override
+    public void checkConfig(Map<String, Object> config) throws DevicePluginException {
+        FakeDevicePlugin.checkConfig(config);
     }
 }

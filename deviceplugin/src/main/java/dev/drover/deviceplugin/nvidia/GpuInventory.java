@@ -17,7 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * The GPUs NVML sees: whole GPUs, or, for a GPU in MIG mode, its MIG devices instead (each its own device
  * with its own UUID; the parent is not offered, as its memory is split among them). What does not change
  * while a GPU is present (name, attributes, PCI bus ID) is read once per UUID, so a GPU that falls off the
- * bus keeps its place in its group while it is reported lost.
+ * bus keeps its place in its group while it is reported lost. Only the GPUs the {@link GpuSelection} manages are
+ * listed; a whole GPU is kept for events when it or one of its MIG devices is.
  */
 final class GpuInventory {
 
@@ -45,10 +46,12 @@ final class GpuInventory {
     /** A whole GPU, where NVML delivers events. */
     record Physical(String uuid, MemorySegment handle, boolean mig) {}
 
-    record Scan(List<Gpu> gpus, List<Physical> physical) {
+    /** {@code unmatched}: entries of the selection that named no GPU of this host. */
+    record Scan(List<Gpu> gpus, List<Physical> physical, List<String> unmatched) {
         Scan {
             gpus = List.copyOf(gpus);
             physical = List.copyOf(physical);
+            unmatched = List.copyOf(unmatched);
         }
     }
 
@@ -59,12 +62,14 @@ final class GpuInventory {
             OptionalInt gpuInstanceId) {}
 
     private final Nvml nvml;
+    private final GpuSelection selection;
     private final String driverVersion;
     private final Optional<String> cudaVersion;
     private final Map<String, Static> known = new ConcurrentHashMap<>();
 
-    GpuInventory(Nvml nvml) throws NvmlException {
+    GpuInventory(Nvml nvml, GpuSelection selection) throws NvmlException {
         this.nvml = nvml;
+        this.selection = selection;
         this.driverVersion = nvml.driverVersion();
         this.cudaVersion = nvml.cudaDriverVersion();
     }
@@ -72,25 +77,41 @@ final class GpuInventory {
     Scan scan() throws NvmlException {
         List<Gpu> gpus = new ArrayList<>();
         List<Physical> physical = new ArrayList<>();
+        List<GpuSelection.Candidate> seen = new ArrayList<>();
         int count = nvml.deviceCount();
         for (int i = 0; i < count; i++) {
             MemorySegment handle = nvml.handleByIndex(i);
             String uuid = nvml.uuid(handle);
             boolean mig = nvml.migEnabled(handle);
-            physical.add(new Physical(uuid, handle, mig));
+            GpuSelection.Candidate whole = GpuSelection.Candidate.whole(uuid, i);
+            seen.add(whole);
             if (!mig) {
-                gpus.add(describe(handle, uuid, Optional.empty()));
+                if (selection.manages(whole)) {
+                    physical.add(new Physical(uuid, handle, false));
+                    gpus.add(describe(handle, uuid, Optional.empty()));
+                }
                 continue;
             }
+            boolean anyManaged = false;
             int max = nvml.maxMigDeviceCount(handle);
             for (int m = 0; m < max; m++) {
                 Optional<MemorySegment> migHandle = nvml.migDeviceHandle(handle, m);
-                if (migHandle.isPresent()) {
-                    gpus.add(describe(migHandle.get(), nvml.uuid(migHandle.get()), Optional.of(uuid)));
+                if (migHandle.isEmpty()) {
+                    continue;
+                }
+                String migUuid = nvml.uuid(migHandle.get());
+                GpuSelection.Candidate part = new GpuSelection.Candidate(migUuid, OptionalInt.of(i), Optional.of(uuid));
+                seen.add(part);
+                if (selection.manages(part)) {
+                    anyManaged = true;
+                    gpus.add(describe(migHandle.get(), migUuid, Optional.of(uuid)));
                 }
             }
+            if (anyManaged) {
+                physical.add(new Physical(uuid, handle, true));
+            }
         }
-        return new Scan(gpus, physical);
+        return new Scan(gpus, physical, selection.unmatched(seen));
     }
 
     private Gpu describe(MemorySegment handle, String uuid, Optional<String> parent) throws NvmlException {

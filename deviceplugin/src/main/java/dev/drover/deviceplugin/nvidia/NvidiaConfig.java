@@ -15,9 +15,14 @@ import java.util.Set;
  * @param quietPeriod       how long a GPU must go without a critical error to be healthy again
  * @param applicationXids   XIDs that do not mark a GPU unhealthy
  * @param eventPollInterval how long the event thread waits in NVML at a time; bounds how long close() takes
+ * @param gpus              which GPUs the plugin manages ({@code devices}, {@code excludeDevices})
  */
 public record NvidiaConfig(
-        String library, Duration quietPeriod, Set<Integer> applicationXids, Duration eventPollInterval) {
+        String library,
+        Duration quietPeriod,
+        Set<Integer> applicationXids,
+        Duration eventPollInterval,
+        GpuSelection gpus) {
 
     public static final Duration DEFAULT_QUIET_PERIOD = Duration.ofMinutes(5);
     public static final Duration DEFAULT_EVENT_POLL = Duration.ofMillis(500);
@@ -34,6 +39,7 @@ public record NvidiaConfig(
         List<Integer> xids =
                 Objects.requireNonNullElse(r.integers("applicationXids"), List.copyOf(XidHealth.APPLICATION_XIDS));
         Duration poll = Objects.requireNonNullElse(r.duration("eventPollInterval"), DEFAULT_EVENT_POLL);
+        GpuSelection gpus = GpuSelection.read(r);
         if (quiet.isZero()) {
             r.problem("config.quietPeriod: must be longer than 0 (e.g. 5m)");
         }
@@ -41,6 +47,6 @@ public record NvidiaConfig(
             r.problem("config.eventPollInterval: must be longer than 0 (e.g. 1s)");
         }
         DevicePluginException.checkConfig(plugin, r);
-        return new NvidiaConfig(library, quiet, Set.copyOf(xids), poll);
+        return new NvidiaConfig(library, quiet, Set.copyOf(xids), poll, gpus);
     }
 }

@@ -80,15 +80,23 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
             return;
         }
         try {
-            GpuInventory inv = new GpuInventory(lib);
+            GpuInventory inv = new GpuInventory(lib, cfg.gpus());
             GpuInventory.Scan scan = inv.scan();
+            if (!scan.unmatched().isEmpty()) {
+                LOG.warn(
+                        "device plugin nvidia: {} name no GPU of this host (nvidia-smi -L lists them); ignored",
+                        scan.unmatched());
+            }
             lastScan.set(scan);
             health = new XidHealth(cfg.applicationXids(), cfg.quietPeriod());
             inventory = inv;
             nvml = lib;
             watcher = XidWatcher.start(lib, scan.physical(), cfg.eventPollInterval(), this::onEvent);
             LOG.info(
-                    "device plugin nvidia: {} device(s), driver {}", scan.gpus().size(), lib.driverVersion());
+                    "device plugin nvidia: {} device(s){}, driver {}",
+                    scan.gpus().size(),
+                    cfg.gpus().managesAll() ? "" : " managed (devices, excludeDevices)",
+                    lib.driverVersion());
         } catch (NvmlException | RuntimeException e) {
             nvml = null;
             try {
@@ -198,7 +206,7 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
         unknown.removeAll(known);
         if (!unknown.isEmpty()) {
             throw new DevicePluginException("device plugin nvidia: cannot reserve " + unknown
-                    + ": no such GPU on this host (known: " + known + ")");
+                    + ": no such GPU managed on this host (managed: " + known + ")");
         }
         return NvidiaReservations.visibleDevices(List.copyOf(wanted));
     }

@@ -1,6 +1,7 @@
 package dev.drover.deviceplugin.nvidia;
 
 import dev.drover.deviceplugin.DevicePlugin;
+import dev.drover.deviceplugin.DevicePluginException;
 import dev.drover.deviceplugin.DevicePluginFactory;
 import dev.drover.deviceplugin.PluginClock;
 import java.util.Map;
@@ -31,5 +32,10 @@ public final class NvidiaPluginFactory implements DevicePluginFactory {
     @Override
     public Map<String, Object> configFromArgument(String argument) {
         return argument.isEmpty() ? Map.of() : Map.of("library", argument);
+    }
+
+    @Override
+    public void checkConfig(Map<String, Object> config) throws DevicePluginException {
+        NvidiaConfig.read(NvidiaDevicePlugin.NAME, config);
     }
 }

@@ -5,14 +5,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a task needs to see reserved NVIDIA GPUs: {@code NVIDIA_VISIBLE_DEVICES}, a comma-separated list of UUIDs
- * (MIG devices by their own {@code MIG-...} UUIDs), which the NVIDIA container runtime reads to give a container
- * just those GPUs. CUDA itself reads {@code CUDA_VISIBLE_DEVICES}, not this variable: a process no such runtime
- * starts (a raw_exec task) is not limited by it.
+ * What a task needs to see reserved NVIDIA GPUs, and only them: {@code CUDA_VISIBLE_DEVICES}, which CUDA reads in
+ * every process (a raw_exec task's too), and {@code NVIDIA_VISIBLE_DEVICES}, which the NVIDIA container runtime
+ * reads to give a container just those GPUs. Both name the GPUs by UUID (MIG devices by their own {@code MIG-...}
+ * UUIDs) in the order given, so CUDA's device 0 is the first of them.
  */
 public final class NvidiaReservations {
 
     public static final String VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES";
+    public static final String CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES";
 
     private NvidiaReservations() {}
 
@@ -20,6 +21,15 @@ public final class NvidiaReservations {
         if (uuids.isEmpty()) {
             return Reservation.ofEnv(Map.of());
         }
-        return Reservation.ofEnv(Map.of(VISIBLE_DEVICES, String.join(",", uuids)));
+        String list = String.join(",", uuids);
+        return Reservation.ofEnv(Map.of(VISIBLE_DEVICES, list, CUDA_VISIBLE_DEVICES, list));
+    }
+
+    /**
+     * For a task given no NVIDIA GPU: CUDA sees none (an empty {@code CUDA_VISIBLE_DEVICES} hides every device),
+     * and the NVIDIA container runtime adds none ({@code void}).
+     */
+    public static Map<String, String> noneVisible() {
+        return Map.of(CUDA_VISIBLE_DEVICES, "", VISIBLE_DEVICES, "void");
     }
 }

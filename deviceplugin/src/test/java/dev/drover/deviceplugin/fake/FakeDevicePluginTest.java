@@ -114,11 +114,52 @@ class FakeDevicePluginTest {
     void reservingNvidiaInstancesSetsVisibleDevices() throws Exception {
         try (DevicePlugin p = plugin("")) {
             assertThat(p.reserve(List.of("GPU-b", "GPU-a")).env())
-                    .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", "GPU-b,GPU-a"));
+                    .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", "GPU-b,GPU-a", "CUDA_VISIBLE_DEVICES", "GPU-b,GPU-a"));
             assertThat(p.reserve(List.of("fpga-0")).env()).isEmpty();
             assertThatThrownBy(() -> p.reserve(List.of("GPU-a", "GPU-z")))
-                    .hasMessageContaining("unknown instance(s) [GPU-z]");
+                    .hasMessageContaining("unknown or unmanaged instance(s) [GPU-z]");
         }
+    }
+
+    @Test
+    void unmanagedGpusAreNeitherFingerprintedNorStatedNorReserved() throws Exception {
+        try (DevicePlugin p = factory.create()) {
+            Map<String, Object> config =
+                    new java.util.HashMap<>(factory.configFromArgument("../examples/devices/fake-gpus.yaml"));
+            config.put("excludeDevices", List.of(0)); // the file's first nvidia instance
+            p.configure(config);
+            List<String> ids =
+                    p.fingerprint().instances().stream().map(DeviceInstance::id).toList();
+            assertThat(ids).containsExactly("GPU-5d7e9a0b-6c1f-4e2a-8b3d-9c0e1f2a3b4c");
+            assertThat(p.stats()).extracting(InstanceStats::id).containsExactlyElementsOf(ids);
+            assertThatThrownBy(() -> p.reserve(List.of("GPU-8a3c5e1f-2b4d-4c6e-9f70-1a2b3c4d5e6f")))
+                    .hasMessageContaining("unknown or unmanaged instance(s)");
+        }
+    }
+
+    @Test
+    void theGpuSelectionLeavesOtherVendorsAlone() throws Exception {
+        try (DevicePlugin p = factory.create()) {
+            ((FakeDevicePlugin) p)
+                    .configure(
+                            FakeDeviceFileParser.parse(GPUS, "gpus.yaml"),
+                            new dev.drover.deviceplugin.nvidia.GpuSelection(
+                                    java.util.Optional.of(java.util.Set.of("GPU-b")), java.util.Set.of()));
+            assertThat(p.fingerprint().instances())
+                    .extracting(DeviceInstance::id)
+                    .containsExactly("GPU-b", "fpga-0");
+            assertThat(p.reserve(List.of("GPU-b")).env()).containsEntry("CUDA_VISIBLE_DEVICES", "GPU-b");
+        }
+    }
+
+    @Test
+    void aBadGpuSelectionIsAConfigurationError() {
+        Map<String, Object> config = Map.of("file", "gpus.yaml", "devices", List.of("first"));
+        assertThatThrownBy(() -> factory.checkConfig(config))
+                .isInstanceOf(DevicePluginException.class)
+                .hasMessageContaining("config.devices[0]: \"first\" is neither a GPU index");
+        assertThatThrownBy(() -> factory.checkConfig(Map.of("file", "gpus.yaml", "device", List.of(0))))
+                .hasMessageContaining("config.device: unknown key");
     }
 
     @Test

@@ -188,7 +188,8 @@ class NvidiaDevicePluginTest {
                 .containsEntry("memory", AttributeValue.integer(19968, Unit.MIB))
                 .doesNotContainKey("power_limit");
         assertThat(fp.instances()).extracting(DeviceInstance::id).doesNotContain(A100);
-        assertThat(plugin.reserve(List.of(MIG_2)).env()).isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", MIG_2));
+        assertThat(plugin.reserve(List.of(MIG_2)).env())
+                .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", MIG_2, "CUDA_VISIBLE_DEVICES", MIG_2));
         assertThat(plugin.stats()).extracting(InstanceStats::id).containsExactly(T4, MIG_1, MIG_2);
         assertThat(plugin.stats().get(1).memoryTotalMiB()).hasValue(19968);
         assertThat(plugin.stats().get(1).temperatureC()).isEmpty();
@@ -206,12 +207,69 @@ class NvidiaDevicePluginTest {
     }
 
     @Test
-    void reserveNamesTheGpusInNvidiaVisibleDevices() throws Exception {
+    void reserveNamesTheGpusInBothVisibleDevicesVariablesInTheOrderGiven() throws Exception {
         start(Map.of());
         assertThat(plugin.reserve(List.of(A100, T4)).env())
-                .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", A100 + "," + T4));
+                .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", A100 + "," + T4, "CUDA_VISIBLE_DEVICES", A100 + "," + T4));
+        assertThat(plugin.reserve(List.of(T4)).env())
+                .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", T4, "CUDA_VISIBLE_DEVICES", T4));
         assertThatThrownBy(() -> plugin.reserve(List.of("GPU-gone")))
-                .hasMessageContaining("cannot reserve [GPU-gone]: no such GPU on this host");
+                .hasMessageContaining("cannot reserve [GPU-gone]: no such GPU managed on this host");
+    }
+
+    @Test
+    void onlyTheGpusNamedByIndexAreFingerprintedStatedAndReserved() throws Exception {
+        start(Map.of("devices", List.of(1)));
+        Fingerprint fp = plugin.fingerprint();
+        assertThat(fp.instances()).extracting(DeviceInstance::id).containsExactly(A100);
+        assertThat(plugin.stats()).extracting(InstanceStats::id).containsExactly(A100);
+        assertThatThrownBy(() -> plugin.reserve(List.of(T4)))
+                .hasMessageContaining("cannot reserve [" + T4 + "]: no such GPU managed on this host");
+        assertThat(plugin.reserve(List.of(A100)).env()).containsEntry("CUDA_VISIBLE_DEVICES", A100);
+    }
+
+    @Test
+    void excludedGpusAreLeftForOthersByUuidOrIndex() throws Exception {
+        start(Map.of("excludeDevices", List.of(T4)));
+        assertThat(plugin.fingerprint().instances())
+                .extracting(DeviceInstance::id)
+                .containsExactly(A100);
+        plugin.close();
+        plugin = null;
+        start(Map.of("devices", List.of(0, A100), "excludeDevices", List.of("1")));
+        assertThat(plugin.fingerprint().instances())
+                .extracting(DeviceInstance::id)
+                .containsExactly(T4);
+    }
+
+    @Test
+    void aGpuNamedInMigModeBringsItsMigDevicesAndOneMigDeviceCanBeNamedAlone() throws Throwable {
+        nvml.mig(true);
+        start(Map.of("devices", List.of(A100)));
+        assertThat(plugin.fingerprint().instances())
+                .extracting(DeviceInstance::id)
+                .containsExactly(MIG_1, MIG_2);
+        plugin.close();
+        plugin = null;
+        start(Map.of("devices", List.of(MIG_2)));
+        assertThat(plugin.fingerprint().instances())
+                .extracting(DeviceInstance::id)
+                .containsExactly(MIG_2);
+    }
+
+    @Test
+    void anEntryNamingNoGpuIsIgnoredAndABadOneRefused() throws Exception {
+        start(Map.of("devices", List.of(0, "GPU-00000000-0000-0000-0000-000000000000", 7)));
+        assertThat(plugin.fingerprint().instances())
+                .extracting(DeviceInstance::id)
+                .containsExactly(T4);
+        plugin.close();
+        plugin = null;
+        assertThatThrownBy(() -> start(Map.of("devices", List.of("all"))))
+                .isInstanceOf(dev.drover.deviceplugin.DevicePluginException.class)
+                .hasMessageContaining("config.devices[0]: \"all\" is neither a GPU index");
+        assertThat(plugin.unavailableReason()).isEmpty(); // refused before loading NVML
+        plugin = null;
     }
 
     @Test
