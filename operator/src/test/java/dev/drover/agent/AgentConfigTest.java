@@ -112,6 +112,38 @@ class AgentConfigTest {
     }
 
     @Test
+    void devicePluginSettingsFromTheFileReachThePluginAndAreCheckedAtStart() throws Exception {
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, """
+                devicePlugins: [nvidia]
+                devicePluginConfig:
+                  nvidia: {devices: [0, "GPU-8a3c5e1f-2b4d-4c6e-9f70-1a2b3c4d5e6f"], excludeDevices: [3]}
+                """);
+        AgentConfig c = load(Map.of("NODE_NAME", "n"), "--config", file.toString());
+        assertThat(c.devicePluginSelections())
+                .singleElement()
+                .satisfies(s -> assertThat(s.config())
+                        .containsEntry("devices", List.of(0, "GPU-8a3c5e1f-2b4d-4c6e-9f70-1a2b3c4d5e6f"))
+                        .containsEntry("excludeDevices", List.of(3)));
+
+        Files.writeString(file, "devicePlugins: [nvidia]\ndevicePluginConfig: {nvidia: {devices: [all]}}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("devicePluginConfig.nvidia")
+                .hasMessageContaining("config.devices[0]: \"all\" is neither a GPU index");
+        Files.writeString(file, "devicePluginConfig: {nvidia: {devices: [0]}}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .hasMessageContaining("devicePluginConfig.nvidia: no such device plugin runs");
+        Files.writeString(
+                file, "devicePlugins: [\"nvidia:/lib/nvml.so\"]\ndevicePluginConfig: {nvidia: {library: x}}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .hasMessageContaining("devicePluginConfig.nvidia.library is already set");
+        Files.writeString(file, "devicePlugins: [nvidia]\ndevicePluginConfig: {nvidia: [0, 1]}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .hasMessageContaining("devicePluginConfig.nvidia: must be a mapping");
+    }
+
+    @Test
     void badSettingsAreRefusedWithAMessageNamingThem() throws Exception {
         assertThatThrownBy(() -> load(Map.of())).hasMessageContaining("node name is required");
         assertThatThrownBy(() -> load(Map.of(), "--node", "Bad_Node")).hasMessageContaining("not a valid");

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,6 +52,24 @@ class DeviceManagerTest {
             assertThat(m.stats("GPU-a").orElseThrow().gpuUtilPercent().getAsDouble())
                     .isEqualTo(37);
             assertThat(m.reserve(List.of("GPU-b")).env()).containsEntry("NVIDIA_VISIBLE_DEVICES", "GPU-b");
+        }
+    }
+
+    @Test
+    void reservationsNameTheirGpusToCudaAndOnlyManagedGpusAreOffered() throws Exception {
+        try (DeviceManager m = manager("")) {
+            assertThat(m.awaitFirstFingerprints(Duration.ofSeconds(5))).isTrue();
+            assertThat(m.reserve(List.of("GPU-b", "GPU-a")).env())
+                    .isEqualTo(Map.of("CUDA_VISIBLE_DEVICES", "GPU-b,GPU-a", "NVIDIA_VISIBLE_DEVICES", "GPU-b,GPU-a"));
+            assertThat(m.reserve(List.of("GPU-a")).env())
+                    .isEqualTo(Map.of("CUDA_VISIBLE_DEVICES", "GPU-a", "NVIDIA_VISIBLE_DEVICES", "GPU-a"));
+        }
+        Path file = dir.resolve("gpus.yaml");
+        var managed = DevicePlugins.discover().select("fake:" + file).withConfig(Map.of("devices", List.of(1)));
+        try (DeviceManager m = new DeviceManager(List.of(managed), FAST)) {
+            assertThat(m.awaitFirstFingerprints(Duration.ofSeconds(5))).isTrue();
+            assertThat(m.devices()).containsOnlyKeys("GPU-b");
+            assertThat(m.healthyMatching("nvidia/gpu")).hasSize(1);
         }
     }
 
