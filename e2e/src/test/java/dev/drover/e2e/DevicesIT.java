@@ -78,10 +78,18 @@ class DevicesIT {
                   tasks:
                   - name: train
                     driver: raw_exec
-                    config: {command: /bin/sh, args: ["-c", "echo $NVIDIA_VISIBLE_DEVICES > gpus.txt; sleep %s"]}
+                    config: {command: /bin/sh, args: ["-c", "echo $NVIDIA_VISIBLE_DEVICES > gpus.txt; echo \\\"cuda=[$CUDA_VISIBLE_DEVICES]\\\"; sleep %s"]}
+                    env: [{name: CUDA_VISIBLE_DEVICES, value: "0,1"}]
                     resources:
                       devices: [{name: nvidia/gpu, count: 1}]
                 """.formatted(name, runFor);
+    }
+
+    /** What the task printed to stdout, read through the aggregated API (kubectl drover logs). */
+    static String stdoutOf(String alloc) {
+        var logs = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", alloc, "train");
+        assertThat(logs.exitCode()).as(logs.err()).isZero();
+        return logs.out().strip();
     }
 
     static void waitFor(String alloc, String clientStatus) {
@@ -131,6 +139,24 @@ class DevicesIT {
         waitFor("third", "Failed");
         assertThat(kubectl.allocJsonpath("third", ".status.taskStates.train.events[*].message"))
                 .contains("device nvidia/gpu: asked 1, 0 free");
+
+        // CUDA sees only the task's GPU, whatever the task's own env says
+        await().atMost(Duration.ofSeconds(10)).until(() -> stdoutOf("first").contains("cuda="));
+        assertThat(stdoutOf("first")).isEqualTo("cuda=[" + first + "]");
+        kubectl.runWithInput("""
+                        apiVersion: drover.dev/v1alpha1
+                        kind: Allocation
+                        metadata: {name: cpu-only, namespace: default}
+                        spec:
+                          nodeName: local
+                          type: Batch
+                          tasks:
+                          - name: train
+                            driver: raw_exec
+                            config: {command: /bin/sh, args: ["-c", "echo \\"cuda=[${CUDA_VISIBLE_DEVICES-unset}]\\""]}
+                        """, "apply", "-f", "-").assertOk();
+        waitFor("cpu-only", "Complete");
+        assertThat(stdoutOf("cpu-only")).as("a task given no GPU sees none").isEqualTo("cuda=[]");
 
         waitFor("second", "Complete"); // its GPU is released
         kubectl.runWithInput(gpuJob("fourth", "600"), "apply", "-f", "-").assertOk();
