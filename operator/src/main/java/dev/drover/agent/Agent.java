@@ -23,6 +23,7 @@ import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
+import dev.drover.driver.rawexec.TaskCgroups;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
@@ -151,8 +152,10 @@ public final class Agent implements AutoCloseable {
         LogRotator rotator = new LogRotator(10L << 20, 5, LOG_ROTATE_INTERVAL);
         closeLast.add(rotator);
         List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock, rotator)));
+        TaskCgroups cgroups = TaskCgroups.none();
         if (config.enableRawExec()) {
-            enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher()));
+            cgroups = TaskCgroups.detect(config.cgroupParent(), config.pidsMax());
+            enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher(), cgroups));
             LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");
         }
         drivers = new DriverRegistry(enabled);
@@ -205,7 +208,11 @@ public final class Agent implements AutoCloseable {
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());
         }
+        metrics.cgroupVersion(cgroups.version());
         Map<String, String> annotations = new LinkedHashMap<>();
+        if (config.enableRawExec()) {
+            annotations.put(TaskCgroups.ANNOTATION, cgroups.version());
+        }
         if (config.apiPort() >= 0) {
             api = startApi(clock);
             annotations.put(AgentApi.PORT_ANNOTATION, Integer.toString(api.port()));

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.cgroups.CgroupLimits;
+import dev.drover.cgroups.CgroupParent;
 import dev.drover.common.Durations;
 import dev.drover.controller.EventRate;
 import dev.drover.controller.StatusWriter;
@@ -30,6 +32,9 @@ import java.util.Set;
  *
  * @param kubeconfig     empty: in-cluster configuration (or the client's usual discovery)
  * @param rawExecLauncher words put before each raw_exec supervisor (host-process mode); empty runs them directly
+ * @param cgroupParent   where each raw_exec task's cgroup is made: {@code /path} from the top of each cgroup hierarchy,
+ *                       {@code path} below the agent's own cgroup
+ * @param pidsMax        each raw_exec task's pids.max (processes and threads); 0 for no limit
  * @param metricsPort    port of /metrics, /healthz and /readyz; 0 picks a free one, -1 serves none
  * @param apiPort        port of the HTTPS API (task logs); 0 picks a free one, -1 serves none
  * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
@@ -47,6 +52,8 @@ public record AgentConfig(
         Path dataDir,
         boolean enableRawExec,
         List<String> rawExecLauncher,
+        String cgroupParent,
+        long pidsMax,
         int metricsPort,
         int apiPort,
         List<String> devicePlugins,
@@ -100,6 +107,20 @@ public record AgentConfig(
                         .filter(w -> !w.isEmpty())
                         .toList())
                 .orElse(List.of());
+        String cgroupParent = s.text("cgroupParent", "--cgroup-parent", "DROVER_CGROUP_PARENT")
+                .orElse(AgentDefaults.CGROUP_PARENT);
+        try {
+            CgroupParent parsed = CgroupParent.parse(cgroupParent);
+            if (parsed.segments().isEmpty()) {
+                throw new IllegalArgumentException("it must name a cgroup of Drover's own, not the root");
+            }
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("cgroupParent: " + e.getMessage());
+        }
+        long pidsMax = s.integer("pidsMax", "--pids-max", "DROVER_PIDS_MAX").orElse(0);
+        if (pidsMax < 0 || pidsMax > CgroupLimits.MAX_PIDS) {
+            throw new ConfigException("pidsMax must be 0 (no limit) to " + CgroupLimits.MAX_PIDS + ", not " + pidsMax);
+        }
         int port = s.integer("metricsPort", "--metrics-port", "DROVER_METRICS_PORT")
                 .orElse(AgentDefaults.METRICS_PORT);
         if (port < -1 || port > 65535) {
@@ -187,6 +208,8 @@ public record AgentConfig(
                 dataDir,
                 rawExec,
                 launcher,
+                cgroupParent,
+                pidsMax,
                 port,
                 apiPort,
                 plugins,
@@ -209,6 +232,8 @@ public record AgentConfig(
             "dataDir",
             "enableRawExec",
             "rawExecLauncher",
+            "cgroupParent",
+            "pidsMax",
             "metricsPort",
             "apiPort",
             "peerTokenFile",

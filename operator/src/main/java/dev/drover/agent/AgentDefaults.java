@@ -12,6 +12,12 @@ final class AgentDefaults {
     /** Enough to keep two cores busy while starts wait on disk; few enough that each start stays quick. */
     static final int CONCURRENT_STARTS = 32;
     /** Where the chart's DaemonSet projects the agent's ServiceAccount token for audience drover.dev/agent. */
+    /**
+     * raw_exec task cgroups go below the agent's own cgroup (no cgroup outside the agent's is touched); the chart
+     * sets {@code /drover}, at the host's root, which tasks outlive the agent's container in.
+     */
+    static final String CGROUP_PARENT = "drover";
+
     static final Path PEER_TOKEN_FILE = Path.of("/var/run/secrets/drover.dev/peer/token");
 
     private AgentDefaults() {}

@@ -37,6 +37,12 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                     "state store and allocation directories (default " + AgentDefaults.DATA_DIR + ")"),
             new Flag("--enable-raw-exec", null, "enable the raw_exec driver (host processes)"),
             new Flag(
+                    "--cgroup-parent",
+                    "PATH",
+                    "raw_exec task cgroups: /PATH from the hierarchy's top, PATH below the agent's own (default "
+                            + AgentDefaults.CGROUP_PARENT + ")"),
+            new Flag("--pids-max", "N", "each raw_exec task's pids.max (default 0: no limit)"),
+            new Flag(
                     "--metrics-port",
                     "N",
                     "port of /metrics, /healthz, /readyz (default " + AgentDefaults.METRICS_PORT

@@ -56,7 +56,7 @@ final class AllocationReports {
     /** The allocation's runner changed state: its status, the task event behind it and the store's trouble. */
     void stateChanged(TrackedAllocation t, AllocState state, String task, TaskEvent event) {
         if (event != null) {
-            metrics.taskEvent(event.getType());
+            metrics.taskEvent(event);
         }
         Optional<String> unstored = db.unstored(t.id);
         TrackedAllocation.Change c = t.stateChanged(

@@ -5,10 +5,15 @@ import dev.drover.api.Signals;
 /**
  * How a task ended.
  *
- * @param signal the name of the signal that ended it ({@code SIGTERM}), or null
- * @param error  why the driver lost the task, or null
+ * @param signal    the name of the signal that ended it ({@code SIGTERM}), or null
+ * @param error     why the driver lost the task, or null
+ * @param oomKilled whether the kernel's OOM killer ended it (its cgroup counted an OOM kill while it ran)
  */
-public record ExitResult(int exitCode, String signal, String error) {
+public record ExitResult(int exitCode, String signal, String error, boolean oomKilled) {
+
+    public ExitResult(int exitCode, String signal, String error) {
+        this(exitCode, signal, error, false);
+    }
 
     public static ExitResult code(int exitCode) {
         return new ExitResult(exitCode, null, null);
@@ -19,7 +24,12 @@ public record ExitResult(int exitCode, String signal, String error) {
         return new ExitResult(128 + Signals.number(signal), signal, null);
     }
 
+    /** The same end, told as an out-of-memory kill. */
+    public ExitResult withOomKilled() {
+        return new ExitResult(exitCode, signal, error, true);
+    }
+
     public boolean successful() {
-        return exitCode == 0 && signal == null && error == null;
+        return exitCode == 0 && signal == null && error == null && !oomKilled;
     }
 }

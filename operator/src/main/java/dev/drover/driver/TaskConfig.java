@@ -9,6 +9,7 @@ import java.util.Map;
  * @param config  the task's driver config, already validated by {@link Driver#validate}
  * @param env     the task's environment, Drover's own variables included
  * @param logsDir where {@code <task>.stdout.N} and {@code <task>.stderr.N} go
+ * @param resources what the task asked for, which drivers that confine tasks hold it to
  */
 public record TaskConfig(
         String namespace,
@@ -19,11 +20,27 @@ public record TaskConfig(
         Path allocDir,
         Path taskDir,
         Path logsDir,
-        Path secretsDir) {
+        Path secretsDir,
+        TaskResources resources) {
 
     public TaskConfig {
         config = Map.copyOf(config);
         env = Map.copyOf(env);
+        resources = resources == null ? TaskResources.NONE : resources;
+    }
+
+    /** A task that asked for no resources. */
+    public TaskConfig(
+            String namespace,
+            String allocName,
+            String taskName,
+            Map<String, Object> config,
+            Map<String, String> env,
+            Path allocDir,
+            Path taskDir,
+            Path logsDir,
+            Path secretsDir) {
+        this(namespace, allocName, taskName, config, env, allocDir, taskDir, logsDir, secretsDir, TaskResources.NONE);
     }
 
     /** The task's id among all tasks on the node: {@code namespace/alloc/task}. */

@@ -1,11 +1,13 @@
 package dev.drover.metrics;
 
 import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import io.prometheus.client.Collector;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
 import io.prometheus.client.CounterMetricFamily;
+import io.prometheus.client.Gauge;
 import io.prometheus.client.GaugeMetricFamily;
 import io.prometheus.client.Histogram;
 import io.prometheus.client.hotspot.DefaultExports;
@@ -48,6 +50,14 @@ public final class DroverMetrics {
                     "Alloc hooks that threw, by hook and phase (update, destroy, shutdown); the other hooks still ran.")
             .labelNames("hook", "phase")
             .register(registry);
+    private final Counter oomKills = Counter.build(
+                    "drover_task_oom_kills_total",
+                    "Tasks ended by the kernel's OOM killer (Terminated events with oomKilled).")
+            .register(registry);
+    private final Gauge cgroups = Gauge.build(
+                    "drover_cgroup_info", "1 for the cgroup version raw_exec tasks run in: v1, v2 or none.")
+            .labelNames("version")
+            .register(registry);
     private final Histogram seenToRunning = Histogram.build(
                     "drover_alloc_seen_to_running_seconds",
                     "Time from the agent's watch first delivering an allocation (waiting for a start slot included)"
@@ -62,6 +72,20 @@ public final class DroverMetrics {
 
     public CollectorRegistry registry() {
         return registry;
+    }
+
+    /** Counts {@code event}, and an OOM kill when it tells one. */
+    public void taskEvent(TaskEvent event) {
+        taskEvent(event.getType());
+        if (event.getType() == TaskEventType.Terminated && Boolean.TRUE.equals(event.getOomKilled())) {
+            oomKills.inc();
+        }
+    }
+
+    /** Which cgroups raw_exec tasks run in: v1, v2, or none. */
+    public void cgroupVersion(String version) {
+        cgroups.clear();
+        cgroups.labels(version).set(1);
     }
 
     public void taskEvent(TaskEventType type) {

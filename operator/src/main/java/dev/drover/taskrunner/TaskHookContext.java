@@ -1,8 +1,10 @@
 package dev.drover.taskrunner;
 
+import dev.drover.api.v1alpha1.Resources;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.driver.TaskConfig;
+import dev.drover.driver.TaskResources;
 import dev.drover.state.AllocId;
 import java.time.InstantSource;
 import java.util.LinkedHashMap;
@@ -67,6 +69,17 @@ public final class TaskHookContext {
                 template.allocDir(),
                 template.taskDir(),
                 template.logsDir(),
-                template.secretsDir());
+                template.secretsDir(),
+                resources(task.getResources()));
+    }
+
+    private static TaskResources resources(Resources r) {
+        if (r == null) {
+            return TaskResources.NONE;
+        }
+        return new TaskResources(
+                r.getCpuMillis() == null ? 0 : Math.max(0, r.getCpuMillis()),
+                r.getMemoryMB() == null ? 0 : Math.max(0, r.getMemoryMB()),
+                Boolean.TRUE.equals(r.getCpuHardLimit()));
     }
 }

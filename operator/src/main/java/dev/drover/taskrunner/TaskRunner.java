@@ -347,11 +347,12 @@ public final class TaskRunner {
             ExitResult r = DriverCalls.exitResult(exit);
             state.event(TaskEvent.of(TaskEventType.Terminated, cfg.clock().instant())
                     .withExit(r.exitCode(), r.signal())
-                    .withMessage(
-                            r.error() != null
+                    .withOomKilled(r.oomKilled())
+                    .withMessage((r.oomKilled() ? "OOM Killed; " : "")
+                            + (r.error() != null
                                     ? r.error()
                                     : "Exit Code: " + r.exitCode()
-                                            + (r.signal() == null ? "" : ", Signal: " + r.signal())));
+                                            + (r.signal() == null ? "" : ", Signal: " + r.signal()))));
             definition.killer().destroy(driver, handle);
             return new Outcome.Exited(r.exitCode(), r.signal(), r.error());
         }

@@ -41,6 +41,25 @@ class AgentConfigTest {
     }
 
     @Test
+    void theCgroupParentIsBelowTheAgentsOwnByDefaultAndNeverClimbsOut() throws Exception {
+        AgentConfig c = load(Map.of("NODE_NAME", "n"));
+        assertThat(c.cgroupParent()).isEqualTo("drover");
+        assertThat(c.pidsMax()).isZero();
+        AgentConfig set = load(Map.of("NODE_NAME", "n", "DROVER_PIDS_MAX", "512"), "--cgroup-parent", "/drover");
+        assertThat(set.cgroupParent()).isEqualTo("/drover");
+        assertThat(set.pidsMax()).isEqualTo(512);
+        for (String bad : List.of("/", "drover/../../etc", "/a//b", "a b", "/cgroup.procs")) {
+            assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--cgroup-parent", bad))
+                    .as(bad)
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageStartingWith("cgroupParent: ");
+        }
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n", "DROVER_PIDS_MAX", "-1")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("pidsMax");
+    }
+
+    @Test
     void thePeerTokenFileComesFromFlagEnvironmentOrFile() throws Exception {
         Path file = dir.resolve("agent.yaml");
         Files.writeString(file, "peerTokenFile: /from/file\n");

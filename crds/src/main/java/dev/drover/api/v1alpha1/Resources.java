@@ -16,6 +16,9 @@ public class Resources {
     @Min(0)
     private Integer memoryMB;
 
+    /** Whether {@code cpuMillis} is also a hard quota (the task is throttled past it), not only a weight. */
+    private Boolean cpuHardLimit;
+
     @Size(max = 16)
     private List<DeviceRequest> devices;
 
@@ -35,6 +38,14 @@ public class Resources {
         this.memoryMB = memoryMB;
     }
 
+    public Boolean getCpuHardLimit() {
+        return cpuHardLimit;
+    }
+
+    public void setCpuHardLimit(Boolean cpuHardLimit) {
+        this.cpuHardLimit = cpuHardLimit;
+    }
+
     public List<DeviceRequest> getDevices() {
         return devices;
     }
@@ -48,11 +59,12 @@ public class Resources {
         return o instanceof Resources r
                 && Objects.equals(cpuMillis, r.cpuMillis)
                 && Objects.equals(memoryMB, r.memoryMB)
+                && Objects.equals(cpuHardLimit, r.cpuHardLimit)
                 && Objects.equals(devices, r.devices);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(cpuMillis, memoryMB, devices);
+        return Objects.hash(cpuMillis, memoryMB, cpuHardLimit, devices);
     }
 }

@@ -10,7 +10,8 @@ import java.util.Objects;
 /**
  * One step in a task's life. {@code type} and {@code time} are always set; the
  * other fields carry the details its type calls for (docs/semantics.md, Task events), e.g. a
- * {@code Terminated} event has {@code exitCode} and {@code signal}.
+ * {@code Terminated} event has {@code exitCode} and {@code signal}, and {@code oomKilled} when the kernel's OOM killer
+ * ended the task.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class TaskEvent {
@@ -20,6 +21,7 @@ public class TaskEvent {
     private String message;
     private Integer exitCode;
     private String signal;
+    private Boolean oomKilled;
     private String startDelay;
     private String restartReason;
     private String killTimeout;
@@ -45,6 +47,12 @@ public class TaskEvent {
     public TaskEvent withExit(Integer exitCode, String signal) {
         this.exitCode = exitCode;
         this.signal = signal;
+        return this;
+    }
+
+    /** Marks a {@code Terminated} event as an out-of-memory kill; leaves the field out otherwise. */
+    public TaskEvent withOomKilled(boolean oomKilled) {
+        this.oomKilled = oomKilled ? Boolean.TRUE : null;
         return this;
     }
 
@@ -123,6 +131,14 @@ public class TaskEvent {
         this.signal = signal;
     }
 
+    public Boolean getOomKilled() {
+        return oomKilled;
+    }
+
+    public void setOomKilled(Boolean oomKilled) {
+        this.oomKilled = oomKilled;
+    }
+
     public String getStartDelay() {
         return startDelay;
     }
@@ -187,6 +203,7 @@ public class TaskEvent {
                 && Objects.equals(message, e.message)
                 && Objects.equals(exitCode, e.exitCode)
                 && Objects.equals(signal, e.signal)
+                && Objects.equals(oomKilled, e.oomKilled)
                 && Objects.equals(startDelay, e.startDelay)
                 && Objects.equals(restartReason, e.restartReason)
                 && Objects.equals(killTimeout, e.killTimeout)
@@ -204,6 +221,7 @@ public class TaskEvent {
                 message,
                 exitCode,
                 signal,
+                oomKilled,
                 startDelay,
                 restartReason,
                 killTimeout,

@@ -29,6 +29,8 @@ public final class AllocationValidator {
     public static final int MAX_TASKS = 64;
     public static final int MAX_ENV = 256;
     public static final int MAX_DEVICE_REQUESTS = 16;
+    /** The most CPU a task may ask for: a thousand cores, what a cgroup limit can name. */
+    public static final int MAX_CPU_MILLIS = 1_000_000;
 
     private AllocationValidator() {}
 
@@ -164,6 +166,15 @@ public final class AllocationValidator {
             }
             if (r.getMemoryMB() != null && r.getMemoryMB() < 0) {
                 out.add(new Violation(path + ".resources.memoryMB", r.getMemoryMB() + " is negative"));
+            }
+            if (Boolean.TRUE.equals(r.getCpuHardLimit()) && (r.getCpuMillis() == null || r.getCpuMillis() <= 0)) {
+                out.add(new Violation(
+                        path + ".resources.cpuHardLimit", "needs cpuMillis above 0: it makes cpuMillis a hard quota"));
+            }
+            if (r.getCpuMillis() != null && r.getCpuMillis() > MAX_CPU_MILLIS) {
+                out.add(new Violation(
+                        path + ".resources.cpuMillis",
+                        r.getCpuMillis() + " is more than " + MAX_CPU_MILLIS + " (a thousand cores)"));
             }
             validateDevices(path + ".resources.devices", r.getDevices(), out);
         }

@@ -40,6 +40,20 @@ class AllocationValidatorTest {
     }
 
     @Test
+    void aHardCpuLimitNeedsCpuMillisAndCpuIsBounded() {
+        assertThat(validate("nodeName: n\ntasks: [{name: a, driver: mock, resources: {cpuHardLimit: true}},"
+                        + " {name: b, driver: mock, resources: {cpuMillis: 1000001}},"
+                        + " {name: c, driver: mock, resources: {cpuMillis: 250, cpuHardLimit: true}}]\n"))
+                .containsExactly(
+                        new Violation(
+                                "spec.tasks[0].resources.cpuHardLimit",
+                                "needs cpuMillis above 0: it makes cpuMillis a hard quota"),
+                        new Violation(
+                                "spec.tasks[1].resources.cpuMillis",
+                                "1000001 is more than 1000000 (a thousand cores)"));
+    }
+
+    @Test
     void nodeNameIsRequired() {
         assertThat(validate(TASK))
                 .containsExactly(new Violation(

@@ -446,6 +446,15 @@ class ChartRenderTest {
         assertThat(rendered.agent().getSecurityContext().getPrivileged()).isTrue();
         assertThat(rendered.agent().getSecurityContext().getAllowPrivilegeEscalation())
                 .isTrue();
+        assertThat(rendered.env())
+                .containsEntry("DROVER_CGROUP_PARENT", "/drover")
+                .containsEntry("DROVER_PIDS_MAX", "0");
+        assertThat(rendered.agent().getVolumeMounts())
+                .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/sys/fs/cgroup"));
+        assertThat(rendered.pod().getVolumes())
+                .filteredOn(v -> v.getHostPath() != null)
+                .extracting(v -> v.getHostPath().getPath())
+                .contains("/sys/fs/cgroup");
     }
 
     @Test
@@ -453,7 +462,10 @@ class ChartRenderTest {
         Rendered rendered = DroverChart.render(ValueSet.RAW_EXEC, Map.of("agent.rawExec.hostProcesses", false));
         assertThat(rendered.env())
                 .containsEntry("DROVER_ENABLE_RAW_EXEC", "true")
-                .doesNotContainKey("DROVER_RAW_EXEC_LAUNCHER");
+                .doesNotContainKey("DROVER_RAW_EXEC_LAUNCHER")
+                .doesNotContainKey("DROVER_CGROUP_PARENT");
+        assertThat(rendered.agent().getVolumeMounts())
+                .noneMatch(m -> m.getMountPath().equals("/sys/fs/cgroup"));
         assertThat(rendered.pod().getHostPID()).isNull();
         assertThat(rendered.agent().getSecurityContext().getPrivileged()).isFalse();
         assertThat(rendered.agent().getSecurityContext().getCapabilities().getDrop())

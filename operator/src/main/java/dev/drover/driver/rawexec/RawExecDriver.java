@@ -1,6 +1,7 @@
 package dev.drover.driver.rawexec;
 
 import dev.drover.api.Signals;
+import dev.drover.cgroups.Cgroup;
 import dev.drover.common.ConfigReader;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -29,33 +31,41 @@ import java.util.concurrent.TimeoutException;
  * Runs tasks as host processes, each under a {@link Supervisor} so that it
  * survives an agent restart and its exit code is not lost. A process is known
  * by its PID and start time together, never by PID alone. Kill signals go to
- * the task's whole process group. Output goes to the alloc's logs dir, rotated
+ * the task's whole process group, and then, with {@link TaskCgroups}, to every
+ * process in the task's cgroup. Output goes to the alloc's logs dir, rotated
  * by size by {@link LogRotator}.
  */
 public final class RawExecDriver implements Driver {
 
     public static final String NAME = "raw_exec";
     private static final String STATUS_DIR = ".drover-raw-exec";
-    private static final Duration PID_WAIT = Duration.ofSeconds(10);
 
     private final InstantSource clock;
     private final LogRotator rotator;
     private final List<String> launcher;
     private final Map<String, CompletableFuture<ExitResult>> exits = new ConcurrentHashMap<>();
     private final Orphans orphans = new Orphans();
+    private final TaskCgroups cgroups;
 
     public RawExecDriver(InstantSource clock, LogRotator rotator) {
-        this(clock, rotator, List.of());
+        this(clock, rotator, List.of(), TaskCgroups.none());
+    }
+
+    /** Tasks run unconfined, each supervisor behind {@code launcher}. */
+    public RawExecDriver(InstantSource clock, LogRotator rotator, List<String> launcher) {
+        this(clock, rotator, launcher, TaskCgroups.none());
     }
 
     /**
      * @param launcher words put before each task's supervisor command, e.g. {@code nsenter ... systemd-run --scope}
      *                 so tasks run on the host outside the agent's container; empty to run them directly
+     * @param cgroups  where each task's cgroup is made, or {@link TaskCgroups#none()} to run tasks unconfined
      */
-    public RawExecDriver(InstantSource clock, LogRotator rotator, List<String> launcher) {
+    public RawExecDriver(InstantSource clock, LogRotator rotator, List<String> launcher, TaskCgroups cgroups) {
         this.clock = clock;
         this.rotator = rotator;
         this.launcher = List.copyOf(launcher);
+        this.cgroups = cgroups;
     }
 
     @Override
@@ -116,6 +126,14 @@ public final class RawExecDriver implements Driver {
             throw new DriverStartException("cannot prepare " + status + ": " + e.getMessage(), true, e);
         }
         TaskEnvironment.write(status.resolve("env"), TaskEnvironment.of(task));
+        Optional<Cgroup> cgroup = cgroups.create(task);
+        Map<String, String> cgroupState;
+        try {
+            cgroupState = TaskCgroups.state(cgroup);
+        } catch (IOException e) {
+            throw new DriverStartException("cannot read the task's cgroup: " + e.getMessage(), true, e);
+        }
+        List<String> procs = TaskCgroups.procsFiles(cgroup);
         List<String> argv = new ArrayList<>(launcher);
         argv.addAll(List.of(
                 "setsid",
@@ -126,7 +144,9 @@ public final class RawExecDriver implements Driver {
                 status.toString(),
                 task.stdout().toString(),
                 task.stderr().toString(),
-                command.toString()));
+                Integer.toString(procs.size())));
+        argv.addAll(procs);
+        argv.add(command.toString());
         argv.addAll(config.args());
         ProcessBuilder pb = new ProcessBuilder(argv)
                 .directory(task.taskDir().toFile())
@@ -141,14 +161,21 @@ public final class RawExecDriver implements Driver {
         } catch (IOException e) {
             throw new DriverStartException("cannot start the supervisor: " + e.getMessage(), true, e);
         }
-        PidFile started = awaitPid(status, supervisor);
+        StatusFiles.PidFile started;
+        try {
+            started = StatusFiles.awaitPid(status, supervisor);
+        } catch (DriverStartException e) {
+            cgroup.ifPresent(c -> cgroups.release(handle(task, status, -1, -1, -1, -1, cgroupState)));
+            throw e;
+        }
         TaskHandle handle = handle(
                 task,
                 status,
                 started.pid(),
                 started.startTime(),
                 supervisor.pid(),
-                Procs.startTime(supervisor.pid()).orElse(-1));
+                Procs.startTime(supervisor.pid()).orElse(-1),
+                cgroupState);
         rotator.watch(task.stdout());
         rotator.watch(task.stderr());
         exits.put(task.id(), watchExit(handle, supervisor.onExit().thenApply(p -> null)));
@@ -156,19 +183,37 @@ public final class RawExecDriver implements Driver {
     }
 
     private TaskHandle handle(
-            TaskConfig task, Path status, long pid, long pidStart, long supervisorPid, long supervisorStart) {
-        return new TaskHandle(
-                NAME,
-                task.id(),
-                clock.instant(),
-                Map.of(
-                        "pid", Long.toString(pid),
-                        "pidStart", Long.toString(pidStart),
-                        "supervisorPid", Long.toString(supervisorPid),
-                        "supervisorStart", Long.toString(supervisorStart),
-                        "statusDir", status.toString(),
-                        "stdout", task.stdout().toString(),
-                        "stderr", task.stderr().toString()));
+            TaskConfig task,
+            Path status,
+            long pid,
+            long pidStart,
+            long supervisorPid,
+            long supervisorStart,
+            Map<String, String> cgroup) {
+        Map<String, String> state = new HashMap<>(cgroup);
+        state.putAll(Map.of(
+                "pid", Long.toString(pid),
+                "pidStart", Long.toString(pidStart),
+                "supervisorPid", Long.toString(supervisorPid),
+                "supervisorStart", Long.toString(supervisorStart),
+                "statusDir", status.toString(),
+                "stdout", task.stdout().toString(),
+                "stderr", task.stderr().toString()));
+        return new TaskHandle(NAME, task.id(), clock.instant(), state);
+    }
+
+    /**
+     * What a handle of an earlier agent's start keeps of the task's cgroup, found again by its name; empty when
+     * tasks run unconfined or it has none.
+     */
+    private Map<String, String> foundCgroup(TaskConfig task) throws DriverException {
+        TaskHandle byName = new TaskHandle(
+                NAME, task.id(), clock.instant(), Map.of(TaskCgroups.NAME_KEY, TaskCgroups.nameOf(task)));
+        try {
+            return TaskCgroups.state(cgroups.find(byName));
+        } catch (IOException e) {
+            throw new DriverException("task " + task.id() + ": cannot read its cgroup: " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -189,15 +234,21 @@ public final class RawExecDriver implements Driver {
         }
         if (!Procs.commandLine(supervisorPid).contains(status.toString())) {
             // The supervisor is gone (or its PID is another process's now); its task may still run.
-            Optional<PidFile> orphan = PidFile.read(status.resolve("pid"))
+            Optional<StatusFiles.PidFile> orphan = StatusFiles.PidFile.read(status.resolve("pid"))
                     .filter(p -> !Files.exists(status.resolve("exit")) && Procs.isSame(p.pid(), p.startTime()));
             return orphan.isEmpty()
                     ? Optional.empty()
                     : Optional.of(recover(handle(
-                            task, status, orphan.get().pid(), orphan.get().startTime(), supervisorPid, -1)));
+                            task,
+                            status,
+                            orphan.get().pid(),
+                            orphan.get().startTime(),
+                            supervisorPid,
+                            -1,
+                            foundCgroup(task))));
         }
         Path pidFile = status.resolve("pid");
-        long deadline = System.nanoTime() + PID_WAIT.toNanos();
+        long deadline = System.nanoTime() + StatusFiles.PID_WAIT.toNanos();
         while (!Files.exists(pidFile) && Procs.startTime(supervisorPid).isPresent() && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(5);
@@ -206,7 +257,7 @@ public final class RawExecDriver implements Driver {
                 throw new DriverException("interrupted while taking over a running task", e);
             }
         }
-        PidFile started = PidFile.read(pidFile)
+        StatusFiles.PidFile started = StatusFiles.PidFile.read(pidFile)
                 .orElseThrow(() -> new DriverException("task " + task.id() + " has a supervisor (pid " + supervisorPid
                         + ") from an earlier start but no readable pid file"));
         long start = started.startTime() >= 0
@@ -218,71 +269,14 @@ public final class RawExecDriver implements Driver {
                 started.pid(),
                 start,
                 supervisorPid,
-                Procs.startTime(supervisorPid).orElse(-1))));
+                Procs.startTime(supervisorPid).orElse(-1),
+                foundCgroup(task))));
     }
 
-    /**
-     * What the supervisor's pid file says: the task's PID and start time. A supervisor of an older agent wrote the
-     * PID alone: its start time is -1 here, which no process has.
-     */
-    private record PidFile(long pid, long startTime) {
-
-        static Optional<PidFile> read(Path file) {
-            try {
-                String[] words = Files.readString(file).trim().split(" ");
-                return Optional.of(
-                        new PidFile(Long.parseLong(words[0]), words.length > 1 ? Long.parseLong(words[1]) : -1));
-            } catch (IOException | NumberFormatException e) {
-                return Optional.empty();
-            }
-        }
-    }
-
-    private static PidFile awaitPid(Path status, Process supervisor) throws DriverStartException {
-        long deadline = System.nanoTime() + PID_WAIT.toNanos();
-        Path pidFile = status.resolve("pid");
-        while (System.nanoTime() < deadline) {
-            if (Files.exists(pidFile)) {
-                return PidFile.read(pidFile)
-                        .orElseThrow(() -> new DriverStartException("unreadable pid file " + pidFile, true));
-            }
-            if (!supervisor.isAlive() && !Files.exists(pidFile)) {
-                throw new DriverStartException(
-                        "the task's supervisor exited before starting it (exit " + supervisor.exitValue()
-                                + "); is setsid installed?",
-                        true);
-            }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                supervisor.destroyForcibly();
-                throw new DriverStartException("interrupted while starting", true, e);
-            }
-        }
-        supervisor.destroyForcibly();
-        throw new DriverStartException("the task did not start within " + PID_WAIT.toSeconds() + "s", true);
-    }
-
-    /** The exit, once the supervisor has gone: from its status file. */
-    private static CompletableFuture<ExitResult> watchExit(TaskHandle handle, CompletableFuture<Void> supervisorGone) {
+    /** The exit, once the supervisor has gone: from its status file, told as an OOM kill when it was one. */
+    private CompletableFuture<ExitResult> watchExit(TaskHandle handle, CompletableFuture<Void> supervisorGone) {
         Path exitFile = Path.of(handle.state().get("statusDir"), "exit");
-        return supervisorGone.thenApply(ignored -> readExit(exitFile));
-    }
-
-    private static ExitResult readExit(Path exitFile) {
-        try {
-            int code = Integer.parseInt(Files.readString(exitFile).trim());
-            return code > 128 && code < 128 + 65
-                    ? ExitResult.signalled(Signals.name(code - 128))
-                    : ExitResult.code(code);
-        } catch (IOException | NumberFormatException e) {
-            return new ExitResult(
-                    -1,
-                    null,
-                    "the task's supervisor ended without recording an exit status (" + exitFile + ": " + e.getMessage()
-                            + ")");
-        }
+        return supervisorGone.thenApply(ignored -> cgroups.withOom(handle, StatusFiles.readExit(exitFile)));
     }
 
     @Override
@@ -302,11 +296,14 @@ public final class RawExecDriver implements Driver {
         }
         long pid = handle.longState("pid", -1);
         if (!Procs.isSame(pid, handle.longState("pidStart", -2))) {
+            cgroups.killAll(handle); // what it left behind
             awaitQuietly(exit, Duration.ofSeconds(5)); // already gone: only the supervisor is left to finish
             return;
         }
         signalGroup(pid, Signals.canonical(signal));
-        if (awaitQuietly(exit, timeout)) {
+        boolean exited = awaitQuietly(exit, timeout);
+        cgroups.killAll(handle); // a process that left the task's session ends too
+        if (exited) {
             return;
         }
         signalGroup(pid, "SIGKILL");
@@ -352,6 +349,7 @@ public final class RawExecDriver implements Driver {
 
     @Override
     public void destroy(TaskHandle handle) {
+        cgroups.release(handle);
         exits.remove(handle.taskId());
         rotator.forget(Path.of(handle.state().get("stdout")));
         rotator.forget(Path.of(handle.state().get("stderr")));
@@ -371,10 +369,12 @@ public final class RawExecDriver implements Driver {
                     .orElse(CompletableFuture.completedFuture(null));
             exit = watchExit(handle, gone);
         } else if (Files.exists(exitFile)) {
-            exit = CompletableFuture.completedFuture(readExit(exitFile)); // it ended while nobody watched
+            // it ended while nobody watched
+            exit = CompletableFuture.completedFuture(cgroups.withOom(handle, StatusFiles.readExit(exitFile)));
         } else if (Procs.isSame(handle.longState("pid", -1), handle.longState("pidStart", -2))) {
             // The supervisor died and the task runs on: taking it over is the only way not to run it twice.
-            exit = orphans.watch(handle.longState("pid", -1), handle.longState("pidStart", -2));
+            exit = orphans.watch(handle.longState("pid", -1), handle.longState("pidStart", -2))
+                    .thenApply(r -> cgroups.withOom(handle, r));
         } else {
             throw new DriverException("task " + handle.taskId() + " is gone: its supervisor (pid " + supervisorPid
                     + ") is not running and recorded no exit status");
@@ -390,6 +390,10 @@ public final class RawExecDriver implements Driver {
         long pid = handle.longState("pid", -1);
         if (!Procs.isSame(pid, handle.longState("pidStart", -2))) {
             throw new DriverException("task " + handle.taskId() + " is not running");
+        }
+        Optional<TaskStats> counted = cgroups.stats(handle, clock.instant());
+        if (counted.isPresent()) {
+            return counted.get();
         }
         Duration cpu = Procs.cpuTime(pid);
         long rss = Procs.residentBytes(pid);

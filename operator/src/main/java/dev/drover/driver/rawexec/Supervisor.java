@@ -20,15 +20,27 @@ package dev.drover.driver.rawexec;
  * ({@code env -i}, no values on any command line), writes the PID, sources the file {@link TaskEnvironment}
  * wrote, and execs the task.
  *
- * <p>Arguments: status dir, stdout file, stderr file, then the command.
+ * <p>A task with a cgroup joins it in that last shell: it writes its own PID to each {@code cgroup.procs} file it
+ * is given, before it writes its pid file, so that the task is confined from its first instruction and the
+ * supervisor is not charged to it. One it cannot join stops the start: the shell exits {@link #CANNOT_JOIN}
+ * without running the task.
+ *
+ * <p>Arguments: status dir, stdout file, stderr file, the number N of cgroup.procs files, those N files, then the
+ * command.
  */
 final class Supervisor {
+
+    /** What the task's shell exits with when it cannot join the task's cgroup. */
+    static final int CANNOT_JOIN = 125;
 
     static final String SCRIPT = """
             status=$1; out=$2; err=$3; shift 3
             echo $$ > "$status/supervisor.tmp" && mv "$status/supervisor.tmp" "$status/supervisor"
             setsid /usr/bin/env -i "PATH=$PATH" /bin/sh -c \\
-                'starttime() { shift 19; echo "$1"; }; read -r s < /proc/$$/stat && s=${s##*) } &&
+                'n=$1; shift; while [ "$n" -gt 0 ]; do
+                    echo $$ > "$1" || { echo "drover: cannot join cgroup $1" >&2; exit 125; }; shift; n=$((n - 1))
+                done
+                starttime() { shift 19; echo "$1"; }; read -r s < /proc/$$/stat && s=${s##*) } &&
                 echo "$$ $(starttime $s)" > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" && . "$0/env" && exec "$@"' \\
                 "$status" "$@" \\
                 </dev/null >>"$out" 2>>"$err"
