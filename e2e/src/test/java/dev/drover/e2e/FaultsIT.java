@@ -46,14 +46,19 @@ class FaultsIT {
 
     @AfterEach
     void tearDown() throws Exception {
+        // first the tasks (started by earlier runs of the agent too, so not all its descendants), so that closing
+        // the agent finds their cgroups empty and removes them
+        for (long pid : pidsToReap) {
+            ProcessHandle.of(pid).ifPresent(p -> {
+                p.destroyForcibly();
+                p.onExit().join();
+            });
+        }
         if (agent != null) {
             agent.close();
         }
         if (server != null) {
             server.close();
-        }
-        for (long pid : pidsToReap) {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
         }
     }
 
