@@ -41,6 +41,8 @@ class AgentIT {
     static dev.drover.local.LocalGateway gateway;
     static Path data;
     static int metricsPort;
+    /** The memory allocations may request on node {@code local}, together (node admission). */
+    static final int ALLOCATABLE_MB = 1024;
 
     @BeforeAll
     static void start() throws Exception {
@@ -63,7 +65,9 @@ class AgentIT {
                         "--metrics-port",
                         Integer.toString(metricsPort),
                         "--api-port",
-                        "0")
+                        "0",
+                        "--allocatable-memory-mb",
+                        Integer.toString(ALLOCATABLE_MB))
                 .start();
         gateway = AgentKubeconfig.gateway(server, dir);
     }
@@ -208,6 +212,46 @@ class AgentIT {
         waitFor("bad-fields", "Running");
     }
 
+    static String nodeAnnotation(String key) {
+        return server.client()
+                .nodes()
+                .withName("local")
+                .get()
+                .getMetadata()
+                .getAnnotations()
+                .get(key);
+    }
+
+    @Test
+    @Order(4)
+    void anAllocationThatDoesNotFitIsRefusedWithOutOfmemoryAndOneThatFitsRuns() {
+        apply(mock("too-big", "", "{runFor: 1h}\n    resources: {memoryMB: 1536}"));
+        waitFor("too-big", "Failed");
+        String admitted = ".status.conditions[?(@.type==\"Admitted\")]";
+        assertThat(kubectl.allocJsonpath("too-big", admitted + ".status")).isEqualTo("False");
+        assertThat(kubectl.allocJsonpath("too-big", admitted + ".reason")).isEqualTo("OutOfmemory");
+        assertThat(kubectl.allocJsonpath("too-big", admitted + ".message"))
+                .contains("requested 1536 MB of memory, 1024 free of 1024 allocatable");
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(kubectl.run("describe", "alloc", "too-big")
+                                .assertOk()
+                                .out())
+                        .contains("Warning", "OutOfmemory"));
+        assertThat(data.resolve("allocs/default/too-big")).as("never run").doesNotExist();
+
+        apply(mock("fits", "", "{runFor: 1h}\n    resources: {memoryMB: 512, cpuMillis: 100}"));
+        waitFor("fits", "Running");
+        assertThat(kubectl.allocJsonpath("fits", admitted + ".status")).isEqualTo("True");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> "512".equals(nodeAnnotation("drover.dev/requested-memory-mb")));
+        assertThat(nodeAnnotation("drover.dev/allocatable-memory-mb")).isEqualTo(Integer.toString(ALLOCATABLE_MB));
+        assertThat(nodeAnnotation("drover.dev/free-memory-mb")).isEqualTo("512");
+
+        kubectl.run("delete", "alloc", "fits", "--wait=true").assertOk();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> "0".equals(nodeAnnotation("drover.dev/requested-memory-mb")));
+    }
+
     @Test
     @Order(4)
     void anAllocationForAnotherNodeIsNeverTouched() throws Exception {
@@ -292,6 +336,10 @@ class AgentIT {
                 "drover_state_writes_total{result=\"written\"",
                 "drover_state_writes_total{result=\"deduplicated\"",
                 "drover_alloc_seen_to_running_seconds_bucket",
+                "drover_node_allocatable{resource=\"memory_mb\",} " + ALLOCATABLE_MB,
+                "drover_node_requested{resource=\"cpu_millis\"",
+                "drover_node_free{resource=\"memory_mb\"",
+                "drover_admission_refusals_total{reason=\"OutOfmemory\"",
                 "operator_sdk_reconciliations_started_total",
                 "operator_sdk_reconciliations_success_total",
                 "jvm_threads_current",

@@ -1,7 +1,10 @@
 package dev.drover.agent;
 
+import dev.drover.admission.AdmissionMetrics;
+import dev.drover.admission.NodeAdmission;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.controller.Admissions;
 import dev.drover.controller.AgentSnapshots;
 import dev.drover.controller.AllocationController;
 import dev.drover.controller.AllocationReconciler;
@@ -202,8 +205,29 @@ public final class Agent implements AutoCloseable {
                 TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
                 TaskRunnerConfig.StopRetry.DEFAULT);
         AllocRunnerConfig runners = new AllocRunnerConfig(config.dataDir(), tasks, List.of(hook), List.of());
+        NodeAdmission admission = new NodeAdmission(config.allocatable());
+        LOG.info(
+                "allocations may request {} millicores of CPU and {} MB of memory on this node",
+                config.allocatable().cpuMillis(),
+                config.allocatable().memoryMB());
+        Admissions admissions = new Admissions(admission, () -> {
+            NodeRegistrar r = registrar;
+            if (r != null) {
+                r.nudge();
+            }
+        });
         controller = new AllocationController(
-                config.nodeName(), runners, previous, writer, events, metrics, gc, ledger, config.concurrentStarts());
+                config.nodeName(),
+                runners,
+                previous,
+                writer,
+                events,
+                metrics,
+                gc,
+                ledger,
+                config.concurrentStarts(),
+                admissions);
+        new AdmissionMetrics(admission).register(metrics.registry());
 
         if (devices != null) {
             new DeviceMetrics(devices, ledger).register(metrics.registry());
@@ -219,9 +243,8 @@ public final class Agent implements AutoCloseable {
             annotations.put(
                     AgentApi.CERTIFICATE_ANNOTATION, certificates.identity().fingerprint());
         }
-        if (devices != null || !annotations.isEmpty()) {
-            registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
-        }
+        registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
+        registrar.follow(() -> admission.usage().annotations());
         if (config.metricsPort() >= 0) {
             http = new MetricsServer(config.metricsPort(), metrics.registry(), this::health, this::readiness);
             LOG.info("serving /metrics, /healthz and /readyz on port {}", http.port());

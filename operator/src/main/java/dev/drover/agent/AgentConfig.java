@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.drover.admission.CpuMemory;
+import dev.drover.admission.NodeCapacity;
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.cgroups.CgroupLimits;
 import dev.drover.cgroups.CgroupParent;
@@ -45,6 +47,7 @@ import java.util.Set;
  *                       at each use since a projected token is rotated
  * @param devicePluginConfig settings of each device plugin by name ({@code nvidia: {devices: [0, 1]}}), added to
  *                       what {@code --device-plugin NAME:ARG} says
+ * @param allocatable    the CPU and memory allocations may request on this node, together (node admission)
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -66,7 +69,8 @@ public record AgentConfig(
         int concurrentStarts,
         ApiLimits apiLimits,
         Path peerTokenFile,
-        Map<String, Map<String, Object>> devicePluginConfig) {
+        Map<String, Map<String, Object>> devicePluginConfig,
+        CpuMemory allocatable) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -222,8 +226,34 @@ public record AgentConfig(
                 starts,
                 apiLimits,
                 peerTokenFile,
-                pluginSettings);
+                pluginSettings,
+                allocatable(s));
     }
+
+    /** {@code allocatable.*}, else the node's amounts less {@code reserved.*} (docs/configuration.md). */
+    private static CpuMemory allocatable(Settings s) throws ConfigException {
+        CpuMemory d = NodeCapacity.DEFAULT_RESERVED;
+        CpuMemory reserved = new CpuMemory(
+                amount(s, "reserved.cpuMillis", null, null).orElse(d.cpuMillis()),
+                amount(s, "reserved.memoryMB", null, null).orElse(d.memoryMB()));
+        Optional<Long> cpu =
+                amount(s, "allocatable.cpuMillis", "--allocatable-cpu-millis", "DROVER_ALLOCATABLE_CPU_MILLIS");
+        Optional<Long> memory =
+                amount(s, "allocatable.memoryMB", "--allocatable-memory-mb", "DROVER_ALLOCATABLE_MEMORY_MB");
+        return NodeCapacity.allocatable(cpu, memory, reserved, NodeCapacity.detect());
+    }
+
+    private static Optional<Long> amount(Settings s, String key, String flag, String env) throws ConfigException {
+        Optional<Integer> v = s.integer(key, flag, env);
+        if (v.isPresent() && v.get() < 0) {
+            throw new ConfigException(key + " must be 0 or more, not " + v.get());
+        }
+        return v.map(Long::valueOf);
+    }
+
+    /** Groups of keys in the YAML file ({@code gc: {interval: ...}}). */
+    private static final Set<String> FILE_GROUPS =
+            Set.of("gc", "statusWrites", "events", "api", "allocatable", "reserved");
 
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
     static final Set<String> FILE_KEYS = Set.of(
@@ -256,7 +286,11 @@ public record AgentConfig(
             "api.maxFollowersPerCaller",
             "api.reviewsPerSecond",
             "api.reviewBurst",
-            "api.reviewTimeout");
+            "api.reviewTimeout",
+            "allocatable.cpuMillis",
+            "allocatable.memoryMB",
+            "reserved.cpuMillis",
+            "reserved.memoryMB");
 
     private static JsonNode readFile(Path file) throws ConfigException {
         JsonNode root;
@@ -283,8 +317,7 @@ public record AgentConfig(
     private static void collectUnknown(JsonNode node, String prefix, List<String> unknown) {
         for (Map.Entry<String, JsonNode> e : node.properties()) {
             String key = prefix + e.getKey();
-            if (e.getValue().isObject()
-                    && (key.equals("gc") || key.equals("statusWrites") || key.equals("events") || key.equals("api"))) {
+            if (e.getValue().isObject() && FILE_GROUPS.contains(key)) {
                 collectUnknown(e.getValue(), key + ".", unknown);
             } else if (!FILE_KEYS.contains(key)) {
                 unknown.add(key);

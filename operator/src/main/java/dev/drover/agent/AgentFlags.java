@@ -66,6 +66,14 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                     "BOOL",
                     "watch only this node's allocations (default true; false for" + " Kubernetes before 1.31)"),
             new Flag(
+                    "--allocatable-cpu-millis",
+                    "N",
+                    "CPU allocations may request, in millicores (default the node's cores less reserved.cpuMillis)"),
+            new Flag(
+                    "--allocatable-memory-mb",
+                    "N",
+                    "memory allocations may request, in MB (default the node's memory less reserved.memoryMB)"),
+            new Flag(
                     "--device-plugin",
                     "NAME[:ARG]",
                     "run a device plugin: nvidia, nvidia:LIBRARY, fake:FILE" + " (repeatable)"));

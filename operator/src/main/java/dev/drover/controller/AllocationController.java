@@ -54,12 +54,14 @@ public final class AllocationController {
     private final Teardown teardown;
     private final Restorer restorer;
     private final Starts starts;
+    private final Admissions admissions;
 
     /**
      * @param elsewhere        previous allocations that ran on other nodes (one that ran here is waited on through
      *                         its runner)
      * @param ledger           the node's device reservations, or null when the agent runs no device plugins
      * @param concurrentStarts new allocations taken on at once at most ({@link StartGate}); 0 for no bound
+     * @param admissions       what the node may hand out, and what the allocations taken on requested
      */
     public AllocationController(
             String node,
@@ -70,7 +72,8 @@ public final class AllocationController {
             DroverMetrics metrics,
             GarbageCollector gc,
             DeviceLedger ledger,
-            int concurrentStarts) {
+            int concurrentStarts,
+            Admissions admissions) {
         this(
                 node,
                 runnerConfig,
@@ -81,6 +84,7 @@ public final class AllocationController {
                 gc,
                 ledger,
                 concurrentStarts,
+                admissions,
                 UnaryOperator.identity());
     }
 
@@ -95,19 +99,22 @@ public final class AllocationController {
             GarbageCollector gc,
             DeviceLedger ledger,
             int concurrentStarts,
+            Admissions admissions,
             UnaryOperator<RunnerFactory> factory) {
         this.node = node;
         this.db = runnerConfig.stateDB();
         this.writer = writer;
         this.gate = new StartGate(concurrentStarts, START_HOLD);
+        this.admissions = admissions;
         RunnerFactory runners = factory.apply(
                 RunnerFactory.of(runnerConfig, new LocalFirst(this::localTerminal, elsewhere, elsewhere::fetchDisk)));
-        this.reports = new AllocationReports(writer, events, metrics, gc, ledger, gate, db, runnerConfig.clock());
+        this.reports =
+                new AllocationReports(writer, events, metrics, gc, ledger, gate, db, runnerConfig.clock(), admissions);
         this.leftovers = new Leftovers(runnerConfig.dataDir(), db, held);
-        this.teardown = new Teardown(held, gate, gc, ledger, leftovers, runnerConfig.destroyDeadline());
+        this.teardown = new Teardown(held, gate, gc, ledger, leftovers, runnerConfig.destroyDeadline(), admissions);
         Function<TrackedAllocation, AllocStateListener> listeners = t -> new RunnerListener(t, held, reports);
-        this.restorer = new Restorer(db, ledger, held, runners, listeners, teardown, leftovers);
-        this.starts = new Starts(gate, runners, listeners, reports, gc, teardown, this::reconcile);
+        this.restorer = new Restorer(db, ledger, held, runners, listeners, teardown, leftovers, admissions);
+        this.starts = new Starts(gate, runners, listeners, reports, gc, teardown, this::reconcile, admissions);
         db.onStored(this::stateStored);
         gc.afterEachPass(this::sweepLeftovers);
     }
@@ -196,6 +203,9 @@ public final class AllocationController {
         }
         t.observed(a);
         writer.observed(id, a.getStatus());
+        if (t.notAdmitted()) {
+            return; // Failed for good: the node could not fit it when it came
+        }
         AllocRunner runner = t.runner();
         if (problems.isEmpty() && runner != null) {
             problems = t.taskSetChange(a);
@@ -207,8 +217,13 @@ public final class AllocationController {
         boolean wasRefused = t.accept();
         if (runner == null) {
             starts.takeOn(t, a);
-        } else if (t.apply(a, generation, wasRefused)) {
-            reports.stateChanged(t, runner.allocState(), null, null);
+        } else {
+            if (t.apply(a, generation, wasRefused)) {
+                reports.stateChanged(t, runner.allocState(), null, null);
+            }
+            if (generation >= t.generation()) {
+                admissions.resize(id, a); // not refused: its requests count as they are now
+            }
         }
     }
 

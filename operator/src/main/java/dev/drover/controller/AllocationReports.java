@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.admission.Decision;
 import dev.drover.allocrunner.AllocState;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
@@ -17,8 +18,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Tells what happens to the allocations the controller holds: statuses (through the {@link StatusWriter}),
- * Kubernetes Events and metrics. A terminal allocation's devices are freed once all its tasks are dead and its
- * status, which keeps naming them, is built. Nothing is written about a restored allocation the API server has not confirmed yet.
+ * Kubernetes Events and metrics. A terminal allocation's devices and its share of the node are freed once all its
+ * tasks are dead and its status, which keeps naming them, is built. Nothing is written about a restored allocation
+ * the API server has not confirmed yet.
  */
 final class AllocationReports {
 
@@ -32,6 +34,7 @@ final class AllocationReports {
     private final StartGate gate;
     private final StateDB db;
     private final InstantSource clock;
+    private final Admissions admissions;
 
     /** @param ledger the node's device reservations, or null when the agent runs no device plugins */
     AllocationReports(
@@ -42,7 +45,8 @@ final class AllocationReports {
             DeviceLedger ledger,
             StartGate gate,
             StateDB db,
-            InstantSource clock) {
+            InstantSource clock,
+            Admissions admissions) {
         this.writer = writer;
         this.events = events;
         this.metrics = metrics;
@@ -51,6 +55,7 @@ final class AllocationReports {
         this.gate = gate;
         this.db = db;
         this.clock = clock;
+        this.admissions = admissions;
     }
 
     /** The allocation's runner changed state: its status, the task event behind it and the store's trouble. */
@@ -97,6 +102,9 @@ final class AllocationReports {
         if (c.tasksEnded() && ledger != null) {
             ledger.release(t.id); // the status keeps naming them: it was built above
         }
+        if (c.tasksEnded()) {
+            admissions.release(t.id);
+        }
         if (c.becameTerminal()) {
             gc.terminalChanged();
         }
@@ -122,6 +130,16 @@ final class AllocationReports {
             LOG.warn("allocation {}: {}", t.id, message);
             events.recordForAllocation(
                     TrackedAllocation.owner(a), true, TaskEventType.FailedValidation.name(), message, clock.instant());
+        }
+        writer.publish(t.id, b.status());
+    }
+
+    /** The node cannot fit the allocation: Failed with Admitted=False, never run, and a Warning Event. */
+    void refuseAdmission(TrackedAllocation t, Allocation a, Decision d) {
+        TrackedAllocation.Built b = t.refuseAdmission(a, TrackedAllocation.generationOf(a), d, clock.instant());
+        if (b.news()) {
+            LOG.info("allocation {} refused: {}", t.id, d.message());
+            events.recordForAllocation(TrackedAllocation.owner(a), true, d.reason(), d.message(), clock.instant());
         }
         writer.publish(t.id, b.status());
     }

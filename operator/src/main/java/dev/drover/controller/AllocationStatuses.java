@@ -1,5 +1,7 @@
 package dev.drover.controller;
 
+import dev.drover.admission.Decision;
+import dev.drover.admission.NodeAdmission;
 import dev.drover.allocrunner.AllocState;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
@@ -29,6 +31,7 @@ final class AllocationStatuses {
     static final String INVALID_SPEC = "InvalidSpec";
     static final String STATE_STORED = "StateStored";
     static final String STATE_STORE_FAILED = "StateStoreFailed";
+    static final String ADMITTED = NodeAdmission.ADMITTED;
 
     private AllocationStatuses() {}
 
@@ -84,7 +87,41 @@ final class AllocationStatuses {
                 state.observedGeneration(),
                 previous,
                 now));
+        conditions.add(condition(
+                ADMITTED,
+                true,
+                ADMITTED,
+                "The node had room for the allocation's requests",
+                state.observedGeneration(),
+                previous,
+                now));
         s.setConditions(conditions);
+        return s;
+    }
+
+    /**
+     * The status of an allocation the node cannot fit ({@code d} says why): Failed, never run, with
+     * {@code Admitted=False} and {@code d}'s reason ({@code OutOfcpu} or {@code OutOfmemory}).
+     */
+    static AllocationStatus notAdmitted(
+            Decision d, long generation, List<Task> tasks, AllocationStatus previous, Instant now) {
+        AllocationStatus s = new AllocationStatus();
+        s.setClientStatus(ClientStatus.Failed);
+        s.setClientDescription(d.message());
+        s.setObservedGeneration(generation);
+        s.setReady("0/" + tasks.stream().filter(Task::isMain).count());
+        s.setRestarts(0);
+        s.getConditions().add(condition(READY, false, d.reason(), d.message(), generation, previous, now));
+        s.getConditions()
+                .add(condition(
+                        SPEC_VALID,
+                        true,
+                        "Accepted",
+                        "The agent accepted the allocation's spec",
+                        generation,
+                        previous,
+                        now));
+        s.getConditions().add(condition(ADMITTED, false, d.reason(), d.message(), generation, previous, now));
         return s;
     }
 

@@ -10,7 +10,10 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * instances; 0 while their plugin is down) and the labels {@code drover.dev/gpu.product}, {@code .memory},
  * {@code .count} and {@code .driver}; and how clients reach the agent's API (annotations
  * {@code drover.dev/agent-api-port} and {@code drover.dev/agent-certificate-sha256}, by which clients pin its
- * certificate) — and keeps them true. It watches its own Node and, as a safety net, reads it every
+ * certificate), and node admission's allocatable, requested and free CPU and memory ({@link #follow}) — and keeps
+ * them true. It watches its own Node and, as a safety net, reads it every
  * {@code resync} (every check while the watch is down); when the Node differs from what the agent wants (a key
  * changed or removed by someone else, or a {@code drover.dev/} key it does not set) it reads the Node again (an
  * event may be stale) and writes its fields back with one merge patch of {@code nodes/status}, removing the
@@ -33,6 +37,8 @@ public final class NodeRegistrar implements AutoCloseable {
     static final int RESTORES_PER_MINUTE = 3;
     /** How often the Node is read while the watch is open. */
     static final Duration RESYNC = Duration.ofMinutes(1);
+    /** How long changing annotations ({@link #follow}) wait after a nudge: changes that come together cost one write. */
+    static final Duration NUDGE_GAP = Duration.ofSeconds(2);
 
     private final KubernetesClient client;
     private final String node;
@@ -41,6 +47,11 @@ public final class NodeRegistrar implements AutoCloseable {
     private final long resync;
     private final LongSupplier nanoTime;
     private volatile Map<String, String> annotations;
+    /** Annotations that change as the agent works, read at each turn; and what the last turn read. */
+    private volatile Supplier<Map<String, String>> live = Map::of;
+
+    private volatile Map<String, String> liveSeen = Map.of();
+    private final Semaphore nudges = new Semaphore(0);
     private final TokenBucket restores;
     private final NodeWatch watch;
     private final Worker worker;
@@ -95,11 +106,31 @@ public final class NodeRegistrar implements AutoCloseable {
     }
 
     private void turn() throws InterruptedException {
+        liveSeen = Map.copyOf(live.get());
         if (due()) {
             check();
         }
         watch.openIfDue();
-        Thread.sleep(Duration.ofNanos(Math.max(1_000_000, nextWait())));
+        if (nudges.tryAcquire(Math.max(1_000_000, nextWait()), TimeUnit.NANOSECONDS)) {
+            nudges.drainPermits();
+            Thread.sleep(NUDGE_GAP); // what changes meanwhile is written with it: one write per gap at most
+        }
+    }
+
+    /**
+     * Keeps the annotations {@code changing} gives on the Node as well: read when {@link #nudge nudged} (written
+     * {@link #NUDGE_GAP} later, so a burst of changes costs one write) and at each check.
+     */
+    public void follow(Supplier<Map<String, String>> changing) {
+        live = changing;
+        nudge();
+    }
+
+    /** What {@link #follow} gives changed: written within {@link #NUDGE_GAP}. Never blocks. */
+    public void nudge() {
+        if (nudges.availablePermits() == 0) {
+            nudges.release();
+        }
     }
 
     /** Sets {@code changed} annotations (a renewed certificate's fingerprint) and writes them now. */
@@ -111,7 +142,13 @@ public final class NodeRegistrar implements AutoCloseable {
     }
 
     private NodeFields wanted() {
-        return NodeFields.of(devices == null ? null : devices.devices(), annotations);
+        Map<String, String> all = annotations;
+        Map<String, String> changing = liveSeen;
+        if (!changing.isEmpty()) {
+            all = new LinkedHashMap<>(all);
+            all.putAll(changing);
+        }
+        return NodeFields.of(devices == null ? null : devices.devices(), all);
     }
 
     private synchronized boolean due() {

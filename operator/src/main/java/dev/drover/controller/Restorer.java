@@ -1,15 +1,20 @@
 package dev.drover.controller;
 
 import dev.drover.allocrunner.AllocRunner;
+import dev.drover.allocrunner.AllocState;
 import dev.drover.allocrunner.AllocStateListener;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StoredAllocation;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -28,6 +33,8 @@ import org.slf4j.LoggerFactory;
 final class Restorer {
 
     private static final Logger LOG = LoggerFactory.getLogger(Restorer.class);
+    private static final Set<ClientStatus> TERMINAL =
+            EnumSet.of(ClientStatus.Complete, ClientStatus.Failed, ClientStatus.Lost);
 
     private final StateDB db;
     private final DeviceLedger ledger;
@@ -36,6 +43,7 @@ final class Restorer {
     private final Function<TrackedAllocation, AllocStateListener> listeners;
     private final Teardown teardown;
     private final Leftovers leftovers;
+    private final Admissions admissions;
 
     /**
      * @param ledger    the node's device reservations, or null
@@ -48,7 +56,8 @@ final class Restorer {
             RunnerFactory runners,
             Function<TrackedAllocation, AllocStateListener> listeners,
             Teardown teardown,
-            Leftovers leftovers) {
+            Leftovers leftovers,
+            Admissions admissions) {
         this.db = db;
         this.ledger = ledger;
         this.held = held;
@@ -56,11 +65,16 @@ final class Restorer {
         this.listeners = listeners;
         this.teardown = teardown;
         this.leftovers = leftovers;
+        this.admissions = admissions;
     }
 
-    /** Rebuilds runners from the state store, not run yet. Returns how many were restored. */
+    /**
+     * Rebuilds runners from the state store, not run yet, and admits those not over to the node before anything new.
+     * Returns how many were restored.
+     */
     int restore() {
         int restored = 0;
+        Map<AllocId, Allocation> notOver = new HashMap<>();
         List<StoredAllocation> all = db.loadAll();
         if (ledger != null) {
             ledger.restore(all);
@@ -88,6 +102,10 @@ final class Restorer {
                 AllocRunner runner = runners.restore(stored, listeners.apply(t));
                 t.restoredWith(runner);
                 restored++;
+                AllocState state = runner.allocState();
+                if (!(TERMINAL.contains(state.clientStatus()) && state.allDead())) {
+                    notOver.put(stored.id(), runner.alloc());
+                }
             } catch (RuntimeException ex) {
                 // As for an entry that cannot be read: its directory stays (a running task there is taken over),
                 // and the API server's copy is taken on again; a leftover is swept once the API server is listed.
@@ -100,6 +118,7 @@ final class Restorer {
                 leftovers.unrestored(stored.id());
             }
         }
+        admissions.restored(notOver);
         LOG.info("restored {} allocation(s) from the state store", restored);
         return restored;
     }

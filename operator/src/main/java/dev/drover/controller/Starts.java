@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.admission.Decision;
 import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocStateListener;
 import dev.drover.api.v1alpha1.Allocation;
@@ -12,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Takes new allocations on: each waits for a start slot ({@link StartGate}), then its runner is created (its spec
+ * Takes new allocations on: each is admitted to the node ({@link Admissions}), waits for a start slot ({@link StartGate}), then its runner is created (its spec
  * stored first) and run. One deleted meanwhile is never run; a newer copy that came meanwhile is applied after the
  * start. A store that cannot write the spec leaves the allocation waiting for it, not refused.
  */
@@ -33,6 +34,7 @@ final class Starts {
     private final GarbageCollector gc;
     private final Teardown teardown;
     private final Newer newer;
+    private final Admissions admissions;
 
     Starts(
             StartGate gate,
@@ -41,7 +43,8 @@ final class Starts {
             AllocationReports reports,
             GarbageCollector gc,
             Teardown teardown,
-            Newer newer) {
+            Newer newer,
+            Admissions admissions) {
         this.gate = gate;
         this.runners = runners;
         this.listeners = listeners;
@@ -49,10 +52,20 @@ final class Starts {
         this.gc = gc;
         this.teardown = teardown;
         this.newer = newer;
+        this.admissions = admissions;
     }
 
-    /** Starts {@code t} with {@code a} now, or once the gate admits it (with the newest copy seen by then). */
+    /**
+     * Admits {@code t} to the node in the order allocations come, and refuses it at once (Failed, never run) if its
+     * requests do not fit; starts it with {@code a} now, or once the gate admits it (with the newest copy seen by
+     * then).
+     */
     void takeOn(TrackedAllocation t, Allocation a) {
+        Decision admitted = admissions.admit(t.id, a);
+        if (!admitted.admitted()) {
+            reports.refuseAdmission(t, a, admitted);
+            return;
+        }
         t.queue(a);
         if (gate.admitOrQueue(t.id, () -> startAdmitted(t))) {
             startAdmitted(t);
@@ -98,6 +111,7 @@ final class Starts {
             LOG.warn("cannot create a runner for allocation {}: {}", t.id, ex.toString());
             reports.refuse(
                     t, a, generation, List.of(new Violation("metadata", "cannot be run here: " + ex.getMessage())));
+            admissions.release(t.id); // Failed, never run: taken on (and admitted) again only with a later copy
             gate.release(t.id);
             return;
         }

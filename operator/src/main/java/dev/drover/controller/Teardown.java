@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Ends allocations the controller no longer holds: destroys their runners until every task is dead, and only then
- * frees their devices, so no new allocation is given a device a dying task still uses. A new allocation under a
+ * frees their devices and their share of the node, so no new allocation is given a device a dying task still uses. A new allocation under a
  * name whose old one is still being destroyed waits for it ({@link #awaitOldDestroyed}): they would share the
  * directory and the stored state.
  */
@@ -34,6 +34,7 @@ final class Teardown {
     private final DeviceLedger ledger;
     private final Leftovers leftovers;
     private final Duration deadline;
+    private final Admissions admissions;
     /** Destroys not done yet: a task of theirs may still be alive. */
     private final Destroys destroys = new Destroys();
     /** Runners of destroys under way (no longer held), for an agent that stops meanwhile. */
@@ -52,13 +53,15 @@ final class Teardown {
             GarbageCollector gc,
             DeviceLedger ledger,
             Leftovers leftovers,
-            Duration deadline) {
+            Duration deadline,
+            Admissions admissions) {
         this.held = held;
         this.gate = gate;
         this.gc = gc;
         this.ledger = ledger;
         this.leftovers = leftovers;
         this.deadline = deadline;
+        this.admissions = admissions;
     }
 
     /**
@@ -70,6 +73,7 @@ final class Teardown {
         gate.cancel(t.id);
         gc.forget(t.id.key());
         if (r == null) {
+            admissions.release(t.id);
             leftovers.remove(t.id);
             return CompletableFuture.completedFuture(null);
         }
@@ -132,6 +136,7 @@ final class Teardown {
             if (ledger != null) {
                 ledger.forget(id); // its stored state, which held its reservations, is gone: so are they
             }
+            admissions.release(id); // as its devices: once no task of it can use the node any more
             dying.remove(r);
             leftovers.noteIfLeft(id);
         });

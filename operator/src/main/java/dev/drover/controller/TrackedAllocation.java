@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.admission.Decision;
 import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocState;
 import dev.drover.api.v1alpha1.AllocatedDevice;
@@ -77,6 +78,8 @@ final class TrackedAllocation {
     private volatile Allocation waitingForStore;
     /** Some of its state waits to be written again (StateStored=False reported). */
     private boolean storeFailing;
+    /** The node could not fit it: Failed for good, never taken on. */
+    private volatile boolean notAdmitted;
 
     private TrackedAllocation(AllocId id, String uid, boolean confirmed, long seenNanos) {
         this.id = id;
@@ -249,6 +252,20 @@ final class TrackedAllocation {
         runner = created;
         waitingForStore = null;
         return true;
+    }
+
+    /** The node cannot fit it: Failed with Admitted=False, for good (a later copy is not admitted again). */
+    synchronized Built refuseAdmission(Allocation a, long newGeneration, Decision d, Instant now) {
+        boolean first = !notAdmitted;
+        notAdmitted = true;
+        generation = Math.max(generation, newGeneration);
+        built = AllocationStatuses.notAdmitted(d, newGeneration, a.getSpec().getTasks(), built, now);
+        return new Built(built, first);
+    }
+
+    /** Whether the node could not fit it ({@link #refuseAdmission}). */
+    boolean notAdmitted() {
+        return notAdmitted;
     }
 
     /** The store could not write the spec of an allocation being taken on: Pending, with StateStored=False. */

@@ -3,6 +3,8 @@ package dev.drover.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.admission.CpuMemory;
+import dev.drover.admission.NodeCapacity;
 import dev.drover.httpapi.ApiLimits;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -222,5 +224,59 @@ class AgentConfigTest {
                 """);
         assertThat(load(Map.of(), "--config", file.toString(), "--node", "n").apiLimits())
                 .isEqualTo(new ApiLimits(100, 4, 2.5, 8, Duration.ofSeconds(2)));
+    }
+
+    @Test
+    void allocatableDefaultsToTheNodeLessTheReserve() throws Exception {
+        CpuMemory node = NodeCapacity.detect();
+        AgentConfig c = load(Map.of("NODE_NAME", "n"));
+        assertThat(c.allocatable())
+                .as("kubelet's system-reserved: 100 millicores and 256 MB by default")
+                .isEqualTo(new CpuMemory(Math.max(0, node.cpuMillis() - 100), Math.max(0, node.memoryMB() - 256)));
+
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, """
+                reserved: {cpuMillis: 0, memoryMB: 0}
+                """);
+        assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).allocatable())
+                .isEqualTo(node);
+    }
+
+    @Test
+    void allocatableComesFromFlagEnvironmentOrFileAndMustNotBeNegative() throws Exception {
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, """
+                allocatable: {cpuMillis: 3000, memoryMB: 2048}
+                reserved: {memoryMB: 100000000}
+                """);
+        assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).allocatable())
+                .as("a configured amount is taken as it is: no reserve comes off it")
+                .isEqualTo(new CpuMemory(3000, 2048));
+        assertThat(load(
+                                Map.of("NODE_NAME", "n", "DROVER_ALLOCATABLE_MEMORY_MB", "512"),
+                                "--config",
+                                file.toString(),
+                                "--allocatable-cpu-millis=1500")
+                        .allocatable())
+                .isEqualTo(new CpuMemory(1500, 512));
+        assertThat(load(Map.of("NODE_NAME", "n"), "--allocatable-memory-mb", "0")
+                        .allocatable()
+                        .memoryMB())
+                .isZero();
+
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--allocatable-memory-mb", "-1"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("allocatable.memoryMB must be 0 or more, not -1");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n", "DROVER_ALLOCATABLE_CPU_MILLIS", "two")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("allocatable.cpuMillis: \"two\" is not a whole number");
+        Files.writeString(file, "reserved: {cpuMillis: -5}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("reserved.cpuMillis must be 0 or more, not -5");
+        Files.writeString(file, "allocatable: {gpus: 1}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("allocatable.gpus");
     }
 }

@@ -3,6 +3,8 @@ package dev.drover.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.admission.CpuMemory;
+import dev.drover.admission.NodeAdmission;
 import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocrunner.AllocStateListener;
@@ -79,6 +81,11 @@ class AllocationControllerTest {
     GarbageCollector gc;
     DeviceManager devices;
     AllocationController controller;
+    /** What the next controller's node may hand out; each controller (an agent's start) admits afresh. */
+    CpuMemory allocatable = new CpuMemory(1_000_000, 1_000_000);
+
+    NodeAdmission admission;
+    final AtomicInteger admissionChanges = new AtomicInteger();
 
     @BeforeEach
     void start() {
@@ -133,6 +140,7 @@ class AllocationControllerTest {
                 gc,
                 ledger,
                 concurrentStarts,
+                new Admissions(admission = new NodeAdmission(allocatable), admissionChanges::incrementAndGet),
                 factory);
         controllers.add(c);
         return c;
@@ -609,5 +617,130 @@ class AllocationControllerTest {
                 .until(() -> reconciler.cleanup(a, null).isRemoveFinalizer());
         assertThat(data.resolve("allocs/default/stuck")).doesNotExist();
         assertThat(db.loadAll()).isEmpty();
+    }
+
+    /** {@code name}'s task runs for {@code runFor} and requests {@code cpuMillis} and {@code memoryMB}. */
+    static Allocation asking(String name, String runFor, int cpuMillis, int memoryMB) {
+        Allocation a = alloc(name, Map.of("runFor", runFor));
+        Resources r = new Resources();
+        r.setCpuMillis(cpuMillis);
+        r.setMemoryMB(memoryMB);
+        a.getSpec().getTasks().getFirst().setResources(r);
+        return a;
+    }
+
+    AllocationController controllerFor(CpuMemory nodeAllocatable) {
+        stubborn.relent(); // deletes kill at once
+        allocatable = nodeAllocatable;
+        return controller(0, null, List.of(), UnaryOperator.identity());
+    }
+
+    @Test
+    void anAllocationThatDoesNotFitFailsAtOnceWithOutOfmemoryAndNeverRuns() throws Exception {
+        AllocationController c = controllerFor(new CpuMemory(4000, 1024));
+        Allocation first = asking("first", "1h", 1000, 768);
+        c.reconcile(first);
+        awaitStatus(first, ClientStatus.Running);
+        assertThat(statuses.condition(id(first), "Admitted").orElseThrow().getStatus())
+                .isEqualTo("True");
+
+        Allocation second = asking("second", "1h", 500, 512);
+        c.reconcile(second);
+
+        awaitStatus(second, ClientStatus.Failed);
+        var admitted = statuses.condition(id(second), "Admitted").orElseThrow();
+        assertThat(admitted.getStatus()).isEqualTo("False");
+        assertThat(admitted.getReason()).isEqualTo("OutOfmemory");
+        assertThat(admitted.getMessage()).contains("requested 512 MB of memory, 256 free of 1024 allocatable");
+        assertThat(statuses.condition(id(second), "Ready").orElseThrow().getReason())
+                .isEqualTo("OutOfmemory");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> recorded.all().stream()
+                        .anyMatch(e -> e.getReason().equals("OutOfmemory")
+                                && e.getType().equals("Warning")
+                                && e.getInvolvedObject().getName().equals("second")));
+        assertThat(c.runner(id(second))).as("never run").isEmpty();
+        assertThat(db.loadAll()).extracting(StoredAllocation::id).doesNotContain(id(second));
+        assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(1000, 768));
+
+        assertThat(c.delete(first)).isTrue();
+        c.reconcile(nextGeneration(second)); // room now, but it failed for good
+        assertThat(c.runner(id(second))).isEmpty();
+        assertThat(statuses.clientStatus(id(second))).isEqualTo(ClientStatus.Failed);
+    }
+
+    @Test
+    void cpuIsCheckedBesideMemoryAndAnExactFitIsAdmitted() throws Exception {
+        AllocationController c = controllerFor(new CpuMemory(2000, 512));
+        Allocation whole = asking("whole", "1h", 2000, 512);
+        c.reconcile(whole);
+        awaitStatus(whole, ClientStatus.Running);
+
+        Allocation more = asking("more", "1h", 250, 0);
+        c.reconcile(more);
+        awaitStatus(more, ClientStatus.Failed);
+        var admitted = statuses.condition(id(more), "Admitted").orElseThrow();
+        assertThat(admitted.getReason()).isEqualTo("OutOfcpu");
+        assertThat(admitted.getMessage())
+                .contains("requested 250 millicores of CPU, 0 free of 2000 allocatable")
+                .doesNotContain("memory");
+
+        Allocation nothing = alloc("best-effort", Map.of("runFor", "1h"));
+        c.reconcile(nothing);
+        awaitStatus(nothing, ClientStatus.Running); // asks for nothing: fits a full node, as a Pod without requests
+        assertThat(admission.refusals()).containsEntry("OutOfcpu", 1L);
+    }
+
+    @Test
+    void aTerminalOrDeletedAllocationFreesItsShare() throws Exception {
+        AllocationController c = controllerFor(new CpuMemory(1000, 512));
+        Allocation job = asking("job", "100ms", 1000, 512);
+        job.getSpec().setType(AllocationType.Batch);
+        c.reconcile(job);
+        awaitStatus(job, ClientStatus.Complete);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> admission.usage().requested().equals(CpuMemory.ZERO));
+
+        Allocation next = asking("next", "1h", 1000, 512);
+        c.reconcile(next);
+        awaitStatus(next, ClientStatus.Running);
+        assertThat(admission.usage().free()).isEqualTo(CpuMemory.ZERO);
+        int changes = admissionChanges.get();
+
+        assertThat(c.delete(next)).isTrue();
+        assertThat(admission.usage().requested()).isEqualTo(CpuMemory.ZERO);
+        assertThat(admissionChanges.get()).as("the Node's annotations are told").isGreaterThan(changes);
+        Allocation after = asking("after", "1h", 1000, 512);
+        c.reconcile(after);
+        awaitStatus(after, ClientStatus.Running);
+    }
+
+    @Test
+    void restoredAllocationsAreAdmittedBeforeNewOnesAndNeverRefused() throws Exception {
+        Allocation a = asking("a", "1h", 100, 600);
+        Allocation b = asking("b", "1h", 100, 600);
+        controller.reconcile(a);
+        controller.reconcile(b);
+        awaitStatus(a, ClientStatus.Running);
+        awaitStatus(b, ClientStatus.Running);
+        controller.shutdown(); // the agent stops; its tasks keep running
+        controllers.remove(controller);
+
+        AllocationController next = controllerFor(new CpuMemory(4000, 1000)); // restarted with less memory
+        assertThat(next.restore()).isEqualTo(2);
+        assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(200, 1200));
+        assertThat(admission.usage().free().memoryMB()).isEqualTo(-200);
+
+        Allocation late = asking("late", "1h", 0, 1);
+        next.reconcile(late);
+        awaitStatus(late, ClientStatus.Failed);
+        assertThat(statuses.condition(id(late), "Admitted").orElseThrow().getMessage())
+                .contains("requested 1 MB of memory, 0 free of 1000 allocatable");
+
+        next.reconcile(a);
+        next.reconcile(b);
+        assertThat(next.runner(id(a))).isPresent();
+        assertThat(next.runner(id(b))).isPresent();
+        assertThat(statuses.clientStatus(id(a))).isEqualTo(ClientStatus.Running);
     }
 }

@@ -309,4 +309,26 @@ class NodeRegistrarTest {
                 .as("an agent without devices writes no capacity")
                 .isFalse();
     }
+
+    @Test
+    void changingAnnotationsAreWrittenWhenNudgedAndABurstCostsOneWrite() throws Exception {
+        start(null, API);
+        AtomicLong requested = new AtomicLong();
+        registrar.follow(() -> Map.of("drover.dev/requested-memory-mb", Long.toString(requested.get())));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> "0".equals(node().getMetadata().getAnnotations().get("drover.dev/requested-memory-mb")));
+        int before = api.patches.size();
+
+        for (int i = 1; i <= 50; i++) { // fifty admissions in a burst
+            requested.set(i * 10L);
+            registrar.nudge();
+        }
+
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> "500".equals(node().getMetadata().getAnnotations().get("drover.dev/requested-memory-mb")));
+        assertThat(api.patches.size() - before)
+                .as("the burst is written once, %s after the first nudge", NodeRegistrar.NUDGE_GAP)
+                .isEqualTo(1);
+        assertThat(node().getMetadata().getAnnotations()).containsAllEntriesOf(API);
+    }
 }

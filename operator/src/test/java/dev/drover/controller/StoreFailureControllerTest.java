@@ -3,6 +3,8 @@ package dev.drover.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.admission.CpuMemory;
+import dev.drover.admission.NodeAdmission;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
@@ -113,7 +115,8 @@ class StoreFailureControllerTest {
                 metrics,
                 gc,
                 null,
-                0);
+                0,
+                new Admissions(new NodeAdmission(new CpuMemory(64_000, 1 << 20)), () -> {}));
     }
 
     Allocation create(String name, String driver, Map<String, Object> config) {

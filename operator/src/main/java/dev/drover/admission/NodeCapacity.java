@@ -1,0 +1,59 @@
+package dev.drover.admission;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * What the node has, and what the agent may hand out of it: unless configured, allocatable is the node's cores
+ * (×1000) and memory less a reserve for the system and the agent (kubelet's {@code system-reserved}).
+ */
+public final class NodeCapacity {
+
+    /** The reserve when none is configured: what the agent and the node's daemons need. */
+    public static final CpuMemory DEFAULT_RESERVED = new CpuMemory(100, 256);
+
+    private static final Pattern MEM_TOTAL = Pattern.compile("(?m)^MemTotal:\\s+(\\d{1,15})\\s*kB\\s*$");
+
+    private NodeCapacity() {}
+
+    /**
+     * The node's cores as the JVM sees them (a CPU limit on the agent's container lowers them) and its memory from
+     * {@code /proc/meminfo} (the host's, also in a container).
+     */
+    public static CpuMemory detect() {
+        long cpu = Runtime.getRuntime().availableProcessors() * 1000L;
+        long memory;
+        try {
+            memory = memTotalMB(Files.readString(Path.of("/proc/meminfo"))).orElse(0L);
+        } catch (IOException | RuntimeException e) {
+            memory = 0;
+        }
+        if (memory == 0) {
+            memory = Runtime.getRuntime().maxMemory() >> 20; // no /proc: at least something that is there
+        }
+        return new CpuMemory(cpu, memory);
+    }
+
+    /** {@code MemTotal} of a {@code /proc/meminfo} text, in MB; empty when it has none. */
+    static Optional<Long> memTotalMB(String meminfo) {
+        Matcher m = MEM_TOTAL.matcher(meminfo);
+        return m.find() ? Optional.of(Long.parseLong(m.group(1)) / 1024) : Optional.empty();
+    }
+
+    /**
+     * Allocatable: each amount configured, else the node's less the reserve (never below 0).
+     *
+     * @param cpuMillis configured CPU, if any
+     * @param memoryMB  configured memory, if any
+     */
+    public static CpuMemory allocatable(
+            Optional<Long> cpuMillis, Optional<Long> memoryMB, CpuMemory reserved, CpuMemory node) {
+        return new CpuMemory(
+                cpuMillis.orElse(Math.max(0, node.cpuMillis() - reserved.cpuMillis())),
+                memoryMB.orElse(Math.max(0, node.memoryMB() - reserved.memoryMB())));
+    }
+}
