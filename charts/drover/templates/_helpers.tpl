@@ -102,9 +102,18 @@ requests carry, which the policies match on.
 {{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "drover.serviceAccountName" .) }}
 {{- end }}
 
-{{/* Whether the node confinement policies render: enabled, and ValidatingAdmissionPolicy v1 (Kubernetes 1.30) there. */}}
+{{/*
+Whether the node confinement policies render: when enabled, which needs
+ValidatingAdmissionPolicy v1 (Kubernetes 1.30). Enabled on an older cluster
+(or `helm template` without --kube-version) fails the render: leaving the
+agents unconfined must be asked for with nodeConfinement.enabled=false.
+*/}}
 {{- define "drover.nodeConfinement" -}}
-{{- if and .Values.nodeConfinement.enabled (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) }}true{{ end }}
+{{- if .Values.nodeConfinement.enabled }}
+{{- if not (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) }}
+{{- fail (printf "nodeConfinement.enabled needs Kubernetes 1.30 or newer (ValidatingAdmissionPolicy v1), and this render is for %s. On an older cluster set nodeConfinement.enabled=false: each agent can then write every node's Allocations and Node status (see the chart's README, \"Node confinement\"). With helm template, give --kube-version of your cluster." .Capabilities.KubeVersion.Version) }}
+{{- end }}true
+{{- end }}
 {{- end }}
 
 {{/*

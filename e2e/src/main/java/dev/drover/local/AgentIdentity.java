@@ -83,6 +83,10 @@ public final class AgentIdentity {
                 .withName(RELEASE)
                 .withNamespace(NAMESPACE)
                 .withKubeVersion(server.kubeVersion() + ".0")
+                // before 1.30 there is no ValidatingAdmissionPolicy v1, and the chart must be told to go without
+                .set(
+                        "nodeConfinement.enabled",
+                        KubeVersion.parse(server.kubeVersion()).minor() >= 30)
                 .call();
         KubernetesClient admin = server.client();
         admin.namespaces()

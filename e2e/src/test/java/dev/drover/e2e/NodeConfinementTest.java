@@ -157,6 +157,19 @@ class NodeConfinementTest {
                         "{\"status\":{\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.9.9.9\"}]}}"),
                 "nodes",
                 "the Drover agent may change only drover.dev/ capacity and allocatable in its Node's status");
+        // the runtime handlers (1.30) and features (1.31) a node reports are the kubelet's to say
+        refused(
+                patchStatus(
+                        agentToken,
+                        "node",
+                        "a",
+                        "{\"status\":{\"runtimeHandlers\":[{\"name\":\"kata\",\"features\":{\"recursiveReadOnlyMounts\":true}}]}}"),
+                "nodes",
+                "the Drover agent may change only drover.dev/ capacity and allocatable in its Node's status");
+        refused(
+                patchStatus(agentToken, "node", "a", "{\"status\":{\"features\":{\"supplementalGroupsPolicy\":true}}}"),
+                "nodes",
+                "the Drover agent may change only drover.dev/ capacity and allocatable in its Node's status");
     }
 
     @Test

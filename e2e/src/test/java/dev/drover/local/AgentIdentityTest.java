@@ -72,4 +72,14 @@ class AgentIdentityTest {
                     .containsExactly("n1.peer-token");
         }
     }
+
+    @Test
+    void beforeKubernetes130TheChartIsRenderedWithoutNodeConfinement() throws Exception {
+        // the chart refuses to leave the policies out unless told to: installing must tell it on 1.29
+        try (LocalApiServer old = LocalApiServer.start(
+                LocalApiServer.Options.defaults().withNodes(List.of("n1")).withKubeVersion("1.29"))) {
+            AgentIdentity older = AgentIdentity.install(old, Path.of("..", "charts", "drover"));
+            assertThat(older.username()).isEqualTo(identity.username());
+        }
+    }
 }

@@ -9,6 +9,7 @@ import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.KubernetesAuth;
+import dev.drover.httpapi.TcpConnections;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,6 +40,19 @@ public final class GatewayApi implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(GatewayApi.class);
 
+    /** Requests served at once; one more is answered 503 at once (the health checks are not counted). */
+    public static final int MAX_REQUESTS = 512;
+
+    /** How long a refused request is asked to wait. */
+    static final java.time.Duration BUSY_RETRY = java.time.Duration.ofSeconds(1);
+
+    /**
+     * How often a streamed answer asks the kernel whether its client hung up ({@link TcpConnections}), as the agent
+     * does for its own followers: a followed log of a quiet task writes nothing that would fail, and would otherwise
+     * hold its thread, its agent connection and the agent's follow slot for as long as the task runs.
+     */
+    static final java.time.Duration PEER_CHECK = java.time.Duration.ofSeconds(2);
+
     /** Whether a user may get a subresource of an allocation ({@link KubernetesAuth#authorize}). */
     public interface Authorizer {
         KubernetesAuth.Decision authorize(UserInfo user, String namespace, String name, String subresource);
@@ -58,6 +72,8 @@ public final class GatewayApi implements AutoCloseable {
     private final RequestHeaderAuth authentication;
     private final Authorizer authorizer;
     private final Backend backend;
+    private final java.util.concurrent.Semaphore requests;
+    private final TcpConnections connections;
     /** Agents' answers being streamed now, closed on {@link #close} so their threads end. */
     private final java.util.Set<InputStream> streaming = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -68,8 +84,11 @@ public final class GatewayApi implements AutoCloseable {
             ExecutorService executor,
             RequestHeaderAuth authentication,
             Authorizer authorizer,
-            Backend backend) {
+            Backend backend,
+            int maxRequests) {
         this.server = server;
+        this.requests = new java.util.concurrent.Semaphore(maxRequests);
+        this.connections = new TcpConnections(server.getAddress().getPort());
         this.executor = executor;
         this.authentication = authentication;
         this.authorizer = authorizer;
@@ -84,6 +103,18 @@ public final class GatewayApi implements AutoCloseable {
             Authorizer authorizer,
             Backend backend)
             throws IOException {
+        return start(address, tls, authentication, authorizer, backend, MAX_REQUESTS);
+    }
+
+    /** {@link #start}, serving at most {@code maxRequests} requests at once. */
+    static GatewayApi start(
+            InetSocketAddress address,
+            SSLContext tls,
+            RequestHeaderAuth authentication,
+            Authorizer authorizer,
+            Backend backend,
+            int maxRequests)
+            throws IOException {
         HttpsServer server = HttpsServer.create(address, 128);
         server.setHttpsConfigurator(new HttpsConfigurator(tls) {
             @Override
@@ -96,7 +127,7 @@ public final class GatewayApi implements AutoCloseable {
         });
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         server.setExecutor(executor);
-        GatewayApi api = new GatewayApi(server, executor, authentication, authorizer, backend);
+        GatewayApi api = new GatewayApi(server, executor, authentication, authorizer, backend, maxRequests);
         server.createContext("/", api::handle);
         server.start();
         return api;
@@ -108,6 +139,11 @@ public final class GatewayApi implements AutoCloseable {
 
     private void handle(HttpExchange ex) {
         try (ex) {
+            boolean health = HEALTH.contains(ex.getRequestURI().getRawPath());
+            if (!health && !requests.tryAcquire()) {
+                GatewayStatus.send(ex, 503, "the gateway is serving as many requests as it may; try again", BUSY_RETRY);
+                return;
+            }
             try {
                 serve(ex);
             } catch (InterruptedException e) {
@@ -116,15 +152,25 @@ public final class GatewayApi implements AutoCloseable {
                     GatewayStatus.send(ex, 503, "the gateway is shutting down");
                 }
             } catch (RuntimeException e) {
-                LOG.warn("request {} failed", ex.getRequestURI().getRawPath(), e);
+                // what failed is for the gateway's log only: its class and message may tell internals
+                LOG.warn(
+                        "request {} failed",
+                        GatewayStatus.cut(ex.getRequestURI().getRawPath()),
+                        e);
                 if (ex.getResponseCode() < 0) {
-                    GatewayStatus.send(ex, 500, "the gateway failed to answer: " + GatewayStatus.cut(e.toString()));
+                    GatewayStatus.send(ex, 500, "the gateway failed to answer; its log says why");
+                }
+            } finally {
+                if (!health) {
+                    requests.release();
                 }
             }
         } catch (IOException clientGone) {
             LOG.debug("client went away: {}", clientGone.toString());
         }
     }
+
+    private static final java.util.Set<String> HEALTH = java.util.Set.of("/healthz", "/livez", "/readyz");
 
     private void serve(HttpExchange ex) throws IOException, InterruptedException {
         String path = ex.getRequestURI().getRawPath();
@@ -237,7 +283,9 @@ public final class GatewayApi implements AutoCloseable {
                     }
                     ex.getResponseHeaders().set("Content-Type", contentType);
                     ex.sendResponseHeaders(200, 0);
-                    copy(body, ex.getResponseBody());
+                    try (PeerWatch _ = new PeerWatch(ex, body)) {
+                        copy(body, ex.getResponseBody());
+                    }
                 } finally {
                     streaming.remove(body);
                 }
@@ -263,6 +311,42 @@ public final class GatewayApi implements AutoCloseable {
             for (int n; (n = in.read(buffer)) > 0; ) {
                 out.write(buffer, 0, n);
                 out.flush();
+            }
+        }
+    }
+
+    /**
+     * While an answer is copied: asks the kernel every {@link #PEER_CHECK} whether the client hung up, and then
+     * closes the agent's answer, so the copy ends and the agent's connection and follow slot are let go.
+     */
+    private final class PeerWatch implements AutoCloseable {
+        private final Thread thread;
+
+        PeerWatch(HttpExchange ex, InputStream body) {
+            InetSocketAddress local = ex.getLocalAddress();
+            InetSocketAddress remote = ex.getRemoteAddress();
+            thread = Thread.ofVirtual().name("gateway-peer-watch").start(() -> {
+                try {
+                    do {
+                        Thread.sleep(PEER_CHECK);
+                    } while (!connections.peerGone(local, remote));
+                    LOG.debug("the client {} hung up; closing the agent's answer", remote);
+                    body.close();
+                } catch (InterruptedException done) {
+                    // the copy ended first
+                } catch (IOException e) {
+                    LOG.debug("closing an agent's answer: {}", e.toString());
+                }
+            });
+        }
+
+        @Override
+        public void close() {
+            thread.interrupt();
+            try {
+                thread.join(); // at once: it sleeps, or reads a table
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
     }

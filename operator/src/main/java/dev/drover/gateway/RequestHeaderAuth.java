@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.cert.CertPathValidator;
 import java.security.cert.CertificateFactory;
+import java.security.cert.PKIXCertPathValidatorResult;
 import java.security.cert.PKIXParameters;
 import java.security.cert.TrustAnchor;
 import java.security.cert.X509Certificate;
@@ -32,8 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Who the API server says a request is for, as an aggregated API server learns it: the API server connects with its
  * front-proxy client certificate, signed by the request-header CA that {@code kube-system/extension-apiserver-authentication}
- * publishes, and names the user in headers ({@code X-Remote-User}, {@code X-Remote-Group}, {@code X-Remote-Extra-*}
- * as that ConfigMap says). The headers count only after the certificate is verified against that CA and its common
+ * publishes, and names the user in headers ({@code X-Remote-User}, {@code X-Remote-Uid} from Kubernetes 1.32,
+ * {@code X-Remote-Group}, {@code X-Remote-Extra-*} as that ConfigMap says). The headers count only after the certificate is verified against that CA and its common
  * name is one the ConfigMap allows (an empty list allows any); anyone else's headers are never read. The ConfigMap is
  * read again when {@link #REFRESH} has passed, so a rotated CA is taken up without a restart.
  */
@@ -60,10 +61,11 @@ public final class RequestHeaderAuth {
             List<X509Certificate> cas,
             Set<String> allowedNames,
             List<String> usernameHeaders,
+            List<String> uidHeaders,
             List<String> groupHeaders,
             List<String> extraPrefixes) {
 
-        static final Settings NONE = new Settings(List.of(), Set.of(), List.of(), List.of(), List.of());
+        static final Settings NONE = new Settings(List.of(), Set.of(), List.of(), List.of(), List.of(), List.of());
 
         /** Reads the ConfigMap's data; a malformed or absent CA leaves no CA to trust. */
         static Settings of(Map<String, String> data) {
@@ -88,6 +90,8 @@ public final class RequestHeaderAuth {
                     List.copyOf(cas),
                     Set.copyOf(list(data.get("requestheader-allowed-names"))),
                     list(data.get("requestheader-username-headers")),
+                    // Kubernetes 1.32+; absent before, and then no uid is named
+                    list(data.get("requestheader-uid-headers")),
                     list(data.get("requestheader-group-headers")),
                     list(data.get("requestheader-extra-headers-prefix")).stream()
                             .map(p -> p.toLowerCase(Locale.ROOT))
@@ -197,12 +201,18 @@ public final class RequestHeaderAuth {
             PKIXParameters parameters = new PKIXParameters(anchors);
             parameters.setRevocationEnabled(false);
             parameters.setDate(java.util.Date.from(clock.instant()));
-            CertPathValidator.getInstance("PKIX")
+            PKIXCertPathValidatorResult valid = (PKIXCertPathValidatorResult) CertPathValidator.getInstance("PKIX")
                     .validate(
                             CertificateFactory.getInstance("X.509").generateCertPath(Arrays.asList(chain)), parameters);
-            List<String> usages = chain[0].getExtendedKeyUsage();
-            if (usages != null && !usages.contains("1.3.6.1.5.5.7.3.2") && !usages.contains("2.5.29.37.0")) {
-                return Optional.of("the client certificate is not for client authentication");
+            // as Kubernetes verifies it: every certificate of the chain, up to the CA, must allow client
+            // authentication (one that names no usages allows any)
+            List<X509Certificate> path = new ArrayList<>(Arrays.asList(chain));
+            path.add(valid.getTrustAnchor().getTrustedCert());
+            for (X509Certificate c : path) {
+                List<String> usages = c.getExtendedKeyUsage();
+                if (usages != null && !usages.contains("1.3.6.1.5.5.7.3.2") && !usages.contains("2.5.29.37.0")) {
+                    return Optional.of("the client certificate's chain is not for client authentication");
+                }
             }
         } catch (GeneralSecurityException e) {
             return Optional.of("the client certificate is not signed by the request-header CA");
@@ -217,18 +227,27 @@ public final class RequestHeaderAuth {
         return Optional.empty();
     }
 
-    private static String commonName(X509Certificate c) {
+    /**
+     * The subject's common name as Kubernetes (Go's {@code pkix.Name.CommonName}) reads it: of several, the last in
+     * the certificate's order. {@link javax.naming.ldap.LdapName#getRdns} lists the RDNs in that order.
+     */
+    static String commonName(X509Certificate c) {
+        String cn = "";
         try {
             for (var rdn :
                     new javax.naming.ldap.LdapName(c.getSubjectX500Principal().getName()).getRdns()) {
-                if (rdn.getType().equalsIgnoreCase("CN")) {
-                    return rdn.getValue().toString();
+                var values = rdn.toAttributes().getAll();
+                while (values.hasMore()) {
+                    var attribute = values.next();
+                    if (attribute.getID().equalsIgnoreCase("CN")) {
+                        cn = String.valueOf(attribute.get());
+                    }
                 }
             }
-        } catch (javax.naming.InvalidNameException e) {
+        } catch (javax.naming.NamingException e) {
             return "";
         }
-        return "";
+        return cn;
     }
 
     private static Result identity(Map<String, List<String>> headers, Settings now) {
@@ -247,6 +266,17 @@ public final class RequestHeaderAuth {
         if (tooLong(user, total)) {
             return new Result.Refused(400, "the user name is longer than " + MAX_VALUE + " characters");
         }
+        String uid = null;
+        for (String h : now.uidHeaders()) {
+            List<String> values = headers.getOrDefault(h.toLowerCase(Locale.ROOT), List.of());
+            if (!values.isEmpty() && !values.getFirst().isEmpty()) {
+                uid = values.getFirst();
+                break;
+            }
+        }
+        if (uid != null && tooLong(uid, total)) {
+            return new Result.Refused(400, "the user's uid is longer than " + MAX_VALUE + " characters");
+        }
         List<String> groups = new ArrayList<>();
         for (String h : now.groupHeaders()) {
             for (String g : headers.getOrDefault(h.toLowerCase(Locale.ROOT), List.of())) {
@@ -263,7 +293,9 @@ public final class RequestHeaderAuth {
                 if (!e.getKey().startsWith(prefix) || e.getKey().length() == prefix.length()) {
                     continue;
                 }
-                String key = decode(e.getKey().substring(prefix.length())).toLowerCase(Locale.ROOT);
+                // the header name is lowercased already, and only then decoded, as Kubernetes does: an escaped
+                // upper-case letter stays upper-case
+                String key = decode(e.getKey().substring(prefix.length()));
                 if (tooLong(key, total) || (!extra.containsKey(key) && extra.size() >= MAX_EXTRA_KEYS)) {
                     return new Result.Refused(400, "more than " + MAX_EXTRA_KEYS + " extra keys, or one too long");
                 }
@@ -279,6 +311,7 @@ public final class RequestHeaderAuth {
         }
         UserInfo info = new UserInfo();
         info.setUsername(user);
+        info.setUid(uid);
         info.setGroups(groups);
         info.setExtra(extra);
         return new Result.Authenticated(info);

@@ -21,13 +21,13 @@ import java.util.Map;
  * kernel sees it ({@code /proc/net/tcp} and {@code tcp6}). The JDK's HTTP
  * server gives a handler neither its socket nor a way to learn that the client
  * hung up, and a followed log of a quiet task writes nothing that would fail:
- * so a follower asks the kernel. A connection the peer closed is in
+ * so a follower asks the kernel (the agent's and the gateway's). A connection the peer closed is in
  * {@code CLOSE_WAIT} (or later); one it reset is no longer listed. Where the
  * tables cannot be read (not Linux) every connection counts as open. The
  * tables are read at most once per {@link #FRESH} for all the followers
  * together, so many idle follows cost one scan a second.
  */
-final class TcpConnections {
+public final class TcpConnections {
 
     /**
      * How old a reading may be. Shorter than {@link AgentApi#PEER_CHECK}: a follower first asks that long after
@@ -45,7 +45,7 @@ final class TcpConnections {
     private long readAt;
 
     /** The connections to the server on {@code port}. */
-    TcpConnections(int port) {
+    public TcpConnections(int port) {
         this.port = port;
     }
 
@@ -53,7 +53,7 @@ final class TcpConnections {
      * True when the connection from {@code remote} to {@code local} is closed by its peer or gone; false while it
      * is open, and when the kernel's tables cannot be read.
      */
-    synchronized boolean peerGone(InetSocketAddress local, InetSocketAddress remote) {
+    public synchronized boolean peerGone(InetSocketAddress local, InetSocketAddress remote) {
         if (states == null || System.nanoTime() - readAt > FRESH.toNanos()) {
             states = read(port);
             readAt = System.nanoTime();

@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,6 +43,9 @@ class GatewayApiTest {
     final TestCertificates frontProxy = new TestCertificates("front-proxy-ca");
     final List<String> asked = new CopyOnWriteArrayList<>();
     final CountDownLatch release = new CountDownLatch(1);
+    /** Counted down when the gateway closes the quiet task's followed log (team-a/quiet). */
+    final CountDownLatch quietClosed = new CountDownLatch(1);
+
     GatewayApi api;
 
     @TempDir
@@ -49,7 +53,10 @@ class GatewayApiTest {
 
     GatewayApiTest() throws Exception {}
 
-    /** team-a/one has task web; team-a/two has web and db; team-a/gone's node has no agent. */
+    /**
+     * team-a/one has task web; team-a/two has web and db; team-a/gone's node has no agent; team-a/quiet's log is
+     * quiet after its first line until the gateway closes it; reading team-a/broken fails inside the gateway.
+     */
     final GatewayApi.Backend backend = new GatewayApi.Backend() {
         @Override
         public Optional<Allocation> allocation(String namespace, String name) {
@@ -57,6 +64,8 @@ class GatewayApiTest {
                 case "one" -> Optional.of(allocationOn("node-1", "web"));
                 case "two" -> Optional.of(allocationOn("node-1", "web", "db"));
                 case "gone" -> Optional.of(allocationOn("node-9", "web"));
+                case "quiet" -> Optional.of(allocationOn("node-1", "web"));
+                case "broken" -> throw new IllegalStateException("connection pool of https://10.0.0.1:6443 exhausted");
                 default -> Optional.empty();
             };
         }
@@ -69,6 +78,7 @@ class GatewayApiTest {
                 throw new AgentClient.AgentException("cannot reach the agent of node node-9", 0);
             }
             boolean follow = pathAndQuery.contains("follow=true");
+            boolean quiet = pathAndQuery.contains("/quiet/");
             InputStream body = new InputStream() {
                 final byte[] first = "line 1\n".getBytes(StandardCharsets.UTF_8);
                 int at;
@@ -90,6 +100,14 @@ class GatewayApiTest {
                     if (!follow) {
                         return -1;
                     }
+                    if (quiet) {
+                        try {
+                            quietClosed.await(30, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            throw new IOException(e);
+                        }
+                        throw new IOException("closed");
+                    }
                     try {
                         // a follow goes on until the test has seen the first line; a gateway that held the
                         // line back until the answer ends would get a broken answer instead
@@ -100,6 +118,13 @@ class GatewayApiTest {
                         throw new IOException(e);
                     }
                     return -1;
+                }
+
+                @Override
+                public void close() {
+                    if (quiet) {
+                        quietClosed.countDown();
+                    }
                 }
             };
             reader.read(body);
@@ -123,6 +148,10 @@ class GatewayApiTest {
 
     @BeforeEach
     void start() throws Exception {
+        api = start(GatewayApi.MAX_REQUESTS);
+    }
+
+    GatewayApi start(int maxRequests) throws Exception {
         Map<String, String> config = Map.of(
                 "requestheader-client-ca-file", frontProxy.caPem(),
                 "requestheader-allowed-names", "[\"front-proxy-client\"]",
@@ -137,12 +166,13 @@ class GatewayApiTest {
                         ? new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of(), null))
                         : new KubernetesAuth.Decision.Refused(
                                 403, "user \"" + user.getUsername() + "\" cannot get allocations/" + subresource);
-        api = GatewayApi.start(
+        return GatewayApi.start(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                 GatewayTls.serving(dir.resolve("tls.crt"), dir.resolve("tls.key"), auth),
                 auth,
                 rbac,
-                backend);
+                backend,
+                maxRequests);
     }
 
     @AfterEach
@@ -294,5 +324,66 @@ class GatewayApiTest {
         assertThat(asked)
                 .containsExactly(
                         "node-1 /v1/allocations/team-a/two/logs/web?stream=stdout&tail=5&follow=true for alice");
+    }
+
+    @Test
+    void aFailureInsideTheGatewayTellsTheUserNoInternals() throws Exception {
+        HttpResponse<InputStream> r = asAlice(LOG + "broken/stats");
+        assertThat(r.statusCode()).isEqualTo(500);
+        assertThat(status(r).path("message").asText())
+                .isEqualTo("the gateway failed to answer; its log says why")
+                .doesNotContain("IllegalStateException")
+                .doesNotContain("10.0.0.1");
+    }
+
+    @Test
+    void aClientThatHangsUpOnAQuietFollowedLogLetsTheAgentGo() throws Exception {
+        try (SSLSocket socket = (SSLSocket) TestCertificates.clientTls(frontProxy.client("front-proxy-client"))
+                .getSocketFactory()
+                .createSocket("localhost", api.port())) {
+            socket.getOutputStream()
+                    .write(("GET " + LOG + "quiet/log?follow=true HTTP/1.1\r\nHost: localhost\r\n"
+                                    + "X-Remote-User: alice\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            StringBuilder seen = new StringBuilder();
+            InputStream in = socket.getInputStream();
+            while (!seen.toString().contains("line 1")) {
+                int b = in.read();
+                assertThat(b).as("the answer so far: %s", seen).isNotNegative();
+                seen.append((char) b);
+            }
+            assertThat(seen.toString()).startsWith("HTTP/1.1 200");
+        }
+        // the task writes nothing more, so no write fails: the gateway must notice the hang-up on its own
+        assertThat(quietClosed.await(4 * GatewayApi.PEER_CHECK.toSeconds(), TimeUnit.SECONDS))
+                .as("the agent's answer was closed after the client hung up")
+                .isTrue();
+    }
+
+    @Test
+    void requestsBeyondTheCapAreAnswered503AndHealthChecksStillPass() throws Exception {
+        api.close();
+        api = start(1);
+        HttpResponse<InputStream> follow = asAlice(LOG + "one/log?follow=true");
+        assertThat(follow.statusCode()).isEqualTo(200);
+        try (InputStream body = follow.body()) {
+            assertThat(new String(body.readNBytes("line 1\n".length()), StandardCharsets.UTF_8))
+                    .isEqualTo("line 1\n");
+            HttpResponse<InputStream> busy = asAlice(LOG + "one/stats");
+            assertThat(busy.statusCode()).isEqualTo(503);
+            assertThat(busy.headers().firstValue("Retry-After")).contains("1");
+            status(busy);
+            assertThat(get(null, null, "/livez").statusCode()).isEqualTo(200);
+            release.countDown();
+            assertThat(body.read()).isEqualTo(-1);
+        }
+        // the follow's place is free once it has ended
+        Instant deadline = Instant.now().plusSeconds(10);
+        int code;
+        do {
+            code = asAlice(LOG + "one/stats").statusCode();
+        } while (code == 503 && Instant.now().isBefore(deadline));
+        assertThat(code).isEqualTo(200);
     }
 }

@@ -13,6 +13,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.junit.jupiter.api.Test;
 
 /** Who a request is for: only the API server's front proxy, verified by certificate, may name a user. */
@@ -173,5 +175,69 @@ class RequestHeaderAuthTest {
         var result = auth(Map.of("requestheader-username-headers", "[\"X-Remote-User\"]"))
                 .authenticate(chain(frontProxy.client("p")), headers("X-Remote-User", "alice"));
         assertThat(result).isInstanceOf(RequestHeaderAuth.Result.Refused.class);
+    }
+
+    @Test
+    void aChainThroughACaNotForClientAuthenticationIsRefused() throws Exception {
+        RequestHeaderAuth auth = auth(configMap("[]"));
+        TestCertificates serversOnly = frontProxy.intermediate("servers-ca", KeyPurposeId.id_kp_serverAuth);
+        TestCertificates.Issued leaf = serversOnly.client("front-proxy-client");
+        var result = auth.authenticate(
+                new X509Certificate[] {leaf.certificate(), serversOnly.ca.certificate()},
+                headers("X-Remote-User", "system:admin"));
+        assertThat(result).isInstanceOf(RequestHeaderAuth.Result.Refused.class);
+        assertThat(((RequestHeaderAuth.Result.Refused) result).message()).contains("client authentication");
+        // the same chain through an intermediate for client authentication counts
+        TestCertificates clients = frontProxy.intermediate("clients-ca", KeyPurposeId.id_kp_clientAuth);
+        assertThat(auth.authenticate(
+                        new X509Certificate[] {
+                            clients.client("front-proxy-client").certificate(), clients.ca.certificate()
+                        },
+                        headers("X-Remote-User", "alice")))
+                .isInstanceOf(RequestHeaderAuth.Result.Authenticated.class);
+    }
+
+    @Test
+    void ofSeveralCommonNamesTheLastCountsAsKubernetesReadsIt() throws Exception {
+        RequestHeaderAuth auth = auth(configMap("[\"front-proxy-client\"]"));
+        // an allowed name first and another last: Kubernetes sees the other
+        var smuggled = auth.authenticate(
+                chain(frontProxy.client(new X500Name("CN=front-proxy-client,CN=someone-else"))),
+                headers("X-Remote-User", "system:admin"));
+        assertThat(smuggled).isInstanceOf(RequestHeaderAuth.Result.Refused.class);
+        assertThat(((RequestHeaderAuth.Result.Refused) smuggled).message()).contains("someone-else");
+        assertThat(auth.authenticate(
+                        chain(frontProxy.client(new X500Name("CN=someone-else,CN=front-proxy-client"))),
+                        headers("X-Remote-User", "alice")))
+                .isInstanceOf(RequestHeaderAuth.Result.Authenticated.class);
+    }
+
+    @Test
+    void anExtraKeyIsLowercasedBeforeItIsDecoded() throws Exception {
+        var result = auth(configMap("[]"))
+                .authenticate(
+                        chain(frontProxy.client("front-proxy-client")),
+                        headers("X-Remote-User", "alice", "X-Remote-Extra-Acme.com%2FProject%41Id", "p1"));
+        assertThat(((RequestHeaderAuth.Result.Authenticated) result).user().getExtra())
+                .containsOnlyKeys("acme.com/projectAid");
+    }
+
+    @Test
+    void theUidHeaderNamesTheUid() throws Exception {
+        Map<String, String> data = new LinkedHashMap<>(configMap("[]"));
+        data.put("requestheader-uid-headers", "[\"X-Remote-Uid\"]");
+        var result = auth(data)
+                .authenticate(
+                        chain(frontProxy.client("front-proxy-client")),
+                        headers("X-Remote-User", "alice", "x-remote-uid", "1234-abcd"));
+        assertThat(((RequestHeaderAuth.Result.Authenticated) result).user().getUid())
+                .isEqualTo("1234-abcd");
+        // before Kubernetes 1.32 the ConfigMap names no uid header, and a uid header is not read
+        var old = auth(configMap("[]"))
+                .authenticate(
+                        chain(frontProxy.client("front-proxy-client")),
+                        headers("X-Remote-User", "alice", "X-Remote-Uid", "1234-abcd"));
+        assertThat(((RequestHeaderAuth.Result.Authenticated) old).user().getUid())
+                .isNull();
     }
 }

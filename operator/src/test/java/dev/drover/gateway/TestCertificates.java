@@ -51,18 +51,43 @@ final class TestCertificates {
                 key);
     }
 
+    private TestCertificates(String name, Issued ca) {
+        this.name = name;
+        this.ca = ca;
+    }
+
+    /** An intermediate CA signed by this one, its extended key usage only {@code usage}. */
+    TestCertificates intermediate(String intermediateName, KeyPurposeId usage) throws Exception {
+        KeyPair key = key();
+        return new TestCertificates(
+                intermediateName,
+                new Issued(
+                        sign(
+                                new JcaX509v3CertificateBuilder(
+                                                new X500Name("CN=" + name),
+                                                serial(),
+                                                from(),
+                                                until(),
+                                                new X500Name("CN=" + intermediateName),
+                                                key.getPublic())
+                                        .addExtension(Extension.basicConstraints, true, new BasicConstraints(true))
+                                        .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(usage)),
+                                ca.key()),
+                        key));
+    }
+
     /** A client certificate with this common name, signed by the CA. */
     Issued client(String commonName) throws Exception {
+        return client(new X500Name("CN=" + commonName));
+    }
+
+    /** A client certificate with this subject (its RDNs in the order written), signed by the CA. */
+    Issued client(X500Name subject) throws Exception {
         KeyPair key = key();
         return new Issued(
                 sign(
                         new JcaX509v3CertificateBuilder(
-                                        new X500Name("CN=" + name),
-                                        serial(),
-                                        from(),
-                                        until(),
-                                        new X500Name("CN=" + commonName),
-                                        key.getPublic())
+                                        new X500Name("CN=" + name), serial(), from(), until(), subject, key.getPublic())
                                 .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
                                 .addExtension(
                                         Extension.extendedKeyUsage,

@@ -72,6 +72,14 @@ class ChartGatewayTest {
                 .isEqualTo(rendered.gateway(ServiceAccount.class).getMetadata().getName());
         assertThat(pod.getSecurityContext().getRunAsUser()).isEqualTo(65532L);
         assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+        // Secret files are root's: only their group (the pod's fsGroup) lets uid 65532 read the key, and no one else
+        assertThat(pod.getSecurityContext().getFsGroup()).isEqualTo(65532L);
+        var tls = pod.getVolumes().stream()
+                .filter(v -> v.getSecret() != null)
+                .findFirst()
+                .orElseThrow()
+                .getSecret();
+        assertThat(tls.getDefaultMode()).isEqualTo(0440);
         assertThat(pod.getAffinity().getPodAntiAffinity()).isNotNull();
         Container gateway = pod.getContainers().getFirst();
         assertThat(gateway.getArgs()).startsWith("gateway");

@@ -383,20 +383,32 @@ class ChartRenderTest {
     }
 
     @Test
-    void nodeConfinementIsLeftOutWhenTurnedOffOrBeforeKubernetes130() {
+    void nodeConfinementIsLeftOutOnlyWhenTurnedOff() {
         assertThat(DroverChart.render(ValueSet.DEFAULTS, Map.of("nodeConfinement.enabled", false))
                         .kinds())
                 .noneMatch(k -> k.startsWith("ValidatingAdmissionPolicy"));
+        // before 1.30 the policies cannot be had, and the chart does not go without them silently
+        assertThatThrownBy(() -> DroverChart.helm()
+                        .template()
+                        .withName(DroverChart.RELEASE)
+                        .withNamespace(DroverChart.NAMESPACE)
+                        .withKubeVersion("1.29.0")
+                        .set("agent.config.fieldSelector", false)
+                        .call())
+                .hasMessageContaining("nodeConfinement.enabled needs Kubernetes 1.30 or newer")
+                .hasMessageContaining("set nodeConfinement.enabled=false");
         String old = DroverChart.helm()
                 .template()
                 .withName(DroverChart.RELEASE)
                 .withNamespace(DroverChart.NAMESPACE)
                 .withKubeVersion("1.29.0")
                 .set("agent.config.fieldSelector", false)
+                .set("nodeConfinement.enabled", false)
                 .call();
         assertThat(DroverChart.parse(old)).noneMatch(o -> o.getKind().startsWith("ValidatingAdmissionPolicy"));
-        assertThat(notes("1.29.0", Map.of("agent.config.fieldSelector", false)))
-                .contains("Each agent is NOT confined to its node: this cluster is older than Kubernetes 1.30");
+        assertThat(notes("1.29.0", Map.of("agent.config.fieldSelector", false, "nodeConfinement.enabled", false)))
+                .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false (Kubernetes"
+                        + " v1.29.0 has no ValidatingAdmissionPolicy v1");
         assertThat(notes(DroverChart.KUBE_VERSION, Map.of("nodeConfinement.enabled", false)))
                 .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false");
         assertThat(notes(DroverChart.KUBE_VERSION, Map.of())).doesNotContain("NOT confined");
