@@ -53,17 +53,20 @@ class AgentIT {
         agent = new AgentProcess(
                         java.nio.file.Files.createDirectories(Path.of("target", "agent-logs"))
                                 .resolve("agent-it.log"),
-                        "--kubeconfig",
-                        AgentKubeconfig.forNode(server, "local", dir).toString(),
-                        "--node",
-                        "local",
-                        "--data-dir",
-                        data.toString(),
-                        "--enable-raw-exec",
-                        "--metrics-port",
-                        Integer.toString(metricsPort),
-                        "--api-port",
-                        "0")
+                        AgentKubeconfig.withGateway(
+                                server,
+                                dir,
+                                "--kubeconfig",
+                                AgentKubeconfig.forNode(server, "local", dir).toString(),
+                                "--node",
+                                "local",
+                                "--data-dir",
+                                data.toString(),
+                                "--enable-raw-exec",
+                                "--metrics-port",
+                                Integer.toString(metricsPort),
+                                "--api-port",
+                                "0"))
                 .start();
         gateway = AgentKubeconfig.gateway(server, dir);
     }

@@ -38,6 +38,8 @@ import java.util.Set;
  * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
  * @param peerTokenFile  the token this agent shows other nodes' agents (audience {@code drover.dev/agent}), read
  *                       at each use since a projected token is rotated
+ * @param gatewayUser    the username of the Drover gateway's token (its ServiceAccount); empty: no gateway
+ * @param gatewayCaFile  the CA that signs the gateway's client certificate, read again when it changes
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -56,7 +58,9 @@ public record AgentConfig(
         boolean fieldSelector,
         int concurrentStarts,
         ApiLimits apiLimits,
-        Path peerTokenFile) {
+        Path peerTokenFile,
+        Optional<String> gatewayUser,
+        Path gatewayCaFile) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -180,6 +184,14 @@ public record AgentConfig(
         Path peerTokenFile = s.text("peerTokenFile", "--peer-token-file", "DROVER_PEER_TOKEN_FILE")
                 .map(Path::of)
                 .orElse(AgentDefaults.PEER_TOKEN_FILE);
+        Optional<String> gatewayUser = s.text("gatewayUser", "--gateway-user", "DROVER_GATEWAY_USER");
+        if (gatewayUser.isPresent() && !gatewayUser.get().matches("system:serviceaccount:[a-z0-9.-]+:[a-z0-9.-]+")) {
+            throw new ConfigException("gatewayUser \"" + gatewayUser.get() + "\" is not a ServiceAccount's username"
+                    + " (system:serviceaccount:NAMESPACE:NAME; the chart sets the gateway's)");
+        }
+        Path gatewayCaFile = s.text("gatewayCaFile", "--gateway-ca-file", "DROVER_GATEWAY_CA_FILE")
+                .map(Path::of)
+                .orElse(AgentDefaults.GATEWAY_CA_FILE);
         return new AgentConfig(
                 kubeconfig,
                 node,
@@ -197,7 +209,9 @@ public record AgentConfig(
                 selector,
                 starts,
                 apiLimits,
-                peerTokenFile);
+                peerTokenFile,
+                gatewayUser,
+                gatewayCaFile);
     }
 
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
@@ -210,6 +224,8 @@ public record AgentConfig(
             "metricsPort",
             "apiPort",
             "peerTokenFile",
+            "gatewayUser",
+            "gatewayCaFile",
             "devicePlugins",
             "logLevel",
             "maxKillTimeout",
