@@ -56,6 +56,11 @@ app.kubernetes.io/managed-by: {{ $ctx.Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* Name of the gateway's objects, and of its ServiceAccount: the agents take its token only with its client certificate. */}}
+{{- define "drover.gatewayName" -}}
+{{- printf "%s-gateway" (include "drover.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
 {{/* The agent image reference; the tag defaults to the chart's appVersion. */}}
 {{- define "drover.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}

@@ -118,6 +118,19 @@ public final class AgentIdentity {
         return LocalGateway.start(this, server, rendered, dir);
     }
 
+    /**
+     * The agent's flags for the gateway that {@link #startGateway} runs with files in {@code gatewayDir}: the user its
+     * token names, and the file its client certificate's CA is written to when it starts (an agent started before
+     * reads it when it appears, as it reads a ConfigMap volume updated in place).
+     */
+    public List<String> gatewayArgs(Path gatewayDir) {
+        return List.of(
+                "--gateway-user",
+                LocalGateway.user(rendered),
+                "--gateway-ca-file",
+                gatewayDir.resolve(LocalGateway.CA_FILE).toString());
+    }
+
     /** The rendered objects that make up the agent's identity, rights and confinement, in the chart's order. */
     static List<HasMetadata> identityObjects(String rendered) {
         List<HasMetadata> out = new ArrayList<>();

@@ -35,7 +35,9 @@ public final class LocalMain {
                   the node, renewed before it expires; and DIR/NODE.peer-token (0600), its token
                   for other agents (audience drover.dev/agent: the agent's --peer-token-file);
                   it also runs the chart's gateway (files in DIR/gateway), which serves the
-                  aggregated API agent.drover.dev (kubectl drover logs|stats) through this server.
+                  aggregated API agent.drover.dev (kubectl drover logs|stats) through this server;
+                  run each agent with --gateway-user system:serviceaccount:drover-system:drover-gateway
+                  --gateway-ca-file DIR/gateway/ca.crt (the CA of the gateway's client certificate).
                   --chart (default charts/drover) is the chart.
                   --port 0 (the default) picks a free port. --kube-version (1.25 to 1.32, default
                   the newest) behaves as that version where Drover depends on it: before 1.31 CRDs
@@ -175,9 +177,9 @@ public final class LocalMain {
         }
         Path agentKubeconfig = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".kubeconfig");
         Path peerToken = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".peer-token");
-        AgentConfig config;
+        List<String> agentArgs;
         try {
-            List<String> agentArgs = new ArrayList<>(List.of(
+            agentArgs = new ArrayList<>(List.of(
                     "--node",
                     LOCAL_NODE,
                     "--data-dir",
@@ -195,10 +197,11 @@ public final class LocalMain {
             if (!kubeVersion.selectableFields()) {
                 agentArgs.addAll(List.of("--field-selector", "false")); // what docs/install.md tells such users
             }
-            config = AgentConfig.load(agentArgs, Map.of());
+            AgentConfig.load(agentArgs, Map.of()); // a bad flag is told before anything starts
         } catch (ConfigException e) {
             throw new UsageException(e.getMessage());
         }
+        Path gatewayDir = agentKubeconfig.toAbsolutePath().getParent().resolve("gateway");
         LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
                 .withPort(port)
                 .withNodes(List.of(LOCAL_NODE))
@@ -209,9 +212,9 @@ public final class LocalMain {
         try {
             AgentIdentity identity = AgentIdentity.install(server, chart == null ? Charts.locate() : chart);
             running.add(identity.renew(LOCAL_NODE, agentKubeconfig, peerToken));
-            running.add(identity.startGateway(
-                    agentKubeconfig.toAbsolutePath().getParent().resolve("gateway")));
-            agent = Agent.start(config); // its own client, from the kubeconfig just written
+            running.add(identity.startGateway(gatewayDir));
+            agentArgs.addAll(identity.gatewayArgs(gatewayDir)); // the gateway's user and its client CA, as the chart's
+            agent = Agent.start(config(agentArgs)); // its own client, from the kubeconfig just written
         } catch (IOException | RuntimeException e) {
             closeAll(running);
             server.close();
@@ -235,6 +238,15 @@ public final class LocalMain {
         server.close();
         out.println("drover-local stopped");
         return 0;
+    }
+
+    /** The agent's settings from {@code args}, checked once already. */
+    private static AgentConfig config(List<String> args) {
+        try {
+            return AgentConfig.load(args, Map.of());
+        } catch (ConfigException e) {
+            throw new IllegalStateException("the agent's flags were taken before: " + e.getMessage(), e);
+        }
     }
 
     /** Closes what was started, the last first. */

@@ -55,19 +55,22 @@ class AgentIT {
         agent = new AgentProcess(
                         java.nio.file.Files.createDirectories(Path.of("target", "agent-logs"))
                                 .resolve("agent-it.log"),
-                        "--kubeconfig",
-                        AgentKubeconfig.forNode(server, "local", dir).toString(),
-                        "--node",
-                        "local",
-                        "--data-dir",
-                        data.toString(),
-                        "--enable-raw-exec",
-                        "--metrics-port",
-                        Integer.toString(metricsPort),
-                        "--api-port",
-                        "0",
-                        "--allocatable-memory-mb",
-                        Integer.toString(ALLOCATABLE_MB))
+                        AgentKubeconfig.withGateway(
+                                server,
+                                dir,
+                                "--kubeconfig",
+                                AgentKubeconfig.forNode(server, "local", dir).toString(),
+                                "--node",
+                                "local",
+                                "--data-dir",
+                                data.toString(),
+                                "--enable-raw-exec",
+                                "--metrics-port",
+                                Integer.toString(metricsPort),
+                                "--api-port",
+                                "0",
+                                "--allocatable-memory-mb",
+                                Integer.toString(ALLOCATABLE_MB)))
                 .start();
         gateway = AgentKubeconfig.gateway(server, dir);
     }
@@ -503,8 +506,8 @@ class AgentIT {
     /**
      * The issue's acceptance: a user granted {@code get} on {@code allocations/log} of {@code agent.drover.dev}
      * reads a task's output through the API server, with kubectl and with the plugin; a user without the grant gets
-     * the API server's 403; the token the gateway shows agents is refused by the API server, so a node that keeps
-     * it gains nothing there.
+     * the API server's 403; the token the gateway shows agents is refused by the API server, and by the agent
+     * without the gateway's client certificate, so a node that keeps it gains nothing.
      */
     @Test
     @Order(7)
@@ -549,6 +552,17 @@ class AgentIT {
         var replayed = kubectl.run("--token", captured, "get", "--raw", path);
         assertThat(replayed.exitCode()).isNotZero();
         assertThat(replayed.err()).containsIgnoringCase("unauthorized");
+        // nor at an agent: without the gateway's client certificate its token is refused there too
+        var agentAnswer = org.assertj.core.api.Assertions.catchThrowableOfType(
+                dev.drover.httpapi.AgentClient.AgentException.class,
+                () -> dev.drover.httpapi.AgentClient.get(
+                        dev.drover.httpapi.AgentClient.find(server.client(), "local"),
+                        dev.drover.httpapi.AgentClient.path("default", "greeter", "logs/main"),
+                        captured,
+                        Duration.ofSeconds(10),
+                        body -> body.readAllBytes()));
+        assertThat(agentAnswer.status()).isEqualTo(401);
+        assertThat(agentAnswer.getMessage()).contains("client certificate");
         kubectl.run("delete", "alloc", "greeter", "--timeout=30s").assertOk();
     }
 

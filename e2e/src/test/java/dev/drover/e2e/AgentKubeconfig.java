@@ -33,6 +33,17 @@ final class AgentKubeconfig {
     }
 
     /**
+     * {@code args} and the flags a DaemonSet agent has for the chart's gateway ({@link #gateway}, with files in
+     * {@code dir/gateway}): the user its token names and the CA of its client certificate, which the gateway writes
+     * when it starts (an agent started before reads it when it appears).
+     */
+    static String[] withGateway(LocalApiServer server, Path dir, String... args) {
+        java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of(args));
+        all.addAll(AgentIdentity.install(server, CHART).gatewayArgs(dir.resolve("gateway")));
+        return all.toArray(String[]::new);
+    }
+
+    /**
      * Runs the chart's gateway for the cluster (files in {@code dir/gateway}), so that {@code kubectl drover
      * logs|stats} and {@code kubectl get --raw /apis/agent.drover.dev/...} reach the agents through the API server.
      */

@@ -34,21 +34,24 @@ class DevicesIT {
         data = dir.resolve("data");
         agent = new AgentProcess(
                         Files.createDirectories(Path.of("target", "agent-logs")).resolve("devices-it.log"),
-                        "--kubeconfig",
-                        AgentKubeconfig.forNode(server, "local", dir).toString(),
-                        "--node",
-                        "local",
-                        "--data-dir",
-                        data.toString(),
-                        "--enable-raw-exec",
-                        "--metrics-port",
-                        "-1",
-                        "--api-port",
-                        "0",
-                        "--device-plugin",
-                        "fake:"
-                                + Path.of("..", "examples", "devices", "fake-gpus.yaml")
-                                        .toAbsolutePath())
+                        AgentKubeconfig.withGateway(
+                                server,
+                                dir,
+                                "--kubeconfig",
+                                AgentKubeconfig.forNode(server, "local", dir).toString(),
+                                "--node",
+                                "local",
+                                "--data-dir",
+                                data.toString(),
+                                "--enable-raw-exec",
+                                "--metrics-port",
+                                "-1",
+                                "--api-port",
+                                "0",
+                                "--device-plugin",
+                                "fake:"
+                                        + Path.of("..", "examples", "devices", "fake-gpus.yaml")
+                                                .toAbsolutePath()))
                 .start();
         gateway = AgentKubeconfig.gateway(server, dir); // kubectl drover stats goes through it
     }

@@ -42,19 +42,22 @@ class MigrationIT {
     static AgentProcess agent(String node, Path logs) throws java.io.IOException {
         return new AgentProcess(
                 logs.resolve("migration-it-" + node + ".log"),
-                "--kubeconfig",
-                AgentKubeconfig.forNode(server, node, dir).toString(),
-                "--peer-token-file",
-                AgentKubeconfig.peerToken(server, node, dir).toString(),
-                "--node",
-                node,
-                "--data-dir",
-                dir.resolve("data-" + node).toString(),
-                "--enable-raw-exec",
-                "--metrics-port",
-                "-1",
-                "--api-port",
-                "0");
+                AgentKubeconfig.withGateway(
+                        server,
+                        dir,
+                        "--kubeconfig",
+                        AgentKubeconfig.forNode(server, node, dir).toString(),
+                        "--peer-token-file",
+                        AgentKubeconfig.peerToken(server, node, dir).toString(),
+                        "--node",
+                        node,
+                        "--data-dir",
+                        dir.resolve("data-" + node).toString(),
+                        "--enable-raw-exec",
+                        "--metrics-port",
+                        "-1",
+                        "--api-port",
+                        "0"));
     }
 
     @AfterAll

@@ -31,6 +31,7 @@ import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.CertificateKeeper;
+import dev.drover.httpapi.GatewayTrust;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.LocalAllocation;
 import dev.drover.httpapi.Successors;
@@ -310,6 +311,7 @@ public final class Agent implements AutoCloseable {
                     new InetSocketAddress(config.apiPort()),
                     certificates.sslContext(),
                     new KubernetesAuth(client, clock, config.apiLimits()),
+                    gateway(clock),
                     this::apiView,
                     new Successors(client),
                     config.nodeName(),
@@ -322,6 +324,26 @@ public final class Agent implements AutoCloseable {
                 started.port(),
                 certificates.identity().fingerprint());
         return started;
+    }
+
+    /** Who the gateway is; said at start, since without it users reach no task through the API server. */
+    private GatewayTrust gateway(Clock clock) {
+        GatewayTrust trust = new GatewayTrust(config.gatewayUser(), config.gatewayCaFile(), clock);
+        if (trust.user().isEmpty()) {
+            LOG.info("no gatewayUser: no caller is taken as the Drover gateway (the chart sets it when it installs"
+                    + " the gateway)");
+        } else if (!java.nio.file.Files.isRegularFile(trust.caFile())) {
+            LOG.warn(
+                    "no gateway CA at {}: the gateway ({}) is refused until the file appears",
+                    trust.caFile(),
+                    trust.user().get());
+        } else {
+            LOG.info(
+                    "the Drover gateway is {} with a client certificate from the CA in {}",
+                    trust.user().get(),
+                    trust.caFile());
+        }
+        return trust;
     }
 
     private Optional<LocalAllocation> apiView(AllocId id) {

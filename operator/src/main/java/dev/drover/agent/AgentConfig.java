@@ -48,6 +48,8 @@ import java.util.Set;
  * @param devicePluginConfig settings of each device plugin by name ({@code nvidia: {devices: [0, 1]}}), added to
  *                       what {@code --device-plugin NAME:ARG} says
  * @param allocatable    the CPU and memory allocations may request on this node, together (node admission)
+ * @param gatewayUser    the username of the Drover gateway's token (its ServiceAccount); empty: no gateway
+ * @param gatewayCaFile  the CA that signs the gateway's client certificate, read again when it changes
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -70,7 +72,9 @@ public record AgentConfig(
         ApiLimits apiLimits,
         Path peerTokenFile,
         Map<String, Map<String, Object>> devicePluginConfig,
-        CpuMemory allocatable) {
+        CpuMemory allocatable,
+        Optional<String> gatewayUser,
+        Path gatewayCaFile) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -206,6 +210,14 @@ public record AgentConfig(
         Path peerTokenFile = s.text("peerTokenFile", "--peer-token-file", "DROVER_PEER_TOKEN_FILE")
                 .map(Path::of)
                 .orElse(AgentDefaults.PEER_TOKEN_FILE);
+        Optional<String> gatewayUser = s.text("gatewayUser", "--gateway-user", "DROVER_GATEWAY_USER");
+        if (gatewayUser.isPresent() && !gatewayUser.get().matches("system:serviceaccount:[a-z0-9.-]+:[a-z0-9.-]+")) {
+            throw new ConfigException("gatewayUser \"" + gatewayUser.get() + "\" is not a ServiceAccount's username"
+                    + " (system:serviceaccount:NAMESPACE:NAME; the chart sets the gateway's)");
+        }
+        Path gatewayCaFile = s.text("gatewayCaFile", "--gateway-ca-file", "DROVER_GATEWAY_CA_FILE")
+                .map(Path::of)
+                .orElse(AgentDefaults.GATEWAY_CA_FILE);
         return new AgentConfig(
                 kubeconfig,
                 node,
@@ -227,7 +239,9 @@ public record AgentConfig(
                 apiLimits,
                 peerTokenFile,
                 pluginSettings,
-                allocatable(s));
+                allocatable(s),
+                gatewayUser,
+                gatewayCaFile);
     }
 
     /** {@code allocatable.*}, else the node's amounts less {@code reserved.*} (docs/configuration.md). */
@@ -267,6 +281,8 @@ public record AgentConfig(
             "metricsPort",
             "apiPort",
             "peerTokenFile",
+            "gatewayUser",
+            "gatewayCaFile",
             "devicePlugins",
             "devicePluginConfig",
             "logLevel",

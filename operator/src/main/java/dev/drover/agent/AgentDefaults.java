@@ -20,5 +20,11 @@ final class AgentDefaults {
 
     static final Path PEER_TOKEN_FILE = Path.of("/var/run/secrets/drover.dev/peer/token");
 
+    /**
+     * Where the chart's DaemonSet mounts the CA of the gateway's client certificate (not under /etc/drover, the
+     * agent's own ConfigMap volume: a mount inside another ConfigMap volume is fragile).
+     */
+    static final Path GATEWAY_CA_FILE = Path.of("/etc/drover-gateway-ca/ca.crt");
+
     private AgentDefaults() {}
 }

@@ -56,6 +56,14 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                     "FILE",
                     "token for other nodes' agents, audience drover.dev/agent (default " + AgentDefaults.PEER_TOKEN_FILE
                             + ")"),
+            new Flag(
+                    "--gateway-user",
+                    "USER",
+                    "the Drover gateway's ServiceAccount username (system:serviceaccount:NS:NAME); none: no gateway"),
+            new Flag(
+                    "--gateway-ca-file",
+                    "FILE",
+                    "CA of the gateway's client certificate (default " + AgentDefaults.GATEWAY_CA_FILE + ")"),
             new Flag("--log-level", "LEVEL", "error, warn, info (default), debug or trace"),
             new Flag(
                     "--max-kill-timeout",

@@ -33,6 +33,11 @@ public final class Gateway implements AutoCloseable {
               --port N                HTTPS port (8443)
               --tls-cert-file FILE    serving certificate, PEM (/etc/drover/gateway-tls/tls.crt)
               --tls-key-file FILE     its key, PEM (/etc/drover/gateway-tls/tls.key)
+              --tls-client-cert-file FILE
+                                      the client certificate shown to agents with the token, PEM
+                                      (/etc/drover/gateway-tls/client.crt)
+              --tls-client-key-file FILE
+                                      its key, PEM (/etc/drover/gateway-tls/client.key)
               --kubeconfig FILE       how to reach the API server (default: in-cluster)
               --peer-token-file FILE  the gateway's own token of audience drover.dev/agent, shown to agents
                                       (/var/run/secrets/drover.dev/peer/token)
@@ -42,12 +47,22 @@ public final class Gateway implements AutoCloseable {
     static final int EXIT_FAILED = 1;
 
     /** The command line, read. */
-    record Options(int port, Path certFile, Path keyFile, String kubeconfig, Path peerTokenFile, String logLevel) {
+    record Options(
+            int port,
+            Path certFile,
+            Path keyFile,
+            Path clientCertFile,
+            Path clientKeyFile,
+            String kubeconfig,
+            Path peerTokenFile,
+            String logLevel) {
 
         static Options parse(String[] args) {
             int port = 8443;
             Path cert = Path.of("/etc/drover/gateway-tls/tls.crt");
             Path key = Path.of("/etc/drover/gateway-tls/tls.key");
+            Path clientCert = Path.of("/etc/drover/gateway-tls/client.crt");
+            Path clientKey = Path.of("/etc/drover/gateway-tls/client.key");
             String kubeconfig = null;
             Path token = Path.of("/var/run/secrets/drover.dev/peer/token");
             String level = "info";
@@ -72,13 +87,15 @@ public final class Gateway implements AutoCloseable {
                     }
                     case "--tls-cert-file" -> cert = Path.of(value);
                     case "--tls-key-file" -> key = Path.of(value);
+                    case "--tls-client-cert-file" -> clientCert = Path.of(value);
+                    case "--tls-client-key-file" -> clientKey = Path.of(value);
                     case "--kubeconfig" -> kubeconfig = value;
                     case "--peer-token-file" -> token = Path.of(value);
                     case "--log-level" -> level = value;
                     default -> throw new IllegalArgumentException("unknown flag \"" + GatewayStatus.cut(flag) + "\"");
                 }
             }
-            return new Options(port, cert, key, kubeconfig, token, level);
+            return new Options(port, cert, key, clientCert, clientKey, kubeconfig, token, level);
         }
     }
 
@@ -88,18 +105,24 @@ public final class Gateway implements AutoCloseable {
         this.api = api;
     }
 
+    /** The gateway's files: its serving certificate, its client certificate for agents, its token for agents. */
+    public record Credentials(
+            Path certFile, Path keyFile, Path clientCertFile, Path clientKeyFile, Path peerTokenFile) {}
+
     /** Starts serving on {@code address} with {@code client} (the gateway's own identity). */
-    public static Gateway start(
-            KubernetesClient client, InetSocketAddress address, Path certFile, Path keyFile, Path peerTokenFile)
+    public static Gateway start(KubernetesClient client, InetSocketAddress address, Credentials files)
             throws IOException, GeneralSecurityException {
         RequestHeaderAuth authentication = RequestHeaderAuth.from(client, Clock.systemUTC());
         KubernetesAuth authorization = new KubernetesAuth(client, Clock.systemUTC());
         GatewayApi api = GatewayApi.start(
                 address,
-                GatewayTls.serving(certFile, keyFile, authentication),
+                GatewayTls.serving(files.certFile(), files.keyFile(), authentication),
                 authentication,
                 authorization::authorize,
-                new NodeAgents(client, peerTokenFile));
+                new NodeAgents(
+                        client,
+                        files.peerTokenFile(),
+                        GatewayTls.client(files.clientCertFile(), files.clientKeyFile())));
         return new Gateway(api);
     }
 
@@ -163,9 +186,12 @@ public final class Gateway implements AutoCloseable {
                 Gateway gateway = start(
                         client,
                         new InetSocketAddress(options.port()),
-                        options.certFile(),
-                        options.keyFile(),
-                        options.peerTokenFile())) {
+                        new Credentials(
+                                options.certFile(),
+                                options.keyFile(),
+                                options.clientCertFile(),
+                                options.clientKeyFile(),
+                                options.peerTokenFile()))) {
             LOG.info("the Drover gateway serves agent.drover.dev on port {}", gateway.port());
             untilStopped.run();
             LOG.info("stopping");

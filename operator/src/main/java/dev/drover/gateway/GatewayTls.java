@@ -3,10 +3,12 @@ package dev.drover.gateway;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.Principal;
 import java.security.PrivateKey;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
@@ -14,7 +16,9 @@ import java.security.cert.X509Certificate;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
 import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.X509TrustManager;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.openssl.PEMKeyPair;
@@ -66,6 +70,59 @@ final class GatewayTls {
         SSLContext context = SSLContext.getInstance("TLS");
         context.init(keys.getKeyManagers(), new TrustManager[] {clients}, null);
         return context;
+    }
+
+    /**
+     * The gateway's client certificate for agents (the chart's Secret, signed by the CA the agents read): presented
+     * to every agent whatever issuers it names, as agents name none.
+     */
+    static X509ExtendedKeyManager client(Path certFile, Path keyFile) throws IOException, GeneralSecurityException {
+        X509Certificate[] chain;
+        try (InputStream in = Files.newInputStream(certFile)) {
+            chain = CertificateFactory.getInstance("X.509").generateCertificates(in).stream()
+                    .map(X509Certificate.class::cast)
+                    .toArray(X509Certificate[]::new);
+        }
+        if (chain.length == 0) {
+            throw new GeneralSecurityException(certFile + " holds no certificate");
+        }
+        PrivateKey key = key(keyFile);
+        return new X509ExtendedKeyManager() {
+            @Override
+            public String[] getClientAliases(String keyType, Principal[] issuers) {
+                return keyType.equals(key.getAlgorithm()) ? new String[] {"gateway"} : null;
+            }
+
+            @Override
+            public String chooseClientAlias(String[] keyTypes, Principal[] issuers, Socket socket) {
+                return List.of(keyTypes).contains(key.getAlgorithm()) ? "gateway" : null;
+            }
+
+            @Override
+            public String chooseEngineClientAlias(String[] keyTypes, Principal[] issuers, SSLEngine engine) {
+                return chooseClientAlias(keyTypes, issuers, null);
+            }
+
+            @Override
+            public String[] getServerAliases(String keyType, Principal[] issuers) {
+                return null;
+            }
+
+            @Override
+            public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
+                return null;
+            }
+
+            @Override
+            public X509Certificate[] getCertificateChain(String alias) {
+                return "gateway".equals(alias) ? chain.clone() : null;
+            }
+
+            @Override
+            public PrivateKey getPrivateKey(String alias) {
+                return "gateway".equals(alias) ? key : null;
+            }
+        };
     }
 
     private static PrivateKey key(Path keyFile) throws IOException, GeneralSecurityException {

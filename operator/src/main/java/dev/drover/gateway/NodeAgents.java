@@ -12,12 +12,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import javax.net.ssl.X509KeyManager;
 
 /**
  * The gateway's {@link GatewayApi.Backend}: reads allocations with the gateway's ServiceAccount, and asks a node's
  * agent (found and pinned by {@link AgentClient#find}) with the gateway's own peer token, a projected token of
- * audience {@code drover.dev/agent} that the kubelet rotates; it is read from its file at each use. The user's
- * credentials never leave the API server.
+ * audience {@code drover.dev/agent} that the kubelet rotates; it is read from its file at each use. The agent takes
+ * that token only with the gateway's client certificate ({@code clientKeys}), which a node that receives the token
+ * does not have. The user's credentials never leave the API server.
  */
 final class NodeAgents implements GatewayApi.Backend {
 
@@ -28,10 +30,12 @@ final class NodeAgents implements GatewayApi.Backend {
 
     private final KubernetesClient client;
     private final Path tokenFile;
+    private final X509KeyManager clientKeys;
 
-    NodeAgents(KubernetesClient client, Path tokenFile) {
+    NodeAgents(KubernetesClient client, Path tokenFile, X509KeyManager clientKeys) {
         this.client = client;
         this.tokenFile = tokenFile;
+        this.clientKeys = clientKeys;
     }
 
     @Override
@@ -56,6 +60,7 @@ final class NodeAgents implements GatewayApi.Backend {
                 agent,
                 pathAndQuery,
                 token,
+                clientKeys,
                 Map.of(AgentApi.ON_BEHALF_OF, AgentClient.encode(user)),
                 ANSWER_TIMEOUT,
                 reader);

@@ -3,6 +3,8 @@ package dev.drover.httpapi;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsExchange;
+import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
@@ -12,9 +14,11 @@ import io.fabric8.kubernetes.api.model.NodeAddress;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +27,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,10 +41,13 @@ import org.slf4j.LoggerFactory;
  * allocation ({@link UsageReport});
  * <li>{@code GET /v1/allocations/NAMESPACE/NAME/snapshot}: the ephemeral disk as a tar stream;
  * {@code ?successor=SNAME&uid=SUID} claims it first for that successor, which an agent on another node does to
- * migrate it ({@link Successors} decides who may; a disk claimed by another successor is a 409).
+ * migrate it ({@link Successors} decides who may; a disk claimed by another successor is a 409). Without
+ * {@code successor} only the gateway may download it, for a user granted {@code allocations/snapshot}.
  * </ul>
  * Every request is authenticated and authorized by {@link KubernetesAuth} ({@code get} on the virtual
- * subresources {@code allocations/log}, {@code allocations/stats} and {@code allocations/snapshot}); errors are
+ * subresources {@code allocations/log}, {@code allocations/stats} and {@code allocations/snapshot}); a request
+ * with the gateway's token must come over a connection with the gateway's client certificate
+ * ({@link GatewayTrust}, which the server asks every client for and nobody else needs); errors are
  * JSON {@code {"status": ..., "message": ...}} with their HTTP status. Followed logs are bounded in total and per
  * caller ({@link ApiLimits}), and one whose client hung up ends within {@link #PEER_CHECK}.
  */
@@ -51,7 +60,8 @@ public final class AgentApi implements AutoCloseable {
     public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
     /**
      * Sent by the gateway (which asks for every user with its own token): the user it asks for, percent-encoded.
-     * Followed logs are counted per that user, so one user's follows do not use up everyone's share.
+     * Followed logs are counted per that user, so one user's follows do not use up everyone's share; from any other
+     * caller it is ignored.
      */
     public static final String ON_BEHALF_OF = "X-Drover-On-Behalf-Of";
 
@@ -67,6 +77,7 @@ public final class AgentApi implements AutoCloseable {
     private final HttpsServer server;
     private final ExecutorService executor;
     private final KubernetesAuth auth;
+    private final GatewayTrust gateway;
     private final LocalAllocations allocations;
     private final Successors successors;
     private final String node;
@@ -80,6 +91,7 @@ public final class AgentApi implements AutoCloseable {
             HttpsServer server,
             ExecutorService executor,
             KubernetesAuth auth,
+            GatewayTrust gateway,
             LocalAllocations allocations,
             Successors successors,
             String node,
@@ -87,6 +99,7 @@ public final class AgentApi implements AutoCloseable {
             Duration statsWindow,
             ApiLimits limits) {
         this.server = server;
+        this.gateway = gateway;
         this.successors = successors;
         this.followers = new Followers(limits);
         this.connections = new TcpConnections(server.getAddress().getPort());
@@ -106,18 +119,21 @@ public final class AgentApi implements AutoCloseable {
             InetSocketAddress address,
             SSLContext tls,
             KubernetesAuth auth,
+            GatewayTrust gateway,
             LocalAllocations allocations,
             Successors successors,
             String node,
             ApiLimits limits)
             throws IOException {
-        return start(address, tls, auth, allocations, successors, node, Clock.systemUTC(), STATS_WINDOW, limits);
+        return start(
+                address, tls, auth, gateway, allocations, successors, node, Clock.systemUTC(), STATS_WINDOW, limits);
     }
 
     static AgentApi start(
             InetSocketAddress address,
             SSLContext tls,
             KubernetesAuth auth,
+            GatewayTrust gateway,
             LocalAllocations allocations,
             Successors successors,
             String node,
@@ -126,10 +142,19 @@ public final class AgentApi implements AutoCloseable {
             ApiLimits limits)
             throws IOException {
         HttpsServer server = HttpsServer.create(address, 64);
-        server.setHttpsConfigurator(new HttpsConfigurator(tls));
+        server.setHttpsConfigurator(new HttpsConfigurator(tls) {
+            @Override
+            public void configure(HttpsParameters parameters) {
+                // asked of everyone, needed only with the gateway's token (checked per request)
+                SSLParameters ssl = getSSLContext().getDefaultSSLParameters();
+                ssl.setWantClientAuth(true);
+                parameters.setSSLParameters(ssl);
+            }
+        });
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         server.setExecutor(executor);
-        AgentApi api = new AgentApi(server, executor, auth, allocations, successors, node, clock, statsWindow, limits);
+        AgentApi api = new AgentApi(
+                server, executor, auth, gateway, allocations, successors, node, clock, statsWindow, limits);
         server.createContext("/", api::handle);
         server.start();
         return api;
@@ -208,6 +233,14 @@ public final class AgentApi implements AutoCloseable {
             return;
         }
         KubernetesAuth.Caller caller = ((KubernetesAuth.Decision.Allowed) decision).caller();
+        boolean fromGateway = gateway.names(caller);
+        if (fromGateway) {
+            Optional<String> refused = gateway.refusal(clientCertificates(ex));
+            if (refused.isPresent()) {
+                error(ex, 401, refused.get());
+                return;
+            }
+        }
         Optional<LocalAllocation> local = allocations.find(id);
         if (local.isEmpty()) {
             error(ex, 404, "allocation " + id + " does not run on node " + node);
@@ -220,9 +253,25 @@ public final class AgentApi implements AutoCloseable {
                         id,
                         local.get(),
                         request.logs(),
-                        follower(caller.user(), ex.getRequestHeaders().getFirst(ON_BEHALF_OF)));
+                        follower(
+                                caller.user(),
+                                fromGateway ? ex.getRequestHeaders().getFirst(ON_BEHALF_OF) : null));
             case "stats" -> stats(ex, id, local.get());
-            default -> snapshot(ex, id, local.get(), caller, request.successor());
+            default -> snapshot(ex, id, local.get(), caller, fromGateway, request.successor());
+        }
+    }
+
+    /** The certificates the client presented in the handshake; null when it presented none. */
+    private static X509Certificate[] clientCertificates(HttpExchange ex) {
+        if (!(ex instanceof HttpsExchange https) || https.getSSLSession() == null) {
+            return null;
+        }
+        try {
+            return Arrays.stream(https.getSSLSession().getPeerCertificates())
+                    .map(c -> c instanceof X509Certificate x ? x : null)
+                    .toArray(X509Certificate[]::new);
+        } catch (SSLPeerUnverifiedException none) {
+            return null;
         }
     }
 
@@ -312,8 +361,19 @@ public final class AgentApi implements AutoCloseable {
             AllocId id,
             LocalAllocation local,
             KubernetesAuth.Caller caller,
+            boolean fromGateway,
             ApiRequest.Successor successor)
             throws IOException {
+        if (successor == null && !fromGateway) {
+            // an agent's own right to allocations/snapshot is for migrating a disk to its node, nothing more
+            error(
+                    ex,
+                    403,
+                    "only the Drover gateway downloads a disk as it is; \"" + caller.user() + "\" may only claim it"
+                            + " for a successor bound to its node (?successor=NAME&uid=UID), and users download it"
+                            + " through the aggregated API agent.drover.dev");
+            return;
+        }
         if (successor != null) {
             Optional<KubernetesAuth.Decision.Refused> refused = successors.check(caller, id, successor);
             if (refused.isPresent()) {

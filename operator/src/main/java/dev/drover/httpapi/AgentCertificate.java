@@ -27,6 +27,7 @@ import java.util.Date;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.x500.X500NameBuilder;
 import org.bouncycastle.asn1.x500.style.BCStyle;
@@ -83,7 +84,10 @@ public final class AgentCertificate {
             return certificate.getNotAfter().toInstant();
         }
 
-        /** A server-side TLS context presenting this identity. */
+        /**
+         * A server-side TLS context presenting this identity; it takes any client certificate, which
+         * {@link GatewayTrust} checks per request.
+         */
         public SSLContext sslContext() throws GeneralSecurityException {
             KeyStore store = KeyStore.getInstance("PKCS12");
             try {
@@ -96,7 +100,7 @@ public final class AgentCertificate {
             KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             kmf.init(store, password);
             SSLContext context = SSLContext.getInstance("TLS");
-            context.init(kmf.getKeyManagers(), null, null);
+            context.init(kmf.getKeyManagers(), new TrustManager[] {GatewayTrust.checkedPerRequest()}, null);
             return context;
         }
     }

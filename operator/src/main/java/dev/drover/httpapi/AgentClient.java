@@ -18,6 +18,7 @@ import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLHandshakeException;
 
 /**
@@ -127,10 +128,26 @@ public final class AgentClient {
             Duration timeout,
             BodyReader<T> reader)
             throws AgentException, IOException, InterruptedException {
+        return get(agent, pathAndQuery, token, null, headers, timeout, reader);
+    }
+
+    /**
+     * As {@link #get(Endpoint, String, String, Map, Duration, BodyReader)}, presenting the client certificate of
+     * {@code clientKeys} (null: none), as the gateway does.
+     */
+    public static <T> T get(
+            Endpoint agent,
+            String pathAndQuery,
+            String token,
+            KeyManager clientKeys,
+            Map<String, String> headers,
+            Duration timeout,
+            BodyReader<T> reader)
+            throws AgentException, IOException, InterruptedException {
         URI target = agent.base().resolve(pathAndQuery);
         HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT);
         try {
-            builder.sslContext(Pinning.to(agent.fingerprint()));
+            builder.sslContext(Pinning.to(agent.fingerprint(), clientKeys));
         } catch (GeneralSecurityException e) {
             throw new AgentException("cannot set up TLS: " + e.getMessage());
         }

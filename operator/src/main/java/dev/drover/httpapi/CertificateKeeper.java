@@ -16,6 +16,7 @@ import java.util.function.Consumer;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509ExtendedKeyManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -88,7 +89,7 @@ public final class CertificateKeeper implements AutoCloseable {
     /** A server TLS context that always presents the identity this keeper holds at the time of the handshake. */
     public SSLContext sslContext() throws GeneralSecurityException {
         SSLContext context = SSLContext.getInstance("TLS");
-        context.init(new KeyManager[] {new KeeperKeys()}, null, null);
+        context.init(new KeyManager[] {new KeeperKeys()}, new TrustManager[] {GatewayTrust.checkedPerRequest()}, null);
         return context;
     }
 

@@ -5,6 +5,7 @@ import java.security.MessageDigest;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.HexFormat;
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509TrustManager;
@@ -20,6 +21,14 @@ public final class Pinning {
 
     /** A client TLS context that accepts only a server certificate with this fingerprint (lower-case hex). */
     public static SSLContext to(String fingerprint) throws GeneralSecurityException {
+        return to(fingerprint, null);
+    }
+
+    /**
+     * As {@link #to(String)}, presenting the client certificate of {@code keys} (null: none) to a server that asks
+     * for one.
+     */
+    public static SSLContext to(String fingerprint, KeyManager keys) throws GeneralSecurityException {
         String expected = fingerprint.toLowerCase(java.util.Locale.ROOT);
         X509TrustManager pinned = new X509TrustManager() {
             @Override
@@ -45,7 +54,7 @@ public final class Pinning {
             }
         };
         SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, new TrustManager[] {pinned}, null);
+        context.init(keys == null ? null : new KeyManager[] {keys}, new TrustManager[] {pinned}, null);
         return context;
     }
 

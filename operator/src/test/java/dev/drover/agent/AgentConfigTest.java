@@ -76,6 +76,30 @@ class AgentConfigTest {
     }
 
     @Test
+    void theGatewayIsNoneUnlessNamedAndItsCaComesFromFlagEnvironmentOrFile() throws Exception {
+        AgentConfig plain = load(Map.of("NODE_NAME", "n"));
+        assertThat(plain.gatewayUser())
+                .as("the plain manifests install no gateway")
+                .isEmpty();
+        assertThat(plain.gatewayCaFile()).isEqualTo(Path.of("/etc/drover-gateway-ca/ca.crt"));
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, "gatewayCaFile: /from/file\ngatewayUser: system:serviceaccount:ns:from-file\n");
+        AgentConfig fromFile = load(Map.of("NODE_NAME", "n"), "--config", file.toString());
+        assertThat(fromFile.gatewayCaFile()).isEqualTo(Path.of("/from/file"));
+        assertThat(fromFile.gatewayUser()).contains("system:serviceaccount:ns:from-file");
+        AgentConfig fromEnv = load(
+                Map.of("NODE_NAME", "n", "DROVER_GATEWAY_USER", "system:serviceaccount:drover-system:drover-gateway"),
+                "--config",
+                file.toString(),
+                "--gateway-ca-file=/from/flag");
+        assertThat(fromEnv.gatewayUser()).contains("system:serviceaccount:drover-system:drover-gateway");
+        assertThat(fromEnv.gatewayCaFile()).isEqualTo(Path.of("/from/flag"));
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--gateway-user", "alice"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("gatewayUser \"alice\" is not a ServiceAccount's username");
+    }
+
+    @Test
     void flagsBeatEnvironmentWhichBeatsTheFile() throws Exception {
         Path file = dir.resolve("agent.yaml");
         Files.writeString(file, """

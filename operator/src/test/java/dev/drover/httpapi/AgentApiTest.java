@@ -43,6 +43,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLSocket;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -137,6 +138,11 @@ class AgentApiTest {
     AgentApi api;
     AgentCertificate.Identity identity;
     HttpClient http;
+    /** The gateway's CA (its certificate in {@code dir/gateway-ca.crt}) and client certificate. */
+    TestCa gatewayCa;
+
+    TestCa.Leaf gatewayCertificate;
+    HttpClient gatewayHttp;
     final AtomicBoolean webDead = new AtomicBoolean();
 
     @BeforeEach
@@ -160,10 +166,15 @@ class AgentApiTest {
                     ? Optional.of(svc)
                     : Optional.empty();
         };
+        gatewayCa = new TestCa("drover-gateway-ca");
+        gatewayCa.writePem(dir.resolve("gateway-ca.crt"));
+        gatewayCertificate = gatewayCa.sign("drover-gateway", KeyPurposeId.id_kp_clientAuth);
         api = AgentApi.start(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                 identity.sslContext(),
                 new KubernetesAuth(kube.client, Clock.systemUTC(), LIMITS),
+                new GatewayTrust(
+                        Optional.of(ReviewingApiServer.GATEWAY), dir.resolve("gateway-ca.crt"), Clock.systemUTC()),
                 allocations,
                 new Successors(kube.client),
                 "node-a",
@@ -173,16 +184,29 @@ class AgentApiTest {
         http = HttpClient.newBuilder()
                 .sslContext(Pinning.to(identity.fingerprint()))
                 .build();
+        gatewayHttp = gatewayClient(gatewayCertificate);
+    }
+
+    /** A client that presents {@code certificate}, as the gateway does. */
+    HttpClient gatewayClient(TestCa.Leaf certificate) throws Exception {
+        return HttpClient.newBuilder()
+                .sslContext(Pinning.to(identity.fingerprint(), certificate.keyManager()))
+                .build();
     }
 
     @AfterEach
     void stop() {
+        gatewayHttp.close();
         http.close();
         api.close();
         kube.close();
     }
 
     HttpResponse<String> get(String path, String token) throws Exception {
+        return get(http, path, token);
+    }
+
+    HttpResponse<String> get(HttpClient http, String path, String token) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port() + path))
                 .timeout(Duration.ofSeconds(20)); // a follow that should have been refused would not end
         if (token != null) {
@@ -293,9 +317,9 @@ class AgentApiTest {
 
     @Test
     void followsTheGatewayAsksForOthersCountAgainstThoseUsers() throws Exception {
-        try (SSLSocket c1 = follow("alice-token", "carol%40example.com");
-                SSLSocket c2 = follow("alice-token", "carol%40example.com");
-                SSLSocket d1 = follow("alice-token", "dave")) {
+        try (SSLSocket c1 = follow("gateway-token", "carol%40example.com", gatewayCertificate);
+                SSLSocket c2 = follow("gateway-token", "carol%40example.com", gatewayCertificate);
+                SSLSocket d1 = follow("gateway-token", "dave", gatewayCertificate)) {
             for (SSLSocket s : List.of(c1, c2, d1)) {
                 assertThat(read(s, "three\n\r\n"))
                         .as("one caller, three users: the per-caller bound (2) is theirs")
@@ -303,15 +327,83 @@ class AgentApiTest {
             }
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 0);
-        try (SSLSocket c1 = follow("alice-token", "carol%40example.com");
-                SSLSocket c2 = follow("alice-token", "carol%40example.com");
-                SSLSocket c3 = follow("alice-token", "carol%40example.com")) {
+        try (SSLSocket c1 = follow("gateway-token", "carol%40example.com", gatewayCertificate);
+                SSLSocket c2 = follow("gateway-token", "carol%40example.com", gatewayCertificate);
+                SSLSocket c3 = follow("gateway-token", "carol%40example.com", gatewayCertificate)) {
             read(c1, "three\n\r\n");
             read(c2, "three\n\r\n");
             assertThat(read(c3, "}"))
                     .startsWith("HTTP/1.1 429 ")
                     .contains("user \\\"carol@example.com\\\" already follows 2");
         }
+    }
+
+    @Test
+    void aUserNamedByAnyoneButTheGatewayIsIgnored() throws Exception {
+        try (SSLSocket a1 = follow("alice-token", "carol");
+                SSLSocket a2 = follow("alice-token", "dave")) {
+            read(a1, "three\n\r\n");
+            read(a2, "three\n\r\n");
+            try (SSLSocket a3 = follow("alice-token", "erin")) {
+                assertThat(read(a3, "}"))
+                        .as("alice's follows count against alice, whatever user she names")
+                        .startsWith("HTTP/1.1 429 ")
+                        .contains("user \\\"alice\\\" already follows 2");
+            }
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 0);
+        try (SSLSocket g1 = follow("gateway-token", "carol")) {
+            assertThat(read(g1, "}"))
+                    .as("the gateway's token without its certificate names no one")
+                    .startsWith("HTTP/1.1 401 ");
+        }
+    }
+
+    @Test
+    void theGatewaysTokenIsTakenOnlyWithItsClientCertificate() throws Exception {
+        String stats = "/v1/allocations/team-a/svc/stats";
+        HttpResponse<String> replayed = get(stats, "gateway-token");
+        assertThat(replayed.statusCode())
+                .as("a node replaying the token it received")
+                .isEqualTo(401);
+        assertThat(replayed.body())
+                .contains("the Drover gateway's (" + ReviewingApiServer.GATEWAY + ")")
+                .contains("presented none");
+        TestCa other = new TestCa("drover-gateway-ca");
+        try (HttpClient forged = gatewayClient(other.sign("drover-gateway", KeyPurposeId.id_kp_clientAuth))) {
+            HttpResponse<String> r = get(forged, stats, "gateway-token");
+            assertThat(r.statusCode())
+                    .as("a certificate of another CA of the same name")
+                    .isEqualTo(401);
+            assertThat(r.body()).contains("not signed by the gateway CA in " + dir.resolve("gateway-ca.crt"));
+        }
+        try (HttpClient serverOnly = gatewayClient(gatewayCa.sign("drover-gateway", KeyPurposeId.id_kp_serverAuth))) {
+            HttpResponse<String> r = get(serverOnly, stats, "gateway-token");
+            assertThat(r.statusCode()).isEqualTo(401);
+            assertThat(r.body()).contains("not for client authentication");
+        }
+        assertThat(get(gatewayHttp, stats, "gateway-token").statusCode()).isEqualTo(200);
+        assertThat(get(gatewayHttp, stats, "alice-token").statusCode())
+                .as("a client certificate makes no one else the gateway, and others need none")
+                .isEqualTo(200);
+    }
+
+    @Test
+    void aNewGatewayCaIsTakenWhenItsFileChanges() throws Exception {
+        String stats = "/v1/allocations/team-a/svc/stats";
+        assertThat(get(gatewayHttp, stats, "gateway-token").statusCode()).isEqualTo(200);
+        TestCa upgraded = new TestCa("drover-gateway-ca");
+        upgraded.writePem(dir.resolve("gateway-ca.crt")); // helm upgrade: a new CA, the ConfigMap updated in place
+        assertThat(get(gatewayHttp, stats, "gateway-token").statusCode())
+                .as("the old CA's certificate")
+                .isEqualTo(401);
+        try (HttpClient restarted = gatewayClient(upgraded.sign("drover-gateway", KeyPurposeId.id_kp_clientAuth))) {
+            assertThat(get(restarted, stats, "gateway-token").statusCode()).isEqualTo(200);
+        }
+        Files.delete(dir.resolve("gateway-ca.crt"));
+        HttpResponse<String> none = get(gatewayHttp, stats, "gateway-token");
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(none.body()).contains("cannot read the gateway CA");
     }
 
     @Test
@@ -372,9 +464,15 @@ class AgentApiTest {
 
     /** A follow by {@code token}'s holder on behalf of {@code user} (null: none named), as the gateway asks. */
     SSLSocket follow(String token, String user) throws Exception {
-        SSLSocket s = (SSLSocket) Pinning.to(identity.fingerprint())
-                .getSocketFactory()
-                .createSocket(InetAddress.getLoopbackAddress(), api.port());
+        return follow(token, user, null);
+    }
+
+    /** As {@link #follow(String, String)}, presenting {@code certificate} (null: none). */
+    SSLSocket follow(String token, String user, TestCa.Leaf certificate) throws Exception {
+        SSLSocket s =
+                (SSLSocket) Pinning.to(identity.fingerprint(), certificate == null ? null : certificate.keyManager())
+                        .getSocketFactory()
+                        .createSocket(InetAddress.getLoopbackAddress(), api.port());
         s.setSoTimeout(10_000);
         s.getOutputStream()
                 .write(("GET /v1/allocations/team-a/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
@@ -467,10 +565,10 @@ class AgentApiTest {
 
     @Test
     void aSnapshotIsTheEphemeralDiskAsTar() throws Exception {
-        HttpResponse<InputStream> r = http.send(
+        HttpResponse<InputStream> r = gatewayHttp.send(
                 HttpRequest.newBuilder(
                                 URI.create("https://127.0.0.1:" + api.port() + "/v1/allocations/team-a/svc/snapshot"))
-                        .header("Authorization", "Bearer alice-token")
+                        .header("Authorization", "Bearer gateway-token")
                         .build(),
                 HttpResponse.BodyHandlers.ofInputStream());
         assertThat(r.statusCode()).isEqualTo(200);
@@ -488,6 +586,26 @@ class AgentApiTest {
                 .isEqualTo(401);
         assertThat(get("/v1/allocations/team-b/svc/snapshot", "alice-token").body())
                 .contains("cannot get allocations/snapshot");
+    }
+
+    @Test
+    void onlyTheGatewayDownloadsADiskWithoutClaimingIt() throws Exception {
+        String plain = "/v1/allocations/team-a/svc/snapshot";
+        HttpResponse<String> agent = get(plain, "node-b-token");
+        assertThat(agent.statusCode())
+                .as("an agent's right to allocations/snapshot is for migrations to its node")
+                .isEqualTo(403);
+        assertThat(agent.body())
+                .contains("only the Drover gateway downloads a disk as it is")
+                .contains("?successor=NAME&uid=UID");
+        assertThat(get(gatewayHttp, plain, "node-b-token").statusCode())
+                .as("nor with a certificate of the gateway's CA")
+                .isEqualTo(403);
+        assertThat(get(plain, "alice-token").statusCode())
+                .as("users download through the gateway")
+                .isEqualTo(403);
+        assertThat(get(gatewayHttp, plain, "gateway-token").statusCode()).isEqualTo(200);
+        assertThat(dir.resolve("alloc/.disk-claim")).doesNotExist();
     }
 
     static Allocation successor(String name, String uid, String previous, String node) {

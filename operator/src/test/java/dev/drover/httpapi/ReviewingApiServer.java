@@ -20,14 +20,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code alice-token} for user alice and {@code bob-token} for user bob (both of group devs), tokens with audience
  * {@code drover.dev/agent}; {@code alice-api-token}, alice's token for the API server (audience
  * {@code https://kubernetes.default.svc}); {@code node-b-token}, a ServiceAccount token with the agent's audience
- * bound to a pod on node {@code node-b}. A review that names audiences the token was not made for is refused with
+ * bound to a pod on node {@code node-b}; {@code gateway-token}, the gateway's ({@link #GATEWAY}, its pod on node
+ * {@code node-g}). A review that names audiences the token was not made for is refused with
  * the API server's error. {@code sloppy-token} is answered as a server that ignores audiences would (authenticated,
- * no {@code status.audiences}). RBAC lets alice, bob and the node-b account read in namespace {@code team-a}
- * only. It counts the TokenReviews it is asked.
+ * no {@code status.audiences}). RBAC lets alice, bob, the node-b account and the gateway read in namespace
+ * {@code team-a} only. It counts the TokenReviews it is asked.
  */
 final class ReviewingApiServer implements AutoCloseable {
 
     static final String NODE_B_ACCOUNT = "system:serviceaccount:drover-system:drover-agent";
+    static final String GATEWAY = "system:serviceaccount:drover-system:drover-gateway";
 
     final KubernetesMockServer server = new KubernetesMockServer(false);
     final List<SubjectAccessReview> asked = new CopyOnWriteArrayList<>();
@@ -50,6 +52,7 @@ final class ReviewingApiServer implements AutoCloseable {
                         case "alice-token", "alice-api-token", "sloppy-token" -> "alice";
                         case "bob-token" -> "bob";
                         case "node-b-token" -> NODE_B_ACCOUNT;
+                        case "gateway-token" -> GATEWAY;
                         default -> null;
                     };
                     List<String> made = token.equals("alice-api-token")
@@ -79,7 +82,10 @@ final class ReviewingApiServer implements AutoCloseable {
                             .withExtra(
                                     known && token.equals("node-b-token")
                                             ? Map.of("authentication.kubernetes.io/node-name", List.of("node-b"))
-                                            : null)
+                                            : known && token.equals("gateway-token")
+                                                    ? Map.of(
+                                                            "authentication.kubernetes.io/node-name", List.of("node-g"))
+                                                    : null)
                             .endUser()
                             .endStatus()
                             .build();
@@ -92,7 +98,7 @@ final class ReviewingApiServer implements AutoCloseable {
                     SubjectAccessReview review =
                             Serialization.unmarshal(request.getBody().readUtf8(), SubjectAccessReview.class);
                     asked.add(review);
-                    boolean allowed = List.of("alice", "bob", NODE_B_ACCOUNT)
+                    boolean allowed = List.of("alice", "bob", NODE_B_ACCOUNT, GATEWAY)
                                     .contains(review.getSpec().getUser())
                             && review.getSpec()
                                     .getResourceAttributes()

@@ -3,11 +3,13 @@ package dev.drover.e2e.chart;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.APIService;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
@@ -15,6 +17,7 @@ import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
@@ -130,9 +133,61 @@ class ChartGatewayTest {
     }
 
     @Test
+    void agentsTrustTheGatewaysClientCertificateThroughThePublishedCaOnly() throws Exception {
+        Secret tls = rendered.gateway(Secret.class);
+        X509Certificate client = certificate(tls.getData().get("client.crt"));
+        assertThat(new String(Base64.getDecoder().decode(tls.getData().get("client.key"))))
+                .contains("PRIVATE KEY");
+        assertThat(client.getExtendedKeyUsage()).contains("1.3.6.1.5.5.7.3.2"); // client authentication
+        assertThat(client.getSubjectX500Principal().getName()).isEqualTo("CN=drover-gateway");
+        ConfigMap published = rendered.gateway(ConfigMap.class);
+        assertThat(published.getMetadata().getName()).isEqualTo(NAME + "-ca");
+        String pem = published.getData().get("ca.crt");
+        assertThat(published.getData()).containsOnlyKeys("ca.crt");
+        assertThat(pem).doesNotContain("PRIVATE KEY");
+        X509Certificate ca = (X509Certificate) CertificateFactory.getInstance("X.509")
+                .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+        client.verify(ca.getPublicKey());
+        assertThat(ca)
+                .isEqualTo(
+                        certificate(rendered.gateway(APIService.class).getSpec().getCaBundle()));
+        assertThat(rendered.gateway(Deployment.class)
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .getFirst()
+                        .getArgs())
+                .containsSubsequence("--tls-client-cert-file", "/etc/drover/gateway-tls/client.crt")
+                .containsSubsequence("--tls-client-key-file", "/etc/drover/gateway-tls/client.key");
+
+        assertThat(rendered.env())
+                .containsEntry(
+                        "DROVER_GATEWAY_USER",
+                        "system:serviceaccount:" + DroverChart.NAMESPACE + ":"
+                                + rendered.gateway(ServiceAccount.class)
+                                        .getMetadata()
+                                        .getName());
+        Volume volume = rendered.pod().getVolumes().stream()
+                .filter(v -> v.getConfigMap() != null
+                        && (NAME + "-ca").equals(v.getConfigMap().getName()))
+                .findFirst()
+                .orElseThrow();
+        assertThat(rendered.agent().getVolumeMounts()).anySatisfy(m -> {
+            assertThat(m.getName()).isEqualTo(volume.getName());
+            assertThat(m.getMountPath()).isEqualTo("/etc/drover-gateway-ca"); // the agent's default
+            assertThat(m.getReadOnly()).isTrue();
+        });
+    }
+
+    @Test
     void theGatewayCanBeLeftOut() {
         Rendered without = DroverChart.render(ValueSet.DEFAULTS, Map.of("gateway.enabled", false));
         assertThat(without.all(APIService.class)).isEmpty();
         assertThat(without.objects()).noneMatch(Rendered::isGateway);
+        assertThat(without.env()).doesNotContainKey("DROVER_GATEWAY_USER");
+        assertThat(without.pod().getVolumes())
+                .noneMatch(v ->
+                        v.getConfigMap() != null && v.getConfigMap().getName().endsWith("-gateway-ca"));
     }
 }
