@@ -2,23 +2,14 @@ package dev.drover.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.drover.cgroups.Cgroup;
-import dev.drover.cgroups.CgroupParent;
-import dev.drover.cgroups.Cgroups;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * The shipped agent jar, {@code operator/target/drover-agent.jar}, as a separate process; its log goes to a file.
@@ -30,7 +21,6 @@ import java.util.stream.Stream;
 final class AgentProcess implements AutoCloseable {
 
     static final Path JAR = Path.of("..", "operator", "target", "drover-agent.jar");
-    private static final Duration CGROUP_TIMEOUT = Duration.ofSeconds(10);
 
     private final List<String> args;
     private final Path log;
@@ -46,7 +36,7 @@ final class AgentProcess implements AutoCloseable {
             this.cgroupParent = null;
             this.args = List.of(args);
         } else {
-            this.cgroupParent = "drover-it-" + UUID.randomUUID().toString().substring(0, 8);
+            this.cgroupParent = TestCgroups.newName();
             List<String> all = new ArrayList<>(List.of(args));
             all.addAll(List.of("--cgroup-parent", cgroupParent));
             this.args = List.copyOf(all);
@@ -133,41 +123,9 @@ final class AgentProcess implements AutoCloseable {
         removeCgroups();
     }
 
-    /**
-     * Removes the cgroup parent this class chose and the task cgroups in it that hold no process (a task a test
-     * left running keeps its cgroup, and so the parent: the test must end what it started).
-     */
     private void removeCgroups() throws InterruptedException {
-        if (cgroupParent == null) {
-            return;
+        if (cgroupParent != null) {
+            TestCgroups.remove(cgroupParent);
         }
-        try {
-            Cgroups cgroups = Cgroups.detect();
-            Optional<Cgroup> parent = cgroups.find(CgroupParent.own(), cgroupParent);
-            if (parent.isEmpty()) {
-                return; // the agent ran no raw_exec task, or had no cgroups
-            }
-            CgroupParent below = CgroupParent.own().child(cgroupParent);
-            for (String task : childNames(parent.get())) {
-                Optional<Cgroup> child = cgroups.find(below, task);
-                if (child.isPresent() && child.get().pids().isEmpty()) {
-                    child.get().remove(CGROUP_TIMEOUT);
-                }
-            }
-            parent.get().remove(CGROUP_TIMEOUT);
-        } catch (IOException e) {
-            System.err.println("AgentProcess: cgroup " + cgroupParent + " left behind: " + e.getMessage());
-        }
-    }
-
-    private static Set<String> childNames(Cgroup cgroup) throws IOException {
-        Set<String> names = new TreeSet<>();
-        for (Path dir : cgroup.directories()) {
-            try (Stream<Path> children = Files.list(dir)) {
-                children.filter(c -> Files.isDirectory(c, LinkOption.NOFOLLOW_LINKS))
-                        .forEach(c -> names.add(c.getFileName().toString()));
-            }
-        }
-        return names;
     }
 }

@@ -110,6 +110,8 @@ class ApiServerJarIT {
                 "--data-dir",
                 dir.resolve("data").toString());
         OldJava.apply(command.environment());
+        String cgroupParent = TestCgroups.newName();
+        command.environment().put("DROVER_CGROUP_PARENT", cgroupParent);
         Process up = command.redirectErrorStream(true).start();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8));
@@ -141,13 +143,16 @@ class ApiServerJarIT {
             assertThat(up.exitValue()).isZero();
         } finally {
             up.destroyForcibly();
+            up.waitFor(30, TimeUnit.SECONDS);
+            TestCgroups.remove(cgroupParent);
         }
     }
 
     @Test
     void benchPrintsOneJsonLineWithTheDocumentedKeys() throws Exception {
         Path timeline = dir.resolve("timeline.csv");
-        Process bench = javaCommand(
+        String cgroupParent = TestCgroups.newName();
+        ProcessBuilder command = javaCommand(
                         "bench",
                         "--allocs",
                         "5",
@@ -158,10 +163,13 @@ class ApiServerJarIT {
                         Path.of("..", "operator", "target", "drover-agent.jar").toString(),
                         "--timeline",
                         timeline.toString())
-                .redirectError(ProcessBuilder.Redirect.DISCARD)
-                .start();
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        command.environment().put("DROVER_CGROUP_PARENT", cgroupParent); // the bench's agents inherit it
+        Process bench = command.start();
         String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(bench.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        boolean ended = bench.waitFor(120, TimeUnit.SECONDS);
+        TestCgroups.remove(cgroupParent);
+        assertThat(ended).isTrue();
         assertThat(bench.exitValue()).as(out).isZero();
         var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.strip());
         for (String key : List.of(

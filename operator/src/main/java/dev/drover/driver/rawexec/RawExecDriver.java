@@ -409,5 +409,6 @@ public final class RawExecDriver implements Driver {
     public void close() {
         orphans.close();
         exits.clear();
+        cgroups.removeParentIfUnused();
     }
 }

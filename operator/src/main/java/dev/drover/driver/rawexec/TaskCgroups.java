@@ -16,6 +16,9 @@ import dev.drover.driver.TaskResources;
 import dev.drover.driver.TaskStats;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -24,6 +27,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -103,6 +107,41 @@ public final class TaskCgroups {
                     e.getMessage());
             return none();
         }
+    }
+
+    /**
+     * At the agent's stop: removes the parent when no task cgroup is left in it (nothing runs), so an agent leaves
+     * no cgroup behind; it is made again at the next start. A parent that still holds a task (tasks outlive the
+     * agent) stays, and so does one that cannot be removed: nothing to report.
+     */
+    void removeParentIfUnused() {
+        if (cgroups == null) {
+            return;
+        }
+        List<String> up = parent.segments().subList(0, parent.segments().size() - 1);
+        try {
+            Optional<Cgroup> own = cgroups.find(
+                    new CgroupParent(parent.belowOwn(), up), parent.segments().getLast());
+            if (own.isEmpty() || !own.get().pids().isEmpty() || hasChildren(own.get())) {
+                return;
+            }
+            own.get().remove(Duration.ofSeconds(1));
+        } catch (IOException e) {
+            LOG.debug("cgroup parent {} stays: {}", parent, e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static boolean hasChildren(Cgroup cgroup) throws IOException {
+        for (Path dir : cgroup.directories()) {
+            try (Stream<Path> entries = Files.list(dir)) {
+                if (entries.anyMatch(e -> Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS))) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** "v1", "v2", or "none" when tasks run unconfined: for the metric and the Node annotation. */

@@ -93,6 +93,24 @@ class RawExecCgroupsTest {
         }
     }
 
+    private boolean parentExists() throws IOException {
+        List<String> up = parent.segments().subList(0, parent.segments().size() - 1);
+        return cgroups.find(new CgroupParent(true, up), parent.segments().getLast())
+                .isPresent();
+    }
+
+    @Test
+    void anAgentThatStopsWithNothingRunningLeavesNoCgroupButOneWithATaskKeepsItsParent() throws Exception {
+        TaskHandle running = start("keeps", "sleep 30", TaskResources.NONE);
+        driver.close();
+        assertThat(parentExists()).as("a task still runs in it").isTrue();
+
+        RawExecDriver next = driver();
+        next.destroy(running); // ends the task and removes its cgroup
+        next.close();
+        assertThat(parentExists()).as("nothing left in it at the agent's stop").isFalse();
+    }
+
     private TaskHandle start(String name, String script, TaskResources resources) throws Exception {
         Files.createDirectories(dir.resolve(name));
         TaskHandle h = driver.start(task(name, script, resources));
