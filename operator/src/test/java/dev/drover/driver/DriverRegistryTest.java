@@ -23,7 +23,8 @@ class DriverRegistryTest {
                     .get()
                     .asString()
                     .startsWith("exec is disabled on this agent; start the agent with --enable-exec");
-            assertThat(registry.unavailable("docker")).contains("unknown driver \"docker\" (known: mock, raw_exec, exec)");
+            assertThat(registry.unavailable("docker"))
+                    .contains("unknown driver \"docker\" (known: mock, raw_exec, exec)");
         }
     }
 
