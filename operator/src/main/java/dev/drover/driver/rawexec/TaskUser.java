@@ -20,6 +20,11 @@ public record TaskUser(String name, long uid, long gid) {
     /** The most lines of {@code /etc/passwd} read; a bigger file is not a host's user list. */
     private static final int MAX_LINES = 100_000;
 
+    private static boolean sharedFile(Path p) throws IOException {
+        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
+                && ((Number) Files.getAttribute(p, "unix:nlink", LinkOption.NOFOLLOW_LINKS)).intValue() > 1;
+    }
+
     /** Finds {@code user} (already validated: a login name or a uid) in {@code passwd}. */
     public static TaskUser resolve(String user, Path passwd) throws DriverStartException {
         boolean numeric = !user.isEmpty() && user.chars().allMatch(Character::isDigit);
@@ -54,7 +59,9 @@ public record TaskUser(String name, long uid, long gid) {
     /**
      * Gives the task's own directories ({@code local/}, {@code tmp/}, {@code secrets/} and what they hold) to this
      * user, {@code secrets/} with mode 0700 so that no other task's user can read it. Links are changed, never
-     * followed. The task directory itself stays the agent's: it holds the supervisor's status files.
+     * followed, and a file with more than one hard link keeps its owner: a task that linked another's file (the
+     * agent's store, {@code /etc/shadow} on the same file system) into its directory is not given it at its next
+     * start. The task directory itself stays the agent's: it holds the supervisor's status files.
      */
     public void own(TaskConfig task) throws DriverStartException {
         for (Path dir : List.of(task.taskDir().resolve("local"), task.taskDir().resolve("tmp"), task.secretsDir())) {
@@ -62,6 +69,9 @@ public record TaskUser(String name, long uid, long gid) {
                 Files.createDirectories(dir);
                 try (Stream<Path> tree = Files.walk(dir)) {
                     for (Path p : (Iterable<Path>) tree::iterator) {
+                        if (sharedFile(p)) {
+                            continue; // a hard link an earlier run made to a file not its own: never given away
+                        }
                         Files.setAttribute(p, "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
                         Files.setAttribute(p, "unix:gid", (int) gid, LinkOption.NOFOLLOW_LINKS);
                     }

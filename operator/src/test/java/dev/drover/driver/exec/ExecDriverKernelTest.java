@@ -189,6 +189,22 @@ class ExecDriverKernelTest {
     }
 
     @Test
+    void aHardLinkAnEarlierRunLeftInItsDirectoryIsNotGivenToTheTask() throws Exception {
+        Path agentsFile = Files.writeString(data.resolve("agent-secret"), "root only");
+        Files.setPosixFilePermissions(agentsFile, PosixFilePermissions.fromString("rw-------"));
+        TaskConfig t = task("linker", null, "cat local/loot || echo refused");
+        Files.createLink(t.taskDir().resolve("local/loot"), agentsFile);
+
+        Run r = run(t);
+
+        assertThat(r.stdout()).isEqualTo("refused\n");
+        assertThat(Files.getAttribute(agentsFile, "unix:uid", LinkOption.NOFOLLOW_LINKS))
+                .isEqualTo(0);
+        assertThat(Files.getAttribute(t.taskDir().resolve("local"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
+                .isEqualTo(65534);
+    }
+
+    @Test
     void tmpIsTheTasksOwnAndDevicesAreSeenThroughItsOwnMountNamespace() throws Exception {
         String marker = "drover-exec-" + UUID.randomUUID();
         TaskConfig t = task("scratch", "65534", "echo x > /tmp/" + marker + " && ls -A /tmp && hostname -s >/dev/null");
