@@ -205,6 +205,55 @@ class ExecDriverKernelTest {
     }
 
     @Test
+    void aGpuNodeTheTaskWasNotGivenReadsAsDevNullInItsNamespace() throws Exception {
+        Path dev = Files.createTempDirectory(data.getParent(), "exec-dev");
+        Files.setPosixFilePermissions(dev, PosixFilePermissions.fromString("rwxr-xr-x")); // as /dev is
+        Path gpus = Files.createDirectories(dev.resolve("gpus/0000:01:00.0"));
+        try {
+            Files.writeString(dev.resolve("nvidia0"), "gpu 0");
+            Files.writeString(dev.resolve("nvidia1"), "gpu 1");
+            for (String node : List.of("nvidia0", "nvidia1")) {
+                Files.setPosixFilePermissions(dev.resolve(node), PosixFilePermissions.fromString("rw-rw-rw-"));
+            }
+            Files.writeString(gpus.resolve("information"), "GPU UUID: GPU-given\nDevice Minor: 1\n");
+            driver.close(); // replaced by one that sees these nodes
+            driver = new ExecDriver(
+                    Clock.systemUTC(),
+                    rotator,
+                    List.of(),
+                    taskCgroups,
+                    new Namespaces(data, Path.of("/etc/passwd"), new GpuNodes(dev, dev.resolve("gpus"), true)),
+                    Optional.empty());
+            TaskConfig t = task("gpu", null, "echo \"[$(cat %s/nvidia0)] [$(cat %s/nvidia1)]\"".formatted(dev, dev));
+            t = new TaskConfig(
+                    t.namespace(),
+                    t.allocName(),
+                    t.taskName(),
+                    t.config(),
+                    Map.of("NVIDIA_VISIBLE_DEVICES", "GPU-given"),
+                    t.allocDir(),
+                    t.taskDir(),
+                    t.logsDir(),
+                    t.secretsDir(),
+                    null,
+                    null);
+
+            Run r = run(t);
+
+            assertThat(r.stdout()).as(r.stderr()).isEqualTo("[] [gpu 1]\n");
+            assertThat(Files.readString(dev.resolve("nvidia0")))
+                    .as("covered in the task's view only")
+                    .isEqualTo("gpu 0");
+        } finally {
+            try (Stream<Path> tree = Files.walk(dev)) {
+                for (Path p : tree.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
+    @Test
     void tmpIsTheTasksOwnAndDevicesAreSeenThroughItsOwnMountNamespace() throws Exception {
         String marker = "drover-exec-" + UUID.randomUUID();
         TaskConfig t = task("scratch", "65534", "echo x > /tmp/" + marker + " && ls -A /tmp && hostname -s >/dev/null");
