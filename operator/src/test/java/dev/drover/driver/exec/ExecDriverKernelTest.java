@@ -254,6 +254,20 @@ class ExecDriverKernelTest {
     }
 
     @Test
+    void stopSignalsTheTaskItselfNotTheNamespacesInitSoItCanEndGracefully() throws Exception {
+        TaskConfig t = task("graceful", null, "trap 'echo graceful; exit 7' TERM; echo ready; sleep 30 & wait");
+        TaskHandle h = driver.start(t);
+        started.add(h);
+        await().atMost(TIMEOUT).until(() -> Files.readString(t.stdout()).contains("ready"));
+
+        driver.stop(h, Duration.ofSeconds(10), "SIGTERM");
+
+        ExitResult exit = driver.exit(h).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(exit.exitCode()).isEqualTo(7);
+        assertThat(Files.readString(t.stdout())).isEqualTo("ready\ngraceful\n");
+    }
+
+    @Test
     void tmpIsTheTasksOwnAndDevicesAreSeenThroughItsOwnMountNamespace() throws Exception {
         String marker = "drover-exec-" + UUID.randomUUID();
         TaskConfig t = task("scratch", "65534", "echo x > /tmp/" + marker + " && ls -A /tmp && hostname -s >/dev/null");
