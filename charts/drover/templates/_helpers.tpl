@@ -68,7 +68,12 @@ app.kubernetes.io/managed-by: {{ $ctx.Release.Service }}
 
 {{/* "true" when raw_exec tasks run on the host, outside the agent container. */}}
 {{- define "drover.rawExecOnHost" -}}
-{{- if and .Values.agent.rawExec.enabled .Values.agent.rawExec.hostProcesses }}true{{ end }}
+{{- if and (include "drover.processTasks" .) .Values.agent.rawExec.hostProcesses }}true{{ end }}
+{{- end }}
+
+{{/* "true" when a driver that runs host processes (raw_exec, exec) is enabled. */}}
+{{- define "drover.processTasks" -}}
+{{- if or .Values.agent.rawExec.enabled .Values.agent.exec.enabled }}true{{ end }}
 {{- end }}
 
 {{/* "true" when the NVIDIA driver library is mounted from the host instead of injected by a RuntimeClass. */}}
@@ -80,10 +85,14 @@ app.kubernetes.io/managed-by: {{ $ctx.Release.Service }}
 Container security context. Host raw_exec tasks (setns into the host's
 namespaces, a systemd scope outside the container's cgroup, tasks inheriting
 no seccomp filter or reduced capability set) and NVML on host device nodes
-need a privileged container; otherwise the configured least-privilege one.
+need a privileged container, and so do exec tasks (unshare of PID, mount,
+IPC and UTS namespaces, mounts in them, setpriv to the task's user, chown of
+its directories: CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_CHOWN and no
+seccomp/AppArmor filter on unshare and mount); otherwise the configured
+least-privilege one.
 */}}
 {{- define "drover.containerSecurityContext" -}}
-{{- if or (include "drover.rawExecOnHost" .) (include "drover.nvidiaHostLibrary" .) }}
+{{- if or (include "drover.rawExecOnHost" .) (include "drover.nvidiaHostLibrary" .) .Values.agent.exec.enabled }}
 runAsUser: 0
 runAsGroup: 0
 privileged: true

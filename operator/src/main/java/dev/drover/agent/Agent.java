@@ -23,6 +23,7 @@ import dev.drover.devices.DeviceReservationHook;
 import dev.drover.devices.NoDevicesHook;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
+import dev.drover.driver.exec.ExecDriver;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
@@ -157,10 +158,27 @@ public final class Agent implements AutoCloseable {
         closeLast.add(rotator);
         List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock, rotator)));
         TaskCgroups cgroups = TaskCgroups.none();
-        if (config.enableRawExec()) {
+        if (config.enableRawExec() || config.enableExec()) {
             cgroups = TaskCgroups.detect(config.cgroupParent(), config.pidsMax());
+        }
+        if (config.enableRawExec()) {
             enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher(), cgroups));
             LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");
+        }
+        if (config.enableExec()) {
+            ExecDriver exec = new ExecDriver(
+                    clock,
+                    rotator,
+                    config.rawExecLauncher(),
+                    cgroups,
+                    config.dataDir(),
+                    !config.devicePlugins().isEmpty());
+            enabled.add(exec);
+            exec.missing()
+                    .ifPresentOrElse(
+                            m -> LOG.warn(
+                                    "exec is enabled but cannot run tasks here, each will fail validation: {}", m),
+                            () -> LOG.info("exec is enabled: tasks run confined in namespaces, as their own user"));
         }
         drivers = new DriverRegistry(enabled);
         TaskPrestartHook deviceHook = new NoDevicesHook();
@@ -235,7 +253,7 @@ public final class Agent implements AutoCloseable {
         }
         metrics.cgroupVersion(cgroups.version());
         Map<String, String> annotations = new LinkedHashMap<>();
-        if (config.enableRawExec()) {
+        if (config.enableRawExec() || config.enableExec()) {
             annotations.put(TaskCgroups.ANNOTATION, cgroups.version());
         }
         if (config.apiPort() >= 0) {

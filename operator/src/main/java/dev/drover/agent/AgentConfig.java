@@ -33,7 +33,8 @@ import java.util.Set;
  * by {@code --config}, then its default. docs/configuration.md lists them all.
  *
  * @param kubeconfig     empty: in-cluster configuration (or the client's usual discovery)
- * @param rawExecLauncher words put before each raw_exec supervisor (host-process mode); empty runs them directly
+ * @param enableExec     run exec tasks (confined host processes), where the agent can confine them
+ * @param rawExecLauncher words put before each raw_exec and exec supervisor (host-process mode); empty runs them directly
  * @param cgroupParent   where each raw_exec task's cgroup is made: {@code /path} from the top of each cgroup hierarchy,
  *                       {@code path} below the agent's own cgroup
  * @param pidsMax        each raw_exec task's pids.max (processes and threads); 0 for no limit
@@ -56,6 +57,7 @@ public record AgentConfig(
         String nodeName,
         Path dataDir,
         boolean enableRawExec,
+        boolean enableExec,
         List<String> rawExecLauncher,
         String cgroupParent,
         long pidsMax,
@@ -110,6 +112,8 @@ public record AgentConfig(
                 s.text("dataDir", "--data-dir", "DROVER_DATA_DIR").map(Path::of).orElse(AgentDefaults.DATA_DIR);
         boolean rawExec = s.bool("enableRawExec", "--enable-raw-exec", "DROVER_ENABLE_RAW_EXEC")
                 .orElse(false);
+        boolean exec =
+                s.bool("enableExec", "--enable-exec", "DROVER_ENABLE_EXEC").orElse(false);
         List<String> launcher = s.text("rawExecLauncher", null, "DROVER_RAW_EXEC_LAUNCHER")
                 .map(l -> Arrays.stream(l.trim().split("\\s+"))
                         .filter(w -> !w.isEmpty())
@@ -223,6 +227,7 @@ public record AgentConfig(
                 node,
                 dataDir,
                 rawExec,
+                exec,
                 launcher,
                 cgroupParent,
                 pidsMax,
@@ -275,6 +280,7 @@ public record AgentConfig(
             "nodeName",
             "dataDir",
             "enableRawExec",
+            "enableExec",
             "rawExecLauncher",
             "cgroupParent",
             "pidsMax",

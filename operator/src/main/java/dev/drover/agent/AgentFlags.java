@@ -36,6 +36,7 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                     "DIR",
                     "state store and allocation directories (default " + AgentDefaults.DATA_DIR + ")"),
             new Flag("--enable-raw-exec", null, "enable the raw_exec driver (host processes)"),
+            new Flag("--enable-exec", null, "enable the exec driver (host processes in namespaces, as their own user)"),
             new Flag(
                     "--cgroup-parent",
                     "PATH",

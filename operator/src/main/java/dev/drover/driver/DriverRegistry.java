@@ -5,11 +5,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** The drivers this agent runs tasks with; raw_exec only when the agent enables it. */
+/** The drivers this agent runs tasks with; raw_exec and exec only when the agent enables them. */
 public final class DriverRegistry implements AutoCloseable {
 
     public static final String RAW_EXEC = "raw_exec";
-    private static final List<String> ALL = List.of("mock", RAW_EXEC);
+    public static final String EXEC = "exec";
+    private static final List<String> ALL = List.of("mock", RAW_EXEC, EXEC);
 
     private final Map<String, Driver> drivers = new LinkedHashMap<>();
 
@@ -25,7 +26,7 @@ public final class DriverRegistry implements AutoCloseable {
 
     /**
      * Why a task cannot use {@code name}, or empty when it can: an unknown driver, or
-     * one this agent has not enabled (raw_exec is off unless enabled).
+     * one this agent has not enabled (raw_exec and exec are off unless enabled).
      */
     public Optional<String> unavailable(String name) {
         if (drivers.containsKey(name)) {
@@ -34,6 +35,10 @@ public final class DriverRegistry implements AutoCloseable {
         if (name.equals(RAW_EXEC)) {
             return Optional.of("raw_exec is disabled on this agent; start the agent with --enable-raw-exec"
                     + " (it runs tasks as host processes, with the agent's privileges)");
+        }
+        if (name.equals(EXEC)) {
+            return Optional.of("exec is disabled on this agent; start the agent with --enable-exec"
+                    + " (it runs tasks as host processes in namespaces of their own, as their own user)");
         }
         return Optional.of("unknown driver \"" + name + "\" (known: " + String.join(", ", ALL) + ")");
     }

@@ -10,6 +10,7 @@ import java.util.Map;
  * @param env     the task's environment, Drover's own variables included
  * @param logsDir where {@code <task>.stdout.N} and {@code <task>.stderr.N} go
  * @param resources what the task asked for, which drivers that confine tasks hold it to
+ * @param user    the user (a name or a uid) the task asked to run as; null for the driver's default
  */
 public record TaskConfig(
         String namespace,
@@ -21,12 +22,28 @@ public record TaskConfig(
         Path taskDir,
         Path logsDir,
         Path secretsDir,
-        TaskResources resources) {
+        TaskResources resources,
+        String user) {
 
     public TaskConfig {
         config = Map.copyOf(config);
         env = Map.copyOf(env);
         resources = resources == null ? TaskResources.NONE : resources;
+    }
+
+    /** A task that runs as the driver's default user. */
+    public TaskConfig(
+            String namespace,
+            String allocName,
+            String taskName,
+            Map<String, Object> config,
+            Map<String, String> env,
+            Path allocDir,
+            Path taskDir,
+            Path logsDir,
+            Path secretsDir,
+            TaskResources resources) {
+        this(namespace, allocName, taskName, config, env, allocDir, taskDir, logsDir, secretsDir, resources, null);
     }
 
     /** A task that asked for no resources. */
@@ -40,7 +57,18 @@ public record TaskConfig(
             Path taskDir,
             Path logsDir,
             Path secretsDir) {
-        this(namespace, allocName, taskName, config, env, allocDir, taskDir, logsDir, secretsDir, TaskResources.NONE);
+        this(
+                namespace,
+                allocName,
+                taskName,
+                config,
+                env,
+                allocDir,
+                taskDir,
+                logsDir,
+                secretsDir,
+                TaskResources.NONE,
+                null);
     }
 
     /** The task's id among all tasks on the node: {@code namespace/alloc/task}. */

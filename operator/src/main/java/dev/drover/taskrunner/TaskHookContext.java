@@ -70,7 +70,8 @@ public final class TaskHookContext {
                 template.taskDir(),
                 template.logsDir(),
                 template.secretsDir(),
-                resources(task.getResources()));
+                resources(task.getResources()),
+                task.getUser());
     }
 
     private static TaskResources resources(Resources r) {

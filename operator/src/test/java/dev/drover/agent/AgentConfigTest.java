@@ -29,6 +29,7 @@ class AgentConfigTest {
         assertThat(c.nodeName()).isEqualTo("node-1");
         assertThat(c.dataDir()).isEqualTo(Path.of("/var/lib/drover"));
         assertThat(c.enableRawExec()).as("raw_exec is off unless enabled").isFalse();
+        assertThat(c.enableExec()).as("exec is off unless enabled").isFalse();
         assertThat(c.metricsPort()).isEqualTo(9090);
         assertThat(c.apiPort()).isEqualTo(4646);
         assertThat(c.kubeconfig()).isEmpty();
@@ -148,11 +149,15 @@ class AgentConfigTest {
                 "--node=n",
                 "--data-dir=/d",
                 "--enable-raw-exec",
+                "--enable-exec",
                 "--device-plugin",
                 "fake:a.yaml",
                 "--device-plugin=nvidia");
         assertThat(c.dataDir()).isEqualTo(Path.of("/d"));
         assertThat(c.enableRawExec()).isTrue();
+        assertThat(c.enableExec()).isTrue();
+        assertThat(load(Map.of("NODE_NAME", "n", "DROVER_ENABLE_EXEC", "true")).enableExec())
+                .isTrue();
         assertThat(c.devicePlugins()).containsExactly("fake:a.yaml", "nvidia");
     }
 

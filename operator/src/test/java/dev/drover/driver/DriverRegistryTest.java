@@ -19,7 +19,12 @@ class DriverRegistryTest {
                     .get()
                     .asString()
                     .startsWith("raw_exec is disabled on this agent; start the agent with --enable-raw-exec");
-            assertThat(registry.unavailable("docker")).contains("unknown driver \"docker\" (known: mock, raw_exec)");
+            assertThat(registry.unavailable("exec"))
+                    .get()
+                    .asString()
+                    .startsWith("exec is disabled on this agent; start the agent with --enable-exec");
+            assertThat(registry.unavailable("docker"))
+                    .contains("unknown driver \"docker\" (known: mock, raw_exec, exec)");
         }
     }
 

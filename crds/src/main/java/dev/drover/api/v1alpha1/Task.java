@@ -65,6 +65,10 @@ public class Task {
 
     private Resources resources;
 
+    @Size(min = 1, max = Users.MAX_LENGTH)
+    @Pattern(Users.PATTERN)
+    private String user;
+
     public String getName() {
         return name;
     }
@@ -195,6 +199,15 @@ public class Task {
         return out;
     }
 
+    /** The user a process task runs as, a name or a numeric uid; null: the driver's default. */
+    public String getUser() {
+        return user;
+    }
+
+    public void setUser(String user) {
+        this.user = user;
+    }
+
     /** {@code killTimeout}, 5 s when not given. Assumes a validated spec. */
     @JsonIgnore
     public Duration effectiveKillTimeout() {
@@ -226,7 +239,8 @@ public class Task {
                 && Objects.equals(killTimeout, t.killTimeout)
                 && Objects.equals(killSignal, t.killSignal)
                 && Objects.equals(shutdownDelay, t.shutdownDelay)
-                && Objects.equals(resources, t.resources);
+                && Objects.equals(resources, t.resources)
+                && Objects.equals(user, t.user);
     }
 
     @Override
@@ -242,6 +256,7 @@ public class Task {
                 killTimeout,
                 killSignal,
                 shutdownDelay,
-                resources);
+                resources,
+                user);
     }
 }

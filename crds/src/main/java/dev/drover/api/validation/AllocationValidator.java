@@ -10,6 +10,7 @@ import dev.drover.api.v1alpha1.Names;
 import dev.drover.api.v1alpha1.RestartMode;
 import dev.drover.api.v1alpha1.RestartPolicy;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.Users;
 import dev.drover.common.Durations;
 import dev.drover.common.UserText;
 import java.time.Duration;
@@ -142,9 +143,16 @@ public final class AllocationValidator {
                                     + " and '-', starting and ending with a letter or digit, at most 63 characters); it names the task's directory"));
         }
         if (task.getDriver() == null || task.getDriver().isBlank()) {
-            out.add(new Violation(path + ".driver", "is required (mock or raw_exec)"));
+            out.add(new Violation(path + ".driver", "is required (mock, raw_exec or exec)"));
         }
         validateEnv(path, task.getEnv(), out);
+        if (task.getUser() != null && !Users.isValid(task.getUser())) {
+            out.add(new Violation(
+                    path + ".user",
+                    quote(task.getUser()) + " is not a user name (lower-case letters, digits, '_' and '-', starting"
+                            + " with a letter or '_', at most " + Users.MAX_LENGTH + ") or a uid (at most "
+                            + Users.MAX_UID + ")"));
+        }
         if (task.getLifecycle() != null && task.getLifecycle().getHook() == null) {
             out.add(new Violation(
                     path + ".lifecycle.hook", "is required when lifecycle is given (Prestart, Poststart or Poststop)"));

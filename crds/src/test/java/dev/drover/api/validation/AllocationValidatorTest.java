@@ -94,7 +94,7 @@ class AllocationValidatorTest {
         assertThat(validate("nodeName: n\ntasks: [{config: {}}]\n"))
                 .containsExactly(
                         new Violation("spec.tasks[0].name", "is required"),
-                        new Violation("spec.tasks[0].driver", "is required (mock or raw_exec)"));
+                        new Violation("spec.tasks[0].driver", "is required (mock, raw_exec or exec)"));
     }
 
     @Test
@@ -166,6 +166,20 @@ class AllocationValidatorTest {
     void ephemeralDiskSizePositive() {
         assertThat(validate("nodeName: n\nephemeralDisk: {sizeMB: 0}\n" + TASK))
                 .containsExactly(new Violation("spec.ephemeralDisk.sizeMB", "0 is too small; give at least 1 (MB)"));
+    }
+
+    @Test
+    void aUserIsALoginNameOrAUidAndNothingAShellOrPathCouldRead() {
+        assertThat(validate("nodeName: n\ntasks: [{name: a, driver: exec, user: nobody},"
+                        + " {name: b, driver: exec, user: '65534'}, {name: c, driver: raw_exec, user: _svc-1}]\n"))
+                .isEmpty();
+        for (String bad : List.of(
+                "-u0", "root;id", "../etc", "Root", "a".repeat(33), "4294967295", "99999999999", "nobody ", "")) {
+            assertThat(validate("nodeName: n\ntasks: [{name: a, driver: exec, user: '" + bad + "'}]\n"))
+                    .as(bad)
+                    .extracting(Violation::path)
+                    .containsExactly("spec.tasks[0].user");
+        }
     }
 
     @Test

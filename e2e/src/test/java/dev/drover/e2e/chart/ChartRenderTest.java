@@ -485,6 +485,39 @@ class ChartRenderTest {
     }
 
     @Test
+    void execGetsThePrivilegeToConfineTasksAndRunsThemOnTheHostLikeRawExec() {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS, Map.of("agent.exec.enabled", true));
+        assertThat(rendered.env())
+                .containsEntry("DROVER_ENABLE_EXEC", "true")
+                .doesNotContainKey("DROVER_ENABLE_RAW_EXEC")
+                .containsEntry("DROVER_CGROUP_PARENT", "/drover")
+                .containsEntry("DROVER_PIDS_MAX", "0");
+        assertThat(rendered.env().get("DROVER_RAW_EXEC_LAUNCHER")).startsWith("nsenter --target 1");
+        assertThat(rendered.pod().getHostPID()).isTrue();
+        assertThat(rendered.agent().getSecurityContext().getPrivileged()).isTrue();
+
+        Rendered inContainer = DroverChart.render(
+                ValueSet.DEFAULTS, Map.of("agent.exec.enabled", true, "agent.rawExec.hostProcesses", false));
+        assertThat(inContainer.pod().getHostPID()).isNull();
+        assertThat(inContainer.agent().getSecurityContext().getPrivileged())
+                .as("namespaces and user switches need it even inside the container")
+                .isTrue();
+    }
+
+    @Test
+    void onlyTheMockDriverGetsNoPrivilegeAndNoProcessDriver() {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS);
+        assertThat(rendered.env())
+                .doesNotContainKey("DROVER_ENABLE_EXEC")
+                .doesNotContainKey("DROVER_ENABLE_RAW_EXEC")
+                .doesNotContainKey("DROVER_PIDS_MAX");
+        assertThat(rendered.pod().getHostPID()).isNull();
+        assertThat(rendered.agent().getSecurityContext().getPrivileged()).isFalse();
+        assertThat(rendered.agent().getSecurityContext().getCapabilities().getDrop())
+                .containsExactly("ALL");
+    }
+
+    @Test
     void nvidiaThroughTheRuntimeClassNeedsNoPrivilege() {
         Rendered rendered = DroverChart.render(ValueSet.DEFAULTS, Map.of("devicePlugins.nvidia.enabled", true));
         assertThat(rendered.pod().getRuntimeClassName()).isEqualTo("nvidia");

@@ -38,6 +38,9 @@ import java.util.concurrent.TimeoutException;
 public final class RawExecDriver implements Driver {
 
     public static final String NAME = "raw_exec";
+    /** In the status dir: the task's environment, when its {@link Confinement} applies it. */
+    public static final String TASK_ENV = "task-env";
+
     private static final String STATUS_DIR = ".drover-raw-exec";
 
     private final InstantSource clock;
@@ -46,6 +49,8 @@ public final class RawExecDriver implements Driver {
     private final Map<String, CompletableFuture<ExitResult>> exits = new ConcurrentHashMap<>();
     private final Orphans orphans = new Orphans();
     private final TaskCgroups cgroups;
+    private final String name;
+    private final Confinement confinement;
 
     public RawExecDriver(InstantSource clock, LogRotator rotator) {
         this(clock, rotator, List.of(), TaskCgroups.none());
@@ -62,6 +67,19 @@ public final class RawExecDriver implements Driver {
      * @param cgroups  where each task's cgroup is made, or {@link TaskCgroups#none()} to run tasks unconfined
      */
     public RawExecDriver(InstantSource clock, LogRotator rotator, List<String> launcher, TaskCgroups cgroups) {
+        this(NAME, clock, rotator, launcher, cgroups, new UserSwitch(Path.of("/etc/passwd")));
+    }
+
+    /** A driver named {@code name} whose tasks run under {@code confinement} (the exec driver's namespaces). */
+    public RawExecDriver(
+            String name,
+            InstantSource clock,
+            LogRotator rotator,
+            List<String> launcher,
+            TaskCgroups cgroups,
+            Confinement confinement) {
+        this.name = name;
+        this.confinement = confinement;
         this.clock = clock;
         this.rotator = rotator;
         this.launcher = List.copyOf(launcher);
@@ -70,7 +88,7 @@ public final class RawExecDriver implements Driver {
 
     @Override
     public String name() {
-        return NAME;
+        return name;
     }
 
     private record Config(String command, List<String> args) {}
@@ -125,7 +143,13 @@ public final class RawExecDriver implements Driver {
         } catch (IOException e) {
             throw new DriverStartException("cannot prepare " + status + ": " + e.getMessage(), true, e);
         }
-        TaskEnvironment.write(status.resolve("env"), TaskEnvironment.of(task));
+        if (confinement.appliesEnvironment(task)) {
+            TaskEnvironment.write(status.resolve("env"), Map.of("PATH", TaskEnvironment.DEFAULT_PATH));
+            TaskEnvironment.write(status.resolve(TASK_ENV), TaskEnvironment.of(task));
+        } else {
+            TaskEnvironment.write(status.resolve("env"), TaskEnvironment.of(task));
+        }
+        List<String> run = confinement.argv(task, status, command, config.args());
         Optional<Cgroup> cgroup = cgroups.create(task);
         Map<String, String> cgroupState;
         try {
@@ -146,8 +170,7 @@ public final class RawExecDriver implements Driver {
                 task.stderr().toString(),
                 Integer.toString(procs.size())));
         argv.addAll(procs);
-        argv.add(command.toString());
-        argv.addAll(config.args());
+        argv.addAll(run);
         ProcessBuilder pb = new ProcessBuilder(argv)
                 .directory(task.taskDir().toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
@@ -199,7 +222,7 @@ public final class RawExecDriver implements Driver {
                 "statusDir", status.toString(),
                 "stdout", task.stdout().toString(),
                 "stderr", task.stderr().toString()));
-        return new TaskHandle(NAME, task.id(), clock.instant(), state);
+        return new TaskHandle(name, task.id(), clock.instant(), state);
     }
 
     /**
@@ -208,7 +231,7 @@ public final class RawExecDriver implements Driver {
      */
     private Map<String, String> foundCgroup(TaskConfig task) throws DriverException {
         TaskHandle byName = new TaskHandle(
-                NAME, task.id(), clock.instant(), Map.of(TaskCgroups.NAME_KEY, TaskCgroups.nameOf(task)));
+                name, task.id(), clock.instant(), Map.of(TaskCgroups.NAME_KEY, TaskCgroups.nameOf(task)));
         try {
             return TaskCgroups.state(cgroups.find(byName));
         } catch (IOException e) {
@@ -285,7 +308,7 @@ public final class RawExecDriver implements Driver {
         return f != null
                 ? f
                 : CompletableFuture.failedFuture(new DriverException(
-                        "no raw_exec task " + handle.taskId() + " in this agent (recover it first)"));
+                        "no " + name + " task " + handle.taskId() + " in this agent (recover it first)"));
     }
 
     @Override

@@ -1,0 +1,148 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.abort;
+
+import dev.drover.cgroups.Cgroup;
+import dev.drover.cgroups.CgroupParent;
+import dev.drover.cgroups.Cgroups;
+import dev.drover.local.LocalApiServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 20's acceptance for the exec driver, on the real kernel and as root: the agent jar for node {@code local}
+ * with exec enabled, its task cgroups below this test's own cgroup (removed after), its data dir below target/
+ * (each exec task has a /tmp of its own, so the data dir is not there). Skipped where cgroups cannot be made.
+ */
+class ExecIT {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final List<String> TASKS = List.of("default_exec_owner", "default_exec_thief");
+
+    @TempDir
+    static Path dir;
+
+    static LocalApiServer server;
+    static Kubectl kubectl;
+    static AgentProcess agent;
+    static Path data;
+    static Cgroups cgroups;
+    static CgroupParent parent;
+
+    @BeforeAll
+    static void start() throws Exception {
+        String name = "drover-it-" + UUID.randomUUID().toString().substring(0, 8);
+        try {
+            cgroups = Cgroups.detect();
+            Cgroup made = cgroups.create(CgroupParent.own(), name);
+            made.remove(TIMEOUT); // it could be made: the agent makes it again
+        } catch (IOException e) {
+            abort("cannot make cgroups below this process's own: " + e.getMessage());
+        }
+        parent = CgroupParent.own().child(name);
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local"))
+                .withKubeconfig(dir.resolve("kubeconfig")));
+        kubectl = new Kubectl(server.kubeconfig());
+        data = Files.createTempDirectory(
+                Files.createDirectories(Path.of("target")).toAbsolutePath(), "exec-it");
+        agent = new AgentProcess(
+                        Files.createDirectories(Path.of("target", "agent-logs")).resolve("exec-it.log"),
+                        "--kubeconfig",
+                        AgentKubeconfig.forNode(server, "local", dir).toString(),
+                        "--node",
+                        "local",
+                        "--data-dir",
+                        data.toString(),
+                        "--enable-exec",
+                        "--cgroup-parent",
+                        name,
+                        "--metrics-port",
+                        "-1",
+                        "--api-port",
+                        "-1")
+                .start();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (agent != null) {
+            agent.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+        if (parent != null) {
+            for (String task : TASKS) {
+                Optional<Cgroup> left = cgroups.find(parent, task);
+                if (left.isPresent()) {
+                    left.get().killAll(TIMEOUT); // only these tests' tasks ever entered it
+                    left.get().remove(TIMEOUT);
+                }
+            }
+            Optional<Cgroup> made =
+                    cgroups.find(CgroupParent.own(), parent.segments().getLast());
+            if (made.isPresent()) {
+                made.get().remove(TIMEOUT);
+            }
+        }
+        if (data != null) {
+            try (Stream<Path> tree = Files.walk(data)) {
+                for (Path p : tree.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+
+    @Test
+    void anExecTaskIsPidOnesChildAsNobodyAndAnotherUsersTaskCannotReadItsSecrets() throws Exception {
+        kubectl.runWithInput("""
+                        apiVersion: drover.dev/v1alpha1
+                        kind: Allocation
+                        metadata: {name: exec, namespace: default}
+                        spec:
+                          nodeName: local
+                          type: Batch
+                          restartPolicy: {attempts: 0, interval: 1m, delay: 1s, mode: Fail}
+                          tasks:
+                          - name: owner
+                            driver: exec
+                            lifecycle: {hook: Prestart}
+                            config:
+                              command: /bin/sh
+                              args:
+                              - -c
+                              - echo "ppid=$PPID uid=$(id -u)"; echo s3cret > "$DROVER_SECRETS_DIR/token"
+                          - name: thief
+                            driver: exec
+                            user: daemon
+                            config:
+                              command: /bin/sh
+                              args:
+                              - -c
+                              - id -un; cat "$DROVER_ALLOC_DIR/../owner/secrets/token" || echo refused
+                        """, "apply", "-f", "-").assertOk();
+        kubectl.waitForClientStatus("exec", "Complete", TIMEOUT);
+
+        Path logs = data.resolve("allocs/default/exec/alloc/logs");
+        assertThat(Files.readString(logs.resolve("owner.stdout.0"))).isEqualTo("ppid=1 uid=65534\n");
+        assertThat(Files.readString(data.resolve("allocs/default/exec/owner/secrets/token")))
+                .isEqualTo("s3cret\n");
+        assertThat(Files.readString(logs.resolve("thief.stdout.0"))).isEqualTo("daemon\nrefused\n");
+        assertThat(Files.readString(logs.resolve("thief.stderr.0"))).contains("Permission denied");
+        kubectl.run("delete", "alloc", "exec", "--timeout=30s").assertOk();
+    }
+}

@@ -1,0 +1,127 @@
+package dev.drover.driver.exec;
+
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.rawexec.Confinement;
+import dev.drover.driver.rawexec.RawExecDriver;
+import dev.drover.driver.rawexec.TaskUser;
+import dev.drover.driver.rawexec.UserSwitch;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * What confines an exec task: util-linux {@code unshare} puts it in new PID, mount, IPC and UTS namespaces (a
+ * fresh {@code /proc}, mounts private to it), where a root shell ({@link #SETUP}, PID 1 of the namespace) arranges
+ * its view of the file system and then runs the task, as its user through {@link UserSwitch}, as PID 2. The shell
+ * stays as the namespace's init: it reaps what the task leaves and, having no signal handlers, is not stopped by
+ * the signals the agent sends the task's process group, which reach the task. When it exits, the kernel ends
+ * everything left in the namespace.
+ *
+ * <p>The view: the agent's data dir is covered by an empty tmpfs (mode 0711) in which only this task's allocation
+ * directory is mounted again (through a descriptor opened before the cover), at its own path, so the
+ * {@code DROVER_*} paths work and no other allocation nor the agent's store can be seen; {@code /tmp} is the task's
+ * own {@code tmp/} directory (so the data dir must not be below {@code /tmp}); each GPU device node the task
+ * was not given has {@code /dev/null} mounted over it. The rest of the host's file system is seen as it is, with
+ * the task user's permissions.
+ */
+final class Namespaces implements Confinement {
+
+    /**
+     * Arguments: the data dir, the allocation's directory, the task's directory, the task's environment file, the
+     * number N of device nodes to hide, those N nodes, then what runs the task (the user switch and command).
+     * Exits 126, saying why on stderr, when a mount fails.
+     */
+    static final String SETUP = """
+            data=$1; alloc=$2; task=$3; env=$4; n=$5; shift 5
+            fail() { echo "drover: exec: $*" >&2; exit 126; }
+            exec 3< "$env" || fail "cannot read the task's environment"
+            exec 4< "$alloc" || fail "cannot open $alloc"
+            mount -t tmpfs -o mode=0711,nosuid,nodev,size=1m tmpfs "$data" || fail "cannot cover $data"
+            mkdir -p "$alloc" && mount --no-canonicalize --bind /proc/self/fd/4 "$alloc" || fail "cannot mount $alloc"
+            exec 4<&-
+            mount --bind "$task/tmp" /tmp || fail "cannot mount $task/tmp on /tmp"
+            while [ "$n" -gt 0 ]; do
+                mount --bind /dev/null "$1" || fail "cannot hide $1"; shift; n=$((n - 1))
+            done
+            "$@"
+            code=$?
+            exit "$code"
+            """;
+
+    /** The namespaces and how: a fork so the task's shell is PID 1, which dies with unshare. */
+    static final List<String> UNSHARE = List.of(
+            "unshare",
+            "--pid",
+            "--fork",
+            "--kill-child",
+            "--mount",
+            "--ipc",
+            "--uts",
+            "--mount-proc",
+            "--propagation",
+            "private",
+            "--");
+
+    private static final Path TMP = Path.of("/tmp");
+
+    /** exec's default user. */
+    static final String DEFAULT_USER = "nobody";
+
+    private final Path dataDir;
+    private final Path passwd;
+    private final GpuNodes gpus;
+
+    Namespaces(Path dataDir, Path passwd, GpuNodes gpus) {
+        this.dataDir = dataDir.toAbsolutePath().normalize();
+        this.passwd = passwd;
+        this.gpus = gpus;
+    }
+
+    @Override
+    public boolean appliesEnvironment(TaskConfig task) {
+        return true;
+    }
+
+    @Override
+    public List<String> argv(TaskConfig task, Path statusDir, Path command, List<String> args)
+            throws DriverStartException {
+        TaskUser user = TaskUser.resolve(task.user() == null ? DEFAULT_USER : task.user(), passwd);
+        user.own(task);
+        List<String> commandAndArgs = new ArrayList<>(List.of(command.toString()));
+        commandAndArgs.addAll(args);
+        return argv(task, statusDir, user, gpus.hidden(task.env()), commandAndArgs);
+    }
+
+    /** The whole command line, for a user already found and the device nodes to hide. */
+    List<String> argv(TaskConfig task, Path statusDir, TaskUser user, Set<Path> hidden, List<String> commandAndArgs)
+            throws DriverStartException {
+        Path allocRoot = task.allocDir().toAbsolutePath().normalize().getParent();
+        if (allocRoot == null || !allocRoot.startsWith(dataDir) || allocRoot.equals(dataDir)) {
+            throw new DriverStartException(
+                    "the allocation's directory " + allocRoot + " is not inside the agent's data dir " + dataDir,
+                    false);
+        }
+        if (dataDir.startsWith(TMP)) {
+            throw new DriverStartException(
+                    "the agent's data dir " + dataDir + " is below /tmp, which each exec task gets a private one of;"
+                            + " give the agent a data dir elsewhere (the default is /var/lib/drover)",
+                    false);
+        }
+        List<String> argv = new ArrayList<>(UNSHARE);
+        argv.addAll(List.of(
+                "/bin/sh",
+                "-c",
+                SETUP,
+                "drover-exec",
+                dataDir.toString(),
+                allocRoot.toString(),
+                task.taskDir().toString(),
+                statusDir.resolve(RawExecDriver.TASK_ENV).toString(),
+                Integer.toString(hidden.size())));
+        hidden.stream().map(Path::toString).sorted().forEach(argv::add);
+        argv.addAll(UserSwitch.words(user, commandAndArgs));
+        return argv;
+    }
+}

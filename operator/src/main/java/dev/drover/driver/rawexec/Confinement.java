@@ -1,0 +1,42 @@
+package dev.drover.driver.rawexec;
+
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.TaskConfig;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * How a process task's command is run once its supervisor's last shell has joined the task's cgroup: as it is
+ * ({@link #NONE}), as another user ({@link UserSwitch}), or in namespaces of its own (the exec driver).
+ */
+public interface Confinement {
+
+    /** Runs the command as it is, as the agent's user. */
+    Confinement NONE = new Confinement() {
+        @Override
+        public boolean appliesEnvironment(TaskConfig task) {
+            return false;
+        }
+
+        @Override
+        public List<String> argv(TaskConfig task, Path statusDir, Path command, List<String> args) {
+            List<String> argv = new java.util.ArrayList<>(List.of(command.toString()));
+            argv.addAll(args);
+            return argv;
+        }
+    };
+
+    /**
+     * Whether the words of {@link #argv} apply the task's environment themselves, after dropping privileges, from
+     * {@link RawExecDriver#TASK_ENV} in the status dir: then the supervisor's shell runs with only {@code PATH}, so
+     * no variable of the task ({@code LD_PRELOAD}) is in force while anything runs with the agent's privileges.
+     */
+    boolean appliesEnvironment(TaskConfig task);
+
+    /**
+     * Prepares what the task needs (its directories' owner) and returns the words that run {@code command}.
+     *
+     * @throws DriverStartException when the task cannot run so (an unknown user), not recoverable
+     */
+    List<String> argv(TaskConfig task, Path statusDir, Path command, List<String> args) throws DriverStartException;
+}
