@@ -21,12 +21,8 @@ import dev.drover.devices.DeviceManager;
 import dev.drover.devices.DeviceMetrics;
 import dev.drover.devices.DeviceReservationHook;
 import dev.drover.devices.NoDevicesHook;
-import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
-import dev.drover.driver.exec.ExecDriver;
-import dev.drover.driver.mock.MockDriver;
 import dev.drover.driver.rawexec.LogRotator;
-import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.driver.rawexec.TaskCgroups;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
@@ -156,31 +152,9 @@ public final class Agent implements AutoCloseable {
         state = StateStores.open(config.dataDir());
         LogRotator rotator = new LogRotator(10L << 20, 5, LOG_ROTATE_INTERVAL);
         closeLast.add(rotator);
-        List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock, rotator)));
-        TaskCgroups cgroups = TaskCgroups.none();
-        if (config.enableRawExec() || config.enableExec()) {
-            cgroups = TaskCgroups.detect(config.cgroupParent(), config.pidsMax());
-        }
-        if (config.enableRawExec()) {
-            enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher(), cgroups));
-            LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");
-        }
-        if (config.enableExec()) {
-            ExecDriver exec = new ExecDriver(
-                    clock,
-                    rotator,
-                    config.rawExecLauncher(),
-                    cgroups,
-                    config.dataDir(),
-                    !config.devicePlugins().isEmpty());
-            enabled.add(exec);
-            exec.missing()
-                    .ifPresentOrElse(
-                            m -> LOG.warn(
-                                    "exec is enabled but cannot run tasks here, each will fail validation: {}", m),
-                            () -> LOG.info("exec is enabled: tasks run confined in namespaces, as their own user"));
-        }
-        drivers = new DriverRegistry(enabled);
+        AgentDrivers enabled = AgentDrivers.start(config, clock, rotator);
+        drivers = enabled.registry();
+        TaskCgroups cgroups = enabled.cgroups();
         TaskPrestartHook deviceHook = new NoDevicesHook();
         if (!config.devicePlugins().isEmpty()) {
             devices = new DeviceManager(config.devicePluginSelections(), DeviceManager.Timing.DEFAULT);
