@@ -1,5 +1,6 @@
 package dev.drover.driver.exec;
 
+import dev.drover.common.UserText;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.rawexec.Confinement;
@@ -97,6 +98,13 @@ final class Namespaces implements Confinement {
     /** The whole command line, for a user already found and the device nodes to hide. */
     List<String> argv(TaskConfig task, Path statusDir, TaskUser user, Set<Path> hidden, List<String> commandAndArgs)
             throws DriverStartException {
+        if (user.uid() == 0) {
+            // root in its namespaces could undo every one of them (remount, reach the host's processes' files)
+            throw new DriverStartException(
+                    "the exec driver does not run tasks as root (user " + UserText.cut(user.name(), 64)
+                            + " is uid 0): give the task another user, or use raw_exec for what needs root",
+                    false);
+        }
         Path allocRoot = task.allocDir().toAbsolutePath().normalize().getParent();
         if (allocRoot == null || !allocRoot.startsWith(dataDir) || allocRoot.equals(dataDir)) {
             throw new DriverStartException(

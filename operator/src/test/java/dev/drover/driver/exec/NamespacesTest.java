@@ -123,6 +123,17 @@ class NamespacesTest {
     }
 
     @Test
+    void anExecTaskIsNeverRunAsRootWhateverItsUserIsCalled() {
+        for (TaskUser root : List.of(new TaskUser("root", 0, 0), new TaskUser("toor", 0, 1000))) {
+            assertThatThrownBy(
+                            () -> namespaces(DATA).argv(task(ALLOC, null), dir, root, Set.of(), List.of("/bin/true")))
+                    .isInstanceOf(DriverStartException.class)
+                    .hasMessageContaining("does not run tasks as root")
+                    .hasMessageContaining("user " + root.name() + " is uid 0");
+        }
+    }
+
+    @Test
     void usersAreFoundByNameOrUidAndAnUnknownNameIsRefused() throws Exception {
         Path passwd = Files.writeString(
                 dir.resolve("passwd"),
