@@ -35,8 +35,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * exec tasks on the real kernel, as root: cgroups are made below this test process's own cgroup and removed after,
- * and only processes these tests started are ended. The data dir is below the module's target/ (not /tmp, which
- * each task gets a private one of). Skipped where this process cannot confine tasks.
+ * and only processes these tests started are ended. The data dir is never below /tmp, which each task gets a
+ * private one of ({@link #dataBase}). Skipped where this process cannot confine tasks.
  */
 class ExecDriverKernelTest {
 
@@ -64,8 +64,7 @@ class ExecDriverKernelTest {
         }
         Optional<String> missing = ExecSupport.missing(true);
         assumeTrue(missing.isEmpty(), () -> "this process cannot confine tasks: " + missing.orElse(""));
-        data = Files.createTempDirectory(
-                Files.createDirectories(Path.of("target")).toAbsolutePath(), "exec-data");
+        data = Files.createTempDirectory(dataBase(), "exec-data");
         Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwx------")); // as the agent makes it
         Files.writeString(data.resolve("state.db"), "the agent's store");
         Files.createDirectories(data.resolve("allocs/default/neighbour/alloc"));
@@ -295,5 +294,14 @@ class ExecDriverKernelTest {
             assertThat(Files.getAttribute(t.secretsDir(), "unix:uid", LinkOption.NOFOLLOW_LINKS))
                     .isEqualTo(1);
         }
+    }
+
+    /**
+     * Where the test's data dir goes: the module's target/, unless the checkout itself is below /tmp (a clean
+     * clone often is), which each exec task gets a private one of; /var/tmp then.
+     */
+    private static Path dataBase() throws java.io.IOException {
+        Path target = Files.createDirectories(Path.of("target")).toAbsolutePath();
+        return target.startsWith("/tmp") ? Path.of("/var/tmp") : target;
     }
 }
