@@ -14,6 +14,7 @@ import dev.drover.driver.TaskHandle;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.driver.rawexec.TaskCgroups;
+import dev.drover.driver.rawexec.TaskMonitor;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -77,7 +78,8 @@ class ExecDriverKernelTest {
                 List.of(),
                 taskCgroups,
                 new Namespaces(data, Path.of("/etc/passwd"), new GpuNodes(Path.of("/dev"), data, false)),
-                Optional.empty());
+                Optional.empty(),
+                TaskMonitor.install(data));
     }
 
     @AfterEach
@@ -223,7 +225,8 @@ class ExecDriverKernelTest {
                     List.of(),
                     taskCgroups,
                     new Namespaces(data, Path.of("/etc/passwd"), new GpuNodes(dev, dev.resolve("gpus"), true)),
-                    Optional.empty());
+                    Optional.empty(),
+                    TaskMonitor.install(data));
             TaskConfig t = task("gpu", null, "echo \"[$(cat %s/nvidia0)] [$(cat %s/nvidia1)]\"".formatted(dev, dev));
             t = new TaskConfig(
                     t.namespace(),
