@@ -139,4 +139,18 @@ class TaskMonitorTest {
         assertThat(Files.size(monitor)).isGreaterThan(1000);
         assertThat(exit(start("t", "exit 3"))).isEqualTo(ExitResult.code(3));
     }
+
+    /** The next agent finds the task by its monitor (started, or never recorded) and still learns exactly how it ended. */
+    @Test
+    void aNextAgentTakesOverAMonitoredTaskAndReadsItsExactEnd() throws Exception {
+        Path go = dir.resolve("go");
+        TaskHandle h = start("t", "while [ ! -e " + go + " ]; do sleep 0.05; done; kill -INT $$");
+        try (RawExecDriver nextAgent =
+                new RawExecDriver(Clock.systemUTC(), rotator, List.of(), TaskCgroups.none(), monitor)) {
+            TaskHandle recovered = nextAgent.recover(h);
+            Files.writeString(go, "");
+            assertThat(nextAgent.exit(recovered).get(10, TimeUnit.SECONDS))
+                    .isEqualTo(new ExitResult(130, "SIGINT", null));
+        }
+    }
 }
