@@ -7,9 +7,14 @@ import dev.drover.driver.mock.MockDriver;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.driver.rawexec.TaskCgroups;
+import dev.drover.driver.rawexec.TaskMonitor;
+import dev.drover.driver.rawexec.UserSwitch;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,11 +29,20 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups) {
     static AgentDrivers start(AgentConfig config, Clock clock, LogRotator rotator) {
         List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock, rotator)));
         TaskCgroups cgroups = TaskCgroups.none();
+        Optional<Path> monitor = Optional.empty();
         if (config.enableRawExec() || config.enableExec()) {
             cgroups = TaskCgroups.detect(config.cgroupParent(), config.pidsMax());
+            monitor = monitor(config.dataDir());
         }
         if (config.enableRawExec()) {
-            enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher(), cgroups));
+            enabled.add(new RawExecDriver(
+                    RawExecDriver.NAME,
+                    clock,
+                    rotator,
+                    config.rawExecLauncher(),
+                    cgroups,
+                    new UserSwitch(Path.of("/etc/passwd")),
+                    monitor));
             LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");
         }
         if (config.enableExec()) {
@@ -38,7 +52,8 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups) {
                     config.rawExecLauncher(),
                     cgroups,
                     config.dataDir(),
-                    !config.devicePlugins().isEmpty());
+                    !config.devicePlugins().isEmpty(),
+                    monitor);
             enabled.add(exec);
             exec.missing()
                     .ifPresentOrElse(
@@ -47,5 +62,25 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups) {
                             () -> LOG.info("exec is enabled: tasks run confined in namespaces, as their own user"));
         }
         return new AgentDrivers(new DriverRegistry(enabled), cgroups);
+    }
+
+    /** The task monitor, put in the data dir; without it exit 130 and SIGINT cannot be told apart. */
+    private static Optional<Path> monitor(Path dataDir) {
+        try {
+            Optional<Path> monitor = TaskMonitor.install(dataDir);
+            monitor.ifPresentOrElse(
+                    m -> LOG.info(
+                            "process tasks run under the task monitor {}: their exit codes and signals are exact", m),
+                    () -> LOG.warn("this agent was built without its task monitor (no C compiler): process tasks run"
+                            + " under a shell, and a task that exits 130 cannot be told from one ended by SIGINT"));
+            return monitor;
+        } catch (IOException e) {
+            LOG.warn(
+                    "cannot install the task monitor in {} ({}): process tasks run under a shell, and a task that"
+                            + " exits 130 cannot be told from one ended by SIGINT",
+                    dataDir,
+                    e.getMessage());
+            return Optional.empty();
+        }
     }
 }

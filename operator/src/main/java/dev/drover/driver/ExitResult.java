@@ -3,7 +3,8 @@ package dev.drover.driver;
 import dev.drover.api.Signals;
 
 /**
- * How a task ended.
+ * How a task ended: by {@code exit(exitCode)} with no signal, or by a signal with {@code exitCode} 128 + its number
+ * (as shells and Nomad report it). So exit 130 and SIGINT share an exit code and differ in {@code signal}.
  *
  * @param signal    the name of the signal that ended it ({@code SIGTERM}), or null
  * @param error     why the driver lost the task, or null
@@ -22,6 +23,11 @@ public record ExitResult(int exitCode, String signal, String error, boolean oomK
     /** Ended by a signal; the exit code is 128 + its number, as shells report it. */
     public static ExitResult signalled(String signal) {
         return new ExitResult(128 + Signals.number(signal), signal, null);
+    }
+
+    /** Ended by signal {@code number}, which may have no name ({@code SIG34}). */
+    public static ExitResult signalled(int number) {
+        return new ExitResult(128 + number, Signals.name(number), null);
     }
 
     /** The same end, told as an out-of-memory kill. */

@@ -42,6 +42,18 @@ public final class ExecDriver implements Driver {
             TaskCgroups cgroups,
             Path dataDir,
             boolean reservations) {
+        this(clock, rotator, launcher, cgroups, dataDir, reservations, Optional.empty());
+    }
+
+    /** @param monitor {@link dev.drover.driver.rawexec.TaskMonitor}'s binary, or empty to use the shell's */
+    public ExecDriver(
+            InstantSource clock,
+            LogRotator rotator,
+            List<String> launcher,
+            TaskCgroups cgroups,
+            Path dataDir,
+            boolean reservations,
+            Optional<Path> monitor) {
         this(
                 clock,
                 rotator,
@@ -51,7 +63,8 @@ public final class ExecDriver implements Driver {
                         dataDir,
                         Path.of("/etc/passwd"),
                         new GpuNodes(Path.of("/dev"), Path.of("/proc/driver/nvidia/gpus"), reservations)),
-                ExecSupport.missing(!cgroups.version().equals("none")));
+                ExecSupport.missing(!cgroups.version().equals("none")),
+                monitor);
     }
 
     ExecDriver(
@@ -60,8 +73,9 @@ public final class ExecDriver implements Driver {
             List<String> launcher,
             TaskCgroups cgroups,
             Namespaces namespaces,
-            Optional<String> missing) {
-        this.tasks = new RawExecDriver(NAME, clock, rotator, launcher, cgroups, namespaces);
+            Optional<String> missing,
+            Optional<Path> monitor) {
+        this.tasks = new RawExecDriver(NAME, clock, rotator, launcher, cgroups, namespaces, monitor);
         this.missing = missing;
     }
 

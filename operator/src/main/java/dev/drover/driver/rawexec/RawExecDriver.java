@@ -51,6 +51,7 @@ public final class RawExecDriver implements Driver {
     private final TaskCgroups cgroups;
     private final String name;
     private final Confinement confinement;
+    private final Optional<Path> monitor;
 
     public RawExecDriver(InstantSource clock, LogRotator rotator) {
         this(clock, rotator, List.of(), TaskCgroups.none());
@@ -67,18 +68,30 @@ public final class RawExecDriver implements Driver {
      * @param cgroups  where each task's cgroup is made, or {@link TaskCgroups#none()} to run tasks unconfined
      */
     public RawExecDriver(InstantSource clock, LogRotator rotator, List<String> launcher, TaskCgroups cgroups) {
-        this(NAME, clock, rotator, launcher, cgroups, new UserSwitch(Path.of("/etc/passwd")));
+        this(NAME, clock, rotator, launcher, cgroups, new UserSwitch(Path.of("/etc/passwd")), Optional.empty());
     }
 
-    /** A driver named {@code name} whose tasks run under {@code confinement} (the exec driver's namespaces). */
+    /** Tasks run under {@code monitor}, {@link TaskMonitor}'s binary, which records exactly how each ended. */
+    public RawExecDriver(
+            InstantSource clock, LogRotator rotator, List<String> launcher, TaskCgroups cgroups, Path monitor) {
+        this(NAME, clock, rotator, launcher, cgroups, new UserSwitch(Path.of("/etc/passwd")), Optional.of(monitor));
+    }
+
+    /**
+     * A driver named {@code name} whose tasks run under {@code confinement} (the exec driver's namespaces).
+     *
+     * @param monitor {@link TaskMonitor}'s binary, or empty to record exits with the supervisor's shell
+     */
     public RawExecDriver(
             String name,
             InstantSource clock,
             LogRotator rotator,
             List<String> launcher,
             TaskCgroups cgroups,
-            Confinement confinement) {
+            Confinement confinement,
+            Optional<Path> monitor) {
         this.name = name;
+        this.monitor = monitor;
         this.confinement = confinement;
         this.clock = clock;
         this.rotator = rotator;
@@ -158,19 +171,7 @@ public final class RawExecDriver implements Driver {
             throw new DriverStartException("cannot read the task's cgroup: " + e.getMessage(), true, e);
         }
         List<String> procs = TaskCgroups.procsFiles(cgroup);
-        List<String> argv = new ArrayList<>(launcher);
-        argv.addAll(List.of(
-                "setsid",
-                "/bin/sh",
-                "-c",
-                Supervisor.SCRIPT,
-                "drover-supervisor",
-                status.toString(),
-                task.stdout().toString(),
-                task.stderr().toString(),
-                Integer.toString(procs.size())));
-        argv.addAll(procs);
-        argv.addAll(run);
+        List<String> argv = Supervisor.argv(launcher, monitor, status, task, procs, run);
         ProcessBuilder pb = new ProcessBuilder(argv)
                 .directory(task.taskDir().toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))

@@ -1,10 +1,13 @@
 package dev.drover.driver.rawexec;
 
-import dev.drover.api.Signals;
+import dev.drover.common.UserText;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -14,6 +17,8 @@ final class StatusFiles {
 
     /** How long a starting task has to write its pid file. */
     static final Duration PID_WAIT = Duration.ofSeconds(10);
+    /** More than any exit file holds ({@code signal 64 core}). */
+    private static final int MAX_EXIT_BYTES = 64;
 
     private StatusFiles() {}
 
@@ -64,18 +69,49 @@ final class StatusFiles {
         throw new DriverStartException("the task did not start within " + PID_WAIT.toSeconds() + "s", true);
     }
 
+    /**
+     * How the task ended, from its exit file: {@code exit N}, {@code signal N} or {@code signal N core} as
+     * {@link TaskMonitor}'s binary writes it, or a bare number as the shell supervisor writes it (tasks of older agents
+     * and of agents without the monitor), where 129 to 192 can only be read as signal N - 128.
+     */
     static ExitResult readExit(Path exitFile) {
-        try {
-            int code = Integer.parseInt(Files.readString(exitFile).trim());
-            return code > 128 && code < 128 + 65
-                    ? ExitResult.signalled(Signals.name(code - 128))
-                    : ExitResult.code(code);
-        } catch (IOException | NumberFormatException e) {
-            return new ExitResult(
-                    -1,
-                    null,
-                    "the task's supervisor ended without recording an exit status (" + exitFile + ": " + e.getMessage()
-                            + ")");
+        String text;
+        try (InputStream in = Files.newInputStream(exitFile, LinkOption.NOFOLLOW_LINKS)) {
+            text = new String(in.readNBytes(MAX_EXIT_BYTES), StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            return lost(exitFile, e.getMessage());
         }
+        return parseExit(text).orElseGet(() -> lost(exitFile, "unreadable: " + UserText.quote(text.strip())));
+    }
+
+    static Optional<ExitResult> parseExit(String text) {
+        String[] words = text.strip().split(" ");
+        try {
+            if (words.length == 1) {
+                int code = Integer.parseInt(words[0]);
+                return Optional.of(
+                        code > 128 && code < 128 + 65 ? ExitResult.signalled(code - 128) : ExitResult.code(code));
+            }
+            int n = Integer.parseInt(words[1]);
+            if (words[0].equals("exit") && words.length == 2 && n >= 0 && n <= 255) {
+                return Optional.of(ExitResult.code(n));
+            }
+            if (words[0].equals("signal")
+                    && n > 0
+                    && n < 65
+                    && (words.length == 2 || words.length == 3 && words[2].equals("core"))) {
+                return Optional.of(ExitResult.signalled(n));
+            }
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+        return Optional.empty();
+    }
+
+    private static ExitResult lost(Path exitFile, String why) {
+        return new ExitResult(
+                -1,
+                null,
+                "the task's supervisor ended without recording an exit status (" + exitFile + ": " + why + ")");
     }
 }

@@ -1,5 +1,11 @@
 package dev.drover.driver.rawexec;
 
+import dev.drover.driver.TaskConfig;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
 /**
  * The shell script every raw_exec task runs under; it is what lets a task
  * outlive the agent and still report its exit code. The agent starts it with
@@ -8,8 +14,10 @@ package dev.drover.driver.rawexec;
  * session and process group (the agent signals that group), keeps default
  * signal dispositions (an asynchronous {@code &} job would ignore SIGINT), and
  * writes its own PID and start time (field 22 of {@code /proc/PID/stat}: the
- * two name one process for good) before it execs. When the task ends, the
- * script writes its exit status (128 + N for signal N, as shells report it).
+ * two name one process for good) before it execs. When the task ends, its
+ * exit status is written to the status dir's {@code exit} file: by {@link TaskMonitor}'s binary when the agent has
+ * one, which the script then execs into (same PID) and which writes {@code exit N} or {@code signal N} exactly; else
+ * by the script itself, as a bare number (128 + N for signal N, as shells report it: exit 130 and SIGINT look alike).
  * The script first records its own PID, so that an agent killed before it
  * stored the task's handle finds the task still running instead of starting
  * it again. Every file is written by an atomic rename.
@@ -25,8 +33,8 @@ package dev.drover.driver.rawexec;
  * supervisor is not charged to it. One it cannot join stops the start: the shell exits {@link #CANNOT_JOIN}
  * without running the task.
  *
- * <p>Arguments: status dir, stdout file, stderr file, the number N of cgroup.procs files, those N files, then the
- * command.
+ * <p>Arguments: status dir, stdout file, stderr file, the monitor's path (empty for none), the number N of
+ * cgroup.procs files, those N files, then the command.
  */
 final class Supervisor {
 
@@ -34,19 +42,50 @@ final class Supervisor {
     static final int CANNOT_JOIN = 125;
 
     static final String SCRIPT = """
-            status=$1; out=$2; err=$3; shift 3
+            status=$1; out=$2; err=$3; monitor=$4; shift 4
             echo $$ > "$status/supervisor.tmp" && mv "$status/supervisor.tmp" "$status/supervisor"
-            setsid /usr/bin/env -i "PATH=$PATH" /bin/sh -c \\
-                'n=$1; shift; while [ "$n" -gt 0 ]; do
+            task='n=$1; shift; while [ "$n" -gt 0 ]; do
                     echo $$ > "$1" || { echo "drover: cannot join cgroup $1" >&2; exit 125; }; shift; n=$((n - 1))
                 done
                 starttime() { shift 19; echo "$1"; }; read -r s < /proc/$$/stat && s=${s##*) } &&
-                echo "$$ $(starttime $s)" > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" && . "$0/env" && exec "$@"' \\
-                "$status" "$@" \\
-                </dev/null >>"$out" 2>>"$err"
+                echo "$$ $(starttime $s)" > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" && . "$0/env" && exec "$@"'
+            if [ -n "$monitor" ]; then
+                exec "$monitor" "$status/exit" /usr/bin/env -i "PATH=$PATH" /bin/sh -c "$task" "$status" "$@" \
+                    </dev/null >>"$out" 2>>"$err"
+            fi
+            setsid /usr/bin/env -i "PATH=$PATH" /bin/sh -c "$task" "$status" "$@" </dev/null >>"$out" 2>>"$err"
             code=$?
             echo "$code" > "$status/exit.tmp" && mv "$status/exit.tmp" "$status/exit"
             """;
+
+    /**
+     * The command that starts a task's supervisor, behind {@code launcher}.
+     *
+     * @param monitor {@link TaskMonitor}'s binary, or empty to record exits with the shell
+     */
+    static List<String> argv(
+            List<String> launcher,
+            Optional<Path> monitor,
+            Path status,
+            TaskConfig task,
+            List<String> procs,
+            List<String> run) {
+        List<String> argv = new ArrayList<>(launcher);
+        argv.addAll(List.of(
+                "setsid",
+                "/bin/sh",
+                "-c",
+                SCRIPT,
+                "drover-supervisor",
+                status.toString(),
+                task.stdout().toString(),
+                task.stderr().toString(),
+                monitor.map(Path::toString).orElse(""),
+                Integer.toString(procs.size())));
+        argv.addAll(procs);
+        argv.addAll(run);
+        return argv;
+    }
 
     private Supervisor() {}
 }

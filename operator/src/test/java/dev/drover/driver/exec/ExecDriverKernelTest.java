@@ -14,6 +14,7 @@ import dev.drover.driver.TaskHandle;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.driver.rawexec.TaskCgroups;
+import dev.drover.driver.rawexec.TaskMonitor;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -76,7 +77,8 @@ class ExecDriverKernelTest {
                 List.of(),
                 taskCgroups,
                 new Namespaces(data, Path.of("/etc/passwd"), new GpuNodes(Path.of("/dev"), data, false)),
-                Optional.empty());
+                Optional.empty(),
+                TaskMonitor.install(data));
     }
 
     @AfterEach
@@ -222,7 +224,8 @@ class ExecDriverKernelTest {
                     List.of(),
                     taskCgroups,
                     new Namespaces(data, Path.of("/etc/passwd"), new GpuNodes(dev, dev.resolve("gpus"), true)),
-                    Optional.empty());
+                    Optional.empty(),
+                    TaskMonitor.install(data));
             TaskConfig t = task("gpu", null, "echo \"[$(cat %s/nvidia0)] [$(cat %s/nvidia1)]\"".formatted(dev, dev));
             t = new TaskConfig(
                     t.namespace(),

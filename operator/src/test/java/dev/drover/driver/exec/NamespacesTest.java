@@ -180,7 +180,8 @@ class NamespacesTest {
                 List.of(),
                 dev.drover.driver.rawexec.TaskCgroups.none(),
                 namespaces(DATA),
-                Optional.of("the setpriv command (util-linux) is not installed"))) {
+                Optional.of("the setpriv command (util-linux) is not installed"),
+                Optional.empty())) {
             assertThat(exec.validate(Map.of("command", "/bin/true")))
                     .containsExactly("the exec driver cannot run tasks on this node:"
                             + " the setpriv command (util-linux) is not installed");
