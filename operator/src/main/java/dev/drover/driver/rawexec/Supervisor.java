@@ -33,7 +33,8 @@ import java.util.Optional;
  * supervisor is not charged to it. One it cannot join stops the start: the shell exits {@link #CANNOT_JOIN}
  * without running the task.
  *
- * <p>Arguments: status dir, stdout file, stderr file, the monitor's path (empty for none), the number N of
+ * <p>Arguments: status dir, stdout file, stderr file, the monitor's absolute path ({@code -} for none: an
+ * empty argument would hide the whole command line from {@code ProcessHandle.Info}), the number N of
  * cgroup.procs files, those N files, then the command.
  */
 final class Supervisor {
@@ -49,7 +50,7 @@ final class Supervisor {
                 done
                 starttime() { shift 19; echo "$1"; }; read -r s < /proc/$$/stat && s=${s##*) } &&
                 echo "$$ $(starttime $s)" > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid" && . "$0/env" && exec "$@"'
-            if [ -n "$monitor" ]; then
+            if [ "$monitor" != - ]; then
                 exec "$monitor" "$status/exit" /usr/bin/env -i "PATH=$PATH" /bin/sh -c "$task" "$status" "$@" \
                     </dev/null >>"$out" 2>>"$err"
             fi
@@ -80,7 +81,7 @@ final class Supervisor {
                 status.toString(),
                 task.stdout().toString(),
                 task.stderr().toString(),
-                monitor.map(Path::toString).orElse(""),
+                monitor.map(m -> m.toAbsolutePath().toString()).orElse("-"),
                 Integer.toString(procs.size())));
         argv.addAll(procs);
         argv.addAll(run);
