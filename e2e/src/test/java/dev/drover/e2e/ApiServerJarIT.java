@@ -233,7 +233,7 @@ class ApiServerJarIT {
                 .filter(p -> {
                     try {
                         return Files.readString(Path.of("/proc", Long.toString(p.pid()), "cmdline"))
-                                .equals("/bin/sleep\03600\0");
+                                .equals(String.join("\0", "/bin/sleep", "3600", "")); // NUL-separated argv
                     } catch (java.io.IOException e) {
                         return false; // gone, or not ours
                     }
