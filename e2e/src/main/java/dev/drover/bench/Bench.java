@@ -33,8 +33,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
- * {@code drover-local bench --allocs N --tasks M [--restart]}: the load harness. The local API server and the
- * agent jar (node {@code local}, mock driver) as child processes, N allocations of M mock tasks created through
+ * {@code drover-local bench --allocs N --tasks M [--driver mock|raw_exec] [--restart]}: the load harness. The local
+ * API server and the agent jar (node {@code local}) as child processes, N allocations of M tasks created through
  * the API at once; prints one JSON line of figures (docs/BENCHMARKS.md). Latency is measured as a user sees it:
  * from the create call returning to the first watch event showing the allocation Running.
  */
@@ -109,7 +109,7 @@ public final class Bench {
             try (var s = new ServerSocket(0)) {
                 probe = new AgentProbe(http, s.getLocalPort());
             }
-            List<String> agentArgs = List.of(
+            List<String> agentArgs = new ArrayList<>(List.of(
                     "--kubeconfig",
                     work.resolve(NODE + ".kubeconfig").toString(),
                     "--node",
@@ -121,12 +121,19 @@ public final class Bench {
                     "--api-port",
                     "0",
                     "--log-level",
-                    "warn");
+                    "warn"));
+            RawExecTasks tasks = options.rawExec() ? new RawExecTasks() : null;
+            if (tasks != null) {
+                agentArgs.addAll(List.of("--enable-raw-exec", "--cgroup-parent", tasks.cgroupParent()));
+            }
             List<String> agentJvm = options.agentJvm() == null ? AgentJvm.options() : options.agentJvm();
             Process agent =
                     ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"), probe);
             try {
                 ObjectNode result = measure(client, agent, probe);
+                if (tasks != null) {
+                    tasks.record(agent.toHandle());
+                }
                 if (options.restart()) {
                     ChildJvms.stop(agent);
                     long restartBegin = System.nanoTime();
@@ -153,10 +160,39 @@ public final class Bench {
                 out.println(JSON.writeValueAsString(result));
                 return 0;
             } finally {
+                if (tasks != null) {
+                    endTasks(client, tasks, agent);
+                }
                 ChildJvms.stop(agent);
+                if (tasks != null && tasks.endLeftovers() > 0) {
+                    err.println("bench: killed task processes the agent left");
+                }
             }
         } finally {
             ChildJvms.stop(server.process());
+        }
+    }
+
+    /**
+     * Deletes the allocations and waits for the agent to end their tasks (each a host process that would outlive the
+     * agent); what is still there after that is killed by {@link RawExecTasks#endLeftovers}.
+     */
+    private void endTasks(KubernetesClient client, RawExecTasks tasks, Process agent) throws InterruptedException {
+        try {
+            for (Allocation a : client.resources(Allocation.class)
+                    .inNamespace("default")
+                    .list()
+                    .getItems()) {
+                client.resources(Allocation.class)
+                        .inNamespace("default")
+                        .withName(a.getMetadata().getName())
+                        .delete();
+            }
+        } catch (RuntimeException e) {
+            err.println("bench: deleting the allocations failed: " + e.getMessage());
+        }
+        if (agent.isAlive()) {
+            tasks.awaitEnd(agent.toHandle(), Duration.ofMinutes(2));
         }
     }
 
@@ -166,6 +202,7 @@ public final class Bench {
         Map<String, Long> created = new ConcurrentHashMap<>();
         Map<String, Long> running = new ConcurrentHashMap<>();
         RunningWatch watch = new RunningWatch(serverTls, serverUrl, running);
+        Duration cpuBefore = cpu(agent);
         long begin = System.nanoTime();
         Instant beginWall = Instant.now();
         createAll(created);
@@ -182,6 +219,8 @@ public final class Bench {
         if (options.timeline() != null) {
             Timeline.write(options.timeline(), listed, created, running, begin, beginWall);
         }
+        Duration agentCpu = cpu(agent).minus(cpuBefore);
+        long supervisorPss = options.rawExec() ? RawExecTasks.supervisorPssPerTask(agent.toHandle()) : 0;
         String metrics = probe.metrics();
         ObjectNode result = JSON.createObjectNode();
         result.put("allocs", options.allocs()).put("tasksPerAlloc", options.tasks());
@@ -196,6 +235,10 @@ public final class Bench {
         double heap = probe.heapAfterGc(agent.pid());
         result.put("heapBytesPerAlloc", Math.round((heap - idleHeap) / options.allocs()));
         result.put("heapIdleBytes", Math.round(idleHeap));
+        result.put("agentCpuSeconds", round(agentCpu.toNanos() / 1e9));
+        if (options.rawExec()) {
+            result.put("supervisorPssBytesPerTask", supervisorPss);
+        }
         return result;
     }
 
@@ -249,8 +292,13 @@ public final class Bench {
         for (int t = 0; t < options.tasks(); t++) {
             Task task = new Task();
             task.setName("task-" + t);
-            task.setDriver("mock");
-            task.setConfig(Map.of("runFor", "24h"));
+            if (options.rawExec()) {
+                task.setDriver(BenchOptions.RAW_EXEC);
+                task.setConfig(Map.of("command", "/bin/sleep", "args", List.of("3600")));
+            } else {
+                task.setDriver(BenchOptions.MOCK);
+                task.setConfig(Map.of("runFor", "24h"));
+            }
             list.add(task);
         }
         spec.setTasks(list);
@@ -277,6 +325,11 @@ public final class Bench {
             }
             Thread.sleep(50);
         }
+    }
+
+    /** The CPU time (user and system) the agent has used so far. */
+    private static Duration cpu(Process agent) {
+        return agent.info().totalCpuDuration().orElse(Duration.ZERO);
     }
 
     private static double round(double v) {

@@ -9,8 +9,17 @@ import java.util.List;
  *
  * @param agentJvm the agent's JVM options; null: the image's ({@link AgentJvm})
  * @param timeline where to write each allocation's timeline as CSV, or null
+ * @param driver the tasks' driver: {@code mock}, or {@code raw_exec} (each task a host {@code /bin/sleep})
  */
-record BenchOptions(int allocs, int tasks, boolean restart, Path agentJar, List<String> agentJvm, Path timeline) {
+record BenchOptions(
+        int allocs, int tasks, boolean restart, Path agentJar, List<String> agentJvm, Path timeline, String driver) {
+
+    static final String MOCK = "mock";
+    static final String RAW_EXEC = "raw_exec";
+
+    boolean rawExec() {
+        return RAW_EXEC.equals(driver);
+    }
 
     static BenchOptions parse(String[] args) {
         int allocs = 100;
@@ -19,6 +28,7 @@ record BenchOptions(int allocs, int tasks, boolean restart, Path agentJar, List<
         Path jar = Path.of("operator", "target", "drover-agent.jar");
         List<String> jvm = null;
         Path timeline = null;
+        String driver = MOCK;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--allocs" -> allocs = positive(args, ++i, "--allocs");
@@ -28,6 +38,7 @@ record BenchOptions(int allocs, int tasks, boolean restart, Path agentJar, List<
                 case "--agent-jvm" ->
                     jvm = List.of(arg(args, ++i, "--agent-jvm").trim().split("\\s+"));
                 case "--timeline" -> timeline = Path.of(arg(args, ++i, "--timeline"));
+                case "--driver" -> driver = driver(arg(args, ++i, "--driver"));
                 default -> throw new Bench.UsageException("unknown flag \"" + args[i] + "\"");
             }
         }
@@ -35,7 +46,16 @@ record BenchOptions(int allocs, int tasks, boolean restart, Path agentJar, List<
             throw new Bench.UsageException(
                     "no agent jar at " + jar + " (build it with ./mvnw package, or give" + " --agent-jar)");
         }
-        return new BenchOptions(allocs, tasks, restart, jar, jvm, timeline);
+        return new BenchOptions(allocs, tasks, restart, jar, jvm, timeline, driver);
+    }
+
+    private static String driver(String value) {
+        if (value.equals(MOCK) || value.equals(RAW_EXEC)) {
+            return value;
+        }
+        String shown = value.length() > 40 ? value.substring(0, 40) + "..." : value;
+        throw new Bench.UsageException(
+                "--driver is mock or raw_exec, not \"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"");
     }
 
     private static String arg(String[] args, int i, String flag) {
@@ -61,13 +81,16 @@ record BenchOptions(int allocs, int tasks, boolean restart, Path agentJar, List<
         return String.join(
                         "\n",
                         List.of(
-                                "  bench --allocs N --tasks M [--restart] [--agent-jar FILE] [--agent-jvm \"OPTIONS\"] [--timeline CSV]",
+                                "  bench --allocs N --tasks M [--driver mock|raw_exec] [--restart] [--agent-jar FILE]",
+                                "        [--agent-jvm \"OPTIONS\"] [--timeline CSV]",
                                 "      Start the local API server and the agent jar (default operator/target/drover-agent.jar) as",
-                                "      child processes, the agent with the image's JVM options (or OPTIONS), create N allocations of M mock",
-                                "      tasks at once, and print one JSON line:",
+                                "      child processes, the agent with the image's JVM options (or OPTIONS), create N allocations of M",
+                                "      tasks at once (mock tasks, or with raw_exec each a host /bin/sleep 3600, ended and their cgroups",
+                                "      removed afterwards), and print one JSON line:",
                                 "      allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),",
                                 "      createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,",
-                                "      heapBytesPerAlloc, and with --restart restoreSeconds and restartsAfterRestore.",
+                                "      heapBytesPerAlloc, agentCpuSeconds, with raw_exec supervisorPssBytesPerTask, and with",
+                                "      --restart restoreSeconds and restartsAfterRestore.",
                                 "      --timeline writes each allocation's created, received, started and running times (ms) as CSV."))
                 + "\n";
     }

@@ -28,11 +28,31 @@ class BenchOptionsTest {
             "--agent-jvm",
             " -Xmx1g  -XX:+UseSerialGC ",
             "--timeline",
-            "t.csv"
+            "t.csv",
+            "--driver",
+            "raw_exec"
         });
         assertThat(o)
-                .isEqualTo(
-                        new BenchOptions(1000, 3, true, jar, List.of("-Xmx1g", "-XX:+UseSerialGC"), Path.of("t.csv")));
+                .isEqualTo(new BenchOptions(
+                        1000, 3, true, jar, List.of("-Xmx1g", "-XX:+UseSerialGC"), Path.of("t.csv"), "raw_exec"));
+        assertThat(o.rawExec()).isTrue();
+    }
+
+    @Test
+    void theDriverIsMockUnlessToldRawExec() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        BenchOptions o = BenchOptions.parse(new String[] {"--agent-jar", jar});
+        assertThat(o.driver()).isEqualTo("mock");
+        assertThat(o.rawExec()).isFalse();
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver", "exec"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--driver is mock or raw_exec, not \"exec\"");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver", "x\n".repeat(50)}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--driver is mock or raw_exec, not \"" + "x?".repeat(20) + "...\"");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--driver needs a value");
     }
 
     @Test

@@ -9,8 +9,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -193,5 +196,64 @@ class ApiServerJarIT {
         assertThat(lines.getFirst()).isEqualTo("name,createdMs,receivedMs,startedMs,runningMs");
         assertThat(lines).hasSize(6);
         assertThat(lines.subList(1, 6)).allMatch(l -> l.matches("bench-[0-4](,-?[0-9]+){4}"), "every time known");
+    }
+
+    @Test
+    void benchWithRawExecMeasuresTheSupervisorsAndLeavesNoProcessOrCgroup() throws Exception {
+        Set<Long> sleepsBefore = benchSleeps();
+        Set<Path> cgroupsBefore = benchCgroups();
+        Process bench = javaCommand(
+                        "bench",
+                        "--allocs",
+                        "2",
+                        "--tasks",
+                        "2",
+                        "--driver",
+                        "raw_exec",
+                        "--agent-jar",
+                        Path.of("..", "operator", "target", "drover-agent.jar").toString())
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(bench.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(bench.exitValue()).as(out).isZero();
+        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.strip());
+        assertThat(json.get("stateChanges").asLong())
+                .isGreaterThanOrEqualTo(12); // 2 x 2 x (Received, TaskSetup, Started)
+        assertThat(json.get("agentCpuSeconds").asDouble()).isPositive();
+        // a supervisor costs some pages of its own, and far less than the 1 MiB a task's supervisor may cost
+        assertThat(json.get("supervisorPssBytesPerTask").asLong()).isBetween(4_096L, 1_048_576L);
+        assertThat(benchSleeps()).as("task processes left running").isSubsetOf(sleepsBefore);
+        assertThat(benchCgroups()).as("cgroups left behind").isSubsetOf(cgroupsBefore);
+    }
+
+    /** The PIDs of processes running {@code /bin/sleep 3600}, the bench's raw_exec task. */
+    private static Set<Long> benchSleeps() {
+        return ProcessHandle.allProcesses()
+                .filter(p -> {
+                    try {
+                        return Files.readString(Path.of("/proc", Long.toString(p.pid()), "cmdline"))
+                                .equals(String.join("\0", "/bin/sleep", "3600", "")); // NUL-separated argv
+                    } catch (java.io.IOException e) {
+                        return false; // gone, or not ours
+                    }
+                })
+                .map(ProcessHandle::pid)
+                .collect(Collectors.toSet());
+    }
+
+    /** The cgroup directories named drover-bench-* on this machine. */
+    private static Set<Path> benchCgroups() throws Exception {
+        Path root = Path.of("/sys/fs/cgroup");
+        if (!Files.isDirectory(root)) {
+            return Set.of();
+        }
+        try (Stream<Path> dirs = Files.find(
+                root,
+                6,
+                (path, attributes) -> attributes.isDirectory()
+                        && path.getFileName().toString().startsWith("drover-bench-"))) {
+            return dirs.collect(Collectors.toSet());
+        }
     }
 }

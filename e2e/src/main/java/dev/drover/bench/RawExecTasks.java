@@ -1,0 +1,166 @@
+package dev.drover.bench;
+
+import dev.drover.cgroups.Cgroup;
+import dev.drover.cgroups.CgroupParent;
+import dev.drover.cgroups.Cgroups;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+
+/**
+ * The host processes of a {@code --driver raw_exec} run: what their supervisors cost, and their end. The agent puts
+ * the task cgroups below a parent of the run's own ({@link #cgroupParent()}, below the bench's cgroup); at the end
+ * every process the agent started is ended and that parent removed, so a run leaves nothing behind.
+ */
+final class RawExecTasks {
+
+    private static final Duration CGROUP_TIMEOUT = Duration.ofSeconds(10);
+
+    private final String cgroupParent =
+            "drover-bench-" + UUID.randomUUID().toString().substring(0, 8);
+    /** Every process seen below an agent of this run: a handle ends only the process it was taken of. */
+    private final Set<ProcessHandle> seen = new HashSet<>();
+
+    /** The agent's {@code --cgroup-parent}: a fresh name relative to the bench's (and so the agent's) own cgroup. */
+    String cgroupParent() {
+        return cgroupParent;
+    }
+
+    /** Remembers the processes below {@code agent}, to end any the agent leaves. */
+    void record(ProcessHandle agent) {
+        agent.descendants().forEach(seen::add);
+    }
+
+    /**
+     * The summed proportional set size ({@code Pss} of {@code /proc/PID/smaps_rollup}) of the task supervisors below
+     * {@code agent} (the drover-monitor, or the {@code /bin/sh} supervisor without it), divided by their count; 0
+     * when there are none.
+     */
+    static long supervisorPssPerTask(ProcessHandle agent) {
+        long total = 0;
+        int count = 0;
+        for (ProcessHandle p : agent.descendants().toList()) {
+            if (isSupervisor(p.pid())) {
+                Optional<Long> pss = pss(p.pid());
+                if (pss.isPresent()) {
+                    total += pss.get();
+                    count++;
+                }
+            }
+        }
+        return count == 0 ? 0 : total / count;
+    }
+
+    /** Whether PID's command line is a task's supervisor: drover-monitor, or the shell named drover-supervisor. */
+    static boolean isSupervisor(long pid) {
+        List<String> argv = commandLine(pid);
+        if (argv.isEmpty()) {
+            return false;
+        }
+        return argv.getFirst().endsWith("/drover-monitor")
+                || (argv.size() > 3 && argv.get(1).equals("-c") && argv.get(3).equals("drover-supervisor"));
+    }
+
+    /** The {@code Pss:} line of {@code /proc/PID/smaps_rollup}, in bytes; empty once the process is gone. */
+    static Optional<Long> pss(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "smaps_rollup"))) {
+                if (line.startsWith("Pss:")) {
+                    String[] words = line.trim().split("\\s+");
+                    return Optional.of(Long.parseLong(words[1]) * 1024); // the kernel writes kB
+                }
+            }
+            return Optional.empty();
+        } catch (IOException | NumberFormatException | ArrayIndexOutOfBoundsException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Waits up to {@code timeout} for every process recorded or below {@code agent} to end. */
+    void awaitEnd(ProcessHandle agent, Duration timeout) throws InterruptedException {
+        record(agent);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline
+                && (seen.stream().anyMatch(ProcessHandle::isAlive)
+                        || agent.descendants().findAny().isPresent())) {
+            Thread.sleep(100);
+        }
+    }
+
+    /**
+     * Kills every recorded process still alive (by its handle, so a PID used again by another process is spared),
+     * then removes the run's cgroup parent and the empty task cgroups in it. Returns how many it had to kill.
+     */
+    int endLeftovers() throws InterruptedException {
+        List<ProcessHandle> alive = new ArrayList<>();
+        for (ProcessHandle p : seen) {
+            if (p.isAlive() && p.destroyForcibly()) {
+                alive.add(p);
+            }
+        }
+        for (ProcessHandle p : alive) {
+            try {
+                p.onExit().get(10, TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                // reported below with the cgroup that still holds it
+            }
+        }
+        removeCgroups();
+        return alive.size();
+    }
+
+    private void removeCgroups() throws InterruptedException {
+        try {
+            Cgroups cgroups = Cgroups.detect();
+            Optional<Cgroup> parent = cgroups.find(CgroupParent.own(), cgroupParent);
+            if (parent.isEmpty()) {
+                return; // no task got a cgroup, or no cgroups on this machine
+            }
+            CgroupParent below = CgroupParent.own().child(cgroupParent);
+            for (String task : childNames(parent.get())) {
+                Optional<Cgroup> child = cgroups.find(below, task);
+                if (child.isPresent() && child.get().pids().isEmpty()) {
+                    child.get().remove(CGROUP_TIMEOUT);
+                }
+            }
+            parent.get().remove(CGROUP_TIMEOUT);
+        } catch (IOException e) {
+            System.err.println("bench: cgroup " + cgroupParent + " left behind: " + e.getMessage());
+        }
+    }
+
+    private static Set<String> childNames(Cgroup cgroup) throws IOException {
+        Set<String> names = new TreeSet<>();
+        for (Path dir : cgroup.directories()) {
+            try (Stream<Path> children = Files.list(dir)) {
+                children.filter(c -> Files.isDirectory(c, LinkOption.NOFOLLOW_LINKS))
+                        .forEach(c -> names.add(c.getFileName().toString()));
+            }
+        }
+        return names;
+    }
+
+    private static List<String> commandLine(long pid) {
+        try {
+            byte[] raw = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
+            String text = new String(raw, StandardCharsets.UTF_8);
+            return text.isEmpty() ? List.of() : List.of(text.split("\0"));
+        } catch (IOException e) {
+            return List.of(); // gone, or not ours to read
+        }
+    }
+}
