@@ -87,7 +87,8 @@ class CgroupsIT {
             server.close();
         }
         if (parent != null) {
-            for (String task : List.of("default_oom_main", "default_daemon_main")) {
+            for (String task : List.of(
+                    "default_oom_main", "default_daemon_main", "default_exits_main", "default_interrupted_main")) {
                 Optional<Cgroup> left = cgroups.find(parent, task);
                 if (left.isPresent()) {
                     left.get().killAll(TIMEOUT); // only these tests' tasks ever entered it
@@ -173,6 +174,29 @@ class CgroupsIT {
         assertThat(cgroups.find(parent, "default_daemon_main"))
                 .as("its cgroup removed")
                 .isEmpty();
+    }
+
+    /**
+     * Exit 130 and death by SIGINT are told apart in the Terminated event (a shell would report both as 130): the
+     * agent runs its tasks under its monitor, which reads how the task ended from the kernel.
+     */
+    @Test
+    void exit130AndSigintAreToldApart() {
+        String batch = "  type: Batch\n  restartPolicy: {attempts: 0, interval: 1m, delay: 1s, mode: Fail}\n";
+        kubectl.runWithInput(rawExec("exits", batch, "exit 130", "{}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.runWithInput(rawExec("interrupted", batch, "kill -INT $$; sleep 5", "{}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("exits", "Failed", TIMEOUT);
+        kubectl.waitForClientStatus("interrupted", "Failed", TIMEOUT);
+
+        String terminated = ".status.taskStates.main.events[?(@.type==\"Terminated\")]";
+        assertThat(kubectl.allocJsonpath("exits", terminated + ".exitCode")).isEqualTo("130");
+        assertThat(kubectl.allocJsonpath("exits", terminated + ".signal"))
+                .as("no signal: it exited")
+                .isEmpty();
+        assertThat(kubectl.allocJsonpath("interrupted", terminated + ".signal")).isEqualTo("SIGINT");
+        kubectl.run("delete", "alloc", "exits", "interrupted", "--timeout=30s").assertOk();
     }
 
     /** Field 6 of /proc/PID/stat, the session. */
