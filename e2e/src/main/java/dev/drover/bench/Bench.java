@@ -178,22 +178,52 @@ public final class Bench {
      * agent); what is still there after that is killed by {@link RawExecTasks#endLeftovers}.
      */
     private void endTasks(KubernetesClient client, RawExecTasks tasks, Process agent) throws InterruptedException {
+        List<Allocation> all;
         try {
-            for (Allocation a : client.resources(Allocation.class)
+            all = client.resources(Allocation.class)
                     .inNamespace("default")
                     .list()
-                    .getItems()) {
-                client.resources(Allocation.class)
-                        .inNamespace("default")
-                        .withName(a.getMetadata().getName())
-                        .delete();
-            }
+                    .getItems();
         } catch (RuntimeException e) {
-            err.println("bench: deleting the allocations failed: " + e.getMessage());
+            err.println("bench: listing the allocations to delete failed: " + causes(e));
+            all = List.of();
+        }
+        int failed = 0;
+        for (Allocation a : all) {
+            String name = a.getMetadata().getName();
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    client.resources(Allocation.class)
+                            .inNamespace("default")
+                            .withName(name)
+                            .delete();
+                    break;
+                } catch (RuntimeException e) {
+                    if (attempt == 3) {
+                        if (failed++ == 0) {
+                            err.println("bench: deleting " + name + " failed: " + causes(e));
+                        }
+                        break;
+                    }
+                    Thread.sleep(200L * attempt); // a busy API server: try again shortly
+                }
+            }
+        }
+        if (failed > 0) {
+            err.println("bench: " + failed + " allocation(s) could not be deleted; their tasks are killed below");
         }
         if (agent.isAlive()) {
             tasks.awaitEnd(agent.toHandle(), Duration.ofMinutes(2));
         }
+    }
+
+    /** The message of {@code e} and of each of its causes: fabric8's own message names only the operation. */
+    private static String causes(Throwable e) {
+        StringBuilder text = new StringBuilder(String.valueOf(e.getMessage()));
+        for (Throwable c = e.getCause(); c != null && text.length() < 2000; c = c.getCause()) {
+            text.append(": ").append(c);
+        }
+        return text.toString();
     }
 
     /** Creates the allocations, waits until all run and measures how long that took and what it cost. */
