@@ -46,6 +46,7 @@ final class Namespaces implements Confinement {
             while [ "$n" -gt 0 ]; do
                 mount --bind /dev/null "$1" || fail "cannot hide $1"; shift; n=$((n - 1))
             done
+            cd "$task" || fail "cannot enter $task"
             "$@"
             code=$?
             exit "$code"
@@ -98,11 +99,12 @@ final class Namespaces implements Confinement {
     /** The whole command line, for a user already found and the device nodes to hide. */
     List<String> argv(TaskConfig task, Path statusDir, TaskUser user, Set<Path> hidden, List<String> commandAndArgs)
             throws DriverStartException {
-        if (user.uid() == 0) {
-            // root in its namespaces could undo every one of them (remount, reach the host's processes' files)
+        if (user.uid() == 0 || user.gid() == 0) {
+            // root in its namespaces could undo every one of them; group root opens what the host gives that group
             throw new DriverStartException(
                     "the exec driver does not run tasks as root (user " + UserText.cut(user.name(), 64)
-                            + " is uid 0): give the task another user, or use raw_exec for what needs root",
+                            + (user.uid() == 0 ? " is uid 0" : " has group 0")
+                            + "): give the task another user, or use raw_exec for what needs root",
                     false);
         }
         Path allocRoot = task.allocDir().toAbsolutePath().normalize().getParent();

@@ -171,6 +171,18 @@ class ExecDriverKernelTest {
                 .contains("preload=" + alloc.resolve("api/local/evil.so"));
     }
 
+    /**
+     * The task starts in its own directory as its namespace shows it: climbing {@code ..} from there (or through
+     * /proc/self/cwd) reaches only the covered data dir, never the host's directories of other allocations.
+     */
+    @Test
+    void climbingFromItsWorkingDirectoryFindsNoOtherAllocation() throws Exception {
+        Run r = run(task("climber", null, "pwd; ls -A ../..; ls -A ../../..; ls -A /proc/self/cwd/../.."));
+
+        assertThat(r.exit().exitCode()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).doesNotContain("neighbour").contains("web");
+    }
+
     @Test
     void aTasksSecretsAreItsUsersAloneAndAnotherUsersTaskCannotReadThem() throws Exception {
         TaskConfig owner = task("owner", null, "cat \"$DROVER_SECRETS_DIR/token\"");

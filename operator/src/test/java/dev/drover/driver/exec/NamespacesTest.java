@@ -131,6 +131,11 @@ class NamespacesTest {
                     .hasMessageContaining("does not run tasks as root")
                     .hasMessageContaining("user " + root.name() + " is uid 0");
         }
+        // as operator and sync are on some distributions: group root opens what the host gives that group
+        assertThatThrownBy(() -> namespaces(DATA)
+                        .argv(task(ALLOC, null), dir, new TaskUser("operator", 11, 0), Set.of(), List.of("/bin/true")))
+                .isInstanceOf(DriverStartException.class)
+                .hasMessageContaining("user operator has group 0");
     }
 
     @Test
