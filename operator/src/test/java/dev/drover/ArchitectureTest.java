@@ -62,6 +62,7 @@ class ArchitectureTest {
                         "dev.drover.api..",
                         "dev.drover.deviceplugin..",
                         "dev.drover.cgroups..",
+                        "dev.drover.credentials..",
                         "dev.drover.common..")
                 .should()
                 .dependOnClassesThat()
