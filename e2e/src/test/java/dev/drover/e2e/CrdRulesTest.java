@@ -92,7 +92,49 @@ class CrdRulesTest {
                     "!has(self.interval) || duration(self.interval) >= duration('5s')",
                     "tasks:\n- name: main\n  driver: mock\n  restartPolicy: {interval: 2s}\n",
                     "spec.tasks[0].restartPolicy",
-                    "spec.tasks[0].restartPolicy: Invalid value: \"object\": interval must be at least 5s"));
+                    "spec.tasks[0].restartPolicy: Invalid value: \"object\": interval must be at least 5s"),
+            new Case(
+                    "spec.tasks[*]",
+                    "has(self.onChange) && self.onChange == 'Signal' ? has(self.changeSignal) : !has(self.changeSignal)",
+                    "tasks:\n- {name: main, driver: mock, onChange: Signal}\n",
+                    "spec.tasks[0]",
+                    "spec.tasks[0]: Invalid value: \"object\": changeSignal is needed with onChange: Signal, and only"
+                            + " then"),
+            new Case(
+                    "spec.tasks[*].env[*]",
+                    "!(has(self.value) && has(self.valueFrom))",
+                    "tasks:\n- name: main\n  driver: mock\n"
+                            + "  env: [{name: A, value: x, valueFrom: {secretKeyRef: {name: s, key: k}}}]\n",
+                    "spec.tasks[0].env[0]",
+                    "spec.tasks[0].env[0]: Invalid value: \"object\": give value or valueFrom, not both"),
+            new Case(
+                    "spec.tasks[*].env[*].valueFrom",
+                    "has(self.secretKeyRef) != has(self.configMapKeyRef)",
+                    "tasks:\n- name: main\n  driver: mock\n  env: [{name: A, valueFrom: {}}]\n",
+                    "spec.tasks[0].env[0].valueFrom",
+                    "spec.tasks[0].env[0].valueFrom: Invalid value: \"object\": valueFrom needs exactly one of"
+                            + " secretKeyRef and configMapKeyRef"),
+            new Case(
+                    "spec.tasks[*].files[*]",
+                    "has(self.secret) != has(self.configMap)",
+                    "tasks:\n- name: main\n  driver: mock\n  files: [{secret: a, configMap: b}]\n",
+                    "spec.tasks[0].files[0]",
+                    "spec.tasks[0].files[0]: Invalid value: \"object\": a files entry needs exactly one of secret and"
+                            + " configMap"),
+            new Case(
+                    "spec.tasks[*].files[*]",
+                    "!has(self.secret) || (has(self.path) ? self.path : self.secret) != 'token'",
+                    "tasks:\n- name: main\n  driver: mock\n  files: [{secret: token}]\n",
+                    "spec.tasks[0].files[0]",
+                    "spec.tasks[0].files[0]: Invalid value: \"object\": secrets/token is the task's ServiceAccount"
+                            + " token; give this Secret another path"),
+            new Case(
+                    "spec.tasks[*].serviceAccountToken",
+                    "!has(self.audience) || self.audience != 'drover.dev/agent'",
+                    "tasks:\n- name: main\n  driver: mock\n  serviceAccountToken: {audience: drover.dev/agent}\n",
+                    "spec.tasks[0].serviceAccountToken",
+                    "spec.tasks[0].serviceAccountToken: Invalid value: \"object\": drover.dev/agent is the audience of"
+                            + " Drover's agents; a task's token may not be for it"));
 
     static String allocation(String name, String node, String spec) {
         return "apiVersion: drover.dev/v1alpha1\nkind: Allocation\nmetadata: {name: " + name
@@ -150,12 +192,30 @@ class CrdRulesTest {
         kubectl.run("label", "alloc", "moving", "team=a").assertOk();
     }
 
+    @Test
+    void theServiceAccountDefaultsToDefaultAndCannotChange() {
+        kubectl.runWithInput(allocation("as-sa", "local", "tasks:\n" + TASK), "apply", "-f", "-")
+                .assertOk();
+        assertThat(kubectl.run("get", "alloc", "as-sa", "-o", "jsonpath={.spec.serviceAccountName}")
+                        .assertOk()
+                        .out())
+                .isEqualTo("default");
+        var changed = kubectl.runWithInput(
+                allocation("as-sa", "local", "serviceAccountName: admin\ntasks:\n" + TASK), "apply", "-f", "-");
+        assertThat(changed.exitCode()).isNotZero();
+        assertThat(changed.err())
+                .contains(
+                        "spec.serviceAccountName: Invalid value: \"string\": serviceAccountName is immutable: create a"
+                                + " new allocation to run as another ServiceAccount");
+    }
+
     /** A rule added to the CRD without a case here fails this test. */
     @Test
     void everyRuleOfTheCrdHasACase() throws Exception {
         Set<String> covered = new TreeSet<>();
         CASES.forEach(c -> covered.add(c.path() + " | " + c.rule()));
         covered.add("spec.nodeName | self == oldSelf");
+        covered.add("spec.serviceAccountName | self == oldSelf");
         assertThat(new TreeSet<>(rulesOfTheCrd())).isEqualTo(covered);
     }
 

@@ -16,6 +16,8 @@ import java.util.Objects;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class AllocationSpec {
 
+    public static final String DEFAULT_SERVICE_ACCOUNT = "default";
+
     @Required
     @SelectableField
     @Size(min = 1, max = 253)
@@ -35,6 +37,16 @@ public class AllocationSpec {
     private EphemeralDisk ephemeralDisk;
 
     private RestartPolicy restartPolicy;
+
+    @Size(min = 1, max = 253)
+    @Pattern(Names.DNS1123_SUBDOMAIN)
+    @Default(DEFAULT_SERVICE_ACCOUNT)
+    @ValidationRule(
+            value = "self == oldSelf",
+            message = "serviceAccountName is immutable: create a new allocation to run as another ServiceAccount")
+    private String serviceAccountName;
+
+    private Boolean automountServiceAccountToken;
 
     @Required
     @Size(min = 1, max = 64)
@@ -100,6 +112,36 @@ public class AllocationSpec {
         this.tasks = tasks;
     }
 
+    /** The ServiceAccount of the allocation's namespace its tasks run as; {@code default} when not given. */
+    public String getServiceAccountName() {
+        return serviceAccountName;
+    }
+
+    public void setServiceAccountName(String serviceAccountName) {
+        this.serviceAccountName = serviceAccountName;
+    }
+
+    /** Whether each task gets its ServiceAccount's token in {@code secrets/token}; yes when not given. */
+    public Boolean getAutomountServiceAccountToken() {
+        return automountServiceAccountToken;
+    }
+
+    public void setAutomountServiceAccountToken(Boolean automountServiceAccountToken) {
+        this.automountServiceAccountToken = automountServiceAccountToken;
+    }
+
+    /** {@code serviceAccountName}, {@code default} when not given. */
+    @JsonIgnore
+    public String effectiveServiceAccountName() {
+        return serviceAccountName == null ? DEFAULT_SERVICE_ACCOUNT : serviceAccountName;
+    }
+
+    /** {@code automountServiceAccountToken}, true when not given. */
+    @JsonIgnore
+    public boolean effectiveAutomountServiceAccountToken() {
+        return !Boolean.FALSE.equals(automountServiceAccountToken);
+    }
+
     /** {@code desiredStatus}, {@code Run} when not given. */
     @JsonIgnore
     public DesiredStatus effectiveDesiredStatus() {
@@ -151,11 +193,22 @@ public class AllocationSpec {
                 && Objects.equals(previousAllocation, s.previousAllocation)
                 && Objects.equals(ephemeralDisk, s.ephemeralDisk)
                 && Objects.equals(restartPolicy, s.restartPolicy)
+                && Objects.equals(serviceAccountName, s.serviceAccountName)
+                && Objects.equals(automountServiceAccountToken, s.automountServiceAccountToken)
                 && Objects.equals(tasks, s.tasks);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(nodeName, desiredStatus, type, previousAllocation, ephemeralDisk, restartPolicy, tasks);
+        return Objects.hash(
+                nodeName,
+                desiredStatus,
+                type,
+                previousAllocation,
+                ephemeralDisk,
+                restartPolicy,
+                serviceAccountName,
+                automountServiceAccountToken,
+                tasks);
     }
 }

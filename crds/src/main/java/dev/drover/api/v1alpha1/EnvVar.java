@@ -3,10 +3,12 @@ package dev.drover.api.v1alpha1;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.ValidationRule;
 import java.util.Objects;
 
 /** One variable added to a task's environment. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(value = "!(has(self.value) && has(self.valueFrom))", message = "give value or valueFrom, not both")
 public class EnvVar {
 
     @Required
@@ -15,7 +17,14 @@ public class EnvVar {
 
     private String value;
 
+    private EnvVarSource valueFrom;
+
     public EnvVar() {}
+
+    public EnvVar(String name, EnvVarSource valueFrom) {
+        this.name = name;
+        this.valueFrom = valueFrom;
+    }
 
     public EnvVar(String name, String value) {
         this.name = name;
@@ -38,13 +47,25 @@ public class EnvVar {
         this.value = value;
     }
 
+    /** A Secret's or ConfigMap's key the value is read from, instead of {@link #getValue()}. */
+    public EnvVarSource getValueFrom() {
+        return valueFrom;
+    }
+
+    public void setValueFrom(EnvVarSource valueFrom) {
+        this.valueFrom = valueFrom;
+    }
+
     @Override
     public boolean equals(Object o) {
-        return o instanceof EnvVar e && Objects.equals(name, e.name) && Objects.equals(value, e.value);
+        return o instanceof EnvVar e
+                && Objects.equals(name, e.name)
+                && Objects.equals(value, e.value)
+                && Objects.equals(valueFrom, e.valueFrom);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, value);
+        return Objects.hash(name, value, valueFrom);
     }
 }

@@ -12,6 +12,9 @@ public final class Names {
     /** An environment variable name as POSIX shells accept it. */
     public static final String ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$";
 
+    /** A key of a Secret's or ConfigMap's data, as Kubernetes allows it (and so a safe file name). */
+    public static final String DATA_KEY = "^[-._a-zA-Z0-9]+$";
+
     /** A device request: {@code <type>}, {@code <vendor>/<type>} or {@code <vendor>/<type>/<model>}. */
     public static final String DEVICE_NAME = "^[^/\\s]+(/[^/\\s]+(/[^/]+)?)?$";
 

@@ -9,6 +9,7 @@ import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +18,9 @@ import java.util.Objects;
 
 /** One task of the group. Fields left out are null; the {@code effective...} methods apply the defaults. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(
+        value = "has(self.onChange) && self.onChange == 'Signal' ? has(self.changeSignal) : !has(self.changeSignal)",
+        message = "changeSignal is needed with onChange: Signal, and only then")
 public class Task {
 
     // The CRD declares the same defaults (the API server fills them in); these constants keep both in step.
@@ -24,6 +28,9 @@ public class Task {
     static final String DEFAULT_SHUTDOWN_DELAY_TEXT = "0s";
     public static final Duration DEFAULT_KILL_TIMEOUT = Durations.parse(DEFAULT_KILL_TIMEOUT_TEXT);
     public static final String DEFAULT_KILL_SIGNAL = "SIGTERM";
+
+    /** The most Secrets and ConfigMaps one task may project as files. */
+    public static final int MAX_FILES = 16;
 
     @Required
     @Size(min = 1, max = 63)
@@ -68,6 +75,17 @@ public class Task {
     @Size(min = 1, max = Users.MAX_LENGTH)
     @Pattern(Users.PATTERN)
     private String user;
+
+    private TokenProjection serviceAccountToken;
+
+    @Size(max = MAX_FILES)
+    private List<FileProjection> files;
+
+    @Default("Noop")
+    private ChangeMode onChange;
+
+    @Size(min = 1, max = 32)
+    private String changeSignal;
 
     public String getName() {
         return name;
@@ -190,13 +208,34 @@ public class Task {
     /** The task's environment in order, later entries winning; empty when not given. */
     @JsonIgnore
     public Map<String, String> effectiveEnv() {
+        return effectiveEnv(Map.of());
+    }
+
+    /**
+     * As {@link #effectiveEnv()}, with the values read for the {@code valueFrom} entries, by index in {@code env};
+     * an entry with none (an optional one whose object or key is missing) is left out, as a Pod leaves it out.
+     */
+    @JsonIgnore
+    public Map<String, String> effectiveEnv(Map<Integer, String> valuesFrom) {
         Map<String, String> out = new LinkedHashMap<>();
         if (env != null) {
-            for (EnvVar e : env) {
-                out.put(e.getName(), e.getValue() == null ? "" : e.getValue());
+            for (int i = 0; i < env.size(); i++) {
+                EnvVar e = env.get(i);
+                if (e.getValueFrom() == null) {
+                    out.put(e.getName(), e.getValue() == null ? "" : e.getValue());
+                } else if (valuesFrom.containsKey(i)) {
+                    out.put(e.getName(), valuesFrom.get(i));
+                }
             }
         }
         return out;
+    }
+
+    /** Whether the task reads any Secret or ConfigMap (variables or files). */
+    @JsonIgnore
+    public boolean usesObjects() {
+        return (files != null && !files.isEmpty())
+                || (env != null && env.stream().anyMatch(e -> e.getValueFrom() != null));
     }
 
     /** The user a process task runs as, a name or a numeric uid; null: the driver's default. */
@@ -206,6 +245,54 @@ public class Task {
 
     public void setUser(String user) {
         this.user = user;
+    }
+
+    /** The task's ServiceAccount token's audience and life; null: the defaults. */
+    public TokenProjection getServiceAccountToken() {
+        return serviceAccountToken;
+    }
+
+    public void setServiceAccountToken(TokenProjection serviceAccountToken) {
+        this.serviceAccountToken = serviceAccountToken;
+    }
+
+    /** Secrets and ConfigMaps projected as files; null: none. */
+    public List<FileProjection> getFiles() {
+        return files;
+    }
+
+    public void setFiles(List<FileProjection> files) {
+        this.files = files;
+    }
+
+    /** What the running task gets when a Secret or ConfigMap it refers to changes. */
+    public ChangeMode getOnChange() {
+        return onChange;
+    }
+
+    public void setOnChange(ChangeMode onChange) {
+        this.onChange = onChange;
+    }
+
+    /** The signal {@code onChange: Signal} sends, e.g. SIGHUP. */
+    public String getChangeSignal() {
+        return changeSignal;
+    }
+
+    public void setChangeSignal(String changeSignal) {
+        this.changeSignal = changeSignal;
+    }
+
+    /** {@code onChange}, Noop when not given. */
+    @JsonIgnore
+    public ChangeMode effectiveOnChange() {
+        return onChange == null ? ChangeMode.Noop : onChange;
+    }
+
+    /** {@code files}, empty when not given. */
+    @JsonIgnore
+    public List<FileProjection> effectiveFiles() {
+        return files == null ? List.of() : files;
     }
 
     /** {@code killTimeout}, 5 s when not given. Assumes a validated spec. */
@@ -240,7 +327,11 @@ public class Task {
                 && Objects.equals(killSignal, t.killSignal)
                 && Objects.equals(shutdownDelay, t.shutdownDelay)
                 && Objects.equals(resources, t.resources)
-                && Objects.equals(user, t.user);
+                && Objects.equals(user, t.user)
+                && Objects.equals(serviceAccountToken, t.serviceAccountToken)
+                && Objects.equals(files, t.files)
+                && Objects.equals(onChange, t.onChange)
+                && Objects.equals(changeSignal, t.changeSignal);
     }
 
     @Override
@@ -257,6 +348,10 @@ public class Task {
                 killSignal,
                 shutdownDelay,
                 resources,
-                user);
+                user,
+                serviceAccountToken,
+                files,
+                onChange,
+                changeSignal);
     }
 }

@@ -83,6 +83,7 @@ public final class AllocationValidator {
             validatePolicy("spec.restartPolicy", spec.getRestartPolicy(), out);
             validateEffective("spec.restartPolicy", spec, null, out);
         }
+        CredentialRules.serviceAccountName(spec.getServiceAccountName(), out);
         validateTasks(spec, out);
     }
 
@@ -146,6 +147,7 @@ public final class AllocationValidator {
             out.add(new Violation(path + ".driver", "is required (mock, raw_exec or exec)"));
         }
         validateEnv(path, task.getEnv(), out);
+        CredentialRules.validate(path, task, out);
         if (task.getUser() != null && !Users.isValid(task.getUser())) {
             out.add(new Violation(
                     path + ".user",
