@@ -212,6 +212,9 @@ final class ObjectStore {
         if (type.statusSubresource()) {
             object.remove("status");
         }
+        if (type.equals(Catalog.SECRETS)) {
+            SecretData.fold(object);
+        }
         if (dryRun) {
             return stamped(object, revision + 1);
         }
@@ -250,6 +253,9 @@ final class ObjectStore {
                             + " to the latest version and try again");
         }
         ObjectNode next = prepareForUpdate(type, old, proposed, statusWrite);
+        if (type.equals(Catalog.SECRETS)) {
+            SecretData.fold(next);
+        }
         ObjectNode meta = next.withObjectProperty("metadata");
         ObjectNode oldMeta = (ObjectNode) old.get("metadata");
         if (next.equals(old)) {

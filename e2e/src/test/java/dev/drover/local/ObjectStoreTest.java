@@ -243,6 +243,49 @@ class ObjectStoreTest {
         assertThatThrownBy(() -> LabelSelector.parse("app=web,,x")).isInstanceOf(IllegalArgumentException.class);
     }
 
+    @Test
+    void aSecretsStringDataIsStoredAsDataAndNeverItself() {
+        ObjectNode secret = object("db", "default");
+        secret.putObject("data").put("user", "YWRtaW4=").put("password", "b2xk");
+        secret.putObject("stringData").put("password", "new\n");
+
+        store.create(Catalog.SECRETS, "default", secret, false);
+
+        ObjectNode stored = store.get(Catalog.SECRETS, "default", "db");
+        assertThat(stored.has("stringData")).isFalse();
+        assertThat(stored.path("data").path("user").asText()).isEqualTo("YWRtaW4=");
+        assertThat(stored.path("data").path("password").asText()).isEqualTo("bmV3Cg==");
+
+        store.update(
+                Catalog.SECRETS,
+                "default",
+                "db",
+                false,
+                s -> {
+                    s.putObject("stringData").put("user", "root");
+                    return s;
+                },
+                false);
+        stored = store.get(Catalog.SECRETS, "default", "db");
+        assertThat(stored.has("stringData")).isFalse();
+        assertThat(stored.path("data").path("user").asText()).isEqualTo("cm9vdA==");
+    }
+
+    @Test
+    void aSecretOfMoreThanOneMebibyteIsInvalid() {
+        ObjectNode secret = object("big", "default");
+        secret.putObject("stringData")
+                .put("a", "x".repeat(SecretData.MAX_BYTES / 2))
+                .put("b", "x".repeat(SecretData.MAX_BYTES / 2 + 1));
+
+        assertThatThrownBy(() -> store.create(Catalog.SECRETS, "default", secret, false))
+                .isInstanceOfSatisfying(
+                        ApiFront.ApiError.class,
+                        e -> assertThat(e.getMessage())
+                                .isEqualTo(
+                                        "Secret \"big\" is invalid: data: Too long: must have at most 1048576 bytes"));
+    }
+
     private static ObjectNode object(String name, String namespace) {
         ObjectNode o = JSON.createObjectNode();
         ObjectNode meta = o.putObject("metadata").put("name", name);
