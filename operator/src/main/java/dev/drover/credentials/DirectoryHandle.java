@@ -1,0 +1,310 @@
+package dev.drover.credentials;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import dev.drover.common.UserText;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A directory held by an open descriptor that was opened without following a link, so that what is done in it
+ * happens in <em>that</em> directory even if a task renames it or puts a link at its name meanwhile.
+ *
+ * <p>Java's own {@code SecureDirectoryStream} is not enough here: it opens a sub-directory with {@code O_RDONLY} and
+ * no {@code O_DIRECTORY} (a FIFO a task put at the name blocks the agent's thread for good), and it changes a file's
+ * owner by opening the file again by name (a hard link a task put at the name would give the task the linked file,
+ * {@code /etc/shadow} on the same file system). So the descriptors are opened here with {@code openat(2)}
+ * ({@code O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK}), and the rest is done through {@code /proc/self/fd/N}: the kernel
+ * resolves that magic link to the open directory itself, and then only the last component, a single validated name,
+ * is looked up in it. Operations on that name never follow it ({@code mkdir}, {@code symlink}, {@code rename},
+ * {@code unlink}, {@code lstat}, {@code readlink}, {@code O_CREAT|O_EXCL}); owner and mode are changed only on a file
+ * the agent created itself, through that file's own descriptor. Linux only (x86-64, arm64), as the agent is.
+ */
+final class DirectoryHandle implements AutoCloseable {
+
+    private static final int AT_FDCWD = -100;
+    private static final int O_WRONLY = 1;
+    private static final int O_CREAT = 0x40;
+    private static final int O_EXCL = 0x80;
+    private static final int O_NONBLOCK = 0x800;
+    private static final int O_CLOEXEC = 0x80000;
+    private static final boolean ARM = "aarch64".equals(System.getProperty("os.arch"));
+    private static final int O_DIRECTORY = ARM ? 0x4000 : 0x10000;
+    private static final int O_NOFOLLOW = ARM ? 0x8000 : 0x20000;
+    private static final int ENOENT = 2;
+    private static final int EEXIST = 17;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final MemoryLayout CAPTURE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO =
+            CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno")).withInvokeExactBehavior();
+    private static final MethodHandle OPENAT = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("openat").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+            Linker.Option.captureCallState("errno"),
+            Linker.Option.firstVariadicArg(3));
+    private static final MethodHandle CLOSE = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("close").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
+    private final int fd;
+    /** Where the directory was when opened: for messages only, never used to reach it. */
+    private final Path shown;
+
+    private DirectoryHandle(int fd, Path shown) {
+        this.fd = fd;
+        this.shown = shown;
+    }
+
+    /** Opens {@code dir}, a path the agent owns all the way (the task directory); its last component is not followed. */
+    static DirectoryHandle open(Path dir) throws IOException {
+        int d = openat(AT_FDCWD, dir.toAbsolutePath().toString(), O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
+        if (d < 0) {
+            throw notADirectory(dir, -d, attributes(dir));
+        }
+        return new DirectoryHandle(d, dir);
+    }
+
+    /** Opens the sub-directory {@code name}; a link, a FIFO or anything else at the name is refused, never followed. */
+    DirectoryHandle openDirectory(String name) throws IOException {
+        int d = openat(fd, PathNames.component(name), O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
+        if (d < 0) {
+            throw notADirectory(shown.resolve(name), -d, lstat(name));
+        }
+        return new DirectoryHandle(d, shown.resolve(name));
+    }
+
+    /** Opens {@code names} (none: this one again) one below the other, each as {@link #openDirectory} does. */
+    DirectoryHandle openDirectories(List<String> names) throws IOException {
+        int d = openat(fd, ".", O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
+        if (d < 0) {
+            throw new IOException("cannot open " + shown + " again: errno " + -d);
+        }
+        DirectoryHandle at = new DirectoryHandle(d, shown);
+        for (String name : names) {
+            try (DirectoryHandle parent = at) {
+                at = parent.openDirectory(name);
+            }
+        }
+        return at;
+    }
+
+    /** This directory itself, as a path the kernel resolves to the open descriptor (follow it: it is the directory). */
+    Path path() {
+        return Path.of("/proc/self/fd", Integer.toString(fd));
+    }
+
+    /** The entry {@code name} of this directory, for operations that do not follow their last component. */
+    Path resolve(String name) {
+        return path().resolve(PathNames.component(name));
+    }
+
+    /** Where the entry {@code name} was when this directory was opened: for messages. */
+    Path shown(String name) {
+        return shown.resolve(name);
+    }
+
+    Path shown() {
+        return shown;
+    }
+
+    int uid() throws IOException {
+        return (Integer) Files.getAttribute(path(), "unix:uid");
+    }
+
+    int gid() throws IOException {
+        return (Integer) Files.getAttribute(path(), "unix:gid");
+    }
+
+    /** The entry's attributes, the entry itself (a link is reported as a link); null when there is none. */
+    BasicFileAttributes lstat(String name) throws IOException {
+        try {
+            return Files.readAttributes(resolve(name), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    /** The names in this directory; more than {@code limit} is refused (a task may fill it to stall the agent). */
+    List<String> list(int limit) throws IOException {
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(path())) {
+            for (Path entry : entries) {
+                if (names.size() == limit) {
+                    throw new IOException(shown + " holds more than " + limit + " entries: refused");
+                }
+                names.add(entry.getFileName().toString());
+            }
+        }
+        return names;
+    }
+
+    /** Makes this directory {@code uid:gid} with {@code mode}, through its descriptor. */
+    void own(int uid, int gid, int mode) throws IOException {
+        setOwnerAndMode(path(), uid, gid, mode);
+    }
+
+    /**
+     * Creates the file {@code name} (it must not exist: {@code O_CREAT|O_EXCL} fails on anything there, a link
+     * included), writes and syncs {@code content}, then gives it {@code uid:gid} and {@code mode} through its own
+     * descriptor. Throws {@link FileAlreadyExistsException} when the name is taken.
+     */
+    void createFile(String name, byte[] content, int uid, int gid, int mode) throws IOException {
+        int f = openat(fd, PathNames.component(name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0600);
+        if (f == -EEXIST) {
+            throw new FileAlreadyExistsException(shown(name).toString());
+        }
+        if (f < 0) {
+            throw new IOException("cannot create " + shown(name) + ": errno " + -f);
+        }
+        try {
+            Path file = Path.of("/proc/self/fd", Integer.toString(f));
+            try (FileChannel out = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                ByteBuffer data = ByteBuffer.wrap(content);
+                while (data.hasRemaining()) {
+                    out.write(data);
+                }
+                out.force(true);
+            }
+            setOwnerAndMode(file, uid, gid, mode);
+        } finally {
+            closeFd(f);
+        }
+    }
+
+    /**
+     * The content of the regular file {@code name} if it is {@code uid}'s, has one link, mode {@code mode} and
+     * {@code length} bytes; null otherwise. What fails those checks is never opened for reading (so a hard link to
+     * another's file is not read), and a FIFO is never waited on.
+     */
+    byte[] readIfOwned(String name, int uid, int mode, int length) throws IOException {
+        if (!ownedRegular(resolve(name), uid, mode, length, LinkOption.NOFOLLOW_LINKS)) {
+            return null;
+        }
+        int f = openat(fd, PathNames.component(name), O_NOFOLLOW | O_NONBLOCK, 0);
+        if (f < 0) {
+            return null; // replaced or removed since: not what was written
+        }
+        try {
+            Path file = Path.of("/proc/self/fd", Integer.toString(f));
+            if (!ownedRegular(file, uid, mode, length)) {
+                return null; // the name was swapped between the two looks
+            }
+            ByteBuffer data = ByteBuffer.allocate(length + 1);
+            try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ)) {
+                while (data.hasRemaining() && in.read(data) >= 0) {
+                    // reads at most one byte more than expected: a file a task grows is not read whole
+                }
+            }
+            return data.position() == length ? Arrays.copyOf(data.array(), length) : null;
+        } finally {
+            closeFd(f);
+        }
+    }
+
+    @Override
+    public void close() {
+        closeFd(fd);
+    }
+
+    @Override
+    public String toString() {
+        return "DirectoryHandle[" + shown + "]";
+    }
+
+    private static boolean ownedRegular(Path p, int uid, int mode, int length, LinkOption... options)
+            throws IOException {
+        var a = Files.readAttributes(p, "unix:isRegularFile,uid,mode,nlink,size", options);
+        return (Boolean) a.get("isRegularFile")
+                && (Integer) a.get("uid") == uid
+                && ((Integer) a.get("mode") & 07777) == mode
+                && (Integer) a.get("nlink") == 1
+                && (Long) a.get("size") == length;
+    }
+
+    private static void setOwnerAndMode(Path p, int uid, int gid, int mode) throws IOException {
+        Files.setAttribute(p, "unix:uid", uid);
+        Files.setAttribute(p, "unix:gid", gid);
+        Files.setPosixFilePermissions(p, permissions(mode)); // after chown, which may clear bits
+    }
+
+    static Set<PosixFilePermission> permissions(int mode) {
+        if ((mode & ~0777) != 0) {
+            throw new IllegalArgumentException("mode " + Integer.toOctalString(mode) + " is not within 0777");
+        }
+        Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
+        PosixFilePermission[] bits = PosixFilePermission.values(); // OWNER_READ .. OTHERS_EXECUTE, high bit first
+        for (int i = 0; i < bits.length; i++) {
+            if ((mode & (1 << (bits.length - 1 - i))) != 0) {
+                set.add(bits[i]);
+            }
+        }
+        return set;
+    }
+
+    private static BasicFileAttributes attributes(Path agentOwned) {
+        try {
+            return Files.readAttributes(agentOwned, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static IOException notADirectory(Path where, int errno, BasicFileAttributes seen) {
+        if (errno == ENOENT) {
+            return new NoSuchFileException(where.toString());
+        }
+        String what = "not a directory (errno " + errno + ")";
+        if (seen != null && seen.isSymbolicLink()) {
+            what = "a symbolic link";
+        } else if (seen != null && seen.isOther()) {
+            what = "a FIFO, socket or device";
+        } else if (seen != null && seen.isRegularFile()) {
+            what = "a file";
+        }
+        return new IOException(UserText.bare(where.toString()) + " is " + what
+                + ", not a directory the agent may write in: refused (a link there would send the agent's writes"
+                + " elsewhere)");
+    }
+
+    /** {@code openat(2)}: the descriptor, or minus errno. */
+    private static int openat(int dir, String name, int flags, int mode) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE);
+            int r = (int) OPENAT.invokeExact(state, dir, arena.allocateFrom(name), flags | O_CLOEXEC, mode);
+            return r >= 0 ? r : -(int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("openat failed to run", t);
+        }
+    }
+
+    private static void closeFd(int f) {
+        try {
+            int ignored = (int) CLOSE.invokeExact(f);
+        } catch (Throwable t) {
+            throw new IllegalStateException("close failed to run", t);
+        }
+    }
+}
