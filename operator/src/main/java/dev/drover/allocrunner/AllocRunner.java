@@ -7,6 +7,8 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.common.UserText;
+import dev.drover.driver.DriverException;
 import dev.drover.driver.TaskConfig;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateStoreException;
@@ -113,9 +115,7 @@ public final class AllocRunner {
         this.id = idOf(alloc);
         this.dir = AllocDir.of(cfg.dataDir(), id);
         this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
-        long generation = alloc.getMetadata().getGeneration() == null
-                ? 0
-                : alloc.getMetadata().getGeneration();
+        long generation = Specs.generation(alloc);
         this.updates = new LatestUpdate<>(generation);
         List<String> names =
                 alloc.getSpec().getTasks().stream().map(Task::getName).toList();
@@ -200,6 +200,15 @@ public final class AllocRunner {
         return Collections.unmodifiableMap(tasks);
     }
 
+    /** Sends {@code signal} to {@code task} as {@link TaskRunner#signal} does; an unknown task is illegal. */
+    public void signalTask(String task, String signal, String reason) throws DriverException, InterruptedException {
+        TaskRunner r = tasks.get(task);
+        if (r == null) {
+            throw new IllegalArgumentException("allocation " + id + " has no task " + UserText.quote(task));
+        }
+        r.signal(signal, reason);
+    }
+
     /** The allocation's directory on this node. */
     public AllocDir dir() {
         return dir;
@@ -226,8 +235,7 @@ public final class AllocRunner {
      * tasks whose definition changed restart with it, and the update hooks see it.
      */
     public void update(Allocation newer) {
-        Long generation = newer.getMetadata().getGeneration();
-        if (updates.offer(generation == null ? 0 : generation, Specs.copy(newer))) {
+        if (updates.offer(Specs.generation(newer), Specs.copy(newer))) {
             wake.release();
         }
     }

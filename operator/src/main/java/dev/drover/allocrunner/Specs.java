@@ -21,6 +21,12 @@ final class Specs {
 
     private Specs() {}
 
+    /** The allocation's {@code metadata.generation}; 0 when it has none (a spec not from the API server). */
+    static long generation(Allocation a) {
+        Long generation = a.getMetadata().getGeneration();
+        return generation == null ? 0 : generation;
+    }
+
     /** The annotation {@code kubectl apply} keeps a whole copy of the object in. */
     static final String LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 

@@ -35,6 +35,15 @@ public interface Driver extends AutoCloseable {
      */
     void stop(TaskHandle handle, Duration timeout, String signal) throws DriverException;
 
+    /**
+     * Sends {@code signal} (a canonical name, {@code SIGHUP}) to the task's own process, which lives on unless the
+     * signal ends it; what the process does with it is its business. Returns once the signal is sent.
+     *
+     * @throws TaskNotRunningException when the task has exited (or its process is another one now)
+     * @throws DriverException         when the signal could not be sent
+     */
+    void signal(TaskHandle handle, String signal) throws DriverException;
+
     /** Releases what the driver holds for a task that has exited. */
     void destroy(TaskHandle handle);
 

@@ -3,6 +3,7 @@ package dev.drover.taskrunner;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.driver.Deadlines;
 import dev.drover.driver.Driver;
+import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
@@ -75,6 +76,23 @@ final class DriverCalls {
                     name,
                     reason(e));
             return null;
+        }
+    }
+
+    /** Sends {@code signal} to the task within the runner's deadline; a failure reads as the driver's own. */
+    void signal(Driver driver, TaskHandle handle, String signal) throws DriverException, InterruptedException {
+        try {
+            Deadlines.call("sending " + signal + " to " + name, cfg.driverDeadline(), () -> {
+                driver.signal(handle, signal);
+                return null;
+            });
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof DriverException d) {
+                throw d;
+            }
+            throw new DriverException("driver failed: " + e.getCause(), e.getCause());
+        } catch (Deadlines.DeadlineExceeded e) {
+            throw new DriverException(e.getMessage(), e);
         }
     }
 

@@ -12,6 +12,7 @@ import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.restarts.Outcome;
@@ -166,6 +167,21 @@ public final class TaskRunner {
     /** Restarts a running task now, without counting against its policy (e.g. its spec changed). */
     public void restart(String reason) {
         restartRequest.complete(reason);
+    }
+
+    /**
+     * Sends {@code signal} (a canonical name) to the running task, e.g. because a file it reads changed: a
+     * {@code Signaling} event with {@code reason}, then the driver's signal within the runner's deadline. A send that
+     * fails is a {@code DriverFailure} event as well as thrown; the task and its runner go on either way.
+     *
+     * @throws TaskNotRunningException when the task is not running (not started yet, between restarts, dead)
+     */
+    public void signal(String signal, String reason) throws DriverException, InterruptedException {
+        Live now = live;
+        if (now == null) {
+            throw new TaskNotRunningException("task " + name + " is not running (" + state.current() + ")");
+        }
+        new TaskSignaller(cfg, calls, state::event).send(now.driver(), now.handle(), signal, reason);
     }
 
     /** Stops the runner but leaves the task running, for an agent that is shutting down. Joins the thread. */

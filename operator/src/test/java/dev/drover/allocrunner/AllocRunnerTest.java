@@ -1,6 +1,7 @@
 package dev.drover.allocrunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.drover.api.Timestamps;
 import dev.drover.api.v1alpha1.Allocation;
@@ -160,6 +161,30 @@ class AllocRunnerTest {
 
     static void await(AllocRunner r) throws Exception {
         r.terminal().get(20, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aSignalReachesOnlyTheTaskItNames() throws Exception {
+        AllocRunner r = runner(
+                AllocationType.Service,
+                task("api", Map.of("exitOnSignal", "SIGHUP")),
+                task("web", Map.of("exitOnSignal", "SIGHUP")));
+        r.run();
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> events("api").contains(TaskEventType.Started)
+                        && events("web").contains(TaskEventType.Started));
+
+        r.signalTask("web", "SIGHUP", "Template re-rendered");
+
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> events("web").contains(TaskEventType.Terminated));
+        assertThat(events("web")).containsSubsequence(TaskEventType.Signaling, TaskEventType.Terminated);
+        assertThat(events("api")).doesNotContain(TaskEventType.Signaling, TaskEventType.Terminated);
+        assertThatThrownBy(() -> r.signalTask("db", "SIGHUP", "no such task"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("allocation default/web has no task \"db\"");
     }
 
     @Test

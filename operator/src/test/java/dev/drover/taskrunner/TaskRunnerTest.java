@@ -9,11 +9,13 @@ import static dev.drover.api.v1alpha1.TaskEventType.NotRestarting;
 import static dev.drover.api.v1alpha1.TaskEventType.Received;
 import static dev.drover.api.v1alpha1.TaskEventType.RestartSignaled;
 import static dev.drover.api.v1alpha1.TaskEventType.Restarting;
+import static dev.drover.api.v1alpha1.TaskEventType.Signaling;
 import static dev.drover.api.v1alpha1.TaskEventType.Started;
 import static dev.drover.api.v1alpha1.TaskEventType.TaskSetup;
 import static dev.drover.api.v1alpha1.TaskEventType.Terminated;
 import static dev.drover.api.v1alpha1.TaskEventType.WaitingShutdownDelay;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.drover.allocrunner.AllocDir;
 import dev.drover.api.Timestamps;
@@ -26,11 +28,13 @@ import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.driver.Driver;
+import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.state.AllocId;
@@ -155,6 +159,81 @@ class TaskRunnerTest {
         assertThat(s.getRestarts()).isZero();
         assertThat(events.get(3).getExitCode()).isZero();
         assertThat(Timestamps.parse(s.getFinishedAt())).isAfterOrEqualTo(Timestamps.parse(s.getStartedAt()));
+    }
+
+    @Test
+    void aSignalIsRecordedThenReachesTheRunningTask() throws Exception {
+        RestartPolicy noRestarts = new RestartPolicy(0, "10s", "1s", RestartMode.Fail);
+        TaskRunner r = runner(spec(AllocationType.Batch, noRestarts, task("web", Map.of("exitOnSignal", "SIGHUP"))));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        r.signal("hup", "Template re-rendered");
+        await(r);
+        assertThat(types()).containsSubsequence(Started, Signaling, Terminated);
+        TaskEvent signaling = events.get(types().indexOf(Signaling));
+        assertThat(signaling.getSignal()).isEqualTo("SIGHUP");
+        assertThat(signaling.getMessage()).isEqualTo("Template re-rendered");
+        assertThat(events.get(types().indexOf(Terminated)).getSignal())
+                .as("the mock task exits as SIGHUP ends a process")
+                .isEqualTo("SIGHUP");
+    }
+
+    @Test
+    void aSignalThatFailsIsADriverFailureAndTheTaskRunsOn() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Service, null, task("web", Map.of("signalError", "no such pid"))));
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+        assertThatThrownBy(() -> r.signal("SIGHUP", "Template re-rendered"))
+                .isInstanceOf(DriverException.class)
+                .hasMessage("no such pid");
+        assertThat(types()).endsWith(Signaling, DriverFailure);
+        assertThat(events.getLast().getDriverError()).isEqualTo("no such pid");
+        assertThat(events.getLast().getMessage()).isEqualTo("Sending SIGHUP failed: no such pid");
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Running);
+        assertThat(r.done()).isNotDone();
+    }
+
+    @Test
+    void aTaskThatIsNotRunningIsNotSignalled() throws Exception {
+        TaskRunner r = runner(spec(AllocationType.Batch, null, task("job", Map.of("runFor", "0s"))));
+        assertThatThrownBy(() -> r.signal("SIGHUP", "too early"))
+                .isInstanceOf(TaskNotRunningException.class)
+                .hasMessage("task job is not running (Pending)");
+        r.run();
+        await(r);
+        assertThatThrownBy(() -> r.signal("SIGHUP", "too late"))
+                .isInstanceOf(TaskNotRunningException.class)
+                .hasMessage("task job is not running (Dead)");
+        assertThat(types()).doesNotContain(Signaling, DriverFailure);
+    }
+
+    @Test
+    void aDriverWhoseSignalHangsCannotHoldTheCaller() throws Exception {
+        CountDownLatch released = new CountDownLatch(1);
+        Driver hanging = new ForwardingDriver(mock) {
+            @Override
+            public void signal(TaskHandle handle, String signal) {
+                try {
+                    released.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        TaskRunner r = new TaskRunner(
+                config(spec(AllocationType.Service, null, task("web", Map.of())), hanging, Duration.ofMillis(200)));
+        runners.add(r);
+        try {
+            r.run();
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> types().contains(Started));
+            assertThatThrownBy(() -> r.signal("SIGHUP", "Template re-rendered"))
+                    .isInstanceOf(DriverException.class)
+                    .hasMessage("sending SIGHUP to web did not finish within 200ms");
+            assertThat(events.getLast().getType()).isEqualTo(DriverFailure);
+            assertThat(r.state().getState()).isEqualTo(TaskState.State.Running);
+        } finally {
+            released.countDown();
+        }
     }
 
     @Test
@@ -335,6 +414,10 @@ class TaskRunnerTest {
                     throw new dev.drover.driver.DriverException("device busy");
                 }
                 mock.stop(handle, timeout, signal);
+            }
+
+            public void signal(TaskHandle handle, String signal) throws dev.drover.driver.DriverException {
+                mock.signal(handle, signal);
             }
 
             public void destroy(TaskHandle handle) {
@@ -560,6 +643,9 @@ class TaskRunnerTest {
 
             @Override
             public void stop(TaskHandle handle, Duration timeout, String signal) {}
+
+            @Override
+            public void signal(TaskHandle handle, String signal) {}
 
             @Override
             public void destroy(TaskHandle handle) {}

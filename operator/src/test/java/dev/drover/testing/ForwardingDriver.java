@@ -51,6 +51,11 @@ public class ForwardingDriver implements Driver {
     }
 
     @Override
+    public void signal(TaskHandle handle, String signal) throws DriverException {
+        delegate.signal(handle, signal);
+    }
+
+    @Override
     public void destroy(TaskHandle handle) {
         delegate.destroy(handle);
     }

@@ -50,6 +50,12 @@ public class TaskEvent {
         return this;
     }
 
+    /** The signal a {@code Signaling} event sends the task. */
+    public TaskEvent withSignal(String signal) {
+        this.signal = signal;
+        return this;
+    }
+
     /** Marks a {@code Terminated} event as an out-of-memory kill; leaves the field out otherwise. */
     public TaskEvent withOomKilled(boolean oomKilled) {
         this.oomKilled = oomKilled ? Boolean.TRUE : null;

@@ -18,5 +18,6 @@ public enum TaskEventType {
     MainTasksDead,
     RestartSignaled,
     WaitingShutdownDelay,
-    FailedRestoringTask
+    FailedRestoringTask,
+    Signaling
 }

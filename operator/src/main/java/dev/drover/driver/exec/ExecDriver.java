@@ -116,6 +116,11 @@ public final class ExecDriver implements Driver {
     }
 
     @Override
+    public void signal(TaskHandle handle, String signal) throws DriverException {
+        tasks.signal(handle, signal);
+    }
+
+    @Override
     public void destroy(TaskHandle handle) {
         tasks.destroy(handle);
     }

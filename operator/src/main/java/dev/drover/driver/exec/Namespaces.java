@@ -81,6 +81,12 @@ final class Namespaces implements Confinement {
         this.gpus = gpus;
     }
 
+    /** {@code unshare}, then the namespace's init (the {@link #SETUP} shell), then the task. */
+    @Override
+    public int processDepth() {
+        return 2;
+    }
+
     @Override
     public boolean appliesEnvironment(TaskConfig task) {
         return true;

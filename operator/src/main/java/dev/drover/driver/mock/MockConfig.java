@@ -1,6 +1,8 @@
 package dev.drover.driver.mock;
 
+import dev.drover.api.Signals;
 import dev.drover.common.ConfigReader;
+import dev.drover.common.UserText;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +17,9 @@ record MockConfig(
         Duration killAfter,
         String stdoutString,
         int stdoutRepeat,
-        Duration stdoutRepeatDuration) {
+        Duration stdoutRepeatDuration,
+        String exitOnSignal,
+        String signalError) {
 
     /** The parsed config and every problem found; the config is meaningful only when there are none. */
     record Parsed(MockConfig config, List<String> problems) {}
@@ -31,6 +35,12 @@ record MockConfig(
         String stdout = r.string("stdoutString");
         Integer repeat = r.integer("stdoutRepeat");
         Duration repeatEvery = r.duration("stdoutRepeatDuration");
+        String exitOnSignal = r.string("exitOnSignal");
+        String signalError = r.string("signalError");
+        if (exitOnSignal != null && !Signals.isKnown(exitOnSignal)) {
+            r.problem(
+                    "config.exitOnSignal: " + UserText.quote(exitOnSignal) + " is not a signal (e.g. SIGHUP, SIGUSR1)");
+        }
         if (repeat != null && repeat < 0) {
             r.problem("config.stdoutRepeat: " + repeat + " is negative");
         }
@@ -52,7 +62,9 @@ record MockConfig(
                 killAfter,
                 stdout,
                 repeat == null ? 0 : repeat,
-                repeatEvery);
+                repeatEvery,
+                exitOnSignal == null || !Signals.isKnown(exitOnSignal) ? null : Signals.canonical(exitOnSignal),
+                signalError);
         return new Parsed(c, r.problems());
     }
 }

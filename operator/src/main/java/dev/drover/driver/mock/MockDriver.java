@@ -7,6 +7,7 @@ import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.logging.LogThrottle;
@@ -137,6 +138,12 @@ public final class MockDriver implements Driver {
             state.put("runForNanos", Long.toString(config.runFor().toNanos()));
         }
         state.put("exitCode", Integer.toString(config.exitCode()));
+        if (config.exitOnSignal() != null) {
+            state.put("exitOnSignal", config.exitOnSignal());
+        }
+        if (config.signalError() != null) {
+            state.put("signalError", config.signalError());
+        }
         TaskHandle handle = new TaskHandle(NAME, task.id(), now, state);
         run(handle, task, config, now, config.runFor());
         return handle;
@@ -246,6 +253,25 @@ public final class MockDriver implements Driver {
         }
     }
 
+    /**
+     * A running mock task takes any signal in its stride, but for its config's {@code exitOnSignal}, which ends it as
+     * that signal would end a process; with {@code signalError}, sending fails with that message.
+     */
+    @Override
+    public void signal(TaskHandle handle, String signal) throws DriverException {
+        MockTask t = tasks.get(handle.taskId());
+        if (t == null || t.exit.isDone()) {
+            throw new TaskNotRunningException("mock task " + handle.taskId() + " is not running");
+        }
+        if (t.config.signalError() != null) {
+            throw new DriverException(t.config.signalError());
+        }
+        String sig = Signals.canonical(signal);
+        if (sig.equals(t.config.exitOnSignal())) {
+            t.finish(ExitResult.signalled(sig));
+        }
+    }
+
     @Override
     public void destroy(TaskHandle handle) {
         MockTask t = tasks.remove(handle.taskId());
@@ -267,7 +293,18 @@ public final class MockDriver implements Driver {
         int exitCode = (int) handle.longState("exitCode", 0);
         Duration remaining =
                 runFor == null ? null : runFor.minus(Duration.between(handle.startedAt(), clock.instant()));
-        MockConfig config = new MockConfig(runFor, exitCode, null, false, null, null, null, 0, null);
+        MockConfig config = new MockConfig(
+                runFor,
+                exitCode,
+                null,
+                false,
+                null,
+                null,
+                null,
+                0,
+                null,
+                handle.state().get("exitOnSignal"),
+                handle.state().get("signalError"));
         run(
                 handle,
                 null,

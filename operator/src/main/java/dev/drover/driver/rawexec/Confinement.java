@@ -34,6 +34,15 @@ public interface Confinement {
     boolean appliesEnvironment(TaskConfig task);
 
     /**
+     * How many generations below the process that writes the task's pid file the task's own process is, the one a
+     * signal for the task goes to: 0 when each wrapper execs the next (the command has the recorded PID); more when
+     * wrappers stay as its parents (the exec driver's {@code unshare} and its namespace's init).
+     */
+    default int processDepth() {
+        return 0;
+    }
+
+    /**
      * Prepares what the task needs (its directories' owner) and returns the words that run {@code command}.
      *
      * @throws DriverStartException when the task cannot run so (an unknown user), not recoverable

@@ -47,6 +47,24 @@ final class Procs {
         }
     }
 
+    /**
+     * The PID {@code pid} has in the innermost PID namespace it is in (the last number of {@code NSpid} in
+     * {@code /proc/PID/status}); {@code pid} itself when that is the host's, or unknown.
+     */
+    static long namespacePid(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith("NSpid:")) {
+                    String[] words = line.substring("NSpid:".length()).trim().split("\\s+");
+                    return Long.parseLong(words[words.length - 1]);
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return pid;
+        }
+        return pid;
+    }
+
     /** User plus system CPU time of {@code pid}. */
     static Duration cpuTime(long pid) {
         String[] f = statFields(pid);

@@ -9,6 +9,7 @@ import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
 import java.io.File;
 import java.io.IOException;
@@ -324,36 +325,15 @@ public final class RawExecDriver implements Driver {
             awaitQuietly(exit, Duration.ofSeconds(5)); // already gone: only the supervisor is left to finish
             return;
         }
-        signalGroup(pid, Signals.canonical(signal));
+        TaskSignals.toGroup(pid, Signals.canonical(signal));
         boolean exited = awaitQuietly(exit, timeout);
         cgroups.killAll(handle); // a process that left the task's session ends too
         if (exited) {
             return;
         }
-        signalGroup(pid, "SIGKILL");
+        TaskSignals.toGroup(pid, "SIGKILL");
         if (!awaitQuietly(exit, Duration.ofSeconds(10))) {
             throw new DriverException("task " + handle.taskId() + " (pid " + pid + ") did not exit after SIGKILL");
-        }
-    }
-
-    private static void signalGroup(long pgid, String signal) throws DriverException {
-        try {
-            Process kill = new ProcessBuilder("kill", "-s", signal.substring(3), "--", "-" + pgid)
-                    .redirectErrorStream(true)
-                    .start();
-            String out = new String(kill.getInputStream().readAllBytes());
-            if (!kill.waitFor(10, TimeUnit.SECONDS)) {
-                kill.destroyForcibly();
-                throw new DriverException("kill -" + signal + " of process group " + pgid + " hung");
-            }
-            if (kill.exitValue() != 0 && !out.contains("No such process")) {
-                throw new DriverException("kill -" + signal + " of process group " + pgid + " failed: " + out.trim());
-            }
-        } catch (IOException e) {
-            throw new DriverException("cannot run kill: " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DriverException("interrupted while signalling " + pgid, e);
         }
     }
 
@@ -369,6 +349,17 @@ public final class RawExecDriver implements Driver {
             Thread.currentThread().interrupt();
             throw new DriverException("interrupted while waiting for the task to exit", e);
         }
+    }
+
+    /** To the task's own process, not its group: see {@link TaskSignals}. */
+    @Override
+    public void signal(TaskHandle handle, String signal) throws DriverException {
+        CompletableFuture<ExitResult> exit = exits.get(handle.taskId());
+        if (exit == null || exit.isDone()) {
+            throw new TaskNotRunningException("task " + handle.taskId() + " is not running: "
+                    + (exit == null ? "this agent does not watch it (recover it first)" : "it has exited"));
+        }
+        TaskSignals.toTask(handle, signal, confinement.processDepth());
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.drover.driver.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.abort;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -11,6 +12,7 @@ import dev.drover.cgroups.Cgroups;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.driver.rawexec.TaskCgroups;
@@ -169,6 +171,36 @@ class ExecDriverKernelTest {
                 .contains("allocs=web \n")
                 .as("the task's own variables apply once it is the task's user")
                 .contains("preload=" + alloc.resolve("api/local/evil.so"));
+    }
+
+    /**
+     * A signal for the task (a template's SIGHUP) reaches the task inside its namespaces, not {@code unshare}: that one
+     * would die of SIGHUP and take the whole namespace with it.
+     */
+    @Test
+    void aSignalReachesTheTaskInItsNamespaceWhichLivesOn() throws Exception {
+        TaskConfig task = task(
+                "reloader",
+                null,
+                "trap 'echo \"hup from $$ child of $PPID\" >> local/reloads' HUP; echo ready > local/ready;"
+                        + " while :; do sleep 0.05; done");
+        TaskHandle h = driver.start(task);
+        started.add(h);
+        Path ready = task.taskDir().resolve("local/ready");
+        Path reloads = task.taskDir().resolve("local/reloads");
+        await().atMost(TIMEOUT).until(() -> Files.exists(ready) && Files.size(ready) > 0);
+
+        driver.signal(h, "SIGHUP");
+        await().atMost(TIMEOUT)
+                .until(() ->
+                        Files.exists(reloads) && Files.readAllLines(reloads).size() == 1);
+        driver.signal(h, "SIGHUP");
+        await().atMost(TIMEOUT).until(() -> Files.readAllLines(reloads).size() == 2);
+
+        assertThat(Files.readAllLines(reloads)).allMatch(line -> line.matches("hup from \\d+ child of 1"));
+        assertThat(driver.exit(h)).isNotDone();
+        driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
+        assertThatThrownBy(() -> driver.signal(h, "SIGHUP")).isInstanceOf(TaskNotRunningException.class);
     }
 
     /**

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.rawexec.LogRotator;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -133,6 +135,51 @@ class MockDriverTest {
     }
 
     @Test
+    void exitOnSignalEndsTheTaskAsThatSignalAndOtherSignalsPassUnnoticed() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("exitOnSignal", "hup")));
+        driver.signal(h, "SIGUSR1");
+        assertThat(driver.exit(h)).isNotDone();
+        driver.signal(h, "SIGHUP");
+        assertThat(driver.exit(h).get(1, TimeUnit.SECONDS)).isEqualTo(ExitResult.signalled("SIGHUP"));
+    }
+
+    @Test
+    void aTaskThatExitedCannotBeSignalled() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("runFor", "0s")));
+        driver.exit(h).get(1, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> driver.signal(h, "SIGHUP"))
+                .isInstanceOf(TaskNotRunningException.class)
+                .hasMessage("mock task default/alloc/t is not running");
+    }
+
+    @Test
+    void signalErrorFailsEverySignalAndTheTaskRunsOn() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("signalError", "permission denied", "exitOnSignal", "SIGHUP")));
+        assertThatThrownBy(() -> driver.signal(h, "SIGHUP"))
+                .isInstanceOf(DriverException.class)
+                .isNotInstanceOf(TaskNotRunningException.class)
+                .hasMessage("permission denied");
+        assertThat(driver.exit(h)).isNotDone();
+    }
+
+    @Test
+    void aRecoveredTaskStillExitsOnItsSignal() throws Exception {
+        TaskHandle h = driver.start(task("t", Map.of("exitOnSignal", "SIGUSR2")));
+        try (MockDriver restarted = new MockDriver(Clock.systemUTC())) {
+            TaskHandle again = restarted.recover(h);
+            restarted.signal(again, "SIGUSR2");
+            assertThat(restarted.exit(again).get(1, TimeUnit.SECONDS)).isEqualTo(ExitResult.signalled("SIGUSR2"));
+        }
+    }
+
+    @Test
+    void exitOnSignalMustNameASignal() {
+        assertThat(driver.validate(Map.of("exitOnSignal", "SIGRELOAD")))
+                .containsExactly("config.exitOnSignal: \"SIGRELOAD\" is not a signal (e.g. SIGHUP, SIGUSR1)");
+        assertThat(driver.validate(Map.of("exitOnSignal", "usr1"))).isEmpty();
+    }
+
+    @Test
     void startErrorsCarryTheirRecoverability() {
         assertThatThrownBy(
                         () -> driver.start(task("t", Map.of("startError", "no disk", "startErrorRecoverable", true))))
@@ -202,7 +249,7 @@ class MockDriverTest {
                         "config.runFor: \"soon\" is not a duration (use a number with a unit: ns, us, ms, s, m, h; e.g. 250ms, 15s, 1h30m)",
                         "config.exitCode: \"one\" is not a whole number",
                         "config.runfor: unknown key (known: runFor, exitCode, startError, startErrorRecoverable,"
-                                + " startBlockFor, killAfter, stdoutString, stdoutRepeat, stdoutRepeatDuration)");
+                                + " startBlockFor, killAfter, stdoutString, stdoutRepeat, stdoutRepeatDuration, exitOnSignal, signalError)");
         assertThat(driver.validate(Map.of("runFor", "1h", "exitCode", 2))).isEmpty();
     }
 
