@@ -425,7 +425,8 @@ class ChartRenderTest {
                 .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false (Kubernetes"
                         + " v1.29.0 has no ValidatingAdmissionPolicy v1");
         assertThat(notes(DroverChart.KUBE_VERSION, Map.of("nodeConfinement.enabled", false)))
-                .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false");
+                .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false")
+                .contains("Unconfined agents get no right to mint ServiceAccount");
         assertThat(notes(DroverChart.KUBE_VERSION, Map.of())).doesNotContain("NOT confined");
     }
 
