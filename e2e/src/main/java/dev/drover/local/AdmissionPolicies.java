@@ -27,11 +27,14 @@ import java.util.regex.Pattern;
  * {@code namespaceSelector}; {@code objectSelector}) and whose {@code matchConditions} hold; its {@code validations}
  * then see {@code object}, {@code oldObject}, {@code request} (kind, resource, subResource, name, namespace,
  * operation, userInfo with extra, dryRun), {@code params} (the binding's {@code paramRef}, by name), {@code
- * namespaceObject} and {@code variables} (a variable that fails to evaluate fails every expression that uses it). A failed validation with the {@code Deny} action refuses the request with
- * the real message ({@code ValidatingAdmissionPolicy 'P' with binding 'B' denied request: MSG}) and the code its
- * {@code reason} names (422 Invalid by default, 403 Forbidden, 401 Unauthorized, 413 RequestEntityTooLarge); an
- * expression that fails to evaluate refuses too unless the policy's {@code failurePolicy} is {@code Ignore}. Policies
- * apply to every user, the administrator included.
+ * namespaceObject} (the namespace of a namespaced request, a token request's too) and {@code variables} (a variable
+ * that fails to evaluate fails every expression that uses it). A subresource's request matches only rules that name
+ * the subresource; a token request ({@code serviceaccounts/token}) is of kind {@code authentication.k8s.io/v1
+ * TokenRequest}. A failed validation with the {@code Deny} action refuses the request with the real message
+ * ({@code ValidatingAdmissionPolicy 'P' with binding 'B' denied request: MSG}) and the code its {@code reason} names
+ * (422 Invalid by default, 403 Forbidden, 401 Unauthorized, 413 RequestEntityTooLarge); an expression that fails to
+ * evaluate refuses too unless the policy's {@code failurePolicy} is {@code Ignore}. Policies apply to every user, the
+ * administrator included.
  *
  * <p>Left out: the {@code Warn} and {@code Audit} actions (no warning headers, no audit log: only {@code Deny}
  * acts), {@code authorizer} in expressions, param selectors (a {@code paramRef} names one object), and the policy's
@@ -287,7 +290,18 @@ final class AdmissionPolicies implements Admission {
     private static Map<String, Object> requestValue(Request request) {
         ResourceType type = request.type();
         Map<String, Object> r = new LinkedHashMap<>();
-        r.put("kind", Map.of("group", type.group(), "version", type.version(), "kind", type.kind()));
+        // a subresource's own kind, as its REST storage names it: a token request is a TokenRequest
+        r.put(
+                "kind",
+                type.equals(Catalog.SERVICE_ACCOUNTS) && "token".equals(request.subresource())
+                        ? Map.of(
+                                "group",
+                                TokenRequests.GROUP,
+                                "version",
+                                TokenRequests.VERSION,
+                                "kind",
+                                TokenRequests.KIND)
+                        : Map.of("group", type.group(), "version", type.version(), "kind", type.kind()));
         r.put("resource", Map.of("group", type.group(), "version", type.version(), "resource", type.plural()));
         r.put("subResource", request.subresource() == null ? "" : request.subresource());
         r.put("name", request.name() == null ? "" : request.name());

@@ -141,7 +141,8 @@ final class ApiFront implements HttpHandler {
                 throw new ApiError(
                         405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
             }
-            send(ex, 201, tokenRequests.answer(object(body(ex)), rp.namespace(), rp.name()));
+            // as kube-apiserver: authorized as create on serviceaccounts/token (above), then admitted, then minted
+            send(ex, 201, tokenRequests.answer(object(body(ex)), rp.namespace(), rp.name(), user, admission));
             return;
         }
         switch (method) {

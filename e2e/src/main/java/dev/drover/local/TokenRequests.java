@@ -17,8 +17,20 @@ import java.util.List;
  * {@code --service-account-max-token-expiration} cuts it) and {@code spec.boundObjectRef} to a Pod, Secret or Node
  * that must exist (with the uid given, if one is), the ServiceAccount a pod runs as being the token's. A token bound
  * to a pod also names the pod's node.
+ *
+ * <p>In the order of kube-apiserver's {@code TokenREST.Create} ({@code pkg/registry/core/serviceaccount/storage/
+ * token.go}): the ServiceAccount must exist, the request is defaulted (audiences, name, namespace, creation time)
+ * and validated, then validating admission sees it as the TokenRequest it now is (kind {@code authentication.k8s.io/v1
+ * TokenRequest}, resource {@code serviceaccounts}, subresource {@code token}, operation CREATE, the ServiceAccount's
+ * name, its expiration as asked: not yet cut), and only then is the bound object looked up and the token signed.
  */
 final class TokenRequests {
+
+    /** The kind admission sees for a token request (its resource is serviceaccounts, subresource token). */
+    static final String GROUP = "authentication.k8s.io";
+
+    static final String VERSION = "v1";
+    static final String KIND = "TokenRequest";
 
     /** The longest life a token gets here. */
     static final Duration MAX_LIFETIME = Duration.ofHours(48);
@@ -36,12 +48,36 @@ final class TokenRequests {
         this.clock = clock;
     }
 
-    ObjectNode answer(ObjectNode request, String namespace, String serviceAccountName) {
+    /** Answers a token request by {@code user}: the TokenRequest with its token in the status. */
+    ObjectNode answer(
+            ObjectNode request, String namespace, String serviceAccountName, UserInfo user, Admission admission) {
         ObjectNode sa = store.get(Catalog.SERVICE_ACCOUNTS, namespace, serviceAccountName);
+        ObjectNode prepared = prepared(request, namespace, serviceAccountName);
+        admission.admit(new Admission.Request(
+                Admission.Operation.CREATE,
+                Catalog.SERVICE_ACCOUNTS,
+                "token",
+                namespace,
+                serviceAccountName,
+                prepared.deepCopy(),
+                null,
+                user,
+                false));
+        return minted(prepared, sa, namespace, serviceAccountName);
+    }
+
+    /** The request defaulted and validated: what admission sees. */
+    private ObjectNode prepared(ObjectNode request, String namespace, String serviceAccountName) {
         ObjectNode out = request.deepCopy();
-        out.put("apiVersion", "authentication.k8s.io/v1").put("kind", "TokenRequest");
+        out.put("apiVersion", GROUP + "/" + VERSION).put("kind", KIND);
         ObjectNode meta = out.withObject("metadata");
+        mustMatch(meta, "name", serviceAccountName, "service account name", serviceAccountName);
+        mustMatch(meta, "namespace", namespace, "service account namespace", serviceAccountName);
         meta.put("name", serviceAccountName).put("namespace", namespace);
+        meta.put(
+                "creationTimestamp",
+                clock.instant().truncatedTo(ChronoUnit.SECONDS).toString());
+        out.remove("status");
         ObjectNode spec = out.withObject("spec");
         List<String> audiences = new ArrayList<>();
         spec.path("audiences").forEach(a -> audiences.add(a.asText()));
@@ -61,9 +97,17 @@ final class TokenRequests {
         if (seconds > MAX_SECONDS) {
             throw invalid(Long.toString(seconds), "may not specify a duration larger than 2^32 seconds");
         }
-        seconds = Math.min(seconds, MAX_LIFETIME.toSeconds());
         spec.put("expirationSeconds", seconds);
+        return out;
+    }
 
+    /** Looks up the bound object and signs the token: the answer. */
+    private ObjectNode minted(ObjectNode out, ObjectNode sa, String namespace, String serviceAccountName) {
+        ObjectNode spec = out.withObject("spec");
+        List<String> audiences = new ArrayList<>();
+        spec.path("audiences").forEach(a -> audiences.add(a.asText()));
+        long seconds = Math.min(spec.path("expirationSeconds").asLong(), MAX_LIFETIME.toSeconds());
+        spec.put("expirationSeconds", seconds);
         String boundKind = null;
         ServiceAccountTokens.Ref bound = null;
         ServiceAccountTokens.Ref node = null;
@@ -148,6 +192,20 @@ final class TokenRequests {
         String group = slash < 0 ? "" : apiVersion.substring(0, slash);
         String version = slash < 0 ? apiVersion : apiVersion.substring(slash + 1);
         return group + "/" + version + ", Kind=" + kind;
+    }
+
+    /** A name or namespace in the body must be the path's, as kube-apiserver requires. */
+    private static void mustMatch(ObjectNode meta, String field, String expected, String what, String name) {
+        String given = meta.path(field).asText("");
+        if (!given.isEmpty() && !given.equals(expected)) {
+            throw new ApiFront.ApiError(
+                    422,
+                    "Invalid",
+                    "TokenRequest.authentication.k8s.io \"" + name + "\" is invalid: metadata." + field
+                            + ": Invalid value: \"" + (given.length() > 253 ? given.substring(0, 253) + "..." : given)
+                            + "\": must match the " + what
+                            + " if specified");
+        }
     }
 
     private static ApiFront.ApiError invalid(String value, String detail) {

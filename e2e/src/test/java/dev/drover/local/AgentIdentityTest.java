@@ -80,6 +80,44 @@ class AgentIdentityTest {
                 LocalApiServer.Options.defaults().withNodes(List.of("n1")).withKubeVersion("1.29"))) {
             AgentIdentity older = AgentIdentity.install(old, Path.of("..", "charts", "drover"));
             assertThat(older.username()).isEqualTo(identity.username());
+            assertThat(mayMintTokens(old))
+                    .as("unconfined, an agent may mint no token")
+                    .isFalse();
         }
+    }
+
+    @Test
+    void theAgentMayMintTokensOnlyUnderTheChartsTokenPolicy() {
+        assertThat(mayMintTokens(server)).isTrue();
+        assertThat(server.client()
+                        .admissionRegistration()
+                        .v1()
+                        .validatingAdmissionPolicyBindings()
+                        .withName("drover-agent-tokens")
+                        .get())
+                .as("the local cluster applies the chart's token policy, as an install does")
+                .isNotNull();
+    }
+
+    /** Whether the chart's agent may create serviceaccounts/token, as a SubjectAccessReview answers. */
+    static boolean mayMintTokens(LocalApiServer on) {
+        return on.client()
+                .authorization()
+                .v1()
+                .subjectAccessReview()
+                .create(new io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder()
+                        .withNewSpec()
+                        .withUser(identity.username())
+                        .withNewResourceAttributes()
+                        .withNamespace("default")
+                        .withVerb("create")
+                        .withResource("serviceaccounts")
+                        .withSubresource("token")
+                        .withName("default")
+                        .endResourceAttributes()
+                        .endSpec()
+                        .build())
+                .getStatus()
+                .getAllowed();
     }
 }

@@ -132,7 +132,21 @@ class ChartRenderTest {
                         " nodes [get, list, watch]",
                         " nodes/status [patch]",
                         "authentication.k8s.io tokenreviews [create]",
-                        "authorization.k8s.io subjectaccessreviews [create]");
+                        "authorization.k8s.io subjectaccessreviews [create]",
+                        " serviceaccounts/token [create]");
+    }
+
+    @Test
+    void withoutNodeConfinementTheAgentMayNotMintTokens() {
+        ClusterRole role = DroverChart.render(ValueSet.DEFAULTS, Map.of("nodeConfinement.enabled", false))
+                .one(ClusterRole.class);
+        assertThat(role.getRules())
+                .as("unconfined, minting would reach every ServiceAccount of the cluster")
+                .noneMatch(r -> r.getResources().stream().anyMatch(res -> res.startsWith("serviceaccounts")));
+        assertThat(role.getRules())
+                .as("the agent never reads Secrets or ConfigMaps with its own rights")
+                .noneMatch(r ->
+                        r.getResources().contains("secrets") || r.getResources().contains("configmaps"));
     }
 
     @ParameterizedTest
@@ -356,7 +370,8 @@ class ChartRenderTest {
                         List.of("[][nodes, nodes/status]"),
                         List.of("[drover.dev][allocations, allocations/status]"),
                         List.of("[][events]"),
-                        List.of("[events.k8s.io][events]"));
+                        List.of("[events.k8s.io][events]"),
+                        List.of("[][serviceaccounts/token]"));
         String agent = "system:serviceaccount:" + DroverChart.NAMESPACE + ":"
                 + rendered.one(ServiceAccount.class).getMetadata().getName();
         for (ValidatingAdmissionPolicy policy : policies) {
@@ -410,7 +425,8 @@ class ChartRenderTest {
                 .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false (Kubernetes"
                         + " v1.29.0 has no ValidatingAdmissionPolicy v1");
         assertThat(notes(DroverChart.KUBE_VERSION, Map.of("nodeConfinement.enabled", false)))
-                .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false");
+                .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false")
+                .contains("Unconfined agents get no right to mint ServiceAccount");
         assertThat(notes(DroverChart.KUBE_VERSION, Map.of())).doesNotContain("NOT confined");
     }
 
