@@ -11,6 +11,7 @@ import dev.drover.controller.AllocationReconciler;
 import dev.drover.controller.ApiPreviousAllocations;
 import dev.drover.controller.EventPoster;
 import dev.drover.controller.EventRecorder;
+import dev.drover.controller.KubeCredentials;
 import dev.drover.controller.NodeRegistrar;
 import dev.drover.controller.PeerToken;
 import dev.drover.controller.StatusPatcher;
@@ -42,6 +43,7 @@ import dev.drover.state.StateStats;
 import dev.drover.state.StateStores;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.taskrunner.identity.WorkloadIdentity;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -197,7 +199,14 @@ public final class Agent implements AutoCloseable {
                 config.maxKillTimeout(),
                 TaskRunnerConfig.DEFAULT_DRIVER_DEADLINE,
                 TaskRunnerConfig.StopRetry.DEFAULT);
-        AllocRunnerConfig runners = new AllocRunnerConfig(config.dataDir(), tasks, List.of(hook), List.of());
+        KubeCredentials credentials = KubeCredentials.forNode(client, config.nodeName());
+        closeLast.add(credentials);
+        AllocRunnerConfig runners = new AllocRunnerConfig(
+                config.dataDir(),
+                tasks,
+                List.of(hook),
+                List.of(),
+                WorkloadIdentity.of(credentials, config.credentialPollInterval(), clock));
         NodeAdmission admission = new NodeAdmission(config.allocatable());
         LOG.info(
                 "allocations may request {} millicores of CPU and {} MB of memory on this node",
@@ -342,10 +351,6 @@ public final class Agent implements AutoCloseable {
         return controller.runner(id).map(runner -> new RunnerView(runner, ledger, devices));
     }
 
-    /**
-     * The token this agent shows other nodes' agents: in a pod, its ServiceAccount token as the kubelet keeps it
-     * now (projected tokens are rotated); with a kubeconfig, its user's.
-     */
     /** The port the HTTPS API is served on, or -1. */
     public int apiPort() {
         return api == null ? -1 : api.port();

@@ -51,6 +51,7 @@ import java.util.Set;
  * @param allocatable    the CPU and memory allocations may request on this node, together (node admission)
  * @param gatewayUser    the username of the Drover gateway's token (its ServiceAccount); empty: no gateway
  * @param gatewayCaFile  the CA that signs the gateway's client certificate, read again when it changes
+ * @param credentialPollInterval how often a running task's Secrets and ConfigMaps are read again
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -76,7 +77,8 @@ public record AgentConfig(
         Map<String, Map<String, Object>> devicePluginConfig,
         CpuMemory allocatable,
         Optional<String> gatewayUser,
-        Path gatewayCaFile) {
+        Path gatewayCaFile,
+        Duration credentialPollInterval) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -166,6 +168,12 @@ public record AgentConfig(
         }
         Duration maxKill =
                 s.duration("maxKillTimeout", "--max-kill-timeout", null).orElse(Duration.ofSeconds(30));
+        Duration poll = s.duration(
+                        "credentialPollInterval", "--credential-poll-interval", "DROVER_CREDENTIAL_POLL_INTERVAL")
+                .orElse(Duration.ofMinutes(1));
+        if (poll.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new ConfigException("credentialPollInterval must be at least 1s, not " + Durations.format(poll));
+        }
 
         GcPolicy d = GcPolicy.DEFAULT;
         GcPolicy gc;
@@ -246,7 +254,8 @@ public record AgentConfig(
                 pluginSettings,
                 allocatable(s),
                 gatewayUser,
-                gatewayCaFile);
+                gatewayCaFile,
+                poll);
     }
 
     /** {@code allocatable.*}, else the node's amounts less {@code reserved.*} (docs/configuration.md). */
@@ -293,6 +302,7 @@ public record AgentConfig(
             "devicePluginConfig",
             "logLevel",
             "maxKillTimeout",
+            "credentialPollInterval",
             "gc.interval",
             "gc.maxDiskUsage",
             "gc.maxInodeUsage",

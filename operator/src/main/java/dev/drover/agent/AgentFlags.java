@@ -67,6 +67,10 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                     "CA of the gateway's client certificate (default " + AgentDefaults.GATEWAY_CA_FILE + ")"),
             new Flag("--log-level", "LEVEL", "error, warn, info (default), debug or trace"),
             new Flag(
+                    "--credential-poll-interval",
+                    "DURATION",
+                    "how often running tasks' Secrets and ConfigMaps are read again (default 1m)"),
+            new Flag(
                     "--max-kill-timeout",
                     "DURATION",
                     "cap on every task's killTimeout and shutdownDelay" + " (default 30s)"),

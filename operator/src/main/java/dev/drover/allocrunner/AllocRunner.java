@@ -9,13 +9,11 @@ import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.common.UserText;
 import dev.drover.driver.DriverException;
-import dev.drover.driver.TaskConfig;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
 import dev.drover.taskrunner.TaskRunner;
 import dev.drover.taskrunner.TaskRunnerConfig;
-import dev.drover.taskrunner.hooks.TaskHooks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -166,24 +164,7 @@ public final class AllocRunner {
     }
 
     private TaskRunnerConfig taskConfig(Task t) {
-        TaskConfig template = new TaskConfig(
-                id.namespace(),
-                id.name(),
-                t.getName(),
-                Map.of(),
-                Map.of(),
-                dir.shared(),
-                dir.taskDir(t.getName()),
-                dir.logs(),
-                dir.taskSecrets(t.getName()));
-        return new TaskRunnerConfig(
-                id,
-                alloc.getSpec(),
-                t,
-                template,
-                TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, cfg.extraPrestartHooks()),
-                this::taskChanged,
-                cfg.tasks());
+        return TaskSetup.config(cfg, id, alloc.getSpec(), dir, t, this::taskChanged);
     }
 
     public AllocId id() {

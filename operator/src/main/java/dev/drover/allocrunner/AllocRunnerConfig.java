@@ -3,6 +3,7 @@ package dev.drover.allocrunner;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.taskrunner.identity.WorkloadIdentity;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -14,12 +15,24 @@ import java.util.List;
  *
  * @param tasks      what every task runner is given, passed on unchanged
  * @param allocHooks extra alloc hooks (each implements one or more {@link AllocHooks} phases), run after Drover's own
+ * @param identity   where tasks' tokens, Secrets and ConfigMaps come from; null for an agent without an API server (a
+ *                   task that refers to a Secret or ConfigMap then fails its setup, and no task gets a token)
  */
 public record AllocRunnerConfig(
         Path dataDir,
         TaskRunnerConfig.Shared tasks,
         List<TaskPrestartHook> extraPrestartHooks,
-        List<AllocHooks.Hook> allocHooks) {
+        List<AllocHooks.Hook> allocHooks,
+        WorkloadIdentity identity) {
+
+    /** Runners whose tasks get no credentials. */
+    public AllocRunnerConfig(
+            Path dataDir,
+            TaskRunnerConfig.Shared tasks,
+            List<TaskPrestartHook> extraPrestartHooks,
+            List<AllocHooks.Hook> allocHooks) {
+        this(dataDir, tasks, extraPrestartHooks, allocHooks, null);
+    }
 
     public StateDB stateDB() {
         return tasks.stateDB();

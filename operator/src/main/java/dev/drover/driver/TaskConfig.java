@@ -31,6 +31,14 @@ public record TaskConfig(
         resources = resources == null ? TaskResources.NONE : resources;
     }
 
+    /** Names the environment's variables but never their values: some are read from Secrets. */
+    @Override
+    public String toString() {
+        return "TaskConfig[" + namespace + "/" + allocName + "/" + taskName + ", config=" + config.keySet()
+                + ", env=" + new java.util.TreeSet<>(env.keySet()) + ", taskDir=" + taskDir + ", resources="
+                + resources + ", user=" + user + "]";
+    }
+
     /** A task that runs as the driver's default user. */
     public TaskConfig(
             String namespace,

@@ -23,6 +23,7 @@ public final class TaskHookContext {
     private final InstantSource clock;
     private final Consumer<TaskEvent> events;
     private final Map<String, String> env = new LinkedHashMap<>();
+    private final Map<Integer, String> valuesFrom = new java.util.HashMap<>();
 
     TaskHookContext(AllocId allocId, Task task, TaskConfig template, InstantSource clock, Consumer<TaskEvent> events) {
         this.allocId = allocId;
@@ -56,6 +57,14 @@ public final class TaskHookContext {
 
     public Map<String, String> env() {
         return env;
+    }
+
+    /**
+     * The values read for the task's {@code valueFrom} variables, by index in its {@code env}; the environment hook
+     * puts them in their place among the others.
+     */
+    public Map<Integer, String> valuesFrom() {
+        return valuesFrom;
     }
 
     /** The driver's view of the task once every hook has run. */

@@ -335,10 +335,15 @@ public final class TaskRunner {
     /** Waits for the task to exit, be killed, be restarted on request, or for shutdown. Null on shutdown. */
     private Outcome watch(Driver driver, TaskHandle handle) throws InterruptedException {
         live = new Live(driver, handle);
+        RunningTask running = new RunningTaskView(this::restart, this::signal, state::event);
+        cfg.runningHooks().forEach(h -> h.running(running));
         try {
             return watchLive(driver, handle);
         } finally {
             live = null;
+            for (TaskRunningHook h : cfg.runningHooks()) {
+                h.stopped();
+            }
         }
     }
 

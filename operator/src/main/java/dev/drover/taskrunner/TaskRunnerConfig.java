@@ -16,6 +16,7 @@ import java.util.random.RandomGenerator;
  *
  * @param template      paths and identity for the driver; its config and env are filled in by the runner
  * @param prestartHooks run in order before each start ({@code TaskHooks.defaults} gives the usual ones)
+ * @param runningHooks  begun while the task's process runs, ended when it stops
  * @param shared        the agent's settings, the same for every task runner
  */
 public record TaskRunnerConfig(
@@ -24,6 +25,7 @@ public record TaskRunnerConfig(
         Task task,
         TaskConfig template,
         List<TaskPrestartHook> prestartHooks,
+        List<TaskRunningHook> runningHooks,
         TaskStateListener listener,
         Shared shared) {
 

@@ -24,6 +24,7 @@ import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStores;
+import dev.drover.taskrunner.hooks.NoCredentialsHook;
 import dev.drover.taskrunner.hooks.TaskHooks;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,7 +66,8 @@ class RawExecRestoreTest {
                 spec,
                 task,
                 template,
-                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()),
+                TaskHooks.defaults(drivers, allocDir::buildTask, new NoCredentialsHook(), List.of()),
+                List.of(),
                 (n, s, e) -> {
                     if (e != null) {
                         events.add(e);

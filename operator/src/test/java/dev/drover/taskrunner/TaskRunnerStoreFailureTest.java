@@ -15,6 +15,7 @@ import dev.drover.driver.mock.MockDriver;
 import dev.drover.state.AllocId;
 import dev.drover.state.FailingKvStore;
 import dev.drover.state.StateDB;
+import dev.drover.taskrunner.hooks.NoCredentialsHook;
 import dev.drover.taskrunner.hooks.TaskHooks;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -67,7 +68,8 @@ class TaskRunnerStoreFailureTest {
                 spec,
                 task,
                 template,
-                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()),
+                TaskHooks.defaults(drivers, allocDir::buildTask, new NoCredentialsHook(), List.of()),
+                List.of(),
                 (name, state, event) -> {},
                 new TaskRunnerConfig.Shared(
                         drivers,

@@ -41,6 +41,7 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStores;
 import dev.drover.state.TaskLocalState;
+import dev.drover.taskrunner.hooks.NoCredentialsHook;
 import dev.drover.taskrunner.hooks.TaskHooks;
 import dev.drover.testing.ForwardingDriver;
 import java.nio.file.Path;
@@ -117,7 +118,8 @@ class TaskRunnerTest {
                 spec,
                 task,
                 template,
-                TaskHooks.defaults(drivers, allocDir::buildTask, List.of()),
+                TaskHooks.defaults(drivers, allocDir::buildTask, new NoCredentialsHook(), List.of()),
+                List.of(),
                 (name, state, event) -> {
                     if (event != null) {
                         events.add(event);

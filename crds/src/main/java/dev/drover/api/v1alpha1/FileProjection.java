@@ -127,7 +127,7 @@ public class FileProjection {
     }
 
     @JsonIgnore
-    public boolean isOptional() {
+    public boolean effectiveOptional() {
         return Boolean.TRUE.equals(optional);
     }
 

@@ -19,5 +19,6 @@ public enum TaskEventType {
     RestartSignaled,
     WaitingShutdownDelay,
     FailedRestoringTask,
-    Signaling
+    Signaling,
+    CredentialRefreshFailed
 }

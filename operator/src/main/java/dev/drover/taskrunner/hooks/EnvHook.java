@@ -5,7 +5,10 @@ import dev.drover.taskrunner.TaskHookContext;
 import dev.drover.taskrunner.TaskPrestartHook;
 import java.util.Map;
 
-/** Drover's variables first, then the task's own {@code env} (which may override them). */
+/**
+ * Drover's variables first, then the task's own {@code env} (which may override them), with the values read for its
+ * {@code valueFrom} entries.
+ */
 public final class EnvHook implements TaskPrestartHook {
 
     @Override
@@ -23,6 +26,6 @@ public final class EnvHook implements TaskPrestartHook {
         env.put("DROVER_ALLOC_DIR", t.allocDir().toString());
         env.put("DROVER_TASK_DIR", t.taskDir().toString());
         env.put("DROVER_SECRETS_DIR", t.secretsDir().toString());
-        env.putAll(ctx.task().effectiveEnv());
+        env.putAll(ctx.task().effectiveEnv(ctx.valuesFrom()));
     }
 }

@@ -1,0 +1,51 @@
+package dev.drover.allocrunner;
+
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.driver.TaskConfig;
+import dev.drover.state.AllocId;
+import dev.drover.taskrunner.TaskPrestartHook;
+import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.taskrunner.TaskRunningHook;
+import dev.drover.taskrunner.TaskStateListener;
+import dev.drover.taskrunner.hooks.NoCredentialsHook;
+import dev.drover.taskrunner.hooks.TaskHooks;
+import dev.drover.taskrunner.identity.TaskCredentials;
+import java.util.List;
+import java.util.Map;
+
+/** What one task runner of an allocation is built from: its paths, its hooks, its credentials. */
+final class TaskSetup {
+
+    private TaskSetup() {}
+
+    static TaskRunnerConfig config(
+            AllocRunnerConfig cfg, AllocId id, AllocationSpec spec, AllocDir dir, Task t, TaskStateListener listener) {
+        TaskConfig template = new TaskConfig(
+                id.namespace(),
+                id.name(),
+                t.getName(),
+                Map.of(),
+                Map.of(),
+                dir.shared(),
+                dir.taskDir(t.getName()),
+                dir.logs(),
+                dir.taskSecrets(t.getName()));
+        TaskPrestartHook credentials = new NoCredentialsHook();
+        List<TaskRunningHook> running = List.of();
+        if (cfg.identity() != null) {
+            TaskCredentials c = TaskCredentials.of(cfg.identity(), id, spec, t, dir.taskDir(t.getName()));
+            credentials = c;
+            running = List.of(c);
+        }
+        return new TaskRunnerConfig(
+                id,
+                spec,
+                t,
+                template,
+                TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, credentials, cfg.extraPrestartHooks()),
+                running,
+                listener,
+                cfg.tasks());
+    }
+}

@@ -1,0 +1,322 @@
+package dev.drover.taskrunner.identity;
+
+import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.EnvVar;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.api.v1alpha1.TokenProjection;
+import dev.drover.common.UserText;
+import dev.drover.credentials.CredentialException;
+import dev.drover.state.AllocId;
+import dev.drover.taskrunner.RunningTask;
+import dev.drover.taskrunner.TaskHookContext;
+import dev.drover.taskrunner.TaskHookException;
+import dev.drover.taskrunner.TaskPrestartHook;
+import dev.drover.taskrunner.TaskRunningHook;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One task's credentials: before each start, its ServiceAccount token in {@code secrets/token} and the values of the
+ * Secrets and ConfigMaps it refers to, as variables and files; while it runs, the token renewed at 80 % of its life
+ * and the objects read again every poll interval, files swapped in place on a change and the task told as its
+ * {@code onChange} says. Values live in memory only, never in the store.
+ */
+public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TaskCredentials.class);
+
+    /** The variable naming the token's file. */
+    public static final String TOKEN_PATH_VARIABLE = "DROVER_TOKEN_PATH";
+
+    /** Waits between tries when the API server cannot be reached during setup. */
+    private static final List<Duration> SETUP_RETRIES =
+            List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4));
+
+    private final WorkloadIdentity identity;
+    private final AllocId alloc;
+    private final boolean mountToken;
+    /** Whether the token is only there by default: one the API server refuses is then done without, not fatal. */
+    private final boolean tokenByDefault;
+
+    private final String serviceAccount;
+    private final Path taskDir;
+
+    private volatile Task task;
+    /** The variables' values the running process started with; null until known (a reattached task). */
+    private volatile Map<Integer, String> started;
+
+    private volatile String lastToken;
+    /** The API server refused this run's token and the allocation did not insist on one. */
+    private volatile boolean withoutToken;
+
+    private String lastFailure;
+    private Thread refresher;
+
+    /** The credentials of {@code task} of an allocation, whose directory is {@code taskDir}. */
+    public static TaskCredentials of(
+            WorkloadIdentity identity, AllocId alloc, AllocationSpec spec, Task task, Path taskDir) {
+        return new TaskCredentials(identity, alloc, spec, task, taskDir);
+    }
+
+    private TaskCredentials(WorkloadIdentity identity, AllocId alloc, AllocationSpec spec, Task task, Path taskDir) {
+        this.identity = identity;
+        this.alloc = alloc;
+        this.mountToken = spec.effectiveAutomountServiceAccountToken();
+        this.tokenByDefault = spec.getAutomountServiceAccountToken() == null;
+        this.serviceAccount = spec.effectiveServiceAccountName();
+        this.task = task;
+        this.taskDir = taskDir;
+    }
+
+    @Override
+    public String name() {
+        return "credentials";
+    }
+
+    @Override
+    public void prestart(TaskHookContext ctx) throws TaskHookException {
+        task = ctx.task();
+        started = null;
+        lastToken = null; // written again at each start: the task may have removed it
+        if (!needed()) {
+            return;
+        }
+        withoutToken = false;
+        for (int attempt = 0; ; attempt++) {
+            try {
+                if (mountToken && !withoutToken) {
+                    try {
+                        refreshToken();
+                        ctx.env()
+                                .put(
+                                        TOKEN_PATH_VARIABLE,
+                                        taskDir.resolve("secrets")
+                                                .resolve("token")
+                                                .toString());
+                    } catch (CredentialException e) {
+                        if (e.reason() != CredentialException.Reason.FORBIDDEN || !tokenByDefault) {
+                            throw e;
+                        }
+                        withoutToken = true;
+                        ctx.event(TaskEvent.of(
+                                        TaskEventType.TaskSetup,
+                                        identity.clock().instant())
+                                .withMessage("Starting without a ServiceAccount token: "
+                                        + UserText.cut(String.valueOf(e.getMessage()), 300)
+                                        + " (set automountServiceAccountToken: false if the task needs none)"));
+                    }
+                }
+                ObjectReads.Resolved resolved = refreshObjects(new ArrayList<>());
+                if (resolved != null) {
+                    ctx.valuesFrom().putAll(resolved.env());
+                    started = resolved.env();
+                }
+                return;
+            } catch (CredentialException e) {
+                if (e.reason() != CredentialException.Reason.UNAVAILABLE || attempt >= SETUP_RETRIES.size()) {
+                    throw new TaskHookException(TaskEventType.SetupFailure, setupFailure(e), e);
+                }
+                pause(SETUP_RETRIES.get(attempt));
+            } catch (IOException e) {
+                throw new TaskHookException(
+                        TaskEventType.SetupFailure,
+                        "cannot write the task's credentials: " + UserText.cut(String.valueOf(e.getMessage()), 300),
+                        e);
+            }
+        }
+    }
+
+    @Override
+    public synchronized void running(RunningTask running) {
+        if (!needed() || refresher != null) {
+            return;
+        }
+        refresher = Thread.ofVirtual()
+                .name("credentials-" + alloc + "/" + task.getName())
+                .start(() -> refreshWhileRunning(running));
+    }
+
+    @Override
+    public void stopped() throws InterruptedException {
+        Thread t;
+        synchronized (this) {
+            t = refresher;
+            refresher = null;
+        }
+        if (t != null) {
+            t.interrupt();
+            t.join();
+        }
+    }
+
+    private boolean needed() {
+        return mountToken || task.usesObjects();
+    }
+
+    private void refreshWhileRunning(RunningTask running) {
+        boolean reattached = started == null;
+        try {
+            if (reattached) {
+                refresh(running, true); // a restarted agent: a fresh token now, files checked against the objects
+            }
+            while (true) {
+                pauseUntil(nextRefresh());
+                refresh(running, false);
+            }
+        } catch (InterruptedException stopped) {
+            // the task ended or the runner stopped watching it
+        }
+    }
+
+    /** Renews the token if due, reads the objects again, and tells the task of what changed. */
+    private void refresh(RunningTask running, boolean reattached) {
+        try {
+            Map<Integer, String> before = started;
+            if (mountToken && !withoutToken) {
+                try {
+                    refreshToken();
+                } catch (CredentialException e) {
+                    if (e.reason() != CredentialException.Reason.FORBIDDEN || !tokenByDefault || lastToken != null) {
+                        throw e;
+                    }
+                    withoutToken = true; // reattached in a namespace whose tokens are refused: as a start would
+                    LOG.info("task {}/{}: no ServiceAccount token: {}", alloc, task.getName(), e.getMessage());
+                }
+            }
+            List<String> changed = new ArrayList<>();
+            ObjectReads.Resolved resolved = refreshObjects(changed);
+            if (resolved != null) {
+                if (before != null && !before.equals(resolved.env())) {
+                    changed.add("variables " + changedVariables(before, resolved.env()));
+                }
+                started = resolved.env();
+            }
+            lastFailure = null;
+            if (!changed.isEmpty()) {
+                onChange(running, String.join("; ", changed), reattached);
+            }
+        } catch (CredentialException | IOException e) {
+            String message = e instanceof CredentialException c
+                    ? c.getMessage()
+                    : "cannot write the task's credentials: " + e.getMessage();
+            message = UserText.cut(String.valueOf(message), 500);
+            if (!message.equals(lastFailure)) {
+                lastFailure = message;
+                LOG.warn("task {}/{}: credentials not refreshed: {}", alloc, task.getName(), message);
+                running.event(TaskEvent.of(
+                                TaskEventType.CredentialRefreshFailed,
+                                identity.clock().instant())
+                        .withMessage(message + "; the task keeps what it had"));
+            }
+        }
+    }
+
+    /** Writes the task's token if it was renewed since it was last written. */
+    private void refreshToken() throws CredentialException, IOException {
+        String token = identity.tokens().get(fileTokenKey(task)).token();
+        if (!token.equals(lastToken)) {
+            identity.files().writeToken(taskDir, token.getBytes(StandardCharsets.US_ASCII));
+            lastToken = token;
+        }
+    }
+
+    /** Writes the objects' files; adds what changed to {@code changed}; null when the task refers to none. */
+    private ObjectReads.Resolved refreshObjects(List<String> changed) throws CredentialException, IOException {
+        Task t = task;
+        if (!t.usesObjects()) {
+            return null;
+        }
+        String token = identity.tokens().get(readTokenKey()).token();
+        ObjectReads.Resolved resolved = ObjectReads.resolve(identity.source(), alloc.namespace(), token, t);
+        for (Map.Entry<String, Map<String, FileContent>> dir : resolved.files().entrySet()) {
+            if (identity.files().project(taskDir, dir.getKey(), dir.getValue())) {
+                changed.add("files in " + dir.getKey());
+            }
+        }
+        return resolved;
+    }
+
+    private void onChange(RunningTask running, String what, boolean reattached) {
+        String reason = "a Secret or ConfigMap it uses changed (" + what + ")"
+                + (reattached ? " while the agent was away" : "");
+        Task t = task;
+        switch (t.effectiveOnChange()) {
+            case Restart -> running.restart(reason);
+            case Signal -> running.signal(t.getChangeSignal(), reason);
+            case Noop -> LOG.info("task {}/{}: {}; onChange is Noop", alloc, t.getName(), reason);
+        }
+    }
+
+    /** The earlier of the token's renewal and the next read of the objects. */
+    private Instant nextRefresh() {
+        Instant now = identity.clock().instant();
+        Instant next = task.usesObjects() ? now.plus(identity.pollInterval()) : null;
+        if (mountToken && !withoutToken) {
+            Instant renew = identity.tokens().renewAt(fileTokenKey(task));
+            if (renew != null && (next == null || renew.isBefore(next))) {
+                next = renew;
+            }
+        }
+        return next != null ? next : now.plus(identity.pollInterval());
+    }
+
+    private TokenCache.Key fileTokenKey(Task t) {
+        TokenProjection p = t.getServiceAccountToken();
+        return new TokenCache.Key(
+                alloc.namespace(),
+                serviceAccount,
+                TokenProjection.effectiveAudience(p),
+                TokenProjection.effectiveLife(p).toSeconds());
+    }
+
+    /** Objects are read with a token for the API server itself, whatever audience the task's own token has. */
+    private TokenCache.Key readTokenKey() {
+        return new TokenCache.Key(alloc.namespace(), serviceAccount, null, TokenProjection.DEFAULT_EXPIRATION_SECONDS);
+    }
+
+    private String setupFailure(CredentialException e) {
+        String m = UserText.cut(String.valueOf(e.getMessage()), 500);
+        if (e.reason() == CredentialException.Reason.UNAVAILABLE) {
+            return "the API server could not be reached for the task's credentials: " + m;
+        }
+        return m;
+    }
+
+    /** The names (never the values) of the variables whose values differ. */
+    private String changedVariables(Map<Integer, String> before, Map<Integer, String> after) {
+        List<EnvVar> env = task.getEnv() == null ? List.of() : task.getEnv();
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < env.size(); i++) {
+            if (!java.util.Objects.equals(before.get(i), after.get(i))) {
+                names.add(env.get(i).getName());
+            }
+        }
+        return String.join(", ", names);
+    }
+
+    private void pauseUntil(Instant when) throws InterruptedException {
+        Duration wait = Duration.between(identity.clock().instant(), when);
+        if (wait.isPositive()) {
+            Thread.sleep(wait);
+        }
+    }
+
+    private static void pause(Duration d) throws TaskHookException {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TaskHookException(TaskEventType.SetupFailure, "interrupted while waiting for the API server");
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package dev.drover.taskrunner.identity;
+
+import dev.drover.credentials.CredentialException;
+import dev.drover.credentials.Credentials;
+import dev.drover.credentials.ServiceAccountToken;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Tokens already minted, by ServiceAccount, audience and life asked, each used until 80 % of its life has passed (as
+ * kubelet renews projected tokens): a thousand allocations of one ServiceAccount cost one TokenRequest, not a
+ * thousand. Every token is bound to this node, so sharing one among tasks of the same identity gives none of them
+ * more than it had.
+ */
+final class TokenCache {
+
+    /** Who a token is for and how long it should live. */
+    record Key(String namespace, String serviceAccount, String audience, long expirationSeconds) {}
+
+    private record Entry(ServiceAccountToken token, Instant renewAt) {}
+
+    private final Credentials source;
+    private final InstantSource clock;
+    private final Map<Key, Entry> tokens = new ConcurrentHashMap<>();
+    private final Map<Key, Object> minting = new ConcurrentHashMap<>();
+
+    TokenCache(Credentials source, InstantSource clock) {
+        this.source = source;
+        this.clock = clock;
+    }
+
+    /** A token for {@code key} with at least a fifth of its life left, minted now if the cached one has not. */
+    ServiceAccountToken get(Key key) throws CredentialException {
+        Entry e = tokens.get(key);
+        if (e != null && clock.instant().isBefore(e.renewAt())) {
+            return e.token();
+        }
+        synchronized (minting.computeIfAbsent(key, k -> new Object())) {
+            e = tokens.get(key);
+            Instant now = clock.instant();
+            if (e != null && now.isBefore(e.renewAt())) {
+                return e.token();
+            }
+            ServiceAccountToken minted =
+                    source.token(key.namespace(), key.serviceAccount(), key.audience(), key.expirationSeconds());
+            tokens.put(key, new Entry(minted, renewAt(now, minted.expiry())));
+            forgetExpired(now);
+            return minted;
+        }
+    }
+
+    /** When a token minted at {@code issued} is renewed: at 80 % of the life it really got. */
+    static Instant renewAt(Instant issued, Instant expiry) {
+        Duration life = Duration.between(issued, expiry);
+        return life.isNegative() ? issued : issued.plus(life.multipliedBy(4).dividedBy(5));
+    }
+
+    /** When the token {@link #get} gives for {@code key} is next renewed; null when none is cached. */
+    Instant renewAt(Key key) {
+        Entry e = tokens.get(key);
+        return e == null ? null : e.renewAt();
+    }
+
+    private void forgetExpired(Instant now) {
+        tokens.entrySet().removeIf(en -> !now.isBefore(en.getValue().token().expiry()));
+    }
+
+    int size() {
+        return tokens.size();
+    }
+}
