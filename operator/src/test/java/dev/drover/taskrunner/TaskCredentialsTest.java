@@ -197,7 +197,11 @@ class TaskCredentialsTest {
 
     @Test
     void aDefaultTokenTheApiServerRefusesIsDoneWithoutButAnAskedForOneFailsSetup() throws Exception {
-        String refusal = "namespace team is not labelled drover.dev/workloads=enabled";
+        // the chart's policy as the API server words it: what to do comes last, and must not be cut
+        String refusal = "cannot mint a token for ServiceAccount team/default: forbidden: ValidatingAdmissionPolicy"
+                + " 'drover-agent-tokens' with binding 'drover-agent-tokens' denied request: the Drover agent may"
+                + " request tokens only for ServiceAccounts in namespaces labelled drover.dev/workloads=enabled:"
+                + " label namespace team drover.dev/workloads=enabled to let Drover run workloads with tokens there";
         api.tokenFailures.add(new CredentialException(CredentialException.Reason.FORBIDDEN, refusal));
         TaskHookContext ctx = prestart(spec("tasks: [{name: web, driver: mock}]"), Duration.ofMinutes(1));
         assertThat(ctx.env()).doesNotContainKey("DROVER_TOKEN_PATH");

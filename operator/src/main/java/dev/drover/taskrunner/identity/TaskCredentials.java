@@ -42,6 +42,13 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     private static final List<Duration> SETUP_RETRIES =
             List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4));
 
+    /**
+     * Longest reason an event repeats: the API server's whole message (KubeCredentials keeps 500 characters of it)
+     * and the names it comes with, since what the user must do is at its end (an admission policy's "label
+     * namespace ...").
+     */
+    private static final int REASON_LIMIT = 900;
+
     private final WorkloadIdentity identity;
     private final AllocId alloc;
     private final boolean mountToken;
@@ -112,7 +119,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
                                         TaskEventType.TaskSetup,
                                         identity.clock().instant())
                                 .withMessage("Starting without a ServiceAccount token: "
-                                        + UserText.cut(String.valueOf(e.getMessage()), 300)
+                                        + UserText.cut(String.valueOf(e.getMessage()), REASON_LIMIT)
                                         + " (set automountServiceAccountToken: false if the task needs none)"));
                     }
                 }
@@ -209,7 +216,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
             String message = e instanceof CredentialException c
                     ? c.getMessage()
                     : "cannot write the task's credentials: " + e.getMessage();
-            message = UserText.cut(String.valueOf(message), 500);
+            message = UserText.cut(String.valueOf(message), REASON_LIMIT);
             if (!message.equals(lastFailure)) {
                 lastFailure = message;
                 LOG.warn("task {}/{}: credentials not refreshed: {}", alloc, task.getName(), message);
@@ -285,7 +292,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     }
 
     private String setupFailure(CredentialException e) {
-        String m = UserText.cut(String.valueOf(e.getMessage()), 500);
+        String m = UserText.cut(String.valueOf(e.getMessage()), REASON_LIMIT);
         if (e.reason() == CredentialException.Reason.UNAVAILABLE) {
             return "the API server could not be reached for the task's credentials: " + m;
         }
