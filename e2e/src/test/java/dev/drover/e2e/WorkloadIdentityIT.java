@@ -305,7 +305,7 @@ class WorkloadIdentityIT {
                     - secret: hupped
                 """, """
                 umask 077
-                trap 'cat secrets/hupped/value > seen.tmp && mv seen.tmp seen; echo hup >> hups' HUP
+                trap 'echo hup >> hups; cat secrets/hupped/value > seen.tmp && mv seen.tmp seen' HUP
                 cat secrets/hupped/value > seen.tmp && mv seen.tmp seen
                 while :; do sleep 1 & wait $!; done
                 """);
