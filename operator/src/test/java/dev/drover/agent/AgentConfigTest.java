@@ -41,6 +41,19 @@ class AgentConfigTest {
                 .isEqualTo(new dev.drover.controller.EventRate(50, 100));
         assertThat(c.concurrentStarts()).isEqualTo(32);
         assertThat(c.peerTokenFile()).isEqualTo(Path.of("/var/run/secrets/drover.dev/peer/token"));
+        assertThat(c.credentialPollInterval()).isEqualTo(Duration.ofMinutes(1));
+    }
+
+    @Test
+    void theCredentialPollIntervalComesFromFlagOrEnvironmentAndIsAtLeastASecond() throws Exception {
+        assertThat(load(Map.of("DROVER_CREDENTIAL_POLL_INTERVAL", "5s"), "--node", "n")
+                        .credentialPollInterval())
+                .isEqualTo(Duration.ofSeconds(5));
+        assertThat(load(Map.of(), "--node", "n", "--credential-poll-interval", "2m")
+                        .credentialPollInterval())
+                .isEqualTo(Duration.ofMinutes(2));
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--credential-poll-interval", "100ms"))
+                .hasMessage("credentialPollInterval must be at least 1s, not 100ms");
     }
 
     @Test

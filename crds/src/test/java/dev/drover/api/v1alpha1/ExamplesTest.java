@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ExamplesTest {
 
     static Stream<Path> examples() throws IOException {
-        try (Stream<Path> files = Files.list(Path.of("..", "examples"))) {
+        try (Stream<Path> files = Stream.concat(
+                Files.list(Path.of("..", "examples")), Files.list(Path.of("..", "examples", "secrets")))) {
             List<Path> allocations = files.filter(p -> p.toString().endsWith(".yaml"))
                     .filter(ExamplesTest::isAllocation)
                     .sorted()

@@ -52,7 +52,11 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     private final WorkloadIdentity identity;
     private final AllocId alloc;
     private final boolean mountToken;
-    /** Whether the token is only there by default: one the API server refuses is then done without, not fatal. */
+    /**
+     * Whether the token is only there by default: one that cannot be had (a namespace not enabled for Drover, an API
+     * server that cannot mint it) is then done without, said in an event, rather than failing a task that never
+     * asked for it.
+     */
     private final boolean tokenByDefault;
 
     private final String serviceAccount;
@@ -63,7 +67,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     private volatile Map<Integer, String> started;
 
     private volatile String lastToken;
-    /** The API server refused this run's token and the allocation did not insist on one. */
+    /** This run's token could not be had and the allocation did not insist on one. */
     private volatile boolean withoutToken;
 
     private String lastFailure;
@@ -111,7 +115,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
                                                 .resolve("token")
                                                 .toString());
                     } catch (CredentialException e) {
-                        if (e.reason() != CredentialException.Reason.FORBIDDEN || !tokenByDefault) {
+                        if (!tokenByDefault) {
                             throw e;
                         }
                         withoutToken = true;
@@ -193,7 +197,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
                 try {
                     refreshToken();
                 } catch (CredentialException e) {
-                    if (e.reason() != CredentialException.Reason.FORBIDDEN || !tokenByDefault || lastToken != null) {
+                    if (!tokenByDefault || lastToken != null) {
                         throw e;
                     }
                     withoutToken = true; // reattached in a namespace whose tokens are refused: as a start would
