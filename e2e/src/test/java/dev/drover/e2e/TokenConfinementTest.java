@@ -26,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The chart's token policy ({@code drover-agent-tokens}), applied as a real install applies it ({@link
  * AgentIdentity}), attacked with the token of node a's agent: it may mint a token of a ServiceAccount in a namespace
- * labelled {@code drover.dev/workloads: enabled}, bound to Node a, for one audience that is not the agents' own, a day
+ * labelled {@code drover.dev/workloads: enabled}, bound to Node a, for audiences other than the agents' own, a day
  * long at most, and nothing else; everyone else is left alone; and a token bound to a Node dies with it.
  */
 class TokenConfinementTest {
@@ -237,21 +237,49 @@ class TokenConfinementTest {
     }
 
     @Test
-    void theAgentsAudienceTwoAudiencesAndLongLivesAreRefused() throws Exception {
+    void aNamespaceMayNameTheOnlyServiceAccountsDroverMintsFor() throws Exception {
+        namespace("listed", Map.of("drover.dev/workloads", "enabled"));
+        admin.namespaces()
+                .withName("listed")
+                .edit(n -> new NamespaceBuilder(n)
+                        .editMetadata()
+                        .addToAnnotations("drover.dev/service-accounts", "web, app")
+                        .endMetadata()
+                        .build());
+        admin.serviceAccounts()
+                .inNamespace("listed")
+                .resource(new ServiceAccountBuilder()
+                        .withNewMetadata()
+                        .withName("deployer")
+                        .endMetadata()
+                        .build())
+                .create();
+        assertThat(mint(agentA, "listed", "app", spec("a", "[\"vault\"]", 3600)).statusCode())
+                .as("a listed account")
+                .isEqualTo(201);
+        refused(
+                mint(agentA, "listed", "deployer", spec("a", "[\"vault\"]", 3600)),
+                "the Drover agent may request tokens in namespace listed only for the ServiceAccounts its annotation"
+                        + " drover.dev/service-accounts lists, not deployer: add it there to let Drover run allocations"
+                        + " as it");
+    }
+
+    @Test
+    void theAgentsAudienceAndLongLivesAreRefused() throws Exception {
         refused(
                 mint(agentA, "workloads", "app", spec("a", "[\"drover.dev/agent\"]", 3600)),
                 "the Drover agent may not request a token for audience drover.dev/agent, which the Drover agents' own"
                         + " API accepts: a task must never hold a token that agents take");
-        refused(
-                mint(agentA, "workloads", "app", spec("a", "[\"vault\", \"https://kubernetes.default.svc\"]", 3600)),
-                "the Drover agent may request a token for one audience only (spec.audiences): request one token per"
-                        + " audience");
         refused(
                 mint(agentA, "workloads", "app", spec("a", "[\"vault\"]", 2 * 86400)),
                 "the Drover agent may request tokens that live a day at most (spec.expirationSeconds up to 86400)");
         assertThat(mint(agentA, "workloads", "app", spec("a", "[\"vault\"]", 3600))
                         .statusCode())
                 .as("one audience of its own is fine")
+                .isEqualTo(201);
+        assertThat(mint(agentA, "workloads", "app", spec("a", "[\"vault\", \"https://kubernetes.default.svc\"]", 3600))
+                        .statusCode())
+                .as("so are several (an API server with several --api-audiences defaults to all of them)")
                 .isEqualTo(201);
     }
 

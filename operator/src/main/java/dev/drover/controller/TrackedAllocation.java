@@ -9,6 +9,7 @@ import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.validation.Violation;
+import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.time.Instant;
@@ -59,6 +60,9 @@ final class TrackedAllocation {
 
     private volatile AllocRunner runner;
     private List<Task> tasks;
+    /** The ServiceAccount its tasks run as, fixed for its life as a Pod's is. */
+    private String serviceAccount;
+
     private long generation;
     private List<Violation> problems = List.of();
     private AllocationStatus built;
@@ -103,6 +107,7 @@ final class TrackedAllocation {
         Allocation spec = restored.alloc();
         owner = owner(spec);
         tasks = spec.getSpec().getTasks();
+        serviceAccount = spec.getSpec().effectiveServiceAccountName();
         generation = generationOf(spec);
         runner = restored;
     }
@@ -155,8 +160,19 @@ final class TrackedAllocation {
     /** Tasks cannot be added or removed in a running allocation: that takes a new allocation. */
     List<Violation> taskSetChange(Allocation a) {
         List<String> before;
+        String account;
         synchronized (this) {
             before = tasks.stream().map(Task::getName).sorted().toList();
+            account = serviceAccount;
+        }
+        String newAccount = a.getSpec().effectiveServiceAccountName();
+        if (account != null && !account.equals(newAccount)) {
+            // the CRD's CEL refuses this; an API server that does not run it must not get it past the agent either
+            return List.of(new Violation(
+                    "spec.serviceAccountName",
+                    "changed from " + account + " to " + UserText.quote(newAccount)
+                            + "; it is fixed for the allocation's life: create a new allocation to run as another"
+                            + " ServiceAccount"));
         }
         List<String> after =
                 a.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
@@ -241,6 +257,7 @@ final class TrackedAllocation {
 
     synchronized void starting(Allocation a, long newGeneration) {
         tasks = a.getSpec().getTasks();
+        serviceAccount = a.getSpec().effectiveServiceAccountName();
         generation = newGeneration;
     }
 

@@ -17,6 +17,7 @@ final class TaskDefinition {
     private final Consumer<TaskEvent> events;
     private final RestartTracker tracker;
     private volatile Task task;
+    private volatile AllocationSpec spec;
     private volatile TaskKiller killer;
     private Task next;
     private AllocationSpec nextSpec;
@@ -25,6 +26,7 @@ final class TaskDefinition {
         this.cfg = cfg;
         this.events = events;
         this.task = cfg.task();
+        this.spec = cfg.spec();
         this.killer = new TaskKiller(cfg, task, events);
         this.tracker = new RestartTracker(
                 cfg.spec().effectiveRestartPolicy(task),
@@ -37,6 +39,11 @@ final class TaskDefinition {
 
     Task task() {
         return task;
+    }
+
+    /** The allocation's spec the task's definition came with. */
+    AllocationSpec spec() {
+        return spec;
     }
 
     TaskKiller killer() {
@@ -59,6 +66,7 @@ final class TaskDefinition {
             return false;
         }
         task = next;
+        spec = nextSpec;
         next = null;
         killer = new TaskKiller(cfg, task, events);
         tracker.update(nextSpec.effectiveRestartPolicy(task), nextSpec.effectiveType(), task.hook(), task.isSidecar());

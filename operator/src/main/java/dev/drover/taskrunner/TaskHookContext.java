@@ -1,5 +1,6 @@
 package dev.drover.taskrunner;
 
+import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.Resources;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
@@ -19,15 +20,23 @@ public final class TaskHookContext {
 
     private final AllocId allocId;
     private final Task task;
+    private final AllocationSpec spec;
     private final TaskConfig template;
     private final InstantSource clock;
     private final Consumer<TaskEvent> events;
     private final Map<String, String> env = new LinkedHashMap<>();
     private final Map<Integer, String> valuesFrom = new java.util.HashMap<>();
 
-    TaskHookContext(AllocId allocId, Task task, TaskConfig template, InstantSource clock, Consumer<TaskEvent> events) {
+    TaskHookContext(
+            AllocId allocId,
+            Task task,
+            AllocationSpec spec,
+            TaskConfig template,
+            InstantSource clock,
+            Consumer<TaskEvent> events) {
         this.allocId = allocId;
         this.task = task;
+        this.spec = spec;
         this.template = template;
         this.clock = clock;
         this.events = events;
@@ -39,6 +48,11 @@ public final class TaskHookContext {
 
     public Task task() {
         return task;
+    }
+
+    /** The allocation's spec as of this start (the task's definition came with it). */
+    public AllocationSpec spec() {
+        return spec;
     }
 
     /** Paths and identity of the task; its config and env are the runner's to fill. */

@@ -155,11 +155,12 @@ public final class TaskRunner {
 
     /**
      * Switches to the newer definition, if one came; on the runner thread, between runs. A restart asked for before
-     * it is taken (a second update while the first one's restart was under way) is done by this very start: left
-     * pending, it would kill the new definition at once.
+     * it is taken (a second update while the first one's restart was under way, or a changed Secret noticed just as
+     * the task exited) is done by this very start: left pending, it would kill the new run at once.
      */
     private synchronized void applyNewDefinition() {
-        if (definition.apply() && restartRequest.isDone()) {
+        definition.apply();
+        if (restartRequest.isDone()) {
             restartRequest = new CompletableFuture<>();
         }
     }
@@ -312,7 +313,8 @@ public final class TaskRunner {
 
     /** Runs the prestart hooks in order (run-once hooks only once); returns the task as the driver gets it. */
     private TaskConfig prestart() throws TaskHookException {
-        TaskHookContext ctx = new TaskHookContext(cfg.allocId(), task(), cfg.template(), cfg.clock(), state::event);
+        TaskHookContext ctx = new TaskHookContext(
+                cfg.allocId(), task(), definition.spec(), cfg.template(), cfg.clock(), state::event);
         for (TaskPrestartHook hook : cfg.prestartHooks()) {
             if (hook.runOnce() && state.hookDone(hook.name())) {
                 continue;

@@ -464,6 +464,34 @@ class AgentTest {
         assertThat(get("grows").getStatus().getTaskStates()).containsOnlyKeys("main");
     }
 
+    @Test
+    void changingTheServiceAccountOfARunningAllocationIsRefusedEvenWhereCelIsNotEnforced() {
+        // the mock API server runs no CEL: the agent alone keeps a running allocation's identity fixed
+        client.resource(alloc("identity", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("identity").getStatus() != null
+                        && get("identity").getStatus().getClientStatus() == ClientStatus.Running);
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("identity")
+                .edit(a -> {
+                    a.getSpec().setServiceAccountName("deployer");
+                    return a;
+                });
+        await().atMost(Duration.ofSeconds(20))
+                .untilAsserted(() -> assertThat(get("identity").getStatus().getConditions())
+                        .anySatisfy(c -> {
+                            assertThat(c.getType()).isEqualTo("SpecValid");
+                            assertThat(c.getStatus()).isEqualTo("False");
+                            assertThat(c.getMessage())
+                                    .contains(
+                                            "spec.serviceAccountName",
+                                            "changed from default to \"deployer\"; it is fixed for the allocation's"
+                                                    + " life");
+                        }));
+        assertThat(get("identity").getStatus().getClientStatus()).isEqualTo(ClientStatus.Running);
+    }
+
     static Allocation wantsDevices(String name, String device, int count) {
         Allocation a = alloc(name, "node-a", Map.of("runFor", "1h"));
         dev.drover.api.v1alpha1.Resources resources = new dev.drover.api.v1alpha1.Resources();

@@ -93,7 +93,7 @@ class TaskCredentialsTest {
     TaskHookContext prestart(AllocationSpec spec, Duration poll) throws TaskHookException {
         Task task = spec.getTasks().get(0);
         credentials = TaskCredentials.of(WorkloadIdentity.of(api, poll, Clock.systemUTC()), ALLOC, spec, task, taskDir);
-        TaskHookContext ctx = new TaskHookContext(ALLOC, task, template(), Clock.systemUTC(), events::add);
+        TaskHookContext ctx = new TaskHookContext(ALLOC, task, spec, template(), Clock.systemUTC(), events::add);
         credentials.prestart(ctx);
         return ctx;
     }
@@ -337,7 +337,7 @@ class TaskCredentialsTest {
         prestart(spec, Duration.ofMinutes(1));
         Files.delete(taskDir.resolve("secrets/token"));
         credentials.prestart(
-                new TaskHookContext(ALLOC, spec.getTasks().get(0), template(), Clock.systemUTC(), events::add));
+                new TaskHookContext(ALLOC, spec.getTasks().get(0), spec, template(), Clock.systemUTC(), events::add));
         assertThat(read("secrets/token")).isEqualTo("token-1");
         assertThat(new String(Files.readAllBytes(taskDir.resolve("secrets/token")), StandardCharsets.US_ASCII))
                 .isEqualTo("token-1");

@@ -36,6 +36,9 @@ public class FileProjection {
     /** A relative path of '/'-separated names, none empty, none starting with "..", none "." (RE2: no lookahead). */
     public static final String PATH_PATTERN = "^" + COMPONENT + "(/" + COMPONENT + ")*$";
 
+    /** One such name: the directory of a projection, directly in {@code secrets/} or {@code local/}. */
+    public static final String NAME_PATTERN = "^" + COMPONENT + "$";
+
     @Size(min = 1, max = 253)
     @Pattern(Names.DNS1123_SUBDOMAIN)
     private String secret;
@@ -44,8 +47,8 @@ public class FileProjection {
     @Pattern(Names.DNS1123_SUBDOMAIN)
     private String configMap;
 
-    @Size(min = 1, max = MAX_PATH)
-    @Pattern(PATH_PATTERN)
+    @Size(min = 1, max = 253)
+    @Pattern(NAME_PATTERN)
     private String path;
 
     @Size(max = MAX_ITEMS)
@@ -73,7 +76,7 @@ public class FileProjection {
         this.configMap = configMap;
     }
 
-    /** The directory, under {@code secrets/} or {@code local/}; the object's name when not given. */
+    /** The directory's name, in {@code secrets/} or {@code local/}; the object's name when not given. */
     public String getPath() {
         return path;
     }

@@ -103,8 +103,12 @@ final class CredentialRules {
                 continue;
             }
             objectName(at + (f.getSecret() != null ? ".secret" : ".configMap"), f.objectName(), out);
-            if (f.getPath() != null && !relativePath(f.getPath())) {
-                out.add(new Violation(at + ".path", badPath(f.getPath())));
+            if (f.getPath() != null
+                    && (!relativePath(f.getPath()) || f.getPath().contains("/"))) {
+                out.add(new Violation(
+                        at + ".path",
+                        quote(f.getPath()) + " is not a directory name (one plain name: no '/', not '.' or"
+                                + " starting with '..', at most 253 characters)"));
                 continue;
             }
             String dir = f.effectiveDirectory();

@@ -31,7 +31,7 @@ class CredentialRulesTest {
                   - {secret: db}
                   - {secret: token, path: api-token, mode: 256}
                   - configMap: app.config
-                    path: conf/app
+                    path: conf-app
                     items: [{key: app.yaml, path: etc/app.yaml, mode: 0644}, {key: .hidden, path: .hidden}]
                   onChange: Signal
                   changeSignal: SIGHUP
@@ -107,16 +107,21 @@ class CredentialRulesTest {
                   driver: mock
                   files:
                   - {secret: a, path: db}
-                  - {secret: b, path: db/extra}
+                  - {secret: b, path: db}
                   - {configMap: c, path: db}
+                  - {secret: d, path: db/extra}
                   - {secret: e, items: [{key: k, path: conf}, {key: l, path: conf/x}]}
                 """))
                 .containsExactly(
                         new Violation(
                                 "spec.tasks[0].files[1].path",
-                                "\"secrets/db/extra\" overlaps \"secrets/db\"; give each entry its own path"),
+                                "\"secrets/db\" overlaps \"secrets/db\"; give each entry its own path"),
                         new Violation(
-                                "spec.tasks[0].files[3].items[1].path",
+                                "spec.tasks[0].files[3].path",
+                                "\"db/extra\" is not a directory name (one plain name: no '/', not '.' or starting"
+                                        + " with '..', at most 253 characters)"),
+                        new Violation(
+                                "spec.tasks[0].files[4].items[1].path",
                                 "\"conf/x\" overlaps \"conf\"; each key needs its own file"));
     }
 

@@ -39,6 +39,12 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     public static final String TOKEN_PATH_VARIABLE = "DROVER_TOKEN_PATH";
 
     /** Waits between tries when the API server cannot be reached during setup. */
+    /** A refused read makes a token older than this be minted again (its identity may have been recreated). */
+    private static final Duration STALE_TOKEN_AGE = Duration.ofMinutes(1);
+
+    /** How long a stopping task waits for its refresher, which may be in the middle of a read. */
+    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
+
     private static final List<Duration> SETUP_RETRIES =
             List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4));
 
@@ -51,13 +57,13 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
 
     private final WorkloadIdentity identity;
     private final AllocId alloc;
-    private final boolean mountToken;
+    private volatile boolean mountToken;
     /**
      * Whether the token is only there by default: one that cannot be had (a namespace not enabled for Drover, an API
      * server that cannot mint it) is then done without, said in an event, rather than failing a task that never
      * asked for it.
      */
-    private final boolean tokenByDefault;
+    private volatile boolean tokenByDefault;
 
     private final String serviceAccount;
     private final Path taskDir;
@@ -97,6 +103,8 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     @Override
     public void prestart(TaskHookContext ctx) throws TaskHookException {
         task = ctx.task();
+        mountToken = ctx.spec().effectiveAutomountServiceAccountToken(); // an update may have turned it off
+        tokenByDefault = ctx.spec().getAutomountServiceAccountToken() == null;
         started = null;
         lastToken = null; // written again at each start: the task may have removed it
         if (!needed()) {
@@ -166,7 +174,14 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
         }
         if (t != null) {
             t.interrupt();
-            t.join();
+            if (!t.join(STOP_WAIT)) {
+                // a file system or API call that ignores interrupts: the task runner must not hang on it
+                LOG.warn(
+                        "task {}/{}: its credentials refresher is still busy after {}; left to end on its own",
+                        alloc,
+                        task.getName(),
+                        STOP_WAIT);
+            }
         }
     }
 
@@ -248,7 +263,15 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
             return null;
         }
         String token = identity.tokens().get(readTokenKey()).token();
-        ObjectReads.Resolved resolved = ObjectReads.resolve(identity.source(), alloc.namespace(), token, t);
+        ObjectReads.Resolved resolved;
+        try {
+            resolved = ObjectReads.resolve(identity.source(), alloc.namespace(), token, t);
+        } catch (CredentialException e) {
+            if (e.reason() == CredentialException.Reason.FORBIDDEN) {
+                identity.tokens().forgetIfOlder(readTokenKey(), STALE_TOKEN_AGE);
+            }
+            throw e;
+        }
         for (Map.Entry<String, Map<String, FileContent>> dir : resolved.files().entrySet()) {
             if (identity.files().project(taskDir, dir.getKey(), dir.getValue())) {
                 changed.add("files in " + dir.getKey());

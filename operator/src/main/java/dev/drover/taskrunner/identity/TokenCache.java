@@ -20,7 +20,16 @@ final class TokenCache {
     /** Who a token is for and how long it should live. */
     record Key(String namespace, String serviceAccount, String audience, long expirationSeconds) {}
 
-    private record Entry(ServiceAccountToken token, Instant renewAt) {}
+    private record Entry(ServiceAccountToken token, Instant issued, Instant renewAt) {}
+
+    /**
+     * A token is renewed no sooner than half its life, up to this, after it was minted, and never sooner than
+     * {@link #FLOOR}: real tokens live 10 minutes at least, so a shorter life comes from clocks that disagree, and
+     * must not make every use mint a token.
+     */
+    static final Duration MIN_RENEWAL = Duration.ofSeconds(10);
+
+    static final Duration FLOOR = Duration.ofSeconds(1);
 
     private final Credentials source;
     private final InstantSource clock;
@@ -46,16 +55,34 @@ final class TokenCache {
             }
             ServiceAccountToken minted =
                     source.token(key.namespace(), key.serviceAccount(), key.audience(), key.expirationSeconds());
-            tokens.put(key, new Entry(minted, renewAt(now, minted.expiry())));
+            tokens.put(key, new Entry(minted, now, renewAt(now, minted.expiry())));
             forgetExpired(now);
             return minted;
         }
     }
 
-    /** When a token minted at {@code issued} is renewed: at 80 % of the life it really got. */
+    /**
+     * When a token minted at {@code issued} is renewed: at 80 % of the life it really got, but not within the
+     * {@link #MIN_RENEWAL} floor.
+     */
     static Instant renewAt(Instant issued, Instant expiry) {
         Duration life = Duration.between(issued, expiry);
-        return life.isNegative() ? issued : issued.plus(life.multipliedBy(4).dividedBy(5));
+        Instant due =
+                life.isNegative() ? issued : issued.plus(life.multipliedBy(4).dividedBy(5));
+        Duration wait =
+                life.isNegative() || life.dividedBy(2).compareTo(MIN_RENEWAL) > 0 ? MIN_RENEWAL : life.dividedBy(2);
+        Instant earliest = issued.plus(wait.compareTo(FLOOR) < 0 ? FLOOR : wait);
+        return due.isBefore(earliest) ? earliest : due;
+    }
+
+    /**
+     * Forgets the token of {@code key} if it was minted more than {@code age} ago: one the API server no longer takes
+     * (its ServiceAccount or Node was recreated) is replaced at the next use rather than at its renewal, at most once
+     * per {@code age}.
+     */
+    void forgetIfOlder(Key key, Duration age) {
+        Instant now = clock.instant();
+        tokens.computeIfPresent(key, (k, e) -> e.issued().plus(age).isBefore(now) ? null : e);
     }
 
     /** When the token {@link #get} gives for {@code key} is next renewed; null when none is cached. */
