@@ -3,6 +3,7 @@ package dev.drover.credentials;
 import dev.drover.common.UserText;
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotLinkException;
@@ -38,8 +39,9 @@ import java.util.function.Consumer;
  * own descriptors ({@link DataDirectory}). The old data directory is removed by {@link TreeRemover}: a task that
  * replaced it with a link to {@code /} loses only its link. The links themselves stay root's (changing a name's owner
  * by name would follow a hard link), which leaves the task free to remove them, as it may its own files. The worst a
- * task can do is spoil its own projection, which then fails with an IOException. Updates of one projection must not
- * run at once (the caller serializes them, as kubelet does).
+ * task can do is spoil its own projection, which then fails with an IOException; a data directory that failed to go
+ * live is removed at once (by {@link TreeRemover} too), so an update retried each poll leaves nothing behind. Updates
+ * of one projection must not run at once (the caller serializes them, as kubelet does).
  */
 public final class ProjectedDirectory {
 
@@ -96,10 +98,15 @@ public final class ProjectedDirectory {
                 return false;
             }
             String fresh = newDataDirectory(target, paths, task.uid(), uid, gid, dirMode);
-            linkVisibleNames(target, paths.topLevel());
-            stages.accept("written");
-            swap(target, fresh);
-            stages.accept("swapped");
+            try {
+                linkVisibleNames(target, paths.topLevel());
+                stages.accept("written");
+                swap(target, fresh);
+            } catch (IOException | RuntimeException e) {
+                discard(target, fresh, e); // never live: an update failing each poll must leave nothing behind
+                throw e;
+            }
+            stages.accept("swapped"); // from here the fresh directory is the live one: kept whatever fails
             unlinkGoneNames(target, paths.topLevel());
             if (old.isPresent()) {
                 TreeRemover.remove(target, old.get());
@@ -176,12 +183,25 @@ public final class ProjectedDirectory {
                 DataDirectory.write(data, paths, uid, gid, dirMode);
                 return name;
             } catch (IOException | RuntimeException e) {
-                TreeRemover.remove(target, name);
+                discard(target, name, e);
                 throw e;
             }
         }
         throw new IOException("cannot make a data directory in " + target.shown() + ": " + NAME_ATTEMPTS
                 + " names in a row were taken");
+    }
+
+    /**
+     * Removes the data directory {@code name} that never went live, by {@link TreeRemover} (whatever the task put at
+     * the name meanwhile, a link to {@code /} say, loses only its name); a failure to remove it is added to {@code failure},
+     * which stays the error the caller sees.
+     */
+    private static void discard(DirectoryHandle target, String name, Exception failure) {
+        try {
+            TreeRemover.remove(target, name);
+        } catch (IOException | RuntimeException e) {
+            failure.addSuppressed(e);
+        }
     }
 
     /** Each top-level name a link {@code NAME -> ..data/NAME}; anything else at the name is replaced by one. */
@@ -216,9 +236,12 @@ public final class ProjectedDirectory {
             Files.move(target.resolve(temp), target.resolve(name), StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             Files.deleteIfExists(target.resolve(temp));
+            String why = e instanceof FileSystemException f && f.getReason() != null
+                    ? f.getReason() // not its paths, which name a descriptor in /proc
+                    : e.getMessage();
             throw new IOException(
                     "cannot put a link at " + UserText.bare(target.shown(name).toString())
-                            + " (is a directory there?): " + e.getMessage(),
+                            + " (is a directory there?): " + why,
                     e);
         }
     }

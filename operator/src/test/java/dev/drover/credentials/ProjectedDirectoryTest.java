@@ -153,6 +153,134 @@ class ProjectedDirectoryTest {
     }
 
     @Test
+    void anUpdateTheTaskBlocksLeavesNoDataDirectoryBehindHoweverOftenItIsRetried() throws IOException {
+        update(Map.of("user", file("admin", 0600)));
+        String live = Files.readSymbolicLink(db.resolve("..data")).toString();
+        Files.createDirectories(db.resolve("extra/keep"));
+        Files.writeString(db.resolve("extra/keep/mine"), "the task's");
+        Map<String, ProjectedFile> next = Map.of("user", file("root", 0600), "extra", file("x", 0600));
+
+        for (int poll = 0; poll < 5; poll++) {
+            IOException e = assertThrows(IOException.class, () -> update(next));
+            assertTrue(
+                    e.getMessage()
+                            .startsWith("cannot put a link at " + db.resolve("extra") + " (is a directory there?)"),
+                    e.getMessage());
+            assertFalse(e.getMessage().contains("/proc/"), e.getMessage());
+            assertEquals(0, e.getSuppressed().length, "the data directory was removed");
+        }
+
+        System.err.println(
+                "MSG " + assertThrows(IOException.class, () -> update(next)).getMessage());
+        assertEquals(List.of(live, "..data", "extra", "user"), names(db), "no data directory but the live one");
+        assertEquals("admin", Files.readString(db.resolve("user")), "the task keeps the old files");
+        assertEquals("the task's", Files.readString(db.resolve("extra/keep/mine")));
+        for (String name : List.of("extra/keep/mine", "extra/keep", "extra")) {
+            Files.delete(db.resolve(name));
+        }
+        assertTrue(update(next), "once the name is free the update goes through");
+        assertEquals(1, dataDirectories().size());
+        assertEquals("root", Files.readString(db.resolve("user")));
+    }
+
+    @Test
+    void aDataLinkToOutsideIsNeverFollowedWhenAFailedUpdateIsCleanedUp() throws IOException {
+        update(Map.of("shadow", file("admin", 0600)));
+        String live = Files.readSymbolicLink(db.resolve("..data")).toString();
+        Files.delete(db.resolve("..data"));
+        Files.createSymbolicLink(db.resolve("..data"), outside);
+        Files.delete(db.resolve("shadow"));
+        Files.createDirectory(db.resolve("shadow"));
+
+        for (int poll = 0; poll < 3; poll++) {
+            IOException e = assertThrows(IOException.class, () -> update(Map.of("shadow", file("new", 0600))));
+            assertTrue(e.getMessage().startsWith("cannot put a link at " + db.resolve("shadow")), e.getMessage());
+        }
+
+        assertEquals(List.of(live), dataDirectories(), "the old one, which ..data no longer names, and no new one");
+        assertEquals(outside, Files.readSymbolicLink(db.resolve("..data")));
+        assertEquals("root:secret-hash", Files.readString(outside.resolve("shadow")));
+        assertEquals(List.of("shadow"), names(outside));
+    }
+
+    @Test
+    void aDataDirectoryThatFailedToGoLiveLosesOnlyNamesWhateverTheTaskPutThere() throws IOException {
+        Path shadow = outside.resolve("shadow");
+        update(Map.of("user", file("admin", 0600)));
+        String live = Files.readSymbolicLink(db.resolve("..data")).toString();
+        Consumer<String> attacker = stage -> {
+            try {
+                Path fresh = db.resolve(dataDirectories().stream()
+                        .filter(n -> !n.equals(live))
+                        .findFirst()
+                        .orElseThrow());
+                Files.move(fresh, secrets.resolve("moved-away"));
+                Files.createDirectories(fresh.resolve("deep"));
+                Files.createSymbolicLink(fresh.resolve("escape"), outside);
+                Files.createSymbolicLink(fresh.resolve("deep/root"), Path.of("/"));
+                Files.createLink(fresh.resolve("deep/hard"), shadow);
+                Files.delete(db.resolve("..data"));
+                Files.createDirectory(db.resolve("..data")); // the swap cannot rename a link over it
+                Files.createSymbolicLink(db.resolve("..data/escape"), outside);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        };
+
+        IOException e = assertThrows(
+                IOException.class,
+                () -> new ProjectedDirectory(CLOCK, attacker)
+                        .update(
+                                taskDir,
+                                "secrets/db",
+                                Map.of("user", file("root", 0600)),
+                                ProjectedDirectory.OWNER_ONLY));
+
+        assertTrue(e.getMessage().startsWith("cannot put a link at " + db.resolve("..data")), e.getMessage());
+        assertEquals(0, e.getSuppressed().length);
+        assertEquals(List.of(live), dataDirectories());
+        assertEquals(List.of("escape"), names(db.resolve("..data")));
+        assertEquals("root:secret-hash", Files.readString(shadow));
+        assertEquals(1, attribute(shadow, "nlink"));
+        assertEquals(List.of("shadow"), names(outside));
+    }
+
+    @Test
+    void aFailureBeforeTheSwapIsRethrownAsItWasWithAFailedCleanupAddedToIt() throws IOException {
+        update(Map.of("user", file("admin", 0600)));
+        String live = Files.readSymbolicLink(db.resolve("..data")).toString();
+        UncheckedIOException planted = new UncheckedIOException(new IOException("the disk is full"));
+        List<String> fresh = new ArrayList<>();
+        Consumer<String> failing = stage -> {
+            try {
+                fresh.addAll(
+                        dataDirectories().stream().filter(n -> !n.equals(live)).toList());
+                Path at = db.resolve(fresh.getFirst());
+                Files.move(at, secrets.resolve("moved-away"));
+                Files.createDirectories(at.resolve("d/".repeat(TreeRemover.MAX_DEPTH + 2)));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            throw planted;
+        };
+
+        UncheckedIOException e = assertThrows(
+                UncheckedIOException.class,
+                () -> new ProjectedDirectory(CLOCK, failing)
+                        .update(
+                                taskDir,
+                                "secrets/db",
+                                Map.of("user", file("root", 0600)),
+                                ProjectedDirectory.OWNER_ONLY));
+
+        assertEquals(planted, e, "the original error, not the cleanup's");
+        assertEquals(1, e.getSuppressed().length);
+        assertTrue(e.getSuppressed()[0].getMessage().contains("levels"), e.getSuppressed()[0].getMessage());
+        assertEquals(live, Files.readSymbolicLink(db.resolve("..data")).toString());
+        assertEquals("admin", Files.readString(db.resolve("user")));
+    }
+
+    @Test
     void removingAPreparedTreeFullOfLinksToOutsideRemovesOnlyNames() throws Exception {
         Path shadow = outside.resolve("shadow");
         Files.createDirectories(db.resolve("..old/deep/er"));
@@ -277,6 +405,15 @@ class ProjectedDirectoryTest {
 
     private boolean update(Map<String, ProjectedFile> files) throws IOException {
         return new ProjectedDirectory(CLOCK).update(taskDir, "secrets/db", files, ProjectedDirectory.OWNER_ONLY);
+    }
+
+    /** The timestamped data directories in the projection, live or not. */
+    private List<String> dataDirectories() {
+        try {
+            return names(db).stream().filter(n -> n.startsWith("..2")).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private String read(String name) {
