@@ -22,6 +22,14 @@ final class TokenCache {
 
     private record Entry(ServiceAccountToken token, Instant issued, Instant renewAt) {}
 
+    private record Refusal(CredentialException.Reason reason, String message, Instant until) {}
+
+    /**
+     * How long a refusal (a namespace not enabled for Drover, a missing ServiceAccount) is answered from here: a
+     * thousand tasks starting in such a namespace cost one refused TokenRequest, not a thousand.
+     */
+    static final Duration REFUSAL_MEMORY = Duration.ofSeconds(30);
+
     /**
      * A token is renewed no sooner than half its life, up to this, after it was minted, and never sooner than
      * {@link #FLOOR}: real tokens live 10 minutes at least, so a shorter life comes from clocks that disagree, and
@@ -35,6 +43,7 @@ final class TokenCache {
     private final InstantSource clock;
     private final Map<Key, Entry> tokens = new ConcurrentHashMap<>();
     private final Map<Key, Object> minting = new ConcurrentHashMap<>();
+    private final Map<Key, Refusal> refusals = new ConcurrentHashMap<>();
 
     TokenCache(Credentials source, InstantSource clock) {
         this.source = source;
@@ -53,8 +62,20 @@ final class TokenCache {
             if (e != null && now.isBefore(e.renewAt())) {
                 return e.token();
             }
-            ServiceAccountToken minted =
-                    source.token(key.namespace(), key.serviceAccount(), key.audience(), key.expirationSeconds());
+            Refusal refused = refusals.get(key);
+            if (refused != null && now.isBefore(refused.until())) {
+                throw new CredentialException(refused.reason(), refused.message());
+            }
+            ServiceAccountToken minted;
+            try {
+                minted = source.token(key.namespace(), key.serviceAccount(), key.audience(), key.expirationSeconds());
+            } catch (CredentialException failed) {
+                if (failed.reason() != CredentialException.Reason.UNAVAILABLE) {
+                    refusals.put(key, new Refusal(failed.reason(), failed.getMessage(), now.plus(REFUSAL_MEMORY)));
+                }
+                throw failed;
+            }
+            refusals.remove(key);
             tokens.put(key, new Entry(minted, now, renewAt(now, minted.expiry())));
             forgetExpired(now);
             return minted;
@@ -93,6 +114,7 @@ final class TokenCache {
 
     private void forgetExpired(Instant now) {
         tokens.entrySet().removeIf(en -> !now.isBefore(en.getValue().token().expiry()));
+        refusals.entrySet().removeIf(en -> !now.isBefore(en.getValue().until()));
     }
 
     int size() {
