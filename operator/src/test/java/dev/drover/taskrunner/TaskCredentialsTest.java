@@ -213,6 +213,17 @@ class TaskCredentialsTest {
                         "Starting without a ServiceAccount token: " + refusal
                                 + " (set automountServiceAccountToken: false if the task needs none)"));
 
+        // the next start (a restart) goes without it again, and says nothing new
+        api.tokenFailures.add(new CredentialException(CredentialException.Reason.FORBIDDEN, refusal));
+        credentials.prestart(new TaskHookContext(
+                ALLOC,
+                ctx.task(),
+                spec("tasks: [{name: web, driver: mock}]"),
+                template(),
+                Clock.systemUTC(),
+                events::add));
+        assertThat(events).hasSize(1);
+
         api.tokenFailures.add(new CredentialException(CredentialException.Reason.FORBIDDEN, refusal));
         assertThatThrownBy(() -> prestart(
                         spec("automountServiceAccountToken: true\ntasks: [{name: web, driver: mock}]"),

@@ -73,6 +73,9 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     private volatile Map<Integer, String> started;
 
     private volatile String lastToken;
+    /** Why an earlier start went without its token, as its event said; null when none did. */
+    private String saidWithoutToken;
+
     /** This run's token could not be had and the allocation did not insist on one. */
     private volatile boolean withoutToken;
 
@@ -127,12 +130,15 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
                             throw e;
                         }
                         withoutToken = true;
-                        ctx.event(TaskEvent.of(
-                                        TaskEventType.TaskSetup,
-                                        identity.clock().instant())
-                                .withMessage("Starting without a ServiceAccount token: "
-                                        + UserText.cut(String.valueOf(e.getMessage()), REASON_LIMIT)
-                                        + " (set automountServiceAccountToken: false if the task needs none)"));
+                        String why = UserText.cut(String.valueOf(e.getMessage()), REASON_LIMIT);
+                        if (!why.equals(saidWithoutToken)) { // a task restarting in a loop is told once
+                            saidWithoutToken = why;
+                            ctx.event(TaskEvent.of(
+                                            TaskEventType.TaskSetup,
+                                            identity.clock().instant())
+                                    .withMessage("Starting without a ServiceAccount token: " + why
+                                            + " (set automountServiceAccountToken: false if the task needs none)"));
+                        }
                     }
                 }
                 ObjectReads.Resolved resolved = refreshObjects(new ArrayList<>());
