@@ -149,7 +149,7 @@ class ExecIT {
      * Where the test's data dir goes: the module's target/, unless the checkout itself is below /tmp (a clean
      * clone often is), which each exec task gets a private one of; /var/tmp then.
      */
-    private static Path dataBase() throws java.io.IOException {
+    static Path dataBase() throws java.io.IOException {
         Path target = Files.createDirectories(Path.of("target")).toAbsolutePath();
         return target.startsWith("/tmp") ? Path.of("/var/tmp") : target;
     }
