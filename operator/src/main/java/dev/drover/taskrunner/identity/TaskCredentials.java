@@ -69,6 +69,9 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     private final Path taskDir;
 
     private volatile Task task;
+    /** Whether a start of this runner set the credentials up (not so for a task a restarted agent reattached to). */
+    private volatile boolean prepared;
+
     /** The variables' values the running process started with; null until known (a reattached task). */
     private volatile Map<Integer, String> started;
 
@@ -106,6 +109,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     @Override
     public void prestart(TaskHookContext ctx) throws TaskHookException {
         task = ctx.task();
+        prepared = true;
         mountToken = ctx.spec().effectiveAutomountServiceAccountToken(); // an update may have turned it off
         tokenByDefault = ctx.spec().getAutomountServiceAccountToken() == null;
         started = null;
@@ -163,7 +167,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
 
     @Override
     public synchronized void running(RunningTask running) {
-        if (!needed() || refresher != null) {
+        if (!needed() || (prepared && !workWhileRunning()) || refresher != null) {
             return;
         }
         refresher = Thread.ofVirtual()
@@ -195,13 +199,17 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
         return mountToken || task.usesObjects();
     }
 
+    /** Whether there is anything to keep fresh while the task runs: a token it has, or objects it reads. */
+    private boolean workWhileRunning() {
+        return (mountToken && !withoutToken) || task.usesObjects();
+    }
+
     private void refreshWhileRunning(RunningTask running) {
-        boolean reattached = started == null;
         try {
-            if (reattached) {
+            if (!prepared) {
                 refresh(running, true); // a restarted agent: a fresh token now, files checked against the objects
             }
-            while (true) {
+            while (workWhileRunning()) {
                 pauseUntil(nextRefresh());
                 refresh(running, false);
             }
@@ -222,7 +230,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
                         throw e;
                     }
                     withoutToken = true; // reattached in a namespace whose tokens are refused: as a start would
-                    LOG.info("task {}/{}: no ServiceAccount token: {}", alloc, task.getName(), e.getMessage());
+                    LOG.debug("task {}/{}: no ServiceAccount token: {}", alloc, task.getName(), e.getMessage());
                 }
             }
             List<String> changed = new ArrayList<>();
