@@ -81,7 +81,7 @@ public final class AllocRunner {
         // rather than leaving task runners behind that already told the controller of their first events.
         Allocation own = Specs.copy(allocation);
         cfg.stateDB().putAllocation(idOf(own), own);
-        this(cfg, own, RestoredTasks.NONE, listener, previous);
+        this(cfg, own, RestoredTasks.NONE, UserRestart.valueOf(own), listener, previous);
     }
 
     /**
@@ -93,18 +93,20 @@ public final class AllocRunner {
             AllocRunnerConfig cfg, StoredAllocation stored, AllocStateListener listener, PreviousAllocations previous) {
         Allocation allocation = stored.spec()
                 .orElseThrow(() -> new IllegalArgumentException("stored allocation " + stored.id() + " has no spec"));
-        return new AllocRunner(
-                cfg, allocation, RestoredTasks.of(allocation.getSpec().getTasks(), stored), listener, previous);
+        RestoredTasks tasks = RestoredTasks.of(allocation.getSpec().getTasks(), stored);
+        return new AllocRunner(cfg, allocation, tasks, UserRestart.actedOn(stored, allocation), listener, previous);
     }
 
     /**
      * @param allocation the runner's own snapshot (a copy made for it, or read back from the store)
      * @param stored     what the store kept of its tasks ({@link RestoredTasks#NONE} for a new runner)
+     * @param restartedAt the restart annotation's value acted on ({@link UserRestart})
      */
     private AllocRunner(
             AllocRunnerConfig cfg,
             Allocation allocation,
             RestoredTasks stored,
+            String restartedAt,
             AllocStateListener listener,
             PreviousAllocations previous) {
         this.cfg = cfg;
@@ -122,6 +124,7 @@ public final class AllocRunner {
                 cfg.stateDB(),
                 names,
                 generation,
+                restartedAt,
                 () -> destroying,
                 (now, task, event) -> listener.allocStateChanged(id, now, task, event));
         this.prerunDone = stored.prerunDone();
@@ -188,6 +191,19 @@ public final class AllocRunner {
             throw new IllegalArgumentException("allocation " + id + " has no task " + UserText.quote(task));
         }
         r.signal(signal, reason);
+    }
+
+    /**
+     * The API server's newest copy's restart annotation: a new value restarts the running tasks it names once
+     * ({@link UserRestart}), stored as acted on first; a value it cannot act on is a warning.
+     */
+    public void restartRequested(Allocation newest) {
+        String value = UserRestart.valueOf(newest);
+        if (!state.restartAnnotation(value) || value.isEmpty()) {
+            return;
+        }
+        state.publish(null, null); // stored before any task restarts: a later agent does not restart them again
+        UserRestart.act(value, tasks).ifPresent(why -> listener.allocWarning(id, UserRestart.REFUSED, why));
     }
 
     /** The allocation's directory on this node. */

@@ -35,6 +35,8 @@ final class AllocStatePublisher {
     private final Map<String, TaskState> states = new LinkedHashMap<>();
     private final AtomicLong version = new AtomicLong();
     private long observedGeneration;
+    /** The {@code drover.dev/restartedAt} value last acted on ({@link UserRestart}), stored with the state. */
+    private String restartedAt;
 
     /** @param tasks the allocation's task names, in spec order */
     AllocStatePublisher(
@@ -42,12 +44,14 @@ final class AllocStatePublisher {
             StateDB stateDB,
             List<String> tasks,
             long observedGeneration,
+            String restartedAt,
             BooleanSupplier destroying,
             Listener listener) {
         this.id = id;
         this.stateDB = stateDB;
         this.tasks = List.copyOf(tasks);
         this.observedGeneration = observedGeneration;
+        this.restartedAt = restartedAt;
         this.destroying = destroying;
         this.listener = listener;
     }
@@ -70,15 +74,31 @@ final class AllocStatePublisher {
         }
     }
 
+    /** Takes {@code value} as the restart annotation's now; returns whether it differs from the one acted on last. */
+    synchronized boolean restartAnnotation(String value) {
+        if (value.equals(restartedAt)) {
+            return false;
+        }
+        restartedAt = value;
+        return true;
+    }
+
     void publish(String task, TaskEvent event) {
         version.incrementAndGet();
         AllocState state = allocState();
+        String restartValue;
+        synchronized (this) {
+            restartValue = restartedAt;
+        }
         if (!destroying.getAsBoolean()) {
             try {
                 stateDB.putAllocRunnerState(
                         id,
                         new AllocRunnerState(
-                                state.clientStatus().name(), state.clientDescription(), state.observedGeneration()));
+                                state.clientStatus().name(),
+                                state.clientDescription(),
+                                state.observedGeneration(),
+                                restartValue));
             } catch (StateStoreException e) {
                 // as for the spec: the store writes it again; the runner and its tasks go on
             }

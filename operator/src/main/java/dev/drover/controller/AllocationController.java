@@ -212,6 +212,9 @@ public final class AllocationController {
         }
         if (!problems.isEmpty()) {
             reports.refuse(t, a, generation, problems);
+            if (runner != null && t.confirmed()) {
+                runner.restartRequested(a); // the last good spec runs on, and may be restarted
+            }
             return;
         }
         boolean wasRefused = t.accept();
@@ -224,6 +227,7 @@ public final class AllocationController {
             if (generation >= t.generation()) {
                 admissions.resize(id, a); // not refused: its requests count as they are now
             }
+            runner.restartRequested(a);
         }
     }
 

@@ -1,6 +1,8 @@
 package dev.drover.controller;
 
+import dev.drover.allocrunner.UserRestart;
 import dev.drover.api.v1alpha1.Allocation;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.RegisteredController;
 import io.javaoperatorsdk.operator.api.config.ControllerConfiguration;
@@ -15,6 +17,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The JOSDK side, kept thin: every Allocation event becomes a call on the
@@ -77,14 +80,14 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
                 .watchingAllNamespaces()
                 .withGenericFilter(a -> isFor(a, node))
                 .build();
-        InformerConfiguration<Allocation> informer = fieldSelector
-                ? InformerConfiguration.builder(base.getInformerConfig())
-                        .withFieldSelector(new FieldSelector(new FieldSelector.Field("spec.nodeName", node)))
-                        .buildForController()
-                : base.getInformerConfig();
+        InformerConfiguration<Allocation>.Builder informer =
+                InformerConfiguration.builder(base.getInformerConfig()).withOnUpdateFilter(AllocationReconciler::news);
+        if (fieldSelector) {
+            informer.withFieldSelector(new FieldSelector(new FieldSelector.Field("spec.nodeName", node)));
+        }
         ControllerConfiguration<Allocation> cfg = new ResolvedControllerConfiguration<>(
                 base.getName(),
-                base.isGenerationAware(),
+                false, // generation-aware by news() instead: the restart annotation does not change the generation
                 base.getAssociatedReconcilerClassName(),
                 base.getRetry(),
                 base.getRateLimiter(),
@@ -93,10 +96,26 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
                 Map.of(),
                 base.fieldManager(),
                 base.getConfigurationService(),
-                informer,
+                informer.buildForController(),
                 base.triggerReconcilerOnAllEvents(),
                 null);
         return operator.register(this, cfg);
+    }
+
+    /**
+     * Whether an update is worth a reconcile: what JOSDK's generation-aware filter lets through (a newer generation,
+     * a finalizer change, a delete under way), and a new {@code drover.dev/restartedAt} annotation, which leaves the
+     * generation as it is. The agent's own status writes are not.
+     */
+    static boolean news(Allocation newer, Allocation older) {
+        ObjectMeta now = newer.getMetadata();
+        ObjectMeta was = older.getMetadata();
+        return was.getGeneration() == null
+                || now.getGeneration() == null
+                || now.getGeneration() > was.getGeneration()
+                || now.getDeletionTimestamp() != null
+                || !Objects.equals(now.getFinalizers(), was.getFinalizers())
+                || !UserRestart.valueOf(newer).equals(UserRestart.valueOf(older));
     }
 
     private boolean isFor(Allocation a, String node) {
