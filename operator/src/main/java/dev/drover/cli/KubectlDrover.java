@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -35,11 +36,14 @@ public final class KubectlDrover {
             usage: kubectl drover logs ALLOC TASK [-f|--follow] [--stderr] [--tail N] [OPTIONS]
                    kubectl drover stats ALLOC [--json] [OPTIONS]
                    kubectl drover status ALLOC [OPTIONS]
+                   kubectl drover restart ALLOC [TASK] [OPTIONS]
 
               logs    a task's output, from the agent on the allocation's node (docs/api.md);
                       -f follows it until the task is dead, --tail N starts N lines from the end
               stats   CPU, memory and device usage of each task, from the agent; --json prints the agent's answer
               status  the allocation's status, its tasks' states and recent events, and its Kubernetes Events
+              restart restarts the running tasks (or TASK only) once: sets the annotation drover.dev/restartedAt
+                      to the time now (TASK@time); not counted against the restart policy (docs/allocations.md)
 
             OPTIONS: -n|--namespace NS, --context NAME, --kubeconfig FILE, and --token TOKEN: a bearer
             token that replaces the kubeconfig user's credentials
@@ -80,7 +84,7 @@ public final class KubectlDrover {
             String kubeconfig,
             String token) {
 
-        private static final Set<String> VERBS = Set.of("logs", "stats", "status");
+        private static final Set<String> VERBS = Set.of("logs", "stats", "status", "restart");
 
         static Command parse(String[] argv) throws Misuse {
             String verb = argv[0];
@@ -135,8 +139,14 @@ public final class KubectlDrover {
                 }
             }
             int wanted = verb.equals("logs") ? 2 : 1;
+            if (verb.equals("restart") && positional.size() == 2) {
+                wanted = 2; // restart ALLOC TASK
+            }
             if (positional.size() != wanted) {
-                throw new Misuse(verb + (wanted == 2 ? " needs ALLOC and TASK" : " needs ALLOC"));
+                throw new Misuse(
+                        verb.equals("restart")
+                                ? "restart needs ALLOC, and TASK to restart one task only"
+                                : verb + (wanted == 2 ? " needs ALLOC and TASK" : " needs ALLOC"));
             }
             return new Command(verb, positional, namespace, follow, stream, tail, json, context, kubeconfig, token);
         }
@@ -222,6 +232,11 @@ public final class KubectlDrover {
         switch (command.verb()) {
             case "logs" -> logs(client, namespace, command, out);
             case "stats" -> stats(client, namespace, command, out);
+            case "restart" -> {
+                List<String> a = command.args();
+                AllocRestart.run(
+                        client, a.getFirst(), a.size() > 1 ? a.get(1) : null, namespace, InstantSource.system(), out);
+            }
             default ->
                 AllocStatus.run(client, command.args().getFirst(), namespace, java.time.InstantSource.system(), out);
         }

@@ -130,6 +130,10 @@ class KubectlDroverTest {
                 .contains("usage:");
         assertThat(run("logs", "web").err()).contains("logs needs ALLOC and TASK");
         assertThat(run("stats").err()).contains("stats needs ALLOC");
+        assertThat(run("restart").err()).contains("restart needs ALLOC, and TASK to restart one task only");
+        assertThat(run("restart", "web", "main", "side").exit()).isEqualTo(2);
+        assertThat(run("restart", "web", "--json").err()).contains("--json is a flag of stats, not of restart");
+        assertThat(run("help").err()).contains("kubectl drover restart ALLOC [TASK] [OPTIONS]");
         assertThat(run("stats", "web", "-f").err()).contains("-f is a flag of logs, not of stats");
         assertThat(run("logs", "web", "main", "--json").err()).contains("--json is a flag of stats, not of logs");
         assertThat(run("logs", "web", "main", "--tail", "ten").err()).contains("--tail needs a number of lines");

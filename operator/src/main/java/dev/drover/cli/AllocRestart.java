@@ -1,0 +1,69 @@
+package dev.drover.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.allocrunner.UserRestart;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.Task;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.io.PrintStream;
+import java.time.InstantSource;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code kubectl drover restart ALLOC [TASK]}: sets the allocation's {@code drover.dev/restartedAt} annotation
+ * (a JSON merge patch, with the user's own credentials) to the time now, or {@code TASK@time}, as {@code kubectl
+ * rollout restart} does for a Deployment; the node's agent restarts the running tasks once for the new value.
+ */
+final class AllocRestart {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private AllocRestart() {}
+
+    /** {@code {"metadata":{"annotations":{"drover.dev/restartedAt":VALUE}}}}, escaped as JSON needs. */
+    static String mergePatch(String value) {
+        try {
+            return JSON.writeValueAsString(
+                    Map.of("metadata", Map.of("annotations", Map.of(UserRestart.ANNOTATION, value))));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e); // a map of strings always serializes
+        }
+    }
+
+    /** {@code task} null restarts every running task. */
+    static void run(
+            KubernetesClient client, String alloc, String task, String namespace, InstantSource clock, PrintStream out)
+            throws CommandFailure {
+        // milliseconds: two restarts asked for within a second are two values
+        String when = clock.instant().truncatedTo(ChronoUnit.MILLIS).toString();
+        String value = task == null ? when : task + "@" + when;
+        try {
+            var resource =
+                    client.resources(Allocation.class).inNamespace(namespace).withName(alloc);
+            Allocation a = resource.get();
+            if (a == null) {
+                throw new CommandFailure("allocation " + namespace + "/" + TerminalText.clean(alloc) + " not found");
+            }
+            List<String> tasks = a.getSpec() == null || a.getSpec().getTasks() == null
+                    ? List.of()
+                    : a.getSpec().getTasks().stream().map(Task::getName).toList();
+            if (task != null && !tasks.contains(task)) {
+                throw new CommandFailure("allocation " + namespace + "/" + alloc + " has no task "
+                        + TerminalText.clean(task) + " (its tasks: " + TerminalText.clean(String.join(", ", tasks))
+                        + ")");
+            }
+            resource.patch(PatchContext.of(PatchType.JSON_MERGE), mergePatch(value));
+        } catch (KubernetesClientException e) {
+            throw new CommandFailure("the API server said: " + TerminalText.clean(e.getMessage()));
+        }
+        out.println("allocation " + namespace + "/" + alloc + ": restart of "
+                + (task == null ? "every running task" : "task " + task + " (if running)") + " requested ("
+                + UserRestart.ANNOTATION + "=" + value + ")");
+    }
+}
