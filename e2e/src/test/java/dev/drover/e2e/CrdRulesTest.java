@@ -129,6 +129,73 @@ class CrdRulesTest {
                     "spec.tasks[0].files[0]: Invalid value: \"object\": secrets/token is the task's ServiceAccount"
                             + " token; give this Secret another path"),
             new Case(
+                    "spec.tasks[*]",
+                    "!has(self.checkRestart) || has(self.checks)",
+                    "tasks:\n- name: main\n  driver: mock\n  checkRestart: {limit: 1}\n",
+                    "spec.tasks[0]",
+                    "spec.tasks[0]: Invalid value: \"object\": checkRestart needs checks"),
+            new Case(
+                    "spec.tasks[*].checks",
+                    "self.all(c, self.exists_one(d, d.name == c.name))",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1}, {name: c, type: tcp, port: 2}]\n",
+                    "spec.tasks[0].checks",
+                    "spec.tasks[0].checks: Invalid value: \"array\": check names must be unique in a task"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "self.type != 'exec' || has(self.command)",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: exec}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": an exec check needs command"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "self.type == 'exec' || has(self.port)",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: http}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": an http or tcp check needs port"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "self.type == 'exec' || !(has(self.command) || has(self.args))",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1, command: x}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": command and args are for exec checks only"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "self.type == 'http' || !(has(self.path) || has(self.method) || has(self.headers))",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1, path: /}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": path, method and headers are for http checks only"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "self.type != 'exec' || !has(self.port)",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: exec, command: x, port: 1}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": an exec check has no port"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "!has(self.interval) || duration(self.interval) >= duration('1s')",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1, interval: 500ms, timeout: 100ms}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": interval must be at least 1s"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "!has(self.timeout) || duration(self.timeout) > duration('0s')",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1, timeout: 0s}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": timeout must be more than 0s"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "duration(has(self.timeout) ? self.timeout : '2s') <= duration(has(self.interval) ? self.interval : '10s')",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1, timeout: 15s}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": timeout must not be longer than interval"),
+            new Case(
+                    "spec.tasks[*].checks[*].args",
+                    "self.all(a, size(a) <= 4096)",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: exec, command: x, args: ['"
+                            + "a".repeat(4097) + "']}]\n",
+                    "spec.tasks[0].checks[0].args",
+                    "spec.tasks[0].checks[0].args: Invalid value: \"array\": each of args may have at most 4096 characters"),
+            new Case(
                     "spec.tasks[*].serviceAccountToken",
                     "!has(self.audience) || self.audience != 'drover.dev/agent'",
                     "tasks:\n- name: main\n  driver: mock\n  serviceAccountToken: {audience: drover.dev/agent}\n",
@@ -172,6 +239,11 @@ class CrdRulesTest {
                   leader: true
                   restartPolicy: {attempts: 2, mode: Delay, interval: 1m}
                   resources: {devices: [{name: nvidia/gpu, count: 1}]}
+                  checks:
+                  - {name: web, type: http, port: 8080, path: /healthz, headers: [{name: X-A, value: b}], timeout: 10s}
+                  - {name: db, type: tcp, port: 5432}
+                  - {name: script, type: exec, command: /bin/check, args: [-v], interval: 1s, timeout: 1s}
+                  checkRestart: {limit: 3, grace: 90s}
                 - {name: b, driver: mock}
                 """);
         kubectl.runWithInput(yaml, "apply", "-f", "-").assertOk();

@@ -21,6 +21,7 @@ import java.util.Objects;
 @ValidationRule(
         value = "has(self.onChange) && self.onChange == 'Signal' ? has(self.changeSignal) : !has(self.changeSignal)",
         message = "changeSignal is needed with onChange: Signal, and only then")
+@ValidationRule(value = "!has(self.checkRestart) || has(self.checks)", message = "checkRestart needs checks")
 public class Task {
 
     // The CRD declares the same defaults (the API server fills them in); these constants keep both in step.
@@ -31,6 +32,9 @@ public class Task {
 
     /** The most Secrets and ConfigMaps one task may project as files. */
     public static final int MAX_FILES = 16;
+
+    /** The most health checks one task may have. */
+    public static final int MAX_CHECKS = 8;
 
     @Required
     @Size(min = 1, max = 63)
@@ -86,6 +90,14 @@ public class Task {
 
     @Size(min = 1, max = 32)
     private String changeSignal;
+
+    @Size(max = MAX_CHECKS)
+    @ValidationRule(
+            value = "self.all(c, self.exists_one(d, d.name == c.name))",
+            message = "check names must be unique in a task")
+    private List<Check> checks;
+
+    private CheckRestart checkRestart;
 
     public String getName() {
         return name;
@@ -283,6 +295,30 @@ public class Task {
         this.changeSignal = changeSignal;
     }
 
+    /** Health checks while the task runs; null: none. */
+    public List<Check> getChecks() {
+        return checks;
+    }
+
+    public void setChecks(List<Check> checks) {
+        this.checks = checks;
+    }
+
+    /** When failing checks restart the task; null: never. */
+    public CheckRestart getCheckRestart() {
+        return checkRestart;
+    }
+
+    public void setCheckRestart(CheckRestart checkRestart) {
+        this.checkRestart = checkRestart;
+    }
+
+    /** {@code checks}, empty when not given. */
+    @JsonIgnore
+    public List<Check> effectiveChecks() {
+        return checks == null ? List.of() : checks;
+    }
+
     /** {@code onChange}, Noop when not given. */
     @JsonIgnore
     public ChangeMode effectiveOnChange() {
@@ -331,7 +367,9 @@ public class Task {
                 && Objects.equals(serviceAccountToken, t.serviceAccountToken)
                 && Objects.equals(files, t.files)
                 && Objects.equals(onChange, t.onChange)
-                && Objects.equals(changeSignal, t.changeSignal);
+                && Objects.equals(changeSignal, t.changeSignal)
+                && Objects.equals(checks, t.checks)
+                && Objects.equals(checkRestart, t.checkRestart);
     }
 
     @Override
@@ -352,6 +390,8 @@ public class Task {
                 serviceAccountToken,
                 files,
                 onChange,
-                changeSignal);
+                changeSignal,
+                checks,
+                checkRestart);
     }
 }

@@ -26,6 +26,7 @@ public class TaskState {
     private String startedAt;
     private String finishedAt;
     private List<TaskEvent> events = new ArrayList<>();
+    private List<CheckStatus> checks;
 
     public State getState() {
         return state;
@@ -83,6 +84,15 @@ public class TaskState {
         this.events = events;
     }
 
+    /** The task's checks in the order of the spec; null when it has none (or none runs yet). */
+    public List<CheckStatus> getChecks() {
+        return checks;
+    }
+
+    public void setChecks(List<CheckStatus> checks) {
+        this.checks = checks;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof TaskState t
@@ -92,11 +102,12 @@ public class TaskState {
                 && Objects.equals(lastRestart, t.lastRestart)
                 && Objects.equals(startedAt, t.startedAt)
                 && Objects.equals(finishedAt, t.finishedAt)
-                && Objects.equals(events, t.events);
+                && Objects.equals(events, t.events)
+                && Objects.equals(checks, t.checks);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(state, failed, restarts, lastRestart, startedAt, finishedAt, events);
+        return Objects.hash(state, failed, restarts, lastRestart, startedAt, finishedAt, events, checks);
     }
 }

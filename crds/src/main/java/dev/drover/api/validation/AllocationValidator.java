@@ -148,6 +148,7 @@ public final class AllocationValidator {
         }
         validateEnv(path, task.getEnv(), out);
         CredentialRules.validate(path, task, out);
+        CheckRules.validate(path, task, out);
         if (task.getUser() != null && !Users.isValid(task.getUser())) {
             out.add(new Violation(
                     path + ".user",

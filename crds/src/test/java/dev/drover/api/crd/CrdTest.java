@@ -2,6 +2,8 @@ package dev.drover.api.crd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.drover.api.v1alpha1.Check;
+import dev.drover.api.v1alpha1.CheckRestart;
 import dev.drover.api.v1alpha1.EphemeralDisk;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.common.Durations;
@@ -137,6 +139,33 @@ class CrdTest {
                 .isEqualTo(bare.effectiveShutdownDelay());
         assertThat(task.getProperties().get("leader").getDefault().asBoolean()).isEqualTo(bare.isLeaderTask());
         assertThat(task.getProperties().get("leader").getDefault().isBoolean()).isTrue();
+
+        JSONSchemaProps check = task.getProperties().get("checks").getItems().getSchema();
+        Check bareCheck = new Check();
+        assertThat(Durations.parse(
+                        check.getProperties().get("interval").getDefault().asText()))
+                .isEqualTo(bareCheck.effectiveInterval());
+        assertThat(Durations.parse(
+                        check.getProperties().get("timeout").getDefault().asText()))
+                .isEqualTo(bareCheck.effectiveTimeout());
+        assertThat(Durations.parse(
+                        check.getProperties().get("initialDelay").getDefault().asText()))
+                .isEqualTo(bareCheck.effectiveInitialDelay());
+        assertThat(check.getProperties().get("successThreshold").getDefault().asInt())
+                .isEqualTo(bareCheck.effectiveSuccessThreshold());
+        assertThat(check.getProperties().get("failureThreshold").getDefault().asInt())
+                .isEqualTo(bareCheck.effectiveFailureThreshold());
+        assertThat(check.getProperties().get("type").getEnum())
+                .extracting(n -> n.asText())
+                .containsExactlyInAnyOrder("http", "tcp", "exec");
+        JSONSchemaProps restart = task.getProperties().get("checkRestart");
+        CheckRestart.Resolved restartDefaults = CheckRestart.resolve(null);
+        assertThat(restart.getProperties().get("limit").getDefault().asInt()).isEqualTo(restartDefaults.limit());
+        assertThat(Durations.parse(
+                        restart.getProperties().get("grace").getDefault().asText()))
+                .isEqualTo(restartDefaults.grace());
+        assertThat(restart.getProperties().get("ignoreWarnings").getDefault().asBoolean())
+                .isEqualTo(restartDefaults.ignoreWarnings());
 
         JSONSchemaProps disk = spec.getProperties().get("ephemeralDisk");
         EphemeralDisk.Resolved defaults = EphemeralDisk.resolve(null);

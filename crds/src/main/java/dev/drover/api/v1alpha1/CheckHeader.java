@@ -1,0 +1,64 @@
+package dev.drover.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import java.util.Objects;
+
+/** One header an http check sends, as a Kubernetes probe's {@code httpGet.httpHeaders} entry. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class CheckHeader {
+
+    /** An HTTP field name: a token of RFC 9110. */
+    public static final String NAME_PATTERN = "^[-!#$%&'*+.^_`|~0-9A-Za-z]+$";
+
+    /** A field value: no control character but tab, so a value cannot end the header and start another. */
+    public static final String VALUE_PATTERN = "^[^\\x00-\\x08\\x0a-\\x1f\\x7f]*$";
+
+    public static final int MAX_NAME = 256;
+    public static final int MAX_VALUE = 4096;
+
+    @Required
+    @Size(min = 1, max = MAX_NAME)
+    @Pattern(NAME_PATTERN)
+    private String name;
+
+    @Size(max = MAX_VALUE)
+    @Pattern(VALUE_PATTERN)
+    private String value;
+
+    public CheckHeader() {}
+
+    public CheckHeader(String name, String value) {
+        this.name = name;
+        this.value = value;
+    }
+
+    public String getName() {
+        return name;
+    }
+
+    public void setName(String name) {
+        this.name = name;
+    }
+
+    /** The value; empty when not given. */
+    public String getValue() {
+        return value;
+    }
+
+    public void setValue(String value) {
+        this.value = value;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof CheckHeader h && Objects.equals(name, h.name) && Objects.equals(value, h.value);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, value);
+    }
+}

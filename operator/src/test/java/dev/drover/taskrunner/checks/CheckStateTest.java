@@ -1,0 +1,139 @@
+package dev.drover.taskrunner.checks;
+
+import static dev.drover.api.v1alpha1.CheckStatus.Status.CRITICAL;
+import static dev.drover.api.v1alpha1.CheckStatus.Status.PASSING;
+import static dev.drover.api.v1alpha1.CheckStatus.Status.WARNING;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.drover.api.v1alpha1.Check;
+import dev.drover.api.v1alpha1.CheckStatus;
+import dev.drover.api.v1alpha1.CheckStatus.Status;
+import dev.drover.api.v1alpha1.CheckType;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class CheckStateTest {
+
+    /** A clock the test moves by hand. */
+    static final class ManualClock implements InstantSource {
+        Instant now = Instant.parse("2026-11-22T10:00:00Z");
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+
+        void advance(Duration d) {
+            now = now.plus(d);
+        }
+    }
+
+    final ManualClock clock = new ManualClock();
+
+    static Check check(int successThreshold, int failureThreshold) {
+        Check c = new Check("web", CheckType.HTTP);
+        c.setPort(8080);
+        c.setSuccessThreshold(successThreshold);
+        c.setFailureThreshold(failureThreshold);
+        return c;
+    }
+
+    static ProbeResult result(char c) {
+        return switch (c) {
+            case 'P' -> ProbeResult.passing("200 OK");
+            case 'W' -> ProbeResult.warning("429 Too Many Requests");
+            default -> ProbeResult.critical("connection refused");
+        };
+    }
+
+    /** Results as letters (P passing, W warning, C critical), and the status after each. */
+    static Stream<Arguments> sequences() {
+        return Stream.of(
+                Arguments.of(1, 3, "P", List.of(PASSING)),
+                Arguments.of(1, 3, "CCC", List.of(CRITICAL, CRITICAL, CRITICAL)),
+                Arguments.of(1, 3, "PCCCP", List.of(PASSING, PASSING, PASSING, CRITICAL, PASSING)),
+                Arguments.of(1, 3, "PCCPCC", List.of(PASSING, PASSING, PASSING, PASSING, PASSING, PASSING)),
+                Arguments.of(1, 3, "PWWW", List.of(PASSING, PASSING, PASSING, WARNING)),
+                Arguments.of(1, 3, "PWCWC", List.of(PASSING, PASSING, PASSING, WARNING, CRITICAL)),
+                Arguments.of(1, 1, "PWCP", List.of(PASSING, WARNING, CRITICAL, PASSING)),
+                Arguments.of(3, 1, "PPCPPP", List.of(CRITICAL, CRITICAL, CRITICAL, CRITICAL, CRITICAL, PASSING)),
+                Arguments.of(2, 2, "PPCPC", List.of(CRITICAL, PASSING, PASSING, PASSING, PASSING)));
+    }
+
+    @ParameterizedTest(name = "success {0}, failure {1}: {2}")
+    @MethodSource("sequences")
+    void thresholdsCountResultsInARow(int success, int failure, String results, List<Status> expected) {
+        CheckState state = new CheckState(check(success, failure), clock);
+        List<Status> seen = new ArrayList<>();
+        for (char c : results.toCharArray()) {
+            clock.advance(Duration.ofSeconds(10));
+            state.record(result(c));
+            seen.add(state.status());
+        }
+        assertThat(seen).isEqualTo(expected);
+    }
+
+    @Test
+    void aCheckIsCriticalUntilItsFirstPassingProbe() {
+        CheckState state = new CheckState(check(1, 3), clock);
+        assertThat(state.report())
+                .isEqualTo(new CheckStatus("web", CRITICAL, "no probe has run yet", "2026-11-22T10:00:00Z"));
+    }
+
+    @Test
+    void theFirstFailingProbeSaysWhyWithoutMovingSince() {
+        CheckState state = new CheckState(check(1, 3), clock);
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(state.record(ProbeResult.critical("connection refused"))).isTrue();
+        assertThat(state.report())
+                .isEqualTo(new CheckStatus("web", CRITICAL, "connection refused", "2026-11-22T10:00:00Z"));
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(state.record(ProbeResult.critical("timed out"))).isFalse();
+        assertThat(state.report().getOutput()).isEqualTo("connection refused");
+    }
+
+    @Test
+    void outputAndSinceChangeOnlyWithTheStatus() {
+        CheckState state = new CheckState(check(1, 1), clock);
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(state.record(ProbeResult.passing("ok at 10:00:10"))).isTrue();
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(state.record(ProbeResult.passing("ok at 10:00:20"))).isFalse();
+        assertThat(state.report()).isEqualTo(new CheckStatus("web", PASSING, "ok at 10:00:10", "2026-11-22T10:00:10Z"));
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(state.record(ProbeResult.critical("refused"))).isTrue();
+        assertThat(state.report()).isEqualTo(new CheckStatus("web", CRITICAL, "refused", "2026-11-22T10:00:30Z"));
+    }
+
+    @Test
+    void resultsBeforeTheInitialDelayAreIgnored() {
+        Check c = check(1, 1);
+        c.setInitialDelay("30s");
+        CheckState state = new CheckState(c, clock);
+        assertThat(state.firstProbeAt()).isEqualTo(Instant.parse("2026-11-22T10:00:30Z"));
+        clock.advance(Duration.ofSeconds(29));
+        assertThat(state.record(ProbeResult.passing("early"))).isFalse();
+        assertThat(state.status()).isEqualTo(CRITICAL);
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(state.record(ProbeResult.passing("on time"))).isTrue();
+        assertThat(state.status()).isEqualTo(PASSING);
+    }
+
+    @Test
+    void aHugeOutputIsCutForTheStatus() {
+        CheckState state = new CheckState(check(1, 1), clock);
+        clock.advance(Duration.ofSeconds(10));
+        state.record(ProbeResult.critical("x".repeat(1_000_000)));
+        assertThat(state.report().getOutput())
+                .hasSizeLessThanOrEqualTo(CheckStatus.MAX_OUTPUT)
+                .endsWith("(1000000 characters)");
+    }
+}
