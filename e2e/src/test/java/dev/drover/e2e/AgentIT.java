@@ -566,6 +566,103 @@ class AgentIT {
         kubectl.run("delete", "alloc", "greeter", "--timeout=30s").assertOk();
     }
 
+    /**
+     * Issue 22's signal: a user granted {@code create} on {@code allocations/signal} sends SIGUSR1 to a raw_exec task
+     * through the API server and the gateway with {@code kubectl drover signal}; the task's trap sees it, and the
+     * Kubernetes Event names the user. A user with only {@code get} on {@code allocations/log} gets 403, an unknown
+     * task 404.
+     */
+    @Test
+    @Order(7)
+    void aUserGrantedAllocationsSignalSignalsARawExecTaskAndTheEventNamesThem() throws Exception {
+        apply("""
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: trapper, namespace: default}
+                spec:
+                  nodeName: local
+                  tasks:
+                  - name: app
+                    driver: raw_exec
+                    config: {command: /bin/sh, args: ["-c", "trap 'echo saw USR1' USR1; echo ready; while true; do sleep 1; done"]}
+                    killTimeout: 2s
+                """);
+        waitFor("trapper", "Running");
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: Role
+                        metadata: {name: allocation-operators, namespace: default}
+                        rules:
+                        - {apiGroups: [agent.drover.dev], resources: [allocations/signal], verbs: [create]}
+                        - {apiGroups: [agent.drover.dev], resources: [allocations/log], verbs: [get]}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: RoleBinding
+                        metadata: {name: allocation-operators, namespace: default}
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: allocation-operators}
+                        subjects:
+                        - {kind: ServiceAccount, name: operator, namespace: default}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: Role
+                        metadata: {name: allocation-readers, namespace: default}
+                        rules:
+                        - {apiGroups: [agent.drover.dev], resources: [allocations/log], verbs: [get]}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: RoleBinding
+                        metadata: {name: allocation-readers, namespace: default}
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: allocation-readers}
+                        subjects:
+                        - {kind: ServiceAccount, name: viewer, namespace: default}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        String operator = tokenFor("operator");
+        String viewer = tokenFor("viewer");
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(
+                                kubectl.plugin(PLUGINS, "drover", "logs", "trapper", "app", "--token", operator)
+                                        .out())
+                        .contains("ready"));
+
+        var refused = kubectl.plugin(PLUGINS, "drover", "signal", "trapper", "app", "SIGUSR1", "--token", viewer);
+        assertThat(refused.exitCode()).as("a reader may not act").isEqualTo(1);
+        assertThat(refused.err()).contains("(HTTP 403)").contains("allocations/signal");
+
+        var sent = kubectl.plugin(PLUGINS, "drover", "signal", "trapper", "app", "SIGUSR1", "--token", operator);
+        assertThat(sent.exitCode()).as(sent.err()).isZero();
+        assertThat(sent.out()).isEqualTo("sent SIGUSR1 to task app of allocation default/trapper\n");
+        await().atMost(Duration.ofSeconds(15))
+                .untilAsserted(() -> assertThat(
+                                kubectl.plugin(PLUGINS, "drover", "logs", "trapper", "app", "--token", operator)
+                                        .out())
+                        .contains("saw USR1"));
+        await().atMost(Duration.ofSeconds(15))
+                .untilAsserted(() -> assertThat(server.client()
+                                .v1()
+                                .events()
+                                .inNamespace("default")
+                                .list()
+                                .getItems())
+                        .anySatisfy(e -> {
+                            assertThat(e.getReason()).isEqualTo("Signaling");
+                            assertThat(e.getInvolvedObject().getName()).isEqualTo("trapper");
+                            assertThat(e.getMessage())
+                                    .isEqualTo(
+                                            "Task app: Signal SIGUSR1 sent by \"system:serviceaccount:default:operator\"");
+                        }));
+
+        var noTask = kubectl.plugin(PLUGINS, "drover", "signal", "trapper", "nobody", "HUP", "--token", operator);
+        assertThat(noTask.exitCode()).isEqualTo(1);
+        assertThat(noTask.err()).contains("has no task \"nobody\"").contains("(HTTP 404)");
+        var unknown = kubectl.plugin(PLUGINS, "drover", "signal", "trapper", "app", "SIGNOPE", "--token", operator);
+        assertThat(unknown.exitCode()).isEqualTo(1);
+        assertThat(unknown.err()).contains("unknown signal").contains("(HTTP 400)");
+        kubectl.run("delete", "alloc", "trapper", "--timeout=30s").assertOk();
+    }
+
     /** {@code kubectl drover logs -f} shows what the task writes while it runs, and ends when the task is dead. */
     @Test
     @Order(7)

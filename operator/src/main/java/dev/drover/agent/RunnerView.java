@@ -62,6 +62,11 @@ final class RunnerView implements LocalAllocation {
     }
 
     @Override
+    public void signal(String task, String signal, String reason) throws DriverException, InterruptedException {
+        runner.signalTask(task, signal, reason);
+    }
+
+    @Override
     public DeviceStats.AllocationStats devices() {
         return ledger == null
                 ? DeviceStats.AllocationStats.NONE

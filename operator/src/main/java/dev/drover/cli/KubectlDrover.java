@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.io.IOException;
@@ -28,7 +29,7 @@ import java.util.concurrent.TimeoutException;
  * {@code kubectl drover}: the kubectl plugin ({@code operator/bin/kubectl-drover} runs it from the agent jar).
  * {@code logs} and {@code stats} read the aggregated API {@code agent.drover.dev} through the API server, as
  * {@code kubectl logs} reads a pod's, with the kubeconfig's own credentials (the Drover gateway asks the node's
- * agent); {@code status} reads the allocation and its Events.
+ * agent); {@code signal} posts a signal for a task there; {@code status} reads the allocation and its Events.
  */
 public final class KubectlDrover {
 
@@ -37,6 +38,7 @@ public final class KubectlDrover {
                    kubectl drover stats ALLOC [--json] [OPTIONS]
                    kubectl drover status ALLOC [OPTIONS]
                    kubectl drover restart ALLOC [TASK] [OPTIONS]
+                   kubectl drover signal ALLOC TASK SIGNAL [OPTIONS]
 
               logs    a task's output, from the agent on the allocation's node (docs/api.md);
                       -f follows it until the task is dead, --tail N starts N lines from the end
@@ -44,12 +46,14 @@ public final class KubectlDrover {
               status  the allocation's status, its tasks' states and recent events, and its Kubernetes Events
               restart restarts the running tasks (or TASK only) once: sets the annotation drover.dev/restartedAt
                       to the time now (TASK@time); not counted against the restart policy (docs/allocations.md)
+              signal  sends SIGNAL (SIGUSR1, usr1, HUP...) to the running TASK; its Signaling event names you
 
             OPTIONS: -n|--namespace NS, --context NAME, --kubeconfig FILE, and --token TOKEN: a bearer
             token that replaces the kubeconfig user's credentials
 
             logs and stats go through the Kubernetes API server (group agent.drover.dev, served by the
-            Drover gateway): they need get on allocations/log or allocations/stats in that group.
+            Drover gateway): they need get on allocations/log or allocations/stats in that group;
+            signal needs create on allocations/signal.
             """;
     static final int EXIT_USAGE = 2;
     /** How long the answer may take to begin (stats take a quarter of a second to measure CPU). */
@@ -84,7 +88,7 @@ public final class KubectlDrover {
             String kubeconfig,
             String token) {
 
-        private static final Set<String> VERBS = Set.of("logs", "stats", "status", "restart");
+        private static final Set<String> VERBS = Set.of("logs", "stats", "status", "restart", "signal");
 
         static Command parse(String[] argv) throws Misuse {
             String verb = argv[0];
@@ -138,7 +142,7 @@ public final class KubectlDrover {
                     }
                 }
             }
-            int wanted = verb.equals("logs") ? 2 : 1;
+            int wanted = verb.equals("signal") ? 3 : verb.equals("logs") ? 2 : 1;
             if (verb.equals("restart") && positional.size() == 2) {
                 wanted = 2; // restart ALLOC TASK
             }
@@ -146,7 +150,10 @@ public final class KubectlDrover {
                 throw new Misuse(
                         verb.equals("restart")
                                 ? "restart needs ALLOC, and TASK to restart one task only"
-                                : verb + (wanted == 2 ? " needs ALLOC and TASK" : " needs ALLOC"));
+                                : verb
+                                        + (wanted == 3
+                                                ? " needs ALLOC, TASK and SIGNAL"
+                                                : wanted == 2 ? " needs ALLOC and TASK" : " needs ALLOC"));
             }
             return new Command(verb, positional, namespace, follow, stream, tail, json, context, kubeconfig, token);
         }
@@ -237,6 +244,7 @@ public final class KubectlDrover {
                 AllocRestart.run(
                         client, a.getFirst(), a.size() > 1 ? a.get(1) : null, namespace, InstantSource.system(), out);
             }
+            case "signal" -> signal(client, namespace, command, out);
             default ->
                 AllocStatus.run(client, command.args().getFirst(), namespace, java.time.InstantSource.system(), out);
         }
@@ -263,6 +271,16 @@ public final class KubectlDrover {
         out.flush();
     }
 
+    /** POSTs the signal; the agent's one-line answer is printed ("sent SIGUSR1 to task web of ..."). */
+    private static void signal(KubernetesClient client, String namespace, Command c, PrintStream out)
+            throws CommandFailure {
+        String query = "?task=" + encode(c.args().get(1)) + "&signal="
+                + encode(c.args().get(2));
+        JsonNode answer = ask(client, "POST", namespace, c.args().getFirst(), "signal" + query, JSON::readTree);
+        out.println(TerminalText.clean(answer.path("message").asText("sent")));
+        out.flush();
+    }
+
     /** Reads a successful answer's body; it is closed afterwards. */
     private interface BodyReader<T> {
         T read(InputStream body) throws IOException;
@@ -275,12 +293,28 @@ public final class KubectlDrover {
     private static <T> T ask(
             KubernetesClient client, String namespace, String alloc, String subresourceAndQuery, BodyReader<T> reader)
             throws CommandFailure {
+        return ask(client, "GET", namespace, alloc, subresourceAndQuery, reader);
+    }
+
+    /** As {@link #ask(KubernetesClient, String, String, String, BodyReader)}, with {@code method}: a POST has no body. */
+    private static <T> T ask(
+            KubernetesClient client,
+            String method,
+            String namespace,
+            String alloc,
+            String subresourceAndQuery,
+            BodyReader<T> reader)
+            throws CommandFailure {
         HttpClient http = client.getHttpClient();
         String url = client.getConfiguration().getMasterUrl().replaceAll("/+$", "") + API + "/namespaces/"
                 + encode(namespace) + "/allocations/" + encode(alloc) + "/" + subresourceAndQuery;
         HttpResponse<InputStream> response;
         try {
-            response = http.sendAsync(http.newHttpRequestBuilder().uri(url).build(), InputStream.class)
+            HttpRequest.Builder request = http.newHttpRequestBuilder().uri(url);
+            if (method.equals("POST")) {
+                request.post("application/json", new byte[0]);
+            }
+            response = http.sendAsync(request.build(), InputStream.class)
                     .get(ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -11,7 +11,7 @@ import java.util.Optional;
  */
 final class Discovery {
 
-    static final List<String> SUBRESOURCES = List.of("log", "stats", "snapshot");
+    static final List<String> SUBRESOURCES = List.of("log", "stats", "snapshot", "signal");
 
     private Discovery() {}
 
@@ -69,7 +69,8 @@ final class Discovery {
                                 "kind",
                                 "Allocation",
                                 "verbs",
-                                List.of("get")))
+                                // a signal is a POST, which kube-apiserver authorizes as create
+                                List.of(s.equals("signal") ? "create" : "get")))
                         .toList());
     }
 }

@@ -29,9 +29,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The aggregated API {@code agent.drover.dev/v1alpha1}, which the Kubernetes API server serves through this gateway:
- * {@code GET /apis/agent.drover.dev/v1alpha1/namespaces/NS/allocations/NAME/{log,stats,snapshot}}. Each request
- * comes from the API server ({@link RequestHeaderAuth}), is authorized for the user it names with a
- * SubjectAccessReview ({@code get} on {@code allocations/SUBRESOURCE} of group {@code agent.drover.dev}), and is then
+ * {@code GET /apis/agent.drover.dev/v1alpha1/namespaces/NS/allocations/NAME/{log,stats,snapshot}} and {@code POST
+ * .../signal}. Each request comes from the API server ({@link RequestHeaderAuth}), is authorized for the user it names
+ * with a SubjectAccessReview ({@code get} on {@code allocations/SUBRESOURCE} of group {@code agent.drover.dev},
+ * {@code create} for {@code allocations/signal}), and is then
  * asked of the agent on the allocation's node with the gateway's own token ({@link Backend}); the agent's answer is
  * streamed through as it comes. Errors are Kubernetes {@code Status} objects. {@code /healthz}, {@code /livez} and
  * {@code /readyz} need no certificate.
@@ -53,17 +54,21 @@ public final class GatewayApi implements AutoCloseable {
      */
     static final java.time.Duration PEER_CHECK = java.time.Duration.ofSeconds(2);
 
-    /** Whether a user may get a subresource of an allocation ({@link KubernetesAuth#authorize}). */
+    /** Whether a user may {@code verb} a subresource of an allocation ({@link KubernetesAuth#authorize}). */
     public interface Authorizer {
-        KubernetesAuth.Decision authorize(UserInfo user, String namespace, String name, String subresource);
+        KubernetesAuth.Decision authorize(
+                UserInfo user, String namespace, String name, String verb, String subresource);
     }
 
     /** Where allocations are read and their agents asked. */
     public interface Backend {
         Optional<Allocation> allocation(String namespace, String name);
 
-        /** Asks the agent of {@code node} for {@code pathAndQuery} on behalf of {@code user}; 200's body to reader. */
-        void ask(String node, String pathAndQuery, String user, AgentClient.BodyReader<Void> reader)
+        /**
+         * Asks the agent of {@code node} for {@code pathAndQuery} with {@code method} (GET, or POST without a body)
+         * on behalf of {@code user}; 200's body to reader.
+         */
+        void ask(String node, String method, String pathAndQuery, String user, AgentClient.BodyReader<Void> reader)
                 throws AgentClient.AgentException, IOException, InterruptedException;
     }
 
@@ -192,11 +197,11 @@ public final class GatewayApi implements AutoCloseable {
             return;
         }
         UserInfo user = ((RequestHeaderAuth.Result.Authenticated) who).user();
-        if (!ex.getRequestMethod().equals("GET")) {
-            GatewayStatus.send(ex, 405, ex.getRequestMethod() + " is not served; use GET");
+        Optional<byte[]> discovery = Discovery.document(path);
+        if (discovery.isPresent() && !ex.getRequestMethod().equals("GET")) {
+            GatewayStatus.send(ex, 405, ex.getRequestMethod() + " is not served for discovery; use GET");
             return;
         }
-        Optional<byte[]> discovery = Discovery.document(path);
         if (discovery.isPresent()) {
             ex.getResponseHeaders().set("Content-Type", "application/json");
             ex.sendResponseHeaders(200, discovery.get().length);
@@ -210,8 +215,13 @@ public final class GatewayApi implements AutoCloseable {
             GatewayStatus.send(ex, e.status(), e.getMessage());
             return;
         }
+        if (!ex.getRequestMethod().equals(request.method())) {
+            GatewayStatus.send(
+                    ex, 405, ex.getRequestMethod() + " is not served for this path; use " + request.method());
+            return;
+        }
         KubernetesAuth.Decision decision =
-                authorizer.authorize(user, request.namespace(), request.name(), request.subresource());
+                authorizer.authorize(user, request.namespace(), request.name(), request.verb(), request.subresource());
         if (decision instanceof KubernetesAuth.Decision.Refused r) {
             GatewayStatus.send(ex, r.status(), r.message(), r.retryAfter());
             return;
@@ -269,13 +279,18 @@ public final class GatewayApi implements AutoCloseable {
                 subresource = "stats";
                 contentType = "application/json";
             }
+            case "signal" -> {
+                subresource = "signal" + request.query();
+                contentType = "application/json";
+            }
             default -> {
                 subresource = "snapshot";
                 contentType = "application/x-tar";
             }
         }
         try {
-            backend.ask(node, AgentClient.path(request.namespace(), request.name(), subresource), user, body -> {
+            String path = AgentClient.path(request.namespace(), request.name(), subresource);
+            backend.ask(node, request.method(), path, user, body -> {
                 streaming.add(body);
                 try {
                     if (closed) {
@@ -296,7 +311,7 @@ public final class GatewayApi implements AutoCloseable {
                 throw new IOException("the agent's answer ended early: " + e.getMessage());
             }
             int code = switch (e.status()) {
-                case 400, 404, 429 -> e.status();
+                case 400, 404, 409, 429 -> e.status();
                 case 0 -> 503;
                 default -> 500;
             };

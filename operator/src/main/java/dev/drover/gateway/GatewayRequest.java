@@ -1,5 +1,6 @@
 package dev.drover.gateway;
 
+import dev.drover.api.Signals;
 import dev.drover.api.v1alpha1.Names;
 import java.net.URLDecoder;
 import java.util.LinkedHashMap;
@@ -10,9 +11,10 @@ import java.util.regex.Pattern;
 
 /**
  * A request for an allocation's subresource, read from its raw path and query: {@code
- * /apis/agent.drover.dev/v1alpha1/namespaces/NS/allocations/NAME/{log,stats,snapshot}}, and for {@code log} the
+ * /apis/agent.drover.dev/v1alpha1/namespaces/NS/allocations/NAME/{log,stats,snapshot,signal}}, and for {@code log} the
  * parameters {@code task} (absent: the allocation's only task), {@code stream} ({@code stdout} | {@code stderr}),
- * {@code tail} (lines from the end; -1 or absent: all) and {@code follow}.
+ * {@code tail} (lines from the end; -1 or absent: all) and {@code follow}; for {@code signal} (a POST) the parameters
+ * {@code task} and {@code signal} (a name such as {@code SIGUSR1} or {@code HUP}), both required.
  */
 record GatewayRequest(String namespace, String name, String subresource, Optional<String> task, String query) {
 
@@ -38,6 +40,16 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
         }
     }
 
+    /** The HTTP method a subresource is served for: a signal acts (a POST, RBAC verb create); the others read. */
+    String method() {
+        return subresource.equals("signal") ? "POST" : "GET";
+    }
+
+    /** The RBAC verb kube-apiserver authorized the request for, which the gateway checks again. */
+    String verb() {
+        return method().equals("POST") ? "create" : "get";
+    }
+
     /** Whether the path names an allocation's subresource (of any name). */
     static boolean matches(String rawPath) {
         return ROUTE.matcher(rawPath).matches();
@@ -47,7 +59,7 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
         Matcher m = ROUTE.matcher(rawPath);
         if (!m.matches()) {
             throw new BadRequest(
-                    404, "no such path; " + PREFIX + "/namespaces/NS/allocations/NAME/{log,stats,snapshot}");
+                    404, "no such path; " + PREFIX + "/namespaces/NS/allocations/NAME/{log,stats,snapshot,signal}");
         }
         String namespace = m.group(1);
         String name = m.group(2);
@@ -58,13 +70,16 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
                     "\"" + GatewayStatus.cut(namespace) + "/" + GatewayStatus.cut(name)
                             + "\" is not a valid allocation name");
         }
-        if (!subresource.equals("log") && !subresource.equals("stats") && !subresource.equals("snapshot")) {
+        if (!Discovery.SUBRESOURCES.contains(subresource)) {
             throw new BadRequest(
                     404,
-                    "allocations have no subresource \"" + GatewayStatus.cut(subresource)
-                            + "\"; there are log, stats and snapshot");
+                    "allocations have no subresource \"" + GatewayStatus.cut(subresource) + "\"; there are "
+                            + String.join(", ", Discovery.SUBRESOURCES));
         }
         Map<String, String> query = query(rawQuery);
+        if (subresource.equals("signal")) {
+            return signal(namespace, name, query);
+        }
         if (!subresource.equals("log")) {
             return new GatewayRequest(namespace, name, subresource, Optional.empty(), "");
         }
@@ -87,6 +102,29 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
         }
         return new GatewayRequest(
                 namespace, name, subresource, task, "?stream=" + stream + "&tail=" + tail + "&follow=" + follow);
+    }
+
+    private static GatewayRequest signal(String namespace, String name, Map<String, String> query) throws BadRequest {
+        String task = query.get("task");
+        if (task == null || !Names.isLabel(task)) {
+            throw new BadRequest(
+                    400,
+                    task == null
+                            ? "a signal names its task: ?task=TASK&signal=NAME"
+                            : "task: \"" + GatewayStatus.cut(task) + "\" is not a valid task name");
+        }
+        String signal = query.get("signal");
+        if (signal == null || !Signals.isKnown(signal)) {
+            throw new BadRequest(
+                    400,
+                    signal == null
+                            ? "a signal names the signal: ?task=TASK&signal=NAME, such as SIGUSR1 or HUP"
+                            : "unknown signal \"" + GatewayStatus.cut(signal)
+                                    + "\": name a POSIX signal, such as SIGHUP, SIGUSR1, SIGUSR2, SIGTERM or SIGINT");
+        }
+        String canonical = Signals.canonical(signal);
+        return new GatewayRequest(
+                namespace, name, "signal", Optional.of(task), "?task=" + task + "&signal=" + canonical);
     }
 
     /** Reads the query; repeated parameters keep their first value, as Kubernetes does. */

@@ -29,6 +29,7 @@ final class GatewayStatus {
             case 404 -> "NotFound";
             case 405 -> "MethodNotAllowed";
             case 406 -> "NotAcceptable";
+            case 409 -> "Conflict";
             case 429 -> "TooManyRequests";
             case 503 -> "ServiceUnavailable";
             case 504 -> "Timeout";

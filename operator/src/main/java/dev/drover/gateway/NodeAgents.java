@@ -47,7 +47,7 @@ final class NodeAgents implements GatewayApi.Backend {
     }
 
     @Override
-    public void ask(String node, String pathAndQuery, String user, AgentClient.BodyReader<Void> reader)
+    public void ask(String node, String method, String pathAndQuery, String user, AgentClient.BodyReader<Void> reader)
             throws AgentClient.AgentException, IOException, InterruptedException {
         String token;
         try {
@@ -56,8 +56,9 @@ final class NodeAgents implements GatewayApi.Backend {
             throw new AgentClient.AgentException("the gateway cannot read its token: " + e.getMessage(), 500);
         }
         AgentClient.Endpoint agent = AgentClient.find(client, node);
-        AgentClient.get(
+        AgentClient.send(
                 agent,
+                method,
                 pathAndQuery,
                 token,
                 clientKeys,

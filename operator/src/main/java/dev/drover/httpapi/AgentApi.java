@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
+import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
@@ -43,9 +44,12 @@ import org.slf4j.LoggerFactory;
  * {@code ?successor=SNAME&uid=SUID} claims it first for that successor, which an agent on another node does to
  * migrate it ({@link Successors} decides who may; a disk claimed by another successor is a 409). Without
  * {@code successor} only the gateway may download it, for a user granted {@code allocations/snapshot}.
+ * <li>{@code POST /v1/allocations/NAMESPACE/NAME/signal?task=TASK&signal=NAME}: sends a signal to a running task
+ * ({@link SignalAction}).
  * </ul>
  * Every request is authenticated and authorized by {@link KubernetesAuth} ({@code get} on the virtual
- * subresources {@code allocations/log}, {@code allocations/stats} and {@code allocations/snapshot}); a request
+ * subresources {@code allocations/log}, {@code allocations/stats} and {@code allocations/snapshot}, {@code create}
+ * on {@code allocations/signal}); a request
  * with the gateway's token must come over a connection with the gateway's client certificate
  * ({@link GatewayTrust}, which the server asks every client for and nobody else needs); errors are
  * JSON {@code {"status": ..., "message": ...}} with their HTTP status. Followed logs are bounded in total and per
@@ -210,15 +214,15 @@ public final class AgentApi implements AutoCloseable {
             error(ex, 404, "no such API path " + path + "; " + ApiRequest.ROUTES);
             return;
         }
-        if (!ex.getRequestMethod().equals("GET")) {
-            error(ex, 405, ex.getRequestMethod() + " is not served; use GET");
-            return;
-        }
         ApiRequest request;
         try {
             request = ApiRequest.parse(path, ex.getRequestURI().getRawQuery());
         } catch (ApiRequest.BadRequest e) {
             error(ex, 400, e.getMessage());
+            return;
+        }
+        if (!ex.getRequestMethod().equals(request.method())) {
+            error(ex, 405, ex.getRequestMethod() + " is not served here; use " + request.method());
             return;
         }
         AllocId id = request.id();
@@ -227,6 +231,7 @@ public final class AgentApi implements AutoCloseable {
                 ex.getRemoteAddress().getAddress(),
                 id.namespace(),
                 id.name(),
+                request.verb(),
                 request.subresource());
         if (decision instanceof KubernetesAuth.Decision.Refused r) {
             error(ex, r.status(), r.message(), r.retryAfter());
@@ -246,17 +251,12 @@ public final class AgentApi implements AutoCloseable {
             error(ex, 404, "allocation " + id + " does not run on node " + node);
             return;
         }
+        String user =
+                follower(caller.user(), fromGateway ? ex.getRequestHeaders().getFirst(ON_BEHALF_OF) : null);
         switch (request.subresource()) {
-            case "log" ->
-                logs(
-                        ex,
-                        id,
-                        local.get(),
-                        request.logs(),
-                        follower(
-                                caller.user(),
-                                fromGateway ? ex.getRequestHeaders().getFirst(ON_BEHALF_OF) : null));
+            case "log" -> logs(ex, id, local.get(), request.logs(), user);
             case "stats" -> stats(ex, id, local.get());
+            case "signal" -> signal(ex, id, local.get(), request.signal(), user);
             default -> snapshot(ex, id, local.get(), caller, fromGateway, request.successor());
         }
     }
@@ -275,7 +275,7 @@ public final class AgentApi implements AutoCloseable {
         }
     }
 
-    /** Whom a followed log counts against: the user the gateway names, else the caller. */
+    /** Whom a followed log counts against, and whom a signal's event names: the user the gateway names, else the caller. */
     static String follower(String caller, String onBehalfOf) {
         if (onBehalfOf == null || onBehalfOf.isEmpty() || onBehalfOf.length() > 1024) {
             return caller;
@@ -356,6 +356,17 @@ public final class AgentApi implements AutoCloseable {
         ex.getResponseBody().write(body);
     }
 
+    private void signal(HttpExchange ex, AllocId id, LocalAllocation local, ApiRequest.Signal request, String user)
+            throws IOException {
+        SignalAction.Answer answer = SignalAction.send(id, local, request, user);
+        if (answer.status() != 200) {
+            error(ex, answer.status(), answer.message());
+            return;
+        }
+        LOG.info("{} sent {} to task {} of {}", UserText.bare(user), request.signal(), request.task(), id);
+        json(ex, 200, Map.of("task", request.task(), "signal", request.signal(), "message", answer.message()));
+    }
+
     private void snapshot(
             HttpExchange ex,
             AllocId id,
@@ -415,6 +426,10 @@ public final class AgentApi implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("status", status);
         body.put("message", message);
+        json(ex, status, body);
+    }
+
+    private static void json(HttpExchange ex, int status, Map<String, Object> body) throws IOException {
         byte[] bytes = JSON.writeValueAsBytes(body);
         ex.getResponseHeaders().set("Content-Type", "application/json");
         ex.sendResponseHeaders(status, bytes.length);

@@ -144,6 +144,23 @@ public final class AgentClient {
             Duration timeout,
             BodyReader<T> reader)
             throws AgentException, IOException, InterruptedException {
+        return send(agent, "GET", pathAndQuery, token, clientKeys, headers, timeout, reader);
+    }
+
+    /**
+     * As {@link #get(Endpoint, String, String, KeyManager, Map, Duration, BodyReader)}, with {@code method}: GET, or
+     * POST without a body (a signal, whose parameters are in the query).
+     */
+    public static <T> T send(
+            Endpoint agent,
+            String method,
+            String pathAndQuery,
+            String token,
+            KeyManager clientKeys,
+            Map<String, String> headers,
+            Duration timeout,
+            BodyReader<T> reader)
+            throws AgentException, IOException, InterruptedException {
         URI target = agent.base().resolve(pathAndQuery);
         HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT);
         try {
@@ -156,6 +173,7 @@ public final class AgentClient {
             try {
                 HttpRequest.Builder request =
                         HttpRequest.newBuilder(target).timeout(timeout).header("Authorization", "Bearer " + token);
+                request.method(method, HttpRequest.BodyPublishers.noBody());
                 headers.forEach(request::header);
                 r = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
             } catch (SSLHandshakeException e) {

@@ -1,6 +1,8 @@
 package dev.drover.httpapi;
 
+import dev.drover.api.Signals;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -15,18 +17,53 @@ import java.util.regex.Pattern;
 
 /**
  * What a request to the agent's API asks for, read from its raw target (path and query) before anything else is
- * looked at: which allocation, which of its subresources ({@code log}, {@code stats}, {@code snapshot}) and, for
- * logs, which task, stream and lines; for a snapshot, the successor that claims the disk, if any.
+ * looked at: which allocation, which of its subresources ({@code log}, {@code stats}, {@code snapshot},
+ * {@code signal}) and, for logs, which task, stream and lines; for a snapshot, the successor that claims the disk, if
+ * any; for a signal, which task and signal.
  *
  * @param logs the logs asked for; null unless {@code subresource} is {@code log}
  * @param successor the allocation a snapshot is claimed for; null for a plain download
+ * @param signal the signal to send; null unless {@code subresource} is {@code signal}
  */
-record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor) {
+record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor, Signal signal) {
 
     private static final Pattern UID = Pattern.compile("[A-Za-z0-9-]{1,128}");
 
     ApiRequest(AllocId id, String subresource, Logs logs) {
-        this(id, subresource, logs, null);
+        this(id, subresource, logs, null, null);
+    }
+
+    /** The HTTP method the subresource is served for: a signal acts, so it is a POST; the others read. */
+    String method() {
+        return subresource.equals("signal") ? "POST" : "GET";
+    }
+
+    /** The verb its right is checked for, as kube-apiserver names a request of {@link #method}. */
+    String verb() {
+        return method().equals("POST") ? "create" : "get";
+    }
+
+    /** {@code ?task=TASK&signal=NAME}: a signal for one running task; the name as {@link Signals} knows it. */
+    record Signal(String task, String signal) {
+
+        static Signal of(Map<String, String> query) throws BadRequest {
+            String task = query.get("task");
+            if (task == null || task.isEmpty()) {
+                throw new BadRequest("a signal names its task: task=TASK");
+            }
+            if (!Names.isLabel(task)) {
+                throw new BadRequest(UserText.quote(task) + " is not a valid task name");
+            }
+            String signal = query.get("signal");
+            if (signal == null || signal.isEmpty()) {
+                throw new BadRequest("a signal names the signal: signal=NAME, such as SIGUSR1 or HUP");
+            }
+            if (!Signals.isKnown(signal)) {
+                throw new BadRequest("unknown signal " + UserText.quote(signal)
+                        + ": name a POSIX signal, such as SIGHUP, SIGUSR1, SIGUSR2, SIGTERM or SIGINT");
+            }
+            return new Signal(task, Signals.canonical(signal));
+        }
     }
 
     /** {@code ?successor=NAME&uid=UID}: the allocation, of the same namespace, that takes the disk. */
@@ -52,9 +89,10 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
     }
 
     private static final Pattern ROUTE =
-            Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot))$");
+            Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot)|(signal))$");
     /** The paths served, for the answer to one that is not. */
-    static final String ROUTES = "GET /v1/allocations/NAMESPACE/NAME/{logs/TASK,stats,snapshot}";
+    static final String ROUTES =
+            "GET /v1/allocations/NAMESPACE/NAME/{logs/TASK,stats,snapshot}, POST .../signal?task=TASK&signal=NAME";
 
     /** A request target the API cannot read; its message says what is wrong with it. */
     static final class BadRequest extends Exception {
@@ -100,10 +138,13 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
             throw new BadRequest("\"" + namespace + "/" + name + "\" is not a valid allocation name");
         }
         AllocId id = new AllocId(namespace, name);
+        if (m.group(6) != null) {
+            return new ApiRequest(id, "signal", null, null, Signal.of(query(rawQuery)));
+        }
         if (m.group(3) == null) {
             return m.group(4) != null
                     ? new ApiRequest(id, "stats", null)
-                    : new ApiRequest(id, "snapshot", null, Successor.of(query(rawQuery)));
+                    : new ApiRequest(id, "snapshot", null, Successor.of(query(rawQuery)), null);
         }
         String task = decode(m.group(3), false);
         if (!Names.isLabel(task)) {

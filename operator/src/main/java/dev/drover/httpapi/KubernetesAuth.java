@@ -36,7 +36,8 @@ import java.util.concurrent.TimeoutException;
  * SubjectAccessReview for {@code get} on the virtual subresource
  * ({@code allocations/log}, {@code allocations/stats},
  * {@code allocations/snapshot} of group {@code agent.drover.dev}, the names
- * users are granted on the aggregated API) in the allocation's namespace, so
+ * users are granted on the aggregated API), or {@code create} on
+ * {@code allocations/signal} (a POST, as kube-apiserver names it), in the allocation's namespace, so
  * the rules are the cluster's RBAC. Answers are kept for {@link #CACHE_FOR}
  * (keyed by a hash of the token or the identity, never the token), so a
  * followed log or a busy client costs the API server one pair of reviews a
@@ -116,6 +117,12 @@ public final class KubernetesAuth {
      * {@code subresource} of allocation {@code name} in {@code namespace}.
      */
     public Decision check(String authorization, InetAddress source, String namespace, String name, String subresource) {
+        return check(authorization, source, namespace, name, "get", subresource);
+    }
+
+    /** As {@link #check(String, InetAddress, String, String, String)}, for {@code verb} ({@code get}, {@code create}). */
+    public Decision check(
+            String authorization, InetAddress source, String namespace, String name, String verb, String subresource) {
         if (authorization == null
                 || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)
                 || authorization.substring(7).isBlank()) {
@@ -126,7 +133,7 @@ public final class KubernetesAuth {
         }
         String token = authorization.substring(7).trim();
         String tokenKey = hash(token);
-        String key = tokenKey + "\n" + namespace + "\n" + name + "\n" + subresource;
+        String key = tokenKey + "\n" + namespace + "\n" + name + "\n" + verb + "\n" + subresource;
         Optional<Decision> known = decisions.get(key, clock.instant());
         if (known.isPresent()) {
             return known.get();
@@ -151,7 +158,7 @@ public final class KubernetesAuth {
         if (tooMany.isPresent()) {
             return tooMany.get();
         }
-        Decision decision = authorize(who.get().user(), namespace, name, subresource);
+        Decision decision = authorize(who.get().user(), namespace, name, verb, subresource);
         if (!(decision instanceof Decision.Refused r && r.status() >= 500)) {
             decisions.put(key, decision, clock.instant().plus(CACHE_FOR));
         }
@@ -165,15 +172,20 @@ public final class KubernetesAuth {
      * answer in time.
      */
     public Decision authorize(UserInfo user, String namespace, String name, String subresource) {
+        return authorize(user, namespace, name, "get", subresource);
+    }
+
+    /** As {@link #authorize(UserInfo, String, String, String)}, for {@code verb} ({@code get}, {@code create}). */
+    public Decision authorize(UserInfo user, String namespace, String name, String verb, String subresource) {
         if (user == null || user.getUsername() == null || user.getUsername().isEmpty()) {
             return new Decision.Refused(401, "no user to check: the request names no authenticated user");
         }
-        String key = "user\n" + identity(user) + "\n" + namespace + "\n" + name + "\n" + subresource;
+        String key = "user\n" + identity(user) + "\n" + namespace + "\n" + name + "\n" + verb + "\n" + subresource;
         Optional<Decision> known = decisions.get(key, clock.instant());
         if (known.isPresent()) {
             return known.get();
         }
-        Decision decision = review(user, namespace, name, subresource);
+        Decision decision = review(user, namespace, name, verb, subresource);
         if (!(decision instanceof Decision.Refused r && r.status() >= 500)) {
             decisions.put(key, decision, clock.instant().plus(CACHE_FOR));
         }
@@ -253,7 +265,7 @@ public final class KubernetesAuth {
         return new Authenticated(answer.getStatus().getUser(), null);
     }
 
-    private Decision review(UserInfo user, String namespace, String name, String subresource) {
+    private Decision review(UserInfo user, String namespace, String name, String verb, String subresource) {
         Caller caller = caller(user);
         SubjectAccessReview access;
         try {
@@ -270,7 +282,7 @@ public final class KubernetesAuth {
                             .withGroup(GROUP)
                             .withResource("allocations")
                             .withSubresource(subresource)
-                            .withVerb("get")
+                            .withVerb(verb)
                             .withNamespace(namespace)
                             .withName(name)
                             .endResourceAttributes()
@@ -288,9 +300,9 @@ public final class KubernetesAuth {
                     : " (" + access.getStatus().getReason() + ")";
             return new Decision.Refused(
                     403,
-                    "user \"" + caller.user() + "\" cannot get allocations/" + subresource
+                    "user \"" + caller.user() + "\" cannot " + verb + " allocations/" + subresource
                             + " in namespace \"" + namespace + "\"" + reason
-                            + "; an RBAC rule on resource \"allocations/"
+                            + "; an RBAC rule with verb " + verb + " on resource \"allocations/"
                             + subresource + "\" of group " + GROUP + " grants it");
         }
         return new Decision.Allowed(caller);

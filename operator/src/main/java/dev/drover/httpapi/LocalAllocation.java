@@ -29,6 +29,14 @@ public interface LocalAllocation {
     /** The task's usage now; empty when it is not running. */
     Optional<TaskStats> stats(String task) throws DriverException, InterruptedException;
 
+    /**
+     * Sends {@code signal} (a name {@link dev.drover.api.Signals} knows) to the running task, with a {@code Signaling}
+     * event that says {@code reason}.
+     *
+     * @throws dev.drover.driver.TaskNotRunningException when the task is not running
+     */
+    void signal(String task, String signal, String reason) throws DriverException, InterruptedException;
+
     /** The allocation's reserved devices' latest statistics. */
     DeviceStats.AllocationStats devices();
 

@@ -52,6 +52,17 @@ class KubectlDroverTest {
                     .always();
         }
 
+        void answerPost(String path, int code, String body) {
+            server.expect()
+                    .post()
+                    .withPath(path)
+                    .andReply(code, request -> {
+                        authorizations.add(request.getHeader("Authorization"));
+                        return body;
+                    })
+                    .always();
+        }
+
         @Override
         public void close() {
             server.destroy();
@@ -105,6 +116,31 @@ class KubectlDroverTest {
                     .contains("User \"bob\" cannot get resource \"allocations/log\"")
                     .contains("HTTP 403");
         }
+    }
+
+    @Test
+    void signalPostsThroughTheApiServerAndSaysWhatWasSentOrWhyNot() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            api.answerPost(API + "signal?task=main&signal=usr1", 200, """
+                    {"task":"main","signal":"SIGUSR1","message":"sent SIGUSR1 to task main of allocation team-a/web"}""");
+            api.answerPost(API + "signal?task=init&signal=HUP", 409, """
+                    {"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,
+                     "message":"the agent of node n1: task init of allocation team-a/web is not running (Dead)"}""");
+
+            Run sent = run("signal", "web", "main", "usr1", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(sent.exit()).isZero();
+            assertThat(sent.out()).isEqualTo("sent SIGUSR1 to task main of allocation team-a/web\n");
+            assertThat(api.authorizations).containsExactly("Bearer kube-token");
+
+            Run notRunning = run("signal", "web", "init", "HUP", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(notRunning.exit()).isEqualTo(1);
+            assertThat(notRunning.err())
+                    .isEqualTo("kubectl drover: the agent of node n1: task init of allocation team-a/web is not"
+                            + " running (Dead) (HTTP 409)\n");
+        }
+        Run misuse = run("signal", "web", "main");
+        assertThat(misuse.exit()).isEqualTo(2);
+        assertThat(misuse.err()).contains("signal needs ALLOC, TASK and SIGNAL");
     }
 
     record Run(int exit, String out, String err) {}

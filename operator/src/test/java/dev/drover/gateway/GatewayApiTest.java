@@ -71,11 +71,20 @@ class GatewayApiTest {
         }
 
         @Override
-        public void ask(String node, String pathAndQuery, String user, AgentClient.BodyReader<Void> reader)
+        public void ask(
+                String node, String method, String pathAndQuery, String user, AgentClient.BodyReader<Void> reader)
                 throws AgentClient.AgentException, IOException, InterruptedException {
-            asked.add(node + " " + pathAndQuery + " for " + user);
+            asked.add(node + " " + (method.equals("GET") ? "" : method + " ") + pathAndQuery + " for " + user);
             if (node.equals("node-9")) {
                 throw new AgentClient.AgentException("cannot reach the agent of node node-9", 0);
+            }
+            if (pathAndQuery.contains("/signal?task=db&")) {
+                throw new AgentClient.AgentException("task db of allocation team-a/two is not running (Dead)", 409);
+            }
+            if (pathAndQuery.contains("/signal?")) {
+                reader.read(new java.io.ByteArrayInputStream(
+                        "{\"task\":\"web\",\"signal\":\"SIGUSR1\"}".getBytes(StandardCharsets.UTF_8)));
+                return;
             }
             boolean follow = pathAndQuery.contains("follow=true");
             boolean quiet = pathAndQuery.contains("/quiet/");
@@ -162,10 +171,14 @@ class GatewayApiTest {
         TestCertificates serving = new TestCertificates("gateway");
         TestCertificates.write(serving.server("localhost"), dir);
         GatewayApi.Authorizer rbac =
-                (user, namespace, name, subresource) -> user.getUsername().equals("alice")
-                        ? new KubernetesAuth.Decision.Allowed(new KubernetesAuth.Caller("alice", List.of(), null))
+                // alice may do anything; reader may only read (get)
+                (user, namespace, name, verb, subresource) -> user.getUsername().equals("alice")
+                                || (user.getUsername().equals("reader") && verb.equals("get"))
+                        ? new KubernetesAuth.Decision.Allowed(
+                                new KubernetesAuth.Caller(user.getUsername(), List.of(), null))
                         : new KubernetesAuth.Decision.Refused(
-                                403, "user \"" + user.getUsername() + "\" cannot get allocations/" + subresource);
+                                403,
+                                "user \"" + user.getUsername() + "\" cannot " + verb + " allocations/" + subresource);
         return GatewayApi.start(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                 GatewayTls.serving(dir.resolve("tls.crt"), dir.resolve("tls.key"), auth),
@@ -242,7 +255,11 @@ class GatewayApiTest {
         JsonNode list = GatewayStatus.JSON.readTree(text(r));
         assertThat(list.path("kind").asText()).isEqualTo("APIResourceList");
         assertThat(list.findValuesAsText("name"))
-                .containsExactly("allocations/log", "allocations/stats", "allocations/snapshot");
+                .containsExactly("allocations/log", "allocations/stats", "allocations/snapshot", "allocations/signal");
+        for (JsonNode resource : list.path("resources")) {
+            assertThat(resource.path("verbs").get(0).asText())
+                    .isEqualTo(resource.path("name").asText().equals("allocations/signal") ? "create" : "get");
+        }
         assertThat(GatewayStatus.JSON
                         .readTree(text(asAlice("/apis/agent.drover.dev")))
                         .path("kind")
@@ -308,6 +325,60 @@ class GatewayApiTest {
                         HttpResponse.BodyHandlers.ofInputStream());
         assertThat(post.statusCode()).isEqualTo(405);
         status(post);
+    }
+
+    HttpResponse<InputStream> post(String user, String path) throws Exception {
+        return HttpClient.newBuilder()
+                .sslContext(TestCertificates.clientTls(frontProxy.client("front-proxy-client")))
+                .build()
+                .send(
+                        HttpRequest.newBuilder(URI.create("https://localhost:" + api.port() + path))
+                                .header("X-Remote-User", user)
+                                .POST(HttpRequest.BodyPublishers.noBody())
+                                .build(),
+                        HttpResponse.BodyHandlers.ofInputStream());
+    }
+
+    @Test
+    void aSignalIsPostedToTheAgentForTheUserWithItsNameMadeCanonical() throws Exception {
+        HttpResponse<InputStream> r = post("alice", LOG + "two/signal?task=web&signal=usr1");
+
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(text(r)).contains("SIGUSR1");
+        assertThat(asked)
+                .containsExactly("node-1 POST /v1/allocations/team-a/two/signal?task=web&signal=SIGUSR1 for alice");
+    }
+
+    @Test
+    void aReaderCannotSignalAndBadSignalsNeverReachTheAgent() throws Exception {
+        HttpResponse<InputStream> reader = post("reader", LOG + "two/signal?task=web&signal=HUP");
+        assertThat(reader.statusCode()).isEqualTo(403);
+        assertThat(status(reader).path("message").asText()).contains("cannot create allocations/signal");
+        assertThat(get(frontProxy.client("front-proxy-client"), "reader", LOG + "two/stats")
+                        .statusCode())
+                .as("a reader reads")
+                .isEqualTo(200);
+        asked.clear();
+        assertThat(asAlice(LOG + "two/signal?task=web&signal=HUP").statusCode())
+                .as("a signal is a POST")
+                .isEqualTo(405);
+        HttpResponse<InputStream> unknown = post("alice", LOG + "two/signal?task=web&signal=SIGFOO%0A");
+        assertThat(unknown.statusCode()).isEqualTo(400);
+        assertThat(status(unknown).path("message").asText())
+                .contains("unknown signal")
+                .doesNotContain("\n");
+        assertThat(post("alice", LOG + "two/signal?signal=HUP").statusCode()).isEqualTo(400);
+        assertThat(post("alice", LOG + "two/signal?task=Bad_Task&signal=HUP").statusCode())
+                .isEqualTo(400);
+        assertThat(asked).isEmpty();
+    }
+
+    @Test
+    void aTaskThatIsNotRunningIsAConflictWithTheAgentsReason() throws Exception {
+        HttpResponse<InputStream> r = post("alice", LOG + "two/signal?task=db&signal=HUP");
+
+        assertThat(r.statusCode()).isEqualTo(409);
+        assertThat(status(r).path("message").asText()).contains("task db of allocation team-a/two is not running");
     }
 
     @Test

@@ -14,6 +14,7 @@ import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
+import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -99,6 +100,15 @@ class AgentApiTest {
         }
 
         @Override
+        public void signal(String task, String signal, String reason) throws DriverException {
+            switch (task) {
+                case "init" -> throw new TaskNotRunningException("task init is not running (Dead)");
+                case "db" -> throw new DriverException("process 4242 is gone");
+                default -> signalled.add(task + " " + signal + " " + reason);
+            }
+        }
+
+        @Override
         public DeviceStats.AllocationStats devices() {
             InstanceStats gpu = InstanceStats.builder("GPU-0", BOOT)
                     .gpuUtilPercent(87)
@@ -144,6 +154,8 @@ class AgentApiTest {
     TestCa.Leaf gatewayCertificate;
     HttpClient gatewayHttp;
     final AtomicBoolean webDead = new AtomicBoolean();
+    /** What the fake allocation was asked to send: "TASK SIGNAL REASON". */
+    final List<String> signalled = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
@@ -213,6 +225,89 @@ class AgentApiTest {
             b.header("Authorization", "Bearer " + token);
         }
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    HttpResponse<String> post(HttpClient http, String path, String token, String onBehalfOf) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + api.port() + path))
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .timeout(Duration.ofSeconds(20));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        if (onBehalfOf != null) {
+            b.header(AgentApi.ON_BEHALF_OF, onBehalfOf);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void aCallerWithTheRightSignalsARunningTaskAndItsEventNamesThem() throws Exception {
+        HttpResponse<String> r =
+                post(http, "/v1/allocations/team-a/svc/signal?task=web&signal=usr1", "alice-token", null);
+
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(r.body()).contains("\"signal\":\"SIGUSR1\"").contains("sent SIGUSR1 to task web");
+        assertThat(signalled).containsExactly("web SIGUSR1 Signal SIGUSR1 sent by \"alice\"");
+        assertThat(kube.asked).anySatisfy(review -> {
+            assertThat(review.getSpec().getResourceAttributes().getVerb()).isEqualTo("create");
+            assertThat(review.getSpec().getResourceAttributes().getSubresource())
+                    .isEqualTo("signal");
+        });
+    }
+
+    @Test
+    void aSignalIsRefusedToReadersAndForBadTasksSignalsAndMethods() throws Exception {
+        String web = "/v1/allocations/team-a/svc/signal?task=web&signal=SIGUSR1";
+        HttpResponse<String> reader = post(http, web, "bob-token", null);
+        assertThat(reader.statusCode()).isEqualTo(403);
+        assertThat(reader.body()).contains("user \\\"bob\\\" cannot create allocations/signal");
+        assertThat(post(http, "/v1/allocations/team-b/svc/signal?task=web&signal=HUP", "alice-token", null)
+                        .statusCode())
+                .isEqualTo(403);
+        assertThat(get(web, "alice-token").statusCode())
+                .as("a signal acts: GET is not it")
+                .isEqualTo(405);
+        assertThat(post(http, "/v1/allocations/team-a/svc/stats", "alice-token", null)
+                        .statusCode())
+                .isEqualTo(405);
+
+        HttpResponse<String> unknown =
+                post(http, "/v1/allocations/team-a/svc/signal?task=web&signal=SIGFOO%0A", "alice-token", null);
+        assertThat(unknown.statusCode()).isEqualTo(400);
+        assertThat(unknown.body())
+                .contains("unknown signal \\\"SIGFOO\\\\u000a\\\"")
+                .contains("SIGUSR1");
+        assertThat(post(http, "/v1/allocations/team-a/svc/signal?signal=HUP", "alice-token", null)
+                        .body())
+                .contains("task=TASK");
+        HttpResponse<String> noTask =
+                post(http, "/v1/allocations/team-a/svc/signal?task=cache&signal=HUP", "alice-token", null);
+        assertThat(noTask.statusCode()).isEqualTo(404);
+        assertThat(noTask.body()).contains("has no task \\\"cache\\\" (its tasks: web, init, db)");
+        HttpResponse<String> dead =
+                post(http, "/v1/allocations/team-a/svc/signal?task=init&signal=HUP", "alice-token", null);
+        assertThat(dead.statusCode()).isEqualTo(409);
+        assertThat(dead.body())
+                .contains("task init of allocation team-a/svc is not running (Dead): SIGHUP was not sent");
+        HttpResponse<String> failed =
+                post(http, "/v1/allocations/team-a/svc/signal?task=db&signal=HUP", "alice-token", null);
+        assertThat(failed.statusCode()).isEqualTo(500);
+        assertThat(failed.body()).contains("process 4242 is gone");
+        assertThat(signalled).isEmpty();
+    }
+
+    @Test
+    void aSignalTheGatewaySendsNamesItsUserAndNoOneElseCanNameOne() throws Exception {
+        String web = "/v1/allocations/team-a/svc/signal?task=web&signal=TERM";
+        assertThat(post(gatewayHttp, web, "gateway-token", "carol%40example.com%0Aforged")
+                        .statusCode())
+                .isEqualTo(200);
+        assertThat(post(http, web, "alice-token", "mallory").statusCode()).isEqualTo(200);
+
+        assertThat(signalled)
+                .containsExactly(
+                        "web SIGTERM Signal SIGTERM sent by \"carol@example.com\\u000aforged\"",
+                        "web SIGTERM Signal SIGTERM sent by \"alice\"");
     }
 
     @Test

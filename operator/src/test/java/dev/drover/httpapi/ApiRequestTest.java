@@ -18,6 +18,24 @@ class ApiRequestTest {
     }
 
     @Test
+    void aSignalTargetIsAPostForCreateNamingTaskAndCanonicalSignal() throws Exception {
+        ApiRequest r = ApiRequest.parse("/v1/allocations/default/web/signal", "task=server&signal=hup");
+
+        assertThat(r.subresource()).isEqualTo("signal");
+        assertThat(r.signal()).isEqualTo(new ApiRequest.Signal("server", "SIGHUP"));
+        assertThat(r.method()).isEqualTo("POST");
+        assertThat(r.verb()).isEqualTo("create");
+        assertThat(ApiRequest.parse("/v1/allocations/default/web/stats", null).verb())
+                .isEqualTo("get");
+        assertThatThrownBy(() -> ApiRequest.parse("/v1/allocations/default/web/signal", "task=server&signal=NOPE"))
+                .hasMessageContaining("unknown signal \"NOPE\"");
+        assertThatThrownBy(() -> ApiRequest.parse("/v1/allocations/default/web/signal", "task=a/b&signal=HUP"))
+                .hasMessageContaining("is not a valid task name");
+        assertThatThrownBy(() -> ApiRequest.parse("/v1/allocations/default/web/signal", "task=server"))
+                .hasMessageContaining("signal=NAME");
+    }
+
+    @Test
     void logsDefaultToAllOfStdoutWithoutFollowing() throws Exception {
         ApiRequest r = ApiRequest.parse("/v1/allocations/default/web/logs/server", null);
 

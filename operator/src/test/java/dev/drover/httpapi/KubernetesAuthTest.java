@@ -84,7 +84,7 @@ class KubernetesAuthTest {
                 .isEqualTo(new KubernetesAuth.Decision.Refused(
                         403,
                         "user \"alice\" cannot get allocations/snapshot in"
-                                + " namespace \"team-b\"; an RBAC rule on resource \"allocations/snapshot\" of group agent.drover.dev"
+                                + " namespace \"team-b\"; an RBAC rule with verb get on resource \"allocations/snapshot\" of group agent.drover.dev"
                                 + " grants it"));
     }
 

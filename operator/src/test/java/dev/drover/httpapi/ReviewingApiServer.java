@@ -103,7 +103,13 @@ final class ReviewingApiServer implements AutoCloseable {
                             && review.getSpec()
                                     .getResourceAttributes()
                                     .getNamespace()
-                                    .equals("team-a");
+                                    .equals("team-a")
+                            // bob reads (get) but may not act (create, as for allocations/signal)
+                            && (review.getSpec()
+                                            .getResourceAttributes()
+                                            .getVerb()
+                                            .equals("get")
+                                    || !review.getSpec().getUser().equals("bob"));
                     return new SubjectAccessReviewBuilder(review)
                             .withNewStatus()
                             .withAllowed(allowed)
