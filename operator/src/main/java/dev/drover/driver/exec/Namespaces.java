@@ -15,10 +15,12 @@ import java.util.Set;
 /**
  * What confines an exec task: util-linux {@code unshare} puts it in new PID, mount, IPC and UTS namespaces (a
  * fresh {@code /proc}, mounts private to it), where a root shell ({@link #SETUP}, PID 1 of the namespace) arranges
- * its view of the file system and then runs the task, as its user through {@link UserSwitch}, as PID 2. The shell
- * stays as the namespace's init: it reaps what the task leaves and, having no signal handlers, is not stopped by
- * the signals the agent sends the task's process group, which reach the task. When it exits, the kernel ends
- * everything left in the namespace.
+ * its view of the file system and then runs the task, as its user through {@link UserSwitch}, as PID 2, which
+ * {@code setsid} (exec'd in place: the task's shell is no group leader) makes the leader of a process group of its
+ * own. A stop's kill signal goes to that group alone: {@code unshare} blocks few signals (not SIGHUP nor SIGUSR1),
+ * and when it dies its {@code --kill-child} SIGKILLs the namespace before the task could end gracefully. The shell
+ * stays as the namespace's init: it reaps what the task leaves and, having no signal handlers, is stopped by no
+ * signal but SIGKILL. When it exits, the kernel ends everything left in the namespace.
  *
  * <p>The view: the agent's data dir is covered by an empty tmpfs (mode 0711) in which only this task's allocation
  * directory is mounted again (through a descriptor opened before the cover), at its own path, so the
@@ -47,7 +49,7 @@ final class Namespaces implements Confinement {
                 mount --bind /dev/null "$1" || fail "cannot hide $1"; shift; n=$((n - 1))
             done
             cd "$task" || fail "cannot enter $task"
-            "$@"
+            setsid "$@"
             code=$?
             exit "$code"
             """;

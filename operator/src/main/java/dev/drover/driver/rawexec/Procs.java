@@ -34,6 +34,12 @@ final class Procs {
         return f != null && !f[0].equals("Z"); // a zombie has exited already
     }
 
+    /** The process group of {@code pid} as the host numbers it; empty when there is no such process. */
+    static OptionalLong processGroup(long pid) {
+        String[] f = statFields(pid);
+        return f == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(f[2]));
+    }
+
     /** The command line of {@code pid}, arguments joined by spaces; empty when there is no such process. */
     static String commandLine(long pid) {
         try {

@@ -1,6 +1,5 @@
 package dev.drover.driver.rawexec;
 
-import dev.drover.api.Signals;
 import dev.drover.cgroups.Cgroup;
 import dev.drover.common.ConfigReader;
 import dev.drover.driver.Driver;
@@ -32,8 +31,10 @@ import java.util.concurrent.TimeoutException;
  * Runs tasks as host processes, each under a {@link Supervisor} so that it
  * survives an agent restart and its exit code is not lost. A process is known
  * by its PID and start time together, never by PID alone. Kill signals go to
- * the task's whole process group, and then, with {@link TaskCgroups}, to every
- * process in the task's cgroup. Output goes to the alloc's logs dir, rotated
+ * the task's whole process group (below a {@link Confinement}'s wrappers, the
+ * group the task's own process leads: see {@link TaskSignals#toStop}), and
+ * then, with {@link TaskCgroups}, to every process in the task's cgroup.
+ * Output goes to the alloc's logs dir, rotated
  * by size by {@link LogRotator}.
  */
 public final class RawExecDriver implements Driver {
@@ -325,7 +326,7 @@ public final class RawExecDriver implements Driver {
             awaitQuietly(exit, Duration.ofSeconds(5)); // already gone: only the supervisor is left to finish
             return;
         }
-        TaskSignals.toGroup(pid, Signals.canonical(signal));
+        TaskSignals.toStop(handle, signal, confinement.processDepth());
         boolean exited = awaitQuietly(exit, timeout);
         cgroups.killAll(handle); // a process that left the task's session ends too
         if (exited) {

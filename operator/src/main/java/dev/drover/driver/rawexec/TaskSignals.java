@@ -28,6 +28,42 @@ final class TaskSignals {
      */
     static void toTask(TaskHandle handle, String signal, int depth) throws DriverException {
         String sig = Signals.canonical(signal);
+        Target target = find(handle, depth);
+        if (!Procs.isSame(target.pid(), target.start()) || !send(Long.toString(target.pid()), sig)) {
+            throw exitedBefore(handle, sig, target.pid());
+        }
+    }
+
+    /**
+     * Sends a stop's {@code signal}: with no wrappers ({@code depth} 0), to the task's whole process group, as
+     * always; below wrappers, to the process group the task's own process leads (what it started, not the wrappers,
+     * which may die of a signal they do not block and take the task with them), or to that process alone when it
+     * leads none (a task started before it was made to). Nothing when the task's process has not started or has
+     * exited: then its wrappers end soon, or the forced kill ends them.
+     */
+    static void toStop(TaskHandle handle, String signal, int depth) throws DriverException {
+        String sig = Signals.canonical(signal);
+        if (depth == 0) {
+            toGroup(handle.longState("pid", -1), sig);
+            return;
+        }
+        Target target;
+        try {
+            target = find(handle, depth);
+        } catch (TaskNotRunningException e) {
+            return;
+        }
+        boolean leader = Procs.processGroup(target.pid()).orElse(-1) == target.pid();
+        if (Procs.isSame(target.pid(), target.start())) { // a group led by a PID reused since is never signalled
+            send((leader ? "-" : "") + target.pid(), sig);
+        }
+    }
+
+    /** A process known by its PID and start time together. */
+    private record Target(long pid, long start) {}
+
+    /** The task's own process, {@code depth} generations below the recorded one. */
+    private static Target find(TaskHandle handle, int depth) throws TaskNotRunningException {
         long pid = handle.longState("pid", -1);
         long start = handle.longState("pidStart", -2);
         if (!Procs.isSame(pid, start)) {
@@ -40,14 +76,17 @@ final class TaskSignals {
                     .orElseThrow(() -> new TaskNotRunningException("task " + handle.taskId()
                             + " is not running: its command has not started yet, or has exited"));
         }
+        long targetStart = Procs.startTime(target).orElse(-1);
         if (!Procs.isSame(pid, start)) { // the children found are those of the task's process, not of a newcomer
             throw new TaskNotRunningException(
                     "task " + handle.taskId() + " is not running: its process (pid " + pid + ") has exited");
         }
-        if (!send(Long.toString(target), sig)) {
-            throw new TaskNotRunningException(
-                    "task " + handle.taskId() + " exited before " + sig + " reached it (pid " + target + ")");
-        }
+        return new Target(target, targetStart);
+    }
+
+    private static TaskNotRunningException exitedBefore(TaskHandle handle, String signal, long pid) {
+        return new TaskNotRunningException(
+                "task " + handle.taskId() + " exited before " + signal + " reached it (pid " + pid + ")");
     }
 
     /** Sends {@code signal} to process group {@code pgid}; nothing when the group has no process left. */

@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -35,6 +36,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * exec tasks on the real kernel, as root: cgroups are made below this test process's own cgroup and removed after,
@@ -311,6 +314,52 @@ class ExecDriverKernelTest {
         ExitResult exit = driver.exit(h).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         assertThat(exit.exitCode()).isEqualTo(7);
         assertThat(Files.readString(t.stdout())).isEqualTo("ready\ngraceful\n");
+    }
+
+    /**
+     * A kill signal that {@code unshare} does not block (SIGHUP, SIGUSR1) reaches the task's process group inside the
+     * namespace and not {@code unshare}, which would die of it and SIGKILL the whole namespace before the task's
+     * handler ran.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"SIGHUP", "SIGUSR1", "SIGTERM"})
+    void stopWithAnyKillSignalLetsTheTasksHandlerCleanUpAndExit(String signal) throws Exception {
+        String trap = signal.substring(3);
+        TaskConfig t = task(
+                "graceful-" + trap.toLowerCase(Locale.ROOT),
+                null,
+                "trap 'echo graceful > \"$DROVER_TASK_DIR/local/out\"; exit 0' " + trap
+                        + "; echo ready; sleep 30 & wait");
+        TaskHandle h = driver.start(t);
+        started.add(h);
+        await().atMost(TIMEOUT).until(() -> Files.readString(t.stdout()).contains("ready"));
+
+        long before = System.nanoTime();
+        driver.stop(h, Duration.ofSeconds(8), signal);
+
+        ExitResult exit = driver.exit(h).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(exit.signal()).as("not SIGKILLed with its namespace").isNull();
+        assertThat(exit.exitCode()).isZero();
+        assertThat(t.taskDir().resolve("local/out")).hasContent("graceful");
+        assertThat(Duration.ofNanos(System.nanoTime() - before))
+                .as("it ended at once, not at the kill timeout")
+                .isLessThan(Duration.ofSeconds(6));
+    }
+
+    @Test
+    void aTaskIgnoringTheKillSignalIsSigkilledAfterTheKillTimeout() throws Exception {
+        TaskConfig t = task("stubborn", null, "trap '' HUP TERM; echo ready; while :; do sleep 0.05; done");
+        TaskHandle h = driver.start(t);
+        started.add(h);
+        await().atMost(TIMEOUT).until(() -> Files.readString(t.stdout()).contains("ready"));
+
+        long before = System.nanoTime();
+        driver.stop(h, Duration.ofSeconds(2), "SIGHUP");
+
+        ExitResult exit = driver.exit(h).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(Duration.ofNanos(System.nanoTime() - before)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+        assertThat(exit.signal()).isEqualTo("SIGKILL");
+        assertThat(ProcessHandle.of(h.longState("pid", -1))).isEmpty();
     }
 
     @Test
