@@ -347,6 +347,24 @@ class ExecDriverKernelTest {
     }
 
     @Test
+    void theStopSignalReachesWhatTheTaskStartedInItsGroupToo() throws Exception {
+        TaskConfig t = task(
+                "family",
+                null,
+                "sh -c 'trap \"echo child >> local/out; exit 0\" USR1; while :; do sleep 0.05; done' &"
+                        + " trap 'wait; echo parent >> local/out; exit 0' USR1; echo ready; while :; do sleep 0.05; done");
+        TaskHandle h = driver.start(t);
+        started.add(h);
+        await().atMost(TIMEOUT).until(() -> Files.readString(t.stdout()).contains("ready"));
+
+        driver.stop(h, Duration.ofSeconds(8), "SIGUSR1");
+
+        ExitResult exit = driver.exit(h).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(exit.signal()).isNull();
+        assertThat(Files.readAllLines(t.taskDir().resolve("local/out"))).containsExactly("child", "parent");
+    }
+
+    @Test
     void aTaskIgnoringTheKillSignalIsSigkilledAfterTheKillTimeout() throws Exception {
         TaskConfig t = task("stubborn", null, "trap '' HUP TERM; echo ready; while :; do sleep 0.05; done");
         TaskHandle h = driver.start(t);
