@@ -107,7 +107,7 @@ class ChartGatewayTest {
     }
 
     @Test
-    void theGatewayMayReadWhatItForwardsAndReviewRightsButNothingElse() {
+    void theGatewayMayHaveWhatItForwardsAndReviewRightsButNothingElse() {
         List<String> grants = new ArrayList<>();
         for (PolicyRule rule : rendered.gateway(ClusterRole.class).getRules()) {
             for (String group : rule.getApiGroups()) {
@@ -121,6 +121,7 @@ class ChartGatewayTest {
                         "agent.drover.dev allocations/log [get]",
                         "agent.drover.dev allocations/stats [get]",
                         "agent.drover.dev allocations/snapshot [get]",
+                        "agent.drover.dev allocations/signal [create]",
                         "drover.dev allocations [get]",
                         " nodes [get]",
                         "authorization.k8s.io subjectaccessreviews [create]");
