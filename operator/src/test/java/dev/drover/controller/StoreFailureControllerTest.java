@@ -82,6 +82,27 @@ class StoreFailureControllerTest {
             c.close();
         }
         api.close();
+        endTasksStartedHere();
+    }
+
+    /**
+     * raw_exec tasks outlive an agent by design, so a test that fails midway would leave its {@code sleep} tasks
+     * behind: end every process whose command line names this test's own data directory (its supervisors) and what
+     * they started (the tasks), by PID, and no other.
+     */
+    private void endTasksStartedHere() throws InterruptedException {
+        List<ProcessHandle> ours = ProcessHandle.allProcesses()
+                .filter(p -> p.info().commandLine().orElse("").contains(data.toString()))
+                .flatMap(p -> java.util.stream.Stream.concat(p.descendants(), java.util.stream.Stream.of(p)))
+                .distinct()
+                .toList();
+        ours.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle p : ours) {
+            p.onExit()
+                    .orTimeout(10, java.util.concurrent.TimeUnit.SECONDS)
+                    .exceptionally(t -> p)
+                    .join();
+        }
     }
 
     AllocationController controller(StateDB db, Driver driver) {
