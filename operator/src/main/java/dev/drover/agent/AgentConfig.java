@@ -1,9 +1,6 @@
 package dev.drover.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.drover.admission.CpuMemory;
 import dev.drover.admission.NodeCapacity;
 import dev.drover.api.v1alpha1.Names;
@@ -15,8 +12,6 @@ import dev.drover.controller.StatusWriter;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.gc.GcPolicy;
 import dev.drover.httpapi.ApiLimits;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,7 +93,7 @@ public record AgentConfig(
         AgentFlags flags = AgentFlags.parse(args);
         Optional<Path> configFile =
                 flags.config().or(() -> nonBlank(env.get("DROVER_CONFIG")).map(Path::of));
-        JsonNode file = configFile.isPresent() ? readFile(configFile.get()) : null;
+        JsonNode file = configFile.isPresent() ? AgentConfigFile.read(configFile.get()) : null;
         Settings s = new Settings(flags, env, file);
 
         Optional<Path> kubeconfig =
@@ -277,84 +272,6 @@ public record AgentConfig(
             throw new ConfigException(key + " must be 0 or more, not " + v.get());
         }
         return v.map(Long::valueOf);
-    }
-
-    /** Groups of keys in the YAML file ({@code gc: {interval: ...}}). */
-    private static final Set<String> FILE_GROUPS =
-            Set.of("gc", "statusWrites", "events", "api", "allocatable", "reserved");
-
-    /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
-    static final Set<String> FILE_KEYS = Set.of(
-            "kubeconfig",
-            "nodeName",
-            "dataDir",
-            "enableRawExec",
-            "enableExec",
-            "rawExecLauncher",
-            "cgroupParent",
-            "pidsMax",
-            "metricsPort",
-            "apiPort",
-            "peerTokenFile",
-            "gatewayUser",
-            "gatewayCaFile",
-            "devicePlugins",
-            "devicePluginConfig",
-            "logLevel",
-            "maxKillTimeout",
-            "credentialPollInterval",
-            "gc.interval",
-            "gc.maxDiskUsage",
-            "gc.maxInodeUsage",
-            "gc.maxAllocations",
-            "gc.parallelDestroys",
-            "statusWrites.batchDelay",
-            "statusWrites.resync",
-            "events.qps",
-            "events.burst",
-            "fieldSelector",
-            "concurrentStarts",
-            "api.maxFollowers",
-            "api.maxFollowersPerCaller",
-            "api.reviewsPerSecond",
-            "api.reviewBurst",
-            "api.reviewTimeout",
-            "allocatable.cpuMillis",
-            "allocatable.memoryMB",
-            "reserved.cpuMillis",
-            "reserved.memoryMB");
-
-    private static JsonNode readFile(Path file) throws ConfigException {
-        JsonNode root;
-        try {
-            root = new ObjectMapper(new YAMLFactory()).readTree(Files.readAllBytes(file));
-        } catch (IOException e) {
-            throw new ConfigException("cannot read the configuration file " + file + ": " + e.getMessage());
-        }
-        if (root == null || root.isNull() || root.isMissingNode()) {
-            return new ObjectMapper().createObjectNode();
-        }
-        if (!(root instanceof ObjectNode)) {
-            throw new ConfigException(file + ": the configuration must be a YAML mapping");
-        }
-        List<String> unknown = new ArrayList<>();
-        collectUnknown(root, "", unknown);
-        if (!unknown.isEmpty()) {
-            throw new ConfigException(
-                    file + ": unknown setting(s) " + unknown + "; docs/configuration.md lists the known ones");
-        }
-        return root;
-    }
-
-    private static void collectUnknown(JsonNode node, String prefix, List<String> unknown) {
-        for (Map.Entry<String, JsonNode> e : node.properties()) {
-            String key = prefix + e.getKey();
-            if (e.getValue().isObject() && FILE_GROUPS.contains(key)) {
-                collectUnknown(e.getValue(), key + ".", unknown);
-            } else if (!FILE_KEYS.contains(key)) {
-                unknown.add(key);
-            }
-        }
     }
 
     private static Optional<String> nonBlank(String s) {
