@@ -1,12 +1,10 @@
 package dev.drover.bench;
 
-import dev.drover.cgroups.Cgroup;
 import dev.drover.cgroups.CgroupParent;
 import dev.drover.cgroups.Cgroups;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,12 +12,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 
 /**
  * The host processes of a {@code --driver raw_exec} run: what their supervisors cost, and their end. The agent puts
@@ -125,33 +121,10 @@ final class RawExecTasks {
 
     private void removeCgroups() throws InterruptedException {
         try {
-            Cgroups cgroups = Cgroups.detect();
-            Optional<Cgroup> parent = cgroups.find(CgroupParent.own(), cgroupParent);
-            if (parent.isEmpty()) {
-                return; // no task got a cgroup, or no cgroups on this machine
-            }
-            CgroupParent below = CgroupParent.own().child(cgroupParent);
-            for (String task : childNames(parent.get())) {
-                Optional<Cgroup> child = cgroups.find(below, task);
-                if (child.isPresent() && child.get().pids().isEmpty()) {
-                    child.get().remove(CGROUP_TIMEOUT);
-                }
-            }
-            parent.get().remove(CGROUP_TIMEOUT);
+            Cgroups.detect().removeWithIdleChildren(CgroupParent.own(), cgroupParent, CGROUP_TIMEOUT);
         } catch (IOException e) {
             System.err.println("bench: cgroup " + cgroupParent + " left behind: " + e.getMessage());
         }
-    }
-
-    private static Set<String> childNames(Cgroup cgroup) throws IOException {
-        Set<String> names = new TreeSet<>();
-        for (Path dir : cgroup.directories()) {
-            try (Stream<Path> children = Files.list(dir)) {
-                children.filter(c -> Files.isDirectory(c, LinkOption.NOFOLLOW_LINKS))
-                        .forEach(c -> names.add(c.getFileName().toString()));
-            }
-        }
-        return names;
     }
 
     private static List<String> commandLine(long pid) {

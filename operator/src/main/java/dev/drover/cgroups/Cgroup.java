@@ -1,9 +1,14 @@
 package dev.drover.cgroups;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * One cgroup Drover made for a task: on v2 one directory, on v1 one in each controller's hierarchy. Made with
@@ -16,6 +21,18 @@ public sealed interface Cgroup permits CgroupV1, CgroupV2 {
 
     /** Its directories: one on v2, one per hierarchy on v1. */
     List<Path> directories();
+
+    /** The names of the cgroups directly in it, in any of its directories; links are not followed. */
+    default Set<String> childNames() throws IOException {
+        Set<String> names = new TreeSet<>();
+        for (Path dir : directories()) {
+            try (Stream<Path> children = Files.list(dir)) {
+                children.filter(c -> Files.isDirectory(c, LinkOption.NOFOLLOW_LINKS))
+                        .forEach(c -> names.add(c.getFileName().toString()));
+            }
+        }
+        return names;
+    }
 
     /** Writes the limits that are set; those at zero are left as they are. */
     void apply(CgroupLimits limits) throws IOException;

@@ -2,6 +2,7 @@ package dev.drover.cgroups;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,6 +74,27 @@ public final class Cgroups {
             dirs.put(h, dir);
         }
         return cgroup(name, dirs);
+    }
+
+    /**
+     * Removes the cgroup {@code name} under {@code parent} with each cgroup in it that holds no process, for a
+     * parent Drover made for its tasks. A child still holding processes stays, and so does the parent (its removal
+     * then fails, naming it): whoever started them must end them. Nothing there is fine.
+     */
+    public void removeWithIdleChildren(CgroupParent parent, String name, Duration timeout)
+            throws IOException, InterruptedException {
+        Optional<Cgroup> top = find(parent, name);
+        if (top.isEmpty()) {
+            return;
+        }
+        CgroupParent below = parent.child(name);
+        for (String child : top.get().childNames()) {
+            Optional<Cgroup> c = find(below, child);
+            if (c.isPresent() && c.get().pids().isEmpty()) {
+                c.get().remove(timeout);
+            }
+        }
+        top.get().remove(timeout);
     }
 
     /**

@@ -35,6 +35,19 @@ class CgroupsTest {
     }
 
     @Test
+    void aCgroupNamesTheCgroupsInItButNotLinksOrFiles() throws IOException {
+        Cgroups cgroups = FakeCgroupTree.v1(root).cgroups();
+        cgroups.create(CgroupParent.parse("drover"), "a");
+        cgroups.create(CgroupParent.parse("drover"), "b");
+        Cgroup parent = cgroups.find(CgroupParent.own(), "drover").orElseThrow();
+        Path dir = parent.directories().getFirst();
+        Files.createSymbolicLink(dir.resolve("link"), root);
+        Files.writeString(dir.resolve("cgroup.procs"), "");
+
+        assertThat(parent.childNames()).containsExactly("a", "b");
+    }
+
+    @Test
     void anAbsoluteParentStartsAtTheTopOfTheHierarchy() throws IOException {
         Cgroups cgroups = FakeCgroupTree.v1(root).cgroups();
 

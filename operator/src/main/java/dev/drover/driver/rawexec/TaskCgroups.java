@@ -16,9 +16,6 @@ import dev.drover.driver.TaskResources;
 import dev.drover.driver.TaskStats;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -27,7 +24,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -122,7 +118,9 @@ public final class TaskCgroups {
         try {
             Optional<Cgroup> own = cgroups.find(
                     new CgroupParent(parent.belowOwn(), up), parent.segments().getLast());
-            if (own.isEmpty() || !own.get().pids().isEmpty() || hasChildren(own.get())) {
+            if (own.isEmpty()
+                    || !own.get().pids().isEmpty()
+                    || !own.get().childNames().isEmpty()) {
                 return;
             }
             own.get().remove(Duration.ofSeconds(1));
@@ -131,17 +129,6 @@ public final class TaskCgroups {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    private static boolean hasChildren(Cgroup cgroup) throws IOException {
-        for (Path dir : cgroup.directories()) {
-            try (Stream<Path> entries = Files.list(dir)) {
-                if (entries.anyMatch(e -> Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS))) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     /** "v1", "v2", or "none" when tasks run unconfined: for the metric and the Node annotation. */
