@@ -44,6 +44,19 @@ public interface Driver extends AutoCloseable {
      */
     void signal(TaskHandle handle, String signal) throws DriverException;
 
+    /**
+     * Starts {@code request}'s command inside the running task, in its confinement: its user, directory and
+     * environment, and for a confined driver its namespaces and cgroup. Returns once the command runs; the caller
+     * reads its output, waits for its exit and closes it.
+     *
+     * @throws TaskNotRunningException when the task has exited (or its process is another one now)
+     * @throws DriverException         when the command could not be started, or this driver cannot run commands in
+     *                                 its tasks
+     */
+    default ExecProcess exec(TaskHandle handle, ExecRequest request) throws DriverException {
+        throw new DriverException("driver " + name() + " cannot run commands inside its tasks");
+    }
+
     /** Releases what the driver holds for a task that has exited. */
     void destroy(TaskHandle handle);
 
