@@ -8,6 +8,8 @@ import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.TaskStats;
 import dev.drover.httpapi.LocalAllocation;
 import dev.drover.taskrunner.TaskRunner;
@@ -64,6 +66,12 @@ final class RunnerView implements LocalAllocation {
     @Override
     public void signal(String task, String signal, String reason) throws DriverException, InterruptedException {
         runner.signalTask(task, signal, reason);
+    }
+
+    @Override
+    public ExecProcess exec(String task, ExecRequest request, String reason)
+            throws DriverException, InterruptedException {
+        return runner.execTask(task, request, reason);
     }
 
     @Override

@@ -9,6 +9,8 @@ import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.common.UserText;
 import dev.drover.driver.DriverException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
@@ -191,6 +193,16 @@ public final class AllocRunner {
             throw new IllegalArgumentException("allocation " + id + " has no task " + UserText.quote(task));
         }
         r.signal(signal, reason);
+    }
+
+    /** Starts a command in {@code task} as {@link TaskRunner#exec} does; an unknown task is illegal. */
+    public ExecProcess execTask(String task, ExecRequest request, String reason)
+            throws DriverException, InterruptedException {
+        TaskRunner r = tasks.get(task);
+        if (r == null) {
+            throw new IllegalArgumentException("allocation " + id + " has no task " + UserText.quote(task));
+        }
+        return r.exec(request, reason);
     }
 
     /**

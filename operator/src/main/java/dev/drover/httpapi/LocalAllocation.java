@@ -4,6 +4,8 @@ import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.TaskStats;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -36,6 +38,14 @@ public interface LocalAllocation {
      * @throws dev.drover.driver.TaskNotRunningException when the task is not running
      */
     void signal(String task, String signal, String reason) throws DriverException, InterruptedException;
+
+    /**
+     * Starts a command inside the running task, with an {@code Exec} event that says {@code reason}; the caller
+     * reads, waits for and closes what it returns.
+     *
+     * @throws dev.drover.driver.TaskNotRunningException when the task is not running
+     */
+    ExecProcess exec(String task, ExecRequest request, String reason) throws DriverException, InterruptedException;
 
     /** The allocation's reserved devices' latest statistics. */
     DeviceStats.AllocationStats devices();

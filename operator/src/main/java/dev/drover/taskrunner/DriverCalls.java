@@ -5,6 +5,8 @@ import dev.drover.driver.Deadlines;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
@@ -92,6 +94,36 @@ final class DriverCalls {
             }
             throw new DriverException("driver failed: " + e.getCause(), e.getCause());
         } catch (Deadlines.DeadlineExceeded e) {
+            throw new DriverException(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Starts a command inside the task within the runner's deadline; a failure reads as the driver's own. A command
+     * the driver starts only after the deadline has passed is closed (killed) at once, as nobody will read it.
+     */
+    ExecProcess exec(Driver driver, TaskHandle handle, ExecRequest request)
+            throws DriverException, InterruptedException {
+        CompletableFuture<ExecProcess> started = new CompletableFuture<>();
+        Thread.ofVirtual().name("driver-exec").start(() -> {
+            try {
+                started.complete(driver.exec(handle, request));
+            } catch (Throwable e) {
+                started.completeExceptionally(e);
+            }
+        });
+        try {
+            return Deadlines.await("starting " + request.describe() + " in " + name, cfg.driverDeadline(), started);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof DriverException d) {
+                throw d;
+            }
+            throw new DriverException("driver failed: " + e.getCause(), e.getCause());
+        } catch (Deadlines.DeadlineExceeded | InterruptedException e) {
+            started.thenAccept(ExecProcess::close);
+            if (e instanceof InterruptedException interrupted) {
+                throw interrupted;
+            }
             throw new DriverException(e.getMessage(), e);
         }
     }

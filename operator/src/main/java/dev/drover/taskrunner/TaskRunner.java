@@ -9,6 +9,8 @@ import dev.drover.driver.Deadlines;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
@@ -183,6 +185,21 @@ public final class TaskRunner {
             throw new TaskNotRunningException("task " + name + " is not running (" + state.current() + ")");
         }
         new TaskSignaller(cfg, calls, state::event).send(now.driver(), now.handle(), signal, reason);
+    }
+
+    /**
+     * Starts {@code request}'s command inside the running task ({@link Driver#exec}), after an {@code Exec} event
+     * saying {@code reason}; the caller reads, waits for and closes what it returns.
+     *
+     * @throws TaskNotRunningException when the task is not running (not started yet, between restarts, dead)
+     */
+    public ExecProcess exec(ExecRequest request, String reason) throws DriverException, InterruptedException {
+        Live now = live;
+        if (now == null) {
+            throw new TaskNotRunningException("task " + name + " is not running (" + state.current() + ")");
+        }
+        state.event(TaskEvent.of(TaskEventType.Exec, cfg.clock().instant()).withMessage(reason));
+        return calls.exec(now.driver(), now.handle(), request);
     }
 
     /** Stops the runner but leaves the task running, for an agent that is shutting down. Joins the thread. */

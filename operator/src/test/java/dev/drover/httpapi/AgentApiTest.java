@@ -14,6 +14,8 @@ import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.devices.DeviceStats;
 import dev.drover.driver.DriverException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.AllocId;
@@ -106,6 +108,11 @@ class AgentApiTest {
                 case "db" -> throw new DriverException("process 4242 is gone");
                 default -> signalled.add(task + " " + signal + " " + reason);
             }
+        }
+
+        @Override
+        public ExecProcess exec(String task, ExecRequest request, String reason) throws DriverException {
+            throw new TaskNotRunningException("task " + task + " is not running (Dead)");
         }
 
         @Override

@@ -20,5 +20,6 @@ public enum TaskEventType {
     WaitingShutdownDelay,
     FailedRestoringTask,
     Signaling,
-    CredentialRefreshFailed
+    CredentialRefreshFailed,
+    Exec
 }

@@ -1,0 +1,45 @@
+package dev.drover.taskrunner.checks;
+
+import dev.drover.api.v1alpha1.Check;
+import dev.drover.driver.DriverException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
+import java.util.List;
+
+/**
+ * Probes the checks of running tasks, for the whole agent: one schedule, a bounded number of probes at a time, so
+ * that a slow or hanging probe holds neither a task runner nor other tasks' checks.
+ */
+public interface CheckProber extends AutoCloseable {
+
+    /**
+     * Begins probing {@code checks} of a task whose process started (or was reattached to) now: each check first
+     * after its {@code initialDelay}, then every {@code interval}, each probe bounded by its {@code timeout}.
+     * Results reach {@code listener} on the prober's threads, one at a time for one task, never on the caller's.
+     */
+    Probing probe(Target target, List<Check> checks, Listener listener);
+
+    /** Stops every probing and the prober's threads. */
+    @Override
+    void close();
+
+    /** What a task's probes reach: http and tcp checks the node's loopback address, exec checks the task itself. */
+    @FunctionalInterface
+    interface Target {
+        /** Starts an exec check's command inside the task, in its confinement. */
+        ExecProcess exec(ExecRequest request) throws DriverException, InterruptedException;
+    }
+
+    /** Takes one task's probe results. */
+    @FunctionalInterface
+    interface Listener {
+        void result(Check check, ProbeResult result);
+    }
+
+    /** The probes of one task, while it runs. */
+    interface Probing extends AutoCloseable {
+        /** Stops this task's probes; a probe under way is abandoned and its result dropped. Returns at once. */
+        @Override
+        void close();
+    }
+}
