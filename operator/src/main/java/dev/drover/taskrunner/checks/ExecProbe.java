@@ -63,11 +63,13 @@ final class ExecProbe implements Probe {
                 reader.join(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             }
             String text = output.text();
+            String said = exit == 0 && !text.isEmpty()
+                    ? text
+                    : ProbeOutput.clean("exit code " + exit + (text.isEmpty() ? "" : ": " + text));
             return switch (exit) {
-                case 0 -> ProbeResult.passing(text.isEmpty() ? "exit code 0" : text);
-                case 1 -> ProbeResult.warning(text.isEmpty() ? "exit code 1" : "exit code 1: " + text);
-                default ->
-                    ProbeResult.critical(text.isEmpty() ? "exit code " + exit : "exit code " + exit + ": " + text);
+                case 0 -> ProbeResult.passing(said);
+                case 1 -> ProbeResult.warning(said);
+                default -> ProbeResult.critical(said);
             };
         } finally {
             // The process is closed (its streams too) by now, which ends the readers.

@@ -86,6 +86,16 @@ class ExecProbeTest {
     }
 
     @Test
+    void failingCommandsHugeOutputIsCutWithItsCode() throws Exception {
+        FakeExecProcess process =
+                new FakeExecProcess(FakeExecProcess.endless(1024 * 1024, new AtomicLong()), FakeExecProcess.text(""));
+        process.exit.complete(2);
+        ProbeResult result = run(check("10s"), process);
+        assertThat(result.status()).isEqualTo(CRITICAL);
+        assertThat(result.output()).startsWith("exit code 2: yyyy").hasSizeLessThanOrEqualTo(CheckStatus.MAX_OUTPUT);
+    }
+
+    @Test
     void driverFailureIsCriticalWithItsMessage() throws Exception {
         ProbeResult result = probe.run(check("2s"), request -> {
             throw new DriverException("the task is not running");
