@@ -29,9 +29,8 @@ final class HttpProbe implements Probe {
     private static final Pattern HEADER_NAME = Pattern.compile(CheckHeader.NAME_PATTERN);
     private static final Pattern HEADER_VALUE = Pattern.compile(CheckHeader.VALUE_PATTERN);
 
-    /** Headers that frame the exchange, which the probe sets itself: a check's own would break it. */
-    private static final Set<String> FRAMING = Set.of(
-            "connection", "content-length", "transfer-encoding", "te", "trailer", "upgrade", "expect", "keep-alive");
+    /** Headers that frame the exchange, which the probe sets itself (a spec the API server did not check may hold one). */
+    private static final Set<String> FRAMING = CheckHeader.RESERVED;
 
     static final String USER_AGENT = "Drover-Check/1";
 
