@@ -225,8 +225,8 @@ class RawExecExecTest {
     void onATerminalTheCommandHasAControllingTerminalOfItsOwnThatResizes() throws Exception {
         TaskHandle h = start(task("shell", "daemon"));
 
-        ExecProcess tty = exec(h, false, true, "sh", "-c", "tty; echo oops >&2");
-        assertThat(read(tty.stdout())).matches("/dev/pts/[0-9]+\r\noops\r\n");
+        ExecProcess tty = exec(h, false, true, "sh", "-c", "tty; echo oops >&2; echo controlling > /dev/tty");
+        assertThat(read(tty.stdout())).matches("/dev/pts/[0-9]+\r\noops\r\ncontrolling\r\n");
         assertThat(tty.stderr().read()).isEqualTo(-1);
         assertThat(exitOf(tty)).isZero();
 
