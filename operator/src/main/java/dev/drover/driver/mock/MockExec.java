@@ -168,13 +168,17 @@ final class MockExec {
         }
 
         @Override
-        public void resize(int columns, int rows) throws IOException {
+        public void resize(int columns, int rows) {
             if (!tty) {
                 return;
             }
             String now = rows + " " + columns + "\n";
             if (script.printSize() && !now.equals(size.getAndSet(now)) && !exit.isDone()) {
-                out.out().write(now.getBytes(StandardCharsets.UTF_8));
+                try {
+                    out.out().write(now.getBytes(StandardCharsets.UTF_8));
+                } catch (IOException ended) {
+                    // the command ended meanwhile: a resize then changes nothing, as on a closed terminal
+                }
             }
         }
 

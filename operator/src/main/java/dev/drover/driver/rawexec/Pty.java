@@ -85,9 +85,9 @@ final class Pty implements AutoCloseable {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
     private int heldSlave;
-    private boolean closed;
-    private boolean inputClosed;
-    private boolean outputEnded;
+    private volatile boolean closed;
+    private volatile boolean inputClosed;
+    private volatile boolean outputEnded;
 
     private Pty(int master, Path slave, int heldSlave) {
         this.master = master;

@@ -40,14 +40,15 @@ final class TaskExec {
     /**
      * Arguments: the terminal ({@code -} for none), the environment file, the task's PID and start time, the number N
      * of cgroup.procs files, those N files, then the rest. Leaves the terminal on 0, 1 and 2, the environment on 3,
-     * the task's mount, UTS, IPC, network and PID namespaces on 4 to 8.
+     * the task's mount, UTS, IPC, network and PID namespaces on 4 to 8. ({@code command exec}: a plain {@code exec}
+     * whose redirection fails ends the shell at once, exit code 2, before {@code fail} could say why.)
      */
     static final String JOIN = """
             tty=$1; env=$2; pid=$3; start=$4; n=$5; shift 5
             fail() { echo "drover: exec: $*" >&2; exit 126; }
-            if [ "$tty" != - ]; then exec <>"$tty" >&0 2>&0 || fail "cannot open $tty"; fi
-            exec 3< "$env" || fail "cannot read the task's environment"
-            exec 4< "/proc/$pid/ns/mnt" 5< "/proc/$pid/ns/uts" 6< "/proc/$pid/ns/ipc" 7< "/proc/$pid/ns/net" \\
+            if [ "$tty" != - ]; then command exec <>"$tty" >&0 2>&0 || fail "cannot open $tty"; fi
+            command exec 3< "$env" || fail "cannot read the task's environment"
+            command exec 4< "/proc/$pid/ns/mnt" 5< "/proc/$pid/ns/uts" 6< "/proc/$pid/ns/ipc" 7< "/proc/$pid/ns/net" \\
                 8< "/proc/$pid/ns/pid" || fail "the task has exited"
             starttime() { shift 19; echo "$1"; }
             read -r s < "/proc/$pid/stat" && s=${s##*) } && [ "$(starttime $s)" = "$start" ] || fail "the task has exited"

@@ -214,6 +214,18 @@ class RawExecExecTest {
     }
 
     @Test
+    void aCommandWhoseSetupFailsExits126SayingWhy() throws Exception {
+        TaskConfig t = task("broken", null);
+        TaskHandle h = start(t);
+        Files.delete(t.taskDir().resolve(".drover-raw-exec/env"));
+
+        ExecProcess p = exec(h, false, false, "true");
+
+        assertThat(read(p.stderr())).contains("drover: exec: cannot read the task's environment");
+        assertThat(exitOf(p)).isEqualTo(126);
+    }
+
+    @Test
     void aTaskThatEndedRunsNoCommand() throws Exception {
         TaskHandle h = start(task("gone", null));
         driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
