@@ -28,6 +28,7 @@ import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -76,6 +77,8 @@ public final class MockDriver implements Driver {
         volatile ScheduledFuture<?> timer;
         volatile ScheduledFuture<?> output;
         volatile Path stdout;
+        /** The commands running in it, which end with it as a real task's do. */
+        final Set<ExecProcess> commands = ConcurrentHashMap.newKeySet();
 
         MockTask(MockConfig config, Instant startedAt) {
             this.config = config;
@@ -87,6 +90,7 @@ public final class MockDriver implements Driver {
                 cancel(timer);
                 cancel(output);
             }
+            commands.forEach(ExecProcess::close);
         }
 
         private static void cancel(ScheduledFuture<?> f) {
@@ -292,7 +296,13 @@ public final class MockDriver implements Driver {
         if (t == null || t.exit.isDone()) {
             throw new TaskNotRunningException("mock task " + handle.taskId() + " is not running");
         }
-        return MockExec.start(t.config.exec(), request);
+        ExecProcess p = MockExec.start(t.config.exec(), request);
+        t.commands.add(p);
+        p.exit().whenComplete((code, e) -> t.commands.remove(p));
+        if (t.exit.isDone()) {
+            p.close(); // the task ended meanwhile
+        }
+        return p;
     }
 
     private static String writeJson(Map<String, Object> value) {
@@ -378,6 +388,7 @@ public final class MockDriver implements Driver {
 
     @Override
     public void close() {
+        tasks.values().forEach(t -> t.commands.forEach(ExecProcess::close)); // their threads are the driver's
         scheduler.shutdownNow();
         try {
             if (!scheduler.awaitTermination(5, TimeUnit.SECONDS)) {

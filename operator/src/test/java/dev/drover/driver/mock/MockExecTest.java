@@ -8,6 +8,7 @@ import dev.drover.driver.ExecRequest;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskNotRunningException;
+import dev.drover.testing.LiveThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -134,6 +135,35 @@ class MockExecTest {
 
         assertThatThrownBy(() -> driver.exec(h, new ExecRequest(List.of("check"), false, false)))
                 .isInstanceOf(TaskNotRunningException.class);
+    }
+
+    @Test
+    void aCommandEndsWithItsTaskAndNoThreadOfItOutlivesTheDriver() throws Exception {
+        TaskHandle h = start(Map.of("exec", SCRIPTS));
+        ExecProcess top = driver.exec(h, new ExecRequest(List.of("top"), true, false));
+        ExecProcess cat = driver.exec(h, new ExecRequest(List.of("cat"), true, false));
+
+        driver.stop(h, Duration.ofSeconds(1), "SIGTERM");
+
+        assertThat(exitOf(top)).isEqualTo(137);
+        assertThat(exitOf(cat)).isEqualTo(137);
+        MockDriver closing = new MockDriver(Clock.systemUTC());
+        TaskHandle other = closing.start(new TaskConfig(
+                "default",
+                "alloc",
+                "api",
+                Map.of("exec", SCRIPTS),
+                Map.of(),
+                dir,
+                dir.resolve("api"),
+                dir.resolve("logs"),
+                dir.resolve("api/secrets")));
+        ExecProcess left = closing.exec(other, new ExecRequest(List.of("top"), false, false));
+
+        closing.close();
+
+        assertThat(exitOf(left)).isEqualTo(137);
+        assertThat(LiveThreads.now()).noneMatch(t -> t.name().equals("drover-mock-exec"));
     }
 
     @Test
