@@ -39,6 +39,9 @@ final class HostExecProcess implements ExecProcess {
         this.pty = pty;
         if (pty.isPresent()) {
             this.stdin = pty.get().input();
+            if (!stdin) {
+                closeInput(); // at its end from the start: Ctrl-D typed at once
+            }
         } else if (stdin) {
             this.stdin = process.getOutputStream();
         } else {
@@ -50,10 +53,22 @@ final class HostExecProcess implements ExecProcess {
             }
         }
         this.exit = process.onExit().thenApply(p -> {
-            outliving = Procs.groupMembers(p.pid());
+            try {
+                outliving = Procs.groupMembers(p.pid());
+            } catch (RuntimeException e) { // an odd /proc: the group is then not killed once its leader is gone
+                LOG.warn("cannot list the process group of command {}: {}", p.pid(), e.toString());
+            }
             pty.ifPresent(Pty::commandEnded);
             return p.exitValue();
         });
+    }
+
+    private void closeInput() {
+        try {
+            stdin.close();
+        } catch (IOException e) {
+            LOG.debug("cannot end the terminal's input: {}", e.getMessage());
+        }
     }
 
     @Override

@@ -237,8 +237,9 @@ class RawExecExecTest {
     void onATerminalTheCommandHasAControllingTerminalOfItsOwnThatResizes() throws Exception {
         TaskHandle h = start(task("shell", "daemon"));
 
-        ExecProcess tty = exec(h, false, true, "sh", "-c", "tty; echo oops >&2; echo controlling > /dev/tty");
-        assertThat(read(tty.stdout())).matches("/dev/pts/[0-9]+\r\noops\r\ncontrolling\r\n");
+        ExecProcess tty = exec(
+                h, false, true, "sh", "-c", "tty; echo oops >&2; echo controlling > /dev/tty; read x || echo no input");
+        assertThat(read(tty.stdout())).matches("/dev/pts/[0-9]+\r\noops\r\ncontrolling\r\nno input\r\n");
         assertThat(tty.stderr().read()).isEqualTo(-1);
         assertThat(exitOf(tty)).isZero();
 
