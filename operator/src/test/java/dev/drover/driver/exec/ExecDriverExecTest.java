@@ -16,6 +16,7 @@ import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.TaskCgroups;
+import dev.drover.driver.rawexec.TaskMonitor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -54,6 +55,7 @@ class ExecDriverExecTest {
     private CgroupParent parent;
     private TaskCgroups taskCgroups;
     private ExecDriver driver;
+    private Optional<Path> monitor = Optional.empty();
 
     @BeforeEach
     void aDataDirAndCgroupsOfOurOwn() throws IOException {
@@ -74,6 +76,7 @@ class ExecDriverExecTest {
         Files.writeString(data.resolve("state.db"), "the agent's store");
         alloc = Files.createDirectories(data.resolve("allocs/default/web"));
         Files.createDirectories(alloc.resolve("alloc/logs"));
+        monitor = TaskMonitor.install(data); // as the agent runs tasks: under drover-monitor
         driver = driver();
     }
 
@@ -85,7 +88,7 @@ class ExecDriverExecTest {
                 taskCgroups,
                 new Namespaces(data, Path.of("/etc/passwd"), new GpuNodes(Path.of("/dev"), data, false)),
                 Optional.empty(),
-                Optional.empty());
+                monitor);
     }
 
     @AfterEach
