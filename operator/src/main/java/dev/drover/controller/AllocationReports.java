@@ -64,10 +64,11 @@ final class AllocationReports {
             metrics.taskEvent(event);
             if (event.getType() == TaskEventType.CheckStatusChanged) {
                 metrics.checks()
-                        .transition(t.id.namespace(), t.id.name(), task, event.getCheck(), event.getCheckStatus());
+                        .transition(
+                                t.id.namespace(), t.id.name(), t.uid, task, event.getCheck(), event.getCheckStatus());
             }
         }
-        metrics.checks().states(t.id.namespace(), t.id.name(), state.version(), state.taskStates());
+        metrics.checks().states(t.id.namespace(), t.id.name(), t.uid, state.version(), state.taskStates());
         Optional<String> unstored = db.unstored(t.id);
         TrackedAllocation.Change c = t.stateChanged(
                 state,

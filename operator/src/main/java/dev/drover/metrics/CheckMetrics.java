@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The checks of the tasks the agent runs: {@code drover_check_status} (1 for each check's current status, 0 for the
@@ -32,30 +33,44 @@ public final class CheckMetrics extends Collector {
 
     /** One allocation's series, as of its state's {@code version}. */
     private static final class Entry {
+        final String uid;
         long version = -1;
         Map<Series, Status> statuses = Map.of();
         final Map<Series, Map<Status, Long>> transitions = new LinkedHashMap<>();
+
+        Entry(String uid) {
+            this.uid = uid;
+        }
     }
 
+    /** The last state of an ended allocation: older ones of the same allocation (its uid) change nothing. */
+    private record Ended(String uid, long version) {}
+
     private final Map<Alloc, Entry> entries = new HashMap<>();
-    private final Map<Alloc, Long> ended = new LinkedHashMap<>(16, 0.75f, false) {
+    private final Map<Alloc, Ended> ended = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<Alloc, Long> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<Alloc, Ended> eldest) {
             return size() > ENDED_KEPT;
         }
     };
 
     /**
-     * An allocation's tasks' states as of {@code version}: the checks of its running tasks are its series now; an
-     * allocation whose tasks are all dead has none any more. An older state than one seen already changes nothing.
+     * An allocation's tasks' states as of {@code version} (of the allocation {@code uid}: one created again under the
+     * same name counts its versions afresh): the checks of its running tasks are its series now; an allocation whose
+     * tasks are all dead has none any more. An older state than one seen already changes nothing.
      */
-    public synchronized void states(String namespace, String name, long version, Map<String, TaskState> tasks) {
+    public synchronized void states(
+            String namespace, String name, String uid, long version, Map<String, TaskState> tasks) {
         Alloc key = new Alloc(namespace, name);
-        Long endedAt = ended.get(key);
-        if (endedAt != null && version <= endedAt) {
+        Ended end = ended.get(key);
+        if (end != null && Objects.equals(end.uid(), uid) && version <= end.version()) {
             return;
         }
         Entry e = entries.get(key);
+        if (e != null && !Objects.equals(e.uid, uid)) {
+            entries.remove(key); // the name's earlier allocation: its series go with it
+            e = null;
+        }
         if (e != null && version < e.version) {
             return;
         }
@@ -63,7 +78,7 @@ public final class CheckMetrics extends Collector {
                 !tasks.isEmpty() && tasks.values().stream().allMatch(s -> s.getState() == TaskState.State.Dead);
         if (allDead) {
             entries.remove(key);
-            ended.put(key, version);
+            ended.put(key, new Ended(uid, version));
             return;
         }
         ended.remove(key); // a name used again
@@ -81,20 +96,26 @@ public final class CheckMetrics extends Collector {
             if (now.isEmpty()) {
                 return;
             }
-            e = new Entry();
+            e = new Entry(uid);
             entries.put(key, e);
         }
         e.version = version;
         e.statuses = now;
     }
 
-    /** A check of a task of the allocation changed to {@code to}. */
-    public synchronized void transition(String namespace, String name, String task, String check, Status to) {
+    /** A check of a task of the allocation {@code uid} changed to {@code to}. */
+    public synchronized void transition(
+            String namespace, String name, String uid, String task, String check, Status to) {
         Alloc key = new Alloc(namespace, name);
-        if (ended.containsKey(key) || to == null || check == null) {
+        Ended end = ended.get(key);
+        Entry e = entries.get(key);
+        if ((end != null && Objects.equals(end.uid(), uid))
+                || (e != null && !Objects.equals(e.uid, uid))
+                || to == null
+                || check == null) {
             return;
         }
-        entries.computeIfAbsent(key, k -> new Entry())
+        entries.computeIfAbsent(key, k -> new Entry(uid))
                 .transitions
                 .computeIfAbsent(new Series(task, check), s -> new LinkedHashMap<>())
                 .merge(to, 1L, Long::sum);

@@ -45,6 +45,7 @@ class CheckMetricsTest {
         metrics.states(
                 "default",
                 "a",
+                "uid-a",
                 1,
                 Map.of(
                         "web",
@@ -57,12 +58,22 @@ class CheckMetricsTest {
 
     @Test
     void anOlderStateChangesNothingAndATaskBetweenRunsHasNoStatusSeries() {
-        metrics.states("default", "a", 5, Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
-        metrics.states("default", "a", 4, Map.of("web", task(TaskState.State.Running, check("http", Status.CRITICAL))));
+        metrics.states(
+                "default",
+                "a",
+                "uid-a",
+                5,
+                Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
+        metrics.states(
+                "default",
+                "a",
+                "uid-a",
+                4,
+                Map.of("web", task(TaskState.State.Running, check("http", Status.CRITICAL))));
         assertThat(status("a", "http", "passing")).isEqualTo(1.0);
 
-        metrics.transition("default", "a", "web", "http", Status.CRITICAL);
-        metrics.states("default", "a", 6, Map.of("web", task(TaskState.State.Pending)));
+        metrics.transition("default", "a", "uid-a", "web", "http", Status.CRITICAL);
+        metrics.states("default", "a", "uid-a", 6, Map.of("web", task(TaskState.State.Pending)));
         assertThat(status("a", "http", "passing")).isNull();
         assertThat(transitions("a", "http", "critical"))
                 .as("kept while the allocation lives")
@@ -71,13 +82,28 @@ class CheckMetricsTest {
 
     @Test
     void anAllocationWhoseTasksAreAllDeadLeavesNoSeries() {
-        metrics.states("default", "a", 1, Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
-        metrics.transition("default", "a", "web", "http", Status.PASSING);
-        metrics.states("default", "b", 1, Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
+        metrics.states(
+                "default",
+                "a",
+                "uid-a",
+                1,
+                Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
+        metrics.transition("default", "a", "uid-a", "web", "http", Status.PASSING);
+        metrics.states(
+                "default",
+                "b",
+                "uid-b",
+                1,
+                Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
 
-        metrics.states("default", "a", 2, Map.of("web", task(TaskState.State.Dead)));
-        metrics.states("default", "a", 1, Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
-        metrics.transition("default", "a", "web", "http", Status.CRITICAL);
+        metrics.states("default", "a", "uid-a", 2, Map.of("web", task(TaskState.State.Dead)));
+        metrics.states(
+                "default",
+                "a",
+                "uid-a",
+                1,
+                Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
+        metrics.transition("default", "a", "uid-a", "web", "http", Status.CRITICAL);
 
         assertThat(status("a", "http", "passing"))
                 .as("a late, older state does not bring it back")
@@ -87,5 +113,28 @@ class CheckMetricsTest {
         assertThat(status("b", "http", "passing"))
                 .as("other allocations keep theirs")
                 .isEqualTo(1.0);
+    }
+
+    @Test
+    void anAllocationCreatedAgainUnderTheSameNameCountsItsVersionsAfresh() {
+        metrics.states(
+                "default",
+                "a",
+                "uid-a",
+                9,
+                Map.of("web", task(TaskState.State.Running, check("http", Status.PASSING))));
+        metrics.transition("default", "a", "uid-a", "web", "http", Status.PASSING);
+        metrics.states("default", "a", "uid-a", 10, Map.of("web", task(TaskState.State.Dead)));
+
+        metrics.states(
+                "default",
+                "a",
+                "uid-a2",
+                1,
+                Map.of("web", task(TaskState.State.Running, check("http", Status.CRITICAL))));
+        assertThat(status("a", "http", "critical")).isEqualTo(1.0);
+        assertThat(transitions("a", "http", "passing"))
+                .as("the first one's counts went with it")
+                .isNull();
     }
 }
