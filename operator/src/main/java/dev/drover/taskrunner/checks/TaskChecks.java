@@ -14,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One task's checks while its process runs: probed through the agent's {@link CheckProber} (an exec check inside the
@@ -26,6 +28,8 @@ public final class TaskChecks implements TaskRunningHook {
 
     /** The most of a probe's output a {@code CheckStatusChanged} event repeats; the task state keeps more. */
     static final int EVENT_OUTPUT = 300;
+
+    private static final Logger LOG = LoggerFactory.getLogger(TaskChecks.class);
 
     private final CheckProber prober;
     private final InstantSource clock;
@@ -70,7 +74,12 @@ public final class TaskChecks implements TaskRunningHook {
         synchronized (this) {
             run = r;
             task.checks(r.reports(), null);
-            r.probing = prober.probe(task::exec, checks, (check, result) -> result(r, check, result));
+            try {
+                r.probing = prober.probe(task::exec, checks, (check, result) -> result(r, check, result));
+            } catch (RuntimeException e) {
+                // the prober is closing (the agent stops): the task runs on, its checks unprobed and critical
+                LOG.warn("task {}: its checks cannot be probed: {}", task.task().getName(), e.toString());
+            }
         }
     }
 

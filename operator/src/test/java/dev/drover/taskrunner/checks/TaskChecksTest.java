@@ -1,6 +1,7 @@
 package dev.drover.taskrunner.checks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.drover.allocrunner.AllocDir;
 import dev.drover.api.v1alpha1.AllocationSpec;
@@ -253,11 +254,23 @@ class TaskChecksTest {
     }
 
     @Test
+    void aProberThatIsClosingLeavesTheTaskRunningWithItsChecksCritical() throws Exception {
+        prober.close();
+        TaskRunner r = start(task(List.of(check("web", 1)), null), null);
+        await().atMost(Duration.ofSeconds(20)).until(() -> r.state().getChecks() != null);
+        assertThat(r.state().getState()).isEqualTo(TaskState.State.Running);
+        assertThat(only(r.state()).getStatus()).isEqualTo(Status.CRITICAL);
+        assertThat(events).extracting(TaskEvent::getType).doesNotContain(TaskEventType.DriverFailure);
+    }
+
+    @Test
     void aTaskWithoutChecksIsNotProbed() throws Exception {
         TaskRunner r = start(task(null, null), null);
         awaitEvent(TaskEventType.Started);
+        r.kill(null).get(20, TimeUnit.SECONDS); // its run's hooks began before the kill was taken
         assertThat(prober.all).isEmpty();
         assertThat(r.state().getChecks()).isNull();
+        assertThat(changes).allSatisfy(s -> assertThat(s.getChecks()).isNull());
     }
 
     /** A command that ran and exited 0 at once. */
