@@ -13,7 +13,8 @@ import java.util.Optional;
 
 /**
  * Whether an allocation's checks pass, for its {@code Healthy} condition (and so its {@code Ready}): every check of
- * every running task must be passing, and a main task with checks that does not run has none passing. The first check
+ * every running task must be passing, and a main task with checks that does not run yet (or runs again soon) has none
+ * passing; a task that is done has no checks to pass. The first check
  * that is critical (else the first warning), in the order of the spec, says why not.
  *
  * @param reason  {@code ChecksPassing}, {@code CheckCritical} or {@code CheckWarning}
@@ -46,8 +47,9 @@ record AllocationHealth(boolean healthy, String reason, String message) {
             }
             TaskState ts = states.get(t.getName());
             boolean running = ts != null && ts.getState() == TaskState.State.Running;
-            if (!running && !t.isMain()) {
-                continue; // a lifecycle task that is done, or not started yet: its checks run while it runs
+            boolean dead = ts != null && ts.getState() == TaskState.State.Dead;
+            if (!running && (!t.isMain() || dead)) {
+                continue; // a lifecycle task not running, or a task that is done: checks run while their task runs
             }
             for (Check c : t.effectiveChecks()) {
                 CheckStatus now = running ? reported(ts, c.getName()) : null;

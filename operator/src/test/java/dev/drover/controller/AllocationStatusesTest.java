@@ -144,6 +144,20 @@ class AllocationStatusesTest {
     }
 
     @Test
+    void aMainTaskThatIsDoneHasNoChecksToPass() {
+        TaskState done = new TaskState();
+        done.setState(TaskState.State.Dead);
+        done.setRestarts(0);
+        AllocationStatus s = AllocationStatuses.of(
+                new AllocState(1, ClientStatus.Complete, "All tasks have completed", 1, Map.of("web", done)),
+                List.of(task("web", "http")),
+                null,
+                NOW);
+        assertThat(condition(s, "Healthy").getStatus()).isEqualTo("True");
+        assertThat(condition(s, "Ready").getReason()).isEqualTo("Complete");
+    }
+
+    @Test
     void aMainTaskWithChecksThatIsNotRunningIsNotHealthy() {
         TaskState pending = new TaskState();
         pending.setState(TaskState.State.Pending);
