@@ -9,6 +9,7 @@ import dev.drover.common.UserText;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -51,7 +52,7 @@ record AllocationHealth(boolean healthy, String reason, String message) {
             if (!running && (!t.isMain() || dead)) {
                 continue; // a lifecycle task not running, or a task that is done: checks run while their task runs
             }
-            for (Check c : t.effectiveChecks()) {
+            for (Check c : t.effectiveChecks().stream().filter(Objects::nonNull).toList()) {
                 CheckStatus now = running ? reported(ts, c.getName()) : null;
                 Status status = now == null ? Status.CRITICAL : now.getStatus();
                 String output = !running ? NOT_RUNNING : now == null ? NOT_REPORTED : now.getOutput();
@@ -74,7 +75,7 @@ record AllocationHealth(boolean healthy, String reason, String message) {
             return null;
         }
         return ts.getChecks().stream()
-                .filter(s -> check.equals(s.getName()) && s.getStatus() != null)
+                .filter(s -> s != null && Objects.equals(check, s.getName()) && s.getStatus() != null)
                 .findFirst()
                 .orElse(null);
     }
