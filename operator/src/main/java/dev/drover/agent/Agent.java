@@ -41,6 +41,7 @@ import dev.drover.state.StateStores;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.checks.CheckProber;
+import dev.drover.taskrunner.checks.CheckScheduler;
 import dev.drover.taskrunner.identity.WorkloadIdentity;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -193,12 +194,9 @@ public final class Agent implements AutoCloseable {
                 TaskRunnerConfig.StopRetry.DEFAULT);
         KubeCredentials credentials = KubeCredentials.forNode(client, config.nodeName());
         closeLast.add(credentials);
-        CheckProber checks = AgentChecks.prober(config).orElse(null);
-        if (checks != null) {
-            closeLast.add(checks); // after the runners: they end their tasks' probings as they shut down
-        } else {
-            LOG.warn("this build probes no checks: tasks' checks stay critical and allocations with checks not Ready");
-        }
+        // one schedule for every task's checks, closed after the runners: they end their tasks' probings first
+        CheckProber checks = new CheckScheduler(CheckScheduler.DEFAULT_MAX_CONCURRENT_PROBES);
+        closeLast.add(checks);
         AllocRunnerConfig runners = new AllocRunnerConfig(
                 config.dataDir(),
                 tasks,
