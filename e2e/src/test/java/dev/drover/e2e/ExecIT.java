@@ -1,6 +1,7 @@
 package dev.drover.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.abort;
 
 import dev.drover.cgroups.Cgroup;
@@ -29,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ExecIT {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
-    private static final List<String> TASKS = List.of("default_exec_owner", "default_exec_thief");
+    private static final List<String> TASKS =
+            List.of("default_exec_owner", "default_exec_thief", "default_confined-check_owner");
 
     @TempDir
     static Path dir;
@@ -143,6 +145,57 @@ class ExecIT {
         assertThat(Files.readString(logs.resolve("thief.stdout.0"))).isEqualTo("daemon\nrefused\n");
         assertThat(Files.readString(logs.resolve("thief.stderr.0"))).contains("Permission denied");
         kubectl.run("delete", "alloc", "exec", "--timeout=30s").assertOk();
+    }
+
+    /**
+     * An exec check runs inside the exec task's confinement: as its user, in its PID namespace (a handful of
+     * processes, the task's sleep among them) and its cgroup, with its environment.
+     */
+    @Test
+    void anExecChecksCommandRunsInsideTheTasksNamespacesAsItsUser() throws Exception {
+        kubectl.runWithInput("""
+                        apiVersion: drover.dev/v1alpha1
+                        kind: Allocation
+                        metadata: {name: confined-check, namespace: default}
+                        spec:
+                          nodeName: local
+                          tasks:
+                          - name: owner
+                            driver: exec
+                            env: [{name: MARK, value: inside}]
+                            config: {command: /bin/sleep, args: ["3600"]}
+                            checks:
+                            - name: confined
+                              type: exec
+                              command: /bin/sh
+                              args:
+                              - -c
+                              - >-
+                                [ "$(id -un)" = nobody ] && [ "$MARK" = inside ]
+                                && grep -qx sleep /proc/[0-9]*/comm && [ "$(ls /proc | grep -c '^[0-9]')" -lt 10 ]
+                                && grep -q default_confined-check_owner /proc/self/cgroup
+                                && echo confined || { echo escaped; exit 2; }
+                              interval: 1s
+                              timeout: 1s
+                        """, "apply", "-f", "-").assertOk();
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            var a = server.client()
+                    .resources(dev.drover.api.v1alpha1.Allocation.class)
+                    .inNamespace("default")
+                    .withName("confined-check")
+                    .get();
+            assertThat(a.getStatus()).isNotNull();
+            assertThat(a.getStatus().getTaskStates().get("owner")).isNotNull();
+            assertThat(a.getStatus().getTaskStates().get("owner").getChecks())
+                    .as(io.fabric8.kubernetes.client.utils.Serialization.asYaml(
+                            a.getStatus().getTaskStates()))
+                    .singleElement()
+                    .satisfies(c -> {
+                        assertThat(c.getStatus()).isEqualTo(dev.drover.api.v1alpha1.CheckStatus.Status.PASSING);
+                        assertThat(c.getOutput()).isEqualTo("confined");
+                    });
+        });
+        kubectl.run("delete", "alloc", "confined-check", "--timeout=30s").assertOk();
     }
 
     /**
