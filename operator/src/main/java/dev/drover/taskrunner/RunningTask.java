@@ -40,6 +40,12 @@ public interface RunningTask {
      */
     void checks(List<CheckStatus> checks, TaskEvent event);
 
+    /**
+     * The checks the task's state reports as this run begins: for a process the agent reattached to, those it
+     * reported before the agent restarted; none (empty) for a process that has just started.
+     */
+    List<CheckStatus> reportedChecks();
+
     /** Records a task event. */
     void event(TaskEvent e);
 }

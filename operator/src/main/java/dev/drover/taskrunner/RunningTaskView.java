@@ -60,6 +60,12 @@ final class RunningTaskView implements RunningTask {
     }
 
     @Override
+    public List<CheckStatus> reportedChecks() {
+        List<CheckStatus> reported = state.snapshot().getChecks();
+        return reported == null ? List.of() : reported;
+    }
+
+    @Override
     public void event(TaskEvent e) {
         state.event(e);
     }

@@ -80,6 +80,11 @@ class TaskCredentialsTest {
         }
 
         @Override
+        public List<dev.drover.api.v1alpha1.CheckStatus> reportedChecks() {
+            throw new UnsupportedOperationException("credentials read no checks");
+        }
+
+        @Override
         public void event(TaskEvent e) {
             events.add(e);
         }

@@ -40,6 +40,27 @@ public final class CheckState {
         this.firstProbeAt = since.plus(check.effectiveInitialDelay());
     }
 
+    /**
+     * A check of a task whose process the agent reattached to (after its own restart): it goes on from what the task's
+     * state reported before, so a process that never stopped does not turn unhealthy, and its allocation not
+     * un-Ready, while its checks are probed again. A report without a status, or one saying no probe has run, is no
+     * result: the check starts afresh.
+     */
+    public static CheckState resumed(Check check, InstantSource clock, CheckStatus reported) {
+        CheckState s = new CheckState(check, clock);
+        if (reported == null || reported.getStatus() == null || NOT_RUN.equals(reported.getOutput())) {
+            return s;
+        }
+        s.status = reported.getStatus();
+        s.output = reported.getOutput() == null ? "" : UserText.cut(reported.getOutput(), CheckStatus.MAX_OUTPUT);
+        try {
+            s.since = reported.getSince() == null ? s.since : Timestamps.parse(reported.getSince());
+        } catch (RuntimeException unreadable) {
+            // the state store holds what the agent wrote; an unreadable time is taken as now
+        }
+        return s;
+    }
+
     /** When the first probe is due: {@code initialDelay} after the task started. */
     public Instant firstProbeAt() {
         return firstProbeAt;

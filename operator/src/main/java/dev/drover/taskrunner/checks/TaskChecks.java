@@ -10,6 +10,7 @@ import dev.drover.common.UserText;
 import dev.drover.taskrunner.RunningTask;
 import dev.drover.taskrunner.TaskRunningHook;
 import java.time.InstantSource;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * task, through its driver, without an {@code Exec} event per probe), each check's status kept by a {@link CheckState}
  * and reported in the task's state only when it changes, with a {@code CheckStatusChanged} event when the status
  * itself changed; and the task restarted, counted against its restart policy, when its {@code checkRestart} says so.
- * Every run starts its checks again, critical until they pass.
+ * Every run starts its checks again, critical until they pass; a process the agent reattached to after its own
+ * restart goes on from the checks its state reported.
  */
 public final class TaskChecks implements TaskRunningHook {
 
@@ -51,8 +53,14 @@ public final class TaskChecks implements TaskRunningHook {
         Run(RunningTask task, List<Check> checks, CheckRestartTracker restarts, InstantSource clock) {
             this.task = task;
             this.restarts = restarts;
+            Map<String, CheckStatus> reported = new HashMap<>();
+            for (CheckStatus c : task.reportedChecks()) {
+                if (c != null && c.getName() != null) {
+                    reported.put(c.getName(), c);
+                }
+            }
             for (Check c : checks) {
-                states.put(c.getName(), new CheckState(c, clock));
+                states.put(c.getName(), CheckState.resumed(c, clock, reported.get(c.getName())));
             }
         }
 
