@@ -17,9 +17,12 @@ import java.util.Objects;
 /** The Kubernetes Events recorded on an allocation, as {@code kubectl drover status} ends with them. */
 final class AllocEventsText {
 
+    /** Kubernetes Events shown, newest first; the rest are counted. */
+    static final int MAX_KUBERNETES_EVENTS = 10;
+
     private AllocEventsText() {}
 
-    /** The Events section: newest first, at most {@link AllocStatus#MAX_KUBERNETES_EVENTS}, the rest counted. */
+    /** The Events section: newest first, at most {@link #MAX_KUBERNETES_EVENTS}, the rest counted. */
     static String render(List<Event> events, ObjectMeta meta) {
         if (events == null) {
             return "Events:\nNot shown: you may not list Events in namespace " + clean(meta.getNamespace()) + "\n";
@@ -28,8 +31,8 @@ final class AllocEventsText {
         if (all.isEmpty()) {
             return "Events:\nNone (the API server keeps Events for an hour by default)\n";
         }
-        List<Event> shown = AllocStatus.newestFirst(all, AllocEventsText::timeOf).stream()
-                .limit(AllocStatus.MAX_KUBERNETES_EVENTS)
+        List<Event> shown = NewestFirst.sort(all, AllocEventsText::timeOf).stream()
+                .limit(MAX_KUBERNETES_EVENTS)
                 .toList();
         boolean counted = shown.stream().anyMatch(e -> countOf(e) > 1);
         List<String[]> rows = new ArrayList<>();

@@ -24,7 +24,6 @@ import java.io.PrintStream;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -33,7 +32,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.function.Function;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -45,12 +43,6 @@ import java.util.stream.Stream;
  * field may be missing and every string is cleaned before it is shown.
  */
 final class AllocStatus {
-
-    /** Kubernetes Events shown, newest first; the rest are counted. */
-    static final int MAX_KUBERNETES_EVENTS = 10;
-
-    private static final Comparator<Instant> NEWEST_FIRST_UNKNOWN_LAST =
-            Comparator.nullsLast(Comparator.<Instant>reverseOrder());
 
     private AllocStatus() {}
 
@@ -288,7 +280,7 @@ final class AllocStatus {
         }
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"Time", "Type", "Description"});
-        for (TaskEvent e : newestFirst(events, e -> parseTime(e.getTime()))) {
+        for (TaskEvent e : NewestFirst.sort(events, e -> parseTime(e.getTime()))) {
             rows.add(new String[] {
                 e.getTime() == null ? NONE : utc(e.getTime()),
                 e.getType() == null ? NONE : e.getType().name(),
@@ -356,13 +348,6 @@ final class AllocStatus {
                 .matcher(message)
                 .find();
         return labelled || (!number && message.contains(value));
-    }
-
-    /** Newest first, those without a time last; of equal times the later in {@code items} first. */
-    static <T> List<T> newestFirst(List<T> items, Function<T, Instant> time) {
-        List<T> sorted = new ArrayList<>(items.reversed());
-        sorted.sort(Comparator.comparing(time, NEWEST_FIRST_UNKNOWN_LAST));
-        return sorted;
     }
 
     private static String[] pair(String key, String value) {

@@ -1,6 +1,7 @@
 package dev.drover.taskrunner;
 
 import dev.drover.api.v1alpha1.CheckStatus;
+import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.ExecProcess;
@@ -11,7 +12,7 @@ import java.util.List;
 public interface RunningTask {
 
     /** The task's definition this run started with. */
-    dev.drover.api.v1alpha1.Task task();
+    Task task();
 
     /** Restarts the task once, not counted against its restart policy ({@code RestartSignaled}). */
     void restart(String reason);

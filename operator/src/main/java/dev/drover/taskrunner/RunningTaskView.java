@@ -1,6 +1,7 @@
 package dev.drover.taskrunner;
 
 import dev.drover.api.v1alpha1.CheckStatus;
+import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.ExecProcess;
@@ -11,29 +12,31 @@ import java.util.List;
 /** The running task as its {@link TaskRunningHook}s see it: its runner's restarts, its process, its state. */
 final class RunningTaskView implements RunningTask {
 
-    private final TaskRunner runner;
+    private final Task task;
+    private final RestartRequests restarts;
     private final LiveTask live;
     private final TaskStatePublisher state;
 
-    RunningTaskView(TaskRunner runner, LiveTask live, TaskStatePublisher state) {
-        this.runner = runner;
+    RunningTaskView(Task task, RestartRequests restarts, LiveTask live, TaskStatePublisher state) {
+        this.task = task;
+        this.restarts = restarts;
         this.live = live;
         this.state = state;
     }
 
     @Override
-    public dev.drover.api.v1alpha1.Task task() {
-        return runner.task();
+    public Task task() {
+        return task;
     }
 
     @Override
     public void restart(String reason) {
-        runner.restart(reason);
+        restarts.ask(reason, false);
     }
 
     @Override
     public void restartFailing(String reason) {
-        runner.restartFailing(reason);
+        restarts.ask(reason, true);
     }
 
     @Override

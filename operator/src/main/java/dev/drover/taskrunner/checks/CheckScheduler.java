@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * on the thread that called {@link #probe} nor on the scheduling thread. Outputs are cleaned and cut ({@link
  * ProbeOutput#clean}).
  */
-public final class CheckScheduler implements CheckProber {
+public final class CheckScheduler implements CheckProber, ProbeRuntime {
 
     private static final Logger LOG = LoggerFactory.getLogger(CheckScheduler.class);
 
@@ -63,7 +63,7 @@ public final class CheckScheduler implements CheckProber {
 
     /** A scheduler on its own thread, probing http, tcp and exec checks, at most {@code maxConcurrentProbes} at once. */
     public CheckScheduler(int maxConcurrentProbes) {
-        this(CheckTimer.threaded(THREAD_NAME), Jitter.spread(), Probe.standard(), maxConcurrentProbes);
+        this(CheckTimer.threaded(THREAD_NAME), Jitter.spread(), Probes.standard(), maxConcurrentProbes);
     }
 
     CheckScheduler(CheckTimer timer, Jitter jitter, Probe probe, int maxConcurrentProbes) {
@@ -155,8 +155,23 @@ public final class CheckScheduler implements CheckProber {
         }
     }
 
-    /** Waits for a slot for a probe, in the order probes asked; false when interrupted (abandoned) meanwhile. */
-    boolean takeSlot() {
+    @Override
+    public CheckTimer timer() {
+        return timer;
+    }
+
+    @Override
+    public Jitter jitter() {
+        return jitter;
+    }
+
+    @Override
+    public Probe probe() {
+        return probe;
+    }
+
+    @Override
+    public boolean takeSlot() {
         try {
             slots.acquire();
             return true;
@@ -165,12 +180,13 @@ public final class CheckScheduler implements CheckProber {
         }
     }
 
-    void releaseSlot() {
+    @Override
+    public void releaseSlot() {
         slots.release();
     }
 
-    /** Counts a probe skipped because the check's previous one still ran ({@code started}) or waited for a slot. */
-    void countSkipped(boolean started) {
+    @Override
+    public void countSkipped(boolean started) {
         (started ? skippedBusy : skippedSaturated).increment();
     }
 
@@ -188,7 +204,18 @@ public final class CheckScheduler implements CheckProber {
         return thread;
     }
 
-    void ended(TaskProbing probing) {
-        probings.remove(probing);
+    @Override
+    public void startProbe(Runnable body) {
+        start(PROBE_THREAD_NAME, body);
+    }
+
+    @Override
+    public void startDelivery(Runnable body) {
+        start(RESULT_THREAD_NAME, body);
+    }
+
+    @Override
+    public void ended(Probing ended) {
+        probings.remove(ended);
     }
 }

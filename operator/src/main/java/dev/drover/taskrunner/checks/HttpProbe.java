@@ -48,7 +48,7 @@ final class HttpProbe implements Probe {
         Duration timeout = check.effectiveTimeout();
         long deadline = System.nanoTime() + timeout.toNanos();
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(LOOPBACK, check.getPort()), TcpProbe.timeoutMillis(timeout));
+            socket.connect(new InetSocketAddress(TcpProbe.LOOPBACK, check.getPort()), TcpProbe.timeoutMillis(timeout));
             socket.setTcpNoDelay(true);
             socket.getOutputStream().write(request);
             HttpResponseReader.Response response = new HttpResponseReader(socket, deadline)
@@ -124,7 +124,7 @@ final class HttpProbe implements Probe {
         }
         if (!given.contains("host")) {
             head.append("Host: ")
-                    .append(LOOPBACK.getHostAddress())
+                    .append(TcpProbe.LOOPBACK.getHostAddress())
                     .append(':')
                     .append(check.getPort())
                     .append("\r\n");

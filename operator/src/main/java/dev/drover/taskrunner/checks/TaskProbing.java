@@ -11,14 +11,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The probes of one task's checks, scheduled by a {@link CheckScheduler}: each check's ticks on the scheduler's timer,
+ * The probes of one task's checks, scheduled by a {@link ProbeRuntime} (the {@code CheckScheduler}): each check's ticks on the scheduler's timer,
  * its probes on virtual threads, and the results handed to the task's listener one at a time.
  */
 final class TaskProbing implements CheckProber.Probing {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskProbing.class);
 
-    private final CheckScheduler scheduler;
+    private final ProbeRuntime scheduler;
     private final CheckProber.Target target;
     private final CheckProber.Listener listener;
     private final List<Schedule> schedules = new ArrayList<>();
@@ -26,8 +26,7 @@ final class TaskProbing implements CheckProber.Probing {
     private final AtomicBoolean delivering = new AtomicBoolean();
     private volatile boolean closed;
 
-    TaskProbing(
-            CheckScheduler scheduler, CheckProber.Target target, List<Check> checks, CheckProber.Listener listener) {
+    TaskProbing(ProbeRuntime scheduler, CheckProber.Target target, List<Check> checks, CheckProber.Listener listener) {
         this.scheduler = scheduler;
         this.target = target;
         this.listener = listener;
@@ -37,11 +36,12 @@ final class TaskProbing implements CheckProber.Probing {
     }
 
     void start() {
-        long now = scheduler.timer.nanoTime();
+        long now = scheduler.timer().nanoTime();
         for (Schedule s : schedules) {
-            Duration first = s.check.effectiveInitialDelay().plus(scheduler.jitter.delay(s.interval));
+            Duration first =
+                    s.check.effectiveInitialDelay().plus(scheduler.jitter().delay(s.interval));
             s.due = now + first.toNanos();
-            s.next = scheduler.timer.schedule(() -> tick(s), first.toNanos());
+            s.next = scheduler.timer().schedule(() -> tick(s), first.toNanos());
         }
     }
 
@@ -68,13 +68,13 @@ final class TaskProbing implements CheckProber.Probing {
             return;
         }
         launch(s);
-        long now = scheduler.timer.nanoTime();
+        long now = scheduler.timer().nanoTime();
         long interval = s.interval.toNanos();
         s.due += interval;
         if (s.due <= now) { // the timer was late by an interval or more: go on from now, not in a burst
             s.due += ((now - s.due) / interval + 1) * interval;
         }
-        s.next = scheduler.timer.schedule(() -> tick(s), s.due - now);
+        s.next = scheduler.timer().schedule(() -> tick(s), s.due - now);
         if (closed) {
             s.next.cancel(); // closed while this tick ran
         }
@@ -88,7 +88,7 @@ final class TaskProbing implements CheckProber.Probing {
         }
         Run run = new Run();
         s.running = run;
-        scheduler.start(CheckScheduler.PROBE_THREAD_NAME, () -> probe(s, run));
+        scheduler.startProbe(() -> probe(s, run));
     }
 
     /** One probe, on its own thread: waits for a slot, then probes within the check's timeout. */
@@ -111,17 +111,19 @@ final class TaskProbing implements CheckProber.Probing {
 
     private void probeInSlot(Check check, Run run) {
         Duration timeout = check.effectiveTimeout();
-        run.watchdog = scheduler.timer.schedule(
-                () -> {
-                    if (run.settle()) {
-                        run.thread.interrupt();
-                        deliver(check, ProbeResult.critical(ProbeOutput.timedOut(timeout)));
-                    }
-                },
-                timeout.toNanos());
+        run.watchdog = scheduler
+                .timer()
+                .schedule(
+                        () -> {
+                            if (run.settle()) {
+                                run.thread.interrupt();
+                                deliver(check, ProbeResult.critical(ProbeOutput.timedOut(timeout)));
+                            }
+                        },
+                        timeout.toNanos());
         ProbeResult result;
         try {
-            result = scheduler.probe.run(check, target);
+            result = scheduler.probe().run(check, target);
         } catch (InterruptedException e) {
             result = null; // abandoned: timed out or closed, which said or needs no result
         } catch (RuntimeException | Error e) {
@@ -142,7 +144,7 @@ final class TaskProbing implements CheckProber.Probing {
         }
         mailbox.add(new Delivery(check, new ProbeResult(result.status(), ProbeOutput.clean(result.output()))));
         if (delivering.compareAndSet(false, true)) {
-            scheduler.start(CheckScheduler.RESULT_THREAD_NAME, this::drain);
+            scheduler.startDelivery(this::drain);
         }
     }
 

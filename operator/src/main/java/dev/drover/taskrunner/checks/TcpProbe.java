@@ -3,6 +3,8 @@ package dev.drover.taskrunner.checks;
 import dev.drover.api.v1alpha1.Check;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -11,13 +13,25 @@ import java.time.Duration;
 /** A tcp check: passes when a connection to the check's port on the node's loopback address opens in time. */
 final class TcpProbe implements Probe {
 
+    /** Where http and tcp checks connect: the node's IPv4 loopback address, as a Nomad or Kubernetes check does. */
+    static final InetAddress LOOPBACK =
+            InetAddress.getLoopbackAddress() instanceof Inet4Address v4 ? v4 : ipv4Loopback();
+
+    private static InetAddress ipv4Loopback() {
+        try {
+            return InetAddress.getByAddress("localhost", new byte[] {127, 0, 0, 1});
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException("four bytes are an address", e);
+        }
+    }
+
     @Override
     public ProbeResult run(Check check, CheckProber.Target target) throws InterruptedException {
         if (check.getPort() == null) {
             return ProbeResult.critical("the check has no port");
         }
         Duration timeout = check.effectiveTimeout();
-        InetSocketAddress address = new InetSocketAddress(Probe.LOOPBACK, check.getPort());
+        InetSocketAddress address = new InetSocketAddress(LOOPBACK, check.getPort());
         try (Socket socket = new Socket()) {
             socket.connect(address, timeoutMillis(timeout));
             return ProbeResult.passing("connected");

@@ -317,7 +317,7 @@ class CheckSchedulerTest {
     void closeEndsEveryThreadAndRefusesNewProbings() throws Exception {
         Set<Long> before = LiveThreads.ids(LiveThreads.now());
         GatedProbe hanging = new GatedProbe();
-        try (ServerSocket port = new ServerSocket(0, 50, Probe.LOOPBACK)) {
+        try (ServerSocket port = new ServerSocket(0, 50, TcpProbe.LOOPBACK)) {
             // The agent's own: its thread, its timer, its jitter and the real probes.
             CheckScheduler real = new CheckScheduler(4);
             Check tcp = new Check("port", CheckType.TCP);

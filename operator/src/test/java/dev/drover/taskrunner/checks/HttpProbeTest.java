@@ -52,7 +52,7 @@ class HttpProbeTest {
     }
 
     int serve(Handler handler) throws IOException {
-        server = HttpServer.create(new InetSocketAddress(Probe.LOOPBACK, 0), 0);
+        server = HttpServer.create(new InetSocketAddress(TcpProbe.LOOPBACK, 0), 0);
         server.createContext("/", exchange -> {
             try (exchange) {
                 seen.add(new Seen(
@@ -185,7 +185,7 @@ class HttpProbeTest {
     @Test
     void refusedConnectionIsCritical() throws Exception {
         int port;
-        try (ServerSocket s = new ServerSocket(0, 1, Probe.LOOPBACK)) {
+        try (ServerSocket s = new ServerSocket(0, 1, TcpProbe.LOOPBACK)) {
             port = s.getLocalPort();
         }
         assertThat(run(check(port))).isEqualTo(new ProbeResult(CRITICAL, "connection refused"));
@@ -193,7 +193,7 @@ class HttpProbeTest {
 
     @Test
     void serverThatNeverAnswersTimesOut() throws Exception {
-        raw = new ServerSocket(0, 1, Probe.LOOPBACK); // the kernel accepts; nobody ever answers
+        raw = new ServerSocket(0, 1, TcpProbe.LOOPBACK); // the kernel accepts; nobody ever answers
         Check c = check(raw.getLocalPort());
         c.setTimeout("300ms");
         long start = System.nanoTime();
@@ -287,7 +287,7 @@ class HttpProbeTest {
 
     /** A server that reads the request's head, answers with {@code script} and hangs up; once. */
     int rawServer(Script script) throws IOException {
-        raw = new ServerSocket(0, 1, Probe.LOOPBACK);
+        raw = new ServerSocket(0, 1, TcpProbe.LOOPBACK);
         Thread.ofVirtual().start(() -> {
             try (Socket s = raw.accept()) {
                 InputStream in = s.getInputStream();

@@ -25,7 +25,7 @@ class TcpProbeTest {
 
     @Test
     void listeningPortPasses() throws Exception {
-        try (ServerSocket server = new ServerSocket(0, 1, Probe.LOOPBACK)) {
+        try (ServerSocket server = new ServerSocket(0, 1, TcpProbe.LOOPBACK)) {
             assertThat(run(check(server.getLocalPort()))).isEqualTo(ProbeResult.passing("connected"));
         }
     }
@@ -33,7 +33,7 @@ class TcpProbeTest {
     @Test
     void closedPortIsRefused() throws Exception {
         int port;
-        try (ServerSocket server = new ServerSocket(0, 1, Probe.LOOPBACK)) {
+        try (ServerSocket server = new ServerSocket(0, 1, TcpProbe.LOOPBACK)) {
             port = server.getLocalPort();
         }
         assertThat(run(check(port))).isEqualTo(ProbeResult.critical("connection refused"));
