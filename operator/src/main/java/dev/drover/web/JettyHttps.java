@@ -1,0 +1,206 @@
+package dev.drover.web;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpsExchange;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.http.pathmap.RegexPathSpec;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.websocket.core.server.WebSocketNegotiator;
+import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
+
+/**
+ * An HTTPS server (Jetty) that runs handlers written for {@code com.sun.net.httpserver} unchanged and also takes
+ * WebSocket upgrades on chosen paths, which the JDK's server cannot (it closes a connection after a 101). TLS comes
+ * from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing so); a client
+ * certificate is asked for, never required, when {@code wantClientAuth}. Requests, blocking as the handlers are, run
+ * on virtual threads.
+ */
+public final class JettyHttps implements AutoCloseable {
+
+    /** How long a connection with no request in flight stays open, as the JDK server's keep-alive. */
+    static final Duration IDLE = Duration.ofSeconds(30);
+
+    /** WebSocket upgrades of the paths {@code pathRegex} matches, negotiated by {@code negotiator}. */
+    public record Upgrade(String pathRegex, WebSocketNegotiator negotiator) {}
+
+    private final Server server;
+    private final ServerConnector connector;
+    private final ExecutorService virtualThreads;
+
+    private JettyHttps(Server server, ServerConnector connector, ExecutorService virtualThreads) {
+        this.server = server;
+        this.connector = connector;
+        this.virtualThreads = virtualThreads;
+    }
+
+    /** Serves {@code handler} on {@code address} (port 0: a free one), with at most {@code backlog} waiting to connect. */
+    public static JettyHttps start(
+            String name,
+            InetSocketAddress address,
+            int backlog,
+            SSLContext tls,
+            boolean wantClientAuth,
+            HttpHandler handler,
+            List<Upgrade> upgrades)
+            throws IOException {
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName(name);
+        ExecutorService virtualThreads = Executors.newThreadPerTaskExecutor(
+                Thread.ofVirtual().name(name + "-", 0).factory());
+        threads.setVirtualThreadsExecutor(virtualThreads);
+        Server server = new Server(threads);
+
+        SslContextFactory.Server ssl = new SslContextFactory.Server();
+        ssl.setSslContext(tls);
+        ssl.setWantClientAuth(wantClientAuth);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        // the handlers read the raw target and judge every escape themselves (as under the JDK server, which passed
+        // it on as sent), so their messages, not Jetty's, tell a client what is wrong with it
+        http.setUriCompliance(UriCompliance.UNSAFE);
+        // clients dial addresses and names the certificate may not hold as a host name; the JDK server never checked
+        SecureRequestCustomizer secure = new SecureRequestCustomizer(false, false, -1, false);
+        http.addCustomizer(secure);
+        ServerConnector connector =
+                new ServerConnector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(http));
+        connector.setHost(address.getHostString());
+        connector.setPort(address.getPort());
+        connector.setAcceptQueueSize(backlog);
+        connector.setIdleTimeout(IDLE.toMillis());
+        server.addConnector(connector);
+
+        Handler exchanges = new Exchanges(handler);
+        if (upgrades.isEmpty()) {
+            server.setHandler(exchanges);
+        } else {
+            WebSocketUpgradeHandler websockets = new WebSocketUpgradeHandler();
+            for (Upgrade u : upgrades) {
+                websockets.addMapping(new RegexPathSpec(u.pathRegex()), u.negotiator());
+            }
+            websockets.setHandler(exchanges);
+            server.setHandler(websockets);
+        }
+        try {
+            server.start();
+        } catch (Exception e) {
+            try {
+                server.stop();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            virtualThreads.close();
+            throw e instanceof IOException io ? io : new IOException("cannot serve on " + address + ": " + e, e);
+        }
+        return new JettyHttps(server, connector, virtualThreads);
+    }
+
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    /** The address served, with the port bound. */
+    public InetSocketAddress address() {
+        return new InetSocketAddress(connector.getHost(), port());
+    }
+
+    /** The certificates a client presented in the handshake; null when it presented none. */
+    public static X509Certificate[] peerCertificates(HttpExchange ex) {
+        if (!(ex instanceof HttpsExchange https) || https.getSSLSession() == null) {
+            return null;
+        }
+        try {
+            Certificate[] chain = https.getSSLSession().getPeerCertificates();
+            return Arrays.stream(chain)
+                    .map(c -> c instanceof X509Certificate x ? x : null)
+                    .toArray(X509Certificate[]::new);
+        } catch (SSLPeerUnverifiedException none) {
+            return null;
+        }
+    }
+
+    /** {@link #peerCertificates(HttpExchange)} of a request Jetty serves itself (a WebSocket upgrade). */
+    public static X509Certificate[] peerCertificates(Request request) {
+        return request.getAttribute(EndPoint.SslSessionData.ATTRIBUTE) instanceof EndPoint.SslSessionData ssl
+                        && ssl.peerCertificates() != null
+                        && ssl.peerCertificates().length > 0
+                ? ssl.peerCertificates()
+                : null;
+    }
+
+    /** Stops serving: connections close, requests in flight end, their threads are joined. */
+    @Override
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot stop the server on port " + port() + ": " + e, e);
+        } finally {
+            virtualThreads.shutdownNow();
+            virtualThreads.close();
+        }
+    }
+
+    /** Runs the JDK-server handler for each request, blocking, on a virtual thread. */
+    private static final class Exchanges extends Handler.Abstract {
+
+        private final HttpHandler handler;
+
+        Exchanges(HttpHandler handler) {
+            super(InvocationType.BLOCKING);
+            this.handler = handler;
+        }
+
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) {
+            // a handler that writes nothing for a while (a quiet followed log) is working, not idle
+            request.addIdleTimeoutListener(timeout -> false);
+            JettyExchange exchange;
+            try {
+                exchange = new JettyExchange(request, response);
+            } catch (IllegalArgumentException e) {
+                // as the JDK server: a target that is no URI (a malformed escape) is the client's error
+                Response.writeError(request, response, callback, 400, "malformed request target: " + e.getMessage());
+                return true;
+            }
+            try {
+                handler.handle(exchange);
+            } catch (IOException | RuntimeException e) {
+                exchange.close();
+                callback.failed(e);
+                return true;
+            }
+            Throwable failure = exchange.failure();
+            if (failure == null) {
+                callback.succeeded();
+            } else {
+                callback.failed(failure);
+            }
+            return true;
+        }
+    }
+}
