@@ -65,15 +65,51 @@ public final class ClientSocket implements ExecSession.Peer {
             MessageReceiver receiver,
             Duration timeout)
             throws IOException, InterruptedException {
+        return open(http, false, uri, headers, protocols, receiver, timeout);
+    }
+
+    /**
+     * As {@link #open(HttpClient, URI, Map, List, MessageReceiver, Duration)}, with a client of its own, which is
+     * shut down when the socket ends (or does not open).
+     */
+    public static ClientSocket openOwning(
+            HttpClient http,
+            URI uri,
+            Map<String, String> headers,
+            List<String> protocols,
+            MessageReceiver receiver,
+            Duration timeout)
+            throws IOException, InterruptedException {
+        boolean opened = false;
+        try {
+            ClientSocket socket = open(http, true, uri, headers, protocols, receiver, timeout);
+            opened = true;
+            return socket;
+        } finally {
+            if (!opened) {
+                http.shutdownNow();
+            }
+        }
+    }
+
+    private static ClientSocket open(
+            HttpClient http,
+            boolean owned,
+            URI uri,
+            Map<String, String> headers,
+            List<String> protocols,
+            MessageReceiver receiver,
+            Duration timeout)
+            throws IOException, InterruptedException {
         WebSocket.Builder builder = http.newWebSocketBuilder().connectTimeout(timeout);
         headers.forEach(builder::header);
         if (!protocols.isEmpty()) {
             builder.subprotocols(
                     protocols.getFirst(), protocols.subList(1, protocols.size()).toArray(String[]::new));
         }
-        Listener listener = new Listener(receiver);
+        Listener listener = new Listener(receiver, owned ? http : null);
         try {
-            WebSocket ws = builder.buildAsync(uri, listener).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            builder.buildAsync(uri, listener).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return listener.socket;
         } catch (ExecutionException e) {
             if (e.getCause() instanceof WebSocketHandshakeException h) {
@@ -130,10 +166,12 @@ public final class ClientSocket implements ExecSession.Peer {
         private final MessageReceiver receiver;
         private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
         private final AtomicBoolean ended = new AtomicBoolean();
+        private final HttpClient owned;
         private volatile ClientSocket socket;
 
-        Listener(MessageReceiver receiver) {
+        Listener(MessageReceiver receiver, HttpClient owned) {
             this.receiver = receiver;
+            this.owned = owned;
         }
 
         @Override
@@ -183,7 +221,13 @@ public final class ClientSocket implements ExecSession.Peer {
 
         private void end(String why) {
             if (ended.compareAndSet(false, true)) {
-                receiver.closed(why);
+                try {
+                    receiver.closed(why);
+                } finally {
+                    if (owned != null) {
+                        owned.shutdownNow();
+                    }
+                }
             }
         }
     }
