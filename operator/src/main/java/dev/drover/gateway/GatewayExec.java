@@ -14,13 +14,11 @@ import dev.drover.web.MessageSocket;
 import dev.drover.web.Relay;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.websocket.core.Configuration;
 import org.eclipse.jetty.websocket.core.FrameHandler;
 import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
 import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
@@ -71,14 +69,6 @@ final class GatewayExec implements WebSocketNegotiator {
         this.authentication = authentication;
         this.authorizer = authorizer;
         this.backend = backend;
-    }
-
-    @Override
-    public void customize(Configuration configuration) {
-        configuration.setMaxBinaryMessageSize(Channels.MAX_MESSAGE);
-        configuration.setMaxFrameSize(Channels.MAX_MESSAGE);
-        configuration.setMaxTextMessageSize(1024);
-        configuration.setIdleTimeout(Duration.ofHours(1));
     }
 
     @Override

@@ -13,13 +13,11 @@ import dev.drover.web.MessageSocket;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.websocket.core.Configuration;
 import org.eclipse.jetty.websocket.core.FrameHandler;
 import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
 import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
@@ -39,8 +37,6 @@ final class ExecEndpoint implements WebSocketNegotiator {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The path regex the server routes here. */
     static final String PATH = "^/v1/allocations/[^/]+/[^/]+/exec$";
-    /** A session that moves no byte for this long is ended (kubelet's streaming idle timeout is 4 hours). */
-    static final Duration IDLE = Duration.ofHours(1);
 
     private final AgentGate gate;
     private final Followers sessions;
@@ -55,14 +51,6 @@ final class ExecEndpoint implements WebSocketNegotiator {
     /** How many exec sessions run now. */
     int sessions() {
         return sessions.count();
-    }
-
-    @Override
-    public void customize(Configuration configuration) {
-        configuration.setMaxBinaryMessageSize(Channels.MAX_MESSAGE);
-        configuration.setMaxFrameSize(Channels.MAX_MESSAGE);
-        configuration.setMaxTextMessageSize(1024);
-        configuration.setIdleTimeout(IDLE);
     }
 
     @Override

@@ -65,7 +65,25 @@ public final class ClientSocket implements ExecSession.Peer {
             MessageReceiver receiver,
             Duration timeout)
             throws IOException, InterruptedException {
+        return open(http, false, uri, single(headers), protocols, receiver, timeout);
+    }
+
+    /** As {@link #open(HttpClient, URI, Map, List, MessageReceiver, Duration)}, a header sent once per value. */
+    public static ClientSocket openRepeating(
+            HttpClient http,
+            URI uri,
+            Map<String, List<String>> headers,
+            List<String> protocols,
+            MessageReceiver receiver,
+            Duration timeout)
+            throws IOException, InterruptedException {
         return open(http, false, uri, headers, protocols, receiver, timeout);
+    }
+
+    private static Map<String, List<String>> single(Map<String, String> headers) {
+        Map<String, List<String>> out = new java.util.LinkedHashMap<>();
+        headers.forEach((k, v) -> out.put(k, List.of(v)));
+        return out;
     }
 
     /**
@@ -82,7 +100,7 @@ public final class ClientSocket implements ExecSession.Peer {
             throws IOException, InterruptedException {
         boolean opened = false;
         try {
-            ClientSocket socket = open(http, true, uri, headers, protocols, receiver, timeout);
+            ClientSocket socket = open(http, true, uri, single(headers), protocols, receiver, timeout);
             opened = true;
             return socket;
         } finally {
@@ -96,13 +114,13 @@ public final class ClientSocket implements ExecSession.Peer {
             HttpClient http,
             boolean owned,
             URI uri,
-            Map<String, String> headers,
+            Map<String, List<String>> headers,
             List<String> protocols,
             MessageReceiver receiver,
             Duration timeout)
             throws IOException, InterruptedException {
         WebSocket.Builder builder = http.newWebSocketBuilder().connectTimeout(timeout);
-        headers.forEach(builder::header);
+        headers.forEach((name, values) -> values.forEach(v -> builder.header(name, v)));
         if (!protocols.isEmpty()) {
             builder.subprotocols(
                     protocols.getFirst(), protocols.subList(1, protocols.size()).toArray(String[]::new));

@@ -3,6 +3,7 @@ package dev.drover.web;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpsExchange;
+import dev.drover.execstream.Channels;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.security.cert.Certificate;
@@ -12,6 +13,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import org.eclipse.jetty.http.UriCompliance;
@@ -29,6 +32,10 @@ import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.websocket.core.Configuration;
+import org.eclipse.jetty.websocket.core.FrameHandler;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
 import org.eclipse.jetty.websocket.core.server.WebSocketNegotiator;
 import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
 
@@ -36,16 +43,31 @@ import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
  * An HTTPS server (Jetty) that runs handlers written for {@code com.sun.net.httpserver} unchanged and also takes
  * WebSocket upgrades on chosen paths, which the JDK's server cannot (it closes a connection after a 101). TLS comes
  * from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing so); a client
- * certificate is asked for, never required, when {@code wantClientAuth}. Requests, blocking as the handlers are, run
+ * certificate is asked for, never required, when {@code wantClientAuth}. Upgrades speak the exec channel protocol, whose
+ * bounds they get ({@link Channels#MAX_MESSAGE}, {@link #UPGRADED_IDLE}). Requests, blocking as the handlers are, run
  * on virtual threads.
  */
 public final class JettyHttps implements AutoCloseable {
 
     /** How long a connection with no request in flight stays open, as the JDK server's keep-alive. */
     static final Duration IDLE = Duration.ofSeconds(30);
+    /**
+     * How long an upgraded connection (an exec session) may move no byte before it is closed, which ends its
+     * command: an interactive shell may sit idle a while (kubelet's own streaming limit is 4 hours).
+     */
+    public static final Duration UPGRADED_IDLE = Duration.ofHours(1);
 
-    /** WebSocket upgrades of the paths {@code pathRegex} matches, negotiated by {@code negotiator}. */
-    public record Upgrade(String pathRegex, WebSocketNegotiator negotiator) {}
+    /**
+     * WebSocket upgrades of the raw paths {@code paths} accepts, negotiated by {@code negotiator}; any other request
+     * (an upgrade of another path too) goes to the handler.
+     */
+    public record Upgrade(Predicate<String> paths, WebSocketNegotiator negotiator) {
+
+        /** Upgrades of the raw paths {@code regex} matches. */
+        public Upgrade(String regex, WebSocketNegotiator negotiator) {
+            this(Pattern.compile(regex).asMatchPredicate(), negotiator);
+        }
+    }
 
     private final Server server;
     private final ServerConnector connector;
@@ -98,12 +120,7 @@ public final class JettyHttps implements AutoCloseable {
         if (upgrades.isEmpty()) {
             server.setHandler(exchanges);
         } else {
-            WebSocketUpgradeHandler websockets = new WebSocketUpgradeHandler();
-            for (Upgrade u : upgrades) {
-                websockets.addMapping(new RegexPathSpec(u.pathRegex()), u.negotiator());
-            }
-            websockets.setHandler(exchanges);
-            server.setHandler(websockets);
+            server.setHandler(new Upgrades(upgrades, exchanges));
         }
         try {
             server.start();
@@ -162,6 +179,57 @@ public final class JettyHttps implements AutoCloseable {
         } finally {
             virtualThreads.shutdownNow();
             virtualThreads.close();
+        }
+    }
+
+    /** Sends a WebSocket upgrade of a path an {@link Upgrade} takes to its negotiator, everything else on. */
+    private static final class Upgrades extends Handler.Wrapper {
+
+        private final List<Upgrade> upgrades;
+        private final WebSocketUpgradeHandler websockets = new WebSocketUpgradeHandler();
+
+        Upgrades(List<Upgrade> upgrades, Handler exchanges) {
+            super(exchanges);
+            this.upgrades = List.copyOf(upgrades);
+            websockets.addMapping(new RegexPathSpec("^/.*$"), new WebSocketNegotiator() {
+                @Override
+                public FrameHandler negotiate(
+                        ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
+                    for (Upgrade u : Upgrades.this.upgrades) {
+                        if (u.paths().test(request.getHttpURI().getPath())) {
+                            return u.negotiator().negotiate(request, response, callback);
+                        }
+                    }
+                    throw new IllegalStateException(
+                            "no upgrade takes " + request.getHttpURI().getPath());
+                }
+
+                /** Every upgrade served is of the channel protocol: its bounds, and a session's idle limit. */
+                @Override
+                public void customize(Configuration configuration) {
+                    configuration.setMaxBinaryMessageSize(Channels.MAX_MESSAGE);
+                    configuration.setMaxFrameSize(Channels.MAX_MESSAGE);
+                    configuration.setMaxTextMessageSize(1024);
+                    configuration.setIdleTimeout(UPGRADED_IDLE);
+                }
+            });
+            addBean(websockets);
+        }
+
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) throws Exception {
+            String path = request.getHttpURI().getPath();
+            if ("websocket".equalsIgnoreCase(request.getHeaders().get("Upgrade"))
+                    && upgrades.stream().anyMatch(u -> u.paths().test(path))) {
+                return websockets.handle(request, response, callback);
+            }
+            return super.handle(request, response, callback);
+        }
+
+        @Override
+        public void setServer(Server server) {
+            super.setServer(server);
+            websockets.setServer(server);
         }
     }
 
