@@ -206,6 +206,15 @@ public final class GatewayApi implements AutoCloseable {
             GatewayStatus.send(ex, r.status(), r.message(), r.retryAfter());
             return;
         }
+        if (request.subresource().equals("exec")) {
+            // an upgrade never reaches here (GatewayExec takes it): a plain GET cannot carry a session
+            GatewayStatus.send(
+                    ex,
+                    400,
+                    "exec is a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Protocol: "
+                            + dev.drover.execstream.Channels.V5 + "), as kubectl drover exec sends it");
+            return;
+        }
         forward(ex, request, user.getUsername());
     }
 

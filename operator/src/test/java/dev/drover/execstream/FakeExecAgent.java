@@ -30,6 +30,9 @@ public final class FakeExecAgent implements AutoCloseable {
     public final List<String> opened = new CopyOnWriteArrayList<>();
 
     public final List<FakeExecProcess> processes = new CopyOnWriteArrayList<>();
+    /** The Authorization header of each upgrade asked for. */
+    public final List<String> authorizations = new CopyOnWriteArrayList<>();
+
     private final AgentCertificate.Identity identity;
     private final JettyHttps server;
 
@@ -38,6 +41,20 @@ public final class FakeExecAgent implements AutoCloseable {
                 dir.resolve("fake-agent-tls"), "node-1", List.of(InetAddress.getLoopbackAddress()), Clock.systemUTC());
         WebSocketNegotiator negotiator = (request, response, callback) -> {
             String query = request.getHttpURI().getQuery();
+            String authorization = request.getHeaders().get("Authorization");
+            authorizations.add(String.valueOf(authorization));
+            if ("Bearer stranger".equals(authorization)) {
+                response.setStatus(403);
+                response.write(
+                        true,
+                        ByteBuffer.wrap(
+                                ("{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"allocations.agent.drover.dev"
+                                                + " \\\"web\\\" is forbidden: User \\\"stranger\\\" cannot get resource"
+                                                + " \\\"allocations/exec\\\"\",\"reason\":\"Forbidden\",\"code\":403}")
+                                        .getBytes(StandardCharsets.UTF_8)),
+                        callback);
+                return null;
+            }
             opened.add(request.getHttpURI().getPath() + "?" + query + " by "
                     + request.getHeaders().get("X-Drover-On-Behalf-Of"));
             if (query.contains("task=db")) {
@@ -51,7 +68,7 @@ public final class FakeExecAgent implements AutoCloseable {
             }
             FakeExecProcess p = query.contains("command=cat")
                     ? FakeExecProcess.cat()
-                    : FakeExecProcess.failing("bye\n", Integer.parseInt(query.replaceAll(".*\\D", "")));
+                    : FakeExecProcess.failing("bye\n", exitCode(query));
             processes.add(p);
             String protocol = request.getSubProtocols().contains(Channels.V5) ? Channels.V5 : Channels.V4;
             response.setAcceptedSubProtocol(protocol);
@@ -104,6 +121,29 @@ public final class FakeExecAgent implements AutoCloseable {
                 protocols,
                 receiver,
                 Duration.ofSeconds(10));
+    }
+
+    /** The number the command's last word ends with. */
+    static int exitCode(String query) {
+        String last = "";
+        for (String pair : query.split("&")) {
+            if (pair.startsWith("command=")) {
+                last = pair;
+            }
+        }
+        return Integer.parseInt(last.replaceAll(".*\\D", ""));
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    /** The agent's certificate, PEM, which a client that does not pin it trusts. */
+    public String certificatePem() throws Exception {
+        return "-----BEGIN CERTIFICATE-----\n"
+                + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'})
+                        .encodeToString(identity.certificate().getEncoded())
+                + "\n-----END CERTIFICATE-----\n";
     }
 
     @Override

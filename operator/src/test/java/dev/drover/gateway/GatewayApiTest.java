@@ -422,7 +422,11 @@ class GatewayApiTest {
                         assertThat(r.body()).contains(refused[3]).contains("\"kind\":\"Status\"");
                     });
         }
+        HttpResponse<InputStream> plain = asAlice(LOG + "one/exec?task=web&command=cat");
+        assertThat(plain.statusCode()).isEqualTo(400);
+        assertThat(status(plain).path("message").asText()).contains("WebSocket upgrade");
         assertThat(agent.processes).isEmpty();
+        assertThat(asked).noneMatch(a -> a.contains("/one/"));
     }
 
     @Test
