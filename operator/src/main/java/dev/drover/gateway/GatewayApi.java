@@ -35,6 +35,9 @@ public final class GatewayApi implements AutoCloseable {
     /** Requests served at once; one more is answered 503 at once (the health checks are not counted). */
     public static final int MAX_REQUESTS = 512;
 
+    /** Connections the gateway's server holds at once; more wait in the backlog until one closes. */
+    static final int MAX_CONNECTIONS = 1024;
+
     /** How long a refused request is asked to wait. */
     static final java.time.Duration BUSY_RETRY = java.time.Duration.ofSeconds(1);
 
@@ -86,6 +89,7 @@ public final class GatewayApi implements AutoCloseable {
                 "gateway",
                 address,
                 128,
+                MAX_CONNECTIONS,
                 tls,
                 true,
                 this::handle,

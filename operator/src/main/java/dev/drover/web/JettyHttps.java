@@ -23,6 +23,7 @@ import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.SecureRequestCustomizer;
@@ -49,7 +50,10 @@ import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
  */
 public final class JettyHttps implements AutoCloseable {
 
-    /** How long a connection with no request in flight stays open, as the JDK server's keep-alive. */
+    /**
+     * How long a connection may send nothing while no request is being served (a keep-alive connection between
+     * requests, a client that stalls in its request's headers) before it is closed.
+     */
     static final Duration IDLE = Duration.ofSeconds(30);
     /**
      * How long an upgraded connection (an exec session) may move no byte before it is closed, which ends its
@@ -89,6 +93,24 @@ public final class JettyHttps implements AutoCloseable {
             HttpHandler handler,
             List<Upgrade> upgrades)
             throws IOException {
+        return start(name, address, backlog, 0, tls, wantClientAuth, handler, upgrades);
+    }
+
+    /**
+     * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, HttpHandler, List)}, holding at most
+     * {@code maxConnections} connections at once (0: no bound): at the bound it accepts no more until one closes, and
+     * those waiting stay in the backlog.
+     */
+    public static JettyHttps start(
+            String name,
+            InetSocketAddress address,
+            int backlog,
+            int maxConnections,
+            SSLContext tls,
+            boolean wantClientAuth,
+            HttpHandler handler,
+            List<Upgrade> upgrades)
+            throws IOException {
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName(name);
         ExecutorService virtualThreads = Executors.newThreadPerTaskExecutor(
@@ -115,6 +137,9 @@ public final class JettyHttps implements AutoCloseable {
         connector.setAcceptQueueSize(backlog);
         connector.setIdleTimeout(IDLE.toMillis());
         server.addConnector(connector);
+        if (maxConnections > 0) {
+            server.addBean(new NetworkConnectionLimit(maxConnections, connector));
+        }
 
         Handler exchanges = new Exchanges(handler);
         if (upgrades.isEmpty()) {
