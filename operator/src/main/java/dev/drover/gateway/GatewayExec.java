@@ -157,6 +157,7 @@ final class GatewayExec implements WebSocketNegotiator {
         }
         LOG.info(
                 "{} runs a command in task {} of {} on node {}", GatewayStatus.cut(user.getUsername()), task, id, node);
+        relay.expectUser(java.time.Duration.ofSeconds(30));
         response.setAcceptedSubProtocol(agent.protocol());
         MessageReceiver fromUser = relay.fromUser();
         return new MessageSocket(new MessageReceiver() {

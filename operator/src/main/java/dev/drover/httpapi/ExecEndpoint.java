@@ -38,6 +38,9 @@ final class ExecEndpoint implements WebSocketNegotiator {
     /** The path regex the server routes here. */
     static final String PATH = "^/v1/allocations/[^/]+/[^/]+/exec$";
 
+    /** How long the upgrade may take after the command started. */
+    static final java.time.Duration OPEN_TIMEOUT = java.time.Duration.ofSeconds(30);
+
     private final AgentGate gate;
     private final Followers sessions;
     private final Set<ExecSession> open = ConcurrentHashMap.newKeySet();
@@ -146,7 +149,9 @@ final class ExecEndpoint implements WebSocketNegotiator {
         response.setAcceptedSubProtocol(protocol);
         ExecSession.Streams streams = new ExecSession.Streams(
                 exec.request().stdin(), exec.stdout(), exec.stderr(), protocol.equals(Channels.V5));
-        return new MessageSocket(new Running(process, streams, slot));
+        Running running = new Running(process, streams, slot);
+        Thread.ofVirtual().name("exec-open").start(running::abandonUnlessOpened);
+        return new MessageSocket(running);
     }
 
     /** One command joined to its socket: the session starts when the socket opens and ends when it closes. */
@@ -155,6 +160,7 @@ final class ExecEndpoint implements WebSocketNegotiator {
         private final ExecSession.Streams streams;
         private final Followers.Slot slot;
         private ExecSession session;
+        private boolean abandoned;
 
         Running(ExecProcess process, ExecSession.Streams streams, Followers.Slot slot) {
             this.process = process;
@@ -164,9 +170,38 @@ final class ExecEndpoint implements WebSocketNegotiator {
 
         @Override
         public synchronized void opened(ExecSession.Peer socket) {
+            if (abandoned) {
+                socket.close("the session was given up before it opened");
+                return;
+            }
             session = new ExecSession(process, streams, socket);
             open.add(session);
             session.start();
+            notifyAll();
+        }
+
+        /**
+         * Kills the command when its socket has not opened within {@link #OPEN_TIMEOUT}: the client hung up between
+         * the start of the command and the end of the upgrade, and no socket will ever close to say so.
+         */
+        void abandonUnlessOpened() {
+            synchronized (this) {
+                long deadline = System.nanoTime() + OPEN_TIMEOUT.toNanos();
+                try {
+                    while (session == null && System.nanoTime() - deadline < 0) {
+                        wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (session != null || abandoned) {
+                    return;
+                }
+                abandoned = true;
+            }
+            LOG.info("an exec's upgrade did not complete within {}: its command is killed", OPEN_TIMEOUT);
+            process.close();
+            slot.close();
         }
 
         @Override
@@ -181,6 +216,12 @@ final class ExecEndpoint implements WebSocketNegotiator {
                 s = session;
             }
             if (s == null) {
+                synchronized (this) {
+                    if (abandoned) {
+                        return;
+                    }
+                    abandoned = true;
+                }
                 process.close();
             } else {
                 open.remove(s);

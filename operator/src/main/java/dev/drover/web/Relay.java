@@ -24,6 +24,26 @@ public final class Relay {
     private final Half toUser = new Half("user");
     private final Half toAgent = new Half("agent");
 
+    /**
+     * Closes the dialled side unless the dialling side opens within {@code within}: a caller whose upgrade failed
+     * after the hop dialled on (it hung up first) would otherwise leave the far side's session, and its command,
+     * running until its idle limit.
+     */
+    public void expectUser(java.time.Duration within) {
+        Thread.ofVirtual().name("relay-open").start(() -> {
+            try {
+                toUser.peer.get(within.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                LOG.debug("the caller's side did not open within {}: closing the other", within);
+                toUser.closed = true;
+                toUser.peer.completeExceptionally(new IOException("the caller's side never opened"));
+                toAgent.close("the caller's upgrade did not complete");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
     /** The receiver of the side a hop dialled (the agent's, or the next hop's). */
     public MessageReceiver fromAgent() {
         return new Side(toAgent, toUser);
