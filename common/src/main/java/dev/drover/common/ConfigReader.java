@@ -112,6 +112,21 @@ public final class ConfigReader {
         return null;
     }
 
+    /** A map with text keys (a nested section of the config), its values as they are; null when absent or wrong. */
+    public Map<String, Object> map(String key) {
+        Object v = take(key);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof Map<?, ?> m && m.keySet().stream().allMatch(k -> k instanceof String)) {
+            Map<String, Object> out = new java.util.LinkedHashMap<>();
+            m.forEach((k, value) -> out.put((String) k, value));
+            return out;
+        }
+        problems.add("config." + key + ": " + describe(v) + " is not a map of names to values");
+        return null;
+    }
+
     /** Records a problem found by the driver itself (a missing key, a bad combination). */
     public void problem(String message) {
         problems.add(message);

@@ -26,6 +26,15 @@ class ConfigReaderTest {
     }
 
     @Test
+    void aNestedSectionIsReadAsAMapAndAnythingElseIsAProblem() {
+        ConfigReader r = new ConfigReader(Map.of("m", Map.of("cat", Map.of("echoStdin", true)), "notMap", List.of(1)));
+        assertThat(r.map("m")).containsEntry("cat", Map.of("echoStdin", true));
+        assertThat(r.map("notMap")).isNull();
+        assertThat(r.map("absent")).isNull();
+        assertThat(r.problems()).containsExactly("config.notMap: [1] is not a map of names to values");
+    }
+
+    @Test
     void everyProblemIsCollectedNamingKeyAndValue() {
         ConfigReader r = new ConfigReader(Map.of("d", "soon", "i", 1.5, "is", List.of(1, "2"), "b", "yes", "typo", 1));
         assertThat(r.duration("d")).isNull();

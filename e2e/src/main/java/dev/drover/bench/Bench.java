@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
+import dev.drover.api.v1alpha1.Check;
+import dev.drover.api.v1alpha1.CheckType;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.local.LocalApiServer;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -53,6 +55,9 @@ public final class Bench {
     private HttpClient http = HttpClient.newHttpClient();
 
     private URI serverUrl;
+    /** What the tasks' http checks probe, with {@code --http-check}. */
+    private CheckTarget checks;
+
     private javax.net.ssl.SSLContext serverTls;
 
     /** A flag the bench does not know or a value it cannot use; drover-local prints it with its usage. */
@@ -123,6 +128,7 @@ public final class Bench {
                     "--log-level",
                     "warn"));
             RawExecTasks tasks = options.rawExec() ? new RawExecTasks() : null;
+            checks = options.httpCheck() ? new CheckTarget() : null;
             if (tasks != null) {
                 agentArgs.addAll(List.of("--enable-raw-exec", "--cgroup-parent", tasks.cgroupParent()));
             }
@@ -131,6 +137,9 @@ public final class Bench {
                     ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"), probe);
             try {
                 ObjectNode result = measure(client, agent, probe);
+                if (options.steadySeconds() > 0) {
+                    SteadyState.measure(result, agent, probe, checks, Duration.ofSeconds(options.steadySeconds()));
+                }
                 if (tasks != null) {
                     tasks.record(agent.toHandle());
                 }
@@ -164,6 +173,9 @@ public final class Bench {
                     endTasks(client, tasks, agent);
                 }
                 ChildJvms.stop(agent);
+                if (checks != null) {
+                    checks.close();
+                }
                 if (tasks != null && tasks.endLeftovers() > 0) {
                     err.println("bench: killed task processes the agent left");
                 }
@@ -328,6 +340,13 @@ public final class Bench {
             } else {
                 task.setDriver(BenchOptions.MOCK);
                 task.setConfig(Map.of("runFor", "24h"));
+            }
+            if (checks != null) {
+                Check check = new Check("http", CheckType.HTTP);
+                check.setPort(checks.port());
+                check.setPath(CheckTarget.PATH);
+                check.setInterval("10s");
+                task.setChecks(List.of(check));
             }
             list.add(task);
         }

@@ -34,8 +34,32 @@ class BenchOptionsTest {
         });
         assertThat(o)
                 .isEqualTo(new BenchOptions(
-                        1000, 3, true, jar, List.of("-Xmx1g", "-XX:+UseSerialGC"), Path.of("t.csv"), "raw_exec"));
+                        1000,
+                        3,
+                        true,
+                        jar,
+                        List.of("-Xmx1g", "-XX:+UseSerialGC"),
+                        Path.of("t.csv"),
+                        "raw_exec",
+                        false,
+                        0));
         assertThat(o.rawExec()).isTrue();
+    }
+
+    @Test
+    void anHttpCheckRunMeasuresAMinuteAtSteadyStateUnlessToldHowLong() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        BenchOptions checked = BenchOptions.parse(new String[] {"--agent-jar", jar, "--http-check"});
+        assertThat(checked.httpCheck()).isTrue();
+        assertThat(checked.steadySeconds()).isEqualTo(60);
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar, "--http-check", "--steady", "30"})
+                        .steadySeconds())
+                .isEqualTo(30);
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar}).steadySeconds())
+                .isZero();
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--steady", "-1"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--steady needs a positive whole number");
     }
 
     @Test

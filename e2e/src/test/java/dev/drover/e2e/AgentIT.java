@@ -663,6 +663,110 @@ class AgentIT {
         kubectl.run("delete", "alloc", "trapper", "--timeout=30s").assertOk();
     }
 
+    /**
+     * {@code kubectl drover restart} restarts a running task once, not counted against its policy, and the event
+     * names the user; the chart's policy keeps {@code drover.dev/restartedBy} to its writer's own name.
+     */
+    @Test
+    @Order(7)
+    void kubectlDroverRestartRestartsOnceAndTheEventNamesTheUserWhomThePolicyVouchesFor() throws Exception {
+        apply("""
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: restarter, namespace: default}
+                spec:
+                  nodeName: local
+                  tasks:
+                  - name: app
+                    driver: raw_exec
+                    config: {command: /bin/sh, args: ["-c", "while true; do sleep 1; done"]}
+                    killTimeout: 2s
+                    restartPolicy: {attempts: 0, mode: Fail}
+                """);
+        waitFor("restarter", "Running");
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: Role
+                        metadata: {name: allocation-restarters, namespace: default}
+                        rules:
+                        - {apiGroups: [drover.dev], resources: [allocations], verbs: [get, patch]}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: RoleBinding
+                        metadata: {name: allocation-restarters, namespace: default}
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: allocation-restarters}
+                        subjects:
+                        - {kind: ServiceAccount, name: restarter, namespace: default}
+                        - {kind: ServiceAccount, name: impostor, namespace: default}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        String restarter = tokenFor("restarter");
+        String impostor = tokenFor("impostor");
+
+        var asked = kubectl.plugin(PLUGINS, "drover", "restart", "restarter", "app", "--token", restarter);
+        assertThat(asked.exitCode()).as(asked.err()).isZero();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            Allocation a = server.client()
+                    .resources(Allocation.class)
+                    .inNamespace("default")
+                    .withName("restarter")
+                    .get();
+            var app = a.getStatus().getTaskStates().get("app");
+            assertThat(app.getRestarts()).isEqualTo(1);
+            assertThat(app.getState()).isEqualTo(dev.drover.api.v1alpha1.TaskState.State.Running);
+            assertThat(app.getFailed())
+                    .as("attempts 0, yet not failed: not counted")
+                    .isFalse();
+            assertThat(app.getEvents())
+                    .filteredOn(e -> e.getType() == dev.drover.api.v1alpha1.TaskEventType.RestartSignaled)
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.getRestartReason())
+                            .isEqualTo("User requested restart by \"system:serviceaccount:default:restarter\""));
+        });
+
+        // the impostor may patch allocations, but not in someone else's name, nor restart under the name left there
+        String path = "/apis/drover.dev/v1alpha1/namespaces/default/allocations/restarter";
+        var forged = patchAs(
+                impostor,
+                path,
+                "{\"metadata\":{\"annotations\":{\"drover.dev/restartedAt\":\"x\","
+                        + "\"drover.dev/restartedBy\":\"system:serviceaccount:default:restarter\"}}}");
+        assertThat(forged.err())
+                .contains("drover.dev/restartedBy must name you (system:serviceaccount:default:impostor)");
+        var stale = patchAs(impostor, path, "{\"metadata\":{\"annotations\":{\"drover.dev/restartedAt\":\"y\"}}}");
+        assertThat(stale.err()).contains("must name you");
+        var own = kubectl.plugin(PLUGINS, "drover", "restart", "restarter", "--token", impostor);
+        assertThat(own.exitCode()).as(own.err()).isZero();
+        await().atMost(Duration.ofSeconds(20))
+                .untilAsserted(() -> assertThat(server.client()
+                                .v1()
+                                .events()
+                                .inNamespace("default")
+                                .list()
+                                .getItems())
+                        .anySatisfy(e -> {
+                            assertThat(e.getInvolvedObject().getName()).isEqualTo("restarter");
+                            assertThat(e.getMessage())
+                                    .contains("User requested restart by \"system:serviceaccount:default:impostor\"");
+                        }));
+        kubectl.run("delete", "alloc", "restarter", "--timeout=30s").assertOk();
+    }
+
+    /** Merge-patches {@code path} on the API server with {@code token}; the answer's body when refused, else "". */
+    static Kubectl.Result patchAs(String token, String path, String patch) throws Exception {
+        try (HttpClient http =
+                HttpClient.newBuilder().sslContext(server.trust()).build()) {
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(URI.create(server.url() + path))
+                            .header("Authorization", "Bearer " + token)
+                            .header("Content-Type", "application/merge-patch+json")
+                            .method("PATCH", HttpRequest.BodyPublishers.ofString(patch))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return new Kubectl.Result(response.statusCode() == 200 ? 0 : 1, "", response.body());
+        }
+    }
+
     /** {@code kubectl drover logs -f} shows what the task writes while it runs, and ends when the task is dead. */
     @Test
     @Order(7)

@@ -165,6 +165,16 @@ class CrdRulesTest {
                     "spec.tasks[0].checks[0]",
                     "spec.tasks[0].checks[0]: Invalid value: \"object\": path, method and headers are for http checks only"),
             new Case(
+                    "spec.tasks[*].checks[*].headers[*]",
+                    "!(self.name.lowerAscii() in ['connection', 'content-length', 'transfer-encoding', 'te', 'trailer',"
+                            + " 'upgrade', 'expect', 'keep-alive'])",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: http, port: 1,"
+                            + " headers: [{name: Transfer-Encoding, value: chunked}]}]\n",
+                    "spec.tasks[0].checks[0].headers[0]",
+                    "spec.tasks[0].checks[0].headers[0]: Invalid value: \"object\": the probe sets Connection,"
+                            + " Content-Length, Transfer-Encoding, TE, Trailer, Upgrade, Expect and Keep-Alive itself;"
+                            + " remove the header"),
+            new Case(
                     "spec.tasks[*].checks[*]",
                     "self.type != 'exec' || !has(self.port)",
                     "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: exec, command: x, port: 1}]\n",

@@ -29,10 +29,7 @@ import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.CertificateKeeper;
-import dev.drover.httpapi.GatewayTrust;
-import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.LocalAllocation;
-import dev.drover.httpapi.Successors;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
@@ -43,17 +40,14 @@ import dev.drover.state.StateStats;
 import dev.drover.state.StateStores;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.taskrunner.checks.CheckProber;
 import dev.drover.taskrunner.identity.WorkloadIdentity;
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.javaoperatorsdk.operator.Operator;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -78,8 +72,6 @@ public final class Agent implements AutoCloseable {
     private static final Duration LOG_ROTATE_INTERVAL = Duration.ofSeconds(5);
     /** A migration download that brings nothing for this long is abandoned. */
     private static final Duration SNAPSHOT_IDLE_TIMEOUT = Duration.ofSeconds(60);
-    /** How often the API's certificate is checked for renewal (it is renewed 30 days before it expires). */
-    private static final Duration CERTIFICATE_CHECK_INTERVAL = Duration.ofHours(6);
 
     private final AgentConfig config;
     private final KubernetesClient client;
@@ -201,12 +193,19 @@ public final class Agent implements AutoCloseable {
                 TaskRunnerConfig.StopRetry.DEFAULT);
         KubeCredentials credentials = KubeCredentials.forNode(client, config.nodeName());
         closeLast.add(credentials);
+        CheckProber checks = AgentChecks.prober(config).orElse(null);
+        if (checks != null) {
+            closeLast.add(checks); // after the runners: they end their tasks' probings as they shut down
+        } else {
+            LOG.warn("this build probes no checks: tasks' checks stay critical and allocations with checks not Ready");
+        }
         AllocRunnerConfig runners = new AllocRunnerConfig(
                 config.dataDir(),
                 tasks,
                 List.of(hook),
                 List.of(),
-                WorkloadIdentity.of(credentials, config.credentialPollInterval(), clock));
+                WorkloadIdentity.of(credentials, config.credentialPollInterval(), clock),
+                checks);
         NodeAdmission admission = new NodeAdmission(config.allocatable());
         LOG.info(
                 "allocations may request {} millicores of CPU and {} MB of memory on this node",
@@ -240,7 +239,13 @@ public final class Agent implements AutoCloseable {
             annotations.put(TaskCgroups.ANNOTATION, cgroups.version());
         }
         if (config.apiPort() >= 0) {
-            api = startApi(clock);
+            AgentHttps.Started https = AgentHttps.start(config, client, clock, this::apiView, renewed -> {
+                if (registrar != null) {
+                    registrar.annotate(Map.of(AgentApi.CERTIFICATE_ANNOTATION, renewed.fingerprint()));
+                }
+            });
+            certificates = https.certificates();
+            api = https.api();
             annotations.put(AgentApi.PORT_ANNOTATION, Integer.toString(api.port()));
             annotations.put(
                     AgentApi.CERTIFICATE_ANNOTATION, certificates.identity().fingerprint());
@@ -277,74 +282,6 @@ public final class Agent implements AutoCloseable {
                 restored,
                 gone,
                 (System.nanoTime() - begin) / 1_000_000);
-    }
-
-    /**
-     * The HTTPS API: its certificate names the node and the addresses on its Node object (clients dial those,
-     * and check the name as well as the published fingerprint).
-     */
-    private AgentApi startApi(Clock clock) throws IOException {
-        List<InetAddress> addresses = new ArrayList<>(List.of(InetAddress.getLoopbackAddress()));
-        try {
-            Node node = client.nodes().withName(config.nodeName()).get();
-            for (String a : node == null ? List.<String>of() : AgentApi.addresses(node)) {
-                if (a.matches("[0-9a-fA-F:.]+")) { // an IP literal: no name lookup here
-                    addresses.add(InetAddress.getByName(a));
-                }
-            }
-        } catch (KubernetesClientException e) {
-            LOG.warn("cannot read node {}'s addresses for the API certificate: {}", config.nodeName(), e.getMessage());
-        }
-        certificates = CertificateKeeper.start(
-                config.dataDir().resolve("tls"),
-                config.nodeName(),
-                addresses,
-                clock,
-                CERTIFICATE_CHECK_INTERVAL,
-                renewed -> {
-                    if (registrar != null) {
-                        registrar.annotate(Map.of(AgentApi.CERTIFICATE_ANNOTATION, renewed.fingerprint()));
-                    }
-                });
-        AgentApi started;
-        try {
-            started = AgentApi.start(
-                    new InetSocketAddress(config.apiPort()),
-                    certificates.sslContext(),
-                    new KubernetesAuth(client, clock, config.apiLimits()),
-                    gateway(clock),
-                    this::apiView,
-                    new Successors(client),
-                    config.nodeName(),
-                    config.apiLimits());
-        } catch (java.security.GeneralSecurityException e) {
-            throw new IOException("cannot serve TLS with the agent's certificate: " + e.getMessage(), e);
-        }
-        LOG.info(
-                "serving the HTTPS API on port {} (certificate sha256 {})",
-                started.port(),
-                certificates.identity().fingerprint());
-        return started;
-    }
-
-    /** Who the gateway is; said at start, since without it users reach no task through the API server. */
-    private GatewayTrust gateway(Clock clock) {
-        GatewayTrust trust = new GatewayTrust(config.gatewayUser(), config.gatewayCaFile(), clock);
-        if (trust.user().isEmpty()) {
-            LOG.info("no gatewayUser: no caller is taken as the Drover gateway (the chart sets it when it installs"
-                    + " the gateway)");
-        } else if (!java.nio.file.Files.isRegularFile(trust.caFile())) {
-            LOG.warn(
-                    "no gateway CA at {}: the gateway ({}) is refused until the file appears",
-                    trust.caFile(),
-                    trust.user().get());
-        } else {
-            LOG.info(
-                    "the Drover gateway is {} with a client certificate from the CA in {}",
-                    trust.user().get(),
-                    trust.caFile());
-        }
-        return trust;
     }
 
     private Optional<LocalAllocation> apiView(AllocId id) {

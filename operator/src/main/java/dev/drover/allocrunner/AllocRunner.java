@@ -215,7 +215,8 @@ public final class AllocRunner {
             return;
         }
         state.publish(null, null); // stored before any task restarts: a later agent does not restart them again
-        UserRestart.act(value, tasks).ifPresent(why -> listener.allocWarning(id, UserRestart.REFUSED, why));
+        UserRestart.act(value, UserRestart.reason(newest), tasks)
+                .ifPresent(why -> listener.allocWarning(id, UserRestart.REFUSED, why));
     }
 
     /** The allocation's directory on this node. */

@@ -3,6 +3,7 @@ package dev.drover.allocrunner;
 import dev.drover.state.StateDB;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
+import dev.drover.taskrunner.checks.CheckProber;
 import dev.drover.taskrunner.identity.WorkloadIdentity;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,13 +18,26 @@ import java.util.List;
  * @param allocHooks extra alloc hooks (each implements one or more {@link AllocHooks} phases), run after Drover's own
  * @param identity   where tasks' tokens, Secrets and ConfigMaps come from; null for an agent without an API server (a
  *                   task that refers to a Secret or ConfigMap then fails its setup, and no task gets a token)
+ * @param checks     probes the tasks' checks, for the whole agent; null for runners whose tasks' checks are not run
+ *                   (their status then never says they pass)
  */
 public record AllocRunnerConfig(
         Path dataDir,
         TaskRunnerConfig.Shared tasks,
         List<TaskPrestartHook> extraPrestartHooks,
         List<AllocHooks.Hook> allocHooks,
-        WorkloadIdentity identity) {
+        WorkloadIdentity identity,
+        CheckProber checks) {
+
+    /** Runners whose tasks' checks are not run. */
+    public AllocRunnerConfig(
+            Path dataDir,
+            TaskRunnerConfig.Shared tasks,
+            List<TaskPrestartHook> extraPrestartHooks,
+            List<AllocHooks.Hook> allocHooks,
+            WorkloadIdentity identity) {
+        this(dataDir, tasks, extraPrestartHooks, allocHooks, identity, null);
+    }
 
     /** Runners whose tasks get no credentials. */
     public AllocRunnerConfig(
@@ -31,7 +45,7 @@ public record AllocRunnerConfig(
             TaskRunnerConfig.Shared tasks,
             List<TaskPrestartHook> extraPrestartHooks,
             List<AllocHooks.Hook> allocHooks) {
-        this(dataDir, tasks, extraPrestartHooks, allocHooks, null);
+        this(dataDir, tasks, extraPrestartHooks, allocHooks, null, null);
     }
 
     public StateDB stateDB() {

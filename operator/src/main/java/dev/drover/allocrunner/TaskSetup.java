@@ -8,13 +8,15 @@ import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.TaskRunningHook;
 import dev.drover.taskrunner.TaskStateListener;
+import dev.drover.taskrunner.checks.TaskChecks;
 import dev.drover.taskrunner.hooks.NoCredentialsHook;
 import dev.drover.taskrunner.hooks.TaskHooks;
 import dev.drover.taskrunner.identity.TaskCredentials;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** What one task runner of an allocation is built from: its paths, its hooks, its credentials. */
+/** What one task runner of an allocation is built from: its paths, its hooks, its credentials, its checks. */
 final class TaskSetup {
 
     private TaskSetup() {}
@@ -32,11 +34,14 @@ final class TaskSetup {
                 dir.logs(),
                 dir.taskSecrets(t.getName()));
         TaskPrestartHook credentials = new NoCredentialsHook();
-        List<TaskRunningHook> running = List.of();
+        List<TaskRunningHook> running = new ArrayList<>();
         if (cfg.identity() != null) {
             TaskCredentials c = TaskCredentials.of(cfg.identity(), id, spec, t, dir.taskDir(t.getName()));
             credentials = c;
-            running = List.of(c);
+            running.add(c);
+        }
+        if (cfg.checks() != null) {
+            running.add(new TaskChecks(cfg.checks(), cfg.clock())); // idle for a run whose definition has no checks
         }
         return new TaskRunnerConfig(
                 id,
@@ -44,7 +49,7 @@ final class TaskSetup {
                 t,
                 template,
                 TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, credentials, cfg.extraPrestartHooks()),
-                running,
+                List.copyOf(running),
                 listener,
                 cfg.tasks());
     }

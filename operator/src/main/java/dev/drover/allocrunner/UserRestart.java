@@ -22,6 +22,12 @@ import java.util.Optional;
 public final class UserRestart {
 
     public static final String ANNOTATION = "drover.dev/restartedAt";
+    /**
+     * Who asked ({@code kubectl drover restart} sets it to the caller's name); the chart's admission policy lets a
+     * user set it only to their own name, so the {@code RestartSignaled} event names the user truly.
+     */
+    public static final String BY_ANNOTATION = "drover.dev/restartedBy";
+
     /** The longest value taken: a task name, {@code @}, and a timestamp fit with room to spare. */
     public static final int MAX_LENGTH = 256;
     /** The {@code restartReason} of the {@code RestartSignaled} event. */
@@ -33,9 +39,22 @@ public final class UserRestart {
 
     /** The annotation's value on {@code a}; {@code ""} when it has none. */
     public static String valueOf(Allocation a) {
+        return annotation(a, ANNOTATION);
+    }
+
+    /**
+     * The {@code restartReason} of the restart {@code a}'s annotations ask for: {@link #REASON}, and who asked when
+     * {@link #BY_ANNOTATION} says so (quoted, and cut when long: it is what a user wrote).
+     */
+    static String reason(Allocation a) {
+        String by = annotation(a, BY_ANNOTATION);
+        return by.isEmpty() ? REASON : REASON + " by " + UserText.quote(by);
+    }
+
+    private static String annotation(Allocation a, String name) {
         Map<String, String> annotations =
                 a.getMetadata() == null ? null : a.getMetadata().getAnnotations();
-        String value = annotations == null ? null : annotations.get(ANNOTATION);
+        String value = annotations == null ? null : annotations.get(name);
         return value == null ? "" : value;
     }
 
@@ -45,10 +64,10 @@ public final class UserRestart {
     }
 
     /**
-     * Restarts what a new {@code value} asks for among {@code tasks}. Returns why nothing was restarted (to be told
+     * Restarts what a new {@code value} asks for among {@code tasks}, saying {@code reason} ({@link #reason}). Returns why nothing was restarted (to be told
      * as a warning), or empty when a task was.
      */
-    static Optional<String> act(String value, Map<String, TaskRunner> tasks) {
+    static Optional<String> act(String value, String reason, Map<String, TaskRunner> tasks) {
         if (value.length() > MAX_LENGTH) {
             return Optional.of("annotation " + ANNOTATION + " is " + value.length() + " characters long, more than "
                     + MAX_LENGTH + ": nothing restarted; set a shorter value, e.g. the time (or TASK@time)");
@@ -68,7 +87,7 @@ public final class UserRestart {
         List<String> restarted = new ArrayList<>();
         for (TaskRunner r : task == null ? tasks.values() : List.of(tasks.get(task))) {
             if (r.state().getState() == TaskState.State.Running) {
-                r.restart(REASON);
+                r.restart(reason);
                 restarted.add(r.name());
             }
         }

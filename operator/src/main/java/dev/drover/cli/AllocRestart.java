@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.allocrunner.UserRestart;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.Task;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -12,13 +14,15 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.PrintStream;
 import java.time.InstantSource;
 import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * {@code kubectl drover restart ALLOC [TASK]}: sets the allocation's {@code drover.dev/restartedAt} annotation
  * (a JSON merge patch, with the user's own credentials) to the time now, or {@code TASK@time}, as {@code kubectl
- * rollout restart} does for a Deployment; the node's agent restarts the running tasks once for the new value.
+ * rollout restart} does for a Deployment, and {@code drover.dev/restartedBy} to the caller's name, which the
+ * agent's event repeats; the node's agent restarts the running tasks once for the new value.
  */
 final class AllocRestart {
 
@@ -26,13 +30,47 @@ final class AllocRestart {
 
     private AllocRestart() {}
 
-    /** {@code {"metadata":{"annotations":{"drover.dev/restartedAt":VALUE}}}}, escaped as JSON needs. */
-    static String mergePatch(String value) {
+    /**
+     * {@code {"metadata":{"annotations":{"drover.dev/restartedAt":VALUE,"drover.dev/restartedBy":USER}}}}, escaped as
+     * JSON needs; {@code user} null removes a {@code restartedBy} left by an earlier restart, which would name someone
+     * else.
+     */
+    static String mergePatch(String value, String user) {
+        Map<String, String> annotations = new LinkedHashMap<>();
+        annotations.put(UserRestart.ANNOTATION, value);
+        annotations.put(UserRestart.BY_ANNOTATION, user);
         try {
-            return JSON.writeValueAsString(
-                    Map.of("metadata", Map.of("annotations", Map.of(UserRestart.ANNOTATION, value))));
+            return JSON.writeValueAsString(Map.of("metadata", Map.of("annotations", annotations)));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e); // a map of strings always serializes
+        }
+    }
+
+    /**
+     * The caller's user name as the API server authenticates them (a SelfSubjectReview, Kubernetes 1.28 or later);
+     * null when the API server cannot say.
+     */
+    static String whoAmI(KubernetesClient client) {
+        try {
+            GenericKubernetesResource review = client.genericKubernetesResources(
+                            "authentication.k8s.io/v1", "SelfSubjectReview")
+                    .resource(new GenericKubernetesResourceBuilder()
+                            .withApiVersion("authentication.k8s.io/v1")
+                            .withKind("SelfSubjectReview")
+                            .withNewMetadata()
+                            .endMetadata()
+                            .build())
+                    .create();
+            Object status = review.getAdditionalProperties().get("status");
+            if (status instanceof Map<?, ?> s
+                    && s.get("userInfo") instanceof Map<?, ?> info
+                    && info.get("username") instanceof String name
+                    && !name.isEmpty()) {
+                return name;
+            }
+            return null;
+        } catch (KubernetesClientException e) {
+            return null;
         }
     }
 
@@ -58,7 +96,7 @@ final class AllocRestart {
                         + TerminalText.clean(task) + " (its tasks: " + TerminalText.clean(String.join(", ", tasks))
                         + ")");
             }
-            resource.patch(PatchContext.of(PatchType.JSON_MERGE), mergePatch(value));
+            resource.patch(PatchContext.of(PatchType.JSON_MERGE), mergePatch(value, whoAmI(client)));
         } catch (KubernetesClientException e) {
             throw new CommandFailure("the API server said: " + TerminalText.clean(e.getMessage()));
         }

@@ -10,13 +10,12 @@ import dev.drover.api.v1alpha1.AllocatedDevice;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.CheckStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskState;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.EventSeries;
-import io.fabric8.kubernetes.api.model.MicroTime;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -133,7 +132,7 @@ final class AllocStatus {
                 out.append('\n').append(task(name, "no longer in the spec", state, now));
             }
         });
-        out.append('\n').append(kubernetesEvents(events, meta));
+        out.append('\n').append(AllocEventsText.render(events, meta));
         return out.toString();
     }
 
@@ -280,6 +279,7 @@ final class AllocStatus {
             times.add("Finished = " + ago(state.getFinishedAt(), now));
         }
         out.append(String.join(", ", times)).append('\n');
+        out.append(checks(state, now));
         List<TaskEvent> events = state.getEvents() == null
                 ? List.of()
                 : state.getEvents().stream().filter(Objects::nonNull).toList();
@@ -296,6 +296,27 @@ final class AllocStatus {
             });
         }
         return out.append("Recent Events:\n").append(TerminalText.columns(rows)).toString();
+    }
+
+    /** The task's checks as its agent last reported them, in the spec's order; empty text when it has none. */
+    private static String checks(TaskState state, Instant now) {
+        List<CheckStatus> checks = state.getChecks() == null
+                ? List.of()
+                : state.getChecks().stream().filter(Objects::nonNull).toList();
+        if (checks.isEmpty()) {
+            return "";
+        }
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"Check", "Status", "Since", "Output"});
+        for (CheckStatus c : checks) {
+            rows.add(new String[] {
+                clean(c.getName()),
+                c.getStatus() == null ? NONE : c.getStatus().name().toLowerCase(Locale.ROOT),
+                c.getSince() == null ? NONE : ago(c.getSince(), now),
+                c.getOutput() == null || c.getOutput().isEmpty() ? NONE : clean(c.getOutput())
+            });
+        }
+        return "Checks:\n" + TerminalText.columns(rows);
     }
 
     /**
@@ -337,79 +358,8 @@ final class AllocStatus {
         return labelled || (!number && message.contains(value));
     }
 
-    private static String kubernetesEvents(List<Event> events, ObjectMeta meta) {
-        if (events == null) {
-            return "Events:\nNot shown: you may not list Events in namespace " + clean(meta.getNamespace()) + "\n";
-        }
-        List<Event> all = events.stream().filter(Objects::nonNull).toList();
-        if (all.isEmpty()) {
-            return "Events:\nNone (the API server keeps Events for an hour by default)\n";
-        }
-        List<Event> shown = newestFirst(all, AllocStatus::timeOf).stream()
-                .limit(MAX_KUBERNETES_EVENTS)
-                .toList();
-        boolean counted = shown.stream().anyMatch(e -> countOf(e) > 1);
-        List<String[]> rows = new ArrayList<>();
-        rows.add(
-                counted
-                        ? new String[] {"Time", "Type", "Reason", "Count", "Message"}
-                        : new String[] {"Time", "Type", "Reason", "Message"});
-        for (Event e : shown) {
-            Instant t = timeOf(e);
-            String time = t == null ? NONE : utc(t);
-            rows.add(
-                    counted
-                            ? new String[] {
-                                time,
-                                clean(e.getType()),
-                                clean(e.getReason()),
-                                Integer.toString(countOf(e)),
-                                clean(e.getMessage())
-                            }
-                            : new String[] {time, clean(e.getType()), clean(e.getReason()), clean(e.getMessage())});
-        }
-        StringBuilder out = new StringBuilder("Events:\n").append(TerminalText.columns(rows));
-        if (all.size() > shown.size()) {
-            out.append("(")
-                    .append(all.size() - shown.size())
-                    .append(" older not shown: kubectl get events -n ")
-                    .append(clean(meta.getNamespace()))
-                    .append(" --field-selector involvedObject.name=")
-                    .append(clean(meta.getName()))
-                    .append(")\n");
-        }
-        return out.toString();
-    }
-
-    /** When the Event last happened: a repeat's time, else its single time, else its first. */
-    private static Instant timeOf(Event e) {
-        EventSeries series = e.getSeries();
-        String repeated = series == null ? null : micro(series.getLastObservedTime());
-        for (String candidate :
-                new String[] {e.getLastTimestamp(), repeated, micro(e.getEventTime()), e.getFirstTimestamp()}) {
-            Instant t = parseTime(candidate);
-            if (t != null) {
-                return t;
-            }
-        }
-        return null;
-    }
-
-    private static String micro(MicroTime t) {
-        return t == null ? null : t.getTime();
-    }
-
-    private static int countOf(Event e) {
-        if (e.getCount() != null) {
-            return e.getCount();
-        }
-        return e.getSeries() != null && e.getSeries().getCount() != null
-                ? e.getSeries().getCount()
-                : 1;
-    }
-
     /** Newest first, those without a time last; of equal times the later in {@code items} first. */
-    private static <T> List<T> newestFirst(List<T> items, Function<T, Instant> time) {
+    static <T> List<T> newestFirst(List<T> items, Function<T, Instant> time) {
         List<T> sorted = new ArrayList<>(items.reversed());
         sorted.sort(Comparator.comparing(time, NEWEST_FIRST_UNKNOWN_LAST));
         return sorted;

@@ -62,7 +62,13 @@ final class AllocationReports {
     void stateChanged(TrackedAllocation t, AllocState state, String task, TaskEvent event) {
         if (event != null) {
             metrics.taskEvent(event);
+            if (event.getType() == TaskEventType.CheckStatusChanged) {
+                metrics.checks()
+                        .transition(
+                                t.id.namespace(), t.id.name(), t.uid, task, event.getCheck(), event.getCheckStatus());
+            }
         }
+        metrics.checks().states(t.id.namespace(), t.id.name(), t.uid, state.version(), state.taskStates());
         Optional<String> unstored = db.unstored(t.id);
         TrackedAllocation.Change c = t.stateChanged(
                 state,

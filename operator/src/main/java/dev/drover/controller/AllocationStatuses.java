@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The {@code status} the API server gets, built from what a runner made of its
@@ -69,16 +70,30 @@ final class AllocationStatuses {
         }
         s.setReady(running + "/" + main);
         s.setRestarts(restarts);
-        boolean ready = state.clientStatus() == ClientStatus.Running && running == main && main > 0;
+        boolean tasksReady = state.clientStatus() == ClientStatus.Running && running == main && main > 0;
+        Optional<AllocationHealth> health = AllocationHealth.of(tasks, taskStates);
+        boolean ready = tasksReady && health.map(AllocationHealth::healthy).orElse(true);
         List<Condition> conditions = new ArrayList<>();
         conditions.add(condition(
                 READY,
                 ready,
-                ready ? "TasksRunning" : state.clientStatus().name(),
-                state.clientDescription(),
+                ready
+                        ? "TasksRunning"
+                        : tasksReady
+                                ? AllocationHealth.UNHEALTHY
+                                : state.clientStatus().name(),
+                tasksReady && !ready ? health.get().message() : state.clientDescription(),
                 state.observedGeneration(),
                 previous,
                 now));
+        health.ifPresent(h -> conditions.add(condition(
+                AllocationHealth.HEALTHY,
+                h.healthy(),
+                h.reason(),
+                h.message(),
+                state.observedGeneration(),
+                previous,
+                now)));
         conditions.add(condition(
                 SPEC_VALID,
                 true,

@@ -1,6 +1,7 @@
 package dev.drover.controller;
 
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.CheckStatus;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.common.UserText;
@@ -133,7 +134,9 @@ public final class EventRecorder implements AutoCloseable {
     public void record(Allocation owner, String task, TaskEvent event, InstantSource clock) {
         boolean warning = WARNINGS.contains(event.getType())
                 || (event.getType() == TaskEventType.Terminated
-                        && ((event.getExitCode() != null && event.getExitCode() != 0) || event.getSignal() != null));
+                        && ((event.getExitCode() != null && event.getExitCode() != 0) || event.getSignal() != null))
+                || (event.getType() == TaskEventType.CheckStatusChanged
+                        && event.getCheckStatus() != CheckStatus.Status.PASSING);
         String text = event.getMessage() != null
                 ? event.getMessage()
                 : event.getType().name();

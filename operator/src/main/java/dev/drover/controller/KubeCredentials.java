@@ -2,6 +2,7 @@ package dev.drover.controller;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.api.v1alpha1.Names;
 import dev.drover.common.UserText;
 import dev.drover.credentials.CredentialException;
 import dev.drover.credentials.CredentialException.Reason;
@@ -33,7 +34,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.regex.Pattern;
+import java.util.function.Predicate;
 
 /**
  * {@link Credentials} over the Kubernetes API. Tokens are minted with the TokenRequest API through the agent's own
@@ -57,9 +58,6 @@ public final class KubeCredentials implements Credentials, AutoCloseable {
     /** Larger than this is no bearer token (real ones are about 1 KB). */
     static final int MAX_TOKEN_CHARS = 16 * 1024;
 
-    private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
-    private static final Pattern DNS_SUBDOMAIN =
-            Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final KubernetesClient client;
@@ -86,8 +84,8 @@ public final class KubeCredentials implements Credentials, AutoCloseable {
     @Override
     public ServiceAccountToken token(String namespace, String serviceAccount, String audience, long expirationSeconds)
             throws CredentialException {
-        String what = "ServiceAccount " + name(namespace, DNS_LABEL, "namespace") + "/"
-                + name(serviceAccount, DNS_SUBDOMAIN, "ServiceAccount name");
+        String what = "ServiceAccount " + name(namespace, Names::isLabel, "namespace") + "/"
+                + name(serviceAccount, Names::isSubdomain, "ServiceAccount name");
         for (int attempt = 0; ; attempt++) {
             TokenRequest request = new TokenRequestBuilder()
                     .withNewSpec()
@@ -156,8 +154,8 @@ public final class KubeCredentials implements Credentials, AutoCloseable {
 
     @Override
     public Map<String, byte[]> read(ObjectRef ref, String token) throws CredentialException {
-        String namespace = name(ref.namespace(), DNS_LABEL, "namespace");
-        String name = name(ref.name(), DNS_SUBDOMAIN, ref.kind() + " name");
+        String namespace = name(ref.namespace(), Names::isLabel, "namespace");
+        String name = name(ref.name(), Names::isSubdomain, ref.kind() + " name");
         if (token == null
                 || token.isEmpty()
                 || token.length() > MAX_TOKEN_CHARS
@@ -279,8 +277,8 @@ public final class KubeCredentials implements Credentials, AutoCloseable {
     }
 
     /** {@code value} if it is a name of that form, which makes it safe in a URL path; else INVALID. */
-    private static String name(String value, Pattern form, String what) throws CredentialException {
-        if (value == null || value.length() > 253 || !form.matcher(value).matches()) {
+    private static String name(String value, Predicate<String> form, String what) throws CredentialException {
+        if (!form.test(value)) {
             throw new CredentialException(
                     Reason.INVALID, UserText.quote(value) + " is no valid " + what + " (a DNS-1123 name)");
         }

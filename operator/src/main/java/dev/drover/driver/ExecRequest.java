@@ -17,8 +17,8 @@ public record ExecRequest(List<String> command, boolean stdin, boolean tty) {
 
     /** The most words a command may have. */
     public static final int MAX_WORDS = 256;
-    /** The most characters of all words together. */
-    public static final int MAX_CHARACTERS = 64 * 1024;
+    /** The most characters of all words together: room for the longest exec check (4 KiB and 64 arguments of 4 KiB). */
+    public static final int MAX_CHARACTERS = 512 * 1024;
 
     public ExecRequest {
         Objects.requireNonNull(command, "command");

@@ -65,6 +65,8 @@ public final class DroverMetrics {
             .buckets(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
             .register(registry);
 
+    private final CheckMetrics checks = new CheckMetrics().register(registry);
+
     public DroverMetrics(Sources sources) {
         DefaultExports.register(registry);
         new ScrapeTime(sources).register(registry);
@@ -80,6 +82,11 @@ public final class DroverMetrics {
         if (event.getType() == TaskEventType.Terminated && Boolean.TRUE.equals(event.getOomKilled())) {
             oomKills.inc();
         }
+    }
+
+    /** The series of tasks' checks. */
+    public CheckMetrics checks() {
+        return checks;
     }
 
     /** Which cgroups raw_exec tasks run in: v1, v2, or none. */

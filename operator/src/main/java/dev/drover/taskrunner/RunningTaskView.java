@@ -1,38 +1,45 @@
 package dev.drover.taskrunner;
 
+import dev.drover.api.v1alpha1.CheckStatus;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.driver.DriverException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.TaskNotRunningException;
-import java.util.function.Consumer;
+import java.util.List;
 
-/** The running task as its {@link TaskRunningHook}s see it: its runner's restart and signal, and its events. */
+/** The running task as its {@link TaskRunningHook}s see it: its runner's restarts, its process, its state. */
 final class RunningTaskView implements RunningTask {
 
-    /** The runner's {@code signal}. */
-    @FunctionalInterface
-    interface Signal {
-        void send(String signal, String reason) throws DriverException, InterruptedException;
+    private final TaskRunner runner;
+    private final LiveTask live;
+    private final TaskStatePublisher state;
+
+    RunningTaskView(TaskRunner runner, LiveTask live, TaskStatePublisher state) {
+        this.runner = runner;
+        this.live = live;
+        this.state = state;
     }
 
-    private final Consumer<String> restart;
-    private final Signal signal;
-    private final Consumer<TaskEvent> events;
-
-    RunningTaskView(Consumer<String> restart, Signal signal, Consumer<TaskEvent> events) {
-        this.restart = restart;
-        this.signal = signal;
-        this.events = events;
+    @Override
+    public dev.drover.api.v1alpha1.Task task() {
+        return runner.task();
     }
 
     @Override
     public void restart(String reason) {
-        restart.accept(reason);
+        runner.restart(reason);
+    }
+
+    @Override
+    public void restartFailing(String reason) {
+        runner.restartFailing(reason);
     }
 
     @Override
     public void signal(String name, String reason) {
         try {
-            signal.send(name, reason);
+            live.signal(name, reason);
         } catch (TaskNotRunningException ended) {
             // it exited meanwhile: its exit has an event of its own
         } catch (DriverException recorded) {
@@ -43,7 +50,17 @@ final class RunningTaskView implements RunningTask {
     }
 
     @Override
+    public ExecProcess exec(ExecRequest request) throws DriverException, InterruptedException {
+        return live.execQuietly(request);
+    }
+
+    @Override
+    public void checks(List<CheckStatus> checks, TaskEvent event) {
+        state.checks(checks, event);
+    }
+
+    @Override
     public void event(TaskEvent e) {
-        events.accept(e);
+        state.event(e);
     }
 }

@@ -5,7 +5,6 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
-import dev.drover.driver.Deadlines;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
@@ -39,9 +38,6 @@ public final class TaskRunner {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskRunner.class);
 
-    /** The task's process while the runner watches it: what a stats reading asks. */
-    private record Live(Driver driver, TaskHandle handle) {}
-
     private final TaskRunnerConfig cfg;
     private final String name;
     private final TaskDefinition definition;
@@ -50,13 +46,15 @@ public final class TaskRunner {
     private final CompletableFuture<TaskEvent> killRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> shutdownRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
-    private volatile CompletableFuture<String> restartRequest = new CompletableFuture<>();
+    private final RestartRequests restarts = new RestartRequests();
     private TaskHandle restoredHandle;
     /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
     private boolean restored;
 
     private Thread thread;
-    private volatile Live live;
+    private final LiveTask live;
+    /** Why the task was restarted as a failure (a check's words), for the decision that follows; runner thread. */
+    private String failureCause;
 
     /** A runner for a task not started before. */
     public TaskRunner(TaskRunnerConfig cfg) {
@@ -70,6 +68,7 @@ public final class TaskRunner {
         this.state = new TaskStatePublisher(cfg, recorder, local);
         this.calls = new DriverCalls(cfg);
         this.definition = new TaskDefinition(cfg, state::event);
+        this.live = new LiveTask(cfg, calls, state);
     }
 
     /**
@@ -155,21 +154,23 @@ public final class TaskRunner {
         }
     }
 
-    /**
-     * Switches to the newer definition, if one came; on the runner thread, between runs. A restart asked for before
-     * it is taken (a second update while the first one's restart was under way, or a changed Secret noticed just as
-     * the task exited) is done by this very start: left pending, it would kill the new run at once.
-     */
+    /** Switches to the newer definition, if one came, for the start about to happen ({@link RestartRequests}). */
     private synchronized void applyNewDefinition() {
         definition.apply();
-        if (restartRequest.isDone()) {
-            restartRequest = new CompletableFuture<>();
-        }
+        restarts.startingNow();
     }
 
     /** Restarts a running task now, without counting against its policy (e.g. its spec changed). */
     public void restart(String reason) {
-        restartRequest.complete(reason);
+        restarts.ask(reason, false);
+    }
+
+    /**
+     * Restarts a running task now because something about it failed (a check, as {@code checkRestart} says): counted
+     * against its restart policy like a failed exit, so it may instead end failed; {@code reason} leads the event.
+     */
+    public void restartFailing(String reason) {
+        restarts.ask(reason, true);
     }
 
     /**
@@ -180,11 +181,7 @@ public final class TaskRunner {
      * @throws TaskNotRunningException when the task is not running (not started yet, between restarts, dead)
      */
     public void signal(String signal, String reason) throws DriverException, InterruptedException {
-        Live now = live;
-        if (now == null) {
-            throw new TaskNotRunningException("task " + name + " is not running (" + state.current() + ")");
-        }
-        new TaskSignaller(cfg, calls, state::event).send(now.driver(), now.handle(), signal, reason);
+        live.signal(signal, reason);
     }
 
     /**
@@ -194,12 +191,7 @@ public final class TaskRunner {
      * @throws TaskNotRunningException when the task is not running (not started yet, between restarts, dead)
      */
     public ExecProcess exec(ExecRequest request, String reason) throws DriverException, InterruptedException {
-        Live now = live;
-        if (now == null) {
-            throw new TaskNotRunningException("task " + name + " is not running (" + state.current() + ")");
-        }
-        state.event(TaskEvent.of(TaskEventType.Exec, cfg.clock().instant()).withMessage(reason));
-        return calls.exec(now.driver(), now.handle(), request);
+        return live.exec(request, reason);
     }
 
     /** Stops the runner but leaves the task running, for an agent that is shutting down. Joins the thread. */
@@ -228,18 +220,7 @@ public final class TaskRunner {
      * yet, between restarts, dead, or its runner shut down).
      */
     public Optional<TaskStats> stats() throws DriverException, InterruptedException {
-        Live now = live;
-        if (now == null) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(calls.stats(now.driver(), now.handle()));
-        } catch (ExecutionException | Deadlines.DeadlineExceeded e) {
-            if (live != now) {
-                return Optional.empty(); // it exited meanwhile
-            }
-            throw new DriverException(DriverCalls.reason(e), e);
-        }
+        return live.stats();
     }
 
     private void loop() {
@@ -353,13 +334,13 @@ public final class TaskRunner {
 
     /** Waits for the task to exit, be killed, be restarted on request, or for shutdown. Null on shutdown. */
     private Outcome watch(Driver driver, TaskHandle handle) throws InterruptedException {
-        live = new Live(driver, handle);
-        RunningTask running = new RunningTaskView(this::restart, this::signal, state::event);
+        live.watching(driver, handle);
+        RunningTask running = new RunningTaskView(this, live, state);
         cfg.runningHooks().forEach(h -> h.running(running));
         try {
             return watchLive(driver, handle);
         } finally {
-            live = null;
+            live.unwatched();
             for (TaskRunningHook h : cfg.runningHooks()) {
                 h.stopped();
             }
@@ -368,7 +349,7 @@ public final class TaskRunner {
 
     private Outcome watchLive(Driver driver, TaskHandle handle) throws InterruptedException {
         CompletableFuture<ExitResult> exit = driver.exit(handle);
-        CompletableFuture<String> restart = restartRequest;
+        CompletableFuture<RestartRequests.Ask> restart = restarts.pending();
         CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart)
                 .exceptionally(t -> null)
                 .join();
@@ -397,19 +378,21 @@ public final class TaskRunner {
             return new Outcome.Exited(r.exitCode(), r.signal(), r.error());
         }
         if (restart.isDone()) {
-            synchronized (this) {
-                if (restartRequest == restart) {
-                    restartRequest = new CompletableFuture<>();
-                }
+            restarts.taken(restart);
+            RestartRequests.Ask ask = restart.join();
+            if (ask.failure()) {
+                failureCause = ask.reason(); // told by the Restarting or NotRestarting event after the kill
+            } else {
+                state.event(
+                        TaskEvent.of(TaskEventType.RestartSignaled, cfg.clock().instant())
+                                .withRestartReason(ask.reason())
+                                .withMessage(ask.reason()));
             }
-            state.event(TaskEvent.of(TaskEventType.RestartSignaled, cfg.clock().instant())
-                    .withRestartReason(restart.join())
-                    .withMessage(restart.join()));
             if (!definition.killer().kill(driver, handle, exit, shutdownRequest)) {
                 state.store();
                 return null;
             }
-            return new Outcome.RestartRequested(false);
+            return new Outcome.RestartRequested(ask.failure());
         }
         state.store();
         return null;
@@ -418,12 +401,14 @@ public final class TaskRunner {
     /** Asks the tracker; records the decision; waits a restart's delay. False when the task is done for good. */
     private boolean decideAndWait(Outcome outcome) throws InterruptedException {
         RestartDecision d = definition.tracker().decide(outcome);
+        String message = failureCause == null ? d.reason() : failureCause + "; " + d.reason();
+        failureCause = null;
         switch (d.kind()) {
             case RESTART -> {
                 state.event(TaskEvent.of(TaskEventType.Restarting, cfg.clock().instant())
                         .withStartDelay(d.delay())
                         .withRestartReason(d.reason())
-                        .withMessage(d.reason()));
+                        .withMessage(message));
                 state.pending();
                 try {
                     CompletableFuture.anyOf(killRequest, shutdownRequest)
@@ -444,7 +429,7 @@ public final class TaskRunner {
                 state.event(
                         TaskEvent.of(TaskEventType.NotRestarting, cfg.clock().instant())
                                 .withRestartReason(d.reason())
-                                .withMessage(d.reason()));
+                                .withMessage(message));
                 state.dead(true);
                 return false;
             }

@@ -48,6 +48,20 @@ final class TaskStatePublisher {
         publish(e);
     }
 
+    /**
+     * The task's checks as they stand now, and the event that says why they changed (null for none); told as one
+     * change, so a check's transition costs one status write and a check that stays as it was costs none.
+     */
+    void checks(java.util.List<dev.drover.api.v1alpha1.CheckStatus> checks, TaskEvent e) {
+        synchronized (this) {
+            recorder.checks(checks);
+            if (e != null) {
+                recorder.event(e);
+            }
+        }
+        publish(e);
+    }
+
     /** The task started with {@code handle}, kept for a later agent to reattach to; the Started event publishes it. */
     synchronized void running(TaskHandle handle) {
         local = local.withDriverHandle(StoredHandles.toStored(handle));

@@ -1,6 +1,7 @@
 package dev.drover.taskrunner;
 
 import dev.drover.api.Timestamps;
+import dev.drover.api.v1alpha1.CheckStatus;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.common.UserText;
@@ -25,6 +26,8 @@ final class TaskStateRecorder {
     private String startedAt;
     private String finishedAt;
     private final List<TaskEvent> events = new ArrayList<>();
+    /** The checks of the current run; null when the task has none or none runs. */
+    private List<CheckStatus> checks;
 
     /** Longest text an event keeps (message, errors, restart reason). */
     static final int TEXT_LIMIT = 2048;
@@ -42,6 +45,7 @@ final class TaskStateRecorder {
         if (stored.getEvents() != null) {
             events.addAll(stored.getEvents());
         }
+        checks = stored.getChecks() == null ? null : List.copyOf(stored.getChecks());
     }
 
     void event(TaskEvent e) {
@@ -65,12 +69,20 @@ final class TaskStateRecorder {
         startedAt = Timestamps.format(at);
     }
 
+    /** The checks of the current run, as their task runner's check hook last told them. */
+    void checks(List<CheckStatus> now) {
+        checks = now == null ? null : List.copyOf(now);
+    }
+
+    /** Between runs: no checks run, and those of the last run no longer tell anything. */
     void pending() {
         state = TaskState.State.Pending;
+        checks = null;
     }
 
     void dead(Instant at, boolean failedNow) {
         state = TaskState.State.Dead;
+        checks = null;
         failed |= failedNow;
         if (finishedAt == null) {
             finishedAt = Timestamps.format(at);
@@ -98,6 +110,7 @@ final class TaskStateRecorder {
         s.setStartedAt(startedAt);
         s.setFinishedAt(finishedAt);
         s.setEvents(List.copyOf(events));
+        s.setChecks(checks);
         return s;
     }
 }

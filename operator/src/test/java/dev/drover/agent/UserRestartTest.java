@@ -3,6 +3,7 @@ package dev.drover.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.allocrunner.UserRestart;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.RestartMode;
@@ -98,9 +99,16 @@ class UserRestartTest {
     }
 
     void annotate(String name, String value) {
+        annotate(name, value, null);
+    }
+
+    void annotate(String name, String value, String by) {
         client.resources(Allocation.class).inNamespace("default").withName(name).edit(a -> {
             Map<String, String> annotations = new HashMap<>(a.getMetadata().getAnnotations());
             annotations.put(ANNOTATION, value);
+            if (by != null) {
+                annotations.put(UserRestart.BY_ANNOTATION, by);
+            }
             a.getMetadata().setAnnotations(annotations);
             return a;
         });
@@ -144,8 +152,14 @@ class UserRestartTest {
                 .as("not counted against attempts: 0")
                 .isFalse();
 
-        annotate("web", "web@2026-01-01T00:02:00Z");
+        annotate("web", "web@2026-01-01T00:02:00Z", "alice\u001b[2J");
         awaitRestarts("web", 2, 1);
+        assertThat(task("web", "web").getEvents())
+                .filteredOn(e -> e.getType() == TaskEventType.RestartSignaled)
+                .last()
+                .satisfies(e -> assertThat(e.getRestartReason())
+                        .as("who asked, as the annotation names them, escaped")
+                        .isEqualTo("User requested restart by \"alice\\u001b[2J\""));
 
         agent.close();
         agent = startAgent(); // finds the value it acted on last, and must not act on it again

@@ -7,6 +7,7 @@ import dev.drover.api.v1alpha1.AllocatedDevice;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.CheckStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Lifecycle;
 import dev.drover.api.v1alpha1.LifecycleHook;
@@ -264,6 +265,31 @@ class AllocStatusTest {
                         "2026-11-22T10:00:01Z  Started     Task started by client",
                         "2026-11-22T10:00:00Z  TaskSetup   Building Task Directory",
                         "2026-11-22T10:00:00Z  Received    Task received by client");
+    }
+
+    @Test
+    void aTasksChecksShowTheirStatusSinceWhenAndWhatTheProbeSaid() {
+        Allocation a = running();
+        a.getStatus()
+                .getTaskStates()
+                .get("web")
+                .setChecks(List.of(
+                        new CheckStatus(
+                                "http",
+                                CheckStatus.Status.CRITICAL,
+                                "HTTP 503:\u001b[31m down",
+                                "2026-11-22T10:03:00Z"),
+                        new CheckStatus("tcp", CheckStatus.Status.PASSING, "", "2026-11-22T10:02:40Z")));
+
+        assertThat(block(AllocStatus.render(a, List.of(), NOW), "Task \"web\""))
+                .startsWith(
+                        "Task \"web\" (leader) is \"Running\"",
+                        "Restarts = 1, Last Restart = 40s ago, Started = 40s ago",
+                        "Checks:",
+                        "Check  Status    Since    Output",
+                        "http   critical  12s ago  HTTP 503:\\u001B[31m down",
+                        "tcp    passing   32s ago  <none>",
+                        "Recent Events:");
     }
 
     @Test

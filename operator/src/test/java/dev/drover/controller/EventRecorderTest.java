@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.CheckStatus;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import io.fabric8.kubernetes.api.model.Event;
@@ -124,6 +125,32 @@ class EventRecorderTest {
             assertThat(e.getReason()).isEqualTo("Restarting");
             assertThat(e.getMessage()).isEqualTo("Task web: Task restarting in 1s");
         });
+    }
+
+    @Test
+    void aCheckThatStopsPassingIsAWarningAndOneThatPassesAgainIsNormal() {
+        TaskEvent critical = TaskEvent.of(TaskEventType.CheckStatusChanged, Instant.parse("2026-11-23T10:00:00Z"))
+                .withCheck("http", CheckStatus.Status.CRITICAL)
+                .withMessage("check \"http\" is critical (was passing): HTTP 503: down");
+        TaskEvent passing = TaskEvent.of(TaskEventType.CheckStatusChanged, Instant.parse("2026-11-23T10:00:05Z"))
+                .withCheck("http", CheckStatus.Status.PASSING)
+                .withMessage("check \"http\" is passing (was critical): HTTP 200: ok");
+        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+            recorder.record(alloc(), "web", critical, InstantSource.system());
+            recorder.record(alloc(), "web", passing, InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 2);
+        }
+        assertThat(events())
+                .extracting(Event::getType, Event::getReason, Event::getMessage)
+                .containsExactlyInAnyOrder(
+                        org.assertj.core.groups.Tuple.tuple(
+                                "Warning",
+                                "CheckStatusChanged",
+                                "Task web: check \"http\" is critical (was passing): HTTP 503: down"),
+                        org.assertj.core.groups.Tuple.tuple(
+                                "Normal",
+                                "CheckStatusChanged",
+                                "Task web: check \"http\" is passing (was critical): HTTP 200: ok"));
     }
 
     @Test

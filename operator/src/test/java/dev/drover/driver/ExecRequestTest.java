@@ -25,8 +25,8 @@ class ExecRequestTest {
     void boundsWordsCharactersAndRefusesNul() {
         assertThatThrownBy(() -> new ExecRequest(Collections.nCopies(257, "x"), false, false))
                 .hasMessageContaining("257 words, more than 256");
-        assertThatThrownBy(() -> new ExecRequest(List.of("sh", "x".repeat(64 * 1024)), false, false))
-                .hasMessageContaining("more than 65536");
+        assertThatThrownBy(() -> new ExecRequest(List.of("sh", "x".repeat(512 * 1024)), false, false))
+                .hasMessageContaining("more than 524288");
         assertThatThrownBy(() -> new ExecRequest(List.of("sh", "a\0b"), false, false))
                 .hasMessageContaining("NUL");
     }

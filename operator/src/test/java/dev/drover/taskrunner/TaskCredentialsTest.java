@@ -50,6 +50,11 @@ class TaskCredentialsTest {
 
     final RunningTask running = new RunningTask() {
         @Override
+        public Task task() {
+            throw new UnsupportedOperationException("credentials know their task");
+        }
+
+        @Override
         public void restart(String reason) {
             actions.add("restart: " + reason);
         }
@@ -57,6 +62,21 @@ class TaskCredentialsTest {
         @Override
         public void signal(String signal, String reason) {
             actions.add(signal + ": " + reason);
+        }
+
+        @Override
+        public void restartFailing(String reason) {
+            actions.add("restart counted: " + reason);
+        }
+
+        @Override
+        public dev.drover.driver.ExecProcess exec(dev.drover.driver.ExecRequest request) {
+            throw new UnsupportedOperationException("credentials run no commands in the task");
+        }
+
+        @Override
+        public void checks(List<dev.drover.api.v1alpha1.CheckStatus> checks, TaskEvent event) {
+            throw new UnsupportedOperationException("credentials report no checks");
         }
 
         @Override

@@ -4,11 +4,25 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
 import java.util.Objects;
+import java.util.Set;
 
 /** One header an http check sends, as a Kubernetes probe's {@code httpGet.httpHeaders} entry. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(
+        value = "!(self.name.lowerAscii() in ['connection', 'content-length', 'transfer-encoding', 'te', 'trailer',"
+                + " 'upgrade', 'expect', 'keep-alive'])",
+        message = "the probe sets Connection, Content-Length, Transfer-Encoding, TE, Trailer, Upgrade, Expect and"
+                + " Keep-Alive itself; remove the header")
 public class CheckHeader {
+
+    /**
+     * Headers that frame the probe's exchange, which the probe sets itself (in lower case): a check's own would break
+     * the request, so the CRD and the validator refuse them. The CEL rule above lists the same.
+     */
+    public static final Set<String> RESERVED = Set.of(
+            "connection", "content-length", "transfer-encoding", "te", "trailer", "upgrade", "expect", "keep-alive");
 
     /** An HTTP field name: a token of RFC 9110. */
     public static final String NAME_PATTERN = "^[-!#$%&'*+.^_`|~0-9A-Za-z]+$";

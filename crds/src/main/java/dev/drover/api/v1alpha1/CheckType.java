@@ -10,7 +10,7 @@ public enum CheckType {
     /** A TCP connection to the task's port: connecting passes, anything else is critical. */
     @JsonProperty("tcp")
     TCP,
-    /** A command run beside the task: exit 0 passes, 1 warns, anything else is critical. */
+    /** A command run inside the task, through its driver: exit 0 passes, 1 warns, anything else is critical. */
     @JsonProperty("exec")
     EXEC
 }

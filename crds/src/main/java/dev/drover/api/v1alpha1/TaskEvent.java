@@ -29,6 +29,8 @@ public class TaskEvent {
     private String failedSibling;
     private String validationError;
     private String driverError;
+    private String check;
+    private CheckStatus.Status checkStatus;
 
     public TaskEvent() {}
 
@@ -94,6 +96,13 @@ public class TaskEvent {
 
     public TaskEvent withDriverError(String error) {
         this.driverError = error;
+        return this;
+    }
+
+    /** A {@code CheckStatusChanged} event's check and the status it has now. */
+    public TaskEvent withCheck(String name, CheckStatus.Status status) {
+        this.check = name;
+        this.checkStatus = status;
         return this;
     }
 
@@ -201,6 +210,24 @@ public class TaskEvent {
         this.driverError = driverError;
     }
 
+    /** The check whose status changed ({@code CheckStatusChanged}). */
+    public String getCheck() {
+        return check;
+    }
+
+    public void setCheck(String check) {
+        this.check = check;
+    }
+
+    /** The status the check has now ({@code CheckStatusChanged}). */
+    public CheckStatus.Status getCheckStatus() {
+        return checkStatus;
+    }
+
+    public void setCheckStatus(CheckStatus.Status checkStatus) {
+        this.checkStatus = checkStatus;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof TaskEvent e
@@ -216,7 +243,9 @@ public class TaskEvent {
                 && Objects.equals(killError, e.killError)
                 && Objects.equals(failedSibling, e.failedSibling)
                 && Objects.equals(validationError, e.validationError)
-                && Objects.equals(driverError, e.driverError);
+                && Objects.equals(driverError, e.driverError)
+                && Objects.equals(check, e.check)
+                && checkStatus == e.checkStatus;
     }
 
     @Override
@@ -234,7 +263,9 @@ public class TaskEvent {
                 killError,
                 failedSibling,
                 validationError,
-                driverError);
+                driverError,
+                check,
+                checkStatus);
     }
 
     @Override

@@ -21,5 +21,6 @@ public enum TaskEventType {
     FailedRestoringTask,
     Signaling,
     CredentialRefreshFailed,
-    Exec
+    Exec,
+    CheckStatusChanged
 }

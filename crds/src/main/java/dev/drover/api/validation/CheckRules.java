@@ -124,6 +124,11 @@ final class CheckRules {
             if (name == null || name.length() > CheckHeader.MAX_NAME || !name.matches(CheckHeader.NAME_PATTERN)) {
                 out.add(new Violation(
                         at + ".name", quote(name) + " is not a header name (letters, digits and !#$%&'*+-.^_`|~)"));
+            } else if (CheckHeader.RESERVED.contains(name.toLowerCase(java.util.Locale.ROOT))) {
+                out.add(new Violation(
+                        at + ".name",
+                        "the probe sets Connection, Content-Length, Transfer-Encoding, TE, Trailer, Upgrade, Expect and"
+                                + " Keep-Alive itself; remove the header"));
             }
             String value = h == null ? null : h.getValue();
             if (value != null

@@ -119,6 +119,19 @@ class CheckRulesTest {
     }
 
     @Test
+    void aHeaderThatFramesTheExchangeIsRefusedWhateverItsCase() {
+        assertThat(validate("""
+                        checks:
+                        - name: c
+                          type: http
+                          port: 80
+                          headers: [{name: Host, value: web}, {name: CONTENT-length, value: "0"}, {name: TE, value: x}]
+                        """))
+                .extracting(Violation::path)
+                .containsExactly("spec.tasks[0].checks[0].headers[1].name", "spec.tasks[0].checks[0].headers[2].name");
+    }
+
+    @Test
     void tooManyChecksAreRefusedWithoutLookingFurther() {
         StringBuilder many = new StringBuilder("checks:\n");
         for (int i = 0; i < 9; i++) {

@@ -360,6 +360,7 @@ class ChartRenderTest {
         List<ValidatingAdmissionPolicy> policies = rendered.objects().stream()
                 .filter(ValidatingAdmissionPolicy.class::isInstance)
                 .map(ValidatingAdmissionPolicy.class::cast)
+                .filter(ChartRenderTest::nodeConfinement)
                 .toList();
         assertThat(policies)
                 .extracting(p -> p.getSpec().getMatchConstraints().getResourceRules().stream()
@@ -388,6 +389,7 @@ class ChartRenderTest {
         List<ValidatingAdmissionPolicyBinding> bindings = rendered.objects().stream()
                 .filter(ValidatingAdmissionPolicyBinding.class::isInstance)
                 .map(ValidatingAdmissionPolicyBinding.class::cast)
+                .filter(ChartRenderTest::nodeConfinement)
                 .toList();
         assertThat(bindings)
                 .extracting(b -> b.getSpec().getPolicyName())
@@ -397,11 +399,39 @@ class ChartRenderTest {
                 .allSatisfy(b -> assertThat(b.getSpec().getValidationActions()).containsExactly("Deny"));
     }
 
+    static boolean nodeConfinement(io.fabric8.kubernetes.api.model.HasMetadata o) {
+        return "node-confinement".equals(o.getMetadata().getLabels().get("app.kubernetes.io/component"));
+    }
+
+    @Test
+    void restartAttributionIsRenderedByDefaultFrom130AndLeftOutWhenTurnedOffOrOlder() {
+        assertThat(DroverChart.render(ValueSet.DEFAULTS).objects())
+                .filteredOn(o -> o.getKind().startsWith("ValidatingAdmissionPolicy"))
+                .filteredOn(o -> o.getMetadata().getName().endsWith("-restarted-by"))
+                .extracting(io.fabric8.kubernetes.api.model.HasMetadata::getKind)
+                .containsExactly("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding");
+        assertThat(DroverChart.render(ValueSet.DEFAULTS, Map.of("restartAttribution.enabled", false))
+                        .objects())
+                .noneMatch(o -> o.getMetadata().getName().endsWith("-restarted-by"));
+        String old = DroverChart.helm()
+                .template()
+                .withName(DroverChart.RELEASE)
+                .withNamespace(DroverChart.NAMESPACE)
+                .withKubeVersion("1.29.0")
+                .set("agent.config.fieldSelector", false)
+                .set("nodeConfinement.enabled", false)
+                .call();
+        assertThat(DroverChart.parse(old))
+                .as("before 1.30 left out without failing: only a name in an event rests on it")
+                .noneMatch(o -> o.getKind().startsWith("ValidatingAdmissionPolicy"));
+    }
+
     @Test
     void nodeConfinementIsLeftOutOnlyWhenTurnedOff() {
         assertThat(DroverChart.render(ValueSet.DEFAULTS, Map.of("nodeConfinement.enabled", false))
-                        .kinds())
-                .noneMatch(k -> k.startsWith("ValidatingAdmissionPolicy"));
+                        .objects())
+                .filteredOn(o -> o.getKind().startsWith("ValidatingAdmissionPolicy"))
+                .noneMatch(ChartRenderTest::nodeConfinement);
         // before 1.30 the policies cannot be had, and the chart does not go without them silently
         assertThatThrownBy(() -> DroverChart.helm()
                         .template()

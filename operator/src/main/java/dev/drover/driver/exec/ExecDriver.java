@@ -3,6 +3,8 @@ package dev.drover.driver.exec;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
@@ -118,6 +120,11 @@ public final class ExecDriver implements Driver {
     @Override
     public void signal(TaskHandle handle, String signal) throws DriverException {
         tasks.signal(handle, signal);
+    }
+
+    @Override
+    public ExecProcess exec(TaskHandle handle, ExecRequest request) throws DriverException {
+        return tasks.exec(handle, request);
     }
 
     @Override

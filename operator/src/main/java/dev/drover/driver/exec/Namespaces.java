@@ -10,6 +10,7 @@ import dev.drover.driver.rawexec.UserSwitch;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -92,6 +93,11 @@ final class Namespaces implements Confinement {
     @Override
     public boolean appliesEnvironment(TaskConfig task) {
         return true;
+    }
+
+    @Override
+    public Optional<TaskUser> user(TaskConfig task) throws DriverStartException {
+        return Optional.of(TaskUser.resolve(task.user() == null ? DEFAULT_USER : task.user(), passwd));
     }
 
     @Override

@@ -19,7 +19,8 @@ record MockConfig(
         int stdoutRepeat,
         Duration stdoutRepeatDuration,
         String exitOnSignal,
-        String signalError) {
+        String signalError,
+        Map<String, MockExec.Script> exec) {
 
     /** The parsed config and every problem found; the config is meaningful only when there are none. */
     record Parsed(MockConfig config, List<String> problems) {}
@@ -37,6 +38,7 @@ record MockConfig(
         Duration repeatEvery = r.duration("stdoutRepeatDuration");
         String exitOnSignal = r.string("exitOnSignal");
         String signalError = r.string("signalError");
+        Map<String, MockExec.Script> exec = MockExec.parse(r, r.map("exec"));
         if (exitOnSignal != null && !Signals.isKnown(exitOnSignal)) {
             r.problem(
                     "config.exitOnSignal: " + UserText.quote(exitOnSignal) + " is not a signal (e.g. SIGHUP, SIGUSR1)");
@@ -64,7 +66,8 @@ record MockConfig(
                 repeat == null ? 0 : repeat,
                 repeatEvery,
                 exitOnSignal == null || !Signals.isKnown(exitOnSignal) ? null : Signals.canonical(exitOnSignal),
-                signalError);
+                signalError,
+                exec);
         return new Parsed(c, r.problems());
     }
 }

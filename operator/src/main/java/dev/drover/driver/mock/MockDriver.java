@@ -1,9 +1,15 @@
 package dev.drover.driver.mock;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.api.Signals;
+import dev.drover.common.ConfigReader;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
@@ -22,6 +28,7 @@ import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -48,6 +55,10 @@ public final class MockDriver implements Driver {
     static final long MAX_BYTES_PER_SECOND = 64 << 10;
     /** The shortest time between two repeats. */
     static final Duration MIN_REPEAT_PERIOD = Duration.ofMillis(10);
+    /** In a handle: the task's exec scripts, as JSON. */
+    private static final String EXEC_KEY = "exec";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private static final Logger LOG = LoggerFactory.getLogger(MockDriver.class);
     private static final LogThrottle WRITE_FAILURES = new LogThrottle(Duration.ofSeconds(30));
@@ -66,6 +77,8 @@ public final class MockDriver implements Driver {
         volatile ScheduledFuture<?> timer;
         volatile ScheduledFuture<?> output;
         volatile Path stdout;
+        /** The commands running in it, which end with it as a real task's do. */
+        final Set<ExecProcess> commands = ConcurrentHashMap.newKeySet();
 
         MockTask(MockConfig config, Instant startedAt) {
             this.config = config;
@@ -77,6 +90,7 @@ public final class MockDriver implements Driver {
                 cancel(timer);
                 cancel(output);
             }
+            commands.forEach(ExecProcess::close);
         }
 
         private static void cancel(ScheduledFuture<?> f) {
@@ -143,6 +157,9 @@ public final class MockDriver implements Driver {
         }
         if (config.signalError() != null) {
             state.put("signalError", config.signalError());
+        }
+        if (!config.exec().isEmpty()) {
+            state.put(EXEC_KEY, writeJson(MockExec.describe(config.exec())));
         }
         TaskHandle handle = new TaskHandle(NAME, task.id(), now, state);
         run(handle, task, config, now, config.runFor());
@@ -272,6 +289,48 @@ public final class MockDriver implements Driver {
         }
     }
 
+    /** A command from the task's config's {@code exec} scripts: see {@link MockExec}. */
+    @Override
+    public ExecProcess exec(TaskHandle handle, ExecRequest request) throws DriverException {
+        MockTask t = tasks.get(handle.taskId());
+        if (t == null || t.exit.isDone()) {
+            throw new TaskNotRunningException("mock task " + handle.taskId() + " is not running");
+        }
+        ExecProcess p = MockExec.start(t.config.exec(), request);
+        t.commands.add(p);
+        p.exit().whenComplete((code, e) -> t.commands.remove(p));
+        if (t.exit.isDone()) {
+            p.close(); // the task ended meanwhile
+        }
+        return p;
+    }
+
+    private static String writeJson(Map<String, Object> value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a map of strings, numbers and booleans is always JSON", e);
+        }
+    }
+
+    /** The scripts a handle keeps; none when it keeps none or they no longer read (a handle is not trusted). */
+    private static Map<String, MockExec.Script> recoveredScripts(TaskHandle handle) {
+        String json = handle.state().get(EXEC_KEY);
+        if (json == null) {
+            return Map.of();
+        }
+        try {
+            Map<String, Object> raw = JSON.readValue(json, new TypeReference<Map<String, Object>>() {});
+            ConfigReader r = new ConfigReader(Map.of("exec", raw));
+            Map<String, MockExec.Script> scripts = MockExec.parse(r, r.map("exec"));
+            return r.problems().isEmpty() ? scripts : Map.of();
+        } catch (JsonProcessingException e) {
+            LOG.warn(
+                    "mock task {}: its handle's exec scripts do not read: {}", handle.taskId(), e.getOriginalMessage());
+            return Map.of();
+        }
+    }
+
     @Override
     public void destroy(TaskHandle handle) {
         MockTask t = tasks.remove(handle.taskId());
@@ -304,7 +363,8 @@ public final class MockDriver implements Driver {
                 0,
                 null,
                 handle.state().get("exitOnSignal"),
-                handle.state().get("signalError"));
+                handle.state().get("signalError"),
+                recoveredScripts(handle));
         run(
                 handle,
                 null,
@@ -328,6 +388,7 @@ public final class MockDriver implements Driver {
 
     @Override
     public void close() {
+        tasks.values().forEach(t -> t.commands.forEach(ExecProcess::close)); // their threads are the driver's
         scheduler.shutdownNow();
         try {
             if (!scheduler.awaitTermination(5, TimeUnit.SECONDS)) {

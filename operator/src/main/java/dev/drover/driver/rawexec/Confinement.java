@@ -4,6 +4,7 @@ import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * How a process task's command is run once its supervisor's last shell has joined the task's cgroup: as it is
@@ -40,6 +41,16 @@ public interface Confinement {
      */
     default int processDepth() {
         return 0;
+    }
+
+    /**
+     * The user the task's command is switched to, which a command run in the task later is switched to too; empty
+     * when it runs as the agent's user.
+     *
+     * @throws DriverStartException when the task's user does not exist, not recoverable
+     */
+    default Optional<TaskUser> user(TaskConfig task) throws DriverStartException {
+        return Optional.empty();
     }
 
     /**

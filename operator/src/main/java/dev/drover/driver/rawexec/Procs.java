@@ -1,9 +1,12 @@
 package dev.drover.driver.rawexec;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.OptionalLong;
 
 /** Facts about host processes from {@code /proc}. */
@@ -38,6 +41,31 @@ final class Procs {
     static OptionalLong processGroup(long pid) {
         String[] f = statFields(pid);
         return f == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(f[2]));
+    }
+
+    /** A process known by its PID and start time together. */
+    record Identity(long pid, long start) {}
+
+    /** The processes in process group {@code pgid} now, as {@code /proc} lists them. */
+    static List<Identity> groupMembers(long pgid) {
+        List<Identity> members = new ArrayList<>();
+        try (DirectoryStream<Path> all = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
+            for (Path p : all) {
+                long pid;
+                try {
+                    pid = Long.parseLong(p.getFileName().toString());
+                } catch (NumberFormatException notAProcess) {
+                    continue;
+                }
+                String[] f = statFields(pid);
+                if (f != null && Long.parseLong(f[2]) == pgid && !f[0].equals("Z")) {
+                    members.add(new Identity(pid, Long.parseLong(f[19])));
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return members;
+        }
+        return members;
     }
 
     /** The command line of {@code pid}, arguments joined by spaces; empty when there is no such process. */

@@ -5,6 +5,8 @@ import dev.drover.common.ConfigReader;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
@@ -164,6 +166,7 @@ public final class RawExecDriver implements Driver {
         } else {
             TaskEnvironment.write(status.resolve("env"), TaskEnvironment.of(task));
         }
+        TaskExec.recordUser(status, confinement.user(task));
         List<String> run = confinement.argv(task, status, command, config.args());
         Optional<Cgroup> cgroup = cgroups.create(task);
         Map<String, String> cgroupState;
@@ -355,12 +358,27 @@ public final class RawExecDriver implements Driver {
     /** To the task's own process, not its group: see {@link TaskSignals}. */
     @Override
     public void signal(TaskHandle handle, String signal) throws DriverException {
+        requireRunning(handle);
+        TaskSignals.toTask(handle, signal, confinement.processDepth());
+    }
+
+    /** In the task's confinement: see {@link TaskExec}. */
+    @Override
+    public ExecProcess exec(TaskHandle handle, ExecRequest request) throws DriverException {
+        requireRunning(handle);
+        try {
+            return TaskExec.start(handle, request, confinement.processDepth(), cgroups.find(handle));
+        } catch (IOException e) {
+            throw new DriverException("task " + handle.taskId() + ": cannot read its cgroup: " + e.getMessage(), e);
+        }
+    }
+
+    private void requireRunning(TaskHandle handle) throws TaskNotRunningException {
         CompletableFuture<ExitResult> exit = exits.get(handle.taskId());
         if (exit == null || exit.isDone()) {
             throw new TaskNotRunningException("task " + handle.taskId() + " is not running: "
                     + (exit == null ? "this agent does not watch it (recover it first)" : "it has exited"));
         }
-        TaskSignals.toTask(handle, signal, confinement.processDepth());
     }
 
     @Override

@@ -60,10 +60,10 @@ final class TaskSignals {
     }
 
     /** A process known by its PID and start time together. */
-    private record Target(long pid, long start) {}
+    record Target(long pid, long start) {}
 
     /** The task's own process, {@code depth} generations below the recorded one. */
-    private static Target find(TaskHandle handle, int depth) throws TaskNotRunningException {
+    static Target find(TaskHandle handle, int depth) throws TaskNotRunningException {
         long pid = handle.longState("pid", -1);
         long start = handle.longState("pidStart", -2);
         if (!Procs.isSame(pid, start)) {

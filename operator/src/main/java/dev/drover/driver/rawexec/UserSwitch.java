@@ -5,6 +5,7 @@ import dev.drover.driver.TaskConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Runs a task as another user with util-linux {@code setpriv}: real, effective and saved uid and gid switched, no
@@ -50,6 +51,11 @@ public final class UserSwitch implements Confinement {
     @Override
     public boolean appliesEnvironment(TaskConfig task) {
         return task.user() != null;
+    }
+
+    @Override
+    public Optional<TaskUser> user(TaskConfig task) throws DriverStartException {
+        return task.user() == null ? Optional.empty() : Optional.of(TaskUser.resolve(task.user(), passwd));
     }
 
     @Override

@@ -38,8 +38,8 @@ public final class CheckRestartTracker {
     }
 
     /**
-     * Counts one status of {@code check}, now. Returns the reason for the task's {@code Restarting} event when the
-     * task must restart; empty otherwise, always when {@code limit} is 0 or the task has not started.
+     * Counts one status of {@code check}, now. Returns why the task must restart (it leads the task's {@code
+     * Restarting} or {@code NotRestarting} event) when it must; empty otherwise, always when {@code limit} is 0 or the task has not started.
      */
     public Optional<String> observe(String check, Status status) {
         if (!policy.enabled() || graceUntil == null || restarting) {
@@ -59,7 +59,7 @@ public final class CheckRestartTracker {
         restarting = true;
         return Optional.of("check " + UserText.quote(check) + " was "
                 + status.name().toLowerCase() + " "
-                + (count == 1 ? "once" : count + " times in a row") + "; restarting the task (checkRestart limit "
+                + (count == 1 ? "once" : count + " times in a row") + " (checkRestart limit "
                 + policy.limit() + ")");
     }
 }

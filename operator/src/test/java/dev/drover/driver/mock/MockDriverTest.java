@@ -249,7 +249,7 @@ class MockDriverTest {
                         "config.runFor: \"soon\" is not a duration (use a number with a unit: ns, us, ms, s, m, h; e.g. 250ms, 15s, 1h30m)",
                         "config.exitCode: \"one\" is not a whole number",
                         "config.runfor: unknown key (known: runFor, exitCode, startError, startErrorRecoverable,"
-                                + " startBlockFor, killAfter, stdoutString, stdoutRepeat, stdoutRepeatDuration, exitOnSignal, signalError)");
+                                + " startBlockFor, killAfter, stdoutString, stdoutRepeat, stdoutRepeatDuration, exitOnSignal, signalError, exec)");
         assertThat(driver.validate(Map.of("runFor", "1h", "exitCode", 2))).isEmpty();
     }
 

@@ -71,7 +71,7 @@ class CheckRestartTrackerTest {
         tracker.taskStarted();
         assertThat(tracker.observe("db", CRITICAL)).isEmpty();
         assertThat(tracker.observe("db", WARNING))
-                .contains("check \"db\" was warning 2 times in a row; restarting the task (checkRestart limit 2)");
+                .contains("check \"db\" was warning 2 times in a row (checkRestart limit 2)");
     }
 
     @Test

@@ -1,0 +1,153 @@
+package dev.drover.driver.rawexec;
+
+import dev.drover.driver.DriverException;
+import dev.drover.driver.ExecProcess;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A command {@link TaskExec} started: a host process that {@code setsid} made the leader of a session and process
+ * group of its own, with its standard streams as pipes, or on a {@link Pty}. {@link #close()} ends that process
+ * group (the command and all it started that stayed in it, inside a task's PID namespace too) with SIGKILL, and no
+ * other process: the group is signalled while its leader lives (its PID, the group's number, cannot be another's
+ * then), or once it has exited only while a member seen at its exit still lives (which keeps the number taken).
+ */
+final class HostExecProcess implements ExecProcess {
+
+    private static final Logger LOG = LoggerFactory.getLogger(HostExecProcess.class);
+    private static final Duration KILL_WAIT = Duration.ofSeconds(5);
+
+    private final Process process;
+    private final Optional<Pty> pty;
+    private final OutputStream stdin;
+    private final CompletableFuture<Integer> exit;
+    /** The members of the command's group when its leader exited; the group is killed while one of them lives. */
+    private volatile List<Procs.Identity> outliving = List.of();
+
+    HostExecProcess(Process process, Optional<Pty> pty, boolean stdin) {
+        this.process = process;
+        this.pty = pty;
+        if (pty.isPresent()) {
+            this.stdin = pty.get().input();
+            if (!stdin) {
+                closeInput(); // at its end from the start: Ctrl-D typed at once
+            }
+        } else if (stdin) {
+            this.stdin = process.getOutputStream();
+        } else {
+            this.stdin = OutputStream.nullOutputStream();
+            try {
+                this.stdin.close(); // closed from the start: writes fail
+            } catch (IOException impossible) {
+                throw new IllegalStateException(impossible);
+            }
+        }
+        this.exit = process.onExit().thenApply(p -> {
+            try {
+                outliving = Procs.groupMembers(p.pid());
+            } catch (RuntimeException e) { // an odd /proc: the group is then not killed once its leader is gone
+                LOG.warn("cannot list the process group of command {}: {}", p.pid(), e.toString());
+            }
+            pty.ifPresent(Pty::commandEnded);
+            return p.exitValue();
+        });
+    }
+
+    private void closeInput() {
+        try {
+            stdin.close();
+        } catch (IOException e) {
+            LOG.debug("cannot end the terminal's input: {}", e.getMessage());
+        }
+    }
+
+    @Override
+    public OutputStream stdin() {
+        return stdin;
+    }
+
+    @Override
+    public InputStream stdout() {
+        return pty.map(Pty::output).orElseGet(process::getInputStream);
+    }
+
+    @Override
+    public InputStream stderr() {
+        return pty.isPresent() ? InputStream.nullInputStream() : process.getErrorStream();
+    }
+
+    @Override
+    public void resize(int columns, int rows) throws IOException {
+        if (pty.isPresent()) {
+            pty.get().resize(columns, rows);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Integer> exit() {
+        return exit;
+    }
+
+    /** SIGKILLs the group, then waits (a while) until none of it runs, so that close returns once it has ended. */
+    private static void killGroup(long group) {
+        try {
+            TaskSignals.toGroup(group, "SIGKILL");
+            long deadline = System.nanoTime() + KILL_WAIT.toNanos();
+            while (!Procs.groupMembers(group).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+        } catch (DriverException e) {
+            LOG.warn("cannot end the command's process group {}: {}", group, e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        long group = process.pid();
+        List<ProcessHandle> descendants = process.descendants().toList(); // those that left the group too
+        if (process.isAlive()) {
+            killGroup(group);
+        } else {
+            try {
+                exit.get(KILL_WAIT.toMillis(), TimeUnit.MILLISECONDS); // the members at its exit are known then
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                LOG.debug("command (pid {}) exit not seen: {}", group, e.toString());
+            }
+            if (outliving.stream().anyMatch(p -> Procs.isSame(p.pid(), p.start()))) {
+                killGroup(group);
+            }
+        }
+        descendants.forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+        try {
+            if (!process.waitFor(KILL_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warn("command (pid {}) did not exit within {} of SIGKILL", group, KILL_WAIT);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        pty.ifPresent(Pty::close);
+        for (AutoCloseable stream :
+                List.of(process.getOutputStream(), process.getInputStream(), process.getErrorStream())) {
+            try {
+                stream.close();
+            } catch (Exception e) {
+                // closing a pipe of a dead process: nothing to do about it
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package dev.drover.driver.rawexec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The pseudo-terminal itself, without a command on it. */
+class PtyTest {
+
+    @BeforeEach
+    void ptysExist() {
+        assumeTrue(Files.exists(Path.of("/dev/ptmx")), "no /dev/ptmx");
+    }
+
+    private static long openDescriptors() throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
+    }
+
+    @Test
+    void everyDescriptorIsClosedWhateverWasDoneWithTheTerminal() throws Exception {
+        long before = openDescriptors();
+        for (int i = 0; i < 20; i++) {
+            try (Pty pty = Pty.open()) {
+                assertThat(pty.slave().toString()).matches("/dev/pts/[0-9]+");
+                assertThat(pty.slave()).exists();
+                if (i % 2 == 0) {
+                    pty.commandEnded();
+                }
+                pty.resize(Integer.MAX_VALUE, -5); // cut to what the kernel holds, not an error
+            }
+        }
+        assertThat(openDescriptors()).isEqualTo(before);
+    }
+
+    @Test
+    void aReadWaitingForOutputEndsWhenTheTerminalIsClosedFromAnotherThread() throws Exception {
+        Pty pty = Pty.open();
+        CompletableFuture<Integer> read = CompletableFuture.supplyAsync(() -> {
+            try {
+                return pty.output().read();
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(Pty.POLL_MILLIS); // the read is waiting: nothing was written on the terminal
+
+        pty.close();
+
+        assertThat(read.get(5, TimeUnit.SECONDS)).isEqualTo(-1);
+        assertThatThrownBy(() -> pty.input().write(1)).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> pty.resize(80, 24)).isInstanceOf(IOException.class);
+        pty.close(); // twice is once
+    }
+
+    @Test
+    void whatIsTypedIsEchoedBackByTheTerminalItself() throws Exception {
+        try (Pty pty = Pty.open()) {
+            pty.input().write("hi\n".getBytes());
+            assertThat(new String(pty.output().readNBytes(4))).isEqualTo("hi\r\n");
+            pty.commandEnded();
+            assertThat(pty.output().read())
+                    .as("no slave open any more: the end")
+                    .isEqualTo(-1);
+        }
+    }
+}

@@ -1,0 +1,269 @@
+package dev.drover.driver.rawexec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.abort;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.drover.cgroups.Cgroup;
+import dev.drover.cgroups.CgroupParent;
+import dev.drover.cgroups.Cgroups;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskNotRunningException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Commands run inside raw_exec tasks on the real kernel, as root: the task's cgroup is made below this test process's
+ * own cgroup and removed after; only processes these tests started are ended, and each test checks by PID that the
+ * commands it ran left nothing running. Skipped where cgroups cannot be made.
+ */
+class RawExecExecTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+
+    private final LogRotator rotator = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
+    private final List<TaskHandle> started = new ArrayList<>();
+    private final List<ExecProcess> commands = new ArrayList<>();
+    private final List<Long> pids = new ArrayList<>();
+    private Cgroups cgroups;
+    private CgroupParent parent;
+    private TaskCgroups taskCgroups;
+    private RawExecDriver driver;
+
+    @BeforeEach
+    void aParentBelowOurOwnCgroup() throws IOException {
+        assumeTrue(Files.isReadable(Path.of("/proc/self/mountinfo")), "no /proc");
+        try {
+            cgroups = Cgroups.detect();
+            parent = CgroupParent.own()
+                    .child("drover-test-" + UUID.randomUUID().toString().substring(0, 8));
+            taskCgroups = TaskCgroups.open(cgroups, parent, 64);
+        } catch (IOException e) {
+            abort("cannot make cgroups below this process's own: " + e.getMessage());
+        }
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // a user's task enters it
+        driver = new RawExecDriver(Clock.systemUTC(), rotator, List.of(), taskCgroups);
+    }
+
+    @AfterEach
+    void endWhatWeStartedAndRemoveWhatWeMade() throws Exception {
+        commands.forEach(ExecProcess::close);
+        List<String> left = new ArrayList<>(); // checked once all is cleaned up, so a failure leaves nothing behind
+        pids.stream().filter(RawExecExecTest::running).forEach(pid -> left.add("process " + pid));
+        for (TaskHandle h : started) {
+            Optional<Cgroup> c = taskCgroups.find(h);
+            if (c.isPresent()) {
+                c.get().pids().stream()
+                        .filter(pid -> pid != h.longState("pid", -1) && running(pid))
+                        .forEach(pid -> left.add("process " + pid + " in " + h.taskId() + "'s cgroup"));
+                c.get().killAll(TIMEOUT); // only processes these tests started entered it
+                c.get().remove(TIMEOUT);
+            }
+            long supervisor = h.longState("supervisorPid", -1);
+            await().atMost(TIMEOUT)
+                    .until(() ->
+                            ProcessHandle.of(supervisor).map(p -> !p.isAlive()).orElse(true));
+        }
+        driver.close();
+        rotator.close();
+        if (parent != null) {
+            List<String> up = parent.segments().subList(0, parent.segments().size() - 1);
+            Optional<Cgroup> made =
+                    cgroups.find(new CgroupParent(true, up), parent.segments().getLast());
+            if (made.isPresent()) {
+                made.get().remove(TIMEOUT);
+            }
+        }
+        assertThat(left).as("what the commands left running").isEmpty();
+    }
+
+    private TaskConfig task(String name, String user) throws IOException {
+        Path taskDir = Files.createDirectories(dir.resolve(name));
+        Path bin = Files.createDirectories(taskDir.resolve("local/bin"));
+        Files.writeString(bin.resolve("greet"), "#!/bin/sh\necho \"hello from $0\"\n");
+        Files.setPosixFilePermissions(bin.resolve("greet"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        return new TaskConfig(
+                "default",
+                "alloc",
+                name,
+                Map.of("command", "/bin/sh", "args", List.of("-c", "exec sleep 1000")),
+                Map.of("GREETING", "it's me", "PATH", bin + ":/usr/bin:/bin"),
+                dir.resolve("alloc"),
+                taskDir,
+                dir.resolve("alloc/logs"),
+                taskDir.resolve("secrets"),
+                null,
+                user);
+    }
+
+    private TaskHandle start(TaskConfig task) throws Exception {
+        TaskHandle h = driver.start(task);
+        started.add(h);
+        return h;
+    }
+
+    private ExecProcess exec(TaskHandle h, boolean stdin, boolean tty, String... command) throws Exception {
+        ExecProcess p = driver.exec(h, new ExecRequest(List.of(command), stdin, tty));
+        commands.add(p);
+        return p;
+    }
+
+    /** Whether {@code pid} runs: not gone, and no zombie waiting for its parent to reap it. */
+    private static boolean running(long pid) {
+        return Procs.isSame(pid, Procs.startTime(pid).orElse(-1));
+    }
+
+    private static String read(InputStream in) throws IOException {
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+
+    private static int exitOf(ExecProcess p) throws Exception {
+        return p.exit().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Test
+    void catSendsBackItsInputAndExitCodesAreTheCommands() throws Exception {
+        TaskHandle h = start(task("web", null));
+
+        ExecProcess cat = exec(h, true, false, "cat");
+        cat.stdin().write("round trip\n".getBytes(StandardCharsets.UTF_8));
+        cat.stdin().close();
+        assertThat(read(cat.stdout())).isEqualTo("round trip\n");
+        assertThat(exitOf(cat)).isZero();
+
+        assertThat(exitOf(exec(h, false, false, "sh", "-c", "exit 3"))).isEqualTo(3);
+        assertThat(exitOf(exec(h, false, false, "sh", "-c", "kill -USR1 $$")))
+                .as("128 + SIGUSR1")
+                .isEqualTo(138);
+        ExecProcess missing = exec(h, false, false, "no-such-command");
+        assertThat(read(missing.stderr())).contains("no-such-command");
+        assertThat(exitOf(missing)).isEqualTo(127);
+    }
+
+    @Test
+    void aCommandRunsAsTheTasksUserInItsDirectoryWithItsEnvironmentAndPath() throws Exception {
+        TaskConfig t = task("api", "daemon");
+        TaskHandle h = start(t);
+
+        ExecProcess p = exec(h, false, false, "sh", "-c", "echo \"$(id -u) $(id -G) $(pwd) $GREETING\"; greet");
+
+        assertThat(read(p.stdout()))
+                .isEqualTo("1 1 " + t.taskDir() + " it's me\nhello from " + t.taskDir() + "/local/bin/greet\n");
+        assertThat(exitOf(p)).isZero();
+    }
+
+    @Test
+    void aTaskReattachedByALaterAgentRunsCommandsAsItsUserToo() throws Exception {
+        TaskHandle h = start(task("kept", "daemon"));
+        driver.close();
+        driver = new RawExecDriver(Clock.systemUTC(), rotator, List.of(), taskCgroups);
+        driver.recover(h);
+
+        ExecProcess p = exec(h, false, false, "sh", "-c", "id -un; echo $GREETING");
+
+        assertThat(read(p.stdout())).isEqualTo("daemon\nit's me\n");
+    }
+
+    @Test
+    void theCommandIsInTheTasksCgroupWhileItRunsAndCloseEndsItAndWhatItStarted() throws Exception {
+        TaskConfig t = task("counted", null);
+        TaskHandle h = start(t);
+        Cgroup cgroup = cgroups.find(parent, TaskCgroups.nameOf(t)).orElseThrow();
+
+        ExecProcess p = exec(h, false, false, "sh", "-c", "sleep 1000 & sleep 1000 & echo started; wait");
+        assertThat(new String(p.stdout().readNBytes(8), StandardCharsets.UTF_8)).isEqualTo("started\n");
+        List<Long> family = new ArrayList<>();
+        await().atMost(TIMEOUT).until(() -> {
+            family.clear();
+            family.addAll(cgroup.pids());
+            return family.size() == 4; // the task's sleep, the command's shell and its two sleeps
+        });
+        family.remove(Long.valueOf(h.longState("pid", -1)));
+        pids.addAll(family);
+        assertThat(family).hasSize(3);
+
+        p.close();
+
+        assertThat(exitOf(p)).as("SIGKILL").isEqualTo(137);
+        await().atMost(TIMEOUT).until(() -> family.stream().noneMatch(RawExecExecTest::running));
+        assertThat(cgroup.pids()).as("the task itself lives on").containsExactly(h.longState("pid", -1));
+    }
+
+    @Test
+    void aCommandWhoseSetupFailsExits126SayingWhy() throws Exception {
+        TaskConfig t = task("broken", null);
+        TaskHandle h = start(t);
+        Files.delete(t.taskDir().resolve(".drover-raw-exec/env"));
+
+        ExecProcess p = exec(h, false, false, "true");
+
+        assertThat(read(p.stderr())).contains("drover: exec: cannot read the task's environment");
+        assertThat(exitOf(p)).isEqualTo(126);
+    }
+
+    @Test
+    void aTaskThatEndedRunsNoCommand() throws Exception {
+        TaskHandle h = start(task("gone", null));
+        driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
+
+        assertThatThrownBy(() -> exec(h, false, false, "true")).isInstanceOf(TaskNotRunningException.class);
+    }
+
+    @Test
+    void onATerminalTheCommandHasAControllingTerminalOfItsOwnThatResizes() throws Exception {
+        TaskHandle h = start(task("shell", "daemon"));
+
+        ExecProcess tty = exec(
+                h, false, true, "sh", "-c", "tty; echo oops >&2; echo controlling > /dev/tty; read x || echo no input");
+        assertThat(read(tty.stdout())).matches("/dev/pts/[0-9]+\r\noops\r\ncontrolling\r\nno input\r\n");
+        assertThat(tty.stderr().read()).isEqualTo(-1);
+        assertThat(exitOf(tty)).isZero();
+
+        ExecProcess size = exec(h, true, true, "sh", "-c", "stty -echo; echo ready; read line; stty size");
+        size.resize(100, 30);
+        assertThat(new String(size.stdout().readNBytes(7), StandardCharsets.UTF_8))
+                .isEqualTo("ready\r\n");
+        size.resize(132, 43);
+        size.stdin().write("go\n".getBytes(StandardCharsets.UTF_8));
+        assertThat(read(size.stdout())).isEqualTo("43 132\r\n");
+        assertThat(exitOf(size)).isZero();
+    }
+
+    @Test
+    void closingATerminalsInputEndsTheInputOfACommandReadingIt() throws Exception {
+        TaskHandle h = start(task("typist", null));
+
+        ExecProcess cat = exec(h, true, true, "sh", "-c", "stty -echo; echo ready; cat; echo done");
+        assertThat(new String(cat.stdout().readNBytes(7), StandardCharsets.UTF_8))
+                .isEqualTo("ready\r\n");
+        cat.stdin().write("typed\n".getBytes(StandardCharsets.UTF_8));
+        cat.stdin().close();
+
+        assertThat(read(cat.stdout())).isEqualTo("typed\r\ndone\r\n");
+        assertThat(exitOf(cat)).isZero();
+    }
+}
