@@ -47,9 +47,24 @@ public final class ClientSocket implements ExecSession.Peer {
     }
 
     private final WebSocket socket;
+    private final Listener listener;
 
-    private ClientSocket(WebSocket socket) {
+    private ClientSocket(WebSocket socket, Listener listener) {
         this.socket = socket;
+        this.listener = listener;
+    }
+
+    /** Sends a ping; whether its pong came back within {@code within}. */
+    public boolean ping(Duration within) throws InterruptedException {
+        java.util.concurrent.CompletableFuture<Void> pong = new java.util.concurrent.CompletableFuture<>();
+        listener.pong = pong;
+        socket.sendPing(ByteBuffer.wrap(new byte[] {'d'}));
+        try {
+            pong.get(within.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        }
     }
 
     /**
@@ -186,6 +201,7 @@ public final class ClientSocket implements ExecSession.Peer {
         private final AtomicBoolean ended = new AtomicBoolean();
         private final HttpClient owned;
         private volatile ClientSocket socket;
+        private volatile java.util.concurrent.CompletableFuture<Void> pong;
 
         Listener(MessageReceiver receiver, HttpClient owned) {
             this.receiver = receiver;
@@ -194,7 +210,7 @@ public final class ClientSocket implements ExecSession.Peer {
 
         @Override
         public void onOpen(WebSocket webSocket) {
-            socket = new ClientSocket(webSocket);
+            socket = new ClientSocket(webSocket, this);
             receiver.opened(socket);
             webSocket.request(1);
         }
@@ -217,6 +233,16 @@ public final class ClientSocket implements ExecSession.Peer {
             ByteBuffer message = ByteBuffer.wrap(partial.toByteArray());
             partial.reset();
             receiver.message(message, () -> webSocket.request(1));
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onPong(WebSocket webSocket, ByteBuffer message) {
+            java.util.concurrent.CompletableFuture<Void> waiting = pong;
+            if (waiting != null) {
+                waiting.complete(null);
+            }
+            webSocket.request(1);
             return null;
         }
 

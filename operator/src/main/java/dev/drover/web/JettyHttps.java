@@ -127,6 +127,8 @@ public final class JettyHttps implements AutoCloseable {
         // the handlers read the raw target and judge every escape themselves (as under the JDK server, which passed
         // it on as sent), so their messages, not Jetty's, tell a client what is wrong with it
         http.setUriCompliance(UriCompliance.UNSAFE);
+        // an exec's command travels in the query: room for the gateway's 16 KiB of it, and the headers
+        http.setRequestHeaderSize(24 * 1024);
         // clients dial addresses and names the certificate may not hold as a host name; the JDK server never checked
         SecureRequestCustomizer secure = new SecureRequestCustomizer(false, false, -1, false);
         http.addCustomizer(secure);

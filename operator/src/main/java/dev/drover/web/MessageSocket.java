@@ -55,7 +55,16 @@ public final class MessageSocket implements FrameHandler, ExecSession.Peer {
     public void onFrame(Frame frame, Callback callback) {
         byte op = frame.getOpCode();
         if (op != OpCode.BINARY && op != OpCode.CONTINUATION) {
-            // pings are answered by Jetty, a close ends the session through onClosed; text is not of the protocol
+            // a close ends the session through onClosed; text is not of the protocol; a ping is answered here (Jetty's
+            // core leaves pongs to its handlers), as clients such as kubectl send pings to see the session lives
+            if (op == OpCode.PING) {
+                ByteBuffer payload = frame.getPayload();
+                ByteBuffer copy = ByteBuffer.allocate(payload == null ? 0 : payload.remaining());
+                if (payload != null) {
+                    copy.put(payload.slice()).flip();
+                }
+                session.sendFrame(new Frame(OpCode.PONG, copy), Callback.NOOP, false);
+            }
             callback.succeeded();
             if (op == OpCode.TEXT) {
                 session.close(CloseStatus.BAD_DATA, "the channel protocol sends binary messages", Callback.NOOP);

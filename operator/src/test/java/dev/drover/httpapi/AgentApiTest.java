@@ -358,6 +358,9 @@ class AgentApiTest {
         ExecTranscript t = new ExecTranscript();
         ClientSocket s = exec(http, "alice-token", null, "task=web&command=cat&stdin=true", t);
         assertThat(s.protocol()).isEqualTo(Channels.V5);
+        assertThat(s.ping(Duration.ofSeconds(5)))
+                .as("a ping is answered, as kubectl's heartbeat needs")
+                .isTrue();
         s.send(ExecTranscript.stdin("hello\n"));
         s.send(Channels.close(Channels.STDIN));
 
