@@ -3,6 +3,9 @@ package dev.drover.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
+import dev.drover.web.ClientSocket;
+import dev.drover.web.MessageSocket;
+import dev.drover.web.Relay;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,6 +28,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509TrustManager;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.websocket.core.FrameHandler;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
 
 /**
  * API aggregation as kube-aggregator does it: an {@code apiregistration.k8s.io/v1} APIService with a {@code service}
@@ -38,8 +45,9 @@ import javax.net.ssl.X509TrustManager;
  * <p>On the local cluster a service is reached at its Service's {@code spec.clusterIP} (set it to {@code
  * 127.0.0.1}) and the APIService's {@code spec.service.port} (default 443), or that Service port's numeric {@code
  * targetPort} when it has one (where a process on this machine serves: there is no kube-proxy). As a real aggregator
- * does, the backend certificate must name {@code NAME.NAMESPACE.svc}, whatever address was dialled. Protocol upgrades
- * are not proxied: the JDK's HTTP server cannot hand over the connection, so they get a 501.
+ * does, the backend certificate must name {@code NAME.NAMESPACE.svc}, whatever address was dialled. A WebSocket
+ * upgrade (an exec) is proxied at message level ({@link #upgrade}): the backend's upgrade is opened first, with the
+ * same identity headers, and the caller's is accepted only then, so the backend's refusal is the caller's answer.
  */
 final class Aggregator {
 
@@ -85,11 +93,59 @@ final class Aggregator {
         return out;
     }
 
+    /**
+     * Opens the backend's WebSocket for an upgrade of an aggregated path, as the caller asked it (path, query,
+     * subprotocols) with the caller's identity; answers the caller's upgrade with the backend's refusal, or accepts it
+     * and relays every message both ways ({@link Relay}).
+     */
+    FrameHandler upgrade(
+            ServerUpgradeRequest request,
+            ServerUpgradeResponse response,
+            Callback callback,
+            ObjectNode apiService,
+            UserInfo user) {
+        JsonNode spec = apiService.path("spec");
+        URI base = backend(spec);
+        String query = request.getHttpURI().getQuery();
+        URI target = URI.create("wss://" + base.getRawAuthority()
+                + request.getHttpURI().getPath() + (query == null ? "" : "?" + query));
+        Map<String, List<String>> headers = new java.util.LinkedHashMap<>();
+        headers.put("X-Remote-User", List.of(user.username()));
+        if (!user.groups().isEmpty()) {
+            headers.put("X-Remote-Group", user.groups());
+        }
+        user.extra()
+                .forEach((k, values) ->
+                        headers.put("X-Remote-Extra-" + URLEncoder.encode(k, StandardCharsets.UTF_8), values));
+        Relay relay = new Relay();
+        ClientSocket backendSocket;
+        try {
+            backendSocket = ClientSocket.openRepeating(
+                    client(spec),
+                    target,
+                    headers,
+                    request.getSubProtocols(),
+                    relay.fromAgent(),
+                    Duration.ofSeconds(10));
+        } catch (ClientSocket.Refused r) {
+            AggregatedUpgrades.refuse(response, callback, r.status(), r.body());
+            return null;
+        } catch (IOException e) {
+            throw unavailable(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiFront.ApiError(503, "ServiceUnavailable", "server is shutting down");
+        }
+        relay.expectUser(java.time.Duration.ofSeconds(30));
+        response.setAcceptedSubProtocol(backendSocket.protocol());
+        return new MessageSocket(relay.fromUser());
+    }
+
     void proxy(HttpExchange ex, ObjectNode apiService, UserInfo user, byte[] body)
             throws IOException, InterruptedException {
         if (ex.getRequestHeaders().containsKey("Upgrade")) {
             throw new ApiFront.ApiError(
-                    501, "NotImplemented", "the local API server does not proxy protocol upgrades to aggregated APIs");
+                    501, "NotImplemented", "the local API server proxies only WebSocket upgrades to aggregated APIs");
         }
         JsonNode spec = apiService.path("spec");
         URI target = backend(spec)

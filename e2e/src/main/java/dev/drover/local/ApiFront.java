@@ -524,6 +524,17 @@ final class ApiFront implements HttpHandler {
     }
 
     private static void status(HttpExchange ex, ApiError e) {
+        ObjectNode s = statusOf(e);
+        int code = e.code;
+        try {
+            send(ex, code, s);
+        } catch (IOException io) {
+            LOG.debug("could not send error {}: {}", code, io.toString());
+        }
+    }
+
+    /** The Status object that answers {@code e}. */
+    static ObjectNode statusOf(ApiError e) {
         ObjectNode s = JSON.createObjectNode().put("kind", "Status").put("apiVersion", "v1");
         s.putObject("metadata");
         s.put("status", "Failure").put("message", e.getMessage()).put("reason", e.reason);
@@ -534,12 +545,7 @@ final class ApiFront implements HttpHandler {
             putIfNotEmpty(details, "kind", e.detailsKind);
         }
         s.put("code", e.code);
-        int code = e.code;
-        try {
-            send(ex, code, s);
-        } catch (IOException io) {
-            LOG.debug("could not send error {}: {}", code, io.toString());
-        }
+        return s;
     }
 
     private static void putIfNotEmpty(ObjectNode node, String field, String value) {

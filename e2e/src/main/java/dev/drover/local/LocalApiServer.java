@@ -2,9 +2,8 @@ package dev.drover.local;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsServer;
 import dev.drover.httpapi.AgentCertificate;
+import dev.drover.web.JettyHttps;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
@@ -110,10 +109,10 @@ public final class LocalApiServer implements AutoCloseable {
 
     private volatile KubernetesClient client;
 
-    private record Serving(HttpsServer http, ApiFront front) {
+    private record Serving(JettyHttps http, ApiFront front) {
         void stop() {
             front.stop();
-            http.stop(0);
+            http.close();
         }
     }
 
@@ -165,7 +164,7 @@ public final class LocalApiServer implements AutoCloseable {
             executor.close();
             throw e;
         }
-        url = URI.create("https://127.0.0.1:" + serving.http().getAddress().getPort());
+        url = URI.create("https://127.0.0.1:" + serving.http().port());
         kubeconfig = options.kubeconfig();
         if (kubeconfig != null) {
             Kubeconfig.write(kubeconfig, url, certificatePem());
@@ -174,15 +173,23 @@ public final class LocalApiServer implements AutoCloseable {
 
     private Serving serve(int port, KubeVersion version) throws IOException {
         ApiFront front = new ApiFront(store, catalog, clock, version, guards, tokenRequests);
-        HttpsServer http = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 256);
+        SSLContext context;
         try {
-            http.setHttpsConfigurator(new HttpsConfigurator(tls.sslContext()));
+            context = tls.sslContext();
         } catch (java.security.GeneralSecurityException e) {
             throw new IOException("cannot serve TLS with the server's own certificate", e);
         }
-        http.setExecutor(executor);
-        http.createContext("/", front);
-        http.start();
+        // WebSocket upgrades of aggregated paths (an exec) are relayed to the aggregated API; the rest is the front's
+        AggregatedUpgrades upgrades =
+                new AggregatedUpgrades(guards.authenticator(), guards.authorizer(), guards.aggregator());
+        JettyHttps http = JettyHttps.start(
+                "local-api",
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), port),
+                256,
+                context,
+                false,
+                front,
+                List.of(new JettyHttps.Upgrade(upgrades.paths(), upgrades)));
         return new Serving(http, front);
     }
 

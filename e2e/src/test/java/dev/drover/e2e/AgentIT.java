@@ -567,6 +567,93 @@ class AgentIT {
     }
 
     /**
+     * Issue 22's exec: a user granted {@code get} and {@code create} on {@code allocations/exec} runs commands inside
+     * a raw_exec task with {@code kubectl drover exec}, through the API server (which relays the WebSocket), the
+     * gateway and the agent: {@code cat} gets its input back, {@code sh -c 'exit 3'} exits 3, and the Kubernetes
+     * Event names the user. A user who may only {@code get} (past the API server, refused by the gateway) and one
+     * with no grant (refused by the API server) get 403.
+     */
+    @Test
+    @Order(7)
+    void aUserGrantedAllocationsExecRunsCommandsInARawExecTask() throws Exception {
+        apply("""
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: shell, namespace: default}
+                spec:
+                  nodeName: local
+                  tasks:
+                  - name: app
+                    driver: raw_exec
+                    config: {command: /bin/sh, args: ["-c", "while true; do sleep 1; done"]}
+                    killTimeout: 2s
+                """);
+        waitFor("shell", "Running");
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: Role
+                        metadata: {name: allocation-exec, namespace: default}
+                        rules:
+                        - {apiGroups: [agent.drover.dev], resources: [allocations/exec], verbs: [get, create]}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: RoleBinding
+                        metadata: {name: allocation-exec, namespace: default}
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: allocation-exec}
+                        subjects:
+                        - {kind: ServiceAccount, name: execer, namespace: default}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: Role
+                        metadata: {name: allocation-exec-get, namespace: default}
+                        rules:
+                        - {apiGroups: [agent.drover.dev], resources: [allocations/exec], verbs: [get]}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        server.client().resource("""
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: RoleBinding
+                        metadata: {name: allocation-exec-get, namespace: default}
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: allocation-exec-get}
+                        subjects:
+                        - {kind: ServiceAccount, name: peeker, namespace: default}
+                        """).createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+        String execer = tokenFor("execer");
+
+        var cat = kubectl.pluginWithInput(
+                PLUGINS, "hello\nworld\n", "drover", "exec", "-i", "shell", "app", "--token", execer, "--", "cat");
+        assertThat(cat.exitCode()).as(cat.err()).isZero();
+        assertThat(cat.out()).isEqualTo("hello\nworld\n");
+
+        var three = kubectl.plugin(
+                PLUGINS, "drover", "exec", "shell", "app", "--token", execer, "--", "sh", "-c", "echo out; exit 3");
+        assertThat(three.exitCode()).as(three.err()).isEqualTo(3);
+        assertThat(three.out()).isEqualTo("out\n");
+
+        for (String refused : List.of("peeker", "stranger")) {
+            var r = kubectl.plugin(PLUGINS, "drover", "exec", "shell", "app", "--token", tokenFor(refused), "--", "id");
+            assertThat(r.exitCode()).as(refused).isEqualTo(1);
+            assertThat(r.err()).as(refused).contains("(HTTP 403)").contains("allocations/exec");
+        }
+        await().atMost(Duration.ofSeconds(15))
+                .untilAsserted(() -> assertThat(server.client()
+                                .v1()
+                                .events()
+                                .inNamespace("default")
+                                .list()
+                                .getItems())
+                        .anySatisfy(e -> {
+                            assertThat(e.getReason()).isEqualTo("Exec");
+                            assertThat(e.getInvolvedObject().getName()).isEqualTo("shell");
+                            assertThat(e.getMessage())
+                                    .contains("\"cat\"")
+                                    .contains("\"system:serviceaccount:default:execer\"");
+                        }));
+        kubectl.run("delete", "alloc", "shell", "--timeout=30s").assertOk();
+    }
+
+    /**
      * Issue 22's signal: a user granted {@code create} on {@code allocations/signal} sends SIGUSR1 to a raw_exec task
      * through the API server and the gateway with {@code kubectl drover signal}; the task's trap sees it, and the
      * Kubernetes Event names the user. A user with only {@code get} on {@code allocations/log} gets 403, an unknown

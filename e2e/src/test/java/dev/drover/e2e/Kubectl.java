@@ -92,6 +92,14 @@ public final class Kubectl {
         return finish(start(command, pluginDir), null, args, 60);
     }
 
+    /** As {@link #plugin(Path, String...)}, with {@code stdin} as the plugin's standard input. */
+    public Result pluginWithInput(Path pluginDir, String stdin, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(binary.toString());
+        command.addAll(List.of(args));
+        return finish(start(command, pluginDir), stdin, args, 60);
+    }
+
     /** Starts a plugin without waiting, for streaming commands ({@code drover logs -f}); the caller destroys it. */
     public Process startPlugin(Path pluginDir, String... args) {
         List<String> command = new ArrayList<>();

@@ -182,6 +182,11 @@ class AggregatorTest {
     }
 
     static String nodeToken() {
+        return nodeToken(server);
+    }
+
+    /** A token of ServiceAccount default/default bound to Node local, from {@code server}. */
+    static String nodeToken(LocalApiServer server) {
         return server.client()
                 .serviceAccounts()
                 .inNamespace("default")

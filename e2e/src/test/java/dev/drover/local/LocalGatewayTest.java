@@ -104,7 +104,12 @@ class LocalGatewayTest {
         HttpResponse<String> r = get(token("stranger"), "/apis/agent.drover.dev/v1alpha1");
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(JSON.readTree(r.body()).findValuesAsText("name"))
-                .containsExactly("allocations/log", "allocations/stats", "allocations/snapshot", "allocations/signal");
+                .containsExactly(
+                        "allocations/log",
+                        "allocations/stats",
+                        "allocations/snapshot",
+                        "allocations/signal",
+                        "allocations/exec");
     }
 
     @Test

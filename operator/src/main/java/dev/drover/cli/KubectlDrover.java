@@ -39,6 +39,7 @@ public final class KubectlDrover {
                    kubectl drover status ALLOC [OPTIONS]
                    kubectl drover restart ALLOC [TASK] [OPTIONS]
                    kubectl drover signal ALLOC TASK SIGNAL [OPTIONS]
+                   kubectl drover exec [-i] [-t] ALLOC TASK [OPTIONS] -- COMMAND [ARG...]
 
               logs    a task's output, from the agent on the allocation's node (docs/api.md);
                       -f follows it until the task is dead, --tail N starts N lines from the end
@@ -47,22 +48,25 @@ public final class KubectlDrover {
               restart restarts the running tasks (or TASK only) once: sets the annotation drover.dev/restartedAt
                       to the time now (TASK@time); not counted against the restart policy (docs/allocations.md)
               signal  sends SIGNAL (SIGUSR1, usr1, HUP...) to the running TASK; its Signaling event names you
+              exec    runs COMMAND inside the running TASK (its Exec event names you) and exits with its exit
+                      code; -i|--stdin sends your input to it, -t|--tty runs it on a terminal (yours goes raw
+                      for the session; its size is sent at the start and when it changes, looked at once a
+                      second)
 
             OPTIONS: -n|--namespace NS, --context NAME, --kubeconfig FILE, and --token TOKEN: a bearer
             token that replaces the kubeconfig user's credentials
 
             logs and stats go through the Kubernetes API server (group agent.drover.dev, served by the
             Drover gateway): they need get on allocations/log or allocations/stats in that group;
-            signal needs create on allocations/signal.
+            signal needs create on allocations/signal; exec needs get and create on allocations/exec
+            (the API server lets the WebSocket GET through for get, the gateway checks create).
             """;
     static final int EXIT_USAGE = 2;
     /** How long the answer may take to begin (stats take a quarter of a second to measure CPU). */
     private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(30);
 
-    static final String API = "/apis/agent.drover.dev/v1alpha1";
-    static final String GATEWAY_MISSING =
-            "the Drover gateway is not installed (APIService v1alpha1.agent.drover.dev): install the chart with"
-                    + " gateway.enabled=true (docs/install.md)";
+    static final String API = ApiAnswers.API;
+    static final String GATEWAY_MISSING = ApiAnswers.GATEWAY_MISSING;
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -86,9 +90,39 @@ public final class KubectlDrover {
             boolean json,
             String context,
             String kubeconfig,
-            String token) {
+            String token,
+            boolean stdin,
+            boolean tty,
+            List<String> command) {
 
-        private static final Set<String> VERBS = Set.of("logs", "stats", "status", "restart", "signal");
+        Command(
+                String verb,
+                List<String> args,
+                String namespace,
+                boolean follow,
+                String stream,
+                String tail,
+                boolean json,
+                String context,
+                String kubeconfig,
+                String token) {
+            this(
+                    verb,
+                    args,
+                    namespace,
+                    follow,
+                    stream,
+                    tail,
+                    json,
+                    context,
+                    kubeconfig,
+                    token,
+                    false,
+                    false,
+                    List.of());
+        }
+
+        private static final Set<String> VERBS = Set.of("logs", "stats", "status", "restart", "signal", "exec");
 
         static Command parse(String[] argv) throws Misuse {
             String verb = argv[0];
@@ -104,8 +138,15 @@ public final class KubectlDrover {
             String context = null;
             String kubeconfig = null;
             String token = null;
+            boolean stdin = false;
+            boolean tty = false;
+            List<String> command = List.of();
             for (int i = 1; i < argv.length; i++) {
                 String flag = argv[i];
+                if (flag.equals("--") && verb.equals("exec")) {
+                    command = List.of(argv).subList(i + 1, argv.length);
+                    break;
+                }
                 String inline = null;
                 int eq = flag.indexOf('=');
                 if (flag.startsWith("--") && eq > 0) { // --namespace=team-a, as kubectl takes it
@@ -116,6 +157,12 @@ public final class KubectlDrover {
                     case "-f", "--follow" -> follow = only(verb, "logs", flag, true);
                     case "--stderr" -> stream = only(verb, "logs", flag, "stderr");
                     case "--json" -> json = only(verb, "stats", flag, true);
+                    case "-i", "--stdin" -> stdin = only(verb, "exec", flag, true);
+                    case "-t", "--tty" -> tty = only(verb, "exec", flag, true);
+                    case "-it", "-ti" -> {
+                        stdin = only(verb, "exec", flag, true);
+                        tty = true;
+                    }
                     case "--tail", "-n", "--namespace", "--context", "--kubeconfig", "--token" -> {
                         if (inline == null && i + 1 >= argv.length) {
                             throw new Misuse(flag + " needs a value");
@@ -142,7 +189,10 @@ public final class KubectlDrover {
                     }
                 }
             }
-            int wanted = verb.equals("signal") ? 3 : verb.equals("logs") ? 2 : 1;
+            int wanted = verb.equals("signal") ? 3 : verb.equals("logs") || verb.equals("exec") ? 2 : 1;
+            if (verb.equals("exec") && positional.size() == 2 && command.isEmpty()) {
+                throw new Misuse("exec needs the command after --: exec ALLOC TASK -- COMMAND [ARG...]");
+            }
             if (verb.equals("restart") && positional.size() == 2) {
                 wanted = 2; // restart ALLOC TASK
             }
@@ -155,7 +205,20 @@ public final class KubectlDrover {
                                                 ? " needs ALLOC, TASK and SIGNAL"
                                                 : wanted == 2 ? " needs ALLOC and TASK" : " needs ALLOC"));
             }
-            return new Command(verb, positional, namespace, follow, stream, tail, json, context, kubeconfig, token);
+            return new Command(
+                    verb,
+                    positional,
+                    namespace,
+                    follow,
+                    stream,
+                    tail,
+                    json,
+                    context,
+                    kubeconfig,
+                    token,
+                    stdin,
+                    tty,
+                    command);
         }
 
         private static <T> T only(String verb, String owner, String flag, T value) throws Misuse {
@@ -167,6 +230,11 @@ public final class KubectlDrover {
     }
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, System.in, out, err);
+    }
+
+    /** As {@link #run(String[], PrintStream, PrintStream)}, {@code exec -i} reading {@code in}. */
+    static int run(String[] args, InputStream in, PrintStream out, PrintStream err) {
         if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
             err.print(USAGE);
             return args.length == 0 ? EXIT_USAGE : 0;
@@ -184,6 +252,16 @@ public final class KubectlDrover {
             String namespace = command.namespace() != null
                     ? command.namespace()
                     : config.getNamespace() != null ? config.getNamespace() : "default";
+            if (command.verb().equals("exec")) {
+                List<String> a = command.args();
+                return ExecCommand.run(
+                        config,
+                        new ExecCommand.Request(
+                                namespace, a.getFirst(), a.get(1), command.command(), command.stdin(), command.tty()),
+                        in,
+                        out,
+                        err);
+            }
             try (KubernetesClient client = new KubernetesClientBuilder()
                     .withConfig(config)
                     .withHttpClientFactory(new JdkHttpClientFactory())
@@ -337,27 +415,7 @@ public final class KubectlDrover {
 
     /** What an answer other than 200 means, in one sentence. */
     static String failure(int code, String body) {
-        String message;
-        String reason = "";
-        try {
-            JsonNode status = JSON.readTree(body);
-            message = status.path("message").asText(body);
-            reason = status.path("reason").asText("");
-        } catch (IOException e) {
-            message = body;
-        }
-        message = TerminalText.clean(message.length() > 2048 ? message.substring(0, 2048) + "..." : message);
-        // the API server's own 404 for a group it does not serve, before any allocation is looked at
-        if (code == 404
-                && (reason.isEmpty() || message.contains("the server could not find the requested resource"))
-                && !message.contains("allocation")) {
-            return GATEWAY_MISSING;
-        }
-        if (code == 503 && message.contains("v1alpha1.agent.drover.dev")) {
-            return "the Drover gateway does not answer (APIService v1alpha1.agent.drover.dev is unavailable): "
-                    + message;
-        }
-        return message + " (HTTP " + code + ")";
+        return ApiAnswers.failure(code, body);
     }
 
     private static String encode(String s) {

@@ -11,7 +11,7 @@ import java.util.Optional;
  */
 final class Discovery {
 
-    static final List<String> SUBRESOURCES = List.of("log", "stats", "snapshot", "signal");
+    static final List<String> SUBRESOURCES = List.of("log", "stats", "snapshot", "signal", "exec");
 
     private Discovery() {}
 
@@ -69,8 +69,13 @@ final class Discovery {
                                 "kind",
                                 "Allocation",
                                 "verbs",
-                                // a signal is a POST, which kube-apiserver authorizes as create
-                                List.of(s.equals("signal") ? "create" : "get")))
+                                // a signal is a POST, which kube-apiserver authorizes as create; an exec is a
+                                // WebSocket GET that kube-apiserver lets through for get, then checked for create
+                                switch (s) {
+                                    case "signal" -> List.of("create");
+                                    case "exec" -> List.of("create", "get");
+                                    default -> List.of("get");
+                                }))
                         .toList());
     }
 }

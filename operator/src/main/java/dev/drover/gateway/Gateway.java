@@ -135,27 +135,6 @@ public final class Gateway implements AutoCloseable {
         api.close();
     }
 
-    /** Connections the gateway's server holds at once; more are closed as they come. */
-    static final int MAX_CONNECTIONS = 1024;
-
-    /** How long a client may take to send a request (its headers and body). */
-    static final int MAX_REQUEST_SECONDS = 30;
-
-    /**
-     * Bounds the JDK server's connections and how long a request may take to arrive
-     * ({@code jdk.httpserver.maxConnections}, {@code sun.net.httpserver.maxReqTime}: read once, when the server is
-     * first used, so before it starts), unless the JVM was given them. {@link GatewayApi#MAX_REQUESTS} bounds the
-     * requests being served.
-     */
-    private static void limitConnections() {
-        if (System.getProperty("jdk.httpserver.maxConnections") == null) {
-            System.setProperty("jdk.httpserver.maxConnections", String.valueOf(MAX_CONNECTIONS));
-        }
-        if (System.getProperty("sun.net.httpserver.maxReqTime") == null) {
-            System.setProperty("sun.net.httpserver.maxReqTime", String.valueOf(MAX_REQUEST_SECONDS));
-        }
-    }
-
     /**
      * Runs the gateway until {@code untilStopped} returns; the exit code. {@code logLevel} sets the level of Drover's
      * loggers.
@@ -175,7 +154,6 @@ public final class Gateway implements AutoCloseable {
             return EXIT_USAGE;
         }
         logLevel.accept(options.logLevel());
-        limitConnections();
         Config config = options.kubeconfig() == null
                 ? Config.autoConfigure(null)
                 : Config.fromKubeconfig(null, Path.of(options.kubeconfig()).toFile());

@@ -1,36 +1,27 @@
 package dev.drover.gateway;
 
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsExchange;
-import com.sun.net.httpserver.HttpsParameters;
-import com.sun.net.httpserver.HttpsServer;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.TcpConnections;
+import dev.drover.web.JettyHttps;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.security.cert.Certificate;
-import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The aggregated API {@code agent.drover.dev/v1alpha1}, which the Kubernetes API server serves through this gateway:
- * {@code GET /apis/agent.drover.dev/v1alpha1/namespaces/NS/allocations/NAME/{log,stats,snapshot}} and {@code POST
- * .../signal}. Each request comes from the API server ({@link RequestHeaderAuth}), is authorized for the user it names
+ * {@code GET /apis/agent.drover.dev/v1alpha1/namespaces/NS/allocations/NAME/{log,stats,snapshot}}, {@code POST
+ * .../signal} and the WebSocket {@code GET .../exec} ({@link GatewayExec}). Each request comes from the API server ({@link RequestHeaderAuth}), is authorized for the user it names
  * with a SubjectAccessReview ({@code get} on {@code allocations/SUBRESOURCE} of group {@code agent.drover.dev},
  * {@code create} for {@code allocations/signal}), and is then
  * asked of the agent on the allocation's node with the gateway's own token ({@link Backend}); the agent's answer is
@@ -44,6 +35,9 @@ public final class GatewayApi implements AutoCloseable {
     /** Requests served at once; one more is answered 503 at once (the health checks are not counted). */
     public static final int MAX_REQUESTS = 512;
 
+    /** Connections the gateway's server holds at once; more wait in the backlog until one closes. */
+    static final int MAX_CONNECTIONS = 1024;
+
     /** How long a refused request is asked to wait. */
     static final java.time.Duration BUSY_RETRY = java.time.Duration.ofSeconds(1);
 
@@ -55,15 +49,10 @@ public final class GatewayApi implements AutoCloseable {
     static final java.time.Duration PEER_CHECK = java.time.Duration.ofSeconds(2);
 
     /** Whether a user may {@code verb} a subresource of an allocation ({@link KubernetesAuth#authorize}). */
-    public interface Authorizer {
-        KubernetesAuth.Decision authorize(
-                UserInfo user, String namespace, String name, String verb, String subresource);
-    }
+    public interface Authorizer extends GatewayExec.Rights {}
 
     /** Where allocations are read and their agents asked. */
-    public interface Backend {
-        Optional<Allocation> allocation(String namespace, String name);
-
+    public interface Backend extends GatewayExec.Agents {
         /**
          * Asks the agent of {@code node} for {@code pathAndQuery} with {@code method} (GET, or POST without a body)
          * on behalf of {@code user}; 200's body to reader.
@@ -72,8 +61,7 @@ public final class GatewayApi implements AutoCloseable {
                 throws AgentClient.AgentException, IOException, InterruptedException;
     }
 
-    private final HttpsServer server;
-    private final ExecutorService executor;
+    private final JettyHttps server;
     private final RequestHeaderAuth authentication;
     private final Authorizer authorizer;
     private final Backend backend;
@@ -85,19 +73,29 @@ public final class GatewayApi implements AutoCloseable {
     private volatile boolean closed;
 
     private GatewayApi(
-            HttpsServer server,
-            ExecutorService executor,
+            InetSocketAddress address,
+            SSLContext tls,
             RequestHeaderAuth authentication,
             Authorizer authorizer,
             Backend backend,
-            int maxRequests) {
-        this.server = server;
+            int maxRequests)
+            throws IOException {
         this.requests = new java.util.concurrent.Semaphore(maxRequests);
-        this.connections = new TcpConnections(server.getAddress().getPort());
-        this.executor = executor;
         this.authentication = authentication;
         this.authorizer = authorizer;
         this.backend = backend;
+        // a client certificate is asked, not required: the health checks come without one
+        this.server = JettyHttps.start(
+                "gateway",
+                address,
+                128,
+                MAX_CONNECTIONS,
+                tls,
+                true,
+                this::handle,
+                List.of(new JettyHttps.Upgrade(
+                        GatewayExec.PATH, new GatewayExec(authentication, authorizer, backend))));
+        this.connections = new TcpConnections(server.port());
     }
 
     /** Serves on {@code address} (port 0: a free one) with {@code tls}; requests run on virtual threads. */
@@ -120,26 +118,11 @@ public final class GatewayApi implements AutoCloseable {
             Backend backend,
             int maxRequests)
             throws IOException {
-        HttpsServer server = HttpsServer.create(address, 128);
-        server.setHttpsConfigurator(new HttpsConfigurator(tls) {
-            @Override
-            public void configure(HttpsParameters params) {
-                SSLParameters p = tls.getDefaultSSLParameters();
-                // asked, not required: the health checks come without a certificate
-                p.setWantClientAuth(true);
-                params.setSSLParameters(p);
-            }
-        });
-        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-        server.setExecutor(executor);
-        GatewayApi api = new GatewayApi(server, executor, authentication, authorizer, backend, maxRequests);
-        server.createContext("/", api::handle);
-        server.start();
-        return api;
+        return new GatewayApi(address, tls, authentication, authorizer, backend, maxRequests);
     }
 
     public int port() {
-        return server.getAddress().getPort();
+        return server.port();
     }
 
     private void handle(HttpExchange ex) {
@@ -191,7 +174,8 @@ public final class GatewayApi implements AutoCloseable {
             }
             default -> {}
         }
-        RequestHeaderAuth.Result who = authentication.authenticate(peer(ex), ex.getRequestHeaders());
+        RequestHeaderAuth.Result who =
+                authentication.authenticate(JettyHttps.peerCertificates(ex), ex.getRequestHeaders());
         if (who instanceof RequestHeaderAuth.Result.Refused r) {
             GatewayStatus.send(ex, r.status(), r.message());
             return;
@@ -224,6 +208,15 @@ public final class GatewayApi implements AutoCloseable {
                 authorizer.authorize(user, request.namespace(), request.name(), request.verb(), request.subresource());
         if (decision instanceof KubernetesAuth.Decision.Refused r) {
             GatewayStatus.send(ex, r.status(), r.message(), r.retryAfter());
+            return;
+        }
+        if (request.subresource().equals("exec")) {
+            // an upgrade never reaches here (GatewayExec takes it): a plain GET cannot carry a session
+            GatewayStatus.send(
+                    ex,
+                    400,
+                    "exec is a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Protocol: "
+                            + dev.drover.execstream.Channels.V5 + "), as kubectl drover exec sends it");
             return;
         }
         forward(ex, request, user.getUsername());
@@ -366,25 +359,6 @@ public final class GatewayApi implements AutoCloseable {
         }
     }
 
-    private static X509Certificate[] peer(HttpExchange ex) {
-        if (!(ex instanceof HttpsExchange https)) {
-            return null;
-        }
-        try {
-            Certificate[] chain = https.getSSLSession().getPeerCertificates();
-            X509Certificate[] out = new X509Certificate[chain.length];
-            for (int i = 0; i < chain.length; i++) {
-                if (!(chain[i] instanceof X509Certificate x)) {
-                    return null;
-                }
-                out[i] = x;
-            }
-            return out;
-        } catch (SSLPeerUnverifiedException none) {
-            return null;
-        }
-    }
-
     private static void text(HttpExchange ex, int code, String text) throws IOException {
         byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
@@ -396,7 +370,7 @@ public final class GatewayApi implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        server.stop(0);
+        server.close();
         for (InputStream body : streaming) {
             try {
                 body.close();
@@ -404,7 +378,5 @@ public final class GatewayApi implements AutoCloseable {
                 LOG.debug("closing an agent's answer: {}", e.toString());
             }
         }
-        executor.shutdownNow();
-        executor.close();
     }
 }

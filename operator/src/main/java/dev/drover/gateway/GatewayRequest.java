@@ -2,6 +2,7 @@ package dev.drover.gateway;
 
 import dev.drover.api.Signals;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.httpapi.AgentClient;
 import java.net.URLDecoder;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -40,15 +41,25 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
         }
     }
 
-    /** The HTTP method a subresource is served for: a signal acts (a POST, RBAC verb create); the others read. */
+    /**
+     * The HTTP method a subresource is served for: a signal acts (a POST, RBAC verb create); an exec is a WebSocket
+     * upgrade, a GET; the others read.
+     */
     String method() {
         return subresource.equals("signal") ? "POST" : "GET";
     }
 
-    /** The RBAC verb kube-apiserver authorized the request for, which the gateway checks again. */
+    /**
+     * The RBAC verb the gateway checks: what kube-apiserver authorized a POST for ({@code create}), and for an exec
+     * {@code create} too, as for {@code pods/exec}: kube-apiserver let its GET through for {@code get}, which only
+     * reads.
+     */
     String verb() {
-        return method().equals("POST") ? "create" : "get";
+        return method().equals("POST") || subresource.equals("exec") ? "create" : "get";
     }
+
+    /** The longest exec query: a command of many words is longer than any other query. */
+    static final int MAX_EXEC_QUERY = 16 * 1024;
 
     /** Whether the path names an allocation's subresource (of any name). */
     static boolean matches(String rawPath) {
@@ -59,7 +70,8 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
         Matcher m = ROUTE.matcher(rawPath);
         if (!m.matches()) {
             throw new BadRequest(
-                    404, "no such path; " + PREFIX + "/namespaces/NS/allocations/NAME/{log,stats,snapshot,signal}");
+                    404,
+                    "no such path; " + PREFIX + "/namespaces/NS/allocations/NAME/{log,stats,snapshot,signal,exec}");
         }
         String namespace = m.group(1);
         String name = m.group(2);
@@ -75,6 +87,9 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
                     404,
                     "allocations have no subresource \"" + GatewayStatus.cut(subresource) + "\"; there are "
                             + String.join(", ", Discovery.SUBRESOURCES));
+        }
+        if (subresource.equals("exec")) {
+            return exec(namespace, name, rawQuery);
         }
         Map<String, String> query = query(rawQuery);
         if (subresource.equals("signal")) {
@@ -125,6 +140,58 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
         String canonical = Signals.canonical(signal);
         return new GatewayRequest(
                 namespace, name, "signal", Optional.of(task), "?task=" + task + "&signal=" + canonical);
+    }
+
+    /**
+     * {@code ?task=TASK&command=WORD...&stdin=&stdout=&stderr=&tty=}, as {@code pods/exec} names them (the
+     * agent reads the command's words and flags again): the task is checked here, the query is passed on as the
+     * caller wrote it, less what is not the exec's.
+     */
+    private static GatewayRequest exec(String namespace, String name, String raw) throws BadRequest {
+        if (raw == null || raw.isEmpty()) {
+            throw new BadRequest(400, "an exec names its task and command: ?task=TASK&command=PROGRAM&command=ARG...");
+        }
+        if (raw.length() > MAX_EXEC_QUERY) {
+            throw new BadRequest(400, "the query is longer than " + MAX_EXEC_QUERY + " characters");
+        }
+        String task = null;
+        StringBuilder kept = new StringBuilder();
+        int words = 0;
+        for (String pair : raw.split("&")) {
+            int eq = pair.indexOf('=');
+            String key = eq < 0 ? pair : pair.substring(0, eq);
+            String value;
+            try {
+                value = URLDecoder.decode(
+                        eq < 0 ? "" : pair.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                throw new BadRequest(400, "malformed % escape in the query \"" + GatewayStatus.cut(pair) + "\"");
+            }
+            switch (key) {
+                case "task" -> task = task != null ? task : value;
+                case "command", "stdin", "stdout", "stderr", "tty" -> {
+                    if (key.equals("command") && ++words > dev.drover.driver.ExecRequest.MAX_WORDS) {
+                        throw new BadRequest(
+                                400, "a command has at most " + dev.drover.driver.ExecRequest.MAX_WORDS + " words");
+                    }
+                    kept.append('&').append(key).append('=').append(AgentClient.encode(value));
+                }
+                default -> {
+                    // container and the like mean nothing here
+                }
+            }
+        }
+        if (task == null || !Names.isLabel(task)) {
+            throw new BadRequest(
+                    400,
+                    task == null
+                            ? "an exec names its task: ?task=TASK&command=PROGRAM"
+                            : "task: \"" + GatewayStatus.cut(task) + "\" is not a valid task name");
+        }
+        if (words == 0) {
+            throw new BadRequest(400, "an exec names its command: ?task=TASK&command=PROGRAM&command=ARG...");
+        }
+        return new GatewayRequest(namespace, name, "exec", Optional.of(task), "?task=" + task + kept);
     }
 
     /** Reads the query; repeated parameters keep their first value, as Kubernetes does. */

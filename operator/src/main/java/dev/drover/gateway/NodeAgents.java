@@ -3,6 +3,8 @@ package dev.drover.gateway;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.AgentClient;
+import dev.drover.web.ClientSocket;
+import dev.drover.web.MessageReceiver;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import javax.net.ssl.X509KeyManager;
@@ -65,6 +68,26 @@ final class NodeAgents implements GatewayApi.Backend {
                 Map.of(AgentApi.ON_BEHALF_OF, AgentClient.encode(user)),
                 ANSWER_TIMEOUT,
                 reader);
+    }
+
+    @Override
+    public ClientSocket exec(
+            String node, String pathAndQuery, String user, List<String> protocols, MessageReceiver receiver)
+            throws AgentClient.AgentException, InterruptedException {
+        String token;
+        try {
+            token = token(tokenFile);
+        } catch (IOException e) {
+            throw new AgentClient.AgentException("the gateway cannot read its token: " + e.getMessage(), 500);
+        }
+        return AgentClient.openExec(
+                AgentClient.find(client, node),
+                pathAndQuery,
+                token,
+                clientKeys,
+                Map.of(AgentApi.ON_BEHALF_OF, AgentClient.encode(user)),
+                protocols,
+                receiver);
     }
 
     /** The token in {@code file}: a regular file, at most {@link #MAX_TOKEN} bytes, trimmed. */

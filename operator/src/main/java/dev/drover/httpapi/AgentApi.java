@@ -2,34 +2,25 @@ package dev.drover.httpapi;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsExchange;
-import com.sun.net.httpserver.HttpsParameters;
-import com.sun.net.httpserver.HttpsServer;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
+import dev.drover.web.JettyHttps;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,11 +36,13 @@ import org.slf4j.LoggerFactory;
  * migrate it ({@link Successors} decides who may; a disk claimed by another successor is a 409). Without
  * {@code successor} only the gateway may download it, for a user granted {@code allocations/snapshot}.
  * <li>{@code POST /v1/allocations/NAMESPACE/NAME/signal?task=TASK&signal=NAME}: sends a signal to a running task
- * ({@link SignalAction}).
+ * ({@link SignalAction});
+ * <li>{@code GET /v1/allocations/NAMESPACE/NAME/exec?task=TASK&command=...}, a WebSocket upgrade: runs a command in a
+ * running task, its streams and exit on the channel protocol {@code kubectl exec} speaks ({@link ExecEndpoint}).
  * </ul>
  * Every request is authenticated and authorized by {@link KubernetesAuth} ({@code get} on the virtual
  * subresources {@code allocations/log}, {@code allocations/stats} and {@code allocations/snapshot}, {@code create}
- * on {@code allocations/signal}); a request
+ * on {@code allocations/signal} and {@code allocations/exec}: {@link AgentGate}); a request
  * with the gateway's token must come over a connection with the gateway's client certificate
  * ({@link GatewayTrust}, which the server asks every client for and nobody else needs); errors are
  * JSON {@code {"status": ..., "message": ...}} with their HTTP status. Followed logs are bounded in total and per
@@ -67,22 +60,20 @@ public final class AgentApi implements AutoCloseable {
      * Followed logs are counted per that user, so one user's follows do not use up everyone's share; from any other
      * caller it is ignored.
      */
-    public static final String ON_BEHALF_OF = "X-Drover-On-Behalf-Of";
+    public static final String ON_BEHALF_OF = AgentGate.ON_BEHALF_OF;
 
     private static final ObjectMapper JSON = new ObjectMapper();
     static final Duration FOLLOW_POLL = Duration.ofMillis(250);
     /** How often a follow with nothing to send asks whether its client is still there. */
     static final Duration PEER_CHECK = Duration.ofSeconds(2);
     /** What a caller refused a follow is told to wait: follows of others end as their tasks do, at any time. */
-    static final Duration FOLLOW_RETRY = Duration.ofSeconds(10);
+    static final Duration FOLLOW_RETRY = Followers.RETRY;
     /** Between the two readings of a task's CPU time from which its CPU percentage comes. */
     static final Duration STATS_WINDOW = Duration.ofMillis(250);
 
-    private final HttpsServer server;
-    private final ExecutorService executor;
-    private final KubernetesAuth auth;
-    private final GatewayTrust gateway;
-    private final LocalAllocations allocations;
+    private final JettyHttps server;
+    private final AgentGate gate;
+    private final ExecEndpoint exec;
     private final Successors successors;
     private final String node;
     private final Clock clock;
@@ -92,27 +83,23 @@ public final class AgentApi implements AutoCloseable {
     private volatile boolean closed;
 
     private AgentApi(
-            HttpsServer server,
-            ExecutorService executor,
-            KubernetesAuth auth,
-            GatewayTrust gateway,
-            LocalAllocations allocations,
+            AgentGate gate,
+            ExecEndpoint exec,
             Successors successors,
             String node,
             Clock clock,
             Duration statsWindow,
-            ApiLimits limits) {
-        this.server = server;
-        this.gateway = gateway;
+            ApiLimits limits,
+            java.util.function.Function<AgentApi, JettyHttps> serve) {
+        this.gate = gate;
+        this.exec = exec;
         this.successors = successors;
         this.followers = new Followers(limits);
-        this.connections = new TcpConnections(server.getAddress().getPort());
-        this.executor = executor;
-        this.auth = auth;
-        this.allocations = allocations;
         this.node = node;
         this.clock = clock;
         this.statsWindow = statsWindow;
+        this.server = serve.apply(this);
+        this.connections = new TcpConnections(server.port());
     }
 
     /**
@@ -145,27 +132,36 @@ public final class AgentApi implements AutoCloseable {
             Duration statsWindow,
             ApiLimits limits)
             throws IOException {
-        HttpsServer server = HttpsServer.create(address, 64);
-        server.setHttpsConfigurator(new HttpsConfigurator(tls) {
-            @Override
-            public void configure(HttpsParameters parameters) {
-                // asked of everyone, needed only with the gateway's token (checked per request)
-                SSLParameters ssl = getSSLContext().getDefaultSSLParameters();
-                ssl.setWantClientAuth(true);
-                parameters.setSSLParameters(ssl);
-            }
-        });
-        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-        server.setExecutor(executor);
-        AgentApi api = new AgentApi(
-                server, executor, auth, gateway, allocations, successors, node, clock, statsWindow, limits);
-        server.createContext("/", api::handle);
-        server.start();
-        return api;
+        AgentGate gate = new AgentGate(auth, gateway, allocations, node);
+        ExecEndpoint exec = new ExecEndpoint(gate, limits);
+        try {
+            // a client certificate is asked of everyone, needed only with the gateway's token (checked per request)
+            return new AgentApi(gate, exec, successors, node, clock, statsWindow, limits, api -> {
+                try {
+                    return JettyHttps.start(
+                            "agent-api",
+                            address,
+                            64,
+                            tls,
+                            true,
+                            api::handle,
+                            List.of(new JettyHttps.Upgrade(ExecEndpoint.PATH, exec)));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();
+        }
     }
 
     public int port() {
-        return server.getAddress().getPort();
+        return server.port();
+    }
+
+    /** How many exec sessions run now. */
+    int execSessions() {
+        return exec.sessions();
     }
 
     /** How many followed logs are served now. */
@@ -209,81 +205,34 @@ public final class AgentApi implements AutoCloseable {
     }
 
     private void serve(HttpExchange ex) throws IOException {
-        String path = ex.getRequestURI().getRawPath();
-        if (!ApiRequest.served(path)) {
-            error(ex, 404, "no such API path " + path + "; " + ApiRequest.ROUTES);
-            return;
-        }
-        ApiRequest request;
-        try {
-            request = ApiRequest.parse(path, ex.getRequestURI().getRawQuery());
-        } catch (ApiRequest.BadRequest e) {
-            error(ex, 400, e.getMessage());
-            return;
-        }
-        if (!ex.getRequestMethod().equals(request.method())) {
-            error(ex, 405, ex.getRequestMethod() + " is not served here; use " + request.method());
-            return;
-        }
-        AllocId id = request.id();
-        KubernetesAuth.Decision decision = auth.check(
+        AgentGate.Entry entry = gate.admit(new AgentGate.Asked(
+                ex.getRequestMethod(),
+                ex.getRequestURI().getRawPath(),
+                ex.getRequestURI().getRawQuery(),
                 ex.getRequestHeaders().getFirst("Authorization"),
+                ex.getRequestHeaders().getFirst(ON_BEHALF_OF),
                 ex.getRemoteAddress().getAddress(),
-                id.namespace(),
-                id.name(),
-                request.verb(),
-                request.subresource());
-        if (decision instanceof KubernetesAuth.Decision.Refused r) {
+                JettyHttps.peerCertificates(ex)));
+        if (entry instanceof AgentGate.Refused r) {
             error(ex, r.status(), r.message(), r.retryAfter());
             return;
         }
-        KubernetesAuth.Caller caller = ((KubernetesAuth.Decision.Allowed) decision).caller();
-        boolean fromGateway = gateway.names(caller);
-        if (fromGateway) {
-            Optional<String> refused = gateway.refusal(clientCertificates(ex));
-            if (refused.isPresent()) {
-                error(ex, 401, refused.get());
-                return;
-            }
-        }
-        Optional<LocalAllocation> local = allocations.find(id);
-        if (local.isEmpty()) {
-            error(ex, 404, "allocation " + id + " does not run on node " + node);
-            return;
-        }
-        String user =
-                follower(caller.user(), fromGateway ? ex.getRequestHeaders().getFirst(ON_BEHALF_OF) : null);
+        AgentGate.Admitted admitted = (AgentGate.Admitted) entry;
+        ApiRequest request = admitted.request();
+        AllocId id = request.id();
+        LocalAllocation local = admitted.local();
+        String user = admitted.user();
         switch (request.subresource()) {
-            case "log" -> logs(ex, id, local.get(), request.logs(), user);
-            case "stats" -> stats(ex, id, local.get());
-            case "signal" -> signal(ex, id, local.get(), request.signal(), user);
-            default -> snapshot(ex, id, local.get(), caller, fromGateway, request.successor());
-        }
-    }
-
-    /** The certificates the client presented in the handshake; null when it presented none. */
-    private static X509Certificate[] clientCertificates(HttpExchange ex) {
-        if (!(ex instanceof HttpsExchange https) || https.getSSLSession() == null) {
-            return null;
-        }
-        try {
-            return Arrays.stream(https.getSSLSession().getPeerCertificates())
-                    .map(c -> c instanceof X509Certificate x ? x : null)
-                    .toArray(X509Certificate[]::new);
-        } catch (SSLPeerUnverifiedException none) {
-            return null;
-        }
-    }
-
-    /** Whom a followed log counts against, and whom a signal's event names: the user the gateway names, else the caller. */
-    static String follower(String caller, String onBehalfOf) {
-        if (onBehalfOf == null || onBehalfOf.isEmpty() || onBehalfOf.length() > 1024) {
-            return caller;
-        }
-        try {
-            return java.net.URLDecoder.decode(onBehalfOf, java.nio.charset.StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            return onBehalfOf;
+            case "log" -> logs(ex, id, local, request.logs(), user);
+            case "stats" -> stats(ex, id, local);
+            case "signal" -> signal(ex, id, local, request.signal(), user);
+            case "exec" ->
+                error(
+                        ex,
+                        400,
+                        "exec is a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Protocol: "
+                                + dev.drover.execstream.Channels.V5 + ")");
+            default -> snapshot(ex, id, local, admitted.caller(), admitted.fromGateway(), request.successor());
         }
     }
 
@@ -436,12 +385,11 @@ public final class AgentApi implements AutoCloseable {
         ex.getResponseBody().write(bytes);
     }
 
-    /** Stops serving: followed logs end, connections close. Joins the request threads. */
+    /** Stops serving: followed logs and exec sessions end, connections close. Joins the request threads. */
     @Override
     public void close() {
         closed = true;
-        server.stop(0);
-        executor.shutdownNow();
-        executor.close();
+        exec.close();
+        server.close();
     }
 }

@@ -193,6 +193,42 @@ public final class AgentClient {
         }
     }
 
+    /**
+     * Opens an exec WebSocket ({@code pathAndQuery} names it) on the agent with {@code token}, presenting the client
+     * certificate of {@code clientKeys} (null: none) and offering {@code protocols}; {@code receiver} hears what the
+     * agent sends. A refusal throws with the agent's message and status.
+     */
+    public static dev.drover.web.ClientSocket openExec(
+            Endpoint agent,
+            String pathAndQuery,
+            String token,
+            KeyManager clientKeys,
+            Map<String, String> headers,
+            List<String> protocols,
+            dev.drover.web.MessageReceiver receiver)
+            throws AgentException, InterruptedException {
+        URI target = URI.create("wss://" + agent.base().getRawAuthority()).resolve(pathAndQuery);
+        HttpClient http;
+        try {
+            http = HttpClient.newBuilder()
+                    .connectTimeout(CONNECT_TIMEOUT)
+                    .sslContext(Pinning.to(agent.fingerprint(), clientKeys))
+                    .build();
+        } catch (GeneralSecurityException e) {
+            throw new AgentException("cannot set up TLS: " + e.getMessage());
+        }
+        Map<String, String> all = new java.util.LinkedHashMap<>(headers);
+        all.put("Authorization", "Bearer " + token);
+        try {
+            return dev.drover.web.ClientSocket.openOwning(http, target, all, protocols, receiver, CONNECT_TIMEOUT);
+        } catch (dev.drover.web.ClientSocket.Refused e) {
+            throw new AgentException(message(e.body()) + " (HTTP " + e.status() + ")", e.status());
+        } catch (IOException e) {
+            throw new AgentException(
+                    "cannot reach the agent of node " + agent.node() + " at " + target.getAuthority() + ": " + e);
+        }
+    }
+
     /** The message of the agent's JSON error, or the text as it is. */
     private static String message(String text) {
         try {

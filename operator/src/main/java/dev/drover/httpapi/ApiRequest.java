@@ -24,23 +24,88 @@ import java.util.regex.Pattern;
  * @param logs the logs asked for; null unless {@code subresource} is {@code log}
  * @param successor the allocation a snapshot is claimed for; null for a plain download
  * @param signal the signal to send; null unless {@code subresource} is {@code signal}
+ * @param exec the command to run; null unless {@code subresource} is {@code exec}
  */
-record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor, Signal signal) {
+record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor, Signal signal, Exec exec) {
 
     private static final Pattern UID = Pattern.compile("[A-Za-z0-9-]{1,128}");
 
     ApiRequest(AllocId id, String subresource, Logs logs) {
-        this(id, subresource, logs, null, null);
+        this(id, subresource, logs, null, null, null);
     }
 
-    /** The HTTP method the subresource is served for: a signal acts, so it is a POST; the others read. */
+    /**
+     * The HTTP method the subresource is served for: a signal acts, so it is a POST; an exec is a WebSocket upgrade,
+     * which is a GET; the others read.
+     */
     String method() {
         return subresource.equals("signal") ? "POST" : "GET";
     }
 
-    /** The verb its right is checked for, as kube-apiserver names a request of {@link #method}. */
+    /**
+     * The verb its right is checked for: {@code create} for what acts (a signal, an exec, which needs {@code create}
+     * on {@code allocations/exec} as {@code pods/exec} does, whatever the upgrade's method), else {@code get}.
+     */
     String verb() {
-        return method().equals("POST") ? "create" : "get";
+        return subresource.equals("signal") || subresource.equals("exec") ? "create" : "get";
+    }
+
+    /**
+     * {@code ?task=TASK&command=WORD&command=WORD...&stdin=true&stdout=true&stderr=true&tty=true}: a command to run in
+     * one running task, as {@code pods/exec} names it (stdout and stderr default to true, stdin and tty to false).
+     */
+    record Exec(String task, dev.drover.driver.ExecRequest request, boolean stdout, boolean stderr) {
+
+        static Exec of(java.util.List<Map.Entry<String, String>> query) throws BadRequest {
+            String task = null;
+            java.util.List<String> command = new java.util.ArrayList<>();
+            Map<String, String> flags = new LinkedHashMap<>();
+            for (Map.Entry<String, String> e : query) {
+                switch (e.getKey()) {
+                    case "task" -> task = e.getValue();
+                    case "command" -> {
+                        if (command.size() >= dev.drover.driver.ExecRequest.MAX_WORDS) {
+                            throw new BadRequest(
+                                    "a command has at most " + dev.drover.driver.ExecRequest.MAX_WORDS + " words");
+                        }
+                        command.add(e.getValue());
+                    }
+                    case "stdin", "stdout", "stderr", "tty" -> flags.put(e.getKey(), e.getValue());
+                    default -> {
+                        // other parameters (such as container) mean nothing here
+                    }
+                }
+            }
+            if (task == null || task.isEmpty()) {
+                throw new BadRequest("an exec names its task: task=TASK");
+            }
+            if (!Names.isLabel(task)) {
+                throw new BadRequest(UserText.quote(task) + " is not a valid task name");
+            }
+            boolean stdin = flag(flags, "stdin", false);
+            boolean tty = flag(flags, "tty", false);
+            try {
+                return new Exec(
+                        task,
+                        new dev.drover.driver.ExecRequest(command, stdin, tty),
+                        flag(flags, "stdout", true),
+                        flag(flags, "stderr", true) && !tty);
+            } catch (IllegalArgumentException e) {
+                throw new BadRequest(e.getMessage() + " (give it as command=PROGRAM&command=ARG...)");
+            }
+        }
+
+        private static boolean flag(Map<String, String> flags, String name, boolean otherwise) throws BadRequest {
+            String v = flags.get(name);
+            if (v == null) {
+                return otherwise;
+            }
+            return switch (v) {
+                case "true", "1", "" -> true;
+                case "false", "0" -> false;
+                default -> throw new BadRequest(name + " is true or false, not " + UserText.quote(v));
+            };
+        }
     }
 
     /** {@code ?task=TASK&signal=NAME}: a signal for one running task; the name as {@link Signals} knows it. */
@@ -89,10 +154,11 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
     }
 
     private static final Pattern ROUTE =
-            Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot)|(signal))$");
+            Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot)|(signal)|(exec))$");
     /** The paths served, for the answer to one that is not. */
     static final String ROUTES =
-            "GET /v1/allocations/NAMESPACE/NAME/{logs/TASK,stats,snapshot}, POST .../signal?task=TASK&signal=NAME";
+            "GET /v1/allocations/NAMESPACE/NAME/{logs/TASK,stats,snapshot}, POST .../signal?task=TASK&signal=NAME, GET .../exec?task=TASK&command=..."
+                    + " (a WebSocket upgrade)";
 
     /** A request target the API cannot read; its message says what is wrong with it. */
     static final class BadRequest extends Exception {
@@ -139,12 +205,15 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
         }
         AllocId id = new AllocId(namespace, name);
         if (m.group(6) != null) {
-            return new ApiRequest(id, "signal", null, null, Signal.of(query(rawQuery)));
+            return new ApiRequest(id, "signal", null, null, Signal.of(query(rawQuery)), null);
+        }
+        if (m.group(7) != null) {
+            return new ApiRequest(id, "exec", null, null, null, Exec.of(pairs(rawQuery)));
         }
         if (m.group(3) == null) {
             return m.group(4) != null
                     ? new ApiRequest(id, "stats", null)
-                    : new ApiRequest(id, "snapshot", null, Successor.of(query(rawQuery)), null);
+                    : new ApiRequest(id, "snapshot", null, Successor.of(query(rawQuery)), null, null);
         }
         String task = decode(m.group(3), false);
         if (!Names.isLabel(task)) {
@@ -196,12 +265,21 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
 
     private static Map<String, String> query(String raw) throws BadRequest {
         Map<String, String> out = new LinkedHashMap<>();
-        if (raw != null) {
+        for (Map.Entry<String, String> e : pairs(raw)) {
+            out.put(e.getKey(), e.getValue());
+        }
+        return out;
+    }
+
+    /** The query's parameters in order, a repeated one each time. */
+    private static java.util.List<Map.Entry<String, String>> pairs(String raw) throws BadRequest {
+        java.util.List<Map.Entry<String, String>> out = new java.util.ArrayList<>();
+        if (raw != null && !raw.isEmpty()) {
             for (String pair : raw.split("&")) {
                 int eq = pair.indexOf('=');
-                out.put(
+                out.add(Map.entry(
                         decode(eq < 0 ? pair : pair.substring(0, eq), true),
-                        eq < 0 ? "" : decode(pair.substring(eq + 1), true));
+                        eq < 0 ? "" : decode(pair.substring(eq + 1), true)));
             }
         }
         return out;

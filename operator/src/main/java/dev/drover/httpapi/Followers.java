@@ -17,17 +17,40 @@ final class Followers {
         void close();
     }
 
+    /** What a caller refused a place is told to wait: others' places free as their tasks end, at any time. */
+    static final java.time.Duration RETRY = java.time.Duration.ofSeconds(10);
+
+    /** For exec sessions, which hold a connection and threads as long as a follow: the same bounds, apart. */
+    static final String EXECS = "exec sessions";
+
     private final ApiLimits limits;
+    private final String what;
     private final Map<String, Integer> byCaller = new HashMap<>();
     private int total;
 
     Followers(ApiLimits limits) {
+        this(limits, "followed logs");
+    }
+
+    /** Counts {@code what} (as a message names them: {@code "followed logs"}, {@link #EXECS}). */
+    Followers(ApiLimits limits, String what) {
         this.limits = limits;
+        this.what = what;
     }
 
     /** A place for one more follow by {@code caller}, or why there is none. */
     synchronized Admission admit(String caller) {
         int mine = byCaller.getOrDefault(caller, 0);
+        if (!what.equals("followed logs")
+                && (mine >= limits.maxFollowersPerCaller() || total >= limits.maxFollowers())) {
+            return new Admission(
+                    Optional.empty(),
+                    mine >= limits.maxFollowersPerCaller()
+                            ? "user \"" + caller + "\" already has " + mine + " " + what
+                                    + " on this agent, the most one caller may (api.maxFollowersPerCaller); end one"
+                            : "this agent already serves " + total + " " + what
+                                    + ", the most it serves at once (api.maxFollowers); retry later");
+        }
         if (mine >= limits.maxFollowersPerCaller()) {
             return new Admission(
                     Optional.empty(),

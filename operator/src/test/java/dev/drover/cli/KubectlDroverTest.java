@@ -159,10 +159,10 @@ class KubectlDroverTest {
     void misusedCommandLinesExitTwoWithTheReasonAndTheUsage() {
         assertThat(run().exit()).isEqualTo(2);
         assertThat(run("help").exit()).isZero();
-        Run unknown = run("exec", "web");
+        Run unknown = run("attach", "web");
         assertThat(unknown.exit()).isEqualTo(2);
         assertThat(unknown.err())
-                .startsWith("kubectl drover: unknown command \"exec\"\n")
+                .startsWith("kubectl drover: unknown command \"attach\"\n")
                 .contains("usage:");
         assertThat(run("logs", "web").err()).contains("logs needs ALLOC and TASK");
         assertThat(run("stats").err()).contains("stats needs ALLOC");

@@ -1,13 +1,17 @@
 package dev.drover.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.execstream.FakeExecAgent;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.KubernetesAuth;
+import dev.drover.web.ClientSocket;
+import dev.drover.web.MessageReceiver;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -138,7 +142,26 @@ class GatewayApiTest {
             };
             reader.read(body);
         }
+
+        @Override
+        public ClientSocket exec(
+                String node, String pathAndQuery, String user, List<String> protocols, MessageReceiver receiver)
+                throws AgentClient.AgentException {
+            asked.add(node + " exec " + pathAndQuery + " for " + user);
+            if (node.equals("node-9")) {
+                throw new AgentClient.AgentException("cannot reach the agent of node node-9", 0);
+            }
+            try {
+                return agent.open(pathAndQuery, user, protocols, receiver);
+            } catch (ClientSocket.Refused e) {
+                throw new AgentClient.AgentException(e.body(), e.status());
+            } catch (Exception e) {
+                throw new AgentClient.AgentException(e.toString(), 0);
+            }
+        }
     };
+
+    FakeExecAgent agent;
 
     static Allocation allocationOn(String node, String... tasks) {
         Allocation a = new Allocation();
@@ -157,6 +180,7 @@ class GatewayApiTest {
 
     @BeforeEach
     void start() throws Exception {
+        agent = new FakeExecAgent(dir);
         api = start(GatewayApi.MAX_REQUESTS);
     }
 
@@ -192,6 +216,7 @@ class GatewayApiTest {
     void stop() {
         release.countDown();
         api.close();
+        agent.close();
     }
 
     HttpResponse<InputStream> get(TestCertificates.Issued as, String user, String path) throws Exception {
@@ -255,10 +280,15 @@ class GatewayApiTest {
         JsonNode list = GatewayStatus.JSON.readTree(text(r));
         assertThat(list.path("kind").asText()).isEqualTo("APIResourceList");
         assertThat(list.findValuesAsText("name"))
-                .containsExactly("allocations/log", "allocations/stats", "allocations/snapshot", "allocations/signal");
+                .containsExactly(
+                        "allocations/log",
+                        "allocations/stats",
+                        "allocations/snapshot",
+                        "allocations/signal",
+                        "allocations/exec");
         for (JsonNode resource : list.path("resources")) {
             assertThat(resource.path("verbs").get(0).asText())
-                    .isEqualTo(resource.path("name").asText().equals("allocations/signal") ? "create" : "get");
+                    .isEqualTo(resource.path("name").asText().matches("allocations/(signal|exec)") ? "create" : "get");
         }
         assertThat(GatewayStatus.JSON
                         .readTree(text(asAlice("/apis/agent.drover.dev")))
@@ -337,6 +367,66 @@ class GatewayApiTest {
                                 .POST(HttpRequest.BodyPublishers.noBody())
                                 .build(),
                         HttpResponse.BodyHandlers.ofInputStream());
+    }
+
+    ClientSocket exec(String user, String pathAndQuery, dev.drover.execstream.ExecTranscript transcript)
+            throws Exception {
+        HttpClient http = HttpClient.newBuilder()
+                .sslContext(TestCertificates.clientTls(frontProxy.client("front-proxy-client")))
+                .build();
+        return ClientSocket.openOwning(
+                http,
+                URI.create("wss://localhost:" + api.port() + pathAndQuery),
+                Map.of("X-Remote-User", user),
+                dev.drover.execstream.Channels.PROTOCOLS,
+                transcript,
+                Duration.ofSeconds(10));
+    }
+
+    @Test
+    void anExecIsRelayedToTheAgentForTheUserWithItsInputAndExit() throws Exception {
+        var cat = new dev.drover.execstream.ExecTranscript();
+        ClientSocket s = exec("alice", LOG + "one/exec?command=cat&task=web&stdin=true&container=x", cat);
+        assertThat(s.protocol()).isEqualTo(dev.drover.execstream.Channels.V5);
+        s.send(dev.drover.execstream.ExecTranscript.stdin("round trip\n"));
+        s.send(dev.drover.execstream.Channels.close(dev.drover.execstream.Channels.STDIN));
+        assertThat(cat.channel(dev.drover.execstream.Channels.STDOUT)).isEqualTo("round trip\n");
+        assertThat(cat.outcome().code()).isZero();
+
+        assertThat(asked)
+                .containsExactly(
+                        "node-1 exec /v1/allocations/team-a/one/exec?task=web&command=cat&stdin=true for alice");
+        var three = new dev.drover.execstream.ExecTranscript();
+        exec("alice", LOG + "two/exec?task=web&command=sh&command=-c&command=exit%203", three);
+        assertThat(three.channel(dev.drover.execstream.Channels.STDERR)).isEqualTo("bye\n");
+        assertThat(three.outcome().code()).isEqualTo(3);
+        assertThat(agent.opened)
+                .containsExactly(
+                        "/v1/allocations/team-a/one/exec?task=web&command=cat&stdin=true by alice",
+                        "/v1/allocations/team-a/two/exec?task=web&command=sh&command=-c&command=exit+3 by alice");
+    }
+
+    @Test
+    void anExecIsRefusedWithAStatusBeforeTheUpgrade() throws Exception {
+        for (String[] refused : new String[][] {
+            {"reader", "one/exec?task=web&command=cat", "403", "cannot create allocations/exec"},
+            {"alice", "one/exec?task=cache&command=cat", "404", "has no task"},
+            {"alice", "one/exec?task=web", "400", "names its command"},
+            {"alice", "gone/exec?task=web&command=cat", "503", "cannot reach the agent of node node-9"},
+            {"alice", "two/exec?task=db&command=cat", "409", "task db is not running"},
+        }) {
+            assertThatThrownBy(() -> exec(refused[0], LOG + refused[1], new dev.drover.execstream.ExecTranscript()))
+                    .as(refused[1])
+                    .isInstanceOfSatisfying(ClientSocket.Refused.class, r -> {
+                        assertThat(r.status()).isEqualTo(Integer.parseInt(refused[2]));
+                        assertThat(r.body()).contains(refused[3]).contains("\"kind\":\"Status\"");
+                    });
+        }
+        HttpResponse<InputStream> plain = asAlice(LOG + "one/exec?task=web&command=cat");
+        assertThat(plain.statusCode()).isEqualTo(400);
+        assertThat(status(plain).path("message").asText()).contains("WebSocket upgrade");
+        assertThat(agent.processes).isEmpty();
+        assertThat(asked).noneMatch(a -> a.contains("/one/"));
     }
 
     @Test

@@ -18,7 +18,11 @@ import dev.drover.driver.ExecProcess;
 import dev.drover.driver.ExecRequest;
 import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
+import dev.drover.execstream.Channels;
+import dev.drover.execstream.ExecTranscript;
+import dev.drover.execstream.FakeExecProcess;
 import dev.drover.state.AllocId;
+import dev.drover.web.ClientSocket;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
 import java.io.InputStream;
@@ -110,9 +114,20 @@ class AgentApiTest {
             }
         }
 
+        /** Task web runs {@code cat}, or exits with the number its command ends with; the others are not running. */
         @Override
         public ExecProcess exec(String task, ExecRequest request, String reason) throws DriverException {
-            throw new TaskNotRunningException("task " + task + " is not running (Dead)");
+            if (!task.equals("web")) {
+                throw new TaskNotRunningException("task " + task + " is not running (Dead)");
+            }
+            execs.add(reason + " " + request.command());
+            FakeExecProcess p = request.command().getFirst().equals("cat")
+                    ? FakeExecProcess.cat()
+                    : FakeExecProcess.failing(
+                            "bye\n",
+                            Integer.parseInt(request.command().getLast().replaceAll("\\D", "")));
+            processes.add(p);
+            return p;
         }
 
         @Override
@@ -163,6 +178,10 @@ class AgentApiTest {
     final AtomicBoolean webDead = new AtomicBoolean();
     /** What the fake allocation was asked to send: "TASK SIGNAL REASON". */
     final List<String> signalled = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** What the fake allocation was asked to run: "REASON [COMMAND]", and the commands it started. */
+    final List<String> execs = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    final List<FakeExecProcess> processes = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
@@ -215,6 +234,7 @@ class AgentApiTest {
 
     @AfterEach
     void stop() {
+        processes.forEach(FakeExecProcess::close);
         gatewayHttp.close();
         http.close();
         api.close();
@@ -317,6 +337,90 @@ class AgentApiTest {
                         "web SIGTERM Signal SIGTERM sent by \"alice\"");
     }
 
+    ClientSocket exec(HttpClient http, String token, String onBehalfOf, String query, ExecTranscript transcript)
+            throws Exception {
+        Map<String, String> headers = new java.util.LinkedHashMap<>();
+        headers.put("Authorization", "Bearer " + token);
+        if (onBehalfOf != null) {
+            headers.put(AgentApi.ON_BEHALF_OF, onBehalfOf);
+        }
+        return ClientSocket.open(
+                http,
+                URI.create("wss://127.0.0.1:" + api.port() + "/v1/allocations/team-a/svc/exec?" + query),
+                headers,
+                Channels.PROTOCOLS,
+                transcript,
+                Duration.ofSeconds(10));
+    }
+
+    @Test
+    void execRunsCatWithItsInputRoundTrippedAndTheEventNamesTheUser() throws Exception {
+        ExecTranscript t = new ExecTranscript();
+        ClientSocket s = exec(http, "alice-token", null, "task=web&command=cat&stdin=true", t);
+        assertThat(s.protocol()).isEqualTo(Channels.V5);
+        assertThat(s.ping(Duration.ofSeconds(5)))
+                .as("a ping is answered, as kubectl's heartbeat needs")
+                .isTrue();
+        s.send(ExecTranscript.stdin("hello\n"));
+        s.send(Channels.close(Channels.STDIN));
+
+        assertThat(t.channel(Channels.STDOUT)).isEqualTo("hello\n");
+        assertThat(t.outcome().code()).isZero();
+        assertThat(execs).containsExactly("Exec \"cat\" by \"alice\" [cat]");
+        assertThat(kube.asked).anySatisfy(review -> {
+            assertThat(review.getSpec().getResourceAttributes().getVerb()).isEqualTo("create");
+            assertThat(review.getSpec().getResourceAttributes().getSubresource())
+                    .isEqualTo("exec");
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> api.execSessions() == 0);
+    }
+
+    @Test
+    void execPassesTheExitCodeOnAndTheGatewaysUserIsNamed() throws Exception {
+        ExecTranscript t = new ExecTranscript();
+        exec(gatewayHttp, "gateway-token", "carol%40example.com", "task=web&command=sh&command=-c&command=exit+3", t);
+        assertThat(t.channel(Channels.STDERR)).isEqualTo("bye\n");
+        assertThat(t.outcome().code()).isEqualTo(3);
+        assertThat(execs).containsExactly("Exec \"sh\" by \"carol@example.com\" [sh, -c, exit 3]");
+    }
+
+    @Test
+    void execIsRefusedBeforeTheUpgradeToReadersAndForTasksNotRunning() throws Exception {
+        assertThatThrownBy(() -> exec(http, "bob-token", null, "task=web&command=cat", new ExecTranscript()))
+                .isInstanceOfSatisfying(ClientSocket.Refused.class, r -> {
+                    assertThat(r.status()).isEqualTo(403);
+                });
+        assertThatThrownBy(() -> exec(http, "nobody", null, "task=web&command=cat", new ExecTranscript()))
+                .isInstanceOfSatisfying(
+                        ClientSocket.Refused.class, r -> assertThat(r.status()).isEqualTo(401));
+        assertThatThrownBy(() -> exec(http, "gateway-token", null, "task=web&command=cat", new ExecTranscript()))
+                .as("the gateway's token without its certificate")
+                .isInstanceOfSatisfying(
+                        ClientSocket.Refused.class, r -> assertThat(r.status()).isEqualTo(401));
+        assertThatThrownBy(() -> exec(http, "alice-token", null, "task=init&command=cat", new ExecTranscript()))
+                .isInstanceOfSatisfying(
+                        ClientSocket.Refused.class, r -> assertThat(r.status()).isEqualTo(409));
+        assertThatThrownBy(() -> exec(http, "alice-token", null, "task=web", new ExecTranscript()))
+                .isInstanceOfSatisfying(
+                        ClientSocket.Refused.class, r -> assertThat(r.status()).isEqualTo(400));
+        HttpResponse<String> plain = get("/v1/allocations/team-a/svc/exec?task=web&command=cat", "alice-token");
+        assertThat(plain.statusCode()).isEqualTo(400);
+        assertThat(plain.body()).contains("WebSocket upgrade");
+        assertThat(execs).isEmpty();
+    }
+
+    @Test
+    void aClientThatGoesAwayKillsItsCommand() throws Exception {
+        ExecTranscript t = new ExecTranscript();
+        ClientSocket s = exec(http, "alice-token", null, "task=web&command=cat&stdin=true", t);
+        s.send(ExecTranscript.stdin("a"));
+        assertThat(t.messages.poll(10, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+        assertThat(api.execSessions()).isEqualTo(1);
+        s.abort();
+        await().atMost(Duration.ofSeconds(10)).until(() -> processes.getFirst().killed());
+        await().atMost(Duration.ofSeconds(5)).until(() -> api.execSessions() == 0);
+    }
+
     @Test
     void aCallerWithTheRightReadsATasksOutput() throws Exception {
         HttpResponse<String> all = get("/v1/allocations/team-a/svc/logs/web", "alice-token");
@@ -411,7 +515,7 @@ class AgentApiTest {
     @Test
     void aClientThatHangsUpMidFollowFreesItsPlaceWithinSeconds() throws Exception {
         try (SSLSocket quiet = follow("alice-token")) {
-            assertThat(read(quiet, "three\n\r\n")).startsWith("HTTP/1.1 200 ");
+            assertThat(read(quiet, "three\n")).startsWith("HTTP/1.1 200 ");
             assertThat(api.followers()).isEqualTo(1);
         } // the task writes nothing more: only the hang-up can end this follow
         await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 0);
@@ -423,7 +527,7 @@ class AgentApiTest {
                 SSLSocket c2 = follow("gateway-token", "carol%40example.com", gatewayCertificate);
                 SSLSocket d1 = follow("gateway-token", "dave", gatewayCertificate)) {
             for (SSLSocket s : List.of(c1, c2, d1)) {
-                assertThat(read(s, "three\n\r\n"))
+                assertThat(read(s, "three\n"))
                         .as("one caller, three users: the per-caller bound (2) is theirs")
                         .startsWith("HTTP/1.1 200 ");
             }
@@ -432,8 +536,8 @@ class AgentApiTest {
         try (SSLSocket c1 = follow("gateway-token", "carol%40example.com", gatewayCertificate);
                 SSLSocket c2 = follow("gateway-token", "carol%40example.com", gatewayCertificate);
                 SSLSocket c3 = follow("gateway-token", "carol%40example.com", gatewayCertificate)) {
-            read(c1, "three\n\r\n");
-            read(c2, "three\n\r\n");
+            read(c1, "three\n");
+            read(c2, "three\n");
             assertThat(read(c3, "}"))
                     .startsWith("HTTP/1.1 429 ")
                     .contains("user \\\"carol@example.com\\\" already follows 2");
@@ -444,8 +548,8 @@ class AgentApiTest {
     void aUserNamedByAnyoneButTheGatewayIsIgnored() throws Exception {
         try (SSLSocket a1 = follow("alice-token", "carol");
                 SSLSocket a2 = follow("alice-token", "dave")) {
-            read(a1, "three\n\r\n");
-            read(a2, "three\n\r\n");
+            read(a1, "three\n");
+            read(a2, "three\n");
             try (SSLSocket a3 = follow("alice-token", "erin")) {
                 assertThat(read(a3, "}"))
                         .as("alice's follows count against alice, whatever user she names")
@@ -515,7 +619,7 @@ class AgentApiTest {
                 SSLSocket a2 = follow("alice-token");
                 SSLSocket b1 = follow("bob-token")) {
             for (SSLSocket s : List.of(a1, a2, b1)) {
-                assertThat(read(s, "three\n\r\n")).startsWith("HTTP/1.1 200 ");
+                assertThat(read(s, "three\n")).startsWith("HTTP/1.1 200 ");
             }
             try (SSLSocket third = follow("alice-token");
                     SSLSocket full = follow("bob-token")) {
@@ -534,7 +638,7 @@ class AgentApiTest {
             a1.close();
             await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 2);
             try (SSLSocket b2 = follow("bob-token")) {
-                assertThat(read(b2, "three\n\r\n")).as("a freed place is taken").startsWith("HTTP/1.1 200 ");
+                assertThat(read(b2, "three\n")).as("a freed place is taken").startsWith("HTTP/1.1 200 ");
             }
         }
     }

@@ -57,7 +57,8 @@ class ApiRequestTest {
         assertThat(ApiRequest.served("/v1/allocations/default/web/stats")).isTrue();
         assertThat(ApiRequest.served("/v1/allocations/default/web/logs/a/b")).isFalse();
         assertThat(ApiRequest.served("/v1/allocations/default/web")).isFalse();
-        assertThat(ApiRequest.served("/v1/allocations/default/web/exec")).isFalse();
+        assertThat(ApiRequest.served("/v1/allocations/default/web/exec")).isTrue();
+        assertThat(ApiRequest.served("/v1/allocations/default/web/exec/x")).isFalse();
     }
 
     @Test

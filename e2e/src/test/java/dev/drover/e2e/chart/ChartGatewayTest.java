@@ -122,6 +122,7 @@ class ChartGatewayTest {
                         "agent.drover.dev allocations/stats [get]",
                         "agent.drover.dev allocations/snapshot [get]",
                         "agent.drover.dev allocations/signal [create]",
+                        "agent.drover.dev allocations/exec [create]",
                         "drover.dev allocations [get]",
                         " nodes [get]",
                         "authorization.k8s.io subjectaccessreviews [create]");

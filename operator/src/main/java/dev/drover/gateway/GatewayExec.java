@@ -1,0 +1,192 @@
+package dev.drover.gateway;
+
+import com.sun.net.httpserver.Headers;
+import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.Task;
+import dev.drover.execstream.Channels;
+import dev.drover.execstream.ExecSession;
+import dev.drover.httpapi.AgentClient;
+import dev.drover.httpapi.KubernetesAuth;
+import dev.drover.web.ClientSocket;
+import dev.drover.web.JettyHttps;
+import dev.drover.web.MessageReceiver;
+import dev.drover.web.MessageSocket;
+import dev.drover.web.Relay;
+import io.fabric8.kubernetes.api.model.authentication.UserInfo;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Semaphore;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.websocket.core.FrameHandler;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
+import org.eclipse.jetty.websocket.core.server.WebSocketNegotiator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code GET .../namespaces/NS/allocations/NAME/exec?task=TASK&command=...}, the WebSocket upgrade {@code kubectl
+ * drover exec} sends through the API server: authenticated as every request ({@link RequestHeaderAuth}), authorized
+ * for {@code create} on {@code allocations/exec} (kube-apiserver let the GET through for {@code get}), then relayed
+ * message by message ({@link Relay}) to an exec WebSocket the gateway opens on the allocation's agent with its own
+ * token and certificate. The user's upgrade is accepted only once the agent accepted its own, so every refusal, the
+ * agent's too, is a plain {@code Status}.
+ */
+final class GatewayExec implements WebSocketNegotiator {
+
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayExec.class);
+    static final String PATH = "^/apis/agent\\.drover\\.dev/v1alpha1/namespaces/[^/]+/allocations/[^/]+/exec$";
+    /** Exec sessions relayed at once; each holds two connections and a few virtual threads. */
+    static final int MAX_SESSIONS = 512;
+
+    /** Whether a user may {@code verb} a subresource of an allocation. */
+    public interface Rights {
+        KubernetesAuth.Decision authorize(
+                UserInfo user, String namespace, String name, String verb, String subresource);
+    }
+
+    /** Where allocations are read and their agents' exec sockets opened. */
+    public interface Agents {
+        Optional<Allocation> allocation(String namespace, String name);
+
+        /**
+         * Opens an exec WebSocket on the agent of {@code node} ({@code pathAndQuery} names it) on behalf of {@code
+         * user}, offering {@code protocols}; {@code receiver} hears what the agent sends.
+         */
+        ClientSocket exec(
+                String node, String pathAndQuery, String user, List<String> protocols, MessageReceiver receiver)
+                throws AgentClient.AgentException, InterruptedException;
+    }
+
+    private final RequestHeaderAuth authentication;
+    private final Rights authorizer;
+    private final Agents backend;
+    private final Semaphore sessions = new Semaphore(MAX_SESSIONS);
+
+    GatewayExec(RequestHeaderAuth authentication, Rights authorizer, Agents backend) {
+        this.authentication = authentication;
+        this.authorizer = authorizer;
+        this.backend = backend;
+    }
+
+    @Override
+    public FrameHandler negotiate(ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
+        List<String> protocols = Channels.PROTOCOLS.stream()
+                .filter(request.getSubProtocols()::contains)
+                .toList();
+        Headers headers = new Headers();
+        for (HttpField field : request.getHeaders()) {
+            headers.add(field.getName(), field.getValue());
+        }
+        RequestHeaderAuth.Result who = authentication.authenticate(JettyHttps.peerCertificates(request), headers);
+        if (who instanceof RequestHeaderAuth.Result.Refused r) {
+            return refuse(response, callback, r.status(), r.message());
+        }
+        UserInfo user = ((RequestHeaderAuth.Result.Authenticated) who).user();
+        if (protocols.isEmpty()) {
+            return refuse(
+                    response,
+                    callback,
+                    400,
+                    "exec speaks the WebSocket subprotocol " + Channels.V5 + " (or " + Channels.V4 + ")");
+        }
+        GatewayRequest exec;
+        try {
+            exec = GatewayRequest.parse(
+                    request.getHttpURI().getPath(), request.getHttpURI().getQuery());
+        } catch (GatewayRequest.BadRequest e) {
+            return refuse(response, callback, e.status(), e.getMessage());
+        }
+        KubernetesAuth.Decision decision =
+                authorizer.authorize(user, exec.namespace(), exec.name(), exec.verb(), exec.subresource());
+        if (decision instanceof KubernetesAuth.Decision.Refused r) {
+            return refuse(response, callback, r.status(), r.message());
+        }
+        String id = exec.namespace() + "/" + exec.name();
+        Optional<Allocation> found = backend.allocation(exec.namespace(), exec.name());
+        if (found.isEmpty()) {
+            return refuse(response, callback, 404, "allocation " + id + " not found");
+        }
+        String node =
+                found.get().getSpec() == null ? null : found.get().getSpec().getNodeName();
+        if (node == null || node.isEmpty()) {
+            return refuse(response, callback, 503, "allocation " + id + " names no node");
+        }
+        List<String> tasks = found.get().getSpec().getTasks() == null
+                ? List.of()
+                : found.get().getSpec().getTasks().stream().map(Task::getName).toList();
+        String task = exec.task().orElseThrow();
+        if (!tasks.contains(task)) {
+            return refuse(
+                    response,
+                    callback,
+                    404,
+                    "allocation " + id + " has no task \"" + task + "\" (its tasks: "
+                            + GatewayStatus.cut(String.join(", ", tasks)) + ")");
+        }
+        if (!sessions.tryAcquire()) {
+            return refuse(response, callback, 503, "the gateway relays as many exec sessions as it may; try again");
+        }
+        Relay relay = new Relay();
+        ClientSocket agent;
+        try {
+            agent = backend.exec(
+                    node,
+                    AgentClient.path(exec.namespace(), exec.name(), "exec") + exec.query(),
+                    user.getUsername(),
+                    protocols,
+                    relay.fromAgent());
+        } catch (AgentClient.AgentException e) {
+            sessions.release();
+            int code = switch (e.status()) {
+                case 400, 404, 409, 429 -> e.status();
+                case 0 -> 503;
+                default -> 500;
+            };
+            return refuse(
+                    response,
+                    callback,
+                    code,
+                    "the agent of node " + node + ": " + GatewayStatus.cut(e.getMessage(), 1024));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            sessions.release();
+            return refuse(response, callback, 503, "the gateway is shutting down");
+        }
+        LOG.info(
+                "{} runs a command in task {} of {} on node {}", GatewayStatus.cut(user.getUsername()), task, id, node);
+        relay.expectUser(java.time.Duration.ofSeconds(30));
+        response.setAcceptedSubProtocol(agent.protocol());
+        MessageReceiver fromUser = relay.fromUser();
+        return new MessageSocket(new MessageReceiver() {
+            @Override
+            public void opened(ExecSession.Peer peer) {
+                fromUser.opened(peer);
+            }
+
+            @Override
+            public void message(ByteBuffer message, Runnable done) {
+                fromUser.message(message, done);
+            }
+
+            @Override
+            public void closed(String why) {
+                try {
+                    fromUser.closed(why);
+                } finally {
+                    sessions.release();
+                }
+            }
+        });
+    }
+
+    private static FrameHandler refuse(ServerUpgradeResponse response, Callback callback, int code, String message) {
+        byte[] body = GatewayStatus.body(code, message);
+        response.setStatus(code);
+        response.getHeaders().put("Content-Type", "application/json");
+        response.write(true, ByteBuffer.wrap(body), callback);
+        return null;
+    }
+}

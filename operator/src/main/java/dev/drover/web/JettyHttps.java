@@ -1,0 +1,301 @@
+package dev.drover.web;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpsExchange;
+import dev.drover.execstream.Channels;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.http.pathmap.RegexPathSpec;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.websocket.core.Configuration;
+import org.eclipse.jetty.websocket.core.FrameHandler;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
+import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
+import org.eclipse.jetty.websocket.core.server.WebSocketNegotiator;
+import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
+
+/**
+ * An HTTPS server (Jetty) that runs handlers written for {@code com.sun.net.httpserver} unchanged and also takes
+ * WebSocket upgrades on chosen paths, which the JDK's server cannot (it closes a connection after a 101). TLS comes
+ * from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing so); a client
+ * certificate is asked for, never required, when {@code wantClientAuth}. Upgrades speak the exec channel protocol, whose
+ * bounds they get ({@link Channels#MAX_MESSAGE}, {@link #UPGRADED_IDLE}). Requests, blocking as the handlers are, run
+ * on virtual threads.
+ */
+public final class JettyHttps implements AutoCloseable {
+
+    /**
+     * How long a connection may send nothing while no request is being served (a keep-alive connection between
+     * requests, a client that stalls in its request's headers) before it is closed.
+     */
+    static final Duration IDLE = Duration.ofSeconds(30);
+    /**
+     * How long an upgraded connection (an exec session) may move no byte before it is closed, which ends its
+     * command: an interactive shell may sit idle a while (kubelet's own streaming limit is 4 hours).
+     */
+    public static final Duration UPGRADED_IDLE = Duration.ofHours(1);
+
+    /**
+     * WebSocket upgrades of the raw paths {@code paths} accepts, negotiated by {@code negotiator}; any other request
+     * (an upgrade of another path too) goes to the handler.
+     */
+    public record Upgrade(Predicate<String> paths, WebSocketNegotiator negotiator) {
+
+        /** Upgrades of the raw paths {@code regex} matches. */
+        public Upgrade(String regex, WebSocketNegotiator negotiator) {
+            this(Pattern.compile(regex).asMatchPredicate(), negotiator);
+        }
+    }
+
+    private final Server server;
+    private final ServerConnector connector;
+    private final ExecutorService virtualThreads;
+
+    private JettyHttps(Server server, ServerConnector connector, ExecutorService virtualThreads) {
+        this.server = server;
+        this.connector = connector;
+        this.virtualThreads = virtualThreads;
+    }
+
+    /** Serves {@code handler} on {@code address} (port 0: a free one), with at most {@code backlog} waiting to connect. */
+    public static JettyHttps start(
+            String name,
+            InetSocketAddress address,
+            int backlog,
+            SSLContext tls,
+            boolean wantClientAuth,
+            HttpHandler handler,
+            List<Upgrade> upgrades)
+            throws IOException {
+        return start(name, address, backlog, 0, tls, wantClientAuth, handler, upgrades);
+    }
+
+    /**
+     * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, HttpHandler, List)}, holding at most
+     * {@code maxConnections} connections at once (0: no bound): at the bound it accepts no more until one closes, and
+     * those waiting stay in the backlog.
+     */
+    public static JettyHttps start(
+            String name,
+            InetSocketAddress address,
+            int backlog,
+            int maxConnections,
+            SSLContext tls,
+            boolean wantClientAuth,
+            HttpHandler handler,
+            List<Upgrade> upgrades)
+            throws IOException {
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName(name);
+        ExecutorService virtualThreads = Executors.newThreadPerTaskExecutor(
+                Thread.ofVirtual().name(name + "-", 0).factory());
+        threads.setVirtualThreadsExecutor(virtualThreads);
+        Server server = new Server(threads);
+
+        SslContextFactory.Server ssl = new SslContextFactory.Server();
+        ssl.setSslContext(tls);
+        ssl.setWantClientAuth(wantClientAuth);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        // the handlers read the raw target and judge every escape themselves (as under the JDK server, which passed
+        // it on as sent), so their messages, not Jetty's, tell a client what is wrong with it
+        http.setUriCompliance(UriCompliance.UNSAFE);
+        // an exec's command travels in the query: room for the gateway's 16 KiB of it, and the headers
+        http.setRequestHeaderSize(24 * 1024);
+        // clients dial addresses and names the certificate may not hold as a host name; the JDK server never checked
+        SecureRequestCustomizer secure = new SecureRequestCustomizer(false, false, -1, false);
+        http.addCustomizer(secure);
+        ServerConnector connector =
+                new ServerConnector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(http));
+        connector.setHost(address.getHostString());
+        connector.setPort(address.getPort());
+        connector.setAcceptQueueSize(backlog);
+        connector.setIdleTimeout(IDLE.toMillis());
+        server.addConnector(connector);
+        if (maxConnections > 0) {
+            server.addBean(new NetworkConnectionLimit(maxConnections, connector));
+        }
+
+        Handler exchanges = new Exchanges(handler);
+        if (upgrades.isEmpty()) {
+            server.setHandler(exchanges);
+        } else {
+            server.setHandler(new Upgrades(upgrades, exchanges));
+        }
+        try {
+            server.start();
+        } catch (Exception e) {
+            try {
+                server.stop();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            virtualThreads.close();
+            throw e instanceof IOException io ? io : new IOException("cannot serve on " + address + ": " + e, e);
+        }
+        return new JettyHttps(server, connector, virtualThreads);
+    }
+
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    /** The address served, with the port bound. */
+    public InetSocketAddress address() {
+        return new InetSocketAddress(connector.getHost(), port());
+    }
+
+    /** The certificates a client presented in the handshake; null when it presented none. */
+    public static X509Certificate[] peerCertificates(HttpExchange ex) {
+        if (!(ex instanceof HttpsExchange https) || https.getSSLSession() == null) {
+            return null;
+        }
+        try {
+            Certificate[] chain = https.getSSLSession().getPeerCertificates();
+            return Arrays.stream(chain)
+                    .map(c -> c instanceof X509Certificate x ? x : null)
+                    .toArray(X509Certificate[]::new);
+        } catch (SSLPeerUnverifiedException none) {
+            return null;
+        }
+    }
+
+    /** {@link #peerCertificates(HttpExchange)} of a request Jetty serves itself (a WebSocket upgrade). */
+    public static X509Certificate[] peerCertificates(Request request) {
+        return request.getAttribute(EndPoint.SslSessionData.ATTRIBUTE) instanceof EndPoint.SslSessionData ssl
+                        && ssl.peerCertificates() != null
+                        && ssl.peerCertificates().length > 0
+                ? ssl.peerCertificates()
+                : null;
+    }
+
+    /** Stops serving: connections close, requests in flight end, their threads are joined. */
+    @Override
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot stop the server on port " + port() + ": " + e, e);
+        } finally {
+            virtualThreads.shutdownNow();
+            virtualThreads.close();
+        }
+    }
+
+    /** Sends a WebSocket upgrade of a path an {@link Upgrade} takes to its negotiator, everything else on. */
+    private static final class Upgrades extends Handler.Wrapper {
+
+        private final List<Upgrade> upgrades;
+        private final WebSocketUpgradeHandler websockets = new WebSocketUpgradeHandler();
+
+        Upgrades(List<Upgrade> upgrades, Handler exchanges) {
+            super(exchanges);
+            this.upgrades = List.copyOf(upgrades);
+            websockets.addMapping(new RegexPathSpec("^/.*$"), new WebSocketNegotiator() {
+                @Override
+                public FrameHandler negotiate(
+                        ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
+                    for (Upgrade u : Upgrades.this.upgrades) {
+                        if (u.paths().test(request.getHttpURI().getPath())) {
+                            return u.negotiator().negotiate(request, response, callback);
+                        }
+                    }
+                    throw new IllegalStateException(
+                            "no upgrade takes " + request.getHttpURI().getPath());
+                }
+
+                /** Every upgrade served is of the channel protocol: its bounds, and a session's idle limit. */
+                @Override
+                public void customize(Configuration configuration) {
+                    configuration.setMaxBinaryMessageSize(Channels.MAX_MESSAGE);
+                    configuration.setMaxFrameSize(Channels.MAX_MESSAGE);
+                    configuration.setMaxTextMessageSize(1024);
+                    configuration.setIdleTimeout(UPGRADED_IDLE);
+                }
+            });
+            addBean(websockets);
+        }
+
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) throws Exception {
+            String path = request.getHttpURI().getPath();
+            if ("websocket".equalsIgnoreCase(request.getHeaders().get("Upgrade"))
+                    && upgrades.stream().anyMatch(u -> u.paths().test(path))) {
+                return websockets.handle(request, response, callback);
+            }
+            return super.handle(request, response, callback);
+        }
+
+        @Override
+        public void setServer(Server server) {
+            super.setServer(server);
+            websockets.setServer(server);
+        }
+    }
+
+    /** Runs the JDK-server handler for each request, blocking, on a virtual thread. */
+    private static final class Exchanges extends Handler.Abstract {
+
+        private final HttpHandler handler;
+
+        Exchanges(HttpHandler handler) {
+            super(InvocationType.BLOCKING);
+            this.handler = handler;
+        }
+
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) {
+            // a handler that writes nothing for a while (a quiet followed log) is working, not idle
+            request.addIdleTimeoutListener(timeout -> false);
+            JettyExchange exchange;
+            try {
+                exchange = new JettyExchange(request, response);
+            } catch (IllegalArgumentException e) {
+                // as the JDK server: a target that is no URI (a malformed escape) is the client's error
+                Response.writeError(request, response, callback, 400, "malformed request target: " + e.getMessage());
+                return true;
+            }
+            try {
+                handler.handle(exchange);
+            } catch (IOException | RuntimeException e) {
+                exchange.close();
+                callback.failed(e);
+                return true;
+            }
+            Throwable failure = exchange.failure();
+            if (failure == null) {
+                callback.succeeded();
+            } else {
+                callback.failed(failure);
+            }
+            return true;
+        }
+    }
+}
