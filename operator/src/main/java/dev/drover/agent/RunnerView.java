@@ -65,13 +65,13 @@ final class RunnerView implements LocalAllocation {
 
     @Override
     public void signal(String task, String signal, String reason) throws DriverException, InterruptedException {
-        runner.signalTask(task, signal, reason);
+        runner.task(task).signal(signal, reason);
     }
 
     @Override
     public ExecProcess exec(String task, ExecRequest request, String reason)
             throws DriverException, InterruptedException {
-        return runner.execTask(task, request, reason);
+        return runner.task(task).exec(request, reason);
     }
 
     @Override

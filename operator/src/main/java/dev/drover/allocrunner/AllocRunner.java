@@ -8,9 +8,6 @@ import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.common.UserText;
-import dev.drover.driver.DriverException;
-import dev.drover.driver.ExecProcess;
-import dev.drover.driver.ExecRequest;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
@@ -186,23 +183,13 @@ public final class AllocRunner {
         return Collections.unmodifiableMap(tasks);
     }
 
-    /** Sends {@code signal} to {@code task} as {@link TaskRunner#signal} does; an unknown task is illegal. */
-    public void signalTask(String task, String signal, String reason) throws DriverException, InterruptedException {
+    /** The runner of {@code task}, to signal or run a command in; an unknown task is illegal. */
+    public TaskRunner task(String task) {
         TaskRunner r = tasks.get(task);
         if (r == null) {
             throw new IllegalArgumentException("allocation " + id + " has no task " + UserText.quote(task));
         }
-        r.signal(signal, reason);
-    }
-
-    /** Starts a command in {@code task} as {@link TaskRunner#exec} does; an unknown task is illegal. */
-    public ExecProcess execTask(String task, ExecRequest request, String reason)
-            throws DriverException, InterruptedException {
-        TaskRunner r = tasks.get(task);
-        if (r == null) {
-            throw new IllegalArgumentException("allocation " + id + " has no task " + UserText.quote(task));
-        }
-        return r.exec(request, reason);
+        return r;
     }
 
     /**

@@ -175,14 +175,14 @@ class AllocRunnerTest {
                 .until(() -> events("api").contains(TaskEventType.Started)
                         && events("web").contains(TaskEventType.Started));
 
-        r.signalTask("web", "SIGHUP", "Template re-rendered");
+        r.task("web").signal("SIGHUP", "Template re-rendered");
 
         org.awaitility.Awaitility.await()
                 .atMost(Duration.ofSeconds(5))
                 .until(() -> events("web").contains(TaskEventType.Terminated));
         assertThat(events("web")).containsSubsequence(TaskEventType.Signaling, TaskEventType.Terminated);
         assertThat(events("api")).doesNotContain(TaskEventType.Signaling, TaskEventType.Terminated);
-        assertThatThrownBy(() -> r.signalTask("db", "SIGHUP", "no such task"))
+        assertThatThrownBy(() -> r.task("db"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("allocation default/web has no task \"db\"");
     }
