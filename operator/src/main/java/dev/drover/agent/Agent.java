@@ -78,6 +78,7 @@ public final class Agent implements AutoCloseable {
     private final KubernetesClient client;
     private final boolean ownsClient;
     private final List<AutoCloseable> closeLast = new ArrayList<>();
+    private CheckProber checks;
     private StateDB state;
     private DriverRegistry drivers;
     private StatusWriter writer;
@@ -194,9 +195,9 @@ public final class Agent implements AutoCloseable {
                 TaskRunnerConfig.StopRetry.DEFAULT);
         KubeCredentials credentials = KubeCredentials.forNode(client, config.nodeName());
         closeLast.add(credentials);
-        // one schedule for every task's checks, closed after the runners: they end their tasks' probings first
-        CheckProber checks = new CheckScheduler(CheckScheduler.DEFAULT_MAX_CONCURRENT_PROBES);
-        closeLast.add(checks);
+        // one schedule for every task's checks, closed after the runners (they end their tasks' probings first) and
+        // before the drivers, whose exec an abandoned exec probe may still be in
+        checks = new CheckScheduler(CheckScheduler.DEFAULT_MAX_CONCURRENT_PROBES);
         AllocRunnerConfig runners = new AllocRunnerConfig(
                 config.dataDir(),
                 tasks,
@@ -354,6 +355,7 @@ public final class Agent implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        closeQuietly(checks);
         closeQuietly(gc);
         closeQuietly(previous);
         closeQuietly(events);
