@@ -13,6 +13,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -105,6 +107,9 @@ final class MockExec {
     /** A scripted command while it runs. */
     private static final class Running implements ExecProcess {
 
+        /** The longest a resize waits for the script's own output to be written. */
+        private static final Duration WRITE_WAIT = Duration.ofSeconds(5);
+
         private final Script script;
         private final boolean tty;
         private final BytePipe in = new BytePipe();
@@ -112,6 +117,9 @@ final class MockExec {
         private final BytePipe err = new BytePipe();
         private final CompletableFuture<Integer> exit = new CompletableFuture<>();
         private final AtomicReference<String> size = new AtomicReference<>();
+        /** Open once the script's own output is written: a size printed on a resize comes after it, as on a terminal. */
+        private final CountDownLatch written = new CountDownLatch(1);
+
         private final Thread thread;
 
         Running(Script script, ExecRequest request) {
@@ -132,6 +140,7 @@ final class MockExec {
             try {
                 out.out().write(script.stdout().getBytes(StandardCharsets.UTF_8));
                 errors.write(script.stderr().getBytes(StandardCharsets.UTF_8));
+                written.countDown();
                 err.closeWriting();
                 if (script.echoStdin()) {
                     in.in().transferTo(out.out());
@@ -147,6 +156,7 @@ final class MockExec {
             } catch (IOException | InterruptedException e) {
                 exit.complete(KILLED); // closed while it ran
             } finally {
+                written.countDown();
                 out.closeWriting();
                 err.closeWriting();
             }
@@ -175,9 +185,14 @@ final class MockExec {
             String now = rows + " " + columns + "\n";
             if (script.printSize() && !now.equals(size.getAndSet(now)) && !exit.isDone()) {
                 try {
+                    if (!written.await(WRITE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                        return; // its output is not read: the size would wait behind it all the same
+                    }
                     out.out().write(now.getBytes(StandardCharsets.UTF_8));
                 } catch (IOException ended) {
                     // the command ended meanwhile: a resize then changes nothing, as on a closed terminal
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
             }
         }
