@@ -30,7 +30,11 @@ import java.util.Optional;
  * terminal.
  *
  * <p>The namespaces are opened by descriptor before the task's process is checked once more (PID and start time),
- * so they are the task's, never those of a process that got its PID since.
+ * so they are the task's, never those of a process that got its PID since. A task whose process is in a user
+ * namespace other than the agent's runs no command: there it may have mounted what it likes over the programs the
+ * command starts with ({@code /bin/sh}, {@code setpriv}), which would run as the agent's root. Its user namespace is
+ * opened after the others and compared with the agent's: a process never returns to an ancestor user namespace, so
+ * if it is in the agent's then, it was when the others were opened, and so were the namespaces it was in.
  */
 final class TaskExec {
 
@@ -40,7 +44,8 @@ final class TaskExec {
     /**
      * Arguments: the terminal ({@code -} for none), the environment file, the task's PID and start time, the number N
      * of cgroup.procs files, those N files, then the rest. Leaves the terminal on 0, 1 and 2, the environment on 3,
-     * the task's mount, UTS, IPC, network and PID namespaces on 4 to 8. ({@code command exec}: a plain {@code exec}
+     * the task's mount, UTS, IPC, network and PID namespaces on 4 to 8; fails (126) when the task's process is in a user
+     * namespace that is not the agent's. ({@code command exec}: a plain {@code exec}
      * whose redirection fails ends the shell at once, exit code 2, before {@code fail} could say why.)
      */
     static final String JOIN = """
@@ -50,6 +55,10 @@ final class TaskExec {
             command exec 3< "$env" || fail "cannot read the task's environment"
             command exec 4< "/proc/$pid/ns/mnt" 5< "/proc/$pid/ns/uts" 6< "/proc/$pid/ns/ipc" 7< "/proc/$pid/ns/net" \\
                 8< "/proc/$pid/ns/pid" || fail "the task has exited"
+            command exec 9< "/proc/$pid/ns/user" || fail "the task has exited"
+            [ "$(readlink /proc/self/fd/9)" = "$(readlink /proc/self/ns/user)" ] ||
+                fail "the task made a user namespace of its own: commands cannot be run inside it"
+            exec 9<&-
             starttime() { shift 19; echo "$1"; }
             read -r s < "/proc/$pid/stat" && s=${s##*) } && [ "$(starttime $s)" = "$start" ] || fail "the task has exited"
             while [ "$n" -gt 0 ]; do

@@ -102,6 +102,10 @@ class RawExecExecTest {
     }
 
     private TaskConfig task(String name, String user) throws IOException {
+        return task(name, user, "exec sleep 1000");
+    }
+
+    private TaskConfig task(String name, String user, String script) throws IOException {
         Path taskDir = Files.createDirectories(dir.resolve(name));
         Path bin = Files.createDirectories(taskDir.resolve("local/bin"));
         Files.writeString(bin.resolve("greet"), "#!/bin/sh\necho \"hello from $0\"\n");
@@ -110,7 +114,7 @@ class RawExecExecTest {
                 "default",
                 "alloc",
                 name,
-                Map.of("command", "/bin/sh", "args", List.of("-c", "exec sleep 1000")),
+                Map.of("command", "/bin/sh", "args", List.of("-c", script)),
                 Map.of("GREETING", "it's me", "PATH", bin + ":/usr/bin:/bin"),
                 dir.resolve("alloc"),
                 taskDir,
@@ -223,6 +227,40 @@ class RawExecExecTest {
 
         assertThat(read(p.stderr())).contains("drover: exec: cannot read the task's environment");
         assertThat(exitOf(p)).isEqualTo(126);
+    }
+
+    @Test
+    void aTaskInAUserNamespaceOfItsOwnRunsNoCommandSoItsMountsNeverRunAsRoot() throws Exception {
+        Process probe = new ProcessBuilder(
+                        "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "unshare", "-Ur", "true")
+                .redirectErrorStream(true)
+                .start();
+        assumeTrue(
+                probe.waitFor(10, TimeUnit.SECONDS) && probe.exitValue() == 0,
+                "unprivileged user namespaces are disabled here: a user's task cannot make one");
+        Path evil = dir.resolve("evil");
+        Path marker = dir.resolve("ran-as");
+        Files.writeString(evil, "#!/bin/bash\nid -u > " + marker + "\n");
+        Files.setPosixFilePermissions(evil, PosixFilePermissions.fromString("rwxr-xr-x"));
+        // exec in place: the task's process (same PID and start time) moves into a user and mount namespace of its
+        // own, where it puts its program in place of /bin/sh
+        TaskHandle h = start(task(
+                "escape", "nobody", "exec unshare -Urm sh -c 'mount --bind " + evil + " /bin/sh && exec sleep 1000'"));
+        long pid = h.longState("pid", -1);
+        Path own = Files.readSymbolicLink(Path.of("/proc/self/ns/user"));
+        await().atMost(TIMEOUT)
+                .until(() -> !Files.readSymbolicLink(Path.of("/proc/" + pid + "/ns/user"))
+                                .equals(own)
+                        && Procs.commandLine(pid).startsWith("sleep"));
+
+        ExecProcess p = exec(h, false, false, "true");
+        String said = read(p.stderr());
+        int exit = exitOf(p);
+
+        assertThat(marker).as("the task's program never ran as root").doesNotExist();
+        assertThat(said)
+                .contains("drover: exec: the task made a user namespace of its own: commands cannot be run inside it");
+        assertThat(exit).isEqualTo(126);
     }
 
     @Test
