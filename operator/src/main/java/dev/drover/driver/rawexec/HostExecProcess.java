@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A command {@link TaskExec} started: a host process that {@code setsid} made the leader of a session and process
- * group of its own, with its standard streams as pipes, or on a {@link Pty}. {@link #close()} ends that process
+ * group of its own, with its standard streams as {@link ExecPipe}s (whose reads and writes {@link #close()} ends,
+ * whoever else holds them), or on a {@link Pty}. {@link #close()} ends that process
  * group (the command and all it started that stayed in it, inside a task's PID namespace too) with SIGKILL, and no
  * other process: the group is signalled while its leader lives (its PID, the group's number, cannot be another's
  * then), or once it has exited only while a member seen at its exit still lives (which keeps the number taken).
@@ -29,21 +30,26 @@ final class HostExecProcess implements ExecProcess {
 
     private final Process process;
     private final Optional<Pty> pty;
+    private final Optional<ExecPipe.Streams> pipes;
     private final OutputStream stdin;
     private final CompletableFuture<Integer> exit;
     /** The members of the command's group when its leader exited; the group is killed while one of them lives. */
     private volatile List<Procs.Identity> outliving = List.of();
 
-    HostExecProcess(Process process, Optional<Pty> pty, boolean stdin) {
+    /**
+     * @param pipes the command's standard streams when it has no terminal ({@code pty} empty)
+     */
+    HostExecProcess(Process process, Optional<Pty> pty, Optional<ExecPipe.Streams> pipes, boolean stdin) {
         this.process = process;
         this.pty = pty;
+        this.pipes = pipes;
         if (pty.isPresent()) {
             this.stdin = pty.get().input();
             if (!stdin) {
                 closeInput(); // at its end from the start: Ctrl-D typed at once
             }
         } else if (stdin) {
-            this.stdin = process.getOutputStream();
+            this.stdin = pipes.flatMap(ExecPipe.Streams::in).orElseThrow().output();
         } else {
             this.stdin = OutputStream.nullOutputStream();
             try {
@@ -78,12 +84,13 @@ final class HostExecProcess implements ExecProcess {
 
     @Override
     public InputStream stdout() {
-        return pty.map(Pty::output).orElseGet(process::getInputStream);
+        return pty.map(Pty::output)
+                .orElseGet(() -> pipes.map(p -> p.out().input()).orElseGet(InputStream::nullInputStream));
     }
 
     @Override
     public InputStream stderr() {
-        return pty.isPresent() ? InputStream.nullInputStream() : process.getErrorStream();
+        return pipes.map(p -> p.err().input()).orElseGet(InputStream::nullInputStream);
     }
 
     @Override
@@ -141,6 +148,7 @@ final class HostExecProcess implements ExecProcess {
             Thread.currentThread().interrupt();
         }
         pty.ifPresent(Pty::close);
+        pipes.ifPresent(ExecPipe.Streams::close); // ends reads even where a process left the group holds them open
         for (AutoCloseable stream :
                 List.of(process.getOutputStream(), process.getInputStream(), process.getErrorStream())) {
             try {

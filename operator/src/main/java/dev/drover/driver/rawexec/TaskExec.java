@@ -116,9 +116,12 @@ final class TaskExec {
         Optional<TaskUser> user = user(status, task.pid());
         List<String> enter = namespaces(handle, task.pid());
         Pty pty = null;
+        ExecPipe.Streams pipes = null;
         try {
             if (request.tty()) {
                 pty = Pty.open();
+            } else {
+                pipes = ExecPipe.Streams.open(request.stdin());
             }
             List<String> argv = new ArrayList<>(List.of(
                     "setsid",
@@ -154,13 +157,20 @@ final class TaskExec {
                 pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                         .redirectError(ProcessBuilder.Redirect.DISCARD);
-            } else if (!request.stdin()) {
-                pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+            } else {
+                pipes.redirect(pb);
             }
-            return new HostExecProcess(pb.start(), Optional.ofNullable(pty), request.stdin());
+            Process process = pb.start();
+            if (pipes != null) {
+                pipes.started();
+            }
+            return new HostExecProcess(process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin());
         } catch (IOException e) {
             if (pty != null) {
                 pty.close();
+            }
+            if (pipes != null) {
+                pipes.close();
             }
             throw new DriverException(
                     "cannot run " + request.describe() + " in task " + handle.taskId() + ": " + e.getMessage(), e);

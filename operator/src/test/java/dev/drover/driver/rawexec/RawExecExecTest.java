@@ -264,6 +264,63 @@ class RawExecExecTest {
     }
 
     @Test
+    void closeEndsTheReadsOfOutputThatAProcessWhichLeftTheGroupHoldsOpen() throws Exception {
+        TaskHandle h = start(task("lingering", null));
+        Path escaped = dir.resolve("escaped");
+        List<Thread> readers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) {
+                // a process in a session of its own keeps the command's stdout and stderr open after it exits
+                ExecProcess p = exec(
+                        h,
+                        false,
+                        false,
+                        "sh",
+                        "-c",
+                        "(setsid sh -c 'echo $$ >> " + escaped + "; exec sleep 1000' &); echo ok; echo fine >&2");
+                StringBuffer out = new StringBuffer();
+                StringBuffer err = new StringBuffer();
+                readers.add(Thread.ofVirtual().start(() -> drain(p.stdout(), out)));
+                readers.add(Thread.ofVirtual().start(() -> drain(p.stderr(), err)));
+                assertThat(exitOf(p)).isZero();
+                await().atMost(TIMEOUT)
+                        .until(() ->
+                                out.toString().equals("ok\n") && err.toString().equals("fine\n"));
+
+                long closing = System.nanoTime();
+                p.close();
+                assertThat(Duration.ofNanos(System.nanoTime() - closing)).isLessThan(Duration.ofSeconds(2));
+                for (Thread reader : readers.subList(readers.size() - 2, readers.size())) {
+                    assertThat(reader.join(Duration.ofSeconds(2)))
+                            .as("a read of the command's output ends once it is closed")
+                            .isTrue();
+                }
+            }
+        } finally {
+            await().atMost(TIMEOUT)
+                    .until(() ->
+                            Files.exists(escaped) && Files.readAllLines(escaped).size() == readers.size() / 2);
+            for (String pid : Files.readAllLines(escaped)) { // the sleeps these commands left: ours to end
+                ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
+                pids.add(Long.parseLong(pid));
+            }
+            await().atMost(TIMEOUT).until(() -> pids.stream().noneMatch(RawExecExecTest::running));
+            readers.forEach(Thread::interrupt);
+        }
+    }
+
+    private static void drain(InputStream in, StringBuffer into) {
+        byte[] buffer = new byte[256];
+        try {
+            for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                into.append(new String(buffer, 0, n, StandardCharsets.UTF_8));
+            }
+        } catch (IOException closed) {
+            // ended by close: what was read is the output
+        }
+    }
+
+    @Test
     void aTaskThatEndedRunsNoCommand() throws Exception {
         TaskHandle h = start(task("gone", null));
         driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
