@@ -218,6 +218,23 @@ class RawExecExecTest {
     }
 
     @Test
+    void closeEndsWhatACommandThatExitedLeftInItsGroup() throws Exception {
+        TaskHandle h = start(task("left", null));
+
+        ExecProcess p = exec(h, false, false, "sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo $!");
+        long sleep = Long.parseLong(read(p.stdout()).trim());
+        assertThat(exitOf(p)).isZero();
+        pids.add(sleep); // a raw_exec task beside the agent: the same PID namespace
+        assertThat(running(sleep))
+                .as("left behind in the command's process group")
+                .isTrue();
+
+        p.close();
+
+        await().atMost(TIMEOUT).until(() -> !running(sleep));
+    }
+
+    @Test
     void aCommandWhoseSetupFailsExits126SayingWhy() throws Exception {
         TaskConfig t = task("broken", null);
         TaskHandle h = start(t);
