@@ -108,6 +108,17 @@ final class TaskExec {
      */
     static ExecProcess start(TaskHandle handle, ExecRequest request, int depth, Optional<Cgroup> cgroup)
             throws DriverException {
+        return start(handle, request, depth, cgroup, ProcessBuilder::start);
+    }
+
+    /** What starts the host process; tests make it fail. */
+    interface Launcher {
+        Process start(ProcessBuilder pb) throws IOException;
+    }
+
+    static ExecProcess start(
+            TaskHandle handle, ExecRequest request, int depth, Optional<Cgroup> cgroup, Launcher launcher)
+            throws DriverException {
         TaskSignals.Target task = TaskSignals.find(handle, depth);
         Path status = Path.of(handle.state().get("statusDir"));
         Path env = Files.exists(status.resolve(RawExecDriver.TASK_ENV))
@@ -160,17 +171,20 @@ final class TaskExec {
             } else {
                 pipes.redirect(pb);
             }
-            Process process = pb.start();
+            Process process = launcher.start(pb);
             if (pipes != null) {
                 pipes.started();
             }
             return new HostExecProcess(process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin());
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) { // the terminal and pipes are closed whatever failed
             if (pty != null) {
                 pty.close();
             }
             if (pipes != null) {
                 pipes.close();
+            }
+            if (e instanceof RuntimeException unchecked) {
+                throw unchecked;
             }
             throw new DriverException(
                     "cannot run " + request.describe() + " in task " + handle.taskId() + ": " + e.getMessage(), e);

@@ -338,6 +338,37 @@ class RawExecExecTest {
     }
 
     @Test
+    void aCommandThatCannotStartLeavesNoTerminalOrPipeOpen() throws Exception {
+        TaskHandle h = start(task("unlucky", null));
+        long before = terminalsAndPipes();
+
+        for (boolean tty : new boolean[] {true, false}) {
+            assertThatThrownBy(() -> TaskExec.start(
+                            h, new ExecRequest(List.of("true"), true, tty), 0, taskCgroups.find(h), pb -> {
+                                throw new IllegalStateException("injected");
+                            }))
+                    .hasMessage("injected");
+        }
+
+        assertThat(terminalsAndPipes()).isEqualTo(before);
+    }
+
+    /** How many pseudo-terminals and pipes this process has open. */
+    private static long terminalsAndPipes() throws IOException {
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.map(fd -> {
+                        try {
+                            return Files.readSymbolicLink(fd).toString();
+                        } catch (IOException gone) {
+                            return "";
+                        }
+                    })
+                    .filter(link -> link.startsWith("pipe:") || link.startsWith("/dev/pt"))
+                    .count();
+        }
+    }
+
+    @Test
     void aTaskThatEndedRunsNoCommand() throws Exception {
         TaskHandle h = start(task("gone", null));
         driver.stop(h, Duration.ofSeconds(5), "SIGTERM");
