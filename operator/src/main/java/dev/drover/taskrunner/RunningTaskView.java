@@ -8,16 +8,21 @@ import dev.drover.driver.ExecRequest;
 import dev.drover.driver.TaskNotRunningException;
 import java.util.List;
 
-/** The running task as its {@link TaskRunningHook}s see it: its runner's restarts, its process, its state. */
+/**
+ * The running task as its {@link TaskRunningHook}s see it: its runner's restarts, its process, its state. A view is
+ * of one run: its signals and commands reach that run's process, and after it they find the task not running.
+ */
 final class RunningTaskView implements RunningTask {
 
     private final TaskRunner runner;
     private final LiveTask live;
+    private final LiveTask.Live run;
     private final TaskStatePublisher state;
 
-    RunningTaskView(TaskRunner runner, LiveTask live, TaskStatePublisher state) {
+    RunningTaskView(TaskRunner runner, LiveTask live, LiveTask.Live run, TaskStatePublisher state) {
         this.runner = runner;
         this.live = live;
+        this.run = run;
         this.state = state;
     }
 
@@ -39,7 +44,7 @@ final class RunningTaskView implements RunningTask {
     @Override
     public void signal(String name, String reason) {
         try {
-            live.signal(name, reason);
+            live.signal(run, name, reason);
         } catch (TaskNotRunningException ended) {
             // it exited meanwhile: its exit has an event of its own
         } catch (DriverException recorded) {
@@ -51,7 +56,7 @@ final class RunningTaskView implements RunningTask {
 
     @Override
     public ExecProcess exec(ExecRequest request) throws DriverException, InterruptedException {
-        return live.execQuietly(request);
+        return live.execQuietly(run, request);
     }
 
     @Override
