@@ -43,13 +43,8 @@ final class HostExecProcess implements ExecProcess {
      * @param pipes the command's standard streams when it has no terminal ({@code pty} empty)
      */
     HostExecProcess(Process process, Optional<Pty> pty, Optional<ExecPipe.Streams> pipes, boolean stdin) {
-        this(process, pty, pipes, stdin, new GroupKill(GroupKill.HOST));
-    }
-
-    HostExecProcess(
-            Process process, Optional<Pty> pty, Optional<ExecPipe.Streams> pipes, boolean stdin, GroupKill kill) {
         this.process = process;
-        this.kill = kill;
+        this.kill = new GroupKill(GroupKill.HOST);
         // the leader of its group for good (a session leader cannot leave it): the group is the command's while it is
         this.leader =
                 new Procs.Identity(process.pid(), Procs.startTime(process.pid()).orElse(-1));
