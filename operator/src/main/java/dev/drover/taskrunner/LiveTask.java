@@ -19,8 +19,24 @@ import java.util.concurrent.ExecutionException;
  */
 final class LiveTask {
 
-    /** The process being watched. */
-    private record Live(Driver driver, TaskHandle handle) {}
+    /** The process of one run, while it is watched; compared by identity, so each run's is its own. */
+    static final class Live {
+        private final Driver driver;
+        private final TaskHandle handle;
+
+        private Live(Driver driver, TaskHandle handle) {
+            this.driver = driver;
+            this.handle = handle;
+        }
+
+        Driver driver() {
+            return driver;
+        }
+
+        TaskHandle handle() {
+            return handle;
+        }
+    }
 
     private final TaskRunnerConfig cfg;
     private final DriverCalls calls;
@@ -35,9 +51,11 @@ final class LiveTask {
         this.name = cfg.task().getName();
     }
 
-    /** The runner watches {@code handle}'s process now. */
-    void watching(Driver driver, TaskHandle handle) {
-        live = new Live(driver, handle);
+    /** The runner watches {@code handle}'s process now; returns this run's, for what may act on this run alone. */
+    Live watching(Driver driver, TaskHandle handle) {
+        Live run = new Live(driver, handle);
+        live = run;
+        return run;
     }
 
     /** The runner no longer watches a process (it ended, or the runner stops). */
@@ -53,9 +71,24 @@ final class LiveTask {
         return now;
     }
 
+    /** The process of {@code run} if it is still the one watched: a later run's is never reached through it. */
+    private Live still(Live run) throws TaskNotRunningException {
+        Live now = now();
+        if (now != run) {
+            throw new TaskNotRunningException("task " + name + " is not running that process any more (it restarted)");
+        }
+        return now;
+    }
+
     /** See {@link TaskRunner#signal}. */
     void signal(String signal, String reason) throws DriverException, InterruptedException {
         Live now = now();
+        new TaskSignaller(cfg, calls, state::event).send(now.driver(), now.handle(), signal, reason);
+    }
+
+    /** {@link #signal}, to {@code run}'s process only. */
+    void signal(Live run, String signal, String reason) throws DriverException, InterruptedException {
+        Live now = still(run);
         new TaskSignaller(cfg, calls, state::event).send(now.driver(), now.handle(), signal, reason);
     }
 
@@ -67,11 +100,11 @@ final class LiveTask {
     }
 
     /**
-     * Starts {@code request}'s command inside the task without an event: an exec check's probe, which runs every few
-     * seconds and reports through the check's status instead.
+     * Starts {@code request}'s command inside {@code run}'s process (never a later run's) without an event: an exec
+     * check's probe, which runs every few seconds and reports through the check's status instead.
      */
-    ExecProcess execQuietly(ExecRequest request) throws DriverException, InterruptedException {
-        Live now = now();
+    ExecProcess execQuietly(Live run, ExecRequest request) throws DriverException, InterruptedException {
+        Live now = still(run);
         return calls.exec(now.driver(), now.handle(), request);
     }
 

@@ -9,18 +9,23 @@ import dev.drover.driver.ExecRequest;
 import dev.drover.driver.TaskNotRunningException;
 import java.util.List;
 
-/** The running task as its {@link TaskRunningHook}s see it: its runner's restarts, its process, its state. */
+/**
+ * The running task as its {@link TaskRunningHook}s see it: its runner's restarts, its process, its state. A view is
+ * of one run: its signals and commands reach that run's process, and after it they find the task not running.
+ */
 final class RunningTaskView implements RunningTask {
 
     private final Task task;
     private final RestartRequests restarts;
     private final LiveTask live;
+    private final LiveTask.Live run;
     private final TaskStatePublisher state;
 
-    RunningTaskView(Task task, RestartRequests restarts, LiveTask live, TaskStatePublisher state) {
+    RunningTaskView(Task task, RestartRequests restarts, LiveTask live, LiveTask.Live run, TaskStatePublisher state) {
         this.task = task;
         this.restarts = restarts;
         this.live = live;
+        this.run = run;
         this.state = state;
     }
 
@@ -42,7 +47,7 @@ final class RunningTaskView implements RunningTask {
     @Override
     public void signal(String name, String reason) {
         try {
-            live.signal(name, reason);
+            live.signal(run, name, reason);
         } catch (TaskNotRunningException ended) {
             // it exited meanwhile: its exit has an event of its own
         } catch (DriverException recorded) {
@@ -54,7 +59,7 @@ final class RunningTaskView implements RunningTask {
 
     @Override
     public ExecProcess exec(ExecRequest request) throws DriverException, InterruptedException {
-        return live.execQuietly(request);
+        return live.execQuietly(run, request);
     }
 
     @Override

@@ -334,8 +334,7 @@ public final class TaskRunner {
 
     /** Waits for the task to exit, be killed, be restarted on request, or for shutdown. Null on shutdown. */
     private Outcome watch(Driver driver, TaskHandle handle) throws InterruptedException {
-        live.watching(driver, handle);
-        RunningTask running = new RunningTaskView(task(), restarts, live, state);
+        RunningTask running = new RunningTaskView(task(), restarts, live, live.watching(driver, handle), state);
         cfg.runningHooks().forEach(h -> h.running(running));
         try {
             return watchLive(driver, handle);

@@ -31,6 +31,8 @@ import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
@@ -178,6 +180,50 @@ class TaskRunnerTest {
         assertThat(events.get(types().indexOf(Terminated)).getSignal())
                 .as("the mock task exits as SIGHUP ends a process")
                 .isEqualTo("SIGHUP");
+    }
+
+    @Test
+    void aRunningViewOfAnEarlierRunRunsNoCommandInALaterOne() throws Exception {
+        List<RunningTask> views = new CopyOnWriteArrayList<>();
+        TaskRunningHook hook = new TaskRunningHook() {
+            @Override
+            public void running(RunningTask task) {
+                views.add(task);
+            }
+
+            @Override
+            public void stopped() {}
+        };
+        TaskRunnerConfig c = config(
+                spec(
+                        AllocationType.Service,
+                        null,
+                        task("web", Map.of("exec", Map.of("check", Map.of("stdout", "ok\n"))))),
+                mock,
+                Duration.ofSeconds(10));
+        TaskRunner r = new TaskRunner(new TaskRunnerConfig(
+                c.allocId(),
+                c.spec(),
+                c.task(),
+                c.template(),
+                c.prestartHooks(),
+                List.of(hook),
+                c.listener(),
+                c.shared()));
+        runners.add(r);
+        r.run();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> views.size() == 1);
+        r.restart("spec changed");
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> views.size() == 2 && r.state().getState() == TaskState.State.Running);
+        ExecRequest check = new ExecRequest(List.of("check"), false, false);
+
+        assertThatThrownBy(() -> views.getFirst().exec(check)).isInstanceOf(TaskNotRunningException.class);
+        try (ExecProcess now = views.getLast().exec(check)) {
+            assertThat(new String(now.stdout().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8))
+                    .isEqualTo("ok\n");
+        }
     }
 
     @Test

@@ -1,13 +1,14 @@
 package dev.drover.driver.rawexec;
 
-import dev.drover.driver.DriverException;
 import dev.drover.driver.ExecProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -17,10 +18,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A command {@link TaskExec} started: a host process that {@code setsid} made the leader of a session and process
- * group of its own, with its standard streams as pipes, or on a {@link Pty}. {@link #close()} ends that process
+ * group of its own, with its standard streams as {@link ExecPipe}s (whose reads and writes {@link #close()} ends,
+ * whoever else holds them), or on a {@link Pty}. {@link #close()} ends that process
  * group (the command and all it started that stayed in it, inside a task's PID namespace too) with SIGKILL, and no
- * other process: the group is signalled while its leader lives (its PID, the group's number, cannot be another's
- * then), or once it has exited only while a member seen at its exit still lives (which keeps the number taken).
+ * other process ({@link GroupKill}): the group is signalled, member by member, only while its leader, or a member
+ * seen in it at the leader's exit, is in it still (which keeps the number taken).
  */
 final class HostExecProcess implements ExecProcess {
 
@@ -29,21 +31,32 @@ final class HostExecProcess implements ExecProcess {
 
     private final Process process;
     private final Optional<Pty> pty;
+    private final Optional<ExecPipe.Streams> pipes;
     private final OutputStream stdin;
     private final CompletableFuture<Integer> exit;
+    private final GroupKill kill;
+    private final Procs.Identity leader;
     /** The members of the command's group when its leader exited; the group is killed while one of them lives. */
     private volatile List<Procs.Identity> outliving = List.of();
 
-    HostExecProcess(Process process, Optional<Pty> pty, boolean stdin) {
+    /**
+     * @param pipes the command's standard streams when it has no terminal ({@code pty} empty)
+     */
+    HostExecProcess(Process process, Optional<Pty> pty, Optional<ExecPipe.Streams> pipes, boolean stdin) {
         this.process = process;
+        this.kill = new GroupKill(GroupKill.HOST);
+        // the leader of its group for good (a session leader cannot leave it): the group is the command's while it is
+        this.leader =
+                new Procs.Identity(process.pid(), Procs.startTime(process.pid()).orElse(-1));
         this.pty = pty;
+        this.pipes = pipes;
         if (pty.isPresent()) {
             this.stdin = pty.get().input();
             if (!stdin) {
                 closeInput(); // at its end from the start: Ctrl-D typed at once
             }
         } else if (stdin) {
-            this.stdin = process.getOutputStream();
+            this.stdin = pipes.flatMap(ExecPipe.Streams::in).orElseThrow().output();
         } else {
             this.stdin = OutputStream.nullOutputStream();
             try {
@@ -78,12 +91,13 @@ final class HostExecProcess implements ExecProcess {
 
     @Override
     public InputStream stdout() {
-        return pty.map(Pty::output).orElseGet(process::getInputStream);
+        return pty.map(Pty::output)
+                .orElseGet(() -> pipes.map(p -> p.out().input()).orElseGet(InputStream::nullInputStream));
     }
 
     @Override
     public InputStream stderr() {
-        return pty.isPresent() ? InputStream.nullInputStream() : process.getErrorStream();
+        return pipes.map(p -> p.err().input()).orElseGet(InputStream::nullInputStream);
     }
 
     @Override
@@ -98,28 +112,13 @@ final class HostExecProcess implements ExecProcess {
         return exit;
     }
 
-    /** SIGKILLs the group, then waits (a while) until none of it runs, so that close returns once it has ended. */
-    private static void killGroup(long group) {
-        try {
-            TaskSignals.toGroup(group, "SIGKILL");
-            long deadline = System.nanoTime() + KILL_WAIT.toNanos();
-            while (!Procs.groupMembers(group).isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-        } catch (DriverException e) {
-            LOG.warn("cannot end the command's process group {}: {}", group, e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     @Override
     public void close() {
         long group = process.pid();
         List<ProcessHandle> descendants = process.descendants().toList(); // those that left the group too
-        if (process.isAlive()) {
-            killGroup(group);
-        } else {
+        Set<Procs.Identity> known = new HashSet<>();
+        known.add(leader);
+        if (!process.isAlive()) {
             try {
                 exit.get(KILL_WAIT.toMillis(), TimeUnit.MILLISECONDS); // the members at its exit are known then
             } catch (InterruptedException e) {
@@ -127,9 +126,14 @@ final class HostExecProcess implements ExecProcess {
             } catch (ExecutionException | TimeoutException e) {
                 LOG.debug("command (pid {}) exit not seen: {}", group, e.toString());
             }
-            if (outliving.stream().anyMatch(p -> Procs.isSame(p.pid(), p.start()))) {
-                killGroup(group);
+            known.addAll(outliving);
+        }
+        try {
+            if (!kill.kill(group, known, KILL_WAIT)) {
+                LOG.warn("the command's process group {} did not end within {} of SIGKILL", group, KILL_WAIT);
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         descendants.forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
@@ -141,6 +145,7 @@ final class HostExecProcess implements ExecProcess {
             Thread.currentThread().interrupt();
         }
         pty.ifPresent(Pty::close);
+        pipes.ifPresent(ExecPipe.Streams::close); // ends reads even where a process left the group holds them open
         for (AutoCloseable stream :
                 List.of(process.getOutputStream(), process.getInputStream(), process.getErrorStream())) {
             try {

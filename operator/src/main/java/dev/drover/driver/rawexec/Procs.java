@@ -46,6 +46,21 @@ final class Procs {
     /** A process known by its PID and start time together. */
     record Identity(long pid, long start) {}
 
+    /**
+     * The process group {@code p} is in, read at once with its start time; empty when that process is gone (exited
+     * and reaped, or its PID another's now). A zombie counts: until it is reaped, it holds its group's number.
+     */
+    static OptionalLong groupOf(Identity p) {
+        String[] f = statFields(p.pid());
+        try {
+            return f != null && Long.parseLong(f[19]) == p.start()
+                    ? OptionalLong.of(Long.parseLong(f[2]))
+                    : OptionalLong.empty();
+        } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
+            return OptionalLong.empty();
+        }
+    }
+
     /** The processes in process group {@code pgid} now, as {@code /proc} lists them. */
     static List<Identity> groupMembers(long pgid) {
         List<Identity> members = new ArrayList<>();

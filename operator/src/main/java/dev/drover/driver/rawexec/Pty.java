@@ -29,13 +29,14 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * controlling terminal; the agent opens it only with {@code O_NOCTTY} (never its own terminal) and holds it open
  * until {@link #commandEnded()}, so the master's end ({@code EIO}) means the command and all it started closed it.
  *
- * <p>Both descriptors are non-blocking and every wait is a {@code poll} of at most {@link #POLL_MILLIS}: a
+ * <p>Both descriptors are non-blocking: a read or write that would block parks the thread (at most {@link
+ * #POLL_MILLIS} at a time, never in native code, so a virtual thread gives its carrier back) and tries again. A
  * {@link #close()} from another thread ends a read or write within that time, and only then are the descriptors
  * closed, so none is used after it is closed (or once its number is another file's). Linux only (x86-64, arm64).
  */
 final class Pty implements AutoCloseable {
 
-    static final int POLL_MILLIS = 100;
+    static final int POLL_MILLIS = 20;
     /** What {@link #input()}'s close types: VEOF (Ctrl-D), the end of input for a command reading the terminal. */
     static final int END_OF_INPUT = 4;
 
@@ -44,8 +45,6 @@ final class Pty implements AutoCloseable {
     private static final int O_NONBLOCK = 0x800;
     private static final int O_CLOEXEC = 0x80000;
     private static final long TIOCSWINSZ = 0x5414;
-    private static final short POLLIN = 1;
-    private static final short POLLOUT = 4;
     private static final int EINTR = 4;
     private static final int EIO = 5;
     private static final int EAGAIN = 11;
@@ -70,8 +69,6 @@ final class Pty implements AutoCloseable {
             call("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), ERRNO_OPTION);
     private static final MethodHandle WRITE =
             call("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), ERRNO_OPTION);
-    private static final MethodHandle POLL =
-            call("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), ERRNO_OPTION);
     private static final MethodHandle IOCTL = LINKER.downcallHandle(
             LINKER.defaultLookup().find("ioctl").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS),
@@ -234,14 +231,12 @@ final class Pty implements AutoCloseable {
     }
 
     private int readMaster(byte[] b, int off, int len) throws IOException {
+        long wait = 1;
         while (true) {
             lock.readLock().lock();
             try (Arena arena = Arena.ofConfined()) {
                 if (closed || outputEnded) {
                     return -1;
-                }
-                if (!ready(arena, POLLIN)) {
-                    continue;
                 }
                 MemorySegment buf = arena.allocate(len);
                 MemorySegment capture = arena.allocate(CAPTURE);
@@ -265,18 +260,17 @@ final class Pty implements AutoCloseable {
             } finally {
                 lock.readLock().unlock();
             }
+            wait = await(wait);
         }
     }
 
     private int writeMaster(byte[] b, int off, int len) throws IOException {
+        long wait = 1;
         while (true) {
             lock.readLock().lock();
             try (Arena arena = Arena.ofConfined()) {
                 if (closed) {
                     throw new IOException("the terminal is closed");
-                }
-                if (!ready(arena, POLLOUT)) {
-                    continue;
                 }
                 MemorySegment buf = arena.allocate(len);
                 MemorySegment.copy(b, off, buf, JAVA_BYTE, 0, len);
@@ -296,23 +290,19 @@ final class Pty implements AutoCloseable {
             } finally {
                 lock.readLock().unlock();
             }
+            wait = await(wait);
         }
     }
 
-    /** Whether the master is ready for {@code events} within {@link #POLL_MILLIS}; a hang-up counts as ready. */
-    private boolean ready(Arena arena, short events) throws Throwable {
-        MemorySegment fds = arena.allocate(8);
-        fds.set(JAVA_INT, 0, master);
-        fds.set(JAVA_SHORT, 4, events);
-        MemorySegment capture = arena.allocate(CAPTURE);
-        int n = (int) POLL.invokeExact(capture, fds, 1L, POLL_MILLIS);
-        if (n < 0) {
-            int errno = (int) ERRNO.get(capture, 0L);
-            if (errno != EINTR) {
-                throw new IOException("cannot poll the terminal: errno " + errno);
-            }
+    /** Parks {@code millis} (the terminal was not ready), and returns how long to park the next time. */
+    private static long await(long millis) throws IOException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting on the terminal");
         }
-        return n > 0;
+        return Math.min(millis * 2, POLL_MILLIS);
     }
 
     /** Closes both descriptors, once every read and write in progress has seen that it is closed. */

@@ -30,7 +30,11 @@ import java.util.Optional;
  * terminal.
  *
  * <p>The namespaces are opened by descriptor before the task's process is checked once more (PID and start time),
- * so they are the task's, never those of a process that got its PID since.
+ * so they are the task's, never those of a process that got its PID since. A task whose process is in a user
+ * namespace other than the agent's runs no command: there it may have mounted what it likes over the programs the
+ * command starts with ({@code /bin/sh}, {@code setpriv}), which would run as the agent's root. Its user namespace is
+ * opened after the others and compared with the agent's: a process never returns to an ancestor user namespace, so
+ * if it is in the agent's then, it was when the others were opened, and so were the namespaces it was in.
  */
 final class TaskExec {
 
@@ -40,7 +44,8 @@ final class TaskExec {
     /**
      * Arguments: the terminal ({@code -} for none), the environment file, the task's PID and start time, the number N
      * of cgroup.procs files, those N files, then the rest. Leaves the terminal on 0, 1 and 2, the environment on 3,
-     * the task's mount, UTS, IPC, network and PID namespaces on 4 to 8. ({@code command exec}: a plain {@code exec}
+     * the task's mount, UTS, IPC, network and PID namespaces on 4 to 8; fails (126) when the task's process is in a user
+     * namespace that is not the agent's. ({@code command exec}: a plain {@code exec}
      * whose redirection fails ends the shell at once, exit code 2, before {@code fail} could say why.)
      */
     static final String JOIN = """
@@ -50,6 +55,10 @@ final class TaskExec {
             command exec 3< "$env" || fail "cannot read the task's environment"
             command exec 4< "/proc/$pid/ns/mnt" 5< "/proc/$pid/ns/uts" 6< "/proc/$pid/ns/ipc" 7< "/proc/$pid/ns/net" \\
                 8< "/proc/$pid/ns/pid" || fail "the task has exited"
+            command exec 9< "/proc/$pid/ns/user" || fail "the task has exited"
+            [ "$(readlink /proc/self/fd/9)" = "$(readlink /proc/self/ns/user)" ] ||
+                fail "the task made a user namespace of its own: commands cannot be run inside it"
+            exec 9<&-
             starttime() { shift 19; echo "$1"; }
             read -r s < "/proc/$pid/stat" && s=${s##*) } && [ "$(starttime $s)" = "$start" ] || fail "the task has exited"
             while [ "$n" -gt 0 ]; do
@@ -99,6 +108,17 @@ final class TaskExec {
      */
     static ExecProcess start(TaskHandle handle, ExecRequest request, int depth, Optional<Cgroup> cgroup)
             throws DriverException {
+        return start(handle, request, depth, cgroup, ProcessBuilder::start);
+    }
+
+    /** What starts the host process; tests make it fail. */
+    interface Launcher {
+        Process start(ProcessBuilder pb) throws IOException;
+    }
+
+    static ExecProcess start(
+            TaskHandle handle, ExecRequest request, int depth, Optional<Cgroup> cgroup, Launcher launcher)
+            throws DriverException {
         TaskSignals.Target task = TaskSignals.find(handle, depth);
         Path status = Path.of(handle.state().get("statusDir"));
         Path env = Files.exists(status.resolve(RawExecDriver.TASK_ENV))
@@ -107,9 +127,12 @@ final class TaskExec {
         Optional<TaskUser> user = user(status, task.pid());
         List<String> enter = namespaces(handle, task.pid());
         Pty pty = null;
+        ExecPipe.Streams pipes = null;
         try {
             if (request.tty()) {
                 pty = Pty.open();
+            } else {
+                pipes = ExecPipe.Streams.open(request.stdin());
             }
             List<String> argv = new ArrayList<>(List.of(
                     "setsid",
@@ -145,13 +168,23 @@ final class TaskExec {
                 pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                         .redirectError(ProcessBuilder.Redirect.DISCARD);
-            } else if (!request.stdin()) {
-                pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+            } else {
+                pipes.redirect(pb);
             }
-            return new HostExecProcess(pb.start(), Optional.ofNullable(pty), request.stdin());
-        } catch (IOException e) {
+            Process process = launcher.start(pb);
+            if (pipes != null) {
+                pipes.started();
+            }
+            return new HostExecProcess(process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin());
+        } catch (IOException | RuntimeException e) { // the terminal and pipes are closed whatever failed
             if (pty != null) {
                 pty.close();
+            }
+            if (pipes != null) {
+                pipes.close();
+            }
+            if (e instanceof RuntimeException unchecked) {
+                throw unchecked;
             }
             throw new DriverException(
                     "cannot run " + request.describe() + " in task " + handle.taskId() + ": " + e.getMessage(), e);

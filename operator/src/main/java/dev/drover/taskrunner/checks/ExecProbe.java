@@ -18,7 +18,8 @@ import java.util.concurrent.TimeoutException;
  * anything else is critical. Its standard output and error are read together and their first {@link
  * ProbeOutput#KEPT_BYTES} bytes kept as the output; the rest is read and dropped, so that a command writing without
  * end costs no memory and does not block on a full pipe. At the check's timeout the command is killed and the probe
- * is critical. The command is always ended ({@link ExecProcess#close()}) before the probe returns.
+ * is critical. The command is always ended ({@link ExecProcess#close()}) before the probe returns, and so are the
+ * threads reading its output.
  */
 final class ExecProbe implements Probe {
 
@@ -72,10 +73,22 @@ final class ExecProbe implements Probe {
                 default -> ProbeResult.critical(said);
             };
         } finally {
-            // The process is closed (its streams too) by now, which ends the readers.
+            endReaders(readers);
+        }
+    }
+
+    /**
+     * The process is closed (its streams too) by now, which ends the readers; one that a stream still holds is
+     * interrupted (which ends a read that parks, as the host drivers' do), so that no probe leaves a reader behind.
+     */
+    private static void endReaders(List<Thread> readers) throws InterruptedException {
+        long deadline = System.nanoTime() + READERS_END.toNanos();
+        try {
             for (Thread reader : readers) {
-                reader.join(READERS_END);
+                reader.join(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
             }
+        } finally {
+            readers.stream().filter(Thread::isAlive).forEach(Thread::interrupt);
         }
     }
 

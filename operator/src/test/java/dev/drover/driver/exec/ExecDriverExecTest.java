@@ -135,6 +135,10 @@ class ExecDriverExecTest {
     }
 
     private TaskHandle start(String name) throws IOException, dev.drover.driver.DriverStartException {
+        return start(name, "echo ready; exec sleep 1000");
+    }
+
+    private TaskHandle start(String name, String script) throws IOException, dev.drover.driver.DriverStartException {
         Path taskDir = alloc.resolve(name);
         for (String sub : List.of("local", "tmp", "secrets")) {
             Files.createDirectories(taskDir.resolve(sub));
@@ -143,7 +147,7 @@ class ExecDriverExecTest {
                 "default",
                 "web",
                 name,
-                Map.of("command", "/bin/sh", "args", List.of("-c", "echo ready; exec sleep 1000")),
+                Map.of("command", "/bin/sh", "args", List.of("-c", script)),
                 Map.of("GREETING", "it's me", "DROVER_TASK_DIR", taskDir.toString()),
                 alloc.resolve("alloc"),
                 taskDir,
@@ -191,6 +195,35 @@ class ExecDriverExecTest {
                 .as("through the task's mount namespace")
                 .endsWith("store unseen\n");
         assertThat(exitOf(p)).isZero();
+    }
+
+    @Test
+    void aTaskInAUserNamespaceOfItsOwnRunsNoCommandSoItsMountsNeverRunAsRoot() throws Exception {
+        Process probe = new ProcessBuilder(
+                        "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "unshare", "-Ur", "true")
+                .redirectErrorStream(true)
+                .start();
+        assumeTrue(
+                probe.waitFor(10, TimeUnit.SECONDS) && probe.exitValue() == 0,
+                "unprivileged user namespaces are disabled here: a task cannot make one");
+        Path local = Files.createDirectories(alloc.resolve("escape/local"));
+        Path evil = local.resolve("evil");
+        Path marker = local.resolve("ran-as");
+        Files.writeString(evil, "#!/bin/bash\nid -u > " + marker + "\n");
+        Files.setPosixFilePermissions(evil, PosixFilePermissions.fromString("rwxr-xr-x"));
+        // exec in place: the task's process keeps its PID and start time in a user and mount namespace of its own
+        TaskHandle h = start(
+                "escape",
+                "exec unshare -Urm sh -c 'mount --bind " + evil + " /bin/sh && echo ready && exec sleep 1000'");
+
+        ExecProcess p = exec(h, false, false, "true");
+        String said = read(p.stderr());
+        int exit = exitOf(p);
+
+        assertThat(marker).as("the task's program never ran as root").doesNotExist();
+        assertThat(said)
+                .contains("drover: exec: the task made a user namespace of its own: commands cannot be run inside it");
+        assertThat(exit).isEqualTo(126);
     }
 
     @Test

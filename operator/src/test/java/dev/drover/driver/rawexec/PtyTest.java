@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -61,6 +64,47 @@ class PtyTest {
         assertThatThrownBy(() -> pty.input().write(1)).isInstanceOf(IOException.class);
         assertThatThrownBy(() -> pty.resize(80, 24)).isInstanceOf(IOException.class);
         pty.close(); // twice is once
+    }
+
+    @Test
+    void readsWaitingForOutputHoldNoCarrierSoOtherVirtualThreadsRunOn() throws Exception {
+        List<Pty> ptys = new ArrayList<>();
+        List<Thread> readers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4 * Runtime.getRuntime().availableProcessors(); i++) {
+                Pty pty = Pty.open();
+                ptys.add(pty);
+                readers.add(Thread.ofVirtual().start(() -> {
+                    try {
+                        pty.output().read(); // nothing is ever written: waits until closed
+                    } catch (IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }));
+            }
+            Thread.sleep(Pty.POLL_MILLIS * 2L); // all are waiting
+
+            long begun = System.nanoTime();
+            Thread other = Thread.ofVirtual().start(() -> {
+                for (int i = 0; i < 50; i++) {
+                    try {
+                        Thread.sleep(1);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+
+            assertThat(other.join(Duration.ofSeconds(5))).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - begun))
+                    .as("50 naps of 1 ms beside the waiting reads")
+                    .isLessThan(Duration.ofMillis(1000));
+        } finally {
+            ptys.forEach(Pty::close);
+            for (Thread reader : readers) {
+                assertThat(reader.join(Duration.ofSeconds(5))).isTrue();
+            }
+        }
     }
 
     @Test

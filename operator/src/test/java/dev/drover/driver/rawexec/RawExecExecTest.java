@@ -102,6 +102,10 @@ class RawExecExecTest {
     }
 
     private TaskConfig task(String name, String user) throws IOException {
+        return task(name, user, "exec sleep 1000");
+    }
+
+    private TaskConfig task(String name, String user, String script) throws IOException {
         Path taskDir = Files.createDirectories(dir.resolve(name));
         Path bin = Files.createDirectories(taskDir.resolve("local/bin"));
         Files.writeString(bin.resolve("greet"), "#!/bin/sh\necho \"hello from $0\"\n");
@@ -110,7 +114,7 @@ class RawExecExecTest {
                 "default",
                 "alloc",
                 name,
-                Map.of("command", "/bin/sh", "args", List.of("-c", "exec sleep 1000")),
+                Map.of("command", "/bin/sh", "args", List.of("-c", script)),
                 Map.of("GREETING", "it's me", "PATH", bin + ":/usr/bin:/bin"),
                 dir.resolve("alloc"),
                 taskDir,
@@ -214,6 +218,23 @@ class RawExecExecTest {
     }
 
     @Test
+    void closeEndsWhatACommandThatExitedLeftInItsGroup() throws Exception {
+        TaskHandle h = start(task("left", null));
+
+        ExecProcess p = exec(h, false, false, "sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo $!");
+        long sleep = Long.parseLong(read(p.stdout()).trim());
+        assertThat(exitOf(p)).isZero();
+        pids.add(sleep); // a raw_exec task beside the agent: the same PID namespace
+        assertThat(running(sleep))
+                .as("left behind in the command's process group")
+                .isTrue();
+
+        p.close();
+
+        await().atMost(TIMEOUT).until(() -> !running(sleep));
+    }
+
+    @Test
     void aCommandWhoseSetupFailsExits126SayingWhy() throws Exception {
         TaskConfig t = task("broken", null);
         TaskHandle h = start(t);
@@ -223,6 +244,128 @@ class RawExecExecTest {
 
         assertThat(read(p.stderr())).contains("drover: exec: cannot read the task's environment");
         assertThat(exitOf(p)).isEqualTo(126);
+    }
+
+    @Test
+    void aTaskInAUserNamespaceOfItsOwnRunsNoCommandSoItsMountsNeverRunAsRoot() throws Exception {
+        Process probe = new ProcessBuilder(
+                        "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "unshare", "-Ur", "true")
+                .redirectErrorStream(true)
+                .start();
+        assumeTrue(
+                probe.waitFor(10, TimeUnit.SECONDS) && probe.exitValue() == 0,
+                "unprivileged user namespaces are disabled here: a user's task cannot make one");
+        Path evil = dir.resolve("evil");
+        Path marker = dir.resolve("ran-as");
+        Files.writeString(evil, "#!/bin/bash\nid -u > " + marker + "\n");
+        Files.setPosixFilePermissions(evil, PosixFilePermissions.fromString("rwxr-xr-x"));
+        // exec in place: the task's process (same PID and start time) moves into a user and mount namespace of its
+        // own, where it puts its program in place of /bin/sh
+        TaskHandle h = start(task(
+                "escape", "nobody", "exec unshare -Urm sh -c 'mount --bind " + evil + " /bin/sh && exec sleep 1000'"));
+        long pid = h.longState("pid", -1);
+        Path own = Files.readSymbolicLink(Path.of("/proc/self/ns/user"));
+        await().atMost(TIMEOUT)
+                .until(() -> !Files.readSymbolicLink(Path.of("/proc/" + pid + "/ns/user"))
+                                .equals(own)
+                        && Procs.commandLine(pid).startsWith("sleep"));
+
+        ExecProcess p = exec(h, false, false, "true");
+        String said = read(p.stderr());
+        int exit = exitOf(p);
+
+        assertThat(marker).as("the task's program never ran as root").doesNotExist();
+        assertThat(said)
+                .contains("drover: exec: the task made a user namespace of its own: commands cannot be run inside it");
+        assertThat(exit).isEqualTo(126);
+    }
+
+    @Test
+    void closeEndsTheReadsOfOutputThatAProcessWhichLeftTheGroupHoldsOpen() throws Exception {
+        TaskHandle h = start(task("lingering", null));
+        Path escaped = dir.resolve("escaped");
+        List<Thread> readers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) {
+                // a process in a session of its own keeps the command's stdout and stderr open after it exits
+                ExecProcess p = exec(
+                        h,
+                        false,
+                        false,
+                        "sh",
+                        "-c",
+                        "(setsid sh -c 'echo $$ >> " + escaped + "; exec sleep 1000' &); echo ok; echo fine >&2");
+                StringBuffer out = new StringBuffer();
+                StringBuffer err = new StringBuffer();
+                readers.add(Thread.ofVirtual().start(() -> drain(p.stdout(), out)));
+                readers.add(Thread.ofVirtual().start(() -> drain(p.stderr(), err)));
+                assertThat(exitOf(p)).isZero();
+                await().atMost(TIMEOUT)
+                        .until(() ->
+                                out.toString().equals("ok\n") && err.toString().equals("fine\n"));
+
+                long closing = System.nanoTime();
+                p.close();
+                assertThat(Duration.ofNanos(System.nanoTime() - closing)).isLessThan(Duration.ofSeconds(2));
+                for (Thread reader : readers.subList(readers.size() - 2, readers.size())) {
+                    assertThat(reader.join(Duration.ofSeconds(2)))
+                            .as("a read of the command's output ends once it is closed")
+                            .isTrue();
+                }
+            }
+        } finally {
+            await().atMost(TIMEOUT)
+                    .until(() ->
+                            Files.exists(escaped) && Files.readAllLines(escaped).size() == readers.size() / 2);
+            for (String pid : Files.readAllLines(escaped)) { // the sleeps these commands left: ours to end
+                ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
+                pids.add(Long.parseLong(pid));
+            }
+            await().atMost(TIMEOUT).until(() -> pids.stream().noneMatch(RawExecExecTest::running));
+            readers.forEach(Thread::interrupt);
+        }
+    }
+
+    private static void drain(InputStream in, StringBuffer into) {
+        byte[] buffer = new byte[256];
+        try {
+            for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                into.append(new String(buffer, 0, n, StandardCharsets.UTF_8));
+            }
+        } catch (IOException closed) {
+            // ended by close: what was read is the output
+        }
+    }
+
+    @Test
+    void aCommandThatCannotStartLeavesNoTerminalOrPipeOpen() throws Exception {
+        TaskHandle h = start(task("unlucky", null));
+        long before = terminalsAndPipes();
+
+        for (boolean tty : new boolean[] {true, false}) {
+            assertThatThrownBy(() -> TaskExec.start(
+                            h, new ExecRequest(List.of("true"), true, tty), 0, taskCgroups.find(h), pb -> {
+                                throw new IllegalStateException("injected");
+                            }))
+                    .hasMessage("injected");
+        }
+
+        assertThat(terminalsAndPipes()).isEqualTo(before);
+    }
+
+    /** How many pseudo-terminals and pipes this process has open. */
+    private static long terminalsAndPipes() throws IOException {
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.map(fd -> {
+                        try {
+                            return Files.readSymbolicLink(fd).toString();
+                        } catch (IOException gone) {
+                            return "";
+                        }
+                    })
+                    .filter(link -> link.startsWith("pipe:") || link.startsWith("/dev/pt"))
+                    .count();
+        }
     }
 
     @Test

@@ -12,6 +12,8 @@ import dev.drover.driver.DriverException;
 import dev.drover.driver.ExecRequest;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -120,6 +122,18 @@ class ExecProbeTest {
         assertThat(run(check("2s"), FakeExecProcess.exited(0, "\u001b[32mok\u001b[0m\r\ndone\u0007", ""))
                         .output())
                 .isEqualTo("\uFFFD[32mok\uFFFD[0m  done\uFFFD");
+    }
+
+    @Test
+    void aReaderOfOutputThatOutlivesTheCommandIsEndedWithTheProbe() throws Exception {
+        CountDownLatch ended = new CountDownLatch(1);
+
+        ProbeResult result = run(check("300ms"), FakeExecProcess.outlived("ok\n", ended));
+
+        assertThat(result).isEqualTo(new ProbeResult(PASSING, "ok"));
+        assertThat(ended.await(5, TimeUnit.SECONDS))
+                .as("the reader gives up once the probe has returned")
+                .isTrue();
     }
 
     @Test

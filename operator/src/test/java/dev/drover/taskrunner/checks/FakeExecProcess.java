@@ -38,6 +38,39 @@ final class FakeExecProcess implements ExecProcess {
         return p;
     }
 
+    /**
+     * A command that wrote {@code out} and exited 0, whose output a process it left behind holds open even once it
+     * is closed: a read after {@code out} waits until interrupted; {@code ended} counts down when it gives up.
+     */
+    static FakeExecProcess outlived(String out, CountDownLatch ended) {
+        InputStream held = new InputStream() {
+            private final InputStream written = text(out);
+
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                if (written.available() > 0) { // what was written comes at once, as from a pipe
+                    return written.read(b, off, len);
+                }
+                try {
+                    new CountDownLatch(1).await(); // no one ever ends it
+                    return -1;
+                } catch (InterruptedException e) {
+                    ended.countDown();
+                    throw new java.io.InterruptedIOException();
+                }
+            }
+        };
+        FakeExecProcess p = new FakeExecProcess(held, text(""));
+        p.exit.complete(0);
+        return p;
+    }
+
     static InputStream text(String s) {
         return new ByteArrayInputStream(s.getBytes(StandardCharsets.UTF_8));
     }
