@@ -50,6 +50,9 @@ import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
  */
 public final class JettyHttps implements AutoCloseable {
 
+    /** The most a request's line and headers may have together (kube-apiserver's limit). */
+    public static final int MAX_REQUEST_HEAD = 1024 * 1024;
+
     /**
      * How long a connection may send nothing while no request is being served (a keep-alive connection between
      * requests, a client that stalls in its request's headers) before it is closed.
@@ -127,8 +130,10 @@ public final class JettyHttps implements AutoCloseable {
         // the handlers read the raw target and judge every escape themselves (as under the JDK server, which passed
         // it on as sent), so their messages, not Jetty's, tell a client what is wrong with it
         http.setUriCompliance(UriCompliance.UNSAFE);
-        // an exec's command travels in the query: room for the gateway's 16 KiB of it, and the headers
-        http.setRequestHeaderSize(24 * 1024);
+        // as much as kube-apiserver takes (Go's default MaxHeaderBytes, 1 MiB): the gateway is handed what it
+        // forwards (a user in hundreds of groups is a header per group), and the local API server answers an
+        // oversized token as it does, with 401; an exec's command travels in the query. A limit, not a buffer
+        http.setRequestHeaderSize(MAX_REQUEST_HEAD);
         // clients dial addresses and names the certificate may not hold as a host name; the JDK server never checked
         SecureRequestCustomizer secure = new SecureRequestCustomizer(false, false, -1, false);
         http.addCustomizer(secure);
