@@ -148,6 +148,9 @@ class GatewayApiTest {
                 String node, String pathAndQuery, String user, List<String> protocols, MessageReceiver receiver)
                 throws AgentClient.AgentException {
             asked.add(node + " exec " + pathAndQuery + " for " + user);
+            if (pathAndQuery.contains("command=explode")) {
+                throw new IllegalStateException("secret internals of the agent client");
+            }
             if (node.equals("node-9")) {
                 throw new AgentClient.AgentException("cannot reach the agent of node node-9", 0);
             }
@@ -427,6 +430,30 @@ class GatewayApiTest {
         assertThat(status(plain).path("message").asText()).contains("WebSocket upgrade");
         assertThat(agent.processes).isEmpty();
         assertThat(asked).noneMatch(a -> a.contains("/one/"));
+    }
+
+    @Test
+    void everyExecSessionGivesItsPermitBackHoweverItEnds() throws Exception {
+        var cat = new dev.drover.execstream.ExecTranscript();
+        ClientSocket s = exec("alice", LOG + "one/exec?command=cat&task=web&stdin=true", cat);
+        s.send(dev.drover.execstream.Channels.close(dev.drover.execstream.Channels.STDIN));
+        assertThat(cat.outcome().code()).isZero();
+        assertThatThrownBy(() ->
+                        exec("alice", LOG + "two/exec?task=db&command=cat", new dev.drover.execstream.ExecTranscript()))
+                .isInstanceOfSatisfying(
+                        ClientSocket.Refused.class, r -> assertThat(r.status()).isEqualTo(409));
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> exec(
+                            "alice",
+                            LOG + "one/exec?task=web&command=explode",
+                            new dev.drover.execstream.ExecTranscript()))
+                    .isInstanceOfSatisfying(
+                            ClientSocket.Refused.class,
+                            r -> assertThat(r.status()).isEqualTo(500));
+        }
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(api.execSessionsFree()).isEqualTo(GatewayExec.MAX_SESSIONS));
     }
 
     @Test
