@@ -82,6 +82,17 @@ final class GatewayExec implements WebSocketNegotiator {
 
     @Override
     public FrameHandler negotiate(ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
+        try {
+            return negotiateOrThrow(request, response, callback);
+        } catch (RuntimeException e) {
+            // Jetty's own error page would show the exception's text to the client
+            LOG.warn("an exec upgrade of {} failed", request.getHttpURI().getPath(), e);
+            return refuse(response, callback, 500, "the gateway failed to open the exec session; its log says why");
+        }
+    }
+
+    private FrameHandler negotiateOrThrow(
+            ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
         List<String> protocols = Channels.PROTOCOLS.stream()
                 .filter(request.getSubProtocols()::contains)
                 .toList();

@@ -447,9 +447,12 @@ class GatewayApiTest {
                             "alice",
                             LOG + "one/exec?task=web&command=explode",
                             new dev.drover.execstream.ExecTranscript()))
-                    .isInstanceOfSatisfying(
-                            ClientSocket.Refused.class,
-                            r -> assertThat(r.status()).isEqualTo(500));
+                    .isInstanceOfSatisfying(ClientSocket.Refused.class, r -> {
+                        assertThat(r.status()).isEqualTo(500);
+                        assertThat(r.body())
+                                .contains("\"kind\":\"Status\"", "its log says why")
+                                .doesNotContain("secret", "IllegalStateException");
+                    });
         }
         org.awaitility.Awaitility.await()
                 .atMost(Duration.ofSeconds(10))
