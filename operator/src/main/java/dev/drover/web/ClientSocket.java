@@ -48,6 +48,7 @@ public final class ClientSocket implements ExecSession.Peer {
 
     private final WebSocket socket;
     private final Listener listener;
+    private final java.util.concurrent.locks.ReentrantLock sending = new java.util.concurrent.locks.ReentrantLock();
 
     private ClientSocket(WebSocket socket, Listener listener) {
         this.socket = socket;
@@ -164,8 +165,21 @@ public final class ClientSocket implements ExecSession.Peer {
         return socket.getSubprotocol();
     }
 
+    /**
+     * {@inheritDoc} Safe from several threads at once (the exec command line's input and its terminal's size): the
+     * JDK's WebSocket fails a send begun while another is pending, so they take turns.
+     */
     @Override
     public void send(ByteBuffer message) throws IOException {
+        sending.lock();
+        try {
+            sendAlone(message);
+        } finally {
+            sending.unlock();
+        }
+    }
+
+    private void sendAlone(ByteBuffer message) throws IOException {
         try {
             socket.sendBinary(message, true).get(MessageSocket.SEND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
