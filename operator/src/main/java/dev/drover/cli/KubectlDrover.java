@@ -276,7 +276,8 @@ public final class KubectlDrover {
             }
             return 0;
         } catch (CommandFailure e) {
-            err.println("kubectl drover: " + e.getMessage());
+            // its text may carry what the API server, the gateway or an agent said: no escapes reach the terminal
+            err.println("kubectl drover: " + TerminalText.clean(e.getMessage()));
             return 1;
         }
     }
