@@ -40,6 +40,8 @@ final class GatewayExec implements WebSocketNegotiator {
     static final String PATH = "^/apis/agent\\.drover\\.dev/v1alpha1/namespaces/[^/]+/allocations/[^/]+/exec$";
     /** Exec sessions relayed at once; each holds two connections and a few virtual threads. */
     static final int MAX_SESSIONS = 512;
+    /** Exec sessions one user may have relayed at once, so that one user cannot take them all. */
+    static final int MAX_SESSIONS_PER_USER = 32;
     /** How long the user's side of a session may take to open once the agent's opened. */
     static final java.time.Duration USER_OPENS = java.time.Duration.ofSeconds(30);
 
@@ -66,6 +68,10 @@ final class GatewayExec implements WebSocketNegotiator {
     private final Rights authorizer;
     private final Agents backend;
     private final Semaphore sessions = new Semaphore(MAX_SESSIONS);
+    /** Sessions open per user, users with none left out. */
+    private final java.util.concurrent.ConcurrentHashMap<String, Integer> perUser =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     private final java.time.Duration userOpens;
 
     GatewayExec(RequestHeaderAuth authentication, Rights authorizer, Agents backend) {
@@ -146,10 +152,20 @@ final class GatewayExec implements WebSocketNegotiator {
                     "allocation " + id + " has no task \"" + task + "\" (its tasks: "
                             + GatewayStatus.cut(String.join(", ", tasks)) + ")");
         }
+        String name = user.getUsername();
+        if (!admitUser(name)) {
+            return refuse(
+                    response,
+                    callback,
+                    429,
+                    "user " + GatewayStatus.cut(name) + " has " + MAX_SESSIONS_PER_USER
+                            + " exec sessions open through the gateway, the most one user may; end one first");
+        }
         if (!sessions.tryAcquire()) {
+            releaseUser(name);
             return refuse(response, callback, 503, "the gateway relays as many exec sessions as it may; try again");
         }
-        Runnable release = releasingOnce();
+        Runnable release = releasingOnce(name);
         ClientSocket agent = null;
         try {
             Relay relay = new Relay();
@@ -223,13 +239,32 @@ final class GatewayExec implements WebSocketNegotiator {
     }
 
     /** Gives one session back, however many of its ends call it. */
-    private Runnable releasingOnce() {
+    private Runnable releasingOnce(String user) {
         java.util.concurrent.atomic.AtomicBoolean held = new java.util.concurrent.atomic.AtomicBoolean(true);
         return () -> {
             if (held.compareAndSet(true, false)) {
                 sessions.release();
+                releaseUser(user);
             }
         };
+    }
+
+    /** Counts a session for {@code user}; false when the user has as many as one may. */
+    private boolean admitUser(String user) {
+        boolean[] admitted = {false};
+        perUser.compute(user, (u, n) -> {
+            int open = n == null ? 0 : n;
+            if (open >= MAX_SESSIONS_PER_USER) {
+                return n;
+            }
+            admitted[0] = true;
+            return open + 1;
+        });
+        return admitted[0];
+    }
+
+    private void releaseUser(String user) {
+        perUser.computeIfPresent(user, (u, n) -> n <= 1 ? null : n - 1);
     }
 
     private static FrameHandler refuse(ServerUpgradeResponse response, Callback callback, int code, String message) {

@@ -460,6 +460,41 @@ class GatewayApiTest {
     }
 
     @Test
+    void oneUserCannotTakeEveryExecSession() throws Exception {
+        List<ClientSocket> open = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < GatewayExec.MAX_SESSIONS_PER_USER; i++) {
+                open.add(exec(
+                        "alice",
+                        LOG + "one/exec?task=web&command=cat&stdin=true",
+                        new dev.drover.execstream.ExecTranscript()));
+            }
+            assertThatThrownBy(() -> exec(
+                            "alice", LOG + "one/exec?task=web&command=cat", new dev.drover.execstream.ExecTranscript()))
+                    .isInstanceOfSatisfying(ClientSocket.Refused.class, r -> {
+                        assertThat(r.status()).isEqualTo(429);
+                        assertThat(r.body())
+                                .contains(
+                                        "user alice has " + GatewayExec.MAX_SESSIONS_PER_USER + " exec sessions open");
+                    });
+            open.removeFirst().close(null);
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() ->
+                            api.execSessionsFree() == GatewayExec.MAX_SESSIONS - GatewayExec.MAX_SESSIONS_PER_USER + 1);
+            open.add(exec(
+                    "alice",
+                    LOG + "one/exec?task=web&command=cat&stdin=true",
+                    new dev.drover.execstream.ExecTranscript()));
+        } finally {
+            open.forEach(s -> s.close(null));
+        }
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> api.execSessionsFree() == GatewayExec.MAX_SESSIONS);
+    }
+
+    @Test
     void aSignalIsPostedToTheAgentForTheUserWithItsNameMadeCanonical() throws Exception {
         HttpResponse<InputStream> r = post("alice", LOG + "two/signal?task=web&signal=usr1");
 
