@@ -49,9 +49,9 @@ public final class KubectlDrover {
                       to the time now (TASK@time); not counted against the restart policy (docs/allocations.md)
               signal  sends SIGNAL (SIGUSR1, usr1, HUP...) to the running TASK; its Signaling event names you
               exec    runs COMMAND inside the running TASK (its Exec event names you) and exits with its exit
-                      code; -i|--stdin sends your input to it, -t|--tty runs it on a terminal (yours goes raw
-                      for the session; its size is sent at the start and when it changes, looked at once a
-                      second)
+                      code; -i|--stdin sends your input to it, -t|--tty with -i runs it on a terminal (yours
+                      goes raw for the session; its size is sent at the start and when it changes, looked at
+                      once a second); -t without -i is ignored, as kubectl exec does
 
             OPTIONS: -n|--namespace NS, --context NAME, --kubeconfig FILE, and --token TOKEN: a bearer
             token that replaces the kubeconfig user's credentials
@@ -257,7 +257,13 @@ public final class KubectlDrover {
                 return ExecCommand.run(
                         config,
                         new ExecCommand.Request(
-                                namespace, a.getFirst(), a.get(1), command.command(), command.stdin(), command.tty()),
+                                namespace,
+                                a.getFirst(),
+                                a.get(1),
+                                command.command(),
+                                command.stdin(),
+                                // as kubectl exec: a terminal is for typing into, so without -i there is none
+                                command.tty() && command.stdin()),
                         in,
                         out,
                         err);
@@ -270,7 +276,8 @@ public final class KubectlDrover {
             }
             return 0;
         } catch (CommandFailure e) {
-            err.println("kubectl drover: " + e.getMessage());
+            // its text may carry what the API server, the gateway or an agent said: no escapes reach the terminal
+            err.println("kubectl drover: " + TerminalText.clean(e.getMessage()));
             return 1;
         }
     }

@@ -17,6 +17,9 @@ final class Terminal {
 
     private final String saved;
 
+    private final java.util.concurrent.atomic.AtomicBoolean restored = new java.util.concurrent.atomic.AtomicBoolean();
+    private final Thread hook = new Thread(this::restore, "terminal-restore");
+
     private Terminal(String saved) {
         this.saved = saved;
     }
@@ -29,7 +32,10 @@ final class Terminal {
         try {
             String saved = stty("-g").trim();
             stty("raw", "-echo");
-            return Optional.of(new Terminal(saved));
+            Terminal terminal = new Terminal(saved);
+            // a command line ended by a signal (SIGTERM, SIGHUP) skips the caller's finally: the hook restores then
+            Runtime.getRuntime().addShutdownHook(terminal.hook);
+            return Optional.of(terminal);
         } catch (IOException e) {
             return Optional.empty();
         }
@@ -45,8 +51,18 @@ final class Terminal {
         }
     }
 
-    /** Back to the mode it was in. */
+    /** Back to the mode it was in; once, however many times it is called. */
     void restore() {
+        if (!restored.compareAndSet(false, true)) {
+            return;
+        }
+        if (Thread.currentThread() != hook) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs, or ran, and finds it restored
+            }
+        }
         try {
             stty(saved);
         } catch (IOException e) {

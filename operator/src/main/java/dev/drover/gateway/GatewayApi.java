@@ -65,6 +65,7 @@ public final class GatewayApi implements AutoCloseable {
     private final RequestHeaderAuth authentication;
     private final Authorizer authorizer;
     private final Backend backend;
+    private final GatewayExec exec;
     private final java.util.concurrent.Semaphore requests;
     private final TcpConnections connections;
     /** Agents' answers being streamed now, closed on {@link #close} so their threads end. */
@@ -84,6 +85,7 @@ public final class GatewayApi implements AutoCloseable {
         this.authentication = authentication;
         this.authorizer = authorizer;
         this.backend = backend;
+        this.exec = new GatewayExec(authentication, authorizer, backend);
         // a client certificate is asked, not required: the health checks come without one
         this.server = JettyHttps.start(
                 "gateway",
@@ -93,8 +95,7 @@ public final class GatewayApi implements AutoCloseable {
                 tls,
                 true,
                 this::handle,
-                List.of(new JettyHttps.Upgrade(
-                        GatewayExec.PATH, new GatewayExec(authentication, authorizer, backend))));
+                List.of(new JettyHttps.Upgrade(GatewayExec.PATH, exec)));
         this.connections = new TcpConnections(server.port());
     }
 
@@ -119,6 +120,11 @@ public final class GatewayApi implements AutoCloseable {
             int maxRequests)
             throws IOException {
         return new GatewayApi(address, tls, authentication, authorizer, backend, maxRequests);
+    }
+
+    /** Exec sessions the gateway may still relay (tests). */
+    int execSessionsFree() {
+        return exec.sessionsFree();
     }
 
     public int port() {

@@ -40,6 +40,10 @@ final class GatewayExec implements WebSocketNegotiator {
     static final String PATH = "^/apis/agent\\.drover\\.dev/v1alpha1/namespaces/[^/]+/allocations/[^/]+/exec$";
     /** Exec sessions relayed at once; each holds two connections and a few virtual threads. */
     static final int MAX_SESSIONS = 512;
+    /** Exec sessions one user may have relayed at once, so that one user cannot take them all. */
+    static final int MAX_SESSIONS_PER_USER = 32;
+    /** How long the user's side of a session may take to open once the agent's opened. */
+    static final java.time.Duration USER_OPENS = java.time.Duration.ofSeconds(30);
 
     /** Whether a user may {@code verb} a subresource of an allocation. */
     public interface Rights {
@@ -64,8 +68,19 @@ final class GatewayExec implements WebSocketNegotiator {
     private final Rights authorizer;
     private final Agents backend;
     private final Semaphore sessions = new Semaphore(MAX_SESSIONS);
+    /** Sessions open per user, users with none left out. */
+    private final java.util.concurrent.ConcurrentHashMap<String, Integer> perUser =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final java.time.Duration userOpens;
 
     GatewayExec(RequestHeaderAuth authentication, Rights authorizer, Agents backend) {
+        this(authentication, authorizer, backend, USER_OPENS);
+    }
+
+    /** {@code userOpens}: how long the user's side has to open once the agent's has. */
+    GatewayExec(RequestHeaderAuth authentication, Rights authorizer, Agents backend, java.time.Duration userOpens) {
+        this.userOpens = userOpens;
         this.authentication = authentication;
         this.authorizer = authorizer;
         this.backend = backend;
@@ -73,6 +88,17 @@ final class GatewayExec implements WebSocketNegotiator {
 
     @Override
     public FrameHandler negotiate(ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
+        try {
+            return negotiateOrThrow(request, response, callback);
+        } catch (RuntimeException e) {
+            // Jetty's own error page would show the exception's text to the client
+            LOG.warn("an exec upgrade of {} failed", request.getHttpURI().getPath(), e);
+            return refuse(response, callback, 500, "the gateway failed to open the exec session; its log says why");
+        }
+    }
+
+    private FrameHandler negotiateOrThrow(
+            ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
         List<String> protocols = Channels.PROTOCOLS.stream()
                 .filter(request.getSubProtocols()::contains)
                 .toList();
@@ -126,60 +152,119 @@ final class GatewayExec implements WebSocketNegotiator {
                     "allocation " + id + " has no task \"" + task + "\" (its tasks: "
                             + GatewayStatus.cut(String.join(", ", tasks)) + ")");
         }
-        if (!sessions.tryAcquire()) {
-            return refuse(response, callback, 503, "the gateway relays as many exec sessions as it may; try again");
-        }
-        Relay relay = new Relay();
-        ClientSocket agent;
-        try {
-            agent = backend.exec(
-                    node,
-                    AgentClient.path(exec.namespace(), exec.name(), "exec") + exec.query(),
-                    user.getUsername(),
-                    protocols,
-                    relay.fromAgent());
-        } catch (AgentClient.AgentException e) {
-            sessions.release();
-            int code = switch (e.status()) {
-                case 400, 404, 409, 429 -> e.status();
-                case 0 -> 503;
-                default -> 500;
-            };
+        String name = user.getUsername();
+        if (!admitUser(name)) {
             return refuse(
                     response,
                     callback,
-                    code,
-                    "the agent of node " + node + ": " + GatewayStatus.cut(e.getMessage(), 1024));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            sessions.release();
-            return refuse(response, callback, 503, "the gateway is shutting down");
+                    429,
+                    "user " + GatewayStatus.cut(name) + " has " + MAX_SESSIONS_PER_USER
+                            + " exec sessions open through the gateway, the most one user may; end one first");
         }
-        LOG.info(
-                "{} runs a command in task {} of {} on node {}", GatewayStatus.cut(user.getUsername()), task, id, node);
-        relay.expectUser(java.time.Duration.ofSeconds(30));
-        response.setAcceptedSubProtocol(agent.protocol());
-        MessageReceiver fromUser = relay.fromUser();
-        return new MessageSocket(new MessageReceiver() {
-            @Override
-            public void opened(ExecSession.Peer peer) {
-                fromUser.opened(peer);
+        if (!sessions.tryAcquire()) {
+            releaseUser(name);
+            return refuse(response, callback, 503, "the gateway relays as many exec sessions as it may; try again");
+        }
+        Runnable release = releasingOnce(name);
+        ClientSocket agent = null;
+        try {
+            Relay relay = new Relay();
+            try {
+                agent = backend.exec(
+                        node,
+                        AgentClient.path(exec.namespace(), exec.name(), "exec") + exec.query(),
+                        user.getUsername(),
+                        protocols,
+                        relay.fromAgent());
+            } catch (AgentClient.AgentException e) {
+                release.run();
+                int code = switch (e.status()) {
+                    case 400, 404, 409, 429 -> e.status();
+                    case 0 -> 503;
+                    default -> 500;
+                };
+                return refuse(
+                        response,
+                        callback,
+                        code,
+                        "the agent of node " + node + ": " + GatewayStatus.cut(e.getMessage(), 1024));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                release.run();
+                return refuse(response, callback, 503, "the gateway is shutting down");
             }
-
-            @Override
-            public void message(ByteBuffer message, Runnable done) {
-                fromUser.message(message, done);
-            }
-
-            @Override
-            public void closed(String why) {
-                try {
-                    fromUser.closed(why);
-                } finally {
-                    sessions.release();
+            LOG.info(
+                    "{} runs a command in task {} of {} on node {}",
+                    GatewayStatus.cut(user.getUsername()),
+                    task,
+                    id,
+                    node);
+            // Jetty opens (and later closes) the user's side only when its 101 goes out: when it cannot, the
+            // relay's timeout is what frees the session
+            relay.expectUser(userOpens, release);
+            response.setAcceptedSubProtocol(agent.protocol());
+            MessageReceiver fromUser = relay.fromUser();
+            return new MessageSocket(new MessageReceiver() {
+                @Override
+                public void opened(ExecSession.Peer peer) {
+                    fromUser.opened(peer);
                 }
+
+                @Override
+                public void message(ByteBuffer message, Runnable done) {
+                    fromUser.message(message, done);
+                }
+
+                @Override
+                public void closed(String why) {
+                    try {
+                        fromUser.closed(why);
+                    } finally {
+                        release.run();
+                    }
+                }
+            });
+        } catch (RuntimeException e) {
+            release.run();
+            if (agent != null) {
+                agent.abort();
             }
+            throw e;
+        }
+    }
+
+    /** Sessions free now (tests). */
+    int sessionsFree() {
+        return sessions.availablePermits();
+    }
+
+    /** Gives one session back, however many of its ends call it. */
+    private Runnable releasingOnce(String user) {
+        java.util.concurrent.atomic.AtomicBoolean held = new java.util.concurrent.atomic.AtomicBoolean(true);
+        return () -> {
+            if (held.compareAndSet(true, false)) {
+                sessions.release();
+                releaseUser(user);
+            }
+        };
+    }
+
+    /** Counts a session for {@code user}; false when the user has as many as one may. */
+    private boolean admitUser(String user) {
+        boolean[] admitted = {false};
+        perUser.compute(user, (u, n) -> {
+            int open = n == null ? 0 : n;
+            if (open >= MAX_SESSIONS_PER_USER) {
+                return n;
+            }
+            admitted[0] = true;
+            return open + 1;
         });
+        return admitted[0];
+    }
+
+    private void releaseUser(String user) {
+        perUser.computeIfPresent(user, (u, n) -> n <= 1 ? null : n - 1);
     }
 
     private static FrameHandler refuse(ServerUpgradeResponse response, Callback callback, int code, String message) {

@@ -18,6 +18,8 @@ final class AgentGate {
 
     /** The header that names the user the gateway asks for ({@link AgentApi#ON_BEHALF_OF}). */
     static final String ON_BEHALF_OF = "X-Drover-On-Behalf-Of";
+    /** The longest {@link #ON_BEHALF_OF} taken: 1024 characters, 9 each URL-encoded (a character of 3 UTF-8 bytes). */
+    static final int MAX_ON_BEHALF_OF = 9 * 1024;
 
     /** What the gate decided. */
     sealed interface Entry {}
@@ -95,19 +97,37 @@ final class AgentGate {
         if (local.isEmpty()) {
             return new Refused(404, "allocation " + id + " does not run on node " + node);
         }
-        String user = onBehalfOf(caller.user(), fromGateway ? asked.onBehalfOf() : null);
-        return new Admitted(request, caller, fromGateway, user, local.get());
+        if (!fromGateway) {
+            return new Admitted(request, caller, false, caller.user(), local.get());
+        }
+        // the gateway names the user of every signal and exec (its own reads, a disk it downloads, name none):
+        // without one, or with one it cannot have sent, an act would run, and be audited, as the gateway itself
+        if (asked.onBehalfOf() == null && request.verb().equals("get")) {
+            return new Admitted(request, caller, true, caller.user(), local.get());
+        }
+        Optional<String> user = onBehalfOf(asked.onBehalfOf());
+        if (user.isEmpty()) {
+            return new Refused(
+                    400,
+                    "a request from the gateway names its user in " + ON_BEHALF_OF + " (URL-encoded, at most "
+                            + MAX_ON_BEHALF_OF + " characters)");
+        }
+        return new Admitted(request, caller, true, user.get(), local.get());
     }
 
-    /** Whom a request is for: the user the gateway names, else the caller. */
-    static String onBehalfOf(String caller, String onBehalfOf) {
-        if (onBehalfOf == null || onBehalfOf.isEmpty() || onBehalfOf.length() > 1024) {
-            return caller;
+    /**
+     * The user the gateway names, URL-decoded; empty when it is missing, too long or not URL-encoding. Its room: a
+     * user name the gateway takes (1024 characters) URL-encoded, where a character may take 9.
+     */
+    static Optional<String> onBehalfOf(String onBehalfOf) {
+        if (onBehalfOf == null || onBehalfOf.isEmpty() || onBehalfOf.length() > MAX_ON_BEHALF_OF) {
+            return Optional.empty();
         }
         try {
-            return URLDecoder.decode(onBehalfOf, StandardCharsets.UTF_8);
+            String user = URLDecoder.decode(onBehalfOf, StandardCharsets.UTF_8);
+            return user.isEmpty() ? Optional.empty() : Optional.of(user);
         } catch (IllegalArgumentException e) {
-            return onBehalfOf;
+            return Optional.empty();
         }
     }
 }

@@ -58,6 +58,21 @@ final class ExecEndpoint implements WebSocketNegotiator {
 
     @Override
     public FrameHandler negotiate(ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
+        try {
+            return negotiateOrThrow(request, response, callback);
+        } catch (RuntimeException e) {
+            // Jetty's own error page would show the exception's text to the client
+            LOG.warn("an exec upgrade of {} failed", request.getHttpURI().getPath(), e);
+            refuse(
+                    response,
+                    callback,
+                    new AgentGate.Refused(500, "the agent failed to open the exec session; its log says why"));
+            return null;
+        }
+    }
+
+    private FrameHandler negotiateOrThrow(
+            ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
         String protocol = Channels.PROTOCOLS.stream()
                 .filter(request.getSubProtocols()::contains)
                 .findFirst()

@@ -17,7 +17,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The client side of a message-level WebSocket ({@link java.net.http.WebSocket}): whole binary messages of at most
@@ -46,8 +45,12 @@ public final class ClientSocket implements ExecSession.Peer {
         }
     }
 
+    /** How long a close may wait for the server's before the connection is dropped. */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
+
     private final WebSocket socket;
     private final Listener listener;
+    private final java.util.concurrent.locks.ReentrantLock sending = new java.util.concurrent.locks.ReentrantLock();
 
     private ClientSocket(WebSocket socket, Listener listener) {
         this.socket = socket;
@@ -164,8 +167,21 @@ public final class ClientSocket implements ExecSession.Peer {
         return socket.getSubprotocol();
     }
 
+    /**
+     * {@inheritDoc} Safe from several threads at once (the exec command line's input and its terminal's size): the
+     * JDK's WebSocket fails a send begun while another is pending, so they take turns.
+     */
     @Override
     public void send(ByteBuffer message) throws IOException {
+        sending.lock();
+        try {
+            sendAlone(message);
+        } finally {
+            sending.unlock();
+        }
+    }
+
+    private void sendAlone(ByteBuffer message) throws IOException {
         try {
             socket.sendBinary(message, true).get(MessageSocket.SEND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -188,6 +204,17 @@ public final class ClientSocket implements ExecSession.Peer {
             socket.sendClose(1008, error.length() > 100 ? error.substring(0, 100) : error)
                     .exceptionally(t -> null);
         }
+        // a server that never answers the close would hold the connection (and, relayed, the session) open
+        Thread.ofVirtual().name("websocket-close").start(() -> {
+            try {
+                listener.ended.get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                socket.abort();
+                listener.end("the server did not answer the close within " + CLOSE_WAIT.toSeconds() + " seconds");
+            } catch (InterruptedException | ExecutionException e) {
+                socket.abort();
+            }
+        });
     }
 
     /** Drops the connection at once. */
@@ -198,7 +225,8 @@ public final class ClientSocket implements ExecSession.Peer {
     private static final class Listener implements WebSocket.Listener {
         private final MessageReceiver receiver;
         private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
-        private final AtomicBoolean ended = new AtomicBoolean();
+        private final java.util.concurrent.CompletableFuture<Void> ended =
+                new java.util.concurrent.CompletableFuture<>();
         private final HttpClient owned;
         private volatile ClientSocket socket;
         private volatile java.util.concurrent.CompletableFuture<Void> pong;
@@ -264,7 +292,7 @@ public final class ClientSocket implements ExecSession.Peer {
         }
 
         private void end(String why) {
-            if (ended.compareAndSet(false, true)) {
+            if (ended.complete(null)) {
                 try {
                     receiver.closed(why);
                 } finally {

@@ -63,6 +63,8 @@ public final class JettyHttps implements AutoCloseable {
      * command: an interactive shell may sit idle a while (kubelet's own streaming limit is 4 hours).
      */
     public static final Duration UPGRADED_IDLE = Duration.ofHours(1);
+    /** Frames an upgraded connection may have waiting to be written; a send beyond them fails. */
+    static final int MAX_OUTGOING_FRAMES = 64;
 
     /**
      * WebSocket upgrades of the raw paths {@code paths} accepts, negotiated by {@code negotiator}; any other request
@@ -243,6 +245,8 @@ public final class JettyHttps implements AutoCloseable {
                     configuration.setMaxFrameSize(Channels.MAX_MESSAGE);
                     configuration.setMaxTextMessageSize(1024);
                     configuration.setIdleTimeout(UPGRADED_IDLE);
+                    // a session writes one message, one pong and a close at a time: more queued is a peer not reading
+                    configuration.setMaxOutgoingFrames(MAX_OUTGOING_FRAMES);
                 }
             });
             addBean(websockets);

@@ -63,7 +63,12 @@ public final class MessageSocket implements FrameHandler, ExecSession.Peer {
                 if (payload != null) {
                     copy.put(payload.slice()).flip();
                 }
-                session.sendFrame(new Frame(OpCode.PONG, copy), Callback.NOOP, false);
+                callback.succeeded();
+                // the next frame is read only once the pong is written: a peer that floods pings and reads nothing
+                // is held back by its own unread pongs instead of queueing them here without bound
+                CoreSession s = session;
+                s.sendFrame(new Frame(OpCode.PONG, copy), Callback.from(s::demand, failed -> s.abort()), false);
+                return;
             }
             callback.succeeded();
             if (op == OpCode.TEXT) {

@@ -27,9 +27,10 @@ public final class Relay {
     /**
      * Closes the dialled side unless the dialling side opens within {@code within}: a caller whose upgrade failed
      * after the hop dialled on (it hung up first) would otherwise leave the far side's session, and its command,
-     * running until its idle limit.
+     * running until its idle limit. {@code neverOpened} runs then, after the close is asked for, so the caller frees
+     * what it holds for the session (its user side's close, which would otherwise, never comes).
      */
-    public void expectUser(java.time.Duration within) {
+    public void expectUser(java.time.Duration within, Runnable neverOpened) {
         Thread.ofVirtual().name("relay-open").start(() -> {
             try {
                 toUser.peer.get(within.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -38,6 +39,7 @@ public final class Relay {
                 toUser.closed = true;
                 toUser.peer.completeExceptionally(new IOException("the caller's side never opened"));
                 toAgent.close("the caller's upgrade did not complete");
+                neverOpened.run();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -76,6 +76,16 @@ class ExecCommandTest {
     }
 
     @Test
+    void aTerminalWithoutInputIsDroppedAsKubectlDoes() {
+        Run r = run("", "exec", "-t", "web", "main", "--kubeconfig", kubeconfig.toString(), "--", "sh", "-c", "exit 3");
+        assertThat(r.exit()).isEqualTo(3);
+        assertThat(server.opened)
+                .singleElement()
+                .asString()
+                .endsWith("&stdin=false&stdout=true&stderr=true&tty=false by null");
+    }
+
+    @Test
     void theCommandsExitCodeIsTheExitCode() {
         Run r = run("", "exec", "web", "main", "--kubeconfig", kubeconfig.toString(), "--", "sh", "-c", "exit 3");
         assertThat(r.exit()).isEqualTo(3);

@@ -105,6 +105,17 @@ class KubectlDroverTest {
     }
 
     @Test
+    void aFailuresTextReachesTheTerminalWithoutItsEscapes() throws Exception {
+        Run r = run(
+                "stats",
+                "web",
+                "--kubeconfig",
+                dir.resolve("k\u001b]0;owned\u0007\u001b[2J").toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).contains("cannot read the kubeconfig").doesNotContain("\u001b", "\u0007");
+    }
+
+    @Test
     void theApiServersRefusalIsShownAsItSaysIt() throws Exception {
         try (ApiServer api = new ApiServer()) {
             api.answer(API + "log?task=main&stream=stdout", 403, """

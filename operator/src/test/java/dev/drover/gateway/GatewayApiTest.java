@@ -148,6 +148,9 @@ class GatewayApiTest {
                 String node, String pathAndQuery, String user, List<String> protocols, MessageReceiver receiver)
                 throws AgentClient.AgentException {
             asked.add(node + " exec " + pathAndQuery + " for " + user);
+            if (pathAndQuery.contains("command=explode")) {
+                throw new IllegalStateException("secret internals of the agent client");
+            }
             if (node.equals("node-9")) {
                 throw new AgentClient.AgentException("cannot reach the agent of node node-9", 0);
             }
@@ -427,6 +430,68 @@ class GatewayApiTest {
         assertThat(status(plain).path("message").asText()).contains("WebSocket upgrade");
         assertThat(agent.processes).isEmpty();
         assertThat(asked).noneMatch(a -> a.contains("/one/"));
+    }
+
+    @Test
+    void everyExecSessionGivesItsPermitBackHoweverItEnds() throws Exception {
+        var cat = new dev.drover.execstream.ExecTranscript();
+        ClientSocket s = exec("alice", LOG + "one/exec?command=cat&task=web&stdin=true", cat);
+        s.send(dev.drover.execstream.Channels.close(dev.drover.execstream.Channels.STDIN));
+        assertThat(cat.outcome().code()).isZero();
+        assertThatThrownBy(() ->
+                        exec("alice", LOG + "two/exec?task=db&command=cat", new dev.drover.execstream.ExecTranscript()))
+                .isInstanceOfSatisfying(
+                        ClientSocket.Refused.class, r -> assertThat(r.status()).isEqualTo(409));
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> exec(
+                            "alice",
+                            LOG + "one/exec?task=web&command=explode",
+                            new dev.drover.execstream.ExecTranscript()))
+                    .isInstanceOfSatisfying(ClientSocket.Refused.class, r -> {
+                        assertThat(r.status()).isEqualTo(500);
+                        assertThat(r.body())
+                                .contains("\"kind\":\"Status\"", "its log says why")
+                                .doesNotContain("secret", "IllegalStateException");
+                    });
+        }
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(api.execSessionsFree()).isEqualTo(GatewayExec.MAX_SESSIONS));
+    }
+
+    @Test
+    void oneUserCannotTakeEveryExecSession() throws Exception {
+        List<ClientSocket> open = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < GatewayExec.MAX_SESSIONS_PER_USER; i++) {
+                open.add(exec(
+                        "alice",
+                        LOG + "one/exec?task=web&command=cat&stdin=true",
+                        new dev.drover.execstream.ExecTranscript()));
+            }
+            assertThatThrownBy(() -> exec(
+                            "alice", LOG + "one/exec?task=web&command=cat", new dev.drover.execstream.ExecTranscript()))
+                    .isInstanceOfSatisfying(ClientSocket.Refused.class, r -> {
+                        assertThat(r.status()).isEqualTo(429);
+                        assertThat(r.body())
+                                .contains(
+                                        "user alice has " + GatewayExec.MAX_SESSIONS_PER_USER + " exec sessions open");
+                    });
+            open.removeFirst().close(null);
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() ->
+                            api.execSessionsFree() == GatewayExec.MAX_SESSIONS - GatewayExec.MAX_SESSIONS_PER_USER + 1);
+            open.add(exec(
+                    "alice",
+                    LOG + "one/exec?task=web&command=cat&stdin=true",
+                    new dev.drover.execstream.ExecTranscript()));
+        } finally {
+            open.forEach(s -> s.close(null));
+        }
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> api.execSessionsFree() == GatewayExec.MAX_SESSIONS);
     }
 
     @Test

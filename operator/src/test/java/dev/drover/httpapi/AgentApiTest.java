@@ -337,6 +337,26 @@ class AgentApiTest {
                         "web SIGTERM Signal SIGTERM sent by \"alice\"");
     }
 
+    @Test
+    void theGatewayMustNameTheUserOfASignalAndALongNameStillFits() throws Exception {
+        String web = "/v1/allocations/team-a/svc/signal?task=web&signal=TERM";
+        for (String bad : new String[] {null, "", "carol%zz", "x".repeat(AgentGate.MAX_ON_BEHALF_OF + 1)}) {
+            HttpResponse<String> r = post(gatewayHttp, web, "gateway-token", bad);
+            assertThat(r.statusCode()).as(String.valueOf(bad)).isEqualTo(400);
+            assertThat(r.body()).contains(AgentApi.ON_BEHALF_OF);
+        }
+        assertThat(signalled).as("nothing is run as the gateway itself").isEmpty();
+        String euros = "\u20ac".repeat(1024);
+        assertThat(post(gatewayHttp, web, "gateway-token", AgentClient.encode(euros))
+                        .statusCode())
+                .isEqualTo(200);
+        // the event quotes the name, cut: its start shows it was decoded, not the gateway's own
+        assertThat(signalled)
+                .singleElement()
+                .asString()
+                .startsWith("web SIGTERM Signal SIGTERM sent by \"\u20ac\u20ac");
+    }
+
     ClientSocket exec(HttpClient http, String token, String onBehalfOf, String query, ExecTranscript transcript)
             throws Exception {
         Map<String, String> headers = new java.util.LinkedHashMap<>();
