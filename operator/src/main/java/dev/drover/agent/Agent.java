@@ -42,6 +42,7 @@ import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.checks.CheckProber;
 import dev.drover.taskrunner.checks.CheckScheduler;
+import dev.drover.taskrunner.checks.ProbeMetrics;
 import dev.drover.taskrunner.identity.WorkloadIdentity;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -197,7 +198,9 @@ public final class Agent implements AutoCloseable {
         closeLast.add(credentials);
         // one schedule for every task's checks, closed after the runners (they end their tasks' probings first) and
         // before the drivers, whose exec an abandoned exec probe may still be in
-        checks = new CheckScheduler(CheckScheduler.DEFAULT_MAX_CONCURRENT_PROBES);
+        CheckScheduler scheduler = new CheckScheduler(CheckScheduler.DEFAULT_MAX_CONCURRENT_PROBES);
+        new ProbeMetrics(scheduler).register(metrics.registry());
+        checks = scheduler;
         AllocRunnerConfig runners = new AllocRunnerConfig(
                 config.dataDir(),
                 tasks,

@@ -253,6 +253,16 @@ class CheckSchedulerTest {
         timer.advance(Duration.ofSeconds(2));
         assertThat(scheduler.skippedSaturated()).isEqualTo(1);
         assertThat(scheduler.skippedBusy()).isZero();
+        io.prometheus.client.CollectorRegistry registry = new io.prometheus.client.CollectorRegistry();
+        new ProbeMetrics(scheduler).register(registry);
+        assertThat(registry.getSampleValue(
+                        "drover_check_probes_skipped_total", new String[] {"reason"}, new String[] {"saturated"}))
+                .as("the scrape shows it")
+                .isEqualTo(1.0);
+        assertThat(registry.getSampleValue("drover_check_probes", new String[] {"state"}, new String[] {"running"}))
+                .isEqualTo(1.0);
+        assertThat(registry.getSampleValue("drover_check_probes", new String[] {"state"}, new String[] {"waiting"}))
+                .isEqualTo(1.0);
 
         gated.gate.release(2);
         assertThat(next().check()).isEqualTo("a");
