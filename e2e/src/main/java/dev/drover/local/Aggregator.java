@@ -136,7 +136,7 @@ final class Aggregator {
             Thread.currentThread().interrupt();
             throw new ApiFront.ApiError(503, "ServiceUnavailable", "server is shutting down");
         }
-        relay.expectUser(java.time.Duration.ofSeconds(30));
+        relay.expectUser(java.time.Duration.ofSeconds(30), () -> {}); // the local API server holds no permits
         response.setAcceptedSubProtocol(backendSocket.protocol());
         return new MessageSocket(relay.fromUser());
     }
