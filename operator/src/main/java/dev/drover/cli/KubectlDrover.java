@@ -277,7 +277,7 @@ public final class KubectlDrover {
             return 0;
         } catch (CommandFailure e) {
             // its text may carry what the API server, the gateway or an agent said: no escapes reach the terminal
-            err.println("kubectl drover: " + TerminalText.clean(e.getMessage()));
+            err.println("kubectl drover: " + TerminalText.escaped(e.getMessage()));
             return 1;
         }
     }

@@ -30,6 +30,18 @@ final class TerminalText {
      * to {@link #MAX} characters; {@link #NONE} for null.
      */
     static String clean(String s) {
+        return clean(s, MAX);
+    }
+
+    /**
+     * {@code s} with every unsafe character escaped as {@link #clean(String)} does, whole: for a message whose parts
+     * were cut already, and whose end (the HTTP status) must show.
+     */
+    static String escaped(String s) {
+        return clean(s, Integer.MAX_VALUE - 1);
+    }
+
+    private static String clean(String s, int max) {
         if (s == null) {
             return NONE;
         }
@@ -41,7 +53,7 @@ final class TerminalText {
             String piece = isUnsafe(cp) ? escape(cp) : Character.toString(cp);
             boolean more = i < s.length();
             // keep room for the ellipsis, unless this is the last piece and it fits
-            if (shown + length(piece) > MAX - (more ? 1 : 0)) {
+            if (shown + length(piece) > max - (more ? 1 : 0)) {
                 return out.append('…').toString();
             }
             out.append(piece);

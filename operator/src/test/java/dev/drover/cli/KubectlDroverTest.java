@@ -130,6 +130,21 @@ class KubectlDroverTest {
     }
 
     @Test
+    void aLongRefusalStillEndsWithItsHttpStatus() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            api.answer(API + "log?task=main&stream=stdout", 403, """
+                    {"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,
+                     "message":"allocations.agent.drover.dev \\"web\\" is forbidden: User \\"system:serviceaccount:team-a:a-rather-long-name\\" cannot get resource \\"allocations/log\\" in API group \\"agent.drover.dev\\" in the namespace \\"team-a\\""}""");
+            Run r = run("logs", "web", "main", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err().strip())
+                    .as("the message may be cut, its status never")
+                    .contains("is forbidden: User")
+                    .endsWith("(HTTP 403)");
+        }
+    }
+
+    @Test
     void signalPostsThroughTheApiServerAndSaysWhatWasSentOrWhyNot() throws Exception {
         try (ApiServer api = new ApiServer()) {
             api.answerPost(API + "signal?task=main&signal=usr1", 200, """
