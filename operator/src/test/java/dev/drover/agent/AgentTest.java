@@ -168,7 +168,17 @@ class AgentTest {
                 .until(() -> get("mover").getStatus() != null
                         && get("mover").getStatus().getClientStatus() == ClientStatus.Running);
         assertThat(data.resolve("allocs/default/mover")).exists();
-        long writes = agent.statusWriter().writes();
+        // what the allocation's run still had to write (a later task event, batched) lands before the count is taken
+        long[] seen = {-1};
+        await().atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(600))
+                .until(() -> {
+                    long now = agent.statusWriter().writes();
+                    boolean settled = now == seen[0];
+                    seen[0] = now;
+                    return settled;
+                });
+        long writes = seen[0];
         client.resources(Allocation.class)
                 .inNamespace("default")
                 .withName("mover")
