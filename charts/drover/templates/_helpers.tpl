@@ -88,8 +88,11 @@ no seccomp filter or reduced capability set) and NVML on host device nodes
 need a privileged container, and so do exec tasks (unshare of PID, mount,
 IPC and UTS namespaces, mounts in them, setpriv to the task's user, chown of
 its directories: CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_CHOWN and no
-seccomp/AppArmor filter on unshare and mount); otherwise the configured
-least-privilege one.
+seccomp/AppArmor filter on unshare and mount). raw_exec tasks inside the
+container and the NVIDIA plugin under its runtime class keep the configured
+least-privilege context but as root (a task's `user`, the task cgroups, the
+GPUs' device nodes). Otherwise, with only the mock driver, the configured
+context as it is: not root by default.
 */}}
 {{- define "drover.containerSecurityContext" -}}
 {{- if or (include "drover.rawExecOnHost" .) (include "drover.nvidiaHostLibrary" .) .Values.agent.exec.enabled }}
@@ -98,8 +101,30 @@ runAsGroup: 0
 privileged: true
 allowPrivilegeEscalation: true
 readOnlyRootFilesystem: {{ .Values.securityContext.readOnlyRootFilesystem | default false }}
+{{- else if include "drover.agentNeedsRoot" . }}
+runAsUser: 0
+runAsGroup: 0
+runAsNonRoot: false
+{{ toYaml (omit .Values.securityContext "runAsUser" "runAsGroup" "runAsNonRoot") }}
 {{- else }}
 {{- toYaml .Values.securityContext }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when an enabled option needs the agent to run as root: a driver that runs host processes, or GPUs. */}}
+{{- define "drover.agentNeedsRoot" -}}
+{{- if or (include "drover.processTasks" .) .Values.devicePlugins.nvidia.enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+The user the agent runs as when that is not root, else empty: the hostPath
+data dir, which the kubelet creates root-owned, is then given to it by the
+data-dir init container.
+*/}}
+{{- define "drover.agentUser" -}}
+{{- if not (include "drover.agentNeedsRoot" .) }}
+{{- $uid := .Values.securityContext.runAsUser | default 0 | int }}
+{{- if ne $uid 0 }}{{ $uid }}:{{ .Values.securityContext.runAsGroup | default $uid | int }}{{ end }}
 {{- end }}
 {{- end }}
 

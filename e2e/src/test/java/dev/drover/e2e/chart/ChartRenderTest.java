@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -548,6 +549,56 @@ class ChartRenderTest {
         assertThat(inContainer.agent().getSecurityContext().getPrivileged())
                 .as("namespaces and user switches need it even inside the container")
                 .isTrue();
+    }
+
+    @Test
+    void onlyTheMockDriverRunsTheAgentAsItsOwnUserOnADataDirAnInitContainerGaveIt() {
+        Rendered rendered = DroverChart.render(ValueSet.DEFAULTS);
+        var security = rendered.agent().getSecurityContext();
+        assertThat(security.getRunAsUser()).isEqualTo(65532L);
+        assertThat(security.getRunAsGroup()).isEqualTo(65532L);
+        assertThat(security.getRunAsNonRoot()).isTrue();
+
+        Container dataDir = rendered.pod().getInitContainers().stream()
+                .filter(c -> c.getName().equals("data-dir"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(dataDir.getImage()).isEqualTo(rendered.agent().getImage());
+        assertThat(dataDir.getCommand())
+                .as("links themselves (-h), never what they point at")
+                .containsExactly("chown", "-R", "-h", "65532:65532", "/var/lib/drover");
+        assertThat(dataDir.getVolumeMounts())
+                .singleElement()
+                .satisfies(m -> assertThat(m.getMountPath()).isEqualTo("/var/lib/drover"));
+        var initSecurity = dataDir.getSecurityContext();
+        assertThat(initSecurity.getRunAsUser()).isZero();
+        assertThat(initSecurity.getAllowPrivilegeEscalation()).isFalse();
+        assertThat(initSecurity.getCapabilities().getDrop()).containsExactly("ALL");
+        assertThat(initSecurity.getCapabilities().getAdd())
+                .as("chown rights and reading what an earlier agent kept private, nothing else")
+                .containsExactlyInAnyOrder("CHOWN", "DAC_READ_SEARCH");
+
+        Rendered customUser = DroverChart.render(
+                ValueSet.DEFAULTS, Map.of("securityContext.runAsUser", 1234, "securityContext.runAsGroup", 1235));
+        assertThat(customUser.pod().getInitContainers().getFirst().getCommand()).contains("1234:1235");
+    }
+
+    @Test
+    void driversAndGpusThatNeedRootRunTheAgentAsRootWithNoDataDirInitContainer() {
+        for (Map<String, Object> values : List.of(
+                Map.<String, Object>of("agent.rawExec.enabled", true, "agent.rawExec.hostProcesses", false),
+                Map.<String, Object>of("agent.rawExec.enabled", true),
+                Map.<String, Object>of("agent.exec.enabled", true),
+                Map.<String, Object>of("devicePlugins.nvidia.enabled", true))) {
+            Rendered rendered = DroverChart.render(ValueSet.DEFAULTS, values);
+            assertThat(rendered.agent().getSecurityContext().getRunAsUser())
+                    .as("%s", values)
+                    .isZero();
+            assertThat(rendered.agent().getSecurityContext().getRunAsNonRoot())
+                    .as("%s", values)
+                    .isNotEqualTo(Boolean.TRUE);
+            assertThat(rendered.pod().getInitContainers()).as("%s", values).isNullOrEmpty();
+        }
     }
 
     @Test

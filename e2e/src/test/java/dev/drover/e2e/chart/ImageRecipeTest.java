@@ -5,36 +5,101 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** operator/Dockerfile packages the jar the operator build produces, and starts it the way the chart expects. */
+/**
+ * operator/Dockerfile builds the agent from source (no Maven on the building machine), packages the jar the
+ * operator build produces, starts it the way the chart expects, not as root, and is tagged as the chart's default
+ * image. No Docker here: these read the recipe against the files it names.
+ */
 class ImageRecipeTest {
 
-    private static final Path OPERATOR = Path.of("..", "operator");
+    private static final Path ROOT = Path.of("..");
+    private static final Path OPERATOR = ROOT.resolve("operator");
+    private static final String OPTIONS = "operator/src/main/resources/META-INF/drover/agent.options";
 
     @Test
-    void dockerfileCopiesTheShadedAgentJarAndStartsIt() throws IOException {
-        String dockerfile = Files.readString(OPERATOR.resolve("Dockerfile"));
+    void aBuildStageCompilesTheAgentWithTheRepositorysMavenWrapper() throws IOException {
+        String dockerfile = dockerfile();
+        assertThat(dockerfile)
+                .contains("FROM eclipse-temurin:25-jdk AS build")
+                .as("a C compiler and a static libc for drover-monitor")
+                .contains("gcc libc6-dev")
+                .contains("./mvnw -B -q -pl operator -am package -DskipTests");
+        for (Matcher copy = Pattern.compile("(?m)^COPY (\\S+) ").matcher(dockerfile); copy.find(); ) {
+            if (!copy.group(1).startsWith("--from")) {
+                assertThat(ROOT.resolve(copy.group(1)))
+                        .as("COPY %s names a path of the repository", copy.group(1))
+                        .exists();
+            }
+        }
+        List<String> modules = List.of("common", "crds", "deviceplugin", "operator");
+        assertThat(Files.readString(ROOT.resolve("operator/pom.xml")))
+                .as("the agent's own modules are the ones copied")
+                .contains(
+                        "<artifactId>drover-common</artifactId>",
+                        "<artifactId>drover-crds</artifactId>",
+                        "<artifactId>drover-deviceplugin</artifactId>");
+        String ignore = Files.readString(OPERATOR.resolve("Dockerfile.dockerignore"));
+        for (String module : modules) {
+            assertThat(dockerfile).contains("COPY " + module + " " + module);
+            assertThat(ignore).contains("!" + module);
+        }
+        assertThat(ignore)
+                .as("the context starts empty and leaves out what was built locally")
+                .startsWith("#")
+                .contains("\n*\n", "!mvnw", "!pom.xml", "!.mvn/wrapper/maven-wrapper.properties", "**/target");
+    }
+
+    @Test
+    void theImageRunsTheShadedAgentJarWithItsOptionsAsANonRootUser() throws IOException {
+        String dockerfile = dockerfile();
         Matcher finalName = Pattern.compile("<finalName>([^<]+)</finalName>")
                 .matcher(Files.readString(OPERATOR.resolve("pom.xml")));
         assertThat(finalName.find()).as("operator/pom.xml names its shaded jar").isTrue();
         String jar = finalName.group(1) + ".jar";
 
-        String options = "operator/src/main/resources/META-INF/drover/agent.options";
         assertThat(dockerfile)
                 .contains("FROM eclipse-temurin:25-jre")
-                .contains("COPY operator/target/" + jar + " /app/" + jar)
-                .contains("COPY " + options + " /app/agent.options")
+                .contains("cp operator/target/" + jar + " /" + jar)
+                .contains("COPY --from=build /" + jar + " /app/" + jar)
+                .contains("COPY " + OPTIONS + " /app/agent.options")
+                .contains("USER 65532:65532")
                 .contains("ENTRYPOINT [\"java\", \"@/app/agent.options\", \"-jar\", \"/app/" + jar + "\"]");
-        assertThat(Files.readAllLines(Path.of("..", options)))
+        assertThat(dockerfile.indexOf("USER 65532:65532"))
+                .as("the user is set in the final stage")
+                .isGreaterThan(dockerfile.indexOf("FROM eclipse-temurin:25-jre"));
+        assertThat(Files.readAllLines(ROOT.resolve(OPTIONS)))
                 .as("the JVM options: native access for SQLite and NVML, heap from the container's limit")
                 .contains(
                         "--enable-native-access=ALL-UNNAMED", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError");
-        assertThat(Files.readString(OPERATOR.resolve("Dockerfile.dockerignore")))
-                .as("the build context sends only the jar and its options")
-                .contains("!operator/target/" + jar)
-                .contains("!" + options);
+    }
+
+    @Test
+    void theDocumentedBuildTagsTheChartsDefaultImage() throws IOException {
+        String chart = Files.readString(ROOT.resolve("charts/drover/Chart.yaml"));
+        Matcher appVersion = Pattern.compile("(?m)^appVersion: \"([^\"]+)\"").matcher(chart);
+        assertThat(appVersion.find()).isTrue();
+        Matcher repository = Pattern.compile("(?m)^  repository: (\\S+)")
+                .matcher(Files.readString(ROOT.resolve("charts/drover/values.yaml")));
+        assertThat(repository.find()).isTrue();
+        String image = repository.group(1) + ":" + appVersion.group(1);
+
+        String dockerfile = dockerfile();
+        assertThat(dockerfile)
+                .contains("docker build -f operator/Dockerfile -t " + image + " .")
+                .contains("org.opencontainers.image.version=\"" + appVersion.group(1) + "\"")
+                .contains("org.opencontainers.image.licenses=\"Apache-2.0\"");
+        assertThat(Files.readString(ROOT.resolve("docs/install.md")))
+                .contains("docker build -f operator/Dockerfile -t " + image + " .");
+        assertThat(Files.readString(ROOT.resolve("pom.xml")))
+                .contains("<version>" + appVersion.group(1) + "-SNAPSHOT</version>");
+    }
+
+    private static String dockerfile() throws IOException {
+        return Files.readString(OPERATOR.resolve("Dockerfile"));
     }
 }
