@@ -69,6 +69,7 @@ public final class DroverMetrics {
 
     public DroverMetrics(Sources sources) {
         DefaultExports.register(registry);
+        BuildInfo.current().collector().register(registry);
         new ScrapeTime(sources).register(registry);
     }
 
