@@ -10,6 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class MetricsServerTest {
@@ -31,6 +32,16 @@ class MetricsServerTest {
             assertThat(res.statusCode()).isEqualTo(200);
             return res.body();
         }
+    }
+
+    @Test
+    void readinessIsASeriesThatFollowsReadyz() throws Exception {
+        DroverMetrics metrics = metrics();
+        AtomicReference<Optional<String>> ready = new AtomicReference<>(Optional.of("starting"));
+        new ReadyMetric(ready::get).register(metrics.registry());
+        assertThat(scrape(metrics, null)).contains("\ndrover_agent_ready 0.0\n");
+        ready.set(Optional.empty());
+        assertThat(scrape(metrics, null)).contains("\ndrover_agent_ready 1.0\n");
     }
 
     @Test
