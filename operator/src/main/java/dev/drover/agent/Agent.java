@@ -235,7 +235,7 @@ public final class Agent implements AutoCloseable {
         new AdmissionMetrics(admission).register(metrics.registry());
 
         if (devices != null) {
-            new DeviceMetrics(devices, ledger).register(metrics.registry());
+            new DeviceMetrics(devices, ledger, config.nodeName()).register(metrics.registry());
         }
         metrics.cgroupVersion(cgroups.version());
         Map<String, String> annotations = new LinkedHashMap<>();
