@@ -179,3 +179,26 @@ field) or a field that may itself be absent ("status").
 {{- end -}}
 ({{ $oHas }} ? ({{ $pHas }} && {{ $o }}.{{ .field }} == {{ $p }}.{{ .field }}) : !{{ $pHas }})
 {{- end }}
+
+{{/*
+An alert's `for`, labels (severity and metrics.prometheusRule.additionalLabels) and annotations (summary,
+description, and its runbook in docs/operations.md). Call with
+(dict "ctx" $ "rule" <its values> "anchor" <heading anchor in operations.md> "summary" ... "description" ...).
+*/}}
+{{- define "drover.alertCommon" -}}
+{{- $p := .ctx.Values.metrics.prometheusRule -}}
+for: {{ .rule.for }}
+labels:
+  {{- with $p.additionalLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  severity: {{ .rule.severity | quote }}
+annotations:
+  summary: {{ .summary | quote }}
+  description: {{ .description | quote }}
+  {{- if $p.runbookBaseUrl }}
+  runbook_url: {{ printf "%s#%s" $p.runbookBaseUrl .anchor | quote }}
+  {{- else }}
+  runbook: {{ printf "docs/operations.md#%s" .anchor | quote }}
+  {{- end }}
+{{- end }}

@@ -346,9 +346,16 @@ class AgentIT {
                 "operator_sdk_reconciliations_started_total",
                 "operator_sdk_reconciliations_success_total",
                 "jvm_threads_current",
-                "process_cpu_seconds_total")) {
+                "process_cpu_seconds_total",
+                "drover_build_info{version=\"",
+                "\ndrover_agent_ready 1.0\n",
+                "\ndrover_allocations_failed_total ",
+                "\ndrover_allocations_waiting_longest_seconds 0.0\n")) {
             assertThat(metrics).as(series).contains(series);
         }
+        assertThat(metrics.lines().filter(l -> l.contains("_created")))
+                .as("no simpleclient start-time series")
+                .isEmpty();
         assertThat(get("/healthz")).contains("ok");
         assertThat(get("/readyz")).contains("ok");
     }

@@ -33,6 +33,7 @@ import dev.drover.httpapi.LocalAllocation;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
+import dev.drover.metrics.ReadyMetric;
 import dev.drover.state.AllocId;
 import dev.drover.state.PrivateFiles;
 import dev.drover.state.StateDB;
@@ -185,7 +186,8 @@ public final class Agent implements AutoCloseable {
                     StateStats s = state.stats();
                     return new long[] {s.writes(), s.deduplicated(), s.failures(), s.unstored(), s.quarantined()};
                 },
-                () -> new long[] {events.written(), events.dropped(), events.failed()}));
+                () -> new long[] {events.written(), events.dropped(), events.failed()},
+                () -> controller == null ? 0 : controller.longestWaitToStart().toNanos() / 1e9));
         TaskRunnerConfig.Shared tasks = new TaskRunnerConfig.Shared(
                 drivers,
                 state,
@@ -233,7 +235,7 @@ public final class Agent implements AutoCloseable {
         new AdmissionMetrics(admission).register(metrics.registry());
 
         if (devices != null) {
-            new DeviceMetrics(devices, ledger).register(metrics.registry());
+            new DeviceMetrics(devices, ledger, config.nodeName()).register(metrics.registry());
         }
         metrics.cgroupVersion(cgroups.version());
         Map<String, String> annotations = new LinkedHashMap<>();
@@ -254,6 +256,7 @@ public final class Agent implements AutoCloseable {
         }
         registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
         registrar.follow(() -> admission.usage().annotations());
+        new ReadyMetric(this::readiness).register(metrics.registry());
         if (config.metricsPort() >= 0) {
             http = new MetricsServer(config.metricsPort(), metrics.registry(), this::health, this::readiness);
             LOG.info("serving /metrics, /healthz and /readyz on port {}", http.port());

@@ -319,6 +319,11 @@ public final class AllocationController {
         return gate.waiting();
     }
 
+    /** How long the allocation waiting longest to be taken on has waited; zero when none waits. */
+    public Duration longestWaitToStart() {
+        return gate.longestWait();
+    }
+
     /**
      * For an agent that stops: starts under way end (what waits is left for the next agent), runners stop, tasks
      * keep running. Joins every runner's threads.

@@ -81,6 +81,9 @@ final class AllocationReports {
         if (c.runningAfterNanos() > 0) {
             metrics.seenToRunning(c.runningAfterNanos() / 1e9);
         }
+        if (c.enteredFailed()) {
+            metrics.allocationFailed();
+        }
         boolean tell = c.owner() != null && t.confirmed();
         if (event != null && tell) {
             events.record(c.owner(), task, event, clock);

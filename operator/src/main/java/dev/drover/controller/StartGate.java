@@ -43,7 +43,8 @@ final class StartGate implements AutoCloseable {
     private final Worker expirer;
     private boolean closed;
 
-    private record Waiting(AllocId id, Runnable start) {}
+    /** @param since when it began to wait (nanoTime) */
+    private record Waiting(AllocId id, Runnable start, long since) {}
 
     /**
      * @param limit allocations taken on at once; 0 takes every one on as it comes
@@ -72,7 +73,7 @@ final class StartGate implements AutoCloseable {
             admitted.put(id, System.nanoTime());
             return true;
         }
-        queue.addLast(new Waiting(id, start));
+        queue.addLast(new Waiting(id, start, System.nanoTime()));
         return false;
     }
 
@@ -92,6 +93,12 @@ final class StartGate implements AutoCloseable {
     /** Allocations waiting to be taken on. */
     synchronized int waiting() {
         return queue.size();
+    }
+
+    /** How long the allocation that waits longest has waited; zero when none waits. */
+    synchronized Duration longestWait() {
+        Waiting first = queue.peekFirst(); // taken on in the order they came: the first waits longest
+        return first == null ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - first.since());
     }
 
     private boolean isWaiting(AllocId id) {

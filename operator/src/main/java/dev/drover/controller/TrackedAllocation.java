@@ -41,6 +41,7 @@ final class TrackedAllocation {
      * What a change of the runner's state made of the allocation ({@code status} null: an older state, dropped).
      *
      * @param tasksEnded terminal, and every task dead now: nothing of it can use its devices any more
+     * @param enteredFailed its client status became Failed now (not one restored as Failed)
      */
     record Change(
             AllocationStatus status,
@@ -49,7 +50,8 @@ final class TrackedAllocation {
             boolean becameTerminal,
             boolean tasksEnded,
             boolean leftPending,
-            long runningAfterNanos) {}
+            long runningAfterNanos,
+            boolean enteredFailed) {}
 
     final AllocId id;
     final String uid;
@@ -320,9 +322,10 @@ final class TrackedAllocation {
     synchronized Change stateChanged(
             AllocState state, Optional<String> unstored, Supplier<List<AllocatedDevice>> devices, Instant now) {
         if (state.version() < builtVersion || tasks == null) {
-            return new Change(null, owner, false, false, false, false, 0);
+            return new Change(null, owner, false, false, false, false, 0, false);
         }
         builtVersion = state.version();
+        ClientStatus before = built == null ? null : built.getClientStatus();
         AllocationStatus status = AllocationStatuses.of(state, tasks, built, now);
         if (devices != null) {
             status.setAllocatedDevices(devices.get());
@@ -358,7 +361,12 @@ final class TrackedAllocation {
                 becameTerminal,
                 tasksEnded,
                 state.clientStatus() != ClientStatus.Pending,
-                runningAfter);
+                runningAfter,
+                // one the agent restored had its status before: only a change to Failed counts, or a first status
+                // of one this agent's watch delivered
+                status.getClientStatus() == ClientStatus.Failed
+                        && before != ClientStatus.Failed
+                        && (before != null || seenNanos != 0));
     }
 
     /** {@code all} by the client status last reported for them. */

@@ -14,6 +14,7 @@ import io.prometheus.client.hotspot.DefaultExports;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
@@ -29,13 +30,26 @@ public final class DroverMetrics {
      * Where the scrape-time series come from.
      *
      * @param stateWrites written, deduplicated, failed, unstored, quarantined
+     * @param longestWait seconds the allocation waiting longest for a start slot has waited (0: none waits)
      */
     public record Sources(
             Supplier<Map<ClientStatus, Integer>> allocationsByStatus,
             IntSupplier allocationsWaiting,
             Supplier<long[]> statusWrites,
             Supplier<long[]> stateWrites,
-            Supplier<long[]> kubeEvents) {}
+            Supplier<long[]> kubeEvents,
+            DoubleSupplier longestWait) {
+
+        /** Sources where nothing ever waits long for a start slot. */
+        public Sources(
+                Supplier<Map<ClientStatus, Integer>> allocationsByStatus,
+                IntSupplier allocationsWaiting,
+                Supplier<long[]> statusWrites,
+                Supplier<long[]> stateWrites,
+                Supplier<long[]> kubeEvents) {
+            this(allocationsByStatus, allocationsWaiting, statusWrites, stateWrites, kubeEvents, () -> 0);
+        }
+    }
 
     private final CollectorRegistry registry = new CollectorRegistry(true);
     private final Counter taskEvents = Counter.build(
@@ -44,6 +58,10 @@ public final class DroverMetrics {
             .register(registry);
     private final Counter taskRestarts = Counter.build(
                     "drover_task_restarts_total", "Task restarts chosen by restart policies (Restarting events).")
+            .register(registry);
+    private final Counter allocationsFailed = Counter.build(
+                    "drover_allocations_failed_total",
+                    "Allocations whose client status became Failed on this agent (restored ones not counted again).")
             .register(registry);
     private final Counter hookFailures = Counter.build(
                     "drover_hook_failures_total",
@@ -69,6 +87,7 @@ public final class DroverMetrics {
 
     public DroverMetrics(Sources sources) {
         DefaultExports.register(registry);
+        BuildInfo.current().collector().register(registry);
         new ScrapeTime(sources).register(registry);
     }
 
@@ -102,6 +121,11 @@ public final class DroverMetrics {
         }
     }
 
+    /** An allocation's client status became Failed. */
+    public void allocationFailed() {
+        allocationsFailed.inc();
+    }
+
     public void hookFailure(String hook, String phase) {
         hookFailures.labels(hook, phase).inc();
     }
@@ -133,6 +157,10 @@ public final class DroverMetrics {
                     "drover_allocations_waiting",
                     "Allocations the agent has not taken on yet:" + " they wait for one of concurrentStarts' slots.",
                     sources.allocationsWaiting().getAsInt()));
+            out.add(new GaugeMetricFamily(
+                    "drover_allocations_waiting_longest_seconds",
+                    "How long the allocation waiting longest for a start slot has waited; 0 when none waits.",
+                    sources.longestWait().getAsDouble()));
             out.add(counter(
                     "drover_status_writes",
                     "Allocation status writes: written to the API server, skipped"

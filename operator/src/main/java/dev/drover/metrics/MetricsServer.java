@@ -16,7 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
 /**
- * The agent's one HTTP port: {@code /metrics} (Prometheus text format),
+ * The agent's one HTTP port: {@code /metrics} (Prometheus text format, see {@link Exposition}),
  * {@code /healthz} (the process works) and {@code /readyz} (it watches the API
  * server and serves allocations). A failing check answers 503 with the reason.
  */
@@ -51,7 +51,7 @@ public final class MetricsServer implements AutoCloseable {
             String type = TextFormat.chooseContentType(accept);
             ByteArrayOutputStream body = new ByteArrayOutputStream(16 * 1024);
             try (Writer w = new OutputStreamWriter(body, StandardCharsets.UTF_8)) {
-                TextFormat.writeFormat(type, w, registry.metricFamilySamples());
+                Exposition.write(type, w, registry);
             }
             ex.getResponseHeaders().set("Content-Type", type);
             send(ex, 200, body.toByteArray());

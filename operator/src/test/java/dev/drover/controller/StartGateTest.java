@@ -55,6 +55,26 @@ class StartGateTest {
     }
 
     @Test
+    void theLongestWaitIsTheFirstWaitingOnesAndNoneWhenNoneWaits() {
+        try (StartGate gate = new StartGate(1, Duration.ofMinutes(1))) {
+            gate.admitOrQueue(id("a"), () -> {});
+            assertThat(gate.longestWait()).as("a is taken on").isZero();
+            long begin = System.nanoTime();
+            gate.admitOrQueue(id("b"), () -> {});
+            await().atMost(Duration.ofSeconds(2)).until(() -> gate.longestWait().toMillis() >= 100);
+            gate.admitOrQueue(id("c"), () -> {});
+            assertThat(gate.longestWait())
+                    .as("b's wait, not c's")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(100))
+                    .isLessThanOrEqualTo(Duration.ofNanos(System.nanoTime() - begin));
+            gate.release(id("a"));
+            gate.release(id("b"));
+            gate.release(id("c"));
+            assertThat(gate.longestWait()).isZero();
+        }
+    }
+
+    @Test
     void withoutABoundEveryOneIsTakenOnAtOnce() {
         try (StartGate gate = new StartGate(0, Duration.ofSeconds(1))) {
             for (int i = 0; i < 100; i++) {

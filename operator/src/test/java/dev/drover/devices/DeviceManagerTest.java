@@ -118,40 +118,6 @@ class DeviceManagerTest {
     }
 
     @Test
-    void metricsLabelDevicesLikeDcgmAndNameTheirHolder() throws Exception {
-        try (DeviceManager m = manager("");
-                dev.drover.state.StateDB db = dev.drover.state.StateStores.inMemory()) {
-            m.awaitFirstFingerprints(Duration.ofSeconds(5));
-            DeviceLedger ledger = new DeviceLedger(m, db);
-            ledger.claim(
-                    new dev.drover.state.AllocId("default", "train"),
-                    "main",
-                    List.of(new dev.drover.api.v1alpha1.DeviceRequest("nvidia/gpu", 1)));
-            await().atMost(Duration.ofSeconds(5)).until(() -> m.stats("GPU-a").isPresent());
-            io.prometheus.client.CollectorRegistry registry = new io.prometheus.client.CollectorRegistry();
-            new DeviceMetrics(m, ledger).register(registry);
-            String[] names = {"UUID", "gpu", "modelName", "vendor", "type", "namespace", "allocation", "task"};
-            assertThat(registry.getSampleValue("drover_device_healthy", names, new String[] {
-                        "GPU-a", "0", "Tesla T4", "nvidia", "gpu", "default", "train", "main"
-                    }))
-                    .isEqualTo(1.0);
-            assertThat(registry.getSampleValue("drover_device_gpu_utilization_percent", names, new String[] {
-                        "GPU-a", "0", "Tesla T4", "nvidia", "gpu", "default", "train", "main"
-                    }))
-                    .isEqualTo(37.0);
-            assertThat(registry.getSampleValue("drover_device_healthy", names, new String[] {
-                        "GPU-b", "1", "Tesla T4", "nvidia", "gpu", "", "", ""
-                    }))
-                    .isEqualTo(1.0);
-            assertThat(registry.getSampleValue("drover_device_temperature_celsius", names, new String[] {
-                        "GPU-b", "1", "Tesla T4", "nvidia", "gpu", "", "", ""
-                    }))
-                    .as("not reported: absent")
-                    .isNull();
-        }
-    }
-
-    @Test
     void allocationStatsMergeOneGroupUsedByTwoTasksIntoOneEntry() throws Exception {
         Path file = dir.resolve("two.yaml");
         Files.writeString(file, """

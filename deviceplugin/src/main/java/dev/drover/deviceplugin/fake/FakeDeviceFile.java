@@ -1,6 +1,7 @@
 package dev.drover.deviceplugin.fake;
 
 import dev.drover.deviceplugin.AttributeValue;
+import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.InstanceStats;
 import java.time.Duration;
 import java.util.List;
@@ -34,6 +35,7 @@ public record FakeDeviceFile(List<Group> groups, List<Fault> faults) {
     /**
      * @param stats     values reported by {@code stats()} (timestamp replaced by the time of the call); empty
      *                  when the instance reports no stats
+     * @param gpu       the GPU's place (gpuIndex, and for a MIG device migParent and gpuInstanceId), when given
      * @param unhealthy windows in which the instance is unhealthy, whatever {@code healthy} says
      */
     public record Instance(
@@ -41,6 +43,7 @@ public record FakeDeviceFile(List<Group> groups, List<Fault> faults) {
             boolean healthy,
             String healthDescription,
             Optional<String> pciBusId,
+            Optional<DeviceInstance.GpuSlot> gpu,
             Optional<InstanceStats> stats,
             List<HealthWindow> unhealthy) {
         public Instance {

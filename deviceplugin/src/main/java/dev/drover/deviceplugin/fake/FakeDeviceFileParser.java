@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.drover.common.Durations;
 import dev.drover.deviceplugin.AttributeValue;
+import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.DevicePluginException;
 import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.deviceplugin.Unit;
@@ -27,6 +28,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -132,7 +134,19 @@ public final class FakeDeviceFileParser {
 
     private Instance instance(JsonNode node, String path) throws DevicePluginException {
         object(node, path);
-        fields(node, path, Set.of("id", "healthy", "healthDescription", "pciBusId", "stats", "unhealthy"));
+        fields(
+                node,
+                path,
+                Set.of(
+                        "id",
+                        "healthy",
+                        "healthDescription",
+                        "pciBusId",
+                        "gpuIndex",
+                        "migParent",
+                        "gpuInstanceId",
+                        "stats",
+                        "unhealthy"));
         String id = requiredText(node, path, "id");
         boolean healthy = true;
         JsonNode h = node.get("healthy");
@@ -142,6 +156,7 @@ public final class FakeDeviceFileParser {
         }
         String description = optionalText(node, path, "healthDescription").orElse("");
         Optional<String> pci = optionalText(node, path, "pciBusId");
+        Optional<DeviceInstance.GpuSlot> gpu = gpuSlot(node, path, id);
         Optional<InstanceStats> stats = Optional.empty();
         JsonNode s = node.get("stats");
         if (s != null && !s.isNull()) {
@@ -162,7 +177,37 @@ public final class FakeDeviceFileParser {
             windows.add(new HealthWindow(
                     from, until, optionalText(win, wp, "reason").orElse("unhealthy (scripted)")));
         }
-        return new Instance(id, healthy, description, pci, stats, windows);
+        return new Instance(id, healthy, description, pci, gpu, stats, windows);
+    }
+
+    /** gpuIndex, and for a MIG device migParent (its GPU's UUID) with gpuInstanceId; none of them: empty. */
+    private Optional<DeviceInstance.GpuSlot> gpuSlot(JsonNode node, String path, String id)
+            throws DevicePluginException {
+        OptionalInt index = optionalSmallInt(node, path, "gpuIndex");
+        Optional<String> parent = optionalText(node, path, "migParent");
+        OptionalInt instance = optionalSmallInt(node, path, "gpuInstanceId");
+        if (parent.isPresent() != instance.isPresent()) {
+            String missing = parent.isPresent() ? "gpuInstanceId" : "migParent";
+            throw error(
+                    path + "." + missing,
+                    null,
+                    "given with " + (parent.isPresent() ? "migParent" : "gpuInstanceId")
+                            + " (a MIG device names both)");
+        }
+        if (index.isEmpty()) {
+            if (parent.isPresent()) throw error(path + ".gpuIndex", null, "given with migParent (its GPU's index)");
+            return Optional.empty();
+        }
+        return Optional.of(new DeviceInstance.GpuSlot(index.getAsInt(), parent.orElse(id), instance));
+    }
+
+    private OptionalInt optionalSmallInt(JsonNode node, String path, String field) throws DevicePluginException {
+        JsonNode v = node.get(field);
+        if (v == null || v.isNull()) return OptionalInt.empty();
+        if (!v.isIntegralNumber() || v.asLong() < 0 || v.asLong() > 1023) {
+            throw error(path + "." + field, v, "a whole number from 0 to 1023");
+        }
+        return OptionalInt.of(v.intValue());
     }
 
     private InstanceStats stats(JsonNode node, String path, String id) throws DevicePluginException {

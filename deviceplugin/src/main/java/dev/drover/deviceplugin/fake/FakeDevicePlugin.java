@@ -230,8 +230,9 @@ public final class FakeDevicePlugin implements DevicePlugin {
                         i.unhealthy().stream().filter(w -> w.covers(elapsed)).findFirst();
                 instances.add(
                         sick.isPresent()
-                                ? new DeviceInstance(i.id(), false, sick.get().reason(), i.pciBusId())
-                                : new DeviceInstance(i.id(), i.healthy(), i.healthDescription(), i.pciBusId()));
+                                ? new DeviceInstance(i.id(), false, sick.get().reason(), i.pciBusId(), i.gpu())
+                                : new DeviceInstance(
+                                        i.id(), i.healthy(), i.healthDescription(), i.pciBusId(), i.gpu()));
             }
             if (!instances.isEmpty()) {
                 groups.add(new DeviceGroup(g.vendor(), g.type(), g.model(), g.attributes(), instances));
@@ -252,7 +253,8 @@ public final class FakeDevicePlugin implements DevicePlugin {
         switch (fault.output()) {
             case DUPLICATE_IDS -> instances.add(one);
             case EMPTY_ID ->
-                instances.set(0, new DeviceInstance("", one.healthy(), one.healthDescription(), one.pciBusId()));
+                instances.set(
+                        0, new DeviceInstance("", one.healthy(), one.healthDescription(), one.pciBusId(), one.gpu()));
             case EMPTY_VENDOR -> vendor = "";
         }
         groups.set(0, new DeviceGroup(vendor, first.type(), first.model(), first.attributes(), instances));

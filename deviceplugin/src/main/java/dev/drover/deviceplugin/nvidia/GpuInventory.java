@@ -41,7 +41,8 @@ final class GpuInventory {
             Optional<String> pciBusId,
             Optional<String> lost,
             Optional<String> parentUuid,
-            OptionalInt gpuInstanceId) {}
+            OptionalInt gpuInstanceId,
+            int index) {}
 
     /** A whole GPU, where NVML delivers events. */
     record Physical(String uuid, MemorySegment handle, boolean mig) {}
@@ -88,7 +89,7 @@ final class GpuInventory {
             if (!mig) {
                 if (selection.manages(whole)) {
                     physical.add(new Physical(uuid, handle, false));
-                    gpus.add(describe(handle, uuid, Optional.empty()));
+                    gpus.add(describe(handle, uuid, Optional.empty(), i));
                 }
                 continue;
             }
@@ -104,7 +105,7 @@ final class GpuInventory {
                 seen.add(part);
                 if (selection.manages(part)) {
                     anyManaged = true;
-                    gpus.add(describe(migHandle.get(), migUuid, Optional.of(uuid)));
+                    gpus.add(describe(migHandle.get(), migUuid, Optional.of(uuid), i));
                 }
             }
             if (anyManaged) {
@@ -114,7 +115,8 @@ final class GpuInventory {
         return new Scan(gpus, physical, selection.unmatched(seen));
     }
 
-    private Gpu describe(MemorySegment handle, String uuid, Optional<String> parent) throws NvmlException {
+    /** @param index the NVML index of the GPU (a MIG device's: of its GPU) */
+    private Gpu describe(MemorySegment handle, String uuid, Optional<String> parent, int index) throws NvmlException {
         Optional<String> lost = Optional.empty();
         Static s = known.get(uuid);
         try {
@@ -131,7 +133,7 @@ final class GpuInventory {
                 s = new Static(nvml.name(handle), new TreeMap<>(), Optional.empty(), OptionalInt.empty());
             }
         }
-        return new Gpu(uuid, handle, s.model, s.attributes, s.pciBusId, lost, parent, s.gpuInstanceId);
+        return new Gpu(uuid, handle, s.model, s.attributes, s.pciBusId, lost, parent, s.gpuInstanceId, index);
     }
 
     private Static readStatic(MemorySegment handle, boolean mig) throws NvmlException {

@@ -130,9 +130,11 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
         Map<GroupKey, List<DeviceInstance>> groups = new LinkedHashMap<>();
         for (Gpu gpu : scan.gpus()) {
             XidHealth.Health h = health.healthAt(gpu.uuid(), now);
+            Optional<DeviceInstance.GpuSlot> slot = Optional.of(
+                    new DeviceInstance.GpuSlot(gpu.index(), gpu.parentUuid().orElse(gpu.uuid()), gpu.gpuInstanceId()));
             DeviceInstance instance = gpu.lost().isPresent()
-                    ? new DeviceInstance(gpu.uuid(), false, gpu.lost().get(), gpu.pciBusId())
-                    : new DeviceInstance(gpu.uuid(), h.healthy(), h.description(), gpu.pciBusId());
+                    ? new DeviceInstance(gpu.uuid(), false, gpu.lost().get(), gpu.pciBusId(), slot)
+                    : new DeviceInstance(gpu.uuid(), h.healthy(), h.description(), gpu.pciBusId(), slot);
             groups.computeIfAbsent(new GroupKey(gpu.model(), gpu.attributes()), k -> new ArrayList<>())
                     .add(instance);
         }

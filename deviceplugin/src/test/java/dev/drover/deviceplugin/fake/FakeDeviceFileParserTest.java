@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.drover.deviceplugin.AttributeValue;
+import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.DevicePluginException;
 import dev.drover.deviceplugin.Unit;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,7 +37,14 @@ class FakeDeviceFileParserTest {
         assertThat(g.instances()).hasSize(2).allSatisfy(i -> {
             assertThat(i.id()).startsWith("GPU-");
             assertThat(i.stats()).isPresent();
+            assertThat(i.pciBusId()).isPresent();
         });
+        assertThat(g.instances())
+                .extracting(i -> i.gpu().orElseThrow())
+                .as("placed as NVML would, for dcgm-exporter's labels")
+                .containsExactly(
+                        DeviceInstance.GpuSlot.whole(0, g.instances().get(0).id()),
+                        DeviceInstance.GpuSlot.whole(1, g.instances().get(1).id()));
         assertThat(g.attributes().get("memory")).isEqualTo(AttributeValue.integer(15360, Unit.MIB));
     }
 
@@ -50,6 +59,40 @@ class FakeDeviceFileParserTest {
         assertThat(attrs.get("ecc")).isEqualTo(AttributeValue.bool(true));
         assertThat(attrs.get("slots")).isEqualTo(AttributeValue.integer(2, Unit.NONE));
         assertThat(attrs.get("ratio")).isEqualTo(AttributeValue.decimal(0.5, Unit.NONE));
+    }
+
+    @Test
+    void aMigDeviceNamesItsGpuAndGpuInstance() throws Exception {
+        FakeDeviceFile.Instance mig = FakeDeviceFileParser.parse(
+                        ONE_GPU.replace(
+                                "- id: GPU-a", "- {id: MIG-a, gpuIndex: 3, migParent: GPU-p, gpuInstanceId: 7}"),
+                        "t.yaml")
+                .groups()
+                .getFirst()
+                .instances()
+                .getFirst();
+        assertThat(mig.gpu()).contains(new DeviceInstance.GpuSlot(3, "GPU-p", OptionalInt.of(7)));
+        assertThat(FakeDeviceFileParser.parse(ONE_GPU, "t.yaml")
+                        .groups()
+                        .getFirst()
+                        .instances()
+                        .getFirst()
+                        .gpu())
+                .as("not given: not known")
+                .isEmpty();
+    }
+
+    @Test
+    void aHalfGivenGpuPlaceIsRefusedNamingWhatIsMissing() {
+        assertError(
+                ONE_GPU.replace("- id: GPU-a", "- {id: MIG-a, gpuIndex: 0, migParent: GPU-p}"),
+                "groups[0].instances[0].gpuInstanceId is missing; expected given with migParent");
+        assertError(
+                ONE_GPU.replace("- id: GPU-a", "- {id: MIG-a, migParent: GPU-p, gpuInstanceId: 1}"),
+                "groups[0].instances[0].gpuIndex is missing; expected given with migParent");
+        assertError(
+                ONE_GPU.replace("- id: GPU-a", "- {id: GPU-a, gpuIndex: -1}"),
+                "groups[0].instances[0].gpuIndex is '-1'; expected a whole number from 0 to 1023");
     }
 
     @Test

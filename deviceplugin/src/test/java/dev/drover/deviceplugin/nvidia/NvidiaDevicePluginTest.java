@@ -87,7 +87,12 @@ class NvidiaDevicePluginTest {
                 .containsExactly("nvidia/gpu/Tesla T4", "nvidia/gpu/NVIDIA A100-SXM4-40GB");
         DeviceGroup t4 = fp.groups().getFirst();
         assertThat(t4.instances())
-                .containsExactly(new DeviceInstance(T4, true, "", java.util.Optional.of("00000000:00:1E.0")));
+                .containsExactly(new DeviceInstance(
+                        T4,
+                        true,
+                        "",
+                        java.util.Optional.of("00000000:00:1E.0"),
+                        java.util.Optional.of(DeviceInstance.GpuSlot.whole(0, T4))));
         assertThat(t4.attributes())
                 .containsExactlyInAnyOrderEntriesOf(Map.of(
                         "memory", AttributeValue.integer(15360, Unit.MIB),
@@ -143,7 +148,12 @@ class NvidiaDevicePluginTest {
         assertThat(instance(plugin.fingerprint(), T4).healthy()).isFalse();
         clock.advance(Duration.ofSeconds(1));
         assertThat(instance(recovery.get(10, TimeUnit.SECONDS), T4))
-                .isEqualTo(new DeviceInstance(T4, true, "", java.util.Optional.of("00000000:00:1E.0")));
+                .isEqualTo(new DeviceInstance(
+                        T4,
+                        true,
+                        "",
+                        java.util.Optional.of("00000000:00:1E.0"),
+                        java.util.Optional.of(DeviceInstance.GpuSlot.whole(0, T4))));
     }
 
     @Test
@@ -184,6 +194,12 @@ class NvidiaDevicePluginTest {
                 .containsExactly("nvidia/gpu/Tesla T4", "nvidia/gpu/NVIDIA A100-SXM4-40GB MIG 3g.20gb");
         DeviceGroup mig = fp.groups().get(1);
         assertThat(mig.instances()).extracting(DeviceInstance::id).containsExactly(MIG_1, MIG_2);
+        assertThat(mig.instances())
+                .extracting(i -> i.gpu().orElseThrow())
+                .as("on the A100 (NVML index 1), GPU instances 1 and 2")
+                .containsExactly(
+                        new DeviceInstance.GpuSlot(1, A100, java.util.OptionalInt.of(1)),
+                        new DeviceInstance.GpuSlot(1, A100, java.util.OptionalInt.of(2)));
         assertThat(mig.attributes())
                 .containsEntry("memory", AttributeValue.integer(19968, Unit.MIB))
                 .doesNotContainKey("power_limit");

@@ -66,6 +66,8 @@ class ChartRenderTest {
                 Map.entry("Service", Service.class),
                 Map.entry("ConfigMap", ConfigMap.class),
                 Map.entry("ServiceMonitor", GenericKubernetesResource.class),
+                Map.entry("PodMonitor", GenericKubernetesResource.class),
+                Map.entry("PrometheusRule", GenericKubernetesResource.class),
                 Map.entry("Deployment", io.fabric8.kubernetes.api.model.apps.Deployment.class),
                 Map.entry("Secret", io.fabric8.kubernetes.api.model.Secret.class),
                 Map.entry("RoleBinding", io.fabric8.kubernetes.api.model.rbac.RoleBinding.class),

@@ -1,0 +1,69 @@
+package dev.drover.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.drover.api.v1alpha1.TaskEventType;
+import io.prometheus.client.Summary;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class MetricsServerTest {
+
+    static DroverMetrics metrics() {
+        return new DroverMetrics(
+                new DroverMetrics.Sources(Map::of, () -> 0, () -> new long[3], () -> new long[5], () -> new long[3]));
+    }
+
+    static String scrape(DroverMetrics metrics, String accept) throws Exception {
+        try (MetricsServer server = new MetricsServer(0, metrics.registry(), Optional::empty, Optional::empty);
+                HttpClient http = HttpClient.newHttpClient()) {
+            HttpRequest.Builder get =
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics"));
+            if (accept != null) {
+                get.header("Accept", accept);
+            }
+            HttpResponse<String> res = http.send(get.build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(res.statusCode()).isEqualTo(200);
+            return res.body();
+        }
+    }
+
+    @Test
+    void readinessIsASeriesThatFollowsReadyz() throws Exception {
+        DroverMetrics metrics = metrics();
+        AtomicReference<Optional<String>> ready = new AtomicReference<>(Optional.of("starting"));
+        new ReadyMetric(ready::get).register(metrics.registry());
+        assertThat(scrape(metrics, null)).contains("\ndrover_agent_ready 0.0\n");
+        ready.set(Optional.empty());
+        assertThat(scrape(metrics, null)).contains("\ndrover_agent_ready 1.0\n");
+    }
+
+    @Test
+    void aScrapeHasNoCreatedSeriesInEitherFormat() throws Exception {
+        DroverMetrics metrics = metrics();
+        metrics.taskEvent(TaskEventType.Restarting);
+        metrics.seenToRunning(0.3);
+        Summary.build("test_latency_seconds", "a summary")
+                .register(metrics.registry())
+                .observe(1);
+
+        for (String accept : new String[] {null, "application/openmetrics-text; version=1.0.0"}) {
+            String body = scrape(metrics, accept);
+            // the counters, histograms and summaries are there, with their values...
+            assertThat(body).contains("drover_task_restarts_total 1.0");
+            assertThat(body).contains("drover_alloc_seen_to_running_seconds_count 1.0");
+            assertThat(body).contains("test_latency_seconds_count 1.0");
+            assertThat(body).contains("jvm_gc_collection_seconds_count");
+            // ...but none of simpleclient's start-time series, whatever PROMETHEUS_DISABLE_CREATED_SERIES says
+            assertThat(body.lines().filter(l -> l.contains("_created")).toList())
+                    .as("accept %s", accept)
+                    .isEmpty();
+        }
+    }
+}
