@@ -285,6 +285,10 @@ class AllocationControllerTest {
                         .get("main")
                         .done())
                 .isDone();
+        assertThat(statuses.condition(id(a), "Complete").orElseThrow().getMessage())
+                .as("a stopped allocation whose tasks were killed is Complete, as its client status")
+                .isEqualTo("All tasks have completed: \"main\" was killed");
+        assertThat(statuses.condition(id(a), "Failed")).isEmpty();
     }
 
     @Test
@@ -296,6 +300,10 @@ class AllocationControllerTest {
         awaitStatus(a, ClientStatus.Complete);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> recorded.reasons("once").contains("Terminated"));
+        assertThat(statuses.condition(id(a), "Complete").orElseThrow().getStatus())
+                .isEqualTo("True");
+        assertThat(statuses.condition(id(a), "Complete").orElseThrow().getReason())
+                .isEqualTo("TasksComplete");
     }
 
     @Test
