@@ -29,6 +29,9 @@ final class ApiServerWait {
 
     static final Duration FIRST_PAUSE = Duration.ofSeconds(2);
     static final Duration MAX_PAUSE = Duration.ofSeconds(30);
+    /** The longest one try is waited for. */
+    static final Duration TRY_LIMIT =
+            ApiServerProbe.CONNECT_TIMEOUT.plus(ApiServerProbe.REQUEST_TIMEOUT).plusSeconds(5);
 
     /** One try at the API server ({@link ApiServerProbe}). */
     interface Probe {
@@ -44,6 +47,7 @@ final class ApiServerWait {
     private final DoubleSupplier random;
     private final Consumer<String> warn;
     private final Consumer<String> info;
+    private final Duration tryLimit;
 
     /**
      * @param random in [0, 1): each pause is between half the back-off's and all of it
@@ -51,6 +55,18 @@ final class ApiServerWait {
      * @param info   told once the API server answered after failed tries
      */
     ApiServerWait(Probe probe, Backoff first, DoubleSupplier random, Consumer<String> warn, Consumer<String> info) {
+        this(probe, first, random, warn, info, TRY_LIMIT);
+    }
+
+    /** @param tryLimit the longest one try is waited for */
+    ApiServerWait(
+            Probe probe,
+            Backoff first,
+            DoubleSupplier random,
+            Consumer<String> warn,
+            Consumer<String> info,
+            Duration tryLimit) {
+        this.tryLimit = tryLimit;
         this.probe = probe;
         this.first = first;
         this.random = random;
@@ -67,9 +83,12 @@ final class ApiServerWait {
             }
             CompletableFuture<ApiServerProbe.Answer> answer = probe.ask();
             try {
-                CompletableFuture.anyOf(answer, stopped).get();
+                // the probe's own timeouts end a try sooner; this bound holds should they not
+                CompletableFuture.anyOf(answer, stopped).get(tryLimit.toMillis(), TimeUnit.MILLISECONDS);
             } catch (ExecutionException | CancellationException e) {
                 // the answer's failure is read below; a stop's is a stop
+            } catch (TimeoutException e) {
+                answer.cancel(true); // read below as no answer
             }
             if (stopped.isDone()) {
                 answer.cancel(true);
@@ -107,6 +126,9 @@ final class ApiServerWait {
         ApiServerProbe.Answer a;
         try {
             a = answer.getNow(null);
+        } catch (CancellationException e) {
+            return "cannot reach the Kubernetes API server at " + probe.server() + " (no answer within "
+                    + Durations.format(tryLimit) + ")";
         } catch (RuntimeException e) { // CompletionException: no answer came
             return "cannot reach the Kubernetes API server at " + probe.server() + " (" + unreachable(e) + ")";
         }

@@ -164,6 +164,24 @@ class ApiServerWaitTest {
     }
 
     @Test
+    void aTryThatNeverAnswersIsGivenUpAndTriedAgain() throws Exception {
+        CompletableFuture<ApiServerProbe.Answer> hanging = new CompletableFuture<>();
+        ApiServerWait wait = new ApiServerWait(
+                scripted(List.of(hanging)),
+                Backoff.from(Duration.ofMillis(10), Duration.ofMillis(20)),
+                () -> 1.0,
+                warnings::add,
+                infos::add,
+                Duration.ofMillis(100));
+
+        assertThat(wait.await(new CompletableFuture<>())).isTrue();
+        assertThat(warnings)
+                .containsExactly("drover: cannot reach the Kubernetes API server at https://10.0.0.1:6443 (no answer"
+                        + " within 100ms); retrying in 10ms");
+        assertThat(hanging).isCancelled();
+    }
+
+    @Test
     void aFailedTryNamesItsCause() {
         assertThat(ApiServerWait.unreachable(new KubernetesClientException("x", new ConnectException())))
                 .isEqualTo("connection refused");
