@@ -115,6 +115,7 @@ final class ApiFront implements HttpHandler {
                     ex, aggregated, user, method.equals("GET") || method.equals("DELETE") ? new byte[0] : body(ex));
             return;
         }
+        MediaTypes.requireJson(ex.getRequestHeaders().get("Accept")); // after authorization, as kube-apiserver
         if (method.equals("GET")) {
             JsonNode fixed = fixedDocument(path);
             if (fixed != null) {

@@ -125,7 +125,7 @@ class NodeConfinementTest {
     void itsOwnNodeTakesDroverLabelsAnnotationsAndResourcesOnly() throws Exception {
         patchStatus(agentToken, "node", "a", """
                         {"metadata": {"labels": {"drover.dev/gpu.count": "1"},
-                                      "annotations": {"drover.dev/agent-api-port": "4646"}},
+                                      "annotations": {"drover.dev/agent-api-port": "10346"}},
                          "status": {"capacity": {"drover.dev/nvidia-gpu": "1"},
                                     "allocatable": {"drover.dev/nvidia-gpu": "1"}}}
                         """).assertOk();

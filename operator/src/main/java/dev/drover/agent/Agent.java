@@ -131,17 +131,19 @@ public final class Agent implements AutoCloseable {
      * an Allocation the model cannot read as one to refuse rather than failing the watch.
      */
     public static KubernetesClient client(Optional<Path> kubeconfig) throws IOException {
-        Config cfg;
-        if (kubeconfig.isPresent()) {
-            cfg = Config.fromKubeconfig(kubeconfig.get().toFile()); // the file, so a rotated token is read again
-        } else {
-            cfg = Config.autoConfigure(null);
-        }
         return new KubernetesClientBuilder()
-                .withConfig(cfg)
+                .withConfig(clientConfig(kubeconfig))
                 .withHttpClientFactory(new JdkHttpClientFactory())
                 .withKubernetesSerialization(UnreadableAllocations.serialization())
                 .build();
+    }
+
+    /** The client configuration from {@code kubeconfig}, or in-cluster without one: a new one at each call. */
+    static Config clientConfig(Optional<Path> kubeconfig) throws IOException {
+        if (kubeconfig.isPresent()) {
+            return Config.fromKubeconfig(kubeconfig.get().toFile()); // the file, so a rotated token is read again
+        }
+        return Config.autoConfigure(null);
     }
 
     private void startAll() throws IOException, InterruptedException {

@@ -7,8 +7,11 @@ final class AgentDefaults {
 
     static final Path DATA_DIR = Path.of("/var/lib/drover");
     static final int METRICS_PORT = 9090;
-    /** The Nomad client's HTTP port, which users of the API will know. */
-    static final int API_PORT = 4646;
+    /**
+     * Not Nomad's 4646, which a Nomad client on the same node holds, nor a port the kubelet, kube-proxy, etcd or a
+     * common node agent (exporters, CNI, DCGM) listens on: docs/configuration.md.
+     */
+    static final int API_PORT = 10346;
     /** Enough to keep two cores busy while starts wait on disk; few enough that each start stays quick. */
     static final int CONCURRENT_STARTS = 32;
     /** Where the chart's DaemonSet projects the agent's ServiceAccount token for audience drover.dev/agent. */

@@ -2,11 +2,14 @@ package dev.drover.agent;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
+import dev.drover.common.Backoff;
 import dev.drover.state.StateStoreException;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -76,6 +79,29 @@ public final class Main {
     }
 
     private static int runAgent(AgentConfig config, PrintStream err) {
+        StopSignal stop = StopSignal.install(); // before the wait for the API server, which a stop ends
+        ApiServerProbe probe;
+        try {
+            probe = new ApiServerProbe(
+                    Agent.clientConfig(config.kubeconfig()), config.nodeName(), config.fieldSelector());
+        } catch (IOException | RuntimeException e) {
+            err.println("drover-agent: cannot read the Kubernetes client configuration: " + e.getMessage());
+            return EXIT_FAILED;
+        }
+        try (probe) {
+            ApiServerWait wait = new ApiServerWait(
+                    probe,
+                    Backoff.from(ApiServerWait.FIRST_PAUSE, ApiServerWait.MAX_PAUSE),
+                    new SplittableRandom()::nextDouble,
+                    LoggerFactory.getLogger(ApiServerWait.class)::warn,
+                    LoggerFactory.getLogger(ApiServerWait.class)::info);
+            if (!wait.await(stop.stopped())) {
+                return 0; // stopped before it started: nothing to close
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return EXIT_FAILED;
+        }
         Agent agent;
         try {
             agent = Agent.start(config);
@@ -87,7 +113,7 @@ public final class Main {
             LoggerFactory.getLogger(Main.class).error("cannot start", e);
             return EXIT_FAILED;
         }
-        StopSignal.install().await();
+        stop.await();
         agent.close();
         return 0;
     }

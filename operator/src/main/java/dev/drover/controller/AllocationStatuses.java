@@ -94,6 +94,8 @@ final class AllocationStatuses {
                 state.observedGeneration(),
                 previous,
                 now)));
+        AllocationOutcome.of(state.clientStatus(), tasks, taskStates)
+                .ifPresent(o -> conditions.add(outcome(o, state.observedGeneration(), previous, now)));
         conditions.add(condition(
                 SPEC_VALID,
                 true,
@@ -127,6 +129,9 @@ final class AllocationStatuses {
         s.setReady("0/" + tasks.stream().filter(Task::isMain).count());
         s.setRestarts(0);
         s.getConditions().add(condition(READY, false, d.reason(), d.message(), generation, previous, now));
+        s.getConditions()
+                .add(outcome(
+                        AllocationOutcome.failedBeforeRunning(d.reason(), d.message()), generation, previous, now));
         s.getConditions()
                 .add(condition(
                         SPEC_VALID,
@@ -164,6 +169,12 @@ final class AllocationStatuses {
             s.getConditions()
                     .add(condition(
                             READY, false, INVALID_SPEC, "Invalid allocation: " + message, generation, previous, now));
+            s.getConditions()
+                    .add(outcome(
+                            AllocationOutcome.failedBeforeRunning(INVALID_SPEC, "Invalid allocation: " + message),
+                            generation,
+                            previous,
+                            now));
         }
         s.setObservedGeneration(generation);
         s.getConditions().removeIf(c -> c.getType().equals(SPEC_VALID));
@@ -267,6 +278,11 @@ final class AllocationStatuses {
                 && s.getConditions() != null
                 && s.getConditions().stream()
                         .anyMatch(c -> SPEC_VALID.equals(c.getType()) && "False".equals(c.getStatus()));
+    }
+
+    /** {@code Complete} or {@code Failed}, True: the other is absent, as on a Job. */
+    private static Condition outcome(AllocationOutcome o, long generation, AllocationStatus previous, Instant now) {
+        return condition(o.type(), true, o.reason(), o.message(), generation, previous, now);
     }
 
     private static Condition condition(

@@ -31,7 +31,7 @@ class AgentConfigTest {
         assertThat(c.enableRawExec()).as("raw_exec is off unless enabled").isFalse();
         assertThat(c.enableExec()).as("exec is off unless enabled").isFalse();
         assertThat(c.metricsPort()).isEqualTo(9090);
-        assertThat(c.apiPort()).isEqualTo(4646);
+        assertThat(c.apiPort()).isEqualTo(10346);
         assertThat(c.kubeconfig()).isEmpty();
         assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.gc().maxAllocations()).isEqualTo(50);

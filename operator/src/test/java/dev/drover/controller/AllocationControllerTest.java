@@ -38,6 +38,7 @@ import dev.drover.state.StoredAllocation;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.testing.StubbornDriver;
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import java.nio.file.Files;
@@ -285,6 +286,10 @@ class AllocationControllerTest {
                         .get("main")
                         .done())
                 .isDone();
+        assertThat(statuses.condition(id(a), "Complete").orElseThrow().getMessage())
+                .as("a stopped allocation whose tasks were killed is Complete, as its client status")
+                .isEqualTo("All tasks have completed: \"main\" was killed");
+        assertThat(statuses.condition(id(a), "Failed")).isEmpty();
     }
 
     @Test
@@ -296,6 +301,52 @@ class AllocationControllerTest {
         awaitStatus(a, ClientStatus.Complete);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> recorded.reasons("once").contains("Terminated"));
+        assertThat(statuses.condition(id(a), "Complete").orElseThrow().getStatus())
+                .isEqualTo("True");
+        assertThat(statuses.condition(id(a), "Complete").orElseThrow().getReason())
+                .isEqualTo("TasksComplete");
+    }
+
+    /** A restarted agent rebuilds the Failed condition it wrote, transition time and all: it writes nothing. */
+    @Test
+    void aRestartedAgentKeepsAFailedAllocationsConditionAndWritesNothing() throws Exception {
+        Allocation a = batch("broken", "10ms");
+        a.getSpec().getTasks().getFirst().setConfig(Map.of("runFor", "10ms", "exitCode", 3));
+        a.getSpec().setRestartPolicy(new RestartPolicy(0, "10m", "1s", RestartMode.Fail));
+        controller.reconcile(a);
+        awaitStatus(a, ClientStatus.Failed);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.condition(id(a), "Failed").isPresent());
+        assertThat(statuses.condition(id(a), "Failed").orElseThrow().getReason())
+                .isEqualTo("RestartsExhausted");
+        assertThat(statuses.condition(id(a), "Failed").orElseThrow().getMessage())
+                .startsWith("Task \"main\" failed: NotRestarting: ")
+                .endsWith("; it last exited with code 3");
+        controller.shutdown();
+        controllers.remove(controller);
+        // what the run still had to write (its last events, batched) lands before the count is taken
+        long[] seen = {-1};
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(300))
+                .until(() -> {
+                    long now = writer.writes();
+                    boolean settled = now == seen[0];
+                    seen[0] = now;
+                    return settled;
+                });
+        long writes = seen[0];
+        Condition failed = statuses.condition(id(a), "Failed").orElseThrow();
+
+        AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
+        next.restore();
+        Allocation fromApi = UnreadableAllocations.serialization().clone(a);
+        fromApi.setStatus(
+                UnreadableAllocations.serialization().clone(statuses.of(id(a)).orElseThrow()));
+        next.reconcile(fromApi);
+
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> writer.writes() == writes);
+        assertThat(statuses.condition(id(a), "Failed")).contains(failed);
+        assertThat(statuses.condition(id(a), "Complete")).isEmpty();
     }
 
     @Test

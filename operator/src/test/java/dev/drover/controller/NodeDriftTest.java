@@ -39,7 +39,7 @@ class NodeDriftTest {
 
     static final NodeFields WANTED = NodeFields.of(
             Map.of("GPU-a", device("GPU-a", true), "GPU-b", device("GPU-b", false)),
-            Map.of("drover.dev/agent-api-port", "4646", CERT, "aa".repeat(32)));
+            Map.of("drover.dev/agent-api-port", "10346", CERT, "aa".repeat(32)));
 
     static JsonNode json(String text) throws Exception {
         return new ObjectMapper().readTree(text);

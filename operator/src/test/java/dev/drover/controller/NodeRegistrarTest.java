@@ -41,7 +41,7 @@ class NodeRegistrarTest {
     static final String CERT = "drover.dev/agent-certificate-sha256";
     static final String PORT = "drover.dev/agent-api-port";
     static final ObjectMapper JSON = new ObjectMapper();
-    static final Map<String, String> API = Map.of(PORT, "4646", CERT, "aa".repeat(32));
+    static final Map<String, String> API = Map.of(PORT, "10346", CERT, "aa".repeat(32));
 
     /**
      * The CRUD mock, with a patch of {@code nodes/status} applied to labels and annotations too (a real API
@@ -304,7 +304,7 @@ class NodeRegistrarTest {
         assertThat(api.patches).hasSize(2);
         JsonNode annotations = api.patches.get(1).path("metadata").path("annotations");
         assertThat(annotations.path(CERT).asText()).isEqualTo("bb".repeat(32));
-        assertThat(annotations.path(PORT).asText()).isEqualTo("4646");
+        assertThat(annotations.path(PORT).asText()).isEqualTo("10346");
         assertThat(api.patches.get(1).has("status"))
                 .as("an agent without devices writes no capacity")
                 .isFalse();

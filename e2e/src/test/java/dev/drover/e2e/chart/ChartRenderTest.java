@@ -274,12 +274,12 @@ class ChartRenderTest {
                 .filteredOn(p -> p.getName().equals("api"))
                 .singleElement()
                 .satisfies(p -> {
-                    assertThat(p.getContainerPort()).isEqualTo(4646);
+                    assertThat(p.getContainerPort()).isEqualTo(10346);
                     assertThat(p.getHostPort())
                             .as("clients dial the node's address")
-                            .isEqualTo(4646);
+                            .isEqualTo(10346);
                 });
-        assertThat(on.env()).containsEntry("DROVER_API_PORT", "4646");
+        assertThat(on.env()).containsEntry("DROVER_API_PORT", "10346");
         Rendered off = DroverChart.render(ValueSet.DEFAULTS, Map.of("agent.apiPort", 0));
         assertThat(off.agent().getPorts()).extracting(p -> p.getName()).containsExactly("metrics");
         assertThat(off.env()).containsEntry("DROVER_API_PORT", "-1");
