@@ -38,7 +38,7 @@ public class AllocatedDevice {
         }
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (AllocatedDevice d : devices) {
-            int n = d.getIds() == null ? 0 : d.getIds().size();
+            int n = d == null || d.getIds() == null ? 0 : d.getIds().size();
             if (n > 0) {
                 String kind = d.getVendor() == null ? d.getType() : d.getVendor() + "/" + d.getType();
                 counts.merge(kind, n, Integer::sum);
