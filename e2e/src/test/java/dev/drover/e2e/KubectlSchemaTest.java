@@ -105,5 +105,18 @@ class KubectlSchemaTest {
         assertThat(result.exitCode()).isNotZero();
         assertThat(result.err()).contains("spec.tasks[1]: Duplicate value: map[string]interface {}{\"name\":\"web\"}");
         assertThat(kubectl.run("get", "alloc", "twice").exitCode()).isNotZero();
+        var checks = kubectl.runWithInput("""
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: checks-twice, namespace: default}
+                spec:
+                  nodeName: local
+                  tasks:
+                  - name: web
+                    driver: mock
+                    checks: [{name: up, type: tcp, port: 1}, {name: up, type: tcp, port: 2}]
+                """, "apply", "-f", "-");
+        assertThat(checks.err())
+                .contains("spec.tasks[0].checks[1]: Duplicate value: map[string]interface {}{\"name\":\"up\"}");
     }
 }

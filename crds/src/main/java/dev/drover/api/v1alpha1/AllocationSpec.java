@@ -71,7 +71,6 @@ public class AllocationSpec {
     @Required
     @ListMapKeys("name")
     @Size(min = 1, max = 64)
-    @ValidationRule(value = "self.all(t, self.exists_one(u, u.name == t.name))", message = "task names must be unique")
     @ValidationRule(
             value = "self.filter(t, has(t.leader) && t.leader).size() <= 1",
             message = "at most one task may be the leader")

@@ -121,9 +121,6 @@ public class Task {
 
     @Size(max = MAX_CHECKS)
     @ListMapKeys("name")
-    @ValidationRule(
-            value = "self.all(c, self.exists_one(d, d.name == c.name))",
-            message = "check names must be unique in a task")
     @JsonPropertyDescription(
             "Health checks probed while the task runs, at most 8, keyed by name; they gate the Ready condition.")
     private List<Check> checks;
