@@ -220,32 +220,51 @@ final class ApiFront implements HttpHandler {
         byte[] raw = body(ex);
         boolean dryRun = "All".equals(query.get("dryRun"));
         boolean strict = "Strict".equals(query.get("fieldValidation"));
+        String contentType = ex.getRequestHeaders().getFirst("Content-Type");
+        boolean apply = method.equals("PATCH") && ServerSideApply.isApply(contentType);
+        boolean force = FieldManagers.force(query, apply);
+        String manager = apply
+                ? FieldManagers.forApply(query)
+                : FieldManagers.forUpdate(query, ex.getRequestHeaders().getFirst("User-Agent"));
         if (method.equals("POST")) {
             ObjectNode body = object(raw);
             strictFields(type, body, strict);
-            ObjectNode checked = checked(type, body, true, null, null);
-            admission.admit(new Admission.Request(
-                    Admission.Operation.CREATE,
+            create(
+                    ex,
                     type,
-                    rp.subresource(),
-                    rp.namespace(),
-                    checked.path("metadata").path("name").asText(""),
-                    checked,
-                    null,
+                    rp,
                     user,
-                    dryRun));
-            ObjectNode created = store.create(type, rp.namespace(), checked, dryRun);
-            if (type.equals(Catalog.NAMESPACES) && !dryRun) {
-                ServiceAccounts.createDefault(
-                        store, created.path("metadata").path("name").asText());
-            }
-            catalogChanged(type);
-            send(ex, 201, created);
+                    dryRun,
+                    ManagedFields.recordUpdate(type, null, body, manager, null, clock.instant()));
             return;
         }
-        String contentType = ex.getRequestHeaders().getFirst("Content-Type");
-        boolean jsonPatch = contentType != null && contentType.contains("json-patch");
         boolean statusWrite = "status".equals(rp.subresource());
+        if (apply) {
+            ObjectNode config = ServerSideApply.config(raw, type, rp.name());
+            strictFields(type, config, strict);
+            if (!statusWrite && !store.exists(type, rp.namespace(), rp.name())) {
+                // as the API server: applying to an object that does not exist creates it
+                create(
+                        ex,
+                        type,
+                        rp,
+                        user,
+                        dryRun,
+                        ServerSideApply.apply(type, null, config, manager, force, null, clock.instant()));
+                return;
+            }
+            update(
+                    ex,
+                    type,
+                    rp,
+                    user,
+                    dryRun,
+                    current -> ServerSideApply.apply(
+                            type, current, config, manager, force, rp.subresource(), clock.instant()),
+                    null);
+            return;
+        }
+        boolean jsonPatch = contentType != null && contentType.contains("json-patch");
         JsonNode body = parse(raw);
         if (!jsonPatch) {
             // No strategic merge here: a strategic merge patch is applied as a merge patch, list fields whole.
@@ -263,6 +282,43 @@ final class ApiFront implements HttpHandler {
                 return patched;
             };
         }
+        update(ex, type, rp, user, dryRun, change, manager);
+    }
+
+    private void create(
+            HttpExchange ex, ResourceType type, ResourcePath rp, UserInfo user, boolean dryRun, ObjectNode body)
+            throws IOException {
+        ObjectNode checked = checked(type, body, true, null, null);
+        admission.admit(new Admission.Request(
+                Admission.Operation.CREATE,
+                type,
+                rp.subresource(),
+                rp.namespace(),
+                checked.path("metadata").path("name").asText(""),
+                checked,
+                null,
+                user,
+                dryRun));
+        ObjectNode created = store.create(type, rp.namespace(), checked, dryRun);
+        if (type.equals(Catalog.NAMESPACES) && !dryRun) {
+            ServiceAccounts.createDefault(
+                    store, created.path("metadata").path("name").asText());
+        }
+        catalogChanged(type);
+        send(ex, 201, created);
+    }
+
+    /** An update by {@code change}; {@code manager} (null: the change keeps its own) is recorded as an Update. */
+    private void update(
+            HttpExchange ex,
+            ResourceType type,
+            ResourcePath rp,
+            UserInfo user,
+            boolean dryRun,
+            UnaryOperator<ObjectNode> change,
+            String manager)
+            throws IOException {
+        boolean statusWrite = "status".equals(rp.subresource());
         ObjectNode updated = store.update(
                 type,
                 rp.namespace(),
@@ -277,6 +333,9 @@ final class ApiFront implements HttpHandler {
                             rp.subresource());
                     // admission sees what the write can change, as on a real API server: the strategy runs first
                     ObjectNode prepared = ObjectStore.prepareForUpdate(type, current, checked, statusWrite);
+                    if (manager != null) {
+                        ManagedFields.recordUpdate(type, current, prepared, manager, rp.subresource(), clock.instant());
+                    }
                     admission.admit(new Admission.Request(
                             Admission.Operation.UPDATE,
                             type,
@@ -544,6 +603,9 @@ final class ApiFront implements HttpHandler {
             putIfNotEmpty(details, "group", e.detailsGroup);
             putIfNotEmpty(details, "kind", e.detailsKind);
         }
+        if (e instanceof ServerSideApply.ApplyConflict c) {
+            s.withObjectProperty("details").putArray("causes").addAll(c.causes);
+        }
         s.put("code", e.code);
         return s;
     }
@@ -558,7 +620,7 @@ final class ApiFront implements HttpHandler {
      * An error answered as a Kubernetes Status; {@code details} (name, group, kind) is set when the real server sets
      * it, e.g. on a 403.
      */
-    static final class ApiError extends RuntimeException {
+    static class ApiError extends RuntimeException {
         final int code;
         final String reason;
         final String detailsName;
