@@ -21,6 +21,11 @@ final class ManagedFields {
     static final String APPLY = "Apply";
     static final String UPDATE = "Update";
 
+    /** As the API server: past this many Update entries the oldest are folded into one, so writers cannot grow it. */
+    static final int MAX_UPDATE_ENTRIES = 10;
+
+    static final String ANCIENT_CHANGES = "ancient-changes";
+
     /** One manager's entry. */
     record Entry(
             String manager, String operation, String apiVersion, String time, String subresource, FieldSet fields) {
@@ -141,7 +146,33 @@ final class ManagedFields {
             next.set(at, mine);
         }
         next.removeIf(e -> e.fields().isEmpty());
-        write(after, next);
+        write(after, capped(next));
         return after;
+    }
+
+    /** {@code entries} with the oldest Update entries folded into {@code ancient-changes} past the cap. */
+    static List<Entry> capped(List<Entry> entries) {
+        List<Entry> out = new ArrayList<>(entries);
+        while (out.stream().filter(e -> e.operation().equals(UPDATE)).count() > MAX_UPDATE_ENTRIES) {
+            Entry oldest = out.stream()
+                    .filter(e -> e.operation().equals(UPDATE) && !e.manager().equals(ANCIENT_CHANGES))
+                    .min(java.util.Comparator.comparing(Entry::time))
+                    .orElseThrow();
+            out.remove(oldest);
+            int at = -1;
+            for (int i = 0; i < out.size(); i++) {
+                if (out.get(i).sameOwner(ANCIENT_CHANGES, UPDATE, null)) {
+                    at = i;
+                }
+            }
+            if (at < 0) {
+                out.add(
+                        0,
+                        new Entry(ANCIENT_CHANGES, UPDATE, oldest.apiVersion(), oldest.time(), null, oldest.fields()));
+            } else {
+                out.set(at, out.get(at).withFields(out.get(at).fields().union(oldest.fields())));
+            }
+        }
+        return out;
     }
 }

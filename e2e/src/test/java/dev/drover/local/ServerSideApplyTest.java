@@ -196,6 +196,27 @@ class ServerSideApplyTest {
     }
 
     @Test
+    void manyWritersCannotGrowManagedFieldsPastTheCap() {
+        ObjectNode live = apply(null, "alice", "- {name: a, driver: mock}");
+        for (int i = 0; i < 15; i++) {
+            ObjectNode next = live.deepCopy();
+            next.withObjectProperty("metadata").withObjectProperty("labels").put("l" + i, "v");
+            live = ManagedFields.recordUpdate(ALLOCATIONS, live, next, "writer-" + i, null, NOW.plusSeconds(i));
+        }
+        List<String> managers = live.path("metadata").path("managedFields").findValuesAsText("manager");
+        assertThat(managers)
+                .hasSize(ManagedFields.MAX_UPDATE_ENTRIES + 1)
+                .contains("alice", "ancient-changes", "writer-14");
+        assertThat(managers).doesNotContain("writer-0", "writer-5");
+        assertThat(entry(live, "ancient-changes")
+                        .path("fieldsV1")
+                        .path("f:metadata")
+                        .path("f:labels")
+                        .has("f:l0"))
+                .isTrue();
+    }
+
+    @Test
     void fieldsV1RoundTripsAndPathsReadAsTheServerWritesThem() throws Exception {
         JsonNode fields = YAML.readTree(
                 "{\"f:spec\": {\"f:tasks\": {\"k:{\\\"name\\\":\\\"web\\\"}\": {\".\": {}, \"f:name\": {}}}}}");
