@@ -17,11 +17,12 @@ final class FieldManagers {
     /** The manager of an ordinary write (create, update, merge or JSON patch). */
     static String forUpdate(Query query, String userAgent) {
         String given = query.get("fieldManager");
-        if (given != null) {
+        if (given != null && !given.isEmpty()) {
             return checked(given);
         }
         String product = userAgent == null ? "" : userAgent.split("/", 2)[0].strip();
-        return product.isEmpty() ? "unknown" : UserText.cut(product, MAX_LENGTH);
+        boolean usable = !product.isEmpty() && product.chars().noneMatch(Character::isISOControl);
+        return usable ? product.substring(0, Math.min(product.length(), MAX_LENGTH)) : "unknown";
     }
 
     /** The manager of an apply, which must name itself; 400 when it does not. */

@@ -2,6 +2,7 @@ package dev.drover.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.drover.common.UserText;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -13,6 +14,9 @@ import java.util.TreeSet;
  * items may not repeat their key ({@code x-kubernetes-list-map-keys}), a {@code set} list's values may not repeat.
  */
 final class ListTypes {
+
+    /** The most of a repeated key a message shows: a hostile key may be as long as the body. */
+    static final int MAX_SHOWN = 256;
 
     private ListTypes() {}
 
@@ -58,7 +62,7 @@ final class ListTypes {
             JsonNode item = array.get(i);
             String key = type.equals("map") ? keyText(item, keys) : item.toString();
             if (!seen.add(key)) {
-                out.add(path + "[" + i + "]: Duplicate value: " + key);
+                out.add(path + "[" + i + "]: Duplicate value: " + UserText.cut(key, MAX_SHOWN));
             }
         }
         return out;

@@ -217,6 +217,21 @@ class ServerSideApplyTest {
     }
 
     @Test
+    void anOrdinaryWriteIsRecordedAsItsFieldManagerOrItsUserAgentsProduct() {
+        assertThat(FieldManagers.forUpdate(Query.parse("fieldManager=ci"), "kubectl-edit/v1.32.0 (linux/amd64)"))
+                .isEqualTo("ci");
+        assertThat(FieldManagers.forUpdate(Query.parse(""), "kubectl-edit/v1.32.0 (linux/amd64) kubernetes/abc"))
+                .isEqualTo("kubectl-edit");
+        assertThat(FieldManagers.forUpdate(Query.parse(""), null)).isEqualTo("unknown");
+        assertThatThrownBy(() -> FieldManagers.forApply(Query.parse("force=true")))
+                .hasMessageContaining("fieldManager is required");
+        assertThatThrownBy(() -> FieldManagers.force(Query.parse("force=true"), false))
+                .hasMessageContaining("may not be specified for non-apply patch");
+        assertThatThrownBy(() -> FieldManagers.forUpdate(Query.parse("fieldManager=" + "m".repeat(129)), null))
+                .hasMessageContaining("at most 128");
+    }
+
+    @Test
     void fieldsV1RoundTripsAndPathsReadAsTheServerWritesThem() throws Exception {
         JsonNode fields = YAML.readTree(
                 "{\"f:spec\": {\"f:tasks\": {\"k:{\\\"name\\\":\\\"web\\\"}\": {\".\": {}, \"f:name\": {}}}}}");
