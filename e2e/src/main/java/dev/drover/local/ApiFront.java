@@ -11,16 +11,14 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side of the local API server: discovery, OpenAPI, tables, streaming
- * watches, field and label selectors, strict field validation and schema
- * defaults, over the objects an {@link ObjectStore} keeps. Paths it does not
+ * watches, field and label selectors, and writes ({@link ObjectWrites}: schema,
+ * defaults, admission, server-side apply), over the objects an {@link ObjectStore} keeps. Paths it does not
  * serve get 404, as from a real API server.
  */
 final class ApiFront implements HttpHandler {
@@ -32,7 +30,6 @@ final class ApiFront implements HttpHandler {
     private final Authenticator authenticator;
     private final Authorizer authorizer;
     private final Admission admission;
-    private final CrdRules rules;
     private final Aggregator aggregator;
     private final java.util.Map<ResourceType, Review> reviews;
     private final ObjectStore store;
@@ -41,6 +38,7 @@ final class ApiFront implements HttpHandler {
     private final Discovery discovery;
     private final OpenApi openApi;
     private final Clock clock;
+    private final ObjectWrites writes;
     private final AtomicBoolean stopping = new AtomicBoolean();
 
     /** What a request passes through before it reaches the store: who it is, what they may do, what may be written. */
@@ -64,7 +62,6 @@ final class ApiFront implements HttpHandler {
         this.authenticator = guards.authenticator();
         this.authorizer = guards.authorizer();
         this.admission = guards.admission();
-        this.rules = guards.rules();
         this.aggregator = guards.aggregator();
         this.reviews = java.util.Map.copyOf(guards.reviews());
         this.store = store;
@@ -72,6 +69,7 @@ final class ApiFront implements HttpHandler {
         this.discovery = new Discovery(catalog, guards.aggregator()::groupVersions);
         this.openApi = new OpenApi(catalog);
         this.clock = clock;
+        this.writes = new ObjectWrites(store, clock, version, admission, guards.rules(), this::catalogChanged);
     }
 
     /** Ends open watch streams; new requests are still answered until the server stops. */
@@ -218,81 +216,17 @@ final class ApiFront implements HttpHandler {
     private void write(HttpExchange ex, String method, ResourceType type, ResourcePath rp, Query query, UserInfo user)
             throws IOException {
         checkPath(type, rp, method.equals("POST"));
-        byte[] raw = body(ex);
-        boolean dryRun = "All".equals(query.get("dryRun"));
-        boolean strict = "Strict".equals(query.get("fieldValidation"));
-        if (method.equals("POST")) {
-            ObjectNode body = object(raw);
-            strictFields(type, body, strict);
-            ObjectNode checked = checked(type, body, true, null, null);
-            admission.admit(new Admission.Request(
-                    Admission.Operation.CREATE,
-                    type,
-                    rp.subresource(),
-                    rp.namespace(),
-                    checked.path("metadata").path("name").asText(""),
-                    checked,
-                    null,
-                    user,
-                    dryRun));
-            ObjectNode created = store.create(type, rp.namespace(), checked, dryRun);
-            if (type.equals(Catalog.NAMESPACES) && !dryRun) {
-                ServiceAccounts.createDefault(
-                        store, created.path("metadata").path("name").asText());
-            }
-            catalogChanged(type);
-            send(ex, 201, created);
-            return;
-        }
-        String contentType = ex.getRequestHeaders().getFirst("Content-Type");
-        boolean jsonPatch = contentType != null && contentType.contains("json-patch");
-        boolean statusWrite = "status".equals(rp.subresource());
-        JsonNode body = parse(raw);
-        if (!jsonPatch) {
-            // No strategic merge here: a strategic merge patch is applied as a merge patch, list fields whole.
-            strictFields(type, body, strict);
-        }
-        UnaryOperator<ObjectNode> change;
-        if (method.equals("PUT")) {
-            ObjectNode replacement = object(raw);
-            change = current -> replacement;
-        } else {
-            change = current -> {
-                if (!(Patches.apply(current, body, jsonPatch) instanceof ObjectNode patched)) {
-                    throw new ApiError(422, "Invalid", "the patch does not leave an object");
-                }
-                return patched;
-            };
-        }
-        ObjectNode updated = store.update(
+        ObjectWrites.Request request = new ObjectWrites.Request(
+                method,
                 type,
-                rp.namespace(),
-                rp.name(),
-                statusWrite,
-                current -> {
-                    ObjectNode checked = checked(
-                            type,
-                            change.apply(current.deepCopy()) /* current stays the old object */,
-                            !statusWrite,
-                            current,
-                            rp.subresource());
-                    // admission sees what the write can change, as on a real API server: the strategy runs first
-                    ObjectNode prepared = ObjectStore.prepareForUpdate(type, current, checked, statusWrite);
-                    admission.admit(new Admission.Request(
-                            Admission.Operation.UPDATE,
-                            type,
-                            rp.subresource(),
-                            rp.namespace(),
-                            rp.name(),
-                            prepared,
-                            current,
-                            user,
-                            dryRun));
-                    return prepared;
-                },
-                dryRun);
-        catalogChanged(type);
-        send(ex, 200, updated);
+                rp,
+                query,
+                user,
+                body(ex),
+                ex.getRequestHeaders().getFirst("Content-Type"),
+                ex.getRequestHeaders().getFirst("User-Agent"));
+        ObjectWrites.Written written = writes.write(request);
+        send(ex, written.code(), written.object());
     }
 
     private void delete(HttpExchange ex, ResourceType type, ResourcePath rp, Query query, UserInfo user)
@@ -361,59 +295,7 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    /**
-     * Fills in schema defaults and checks the object against its schema; returns it. As the real server does, the
-     * CRD's CEL rules are checked too when the schema errors are not type errors, and both are reported together.
-     */
-    private ObjectNode checked(
-            ResourceType type, ObjectNode object, boolean withDefaults, ObjectNode old, String subresource) {
-        if (type.equals(Catalog.CRDS)) {
-            version.stored(object);
-        }
-        if (type.schema() == null) {
-            return object;
-        }
-        if (withDefaults) {
-            SchemaValidator.applyDefaults(object, type.schema());
-        }
-        SchemaValidator.Result result = SchemaValidator.validate(object, type.schema(), true);
-        if (!result.invalid().isEmpty()) {
-            List<String> errors = new java.util.ArrayList<>(result.invalid());
-            if (errors.stream().noneMatch(e -> e.contains(" must be of type "))) {
-                errors.addAll(rules.errors(type, object, old, subresource));
-            }
-            throw new ApiError(
-                    422,
-                    "Invalid",
-                    type.kind() + "." + type.group() + " \""
-                            + object.path("metadata").path("name").asText("") + "\" is invalid: "
-                            + (errors.size() == 1 ? errors.getFirst() : "[" + String.join(", ", errors) + "]"));
-        }
-        return object;
-    }
-
-    /** With fieldValidation=Strict, fields the schema does not declare are refused, each named. */
-    private static void strictFields(ResourceType type, JsonNode body, boolean strict) {
-        if (!strict || type.schema() == null) {
-            return;
-        }
-        List<String> unknown =
-                SchemaValidator.validate(body, type.schema(), false).unknownFields();
-        if (!unknown.isEmpty()) {
-            throw new ApiError(
-                    400,
-                    "BadRequest",
-                    type.kind() + " in version \"" + type.version()
-                            + "\" cannot be handled as a " + type.kind() + ": strict decoding error: "
-                            + String.join(
-                                    ", ",
-                                    unknown.stream()
-                                            .map(f -> "unknown field \"" + f + "\"")
-                                            .toList()));
-        }
-    }
-
-    private void catalogChanged(ResourceType type) {
+    void catalogChanged(ResourceType type) {
         if (type.equals(Catalog.CRDS)) {
             catalog.invalidate();
         }
@@ -467,7 +349,7 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    private static JsonNode parse(byte[] raw) {
+    static JsonNode parse(byte[] raw) {
         try {
             return JSON.readTree(raw);
         } catch (IOException e) {
@@ -475,7 +357,7 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    private static ObjectNode object(byte[] raw) {
+    static ObjectNode object(byte[] raw) {
         if (!(parse(raw) instanceof ObjectNode object)) {
             throw new ApiError(400, "BadRequest", "the request body is not a JSON object");
         }
@@ -545,6 +427,9 @@ final class ApiFront implements HttpHandler {
             putIfNotEmpty(details, "group", e.detailsGroup);
             putIfNotEmpty(details, "kind", e.detailsKind);
         }
+        if (e instanceof ServerSideApply.ApplyConflict c) {
+            s.withObjectProperty("details").putArray("causes").addAll(c.causes);
+        }
         s.put("code", e.code);
         return s;
     }
@@ -559,7 +444,7 @@ final class ApiFront implements HttpHandler {
      * An error answered as a Kubernetes Status; {@code details} (name, group, kind) is set when the real server sets
      * it, e.g. on a 403.
      */
-    static final class ApiError extends RuntimeException {
+    static class ApiError extends RuntimeException {
         final int code;
         final String reason;
         final String detailsName;

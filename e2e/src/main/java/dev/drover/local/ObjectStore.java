@@ -146,6 +146,10 @@ final class ObjectStore {
         return found;
     }
 
+    synchronized boolean exists(ResourceType type, String namespace, String name) {
+        return bucket(type).containsKey(key(type, namespace, name));
+    }
+
     /** Every object of the type, in {@code namespace} or, when null, in all namespaces, by namespace and name. */
     synchronized Listing list(ResourceType type, String namespace) {
         TreeMap<String, ObjectNode> all = bucket(type);
@@ -417,6 +421,13 @@ final class ObjectStore {
                 next.set("status", proposed.get("status"));
             } else {
                 next.remove("status");
+            }
+            // who owns which fields changes with a status write too (the server records it: ManagedFields)
+            JsonNode managed = proposed.path("metadata").get("managedFields");
+            if (managed != null) {
+                next.withObjectProperty("metadata").set("managedFields", managed);
+            } else {
+                next.withObjectProperty("metadata").remove("managedFields");
             }
         } else {
             next = proposed;

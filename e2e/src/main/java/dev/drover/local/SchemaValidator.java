@@ -13,7 +13,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Checks an object against a CRD's structural schema the way the API server
  * does: fields the schema does not declare (strict field validation), types,
- * enums, patterns, bounds and required fields; and fills in schema defaults.
+ * enums, patterns, bounds, required fields and the keys of list-type map
+ * lists; and fills in schema defaults.
  * CEL rules ({@code x-kubernetes-validations}) are not evaluated: Drover's
  * agent validates the same rules itself.
  */
@@ -138,6 +139,7 @@ final class SchemaValidator {
                 invalid.add(path + ": Invalid value: " + array.size() + ": " + path + " in body should have at least "
                         + schema.get("minItems").asLong() + " items");
             }
+            invalid.addAll(ListTypes.duplicates(array, schema, path));
             JsonNode items = schema.path("items");
             if (!items.isMissingNode()) {
                 for (int i = 0; i < array.size(); i++) {

@@ -63,12 +63,6 @@ class CrdRulesTest {
                     "spec.restartPolicy: Invalid value: \"object\": interval must be at least 5s"),
             new Case(
                     "spec.tasks",
-                    "self.all(t, self.exists_one(u, u.name == t.name))",
-                    "tasks:\n" + TASK + TASK,
-                    "spec.tasks",
-                    "spec.tasks: Invalid value: \"array\": task names must be unique"),
-            new Case(
-                    "spec.tasks",
                     "self.filter(t, has(t.leader) && t.leader).size() <= 1",
                     "tasks:\n- {name: a, driver: mock, leader: true}\n- {name: b, driver: mock, leader: true}\n",
                     "spec.tasks",
@@ -134,12 +128,6 @@ class CrdRulesTest {
                     "tasks:\n- name: main\n  driver: mock\n  checkRestart: {limit: 1}\n",
                     "spec.tasks[0]",
                     "spec.tasks[0]: Invalid value: \"object\": checkRestart needs checks"),
-            new Case(
-                    "spec.tasks[*].checks",
-                    "self.all(c, self.exists_one(d, d.name == c.name))",
-                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1}, {name: c, type: tcp, port: 2}]\n",
-                    "spec.tasks[0].checks",
-                    "spec.tasks[0].checks: Invalid value: \"array\": check names must be unique in a task"),
             new Case(
                     "spec.tasks[*].checks[*]",
                     "self.type != 'exec' || has(self.command)",

@@ -1,20 +1,57 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /** Device instances reserved for one task. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class AllocatedDevice {
 
+    @JsonPropertyDescription("The task the devices are reserved for.")
     private String task;
+
+    @JsonPropertyDescription("The devices' vendor, e.g. nvidia.")
     private String vendor;
+
+    @JsonPropertyDescription("The devices' type, e.g. gpu.")
     private String type;
+
+    @JsonPropertyDescription("The devices' model.")
     private String model;
+
+    @JsonPropertyDescription("The reserved instances' IDs.")
     private List<String> ids;
 
     public AllocatedDevice() {}
+
+    /**
+     * The instances in {@code devices} counted by {@code vendor/type}, in order of first appearance, e.g.
+     * {@code 2 nvidia/gpu, 1 intel/fpga}; null when there are none.
+     */
+    public static String summary(List<AllocatedDevice> devices) {
+        if (devices == null) {
+            return null;
+        }
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (AllocatedDevice d : devices) {
+            int n = d == null || d.getIds() == null ? 0 : d.getIds().size();
+            if (n > 0) {
+                String kind = d.getVendor() == null ? d.getType() : d.getVendor() + "/" + d.getType();
+                counts.merge(kind, n, Integer::sum);
+            }
+        }
+        if (counts.isEmpty()) {
+            return null;
+        }
+        StringBuilder out = new StringBuilder();
+        counts.forEach((kind, n) ->
+                out.append(out.isEmpty() ? "" : ", ").append(n).append(' ').append(kind));
+        return out.toString();
+    }
 
     public AllocatedDevice(String task, String vendor, String type, String model, List<String> ids) {
         this.task = task;

@@ -1,7 +1,10 @@
 package dev.drover.api.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import dev.drover.api.crd.ListMapKeys;
 import io.fabric8.crd.generator.annotation.SelectableField;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Pattern;
@@ -12,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
+@JsonClassDescription("What the user asked for: the node, the tasks and how they run. Fields left out take the defaults"
+        + " docs/allocations.md gives.")
 /** What the user asked for. Fields left out are null here; defaults are resolved by the {@code effective...} methods. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class AllocationSpec {
@@ -22,20 +27,32 @@ public class AllocationSpec {
     @SelectableField
     @Size(min = 1, max = 253)
     @ValidationRule(value = "self == oldSelf", message = "nodeName is immutable: create a new allocation to move it")
+    @JsonPropertyDescription(
+            "The node whose agent runs the allocation; every other agent ignores it. Required and immutable.")
     private String nodeName;
 
     @Default("Run")
+    @JsonPropertyDescription(
+            "Run, or Stop to kill every task in kill order and keep the allocation's files; Stop is terminal.")
     private DesiredStatus desiredStatus;
 
     @Default("Service")
+    @JsonPropertyDescription(
+            "Service (a main task restarts on any exit) or Batch (a main task that exits 0 is complete).")
     private AllocationType type;
 
     @Size(max = 253)
     @Pattern(Names.DNS1123_SUBDOMAIN)
+    @JsonPropertyDescription(
+            "The Allocation of the same namespace this one replaces: tasks start only once it is terminal or gone, and its disk moves here when ephemeralDisk asks.")
     private String previousAllocation;
 
+    @JsonPropertyDescription(
+            "The allocation's shared disk: its size and whether the previous allocation's data is carried over.")
     private EphemeralDisk ephemeralDisk;
 
+    @JsonPropertyDescription(
+            "Every task's restart policy, unless the task overrides a field; the defaults depend on type.")
     private RestartPolicy restartPolicy;
 
     @Size(min = 1, max = 253)
@@ -44,16 +61,20 @@ public class AllocationSpec {
     @ValidationRule(
             value = "self == oldSelf",
             message = "serviceAccountName is immutable: create a new allocation to run as another ServiceAccount")
+    @JsonPropertyDescription(
+            "The ServiceAccount of the allocation's namespace the tasks run as: their tokens are its, and Secrets and ConfigMaps are read with its rights. Immutable; default when not given.")
     private String serviceAccountName;
 
+    @JsonPropertyDescription("Whether each task gets its ServiceAccount's token in secrets/token; true when not given.")
     private Boolean automountServiceAccountToken;
 
     @Required
+    @ListMapKeys("name")
     @Size(min = 1, max = 64)
-    @ValidationRule(value = "self.all(t, self.exists_one(u, u.name == t.name))", message = "task names must be unique")
     @ValidationRule(
             value = "self.filter(t, has(t.leader) && t.leader).size() <= 1",
             message = "at most one task may be the leader")
+    @JsonPropertyDescription("The tasks of the group, 1 to 64, keyed by name; at most one may be the leader.")
     private List<Task> tasks = new ArrayList<>();
 
     public String getNodeName() {

@@ -1,6 +1,8 @@
 package dev.drover.api.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -13,16 +15,40 @@ import java.util.Objects;
  * {@code ready} ("running/total" main tasks) and {@code restarts} (the sum of
  * task restarts) exist for {@code kubectl get}'s columns.
  */
+@JsonClassDescription("What the node's agent made of the allocation; written by that agent only, through the status"
+        + " subresource.")
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class AllocationStatus {
 
+    @JsonPropertyDescription(
+            "Pending, Running, Complete, Failed or Lost: what the node's agent made of the allocation.")
     private ClientStatus clientStatus;
+
+    @JsonPropertyDescription("One sentence saying why the allocation has its client status, e.g. Tasks are running.")
     private String clientDescription;
+
+    @JsonPropertyDescription("The metadata.generation of the spec the agent last acted on.")
     private Long observedGeneration;
+
+    @JsonPropertyDescription("Each task's state, by task name: its lifecycle, restarts, newest events and checks.")
     private Map<String, TaskState> taskStates = new LinkedHashMap<>();
+
+    @JsonPropertyDescription(
+            "The device instances reserved for each task (e.g. GPUs), released when the allocation is destroyed.")
     private List<AllocatedDevice> allocatedDevices;
+
+    @JsonPropertyDescription("The devices held, counted by kind, e.g. 2 nvidia/gpu; derived from allocatedDevices, for"
+            + " kubectl get -o wide.")
+    private String devices;
+
+    @JsonPropertyDescription(
+            "Kubernetes conditions: Ready, Healthy (with checks), SpecValid, Admitted and StateStored.")
     private List<Condition> conditions = new ArrayList<>();
+
+    @JsonPropertyDescription("Running main tasks over all main tasks (running/total), for kubectl get.")
     private String ready;
+
+    @JsonPropertyDescription("The sum of the tasks' restarts, for kubectl get.")
     private Integer restarts;
 
     public ClientStatus getClientStatus() {
@@ -61,8 +87,19 @@ public class AllocationStatus {
         return allocatedDevices;
     }
 
+    /** Also sets {@link #getDevices()}, the summary a printer column shows (a column cannot count). */
     public void setAllocatedDevices(List<AllocatedDevice> allocatedDevices) {
         this.allocatedDevices = allocatedDevices;
+        this.devices = AllocatedDevice.summary(allocatedDevices);
+    }
+
+    /** The devices held, counted by kind ({@code 2 nvidia/gpu, 1 intel/fpga}); null when none. */
+    public String getDevices() {
+        return devices;
+    }
+
+    public void setDevices(String devices) {
+        this.devices = devices;
     }
 
     public List<Condition> getConditions() {
@@ -97,6 +134,7 @@ public class AllocationStatus {
                 && Objects.equals(observedGeneration, s.observedGeneration)
                 && Objects.equals(taskStates, s.taskStates)
                 && Objects.equals(allocatedDevices, s.allocatedDevices)
+                && Objects.equals(devices, s.devices)
                 && Objects.equals(conditions, s.conditions)
                 && Objects.equals(ready, s.ready)
                 && Objects.equals(restarts, s.restarts);
@@ -110,6 +148,7 @@ public class AllocationStatus {
                 observedGeneration,
                 taskStates,
                 allocatedDevices,
+                devices,
                 conditions,
                 ready,
                 restarts);

@@ -2,6 +2,7 @@ package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import dev.drover.common.Durations;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
@@ -71,55 +72,70 @@ public class Check {
     @Required
     @Size(min = 1, max = 63)
     @Pattern(Names.DNS1123_LABEL)
+    @JsonPropertyDescription("The check's name, unique in its task; names it in the task's status and in events.")
     private String name;
 
     @Required
+    @JsonPropertyDescription(
+            "http (a request), tcp (a connection) to port on the node, or exec (a command run inside the task).")
     private CheckType type;
 
     @Size(min = 1, max = MAX_PATH)
     @Pattern(PATH_PATTERN)
+    @JsonPropertyDescription("http only: the request's path and query; / when not given.")
     private String path;
 
     @Min(1)
     @Max(65535)
+    @JsonPropertyDescription("http and tcp (required there): the port on the node's loopback address.")
     private Integer port;
 
     @Pattern(METHOD_PATTERN)
+    @JsonPropertyDescription(
+            "http only: the request's method (GET, HEAD, POST, PUT, DELETE, OPTIONS or PATCH); GET when not given.")
     private String method;
 
     @Size(max = MAX_HEADERS)
+    @JsonPropertyDescription("http only: headers to send, at most 16.")
     private List<CheckHeader> headers;
 
     @Size(min = 1, max = MAX_COMMAND)
+    @JsonPropertyDescription("exec only (required there): the command run inside the task, through its driver.")
     private String command;
 
     @Size(max = MAX_ARGS)
     @ValidationRule(value = "self.all(a, size(a) <= 4096)", message = "each of args may have at most 4096 characters")
+    @JsonPropertyDescription("exec only: the command's arguments, at most 64.")
     private List<String> args;
 
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_INTERVAL_TEXT)
+    @JsonPropertyDescription("Time between probes, as a duration of at least 1s; 10s when not given.")
     private String interval;
 
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_TIMEOUT_TEXT)
+    @JsonPropertyDescription("A probe that takes longer is critical; at most interval; 2s when not given.")
     private String timeout;
 
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_INITIAL_DELAY_TEXT)
+    @JsonPropertyDescription("Time after the task starts before the first probe; 0s when not given.")
     private String initialDelay;
 
     @Min(1)
     @Max(MAX_THRESHOLD)
     @Default("1")
+    @JsonPropertyDescription("Passing probes in a row that make the check passing; 1 when not given.")
     private Integer successThreshold;
 
     @Min(1)
     @Max(MAX_THRESHOLD)
     @Default("3")
+    @JsonPropertyDescription("Failing probes in a row that make the check warning or critical; 3 when not given.")
     private Integer failureThreshold;
 
     public Check() {}

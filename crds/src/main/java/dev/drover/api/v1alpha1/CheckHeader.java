@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
@@ -36,10 +37,13 @@ public class CheckHeader {
     @Required
     @Size(min = 1, max = MAX_NAME)
     @Pattern(NAME_PATTERN)
+    @JsonPropertyDescription(
+            "The header's name, an HTTP token; headers that frame the exchange (Connection, Content-Length, ...) are refused.")
     private String name;
 
     @Size(max = MAX_VALUE)
     @Pattern(VALUE_PATTERN)
+    @JsonPropertyDescription("The header's value, with no control character but tab; empty when not given.")
     private String value;
 
     public CheckHeader() {}

@@ -2,6 +2,7 @@ package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import dev.drover.common.Durations;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
@@ -27,14 +28,19 @@ public class CheckRestart {
     @Min(0)
     @Max(MAX_LIMIT)
     @Default("0")
+    @JsonPropertyDescription(
+            "Unhealthy results in a row of one check that restart the task, 0 to 100; 0 never restarts.")
     private Integer limit;
 
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_GRACE_TEXT)
+    @JsonPropertyDescription(
+            "Time after the task (re)starts during which results do not count, as a duration; 1s when not given.")
     private String grace;
 
     @Default("false")
+    @JsonPropertyDescription("Whether warning results do not count as unhealthy; false when not given.")
     private Boolean ignoreWarnings;
 
     public CheckRestart() {}

@@ -2,6 +2,7 @@ package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import java.util.Objects;
 
 /** A check of a task as its runner last reported it: {@code since} is when {@code status} last changed (RFC 3339). */
@@ -21,9 +22,17 @@ public class CheckStatus {
         CRITICAL;
     }
 
+    @JsonPropertyDescription("The check's name, as in the task's checks.")
     private String name;
+
+    @JsonPropertyDescription("passing, warning or critical; critical until the first passing probe.")
     private Status status;
+
+    @JsonPropertyDescription(
+            "What the probe that set the status said: the start of an HTTP body, a command's output, an error.")
     private String output;
+
+    @JsonPropertyDescription("When the status last changed (RFC 3339).")
     private String since;
 
     public CheckStatus() {}

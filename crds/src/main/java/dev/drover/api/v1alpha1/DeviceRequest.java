@@ -2,6 +2,7 @@ package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
@@ -18,9 +19,11 @@ public class DeviceRequest {
 
     @Required
     @Pattern(Names.DEVICE_NAME)
+    @JsonPropertyDescription("The device kind: <type>, <vendor>/<type> or <vendor>/<type>/<model>, e.g. nvidia/gpu.")
     private String name;
 
     @Min(1)
+    @JsonPropertyDescription("How many instances of the device the task needs, at least 1; 1 when not given.")
     private Integer count;
 
     public DeviceRequest() {}

@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.ValidationRule;
@@ -13,10 +14,14 @@ public class EnvVar {
 
     @Required
     @Pattern(Names.ENV_NAME)
+    @JsonPropertyDescription("The variable's name, a shell identifier, unique in the task.")
     private String name;
 
+    @JsonPropertyDescription("The variable's value; give value or valueFrom, not both.")
     private String value;
 
+    @JsonPropertyDescription(
+            "A Secret's or ConfigMap's key the value is read from, with the allocation's ServiceAccount.")
     private EnvVarSource valueFrom;
 
     public EnvVar() {}

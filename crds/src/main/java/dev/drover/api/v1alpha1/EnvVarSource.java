@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.ValidationRule;
 import java.util.Objects;
 
@@ -11,8 +12,10 @@ import java.util.Objects;
         message = "valueFrom needs exactly one of secretKeyRef and configMapKeyRef")
 public class EnvVarSource {
 
+    @JsonPropertyDescription("A key of a Secret of the allocation's namespace.")
     private KeySelector secretKeyRef;
 
+    @JsonPropertyDescription("A key of a ConfigMap of the allocation's namespace.")
     private KeySelector configMapKeyRef;
 
     public EnvVarSource() {}

@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 import java.util.Objects;
@@ -14,12 +15,17 @@ public class EphemeralDisk {
     // Same defaults as resolve(): the API server fills these in when ephemeralDisk is given.
     @Min(1)
     @Default("" + DEFAULT_SIZE_MB)
+    @JsonPropertyDescription("The disk's size in MB, at least 1; 300 when not given.")
     private Integer sizeMB;
 
     @Default("false")
+    @JsonPropertyDescription(
+            "Carry the previous allocation's alloc/data and each task's local/ over when it ran on the same node.")
     private Boolean sticky;
 
     @Default("false")
+    @JsonPropertyDescription(
+            "Like sticky, and also download the data from the previous allocation's node when it ran elsewhere.")
     private Boolean migrate;
 
     public EphemeralDisk() {}

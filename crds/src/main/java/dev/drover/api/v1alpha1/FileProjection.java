@@ -2,6 +2,7 @@ package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
@@ -41,23 +42,31 @@ public class FileProjection {
 
     @Size(min = 1, max = 253)
     @Pattern(Names.DNS1123_SUBDOMAIN)
+    @JsonPropertyDescription("The Secret to project into secrets/PATH; give secret or configMap.")
     private String secret;
 
     @Size(min = 1, max = 253)
     @Pattern(Names.DNS1123_SUBDOMAIN)
+    @JsonPropertyDescription("The ConfigMap to project into local/PATH; give secret or configMap.")
     private String configMap;
 
     @Size(min = 1, max = 253)
     @Pattern(NAME_PATTERN)
+    @JsonPropertyDescription("The directory's name, one name without /; the object's name when not given.")
     private String path;
 
     @Size(max = MAX_ITEMS)
+    @JsonPropertyDescription(
+            "The keys to project and their files, at most 64; every key, each a file named as the key, when not given.")
     private List<KeyToPath> items;
 
     @Min(0)
     @Max(0777)
+    @JsonPropertyDescription(
+            "The files' mode bits (0 to 0777); 0400 for a Secret and 0444 for a ConfigMap when not given.")
     private Integer mode;
 
+    @JsonPropertyDescription("Whether a missing object (or item key) is skipped instead of failing the task.")
     private Boolean optional;
 
     public String getSecret() {

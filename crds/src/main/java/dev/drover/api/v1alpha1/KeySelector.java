@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
@@ -16,13 +17,17 @@ public class KeySelector {
     @Required
     @Size(min = 1, max = 253)
     @Pattern(Names.DNS1123_SUBDOMAIN)
+    @JsonPropertyDescription("The object's name, in the allocation's namespace.")
     private String name;
 
     @Required
     @Size(min = 1, max = 253)
     @Pattern(Names.DATA_KEY)
+    @JsonPropertyDescription("The key whose value is read.")
     private String key;
 
+    @JsonPropertyDescription(
+            "Whether a missing object or key is skipped instead of failing the task; false when not given.")
     private Boolean optional;
 
     public KeySelector() {}

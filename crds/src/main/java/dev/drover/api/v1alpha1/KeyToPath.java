@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
@@ -15,15 +16,18 @@ public class KeyToPath {
     @Required
     @Size(min = 1, max = 253)
     @Pattern(Names.DATA_KEY)
+    @JsonPropertyDescription("The key whose value becomes the file.")
     private String key;
 
     @Required
     @Size(min = 1, max = FileProjection.MAX_PATH)
     @Pattern(FileProjection.PATH_PATTERN)
+    @JsonPropertyDescription("Where the value goes, relative to the projection's directory.")
     private String path;
 
     @Min(0)
     @Max(0777)
+    @JsonPropertyDescription("The file's mode bits (0 to 0777); the projection's mode when not given.")
     private Integer mode;
 
     public KeyToPath() {}

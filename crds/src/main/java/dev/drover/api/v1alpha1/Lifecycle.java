@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Required;
 import java.util.Objects;
 
@@ -9,8 +10,11 @@ import java.util.Objects;
 public class Lifecycle {
 
     @Required
+    @JsonPropertyDescription(
+            "When the task runs: Prestart (before the main tasks), Poststart (once they run) or Poststop (after every other task).")
     private LifecycleHook hook;
 
+    @JsonPropertyDescription("Whether the task keeps running beside the main tasks instead of running to completion.")
     private Boolean sidecar;
 
     public Lifecycle() {}

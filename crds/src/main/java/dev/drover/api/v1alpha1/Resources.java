@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Size;
 import java.util.List;
@@ -11,15 +12,21 @@ import java.util.Objects;
 public class Resources {
 
     @Min(0)
+    @JsonPropertyDescription(
+            "CPU in millicores: requested for node admission, and under raw_exec the task's CPU weight.")
     private Integer cpuMillis;
 
     @Min(0)
+    @JsonPropertyDescription("Memory in MB: requested for node admission, and under raw_exec a hard memory limit.")
     private Integer memoryMB;
 
     /** Whether {@code cpuMillis} is also a hard quota (the task is throttled past it), not only a weight. */
+    @JsonPropertyDescription(
+            "Whether cpuMillis is also a hard quota (the task is throttled past it), not only a weight; needs cpuMillis.")
     private Boolean cpuHardLimit;
 
     @Size(max = 16)
+    @JsonPropertyDescription("Devices the task needs (e.g. GPUs), at most 16.")
     private List<DeviceRequest> devices;
 
     public Integer getCpuMillis() {

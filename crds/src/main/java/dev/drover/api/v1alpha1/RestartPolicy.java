@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import dev.drover.common.Durations;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
@@ -33,16 +34,21 @@ public class RestartPolicy {
             new Resolved(3, Duration.ofHours(24), Duration.ofSeconds(15), RestartMode.Fail);
 
     @Min(0)
+    @JsonPropertyDescription("Restarts allowed within interval; 0 goes only with mode Fail.")
     private Integer attempts;
 
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
+    @JsonPropertyDescription("The window attempts are counted in, as a duration of at least 5s.")
     private String interval;
 
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
+    @JsonPropertyDescription("Time to wait before a restart, as a duration.")
     private String delay;
 
+    @JsonPropertyDescription(
+            "What happens once the attempts are spent: Fail the task, or Delay until the interval ends and start again.")
     private RestartMode mode;
 
     public RestartPolicy() {}

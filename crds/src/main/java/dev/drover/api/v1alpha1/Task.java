@@ -2,6 +2,8 @@ package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import dev.drover.api.crd.ListMapKeys;
 import dev.drover.common.Durations;
 import io.fabric8.crd.generator.annotation.PreserveUnknownFields;
 import io.fabric8.crd.generator.annotation.SchemaFrom;
@@ -39,64 +41,91 @@ public class Task {
     @Required
     @Size(min = 1, max = 63)
     @Pattern(Names.DNS1123_LABEL)
+    @JsonPropertyDescription("The task's name, unique in the allocation (a DNS-1123 label); also its directory's name.")
     private String name;
 
     @Required
     @Size(min = 1, max = 63)
+    @JsonPropertyDescription(
+            "What runs the task: mock, raw_exec or exec; an unknown or disabled driver fails the task with FailedValidation.")
     private String driver;
 
     // Free-form: values of any type, checked by the driver (a map's schema would force one value type).
     @PreserveUnknownFields
     @SchemaFrom(type = Object.class)
+    @JsonPropertyDescription("The driver's options (e.g. command and args); unknown keys are an error, not ignored.")
     private Map<String, Object> config;
 
     @Size(max = 256)
+    @JsonPropertyDescription(
+            "Variables added to the task's environment, each with a value or a valueFrom a Secret or ConfigMap; keyed by name.")
+    @ListMapKeys("name")
     private List<EnvVar> env;
 
     @Default("false")
+    @JsonPropertyDescription(
+            "When the leader finishes, every other task is killed (LeaderTaskDead); false when not given.")
     private Boolean leader;
 
+    @JsonPropertyDescription(
+            "When the task runs (Prestart, Poststart or Poststop) and whether it is a sidecar; none: a main task.")
     private Lifecycle lifecycle;
 
+    @JsonPropertyDescription("This task's restart policy, field by field over the allocation's.")
     private RestartPolicy restartPolicy;
 
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_KILL_TIMEOUT_TEXT)
+    @JsonPropertyDescription(
+            "Time between the kill signal and a forced kill, as a duration (e.g. 5s), capped by the agent's maxKillTimeout.")
     private String killTimeout;
 
     @Size(min = 1, max = 32)
     @Default(DEFAULT_KILL_SIGNAL)
+    @JsonPropertyDescription("The signal a kill sends first; SIGTERM when not given.")
     private String killSignal;
 
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_SHUTDOWN_DELAY_TEXT)
+    @JsonPropertyDescription("Time to wait before sending the kill signal, as a duration; 0s when not given.")
     private String shutdownDelay;
 
+    @JsonPropertyDescription(
+            "CPU, memory and devices the task needs: requests for node admission, limits under raw_exec's cgroups.")
     private Resources resources;
 
     @Size(min = 1, max = Users.MAX_LENGTH)
     @Pattern(Users.PATTERN)
+    @JsonPropertyDescription(
+            "The user a process task runs as: a login name of the node or a uid; the driver's default when not given.")
     private String user;
 
+    @JsonPropertyDescription("The audience and life of the task's ServiceAccount token in secrets/token.")
     private TokenProjection serviceAccountToken;
 
     @Size(max = MAX_FILES)
+    @JsonPropertyDescription(
+            "Secrets (in secrets/PATH) and ConfigMaps (in local/PATH) projected as files and kept up to date, at most 16.")
     private List<FileProjection> files;
 
     @Default("Noop")
+    @JsonPropertyDescription(
+            "What the running task gets when a Secret or ConfigMap it refers to changes: Noop, Restart or Signal.")
     private ChangeMode onChange;
 
     @Size(min = 1, max = 32)
+    @JsonPropertyDescription("The signal onChange: Signal sends (e.g. SIGHUP); required with it, refused without it.")
     private String changeSignal;
 
     @Size(max = MAX_CHECKS)
-    @ValidationRule(
-            value = "self.all(c, self.exists_one(d, d.name == c.name))",
-            message = "check names must be unique in a task")
+    @ListMapKeys("name")
+    @JsonPropertyDescription(
+            "Health checks probed while the task runs, at most 8, keyed by name; they gate the Ready condition.")
     private List<Check> checks;
 
+    @JsonPropertyDescription("When failing checks restart the task: after limit unhealthy results in a row past grace.")
     private CheckRestart checkRestart;
 
     public String getName() {
@@ -217,7 +246,7 @@ public class Task {
         return config == null ? Map.of() : config;
     }
 
-    /** The task's environment in order, later entries winning; empty when not given. */
+    /** The task's environment in order, later entries winning (the API server refuses repeated names; an API server that does not leaves the last); empty when not given. */
     @JsonIgnore
     public Map<String, String> effectiveEnv() {
         return effectiveEnv(Map.of());

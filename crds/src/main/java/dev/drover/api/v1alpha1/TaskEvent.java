@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import dev.drover.api.Timestamps;
 import dev.drover.common.Durations;
 import java.time.Duration;
@@ -16,20 +17,49 @@ import java.util.Objects;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class TaskEvent {
 
+    @JsonPropertyDescription("The kind of event, e.g. Started, Terminated, Restarting (docs/semantics.md lists them).")
     private TaskEventType type;
+
+    @JsonPropertyDescription("When the event happened (RFC 3339).")
     private String time;
+
+    @JsonPropertyDescription("A sentence saying what happened.")
     private String message;
+
+    @JsonPropertyDescription("The task's exit code (Terminated).")
     private Integer exitCode;
+
+    @JsonPropertyDescription("The signal that ended the task (Terminated) or that was sent to it (Signaling).")
     private String signal;
+
+    @JsonPropertyDescription("True when the kernel's OOM killer ended the task (Terminated).")
     private Boolean oomKilled;
+
+    @JsonPropertyDescription("How long the task waits before it starts again (Restarting).")
     private String startDelay;
+
+    @JsonPropertyDescription("Why the task restarts or does not (Restarting, NotRestarting, RestartSignaled).")
     private String restartReason;
+
+    @JsonPropertyDescription("The time the kill allows before a forced kill (Killing).")
     private String killTimeout;
+
+    @JsonPropertyDescription("Why killing the task failed (DriverFailure).")
     private String killError;
+
+    @JsonPropertyDescription("The task whose failure kills this one (SiblingTaskFailed).")
     private String failedSibling;
+
+    @JsonPropertyDescription("Why the driver refused the task (FailedValidation).")
     private String validationError;
+
+    @JsonPropertyDescription("Why the driver failed to start or signal the task (DriverFailure).")
     private String driverError;
+
+    @JsonPropertyDescription("The check whose status changed (CheckStatusChanged).")
     private String check;
+
+    @JsonPropertyDescription("The status the check has now (CheckStatusChanged).")
     private CheckStatus.Status checkStatus;
 
     public TaskEvent() {}

@@ -1,6 +1,7 @@
 package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -19,13 +20,28 @@ public class TaskState {
         Dead
     }
 
+    @JsonPropertyDescription("Pending, Running or Dead.")
     private State state;
+
+    @JsonPropertyDescription("Whether the task failed for good.")
     private Boolean failed;
+
+    @JsonPropertyDescription("How many times the task restarted.")
     private Integer restarts;
+
+    @JsonPropertyDescription("When the task last restarted (RFC 3339).")
     private String lastRestart;
+
+    @JsonPropertyDescription("When the task's current or last run started (RFC 3339).")
     private String startedAt;
+
+    @JsonPropertyDescription("When the task died (RFC 3339).")
     private String finishedAt;
+
+    @JsonPropertyDescription("The task's newest events, oldest first.")
     private List<TaskEvent> events = new ArrayList<>();
+
+    @JsonPropertyDescription("Each check's health, in the spec's order; written when a status changes.")
     private List<CheckStatus> checks;
 
     public State getState() {

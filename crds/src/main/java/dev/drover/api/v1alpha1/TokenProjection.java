@@ -2,6 +2,7 @@ package dev.drover.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Size;
@@ -27,10 +28,12 @@ public class TokenProjection {
     public static final String AGENT_AUDIENCE = "drover.dev/agent";
 
     @Size(min = 1, max = 253)
+    @JsonPropertyDescription("Who the token is for; the API server's audience when not given (never drover.dev/agent).")
     private String audience;
 
     @Min(MIN_EXPIRATION_SECONDS)
     @Max(MAX_EXPIRATION_SECONDS)
+    @JsonPropertyDescription("The token's life in seconds, 600 to 86400; 3600 when not given.")
     private Long expirationSeconds;
 
     public TokenProjection() {}

@@ -18,6 +18,8 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class CrdTest {
@@ -66,7 +68,68 @@ class CrdTest {
                         org.assertj.core.groups.Tuple.tuple("Status", ".status.clientStatus"),
                         org.assertj.core.groups.Tuple.tuple("Ready", ".status.ready"),
                         org.assertj.core.groups.Tuple.tuple("Restarts", ".status.restarts"),
-                        org.assertj.core.groups.Tuple.tuple("Age", ".metadata.creationTimestamp"));
+                        org.assertj.core.groups.Tuple.tuple("Age", ".metadata.creationTimestamp"),
+                        org.assertj.core.groups.Tuple.tuple("Type", ".spec.type"),
+                        org.assertj.core.groups.Tuple.tuple("Desired", ".spec.desiredStatus"),
+                        org.assertj.core.groups.Tuple.tuple("Devices", ".status.devices"),
+                        org.assertj.core.groups.Tuple.tuple("Description", ".status.clientDescription"));
+        assertThat(version().getAdditionalPrinterColumns())
+                .as("kubectl get shows the first five; -o wide adds the rest")
+                .extracting(CustomResourceColumnDefinition::getPriority)
+                .containsExactly(0, 0, 0, 0, 0, 1, 1, 1, 1);
+    }
+
+    @Test
+    void everyPropertyHasADescriptionForKubectlExplain() throws IOException {
+        JSONSchemaProps root = version().getSchema().getOpenAPIV3Schema();
+        assertThat(root.getDescription()).isNotBlank();
+        List<String> undescribed = new ArrayList<>();
+        undescribed(root, "", undescribed);
+        assertThat(undescribed)
+                .as("give these a @JsonPropertyDescription in the model (kubectl explain shows it)")
+                .isEmpty();
+        assertThat(root.getProperties().get("spec").getDescription()).startsWith("What the user asked for");
+        assertThat(root.getProperties().get("spec").getProperties().get("tasks").getDescription())
+                .contains("keyed by name");
+    }
+
+    private static void undescribed(JSONSchemaProps schema, String path, List<String> out) {
+        if (schema.getProperties() != null) {
+            schema.getProperties().forEach((name, property) -> {
+                String at = path + "." + name;
+                if (property.getDescription() == null
+                        || property.getDescription().isBlank()) {
+                    out.add(at);
+                }
+                undescribed(property, at, out);
+            });
+        }
+        if (schema.getItems() != null && schema.getItems().getSchema() != null) {
+            undescribed(schema.getItems().getSchema(), path + "[]", out);
+        }
+        if (schema.getAdditionalProperties() != null
+                && schema.getAdditionalProperties().getSchema() != null) {
+            undescribed(schema.getAdditionalProperties().getSchema(), path + "{}", out);
+        }
+    }
+
+    @Test
+    void namedListsAreMapsKeyedByName() throws IOException {
+        JSONSchemaProps spec =
+                version().getSchema().getOpenAPIV3Schema().getProperties().get("spec");
+        JSONSchemaProps tasks = spec.getProperties().get("tasks");
+        JSONSchemaProps task = tasks.getItems().getSchema();
+        for (JSONSchemaProps list : List.of(
+                tasks, task.getProperties().get("env"), task.getProperties().get("checks"))) {
+            assertThat(list.getXKubernetesListType()).isEqualTo("map");
+            assertThat(list.getXKubernetesListMapKeys()).containsExactly("name");
+            assertThat(list.getItems().getSchema().getRequired())
+                    .as("a list map's key must be required")
+                    .contains("name");
+        }
+        assertThat(task.getProperties().get("files").getXKubernetesListType())
+                .as("files have no key: atomic")
+                .isNull();
     }
 
     @Test
@@ -88,7 +151,8 @@ class CrdTest {
         assertThat(tasks.getMaxItems()).isEqualTo(64L);
         assertThat(tasks.getXKubernetesValidations())
                 .extracting(ValidationRule::getMessage)
-                .containsExactlyInAnyOrder("task names must be unique", "at most one task may be the leader");
+                .as("unique names need no rule: tasks is a list map keyed by name")
+                .containsExactly("at most one task may be the leader");
         assertThat(spec.getProperties().get("restartPolicy").getXKubernetesValidations())
                 .extracting(ValidationRule::getMessage)
                 .containsExactlyInAnyOrder("attempts 0 is only allowed with mode Fail", "interval must be at least 5s");

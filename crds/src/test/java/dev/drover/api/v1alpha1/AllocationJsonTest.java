@@ -155,6 +155,20 @@ class AllocationJsonTest {
     }
 
     @Test
+    void devicesSummaryCountsHeldInstancesByKindForKubectlGetWide() {
+        AllocationStatus s = new AllocationStatus();
+        s.setAllocatedDevices(List.of(
+                new AllocatedDevice("train", "nvidia", "gpu", "a100", List.of("0", "1")),
+                new AllocatedDevice("eval", "nvidia", "gpu", "a100", List.of("2")),
+                new AllocatedDevice("io", "intel", "fpga", null, List.of("f0")),
+                new AllocatedDevice("idle", "amd", "gpu", null, List.of())));
+        assertThat(s.getDevices()).isEqualTo("3 nvidia/gpu, 1 intel/fpga");
+        assertThat(Serialization.asJson(s)).contains("\"devices\":\"3 nvidia/gpu, 1 intel/fpga\"");
+        s.setAllocatedDevices(List.of());
+        assertThat(s.getDevices()).as("none held: no cell").isNull();
+    }
+
+    @Test
     void resourceIdentityMatchesTheCrd() {
         Allocation a = new Allocation();
         assertThat(a.getApiVersion()).isEqualTo("drover.dev/v1alpha1");
