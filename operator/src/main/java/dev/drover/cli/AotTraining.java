@@ -3,9 +3,9 @@ package dev.drover.cli;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import dev.drover.httpapi.AgentCertificate;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -13,15 +13,20 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
+import java.security.KeyStore;
+import java.security.cert.X509Certificate;
 import java.util.Base64;
 import java.util.List;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
 
 /**
  * The training run that the build records {@code kubectl drover}'s ahead-of-time cache from ({@code
  * operator/bin/kubectl-drover} with {@code DROVER_AOT_TRAIN}): the plugin's real calls (status, stats, logs, signal,
  * restart, help and a misuse) against a fake API server over TLS in this process, so the classes a user's call loads,
- * links and compiles are the ones in the cache, without any cluster. Its output is thrown away.
+ * links and compiles are the ones in the cache, without any cluster. Its output is thrown away. The server's key
+ * comes from keytool (the JDK's own classes only): every class in the cache is loaded at each start, so the training
+ * loads nothing a user's call would not, such as a certificate library.
  */
 public final class AotTraining {
 
@@ -57,10 +62,21 @@ public final class AotTraining {
 
     public static void main(String[] args) throws Exception {
         CliLogging.configure(List.of(), java.util.Map.of()); // as a user's call: no logback
-        AgentCertificate.Identity tls =
-                AgentCertificate.create("localhost", List.of(InetAddress.getLoopbackAddress()), Instant.now());
+        if (args.length != 2) {
+            throw new IllegalArgumentException("usage: AotTraining KEYSTORE.p12 PASSWORD (a key pair for 127.0.0.1)");
+        }
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        try (InputStream in = Files.newInputStream(Path.of(args[0]))) {
+            store.load(in, args[1].toCharArray());
+        }
+        X509Certificate certificate =
+                (X509Certificate) store.getCertificate(store.aliases().nextElement());
+        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        keys.init(store, args[1].toCharArray());
+        SSLContext tls = SSLContext.getInstance("TLS");
+        tls.init(keys.getKeyManagers(), null, null);
         HttpsServer server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
-        server.setHttpsConfigurator(new HttpsConfigurator(tls.sslContext()));
+        server.setHttpsConfigurator(new HttpsConfigurator(tls));
         server.createContext("/", AotTraining::answer);
         server.start();
         Path dir = Files.createTempDirectory("kubectl-drover-training");
@@ -68,8 +84,7 @@ public final class AotTraining {
             Path kubeconfig = dir.resolve("kubeconfig");
             String ca = Base64.getEncoder()
                     .encodeToString(("-----BEGIN CERTIFICATE-----\n"
-                                    + Base64.getMimeEncoder()
-                                            .encodeToString(tls.certificate().getEncoded())
+                                    + Base64.getMimeEncoder().encodeToString(certificate.getEncoded())
                                     + "\n-----END CERTIFICATE-----\n")
                             .getBytes(StandardCharsets.US_ASCII));
             Files.writeString(kubeconfig, """
