@@ -93,9 +93,14 @@ public final class Bench {
         }
     }
 
-    /** The {@code bench} lines of drover-local's usage. */
-    public static String usage() {
-        return BenchOptions.usage();
+    /** The flags of {@code bench}, for drover-local's help. */
+    public static java.util.List<dev.drover.cli.flags.Flag> flags() {
+        return BenchOptions.FLAGS;
+    }
+
+    /** What {@code bench --help} says after its flags. */
+    public static String details() {
+        return BenchOptions.details();
     }
 
     private int run() throws Exception {

@@ -1,5 +1,9 @@
 package dev.drover.bench;
 
+import dev.drover.cli.flags.Flag;
+import dev.drover.cli.flags.FlagParser;
+import dev.drover.cli.flags.ParsedArgs;
+import dev.drover.cli.flags.UsageError;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -34,31 +38,61 @@ record BenchOptions(
         return RAW_EXEC.equals(driver);
     }
 
+    static final Flag ALLOCS = Flag.valued("--allocs", null, "N", "how many allocations (default 100)");
+    static final Flag TASKS = Flag.valued("--tasks", null, "M", "tasks per allocation (default 2)");
+    static final Flag DRIVER = Flag.valued(
+            "--driver",
+            null,
+            "mock|raw_exec",
+            "the tasks' driver; raw_exec tasks are"
+                    + " host /bin/sleep 3600, ended and their cgroups removed afterwards (default mock)");
+    static final Flag RESTART = Flag.on(
+            "--restart",
+            null,
+            "restarts the agent once all run and measures" + " restoreSeconds and restartsAfterRestore");
+    static final Flag AGENT_JAR =
+            Flag.valued("--agent-jar", null, "FILE", "the agent jar (default" + " operator/target/drover-agent.jar)");
+    static final Flag AGENT_JVM =
+            Flag.valued("--agent-jvm", null, "\"OPTIONS\"", "the agent's JVM options (default" + " the image's)");
+    static final Flag TIMELINE = Flag.valued(
+            "--timeline",
+            null,
+            "CSV",
+            "writes each allocation's created, received," + " started and running times (ms) as CSV");
+    static final Flag HTTP_CHECK = Flag.on(
+            "--http-check", null, "gives each task one http check every 10 s (at a" + " server of the bench's)");
+    static final Flag STEADY = Flag.valued(
+            "--steady",
+            null,
+            "S",
+            "then measures S seconds once all run (default 60" + " with --http-check, else none)");
+
+    static final List<Flag> FLAGS =
+            List.of(ALLOCS, TASKS, DRIVER, RESTART, AGENT_JAR, AGENT_JVM, TIMELINE, HTTP_CHECK, STEADY);
+
     static BenchOptions parse(String[] args) {
-        int allocs = 100;
-        int tasks = 2;
-        boolean restart = false;
-        Path jar = Path.of("operator", "target", "drover-agent.jar");
-        List<String> jvm = null;
-        Path timeline = null;
-        String driver = MOCK;
-        boolean httpCheck = false;
-        Integer steady = null;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--allocs" -> allocs = positive(args, ++i, "--allocs");
-                case "--tasks" -> tasks = positive(args, ++i, "--tasks");
-                case "--restart" -> restart = true;
-                case "--agent-jar" -> jar = Path.of(arg(args, ++i, "--agent-jar"));
-                case "--agent-jvm" ->
-                    jvm = List.of(arg(args, ++i, "--agent-jvm").trim().split("\\s+"));
-                case "--timeline" -> timeline = Path.of(arg(args, ++i, "--timeline"));
-                case "--driver" -> driver = driver(arg(args, ++i, "--driver"));
-                case "--http-check" -> httpCheck = true;
-                case "--steady" -> steady = positive(args, ++i, "--steady");
-                default -> throw new Bench.UsageException("unknown flag \"" + args[i] + "\"");
-            }
+        ParsedArgs p;
+        try {
+            p = FlagParser.parse(FLAGS, List.of(args), false);
+        } catch (UsageError e) {
+            throw new Bench.UsageException(e.getMessage());
         }
+        if (!p.positional().isEmpty()) {
+            throw new Bench.UsageException(
+                    "bench takes flags only, not \"" + p.positional().getFirst() + "\"");
+        }
+        int allocs = positive(p, ALLOCS, 100);
+        int tasks = positive(p, TASKS, 2);
+        boolean restart = p.has(RESTART.name());
+        Path jar = Path.of(
+                p.value(AGENT_JAR.name()) == null ? "operator/target/drover-agent.jar" : p.value(AGENT_JAR.name()));
+        List<String> jvm = p.value(AGENT_JVM.name()) == null
+                ? null
+                : List.of(p.value(AGENT_JVM.name()).trim().split("\\s+"));
+        Path timeline = p.value(TIMELINE.name()) == null ? null : Path.of(p.value(TIMELINE.name()));
+        String driver = p.value(DRIVER.name()) == null ? MOCK : driver(p.value(DRIVER.name()));
+        boolean httpCheck = p.has(HTTP_CHECK.name());
+        Integer steady = p.has(STEADY.name()) ? positive(p, STEADY, 0) : null;
         if (!Files.isRegularFile(jar)) {
             throw new Bench.UsageException(
                     "no agent jar at " + jar + " (build it with ./mvnw package, or give" + " --agent-jar)");
@@ -76,43 +110,32 @@ record BenchOptions(
                 "--driver is mock or raw_exec, not \"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"");
     }
 
-    private static String arg(String[] args, int i, String flag) {
-        if (i >= args.length) {
-            throw new Bench.UsageException(flag + " needs a value");
+    private static int positive(ParsedArgs p, Flag flag, int otherwise) {
+        String value = p.value(flag.name());
+        if (value == null) {
+            return otherwise;
         }
-        return args[i];
-    }
-
-    private static int positive(String[] args, int i, String flag) {
         try {
-            int n = Integer.parseInt(arg(args, i, flag));
+            int n = Integer.parseInt(value);
             if (n < 1) {
                 throw new NumberFormatException();
             }
             return n;
         } catch (NumberFormatException e) {
-            throw new Bench.UsageException(flag + " needs a positive whole number");
+            throw new Bench.UsageException(flag.name() + " needs a positive whole number");
         }
     }
 
-    static String usage() {
-        return String.join(
-                        "\n",
-                        List.of(
-                                "  bench --allocs N --tasks M [--driver mock|raw_exec] [--restart] [--agent-jar FILE]",
-                                "        [--agent-jvm \"OPTIONS\"] [--timeline CSV] [--http-check] [--steady S]",
-                                "      Start the local API server and the agent jar (default operator/target/drover-agent.jar) as",
-                                "      child processes, the agent with the image's JVM options (or OPTIONS), create N allocations of M",
-                                "      tasks at once (mock tasks, or with raw_exec each a host /bin/sleep 3600, ended and their cgroups",
-                                "      removed afterwards), and print one JSON line:",
-                                "      allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),",
-                                "      createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,",
-                                "      heapBytesPerAlloc, agentCpuSeconds, with raw_exec supervisorPssBytesPerTask, and with",
-                                "      --restart restoreSeconds and restartsAfterRestore.",
-                                "      --timeline writes each allocation's created, received, started and running times (ms) as CSV.",
-                                "      --http-check gives each task one http check every 10 s (at a server of the bench's); --steady S",
-                                "      (60 with --http-check) then measures S seconds once all run: steadyAgentCpuPercent,",
-                                "      steadyStatusWritesPerMinute and steadyProbesPerSecond."))
-                + "\n";
+    /** What {@code bench --help} says after its flags. */
+    static String details() {
+        return """
+                Starts the local API server and the agent jar as child processes, the agent with the image's JVM
+                options (or --agent-jvm), creates N allocations of M tasks at once, and prints one JSON line:
+                allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),
+                createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,
+                heapBytesPerAlloc, agentCpuSeconds, with raw_exec supervisorPssBytesPerTask, with --restart
+                restoreSeconds and restartsAfterRestore, and with --steady steadyAgentCpuPercent,
+                steadyStatusWritesPerMinute and steadyProbesPerSecond.
+                """;
     }
 }

@@ -5,6 +5,12 @@ import dev.drover.agent.AgentConfig;
 import dev.drover.agent.ConfigException;
 import dev.drover.agent.StopSignal;
 import dev.drover.bench.Bench;
+import dev.drover.cli.flags.Flag;
+import dev.drover.cli.flags.FlagParser;
+import dev.drover.cli.flags.ParsedArgs;
+import dev.drover.cli.flags.Subcommand;
+import dev.drover.cli.flags.UsageError;
+import dev.drover.common.UserText;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -22,42 +28,6 @@ import java.util.Map;
  */
 public final class LocalMain {
 
-    static final String USAGE = """
-            usage: java -jar drover-local.jar COMMAND [FLAGS]
-
-            commands:
-              apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--kube-version 1.N]
-                        [--agent-kubeconfigs DIR] [--chart DIR]
-                  Start a local Kubernetes API server with the Drover CRD, write a kubeconfig
-                  for kubectl, print a line with "ready" and serve until SIGTERM or Ctrl-C.
-                  --agent-kubeconfigs applies the chart's ServiceAccount and RBAC and writes
-                  DIR/NODE.kubeconfig for each node: the agent's identity there, a token bound to
-                  the node, renewed before it expires; and DIR/NODE.peer-token (0600), its token
-                  for other agents (audience drover.dev/agent: the agent's --peer-token-file);
-                  it also runs the chart's gateway (files in DIR/gateway), which serves the
-                  aggregated API agent.drover.dev (kubectl drover logs|stats) through this server;
-                  run each agent with --gateway-user system:serviceaccount:drover-system:drover-gateway
-                  --gateway-ca-file DIR/gateway/ca.crt (the CA of the gateway's client certificate).
-                  --chart (default charts/drover) is the chart.
-                  --port 0 (the default) picks a free port. --kube-version (1.25 to 1.32, default
-                  the newest) behaves as that version where Drover depends on it: before 1.31 CRDs
-                  lose selectableFields, so a field selector on spec.nodeName is refused.
-
-              up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N]
-                 [--device-plugin fake:FILE]... [--kube-version 1.N] [--chart DIR]
-                  The same API server plus the Drover agent for node "local" in this process, with the
-                  mock and raw_exec drivers enabled: kubectl apply an Allocation and watch it run.
-                  The agent runs as the chart's ServiceAccount, with the chart's RBAC, from the
-                  kubeconfig agent-local.kubeconfig beside FILE (and its peer token agent-local.peer-token);
-                  the chart's gateway runs too (files in gateway/ beside FILE), for kubectl drover logs.
-                  DIR (default .drover-local/data) holds the agent's state and allocation directories;
-                  --metrics-port (default 0: a free port) serves /metrics, /healthz and /readyz;
-                  --api-port (default 0: a free port) serves the agent's HTTPS API (docs/api.md);
-                  --device-plugin runs a device plugin, e.g. fake:examples/devices/fake-gpus.yaml;
-                  --kube-version as for apiserver; before 1.31 the agent runs with --field-selector=false.
-
-            """ + Bench.usage();
-
     static final String LOCAL_NODE = "local";
 
     private LocalMain() {}
@@ -68,20 +38,35 @@ public final class LocalMain {
 
     static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
-            (args.length == 0 ? err : out).print(USAGE);
+            (args.length == 0 ? err : out).print(LocalCommandLine.usage());
             return args.length == 0 ? 2 : 0;
         }
+        Subcommand command = LocalCommandLine.command(args[0]);
+        if (command == null) {
+            err.println("drover-local: " + (args[0].startsWith("-") ? "unknown flag " : "unknown command ")
+                    + UserText.quote(args[0]) + " (commands: apiserver, up, bench)");
+            err.print(LocalCommandLine.usage());
+            return 2;
+        }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
         try {
-            return switch (args[0]) {
-                case "apiserver" -> apiserver(Arrays.copyOfRange(args, 1, args.length), out);
-                case "up" -> up(Arrays.copyOfRange(args, 1, args.length), out, err);
-                case "bench" ->
-                    Bench.run(Arrays.copyOfRange(args, 1, args.length), out, err, LocalMain.class.getName());
-                default -> throw new UsageException("unknown command \"" + args[0] + "\"");
+            ParsedArgs flags = FlagParser.parse(LocalCommandLine.flags(command), List.of(rest), false);
+            if (flags.help()) {
+                out.print(LocalCommandLine.usage(command));
+                return 0;
+            }
+            if (!flags.positional().isEmpty()) {
+                throw new UsageError(command.name() + " takes flags only, not "
+                        + UserText.quote(flags.positional().getFirst()));
+            }
+            return switch (command.name()) {
+                case "apiserver" -> apiserver(flags, out);
+                case "up" -> up(flags, out, err);
+                default -> Bench.run(rest, out, err, LocalMain.class.getName());
             };
-        } catch (UsageException | Bench.UsageException e) {
+        } catch (UsageError | UsageException | Bench.UsageException e) {
             err.println("drover-local: " + e.getMessage());
-            err.print(USAGE);
+            err.print(LocalCommandLine.usage(command));
             return 2;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -92,28 +77,17 @@ public final class LocalMain {
         }
     }
 
-    private static int apiserver(String[] args, PrintStream out) throws IOException {
-        Path kubeconfig = null;
-        int port = 0;
-        List<String> nodes = new ArrayList<>();
-        String kubeVersion = null;
-        Path agentKubeconfigs = null;
-        Path chart = null;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--agent-kubeconfigs" -> agentKubeconfigs = Path.of(value(args, ++i, "--agent-kubeconfigs"));
-                case "--chart" -> chart = Path.of(value(args, ++i, "--chart"));
-                case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
-                case "--port" -> port = port(value(args, ++i, "--port"));
-                case "--kube-version" -> kubeVersion = value(args, ++i, "--kube-version");
-                case "--nodes" ->
-                    nodes.addAll(Arrays.stream(value(args, ++i, "--nodes").split(","))
-                            .map(String::trim)
-                            .filter(s -> !s.isEmpty())
-                            .toList());
-                default -> throw new UsageException("unknown flag \"" + args[i] + "\"");
-            }
-        }
+    private static int apiserver(ParsedArgs flags, PrintStream out) throws IOException {
+        Path kubeconfig = path(flags, LocalCommandLine.KUBECONFIG);
+        int port = port(flags, LocalCommandLine.PORT);
+        List<String> nodes = flags.values(LocalCommandLine.NODES.name()).stream()
+                .flatMap(list -> Arrays.stream(list.split(",")))
+                .map(String::trim)
+                .filter(s -> !s.isEmpty())
+                .toList();
+        String kubeVersion = flags.value(LocalCommandLine.KUBE_VERSION.name());
+        Path agentKubeconfigs = path(flags, LocalCommandLine.AGENT_KUBECONFIGS);
+        Path chart = path(flags, LocalCommandLine.CHART);
         if (kubeconfig == null) {
             throw new UsageException("apiserver needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
         }
@@ -150,28 +124,17 @@ public final class LocalMain {
         return 0;
     }
 
-    private static int up(String[] args, PrintStream out, PrintStream err) throws IOException {
-        Path kubeconfig = null;
-        Path dataDir = Path.of(".drover-local", "data");
-        int port = 0;
-        int metricsPort = 0;
-        int apiPort = 0;
-        List<String> plugins = new ArrayList<>();
-        KubeVersion kubeVersion = KubeVersion.NEWEST;
-        Path chart = null;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--chart" -> chart = Path.of(value(args, ++i, "--chart"));
-                case "--kube-version" -> kubeVersion = kubeVersion(value(args, ++i, "--kube-version"));
-                case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
-                case "--data-dir" -> dataDir = Path.of(value(args, ++i, "--data-dir"));
-                case "--device-plugin" -> plugins.add(value(args, ++i, "--device-plugin"));
-                case "--port" -> port = port(value(args, ++i, "--port"));
-                case "--metrics-port" -> metricsPort = port(value(args, ++i, "--metrics-port"));
-                case "--api-port" -> apiPort = port(value(args, ++i, "--api-port"));
-                default -> throw new UsageException("unknown flag \"" + args[i] + "\"");
-            }
-        }
+    private static int up(ParsedArgs flags, PrintStream out, PrintStream err) throws IOException {
+        Path kubeconfig = path(flags, LocalCommandLine.KUBECONFIG);
+        Path dataDir = flags.has(LocalCommandLine.DATA_DIR.name())
+                ? path(flags, LocalCommandLine.DATA_DIR)
+                : Path.of(".drover-local", "data");
+        int port = port(flags, LocalCommandLine.PORT);
+        int metricsPort = port(flags, LocalCommandLine.METRICS_PORT);
+        int apiPort = port(flags, LocalCommandLine.API_PORT);
+        List<String> plugins = flags.values(LocalCommandLine.DEVICE_PLUGIN.name());
+        KubeVersion kubeVersion = kubeVersion(flags.value(LocalCommandLine.KUBE_VERSION.name()));
+        Path chart = path(flags, LocalCommandLine.CHART);
         if (kubeconfig == null) {
             throw new UsageException("up needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
         }
@@ -269,14 +232,16 @@ public final class LocalMain {
         }
     }
 
-    private static String value(String[] args, int i, String flag) {
-        if (i >= args.length) {
-            throw new UsageException(flag + " needs a value");
-        }
-        return args[i];
+    private static Path path(ParsedArgs flags, Flag flag) {
+        String value = flags.value(flag.name());
+        return value == null ? null : Path.of(value);
     }
 
-    private static int port(String s) {
+    private static int port(ParsedArgs flags, Flag flag) {
+        String s = flags.value(flag.name());
+        if (s == null) {
+            return 0;
+        }
         try {
             int p = Integer.parseInt(s);
             if (p < 0 || p > 65535) {
@@ -284,7 +249,7 @@ public final class LocalMain {
             }
             return p;
         } catch (NumberFormatException e) {
-            throw new UsageException("--port " + s + " is not a port number (0-65535)");
+            throw new UsageException(flag.name() + " " + UserText.quote(s) + " is not a port number (0-65535)");
         }
     }
 

@@ -76,7 +76,7 @@ class BenchOptionsTest {
                 .hasMessage("--driver is mock or raw_exec, not \"" + "x?".repeat(20) + "...\"");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver"}))
                 .isInstanceOf(Bench.UsageException.class)
-                .hasMessage("--driver needs a value");
+                .hasMessage("--driver needs a value (--driver mock|raw_exec)");
     }
 
     @Test
@@ -90,7 +90,7 @@ class BenchOptionsTest {
                 .hasMessage("--tasks needs a positive whole number");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--allocs"}))
                 .isInstanceOf(Bench.UsageException.class)
-                .hasMessage("--allocs needs a value");
+                .hasMessage("--allocs needs a value (--allocs N)");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--alocs", "5"}))
                 .isInstanceOf(Bench.UsageException.class)
                 .hasMessage("unknown flag \"--alocs\"");

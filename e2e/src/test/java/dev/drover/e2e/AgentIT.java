@@ -412,12 +412,15 @@ class AgentIT {
                 kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "talker", "--tail", "1");
         assertThat(plugin.out()).as(plugin.err()).isEqualTo("line two\n");
         assertThat(plugin.exitCode()).isZero();
+        assertThat(plugin.err()).as("no log lines on the user's terminal").isEmpty();
         var missing = kubectl.plugin(Path.of("..", "operator", "bin"), "drover", "logs", "chatty", "nobody");
         assertThat(missing.exitCode()).isEqualTo(1);
         assertThat(missing.err()).contains("kubectl drover: allocation default/chatty has no task \"nobody\"");
+        assertThat(missing.err().lines()).as("a failure is one line").hasSize(1);
 
         var stats = kubectl.plugin(PLUGINS, "drover", "stats", "chatty");
         assertThat(stats.exitCode()).as(stats.err()).isZero();
+        assertThat(stats.err()).isEmpty();
         assertThat(stats.out())
                 .contains("Allocation default/chatty on node local")
                 .containsPattern("(?m)^talker +Running +[0-9.]+ % +[0-9.]+ s +[0-9.]+ (KiB|MiB)$");
@@ -437,9 +440,13 @@ class AgentIT {
                 .as("--token is what the API server is shown")
                 .isEqualTo(1);
         assertThat(wrongToken.err()).contains("(HTTP 401)");
+        assertThat(wrongToken.err().lines()).hasSize(1);
 
         var status = kubectl.plugin(PLUGINS, "drover", "status", "chatty");
         assertThat(status.exitCode()).as(status.err()).isZero();
+        assertThat(status.err())
+                .as("not fabric8's warning about v1alpha1, nor any other log line")
+                .isEmpty();
         assertThat(status.out())
                 .contains(
                         "Client Status",

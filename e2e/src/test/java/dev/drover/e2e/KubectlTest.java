@@ -163,6 +163,35 @@ class KubectlTest {
         assertThat(out).contains("Node Name:", "local").containsPattern("Normal\\s+Started\\s+.*Task web started");
     }
 
+    /** The plugin as a user runs it: what it prints is its answer, with no library's log line on stderr. */
+    @Test
+    void thePluginLeavesStderrEmptyOnSuccessAndFailsInOneLine() {
+        Path plugins = Path.of("..", "operator", "bin");
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                Files.isRegularFile(Path.of("..", "operator", "target", "drover-agent.jar")),
+                "the plugin runs the agent jar: ./mvnw -pl operator package");
+        kubectl.runWithInput(alloc("plugin-quiet", ""), "apply", "-f", "-").assertOk();
+        var status = kubectl.plugin(plugins, "drover", "status", "plugin-quiet");
+        assertThat(status.exitCode()).as(status.err()).isZero();
+        assertThat(status.out()).containsPattern("(?m)^Name += plugin-quiet$");
+        assertThat(status.err())
+                .as("fabric8's v1alpha1 warning and other log lines stay off")
+                .isEmpty();
+        var missing = kubectl.plugin(plugins, "drover", "status", "no-such-alloc");
+        assertThat(missing.exitCode()).isEqualTo(1);
+        assertThat(missing.err()).isEqualTo("kubectl drover: allocation default/no-such-alloc not found\n");
+        var verbose = kubectl.plugin(plugins, "drover", "status", "plugin-quiet", "-v");
+        assertThat(verbose.exitCode()).isZero();
+        assertThat(verbose.err()).as("-v shows them").contains("unstable version 'v1alpha1'");
+        var help = kubectl.plugin(plugins, "drover", "--help");
+        assertThat(help.exitCode()).isZero();
+        assertThat(help.out()).contains("commands:", "logs ALLOC TASK", "--kubeconfig FILE");
+        assertThat(help.err()).isEmpty();
+        var bad = kubectl.plugin(plugins, "drover", "status", "plugin-quiet", "--colour");
+        assertThat(bad.exitCode()).isEqualTo(2);
+        assertThat(bad.err().lines().findFirst().orElseThrow()).isEqualTo("kubectl drover: unknown flag \"--colour\"");
+    }
+
     @Test
     void misspelledFieldIsRefusedNamingIt() {
         var result = kubectl.runWithInput(alloc("typo", "").replace("driver: mock", "drivr: mock"), "apply", "-f", "-");

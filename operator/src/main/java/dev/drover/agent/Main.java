@@ -25,7 +25,7 @@ public final class Main {
     static final String USAGE = """
             usage: java -jar drover-agent.jar [FLAG]...
                    java -jar drover-agent.jar state dump --data-dir DIR
-                   java -jar drover-agent.jar kubectl logs|stats|status ALLOC ...
+                   java -jar drover-agent.jar kubectl COMMAND ALLOC ... (kubectl --help)
                    java -jar drover-agent.jar gateway [--port N] [--tls-cert-file FILE] ... (gateway --help)
 
             With no command, runs the agent for this node until SIGTERM; tasks keep running when it stops.
@@ -46,6 +46,9 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        if (args.length >= 1 && args[0].equals("kubectl")) {
+            dev.drover.cli.CliLogging.configure(List.of(args), System.getenv());
+        }
         System.exit(run(args, System.getenv(), System.out, System.err));
     }
 

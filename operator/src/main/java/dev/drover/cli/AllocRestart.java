@@ -98,7 +98,7 @@ final class AllocRestart {
             }
             resource.patch(PatchContext.of(PatchType.JSON_MERGE), mergePatch(value, whoAmI(client)));
         } catch (KubernetesClientException e) {
-            throw new CommandFailure("the API server said: " + TerminalText.clean(e.getMessage()));
+            throw ApiAnswers.failure(e, client.getMasterUrl().toString());
         }
         out.println("allocation " + namespace + "/" + alloc + ": restart of "
                 + (task == null ? "every running task" : "task " + task + " (if running)") + " requested ("

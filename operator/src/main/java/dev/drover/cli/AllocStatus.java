@@ -64,7 +64,7 @@ final class AllocStatus {
             }
             out.print(render(a, eventsOf(client, a, ns, alloc), clock.instant()));
         } catch (KubernetesClientException e) {
-            throw new CommandFailure("the API server said: " + e.getMessage());
+            throw ApiAnswers.failure(e, client.getMasterUrl().toString());
         }
     }
 

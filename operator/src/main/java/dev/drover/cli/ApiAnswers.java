@@ -2,7 +2,13 @@ package dev.drover.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
+import java.net.ConnectException;
+import java.net.UnknownHostException;
+import java.net.http.HttpTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
+import javax.net.ssl.SSLException;
 
 /** Where the aggregated API is, and what its answers other than success mean, in one sentence for a user. */
 final class ApiAnswers {
@@ -39,5 +45,44 @@ final class ApiAnswers {
                     + message;
         }
         return message + " (HTTP " + code + ")";
+    }
+
+    /** A refusal of the fabric8 client (code and Status), or its failure to reach the API server, in one sentence. */
+    static CommandFailure failure(KubernetesClientException e, String server) {
+        if (e.getCode() <= 0) {
+            return unreachable(server, e);
+        }
+        String message = e.getStatus() != null && e.getStatus().getMessage() != null
+                ? e.getStatus().getMessage()
+                : e.getMessage();
+        message = TerminalText.clean(message.length() > 2048 ? message.substring(0, 2048) + "..." : message);
+        return new CommandFailure(message + " (HTTP " + e.getCode() + ")", e.getCode());
+    }
+
+    /** The API server at {@code server} did not answer: why, in a few words, and what to look at. */
+    static CommandFailure unreachable(String server, Throwable failure) {
+        String why = null;
+        for (Throwable t = failure; t != null && why == null; t = t.getCause() == t ? null : t.getCause()) {
+            why = switch (t) {
+                case ConnectException c -> "connection refused";
+                case UnknownHostException u -> "unknown host";
+                case UnresolvedAddressException u -> "unknown host";
+                case HttpTimeoutException h -> "no answer in time";
+                case java.util.concurrent.TimeoutException h -> "no answer in time";
+                case SSLException s -> "TLS failed: " + s.getMessage();
+                default -> null;
+            };
+        }
+        if (why == null) {
+            Throwable root = failure;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            why = root.getMessage() != null
+                    ? root.getMessage()
+                    : root.getClass().getSimpleName();
+        }
+        return new CommandFailure("cannot reach the API server at " + server + " (" + TerminalText.clean(why)
+                + "): is the cluster up, and is the kubeconfig's server right? (kubectl cluster-info)");
     }
 }

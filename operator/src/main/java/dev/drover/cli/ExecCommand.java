@@ -68,9 +68,9 @@ final class ExecCommand {
             socket = ClientSocket.openOwning(
                     http, target, credentials(config), Channels.PROTOCOLS, session, OPEN_TIMEOUT);
         } catch (ClientSocket.Refused e) {
-            throw new CommandFailure(ApiAnswers.failure(e.status(), e.body()));
+            throw new CommandFailure(ApiAnswers.failure(e.status(), e.body()), e.status());
         } catch (IOException e) {
-            throw new CommandFailure("cannot reach the API server at " + config.getMasterUrl() + ": " + e.getMessage());
+            throw ApiAnswers.unreachable(config.getMasterUrl(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CommandFailure("interrupted");

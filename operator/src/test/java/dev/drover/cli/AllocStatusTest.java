@@ -626,8 +626,9 @@ class AllocStatusTest {
 
         assertThatThrownBy(() -> run(server, "default"))
                 .isInstanceOf(CommandFailure.class)
-                .hasMessageStartingWith("the API server said: ")
-                .hasMessageContaining("is forbidden");
+                .hasMessage("allocations.drover.dev \"web-1\" is forbidden (HTTP 403)")
+                .extracting(e -> ((CommandFailure) e).httpCode())
+                .isEqualTo(403);
     }
 
     @Test

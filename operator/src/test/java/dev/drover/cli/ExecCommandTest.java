@@ -114,6 +114,7 @@ class ExecCommandTest {
         Run flag = run("", "logs", "web", "main", "-i");
         assertThat(flag.exit()).isEqualTo(2);
         assertThat(flag.err()).contains("-i is a flag of exec");
-        assertThat(run("", "--help").err()).contains("kubectl drover exec [-i] [-t] ALLOC TASK");
+        assertThat(run("", "exec", "--help").out())
+                .contains("usage: kubectl drover exec ALLOC TASK [FLAGS] -- COMMAND [ARG...]", "-i, --stdin");
     }
 }

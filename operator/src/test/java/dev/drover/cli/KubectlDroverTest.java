@@ -188,27 +188,27 @@ class KubectlDroverTest {
         Run unknown = run("attach", "web");
         assertThat(unknown.exit()).isEqualTo(2);
         assertThat(unknown.err())
-                .startsWith("kubectl drover: unknown command \"attach\"\n")
+                .startsWith("kubectl drover: unknown command \"attach\" (commands: logs,")
                 .contains("usage:");
         assertThat(run("logs", "web").err()).contains("logs needs ALLOC and TASK");
         assertThat(run("stats").err()).contains("stats needs ALLOC");
         assertThat(run("restart").err()).contains("restart needs ALLOC, and TASK to restart one task only");
         assertThat(run("restart", "web", "main", "side").exit()).isEqualTo(2);
         assertThat(run("restart", "web", "--json").err()).contains("--json is a flag of stats, not of restart");
-        assertThat(run("help").err()).contains("kubectl drover restart ALLOC [TASK] [OPTIONS]");
+        assertThat(run("help").out()).contains("restart ALLOC [TASK]");
         assertThat(run("stats", "web", "-f").err()).contains("-f is a flag of logs, not of stats");
         assertThat(run("logs", "web", "main", "--json").err()).contains("--json is a flag of stats, not of logs");
         assertThat(run("logs", "web", "main", "--tail", "ten").err()).contains("--tail needs a number of lines");
         assertThat(run("status", "web", "-n").err()).contains("-n needs a value");
-        assertThat(run("status", "web", "--verbose").err()).contains("unknown flag \"--verbose\"");
+        assertThat(run("status", "web", "--verbos").err()).contains("unknown flag \"--verbos\"");
     }
 
     @Test
     void aWellFormedCommandIsRead() throws Exception {
-        KubectlDrover.Command c = KubectlDrover.Command.parse(
+        PluginCommand c = PluginCommandLine.parse(
                 new String[] {"logs", "-n", "team-a", "web", "main", "-f", "--stderr", "--tail", "20"});
         assertThat(c)
-                .isEqualTo(new KubectlDrover.Command(
+                .isEqualTo(new PluginCommand(
                         "logs",
                         java.util.List.of("web", "main"),
                         "team-a",
@@ -218,12 +218,17 @@ class KubectlDroverTest {
                         false,
                         null,
                         null,
-                        null));
-        KubectlDrover.Command kubectlStyle = KubectlDrover.Command.parse(new String[] {
+                        null,
+                        false,
+                        false,
+                        List.of(),
+                        false,
+                        false));
+        PluginCommand kubectlStyle = PluginCommandLine.parse(new String[] {
             "stats", "web", "--namespace=team-b", "--context=prod", "--kubeconfig", "/tmp/kc", "--token=abc"
         });
         assertThat(kubectlStyle)
-                .isEqualTo(new KubectlDrover.Command(
+                .isEqualTo(new PluginCommand(
                         "stats",
                         java.util.List.of("web"),
                         "team-b",
@@ -233,7 +238,12 @@ class KubectlDroverTest {
                         false,
                         "prod",
                         "/tmp/kc",
-                        "abc"));
+                        "abc",
+                        false,
+                        false,
+                        List.of(),
+                        false,
+                        false));
     }
 
     @Test

@@ -1,0 +1,35 @@
+package dev.drover.cli;
+
+import java.util.List;
+
+/**
+ * A {@code kubectl drover} command line, read ({@link PluginCommandLine#parse}).
+ *
+ * @param stream {@code stdout} or {@code stderr}: which output {@code logs} reads
+ * @param tail {@code logs --tail}: a number of lines, or null
+ * @param command what {@code exec} runs: the words after {@code --}
+ * @param help whether the command line asks for help, of {@code verb} or (null) of the plugin
+ */
+record PluginCommand(
+        String verb,
+        List<String> args,
+        String namespace,
+        boolean follow,
+        String stream,
+        String tail,
+        boolean json,
+        String context,
+        String kubeconfig,
+        String token,
+        boolean stdin,
+        boolean tty,
+        List<String> command,
+        boolean verbose,
+        boolean help) {
+
+    static PluginCommand help(String verb) {
+        return new PluginCommand(
+                verb, List.of(), null, false, "stdout", null, false, null, null, null, false, false, List.of(), false,
+                true);
+    }
+}
