@@ -28,7 +28,8 @@ class ImageRecipeTest {
                 .contains("FROM eclipse-temurin:25-jdk AS build")
                 .as("a C compiler and a static libc for drover-monitor")
                 .contains("gcc libc6-dev")
-                .contains("./mvnw -B -q -pl operator -am package -DskipTests -Ddrover.aot.skip=true -Ddrover.dist.skip=true");
+                .contains(
+                        "./mvnw -B -q -pl operator -am package -DskipTests -Ddrover.aot.skip=true -Ddrover.dist.skip=true");
         for (Matcher copy = Pattern.compile("(?m)^COPY (\\S+) ").matcher(dockerfile); copy.find(); ) {
             if (!copy.group(1).startsWith("--from")) {
                 assertThat(ROOT.resolve(copy.group(1)))
