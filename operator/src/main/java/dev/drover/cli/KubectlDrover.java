@@ -10,7 +10,6 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -88,11 +87,14 @@ public final class KubectlDrover {
                         out,
                         err);
             }
+            OwnedHttpClients http = new OwnedHttpClients();
             try (KubernetesClient client = new KubernetesClientBuilder()
                     .withConfig(config)
-                    .withHttpClientFactory(new JdkHttpClientFactory())
+                    .withHttpClientFactory(http)
                     .build()) {
                 run(command, client, config, namespace, out);
+            } finally {
+                http.shutdown();
             }
             return 0;
         } catch (CommandFailure e) {

@@ -81,6 +81,19 @@ class KubectlDroverTest {
         }
     }
 
+    /** A thread blocked in native code makes the JVM's exit wait up to 300 ms: the command leaves none behind. */
+    @Test
+    void aCommandLeavesNoHttpClientThreadBehind() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            api.answer(API + "log?task=main&stream=stdout", 200, "hello\n");
+            Run r = run("logs", "web", "main", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(r.exit()).isZero();
+            assertThat(Thread.getAllStackTraces().keySet())
+                    .extracting(Thread::getName)
+                    .noneMatch(name -> name.startsWith("HttpClient-") && name.endsWith("-SelectorManager"));
+        }
+    }
+
     @Test
     void tokenReplacesTheKubeconfigUsersCredentials() throws Exception {
         try (ApiServer api = new ApiServer()) {
