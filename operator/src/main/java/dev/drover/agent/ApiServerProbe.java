@@ -13,31 +13,21 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One try at the API server, with the agent's own credentials, asking what the agent needs first: the Allocations of
  * its node ({@code limit=1}). It has a client of its own that does not retry (the agent's would, silently, for about
- * 20 s) and gives up on a connection after {@link #CONNECT_TIMEOUT}, so the waiting agent says what went wrong at
+ * 20 s) and gives up on a connection after {@link ApiServerWait#CONNECT_TIMEOUT}, so the waiting agent says what went wrong at
  * every try.
  */
 final class ApiServerProbe implements ApiServerWait.Probe, AutoCloseable {
 
-    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
-    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
     /** The most of an error answer read for its Status message. */
     static final int MAX_ERROR_BYTES = 16 * 1024;
 
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    /** What the API server answered: its HTTP status and, for an error, its Status message (cut). */
-    record Answer(int code, String message) {
-        boolean ok() {
-            return code >= 200 && code < 300;
-        }
-    }
 
     private final KubernetesClient client;
     private final String url;
@@ -45,8 +35,8 @@ final class ApiServerProbe implements ApiServerWait.Probe, AutoCloseable {
     /** @param config the agent's client configuration; changed here (no retries, short timeouts): load one for it */
     ApiServerProbe(Config config, String nodeName, boolean fieldSelector) {
         config.setRequestRetryBackoffLimit(0);
-        config.setConnectionTimeout((int) CONNECT_TIMEOUT.toMillis());
-        config.setRequestTimeout((int) REQUEST_TIMEOUT.toMillis());
+        config.setConnectionTimeout((int) ApiServerWait.CONNECT_TIMEOUT.toMillis());
+        config.setRequestTimeout((int) ApiServerWait.REQUEST_TIMEOUT.toMillis());
         this.client = new KubernetesClientBuilder()
                 .withConfig(config)
                 .withHttpClientFactory(new JdkHttpClientFactory())
@@ -65,25 +55,25 @@ final class ApiServerProbe implements ApiServerWait.Probe, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<Answer> ask() {
+    public CompletableFuture<ApiServerWait.Answer> ask() {
         HttpRequest request = client.getHttpClient()
                 .newHttpRequestBuilder()
                 .uri(url)
                 .header("Accept", "application/json")
-                .timeout(REQUEST_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                .timeout(ApiServerWait.REQUEST_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .build();
         return client.getHttpClient().sendAsync(request, InputStream.class).thenApply(ApiServerProbe::answer);
     }
 
-    private static Answer answer(HttpResponse<InputStream> response) {
+    private static ApiServerWait.Answer answer(HttpResponse<InputStream> response) {
         try (InputStream body = response.body()) {
             if (response.code() >= 200 && response.code() < 300) {
-                return new Answer(response.code(), "");
+                return new ApiServerWait.Answer(response.code(), "");
             }
-            return new Answer(
+            return new ApiServerWait.Answer(
                     response.code(), statusMessage(body == null ? new byte[0] : body.readNBytes(MAX_ERROR_BYTES)));
         } catch (IOException e) {
-            return new Answer(response.code(), "");
+            return new ApiServerWait.Answer(response.code(), "");
         }
     }
 

@@ -29,9 +29,19 @@ final class ApiServerWait {
 
     static final Duration FIRST_PAUSE = Duration.ofSeconds(2);
     static final Duration MAX_PAUSE = Duration.ofSeconds(30);
+    /** How long a try may take to connect, and then to be answered. */
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
     /** The longest one try is waited for. */
-    static final Duration TRY_LIMIT =
-            ApiServerProbe.CONNECT_TIMEOUT.plus(ApiServerProbe.REQUEST_TIMEOUT).plusSeconds(5);
+    static final Duration TRY_LIMIT = CONNECT_TIMEOUT.plus(REQUEST_TIMEOUT).plusSeconds(5);
+
+    /** What the API server answered: its HTTP status and, for an error, its Status message (cut). */
+    record Answer(int code, String message) {
+        boolean ok() {
+            return code >= 200 && code < 300;
+        }
+    }
 
     /** One try at the API server ({@link ApiServerProbe}). */
     interface Probe {
@@ -39,7 +49,7 @@ final class ApiServerWait {
         String server();
 
         /** Completes with the answer, or exceptionally with why none came; cancelling it ends the try. */
-        CompletableFuture<ApiServerProbe.Answer> ask();
+        CompletableFuture<Answer> ask();
     }
 
     private final Probe probe;
@@ -81,7 +91,7 @@ final class ApiServerWait {
             if (stopped.isDone()) {
                 return false;
             }
-            CompletableFuture<ApiServerProbe.Answer> answer = probe.ask();
+            CompletableFuture<Answer> answer = probe.ask();
             try {
                 // the probe's own timeouts end a try sooner; this bound holds should they not
                 CompletableFuture.anyOf(answer, stopped).get(tryLimit.toMillis(), TimeUnit.MILLISECONDS);
@@ -122,8 +132,8 @@ final class ApiServerWait {
     }
 
     /** Why {@code answer} does not let the agent start, or null when it does. */
-    private String problem(CompletableFuture<ApiServerProbe.Answer> answer) {
-        ApiServerProbe.Answer a;
+    private String problem(CompletableFuture<Answer> answer) {
+        Answer a;
         try {
             a = answer.getNow(null);
         } catch (CancellationException e) {
@@ -159,10 +169,10 @@ final class ApiServerWait {
     static String unreachable(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof HttpConnectTimeoutException) {
-                return "connection timed out after " + Durations.format(ApiServerProbe.CONNECT_TIMEOUT);
+                return "connection timed out after " + Durations.format(CONNECT_TIMEOUT);
             }
             if (t instanceof HttpTimeoutException) {
-                return "no answer within " + Durations.format(ApiServerProbe.REQUEST_TIMEOUT);
+                return "no answer within " + Durations.format(REQUEST_TIMEOUT);
             }
             if (t instanceof ConnectException) {
                 return "connection refused";

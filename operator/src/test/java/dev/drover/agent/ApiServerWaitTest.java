@@ -40,7 +40,7 @@ class ApiServerWaitTest {
     }
 
     /** A probe that answers as {@code answers} says, in turn, then 200. */
-    static ApiServerWait.Probe scripted(List<CompletableFuture<ApiServerProbe.Answer>> answers) {
+    static ApiServerWait.Probe scripted(List<CompletableFuture<ApiServerWait.Answer>> answers) {
         AtomicInteger next = new AtomicInteger();
         return new ApiServerWait.Probe() {
             @Override
@@ -49,22 +49,22 @@ class ApiServerWaitTest {
             }
 
             @Override
-            public CompletableFuture<ApiServerProbe.Answer> ask() {
+            public CompletableFuture<ApiServerWait.Answer> ask() {
                 int i = next.getAndIncrement();
                 return i < answers.size()
                         ? answers.get(i)
-                        : CompletableFuture.completedFuture(new ApiServerProbe.Answer(200, ""));
+                        : CompletableFuture.completedFuture(new ApiServerWait.Answer(200, ""));
             }
         };
     }
 
-    static CompletableFuture<ApiServerProbe.Answer> refused() {
+    static CompletableFuture<ApiServerWait.Answer> refused() {
         return CompletableFuture.failedFuture(
                 new KubernetesClientException("An error has occurred.", new ConnectException()));
     }
 
-    static CompletableFuture<ApiServerProbe.Answer> answer(int code, String message) {
-        return CompletableFuture.completedFuture(new ApiServerProbe.Answer(code, message));
+    static CompletableFuture<ApiServerWait.Answer> answer(int code, String message) {
+        return CompletableFuture.completedFuture(new ApiServerWait.Answer(code, message));
     }
 
     @Test
@@ -136,7 +136,7 @@ class ApiServerWaitTest {
 
     @Test
     void aStopWhileATryHangsCancelsIt() throws Exception {
-        CompletableFuture<ApiServerProbe.Answer> hanging = new CompletableFuture<>();
+        CompletableFuture<ApiServerWait.Answer> hanging = new CompletableFuture<>();
         CountDownLatch asked = new CountDownLatch(1);
         ApiServerWait.Probe probe = new ApiServerWait.Probe() {
             @Override
@@ -145,7 +145,7 @@ class ApiServerWaitTest {
             }
 
             @Override
-            public CompletableFuture<ApiServerProbe.Answer> ask() {
+            public CompletableFuture<ApiServerWait.Answer> ask() {
                 asked.countDown();
                 return hanging;
             }
@@ -165,7 +165,7 @@ class ApiServerWaitTest {
 
     @Test
     void aTryThatNeverAnswersIsGivenUpAndTriedAgain() throws Exception {
-        CompletableFuture<ApiServerProbe.Answer> hanging = new CompletableFuture<>();
+        CompletableFuture<ApiServerWait.Answer> hanging = new CompletableFuture<>();
         ApiServerWait wait = new ApiServerWait(
                 scripted(List.of(hanging)),
                 Backoff.from(Duration.ofMillis(10), Duration.ofMillis(20)),
@@ -249,6 +249,7 @@ class ApiServerWaitTest {
                                 || t.name().contains("MockWebServer")
                                 || t.name().contains("vert.x")
                                 || t.name().startsWith("vertx") // the mock server's
+                                || t.name().startsWith("globalEventExecutor") // its Netty's, ends once idle
                                 // shared by the whole JVM, fabric8's timer ends itself once idle
                                 || t.name().startsWith("ForkJoinPool.commonPool")
                                 || t.name().startsWith("CachedSingleThreadScheduler")))

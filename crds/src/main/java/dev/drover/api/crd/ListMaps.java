@@ -2,6 +2,7 @@ package dev.drover.api.crd;
 
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ListMapKeys;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersion;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;

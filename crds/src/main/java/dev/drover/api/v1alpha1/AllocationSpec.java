@@ -4,7 +4,6 @@ import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import dev.drover.api.crd.ListMapKeys;
 import io.fabric8.crd.generator.annotation.SelectableField;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Pattern;

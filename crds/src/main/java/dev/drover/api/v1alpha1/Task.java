@@ -3,7 +3,6 @@ package dev.drover.api.v1alpha1;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import dev.drover.api.crd.ListMapKeys;
 import dev.drover.common.Durations;
 import io.fabric8.crd.generator.annotation.PreserveUnknownFields;
 import io.fabric8.crd.generator.annotation.SchemaFrom;
