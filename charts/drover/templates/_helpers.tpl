@@ -119,12 +119,20 @@ runAsNonRoot: false
 {{/*
 The user the agent runs as when that is not root, else empty: the hostPath
 data dir, which the kubelet creates root-owned, is then given to it by the
-data-dir init container.
+data-dir init container. Without a runAsUser (container or pod), the image's
+user, 65532.
 */}}
 {{- define "drover.agentUser" -}}
 {{- if not (include "drover.agentNeedsRoot" .) }}
-{{- $uid := .Values.securityContext.runAsUser | default 0 | int }}
-{{- if ne $uid 0 }}{{ $uid }}:{{ .Values.securityContext.runAsGroup | default $uid | int }}{{ end }}
+{{- $container := .Values.securityContext | default dict }}
+{{- $pod := .Values.podSecurityContext | default dict }}
+{{- $uid := $container.runAsUser }}
+{{- if kindIs "invalid" $uid }}{{ $uid = $pod.runAsUser }}{{ end }}
+{{- if kindIs "invalid" $uid }}{{ $uid = 65532 }}{{ end }}
+{{- $gid := $container.runAsGroup }}
+{{- if kindIs "invalid" $gid }}{{ $gid = $pod.runAsGroup }}{{ end }}
+{{- if kindIs "invalid" $gid }}{{ $gid = $uid }}{{ end }}
+{{- if ne (int $uid) 0 }}{{ int $uid }}:{{ int $gid }}{{ end }}
 {{- end }}
 {{- end }}
 

@@ -583,6 +583,12 @@ class ChartRenderTest {
         Rendered customUser = DroverChart.render(
                 ValueSet.DEFAULTS, Map.of("securityContext.runAsUser", 1234, "securityContext.runAsGroup", 1235));
         assertThat(customUser.pod().getInitContainers().getFirst().getCommand()).contains("1234:1235");
+
+        Rendered imagesUser = DroverChart.render(
+                ValueSet.DEFAULTS, Map.of("securityContext.runAsUser", "null", "securityContext.runAsGroup", "null"));
+        assertThat(imagesUser.pod().getInitContainers().getFirst().getCommand())
+                .as("without a runAsUser the image's user runs the agent, and still gets the data dir")
+                .contains("65532:65532");
     }
 
     @Test
