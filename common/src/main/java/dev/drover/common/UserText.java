@@ -72,6 +72,23 @@ public final class UserText {
         return message.substring(0, Math.max(0, max - tail.length())) + tail;
     }
 
+    /**
+     * A whole message, its control and format characters escaped ({@code \\u001b}), cut at {@code max} characters
+     * and saying how long it was: for text that reached the agent from elsewhere (an exception, a server's answer).
+     */
+    public static String cutEscaped(String message, int max) {
+        if (message == null) {
+            return null;
+        }
+        StringBuilder out = new StringBuilder();
+        escape(message, Math.min(message.length(), max), out);
+        if (message.length() <= max && out.length() <= max) {
+            return out.toString();
+        }
+        String tail = "... (" + message.length() + " characters)";
+        return out.substring(0, Math.max(0, Math.min(out.length(), max - tail.length()))) + tail;
+    }
+
     /** The first {@link #LIST_LIMIT} items joined by {@code separator}, then "and N more". */
     public static String join(List<String> items, String separator) {
         if (items.size() <= LIST_LIMIT) {
@@ -81,10 +98,23 @@ public final class UserText {
                 + " more";
     }
 
+    /**
+     * Characters a terminal or a reader does not show as themselves: C0 and C1 controls (ESC, CSI), line and
+     * paragraph separators, and format characters (bidirectional overrides that reorder what follows, zero-width
+     * ones).
+     */
+    private static boolean hidden(char c) {
+        return c < 0x20
+                || (c >= 0x7f && c <= 0x9f)
+                || c == 0x2028
+                || c == 0x2029
+                || Character.getType(c) == Character.FORMAT;
+    }
+
     private static void escape(CharSequence s, int end, StringBuilder out) {
         for (int i = 0; i < end; i++) {
             char c = s.charAt(i);
-            if (c < 0x20 || c == 0x7f) {
+            if (hidden(c)) {
                 out.append(String.format("\\u%04x", (int) c));
             } else {
                 out.append(c);

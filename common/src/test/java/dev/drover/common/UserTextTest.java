@@ -20,6 +20,25 @@ class UserTextTest {
         assertThat(UserText.value(List.of("x", "y"))).isEqualTo("[x, y]");
     }
 
+    /** CSI (U+009B) and a right-to-left override would reach a terminal or reorder a reader's line as raw C0 did. */
+    @Test
+    void c1ControlsSeparatorsAndBidiOverridesAreEscapedToo() {
+        assertThat(UserText.quote("a\u009b2Jb\u202egnp.exe\u2028c")).isEqualTo("\"a\\u009b2Jb\\u202egnp.exe\\u2028c\"");
+        assertThat(UserText.quote("naïve café ✓")).as("printable text stays").isEqualTo("\"naïve café ✓\"");
+    }
+
+    @Test
+    void aMessageFromElsewhereIsEscapedAndCut() {
+        assertThat(UserText.cutEscaped("open /data/\u001b]0;x\u0007: denied", 300))
+                .isEqualTo("open /data/\\u001b]0;x\\u0007: denied");
+        assertThat(UserText.cutEscaped("\u001b".repeat(5000), 100))
+                .hasSize(100)
+                .startsWith("\\u001b")
+                .endsWith("... (5000 characters)")
+                .doesNotContain("\u001b");
+        assertThat(UserText.cutEscaped(null, 10)).isNull();
+    }
+
     @Test
     void aHugeValueIsCutSayingHowBigItWas() {
         assertThat(UserText.quote("x".repeat(1_000_000)))

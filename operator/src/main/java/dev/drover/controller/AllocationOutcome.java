@@ -97,7 +97,7 @@ record AllocationOutcome(String type, String reason, String message) {
                 : CAUSES.contains(last.getType()) ? last.getType().name() : TASK_FAILED;
         StringBuilder message = new StringBuilder(who).append(": ").append(last.getType());
         if (last.getMessage() != null && !last.getMessage().isEmpty()) {
-            message.append(": ").append(UserText.cut(last.getMessage(), EVENT_MESSAGE_LIMIT));
+            message.append(": ").append(UserText.cutEscaped(last.getMessage(), EVENT_MESSAGE_LIMIT));
         }
         TaskEvent exit = newest(events, Set.of(TaskEventType.Terminated));
         if (exit != null && exit != last) {

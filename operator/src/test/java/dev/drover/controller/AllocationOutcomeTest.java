@@ -138,6 +138,22 @@ class AllocationOutcomeTest {
         assertThat(condition(s, "Complete")).isNull();
     }
 
+    /** The event's text may carry an exception's, with bytes from a spec: kubectl describe must not run them. */
+    @Test
+    void theFailedMessageEscapesWhatTheEventsTextCarries() {
+        Map<String, TaskState> states = Map.of(
+                "web",
+                state(
+                        TaskState.State.Dead,
+                        true,
+                        event(TaskEventType.DriverFailure, "cannot open /srv/\u001b]0;owned\u0007\u009b2J: denied")));
+
+        Condition failed = condition(build(1, List.of(task("web")), states, null, T1), "Failed");
+        assertThat(failed.getMessage())
+                .contains("cannot open /srv/\\u001b]0;owned\\u0007\\u009b2J: denied")
+                .doesNotContain("\u001b", "\u0007", "\u009b");
+    }
+
     @Test
     void aSetupFailureIsTheReason() {
         Map<String, TaskState> states = Map.of(
