@@ -66,6 +66,34 @@ class KubectlDroverLauncherTest {
         Files.writeString(dir.resolve("kubectl-drover.aot.size"), size + "\n");
     }
 
+    /** The JVM maps a cache as code: one that someone else could have put or changed there is not taken. */
+    @Test
+    void aCacheAnotherUserOwnsOrMayWriteIsNotTaken() throws Exception {
+        Map<String, String> env = fakeJdk();
+        Path jar = dir.resolve("drover-agent.jar");
+        Files.setLastModifiedTime(jar, FileTime.from(Instant.now().minusSeconds(60)));
+        Path cache = dir.resolve("kubectl-drover.aot");
+        cache("19", Instant.now());
+        assertThat(run(env, "status", "web").out()).as("the build's own cache").contains("-XX:AOTCache=" + cache);
+
+        Files.setPosixFilePermissions(cache, PosixFilePermissions.fromString("rw-rw-rw-"));
+        assertThat(run(env, "status", "web").out()).as("writable by others").doesNotContain("AOTCache");
+        Files.setPosixFilePermissions(cache, PosixFilePermissions.fromString("rw-r--r--"));
+        Files.setPosixFilePermissions(
+                dir.resolve("kubectl-drover.aot.size"), PosixFilePermissions.fromString("rw-rw-r--"));
+        assertThat(run(env, "status", "web").out())
+                .as("its size stamp writable by the group")
+                .doesNotContain("AOTCache");
+        Files.setPosixFilePermissions(
+                dir.resolve("kubectl-drover.aot.size"), PosixFilePermissions.fromString("rw-r--r--"));
+
+        var owner = Files.getOwner(cache);
+        assumeTrue(owner.getName().equals("root"), "changing a file's owner needs root");
+        Files.setOwner(
+                cache, cache.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+        assertThat(run(env, "status", "web").out()).as("owned by another user").doesNotContain("AOTCache");
+    }
+
     @Test
     void theCacheIsUsedOnlyWhenItWasRecordedForThisJar() throws Exception {
         Map<String, String> env = fakeJdk();
