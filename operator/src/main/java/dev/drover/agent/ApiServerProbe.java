@@ -3,12 +3,12 @@ package dev.drover.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.common.UserText;
+import dev.drover.web.OwnedHttpClients;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLEncoder;
@@ -29,6 +29,7 @@ final class ApiServerProbe implements ApiServerWait.Probe, AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    private final OwnedHttpClients http = new OwnedHttpClients();
     private final KubernetesClient client;
     private final String url;
 
@@ -39,7 +40,7 @@ final class ApiServerProbe implements ApiServerWait.Probe, AutoCloseable {
         config.setRequestTimeout((int) ApiServerWait.REQUEST_TIMEOUT.toMillis());
         this.client = new KubernetesClientBuilder()
                 .withConfig(config)
-                .withHttpClientFactory(new JdkHttpClientFactory())
+                .withHttpClientFactory(http)
                 .build();
         String master = config.getMasterUrl();
         String base = master.endsWith("/") ? master : master + "/";
@@ -92,5 +93,6 @@ final class ApiServerProbe implements ApiServerWait.Probe, AutoCloseable {
     @Override
     public void close() {
         client.close();
+        http.shutdown(); // the JDK client's selector thread too, which would outlive the probe in the agent
     }
 }

@@ -244,8 +244,7 @@ class ApiServerWaitTest {
         }
         assertThat(LiveThreads.startedSince(
                         before,
-                        t -> t.name().startsWith("HttpClient")
-                                || t.name().matches("-?\\d+-pool-.*")
+                        t -> t.name().matches("-?\\d+-pool-.*")
                                 || t.name().contains("MockWebServer")
                                 || t.name().contains("vert.x")
                                 || t.name().startsWith("vertx") // the mock server's

@@ -1,4 +1,4 @@
-package dev.drover.cli;
+package dev.drover.web;
 
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.net.Authenticator;
@@ -17,9 +17,10 @@ import javax.net.ssl.SSLParameters;
  * fabric8's JDK HTTP client factory, remembering the JDK clients it builds so that {@link #shutdown} can end them.
  * Closing a fabric8 client only stops its executor: the JDK client's selector thread lives on, blocked in native
  * code, until the client is collected, and a JVM that exits meanwhile waits up to 300 ms for it (HotSpot's exit
- * waits for threads in native), a fifth of a short {@code kubectl drover} call.
+ * waits for threads in native), a fifth of a short {@code kubectl drover} call; in the agent it would outlive the
+ * client that used it.
  */
-final class OwnedHttpClients extends JdkHttpClientFactory {
+public final class OwnedHttpClients extends JdkHttpClientFactory {
 
     private static final Duration THREADS_GONE = Duration.ofSeconds(1);
 
@@ -31,7 +32,7 @@ final class OwnedHttpClients extends JdkHttpClientFactory {
     }
 
     /** Shuts down every JDK client built, ending their threads (waits at most a second for them). */
-    void shutdown() {
+    public void shutdown() {
         built.forEach(HttpClient::shutdownNow);
         try {
             for (HttpClient client : built) {
