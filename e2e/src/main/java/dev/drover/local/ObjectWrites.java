@@ -32,6 +32,7 @@ final class ObjectWrites {
     private final KubeVersion version;
     private final Admission admission;
     private final CrdRules rules;
+    private final Authorizer authorizer;
     private final Consumer<ResourceType> catalogChanged;
 
     ObjectWrites(
@@ -40,12 +41,14 @@ final class ObjectWrites {
             KubeVersion version,
             Admission admission,
             CrdRules rules,
+            Authorizer authorizer,
             Consumer<ResourceType> catalogChanged) {
         this.store = store;
         this.clock = clock;
         this.version = version;
         this.admission = admission;
         this.rules = rules;
+        this.authorizer = authorizer;
         this.catalogChanged = catalogChanged;
     }
 
@@ -78,7 +81,9 @@ final class ObjectWrites {
             ObjectNode config = ServerSideApply.config(raw, type, rp.name());
             strictFields(type, config, strict);
             if (!statusWrite && !store.exists(type, rp.namespace(), rp.name())) {
-                // as the API server: applying to an object that does not exist creates it
+                // as the API server: applying to an object that does not exist creates it, which the user must be
+                // allowed to do; the request was authorized as a patch only
+                authorizeCreate(user, rp);
                 return create(
                         type,
                         rp,
@@ -114,6 +119,15 @@ final class ObjectWrites {
             };
         }
         return update(type, rp, user, dryRun, change, manager);
+    }
+
+    /** Refuses, with the API server's 403, a user who may not create the object at {@code rp}. */
+    private void authorizeCreate(UserInfo user, ResourcePath rp) {
+        RequestInfo asCreate = new RequestInfo("create", null, rp, rp.name());
+        Authorizer.Decision decision = authorizer.authorize(user, asCreate);
+        if (!decision.allowed()) {
+            throw Forbidden.of(user, asCreate, decision.reason());
+        }
     }
 
     private Written create(ResourceType type, ResourcePath rp, UserInfo user, boolean dryRun, ObjectNode body) {
