@@ -80,6 +80,11 @@ final class ObjectWrites {
         if (apply) {
             ObjectNode config = ServerSideApply.config(raw, type, rp.name());
             strictFields(type, config, strict);
+            // before the merge, which runs under the store's lock and grows with the lists it merges
+            List<String> tooMany = SchemaValidator.tooMany(config, type.schema());
+            if (!tooMany.isEmpty()) {
+                throw invalid(type, config, tooMany);
+            }
             if (!statusWrite && !store.exists(type, rp.namespace(), rp.name())) {
                 // as the API server: applying to an object that does not exist creates it, which the user must be
                 // allowed to do; the request was authorized as a patch only
@@ -215,14 +220,19 @@ final class ObjectWrites {
             if (errors.stream().noneMatch(e -> e.contains(" must be of type "))) {
                 errors.addAll(rules.errors(type, object, old, subresource));
             }
-            throw new ApiFront.ApiError(
-                    422,
-                    "Invalid",
-                    type.kind() + "." + type.group() + " \""
-                            + object.path("metadata").path("name").asText("") + "\" is invalid: "
-                            + (errors.size() == 1 ? errors.getFirst() : "[" + String.join(", ", errors) + "]"));
+            throw invalid(type, object, errors);
         }
         return object;
+    }
+
+    /** The API server's 422 for {@code object}, naming its {@code errors}. */
+    private static ApiFront.ApiError invalid(ResourceType type, JsonNode object, List<String> errors) {
+        return new ApiFront.ApiError(
+                422,
+                "Invalid",
+                type.kind() + "." + type.group() + " \""
+                        + object.path("metadata").path("name").asText("") + "\" is invalid: "
+                        + (errors.size() == 1 ? errors.getFirst() : "[" + String.join(", ", errors) + "]"));
     }
 
     /** With fieldValidation=Strict, fields the schema does not declare are refused, each named. */

@@ -1,6 +1,7 @@
 package dev.drover.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -10,6 +11,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -123,5 +125,29 @@ class ServerSideApplyApiTest {
         assertThat(patched.statusCode()).as(patched.body()).isEqualTo(200);
         assertThat(json(patched).path("spec").path("tasks").findValuesAsText("name"))
                 .containsExactly("web", "side");
+    }
+
+    @Test
+    void anApplyWithMoreItemsThanTheSchemaAllowsIsRefusedBeforeTheMerge() throws Exception {
+        String one = "[{\"name\": \"web\", \"driver\": \"mock\"}]";
+        assertThat(apply(admin(), "crowded", "admin", allocation("crowded", one))
+                        .statusCode())
+                .isEqualTo(201);
+        StringBuilder tasks = new StringBuilder("[");
+        for (int i = 0; i < 20_000; i++) {
+            tasks.append(i == 0 ? "" : ",").append("{\"name\":\"t").append(i).append("\",\"driver\":\"mock\"}");
+        }
+        String crowded = allocation("crowded", tasks.append("]").toString());
+        // merged into the stored object under the store's lock, 20 000 items froze the server for minutes
+        HttpResponse<String> refused =
+                assertTimeoutPreemptively(Duration.ofSeconds(10), () -> apply(admin(), "crowded", "other", crowded));
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(422);
+        assertThat(json(refused).path("message").asText())
+                .isEqualTo("Allocation.drover.dev \"crowded\" is invalid: spec.tasks: Too many: 20000: must have at"
+                        + " most 64 items");
+        assertThat(apply(admin(), "crowded", "admin", allocation("crowded", one))
+                        .statusCode())
+                .as("the server still answers")
+                .isEqualTo(200);
     }
 }
