@@ -122,6 +122,11 @@ final class TypedFields {
         return Kind.ATOMIC;
     }
 
+    /** 0 for an object, 1 for a list, 2 for a scalar (null included). */
+    private static int shape(JsonNode value) {
+        return value.isObject() ? 0 : value.isArray() ? 1 : 2;
+    }
+
     /** The schema of field {@code name} of an object of {@code schema}; null where none is declared (deduced). */
     private static JsonNode field(JsonNode schema, String name) {
         if (schema == null) {
@@ -191,6 +196,11 @@ final class TypedFields {
     }
 
     private void walkChanged(JsonNode before, JsonNode after, JsonNode schema, FieldSet.Builder at) {
+        if (before != null && shape(before) != shape(after)) {
+            // a scalar that became an object (or the reverse, or a list) changed the field itself, not only what
+            // is now below it: its owner must see the conflict
+            at.mark();
+        }
         switch (kind(schema, after)) {
             case ATOMIC -> {
                 if (before == null || !before.equals(after)) {

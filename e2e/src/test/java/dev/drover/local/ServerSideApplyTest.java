@@ -149,6 +149,29 @@ class ServerSideApplyTest {
     }
 
     @Test
+    void turningAnotherManagersScalarIntoAnObjectIsAConflict() {
+        ObjectNode live = apply(null, "alice", "- {name: a, driver: mock, config: {foo: 1}}");
+        assertThatThrownBy(() -> apply(live, "bob", "- {name: a, driver: mock, config: {foo: {bar: 1}}}"))
+                .isInstanceOf(ServerSideApply.ApplyConflict.class)
+                .hasMessage("Apply failed with 1 conflict: conflict with \"alice\" using drover.dev/v1alpha1:"
+                        + " .spec.tasks[name=\"a\"].config.foo");
+        ObjectNode nested = apply(null, "alice", "- {name: a, driver: mock, config: {foo: {bar: 1}}}");
+        assertThatThrownBy(() -> apply(nested, "bob", "- {name: a, driver: mock, config: {foo: 1}}"))
+                .as("and the reverse")
+                .hasMessageContaining("conflict with \"alice\"");
+        ObjectNode forced = ServerSideApply.apply(
+                ALLOCATIONS,
+                live,
+                config("- {name: a, driver: mock, config: {foo: {bar: 1}}}"),
+                "bob",
+                true,
+                null,
+                NOW);
+        assertThat(forced.at("/spec/tasks/0/config/foo/bar").asInt()).isEqualTo(1);
+        assertThat(entry(forced, "alice").path("fieldsV1").toString()).doesNotContain("f:foo");
+    }
+
+    @Test
     void anAtomicListIsOwnedAndReplacedWhole() {
         ObjectNode live = apply(null, "alice", "- {name: a, driver: mock, config: {args: [x, y]}}");
         assertThatThrownBy(() -> apply(live, "bob", "- {name: a, driver: mock, config: {args: [z]}}"))
