@@ -89,12 +89,19 @@ final class ObjectWrites {
                 // as the API server: applying to an object that does not exist creates it, which the user must be
                 // allowed to do; the request was authorized as a patch only
                 authorizeCreate(user, rp);
-                return create(
-                        type,
-                        rp,
-                        user,
-                        dryRun,
-                        ServerSideApply.apply(type, null, config, manager, force, null, clock.instant()));
+                try {
+                    return create(
+                            type,
+                            rp,
+                            user,
+                            dryRun,
+                            ServerSideApply.apply(type, null, config, manager, force, null, clock.instant()));
+                } catch (ApiFront.ApiError e) {
+                    if (e.code != 409 || !"AlreadyExists".equals(e.reason)) {
+                        throw e;
+                    }
+                    // another request created it since exists() above: as the API server, the apply updates it
+                }
             }
             return update(
                     type,

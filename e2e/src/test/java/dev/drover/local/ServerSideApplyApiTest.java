@@ -150,4 +150,43 @@ class ServerSideApplyApiTest {
                 .as("the server still answers")
                 .isEqualTo(200);
     }
+
+    @Test
+    void concurrentAppliesCreatingTheSameObjectAllSucceed() throws Exception {
+        int writers = 4;
+        List<Integer> codes = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (var threads = java.util.concurrent.Executors.newFixedThreadPool(writers)) {
+            for (int round = 0; round < 10; round++) {
+                String name = "raced-" + round;
+                var start = new java.util.concurrent.CountDownLatch(1);
+                List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+                for (int w = 0; w < writers; w++) {
+                    String task = "[{\"name\": \"w" + w + "\", \"driver\": \"mock\"}]";
+                    String manager = "writer-" + w;
+                    done.add(threads.submit(() -> {
+                        start.await();
+                        HttpResponse<String> r = apply(admin(), name, manager, allocation(name, task));
+                        codes.add(r.statusCode());
+                        return r;
+                    }));
+                }
+                start.countDown();
+                for (var f : done) {
+                    f.get();
+                }
+                assertThat(server.client()
+                                .genericKubernetesResources("drover.dev/v1alpha1", "Allocation")
+                                .inNamespace("default")
+                                .withName(name)
+                                .get()
+                                .get("spec")
+                                .toString())
+                        .as("every writer's task is there")
+                        .contains("name=w0", "name=w1", "name=w2", "name=w3");
+            }
+        }
+        // the losers of a race to create are updates, as on the API server: never 409 AlreadyExists
+        assertThat(codes).hasSize(40).containsOnly(200, 201);
+        assertThat(codes.stream().filter(c -> c == 201)).hasSize(10);
+    }
 }
