@@ -3,7 +3,6 @@ package dev.drover.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Clock;
-import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
@@ -81,7 +80,7 @@ final class ObjectWrites {
             ObjectNode config = ServerSideApply.config(raw, type, rp.name());
             strictFields(type, config, strict);
             // before the merge, which runs under the store's lock and grows with the lists it merges
-            List<String> tooMany = SchemaValidator.tooMany(config, type.schema());
+            Problems tooMany = SchemaValidator.tooMany(config, type.schema());
             if (!tooMany.isEmpty()) {
                 throw invalid(type, config, tooMany);
             }
@@ -223,7 +222,7 @@ final class ObjectWrites {
         }
         SchemaValidator.Result result = SchemaValidator.validate(object, type.schema(), true);
         if (!result.invalid().isEmpty()) {
-            List<String> errors = new java.util.ArrayList<>(result.invalid());
+            Problems errors = result.invalid();
             if (errors.stream().noneMatch(e -> e.contains(" must be of type "))) {
                 errors.addAll(rules.errors(type, object, old, subresource));
             }
@@ -233,13 +232,15 @@ final class ObjectWrites {
     }
 
     /** The API server's 422 for {@code object}, naming its {@code errors}. */
-    private static ApiFront.ApiError invalid(ResourceType type, JsonNode object, List<String> errors) {
+    private static ApiFront.ApiError invalid(ResourceType type, JsonNode object, Problems errors) {
         return new ApiFront.ApiError(
                 422,
                 "Invalid",
                 type.kind() + "." + type.group() + " \""
                         + object.path("metadata").path("name").asText("") + "\" is invalid: "
-                        + (errors.size() == 1 ? errors.getFirst() : "[" + String.join(", ", errors) + "]"));
+                        + (errors.size() == 1 && errors.more() == 0
+                                ? errors.getFirst()
+                                : "[" + errors.joined(", ") + "]"));
     }
 
     /** With fieldValidation=Strict, fields the schema does not declare are refused, each named. */
@@ -247,8 +248,7 @@ final class ObjectWrites {
         if (!strict || type.schema() == null) {
             return;
         }
-        List<String> unknown =
-                SchemaValidator.validate(body, type.schema(), false).unknownFields();
+        Problems unknown = SchemaValidator.validate(body, type.schema(), false).unknownFields();
         if (!unknown.isEmpty()) {
             throw new ApiFront.ApiError(
                     400,
@@ -259,7 +259,8 @@ final class ObjectWrites {
                                     ", ",
                                     unknown.stream()
                                             .map(f -> "unknown field \"" + f + "\"")
-                                            .toList()));
+                                            .toList())
+                            + (unknown.more() == 0 ? "" : ", ... and " + unknown.more() + " more"));
         }
     }
 }

@@ -28,7 +28,8 @@ final class SchemaValidator {
      */
     private static final Map<String, Pattern> PATTERNS = new ConcurrentHashMap<>();
 
-    record Result(List<String> unknownFields, List<String> invalid) {
+    /** What a check found; each list keeps the first {@link Problems#SHOWN} and counts the rest. */
+    record Result(Problems unknownFields, Problems invalid) {
         boolean ok() {
             return unknownFields.isEmpty() && invalid.isEmpty();
         }
@@ -47,8 +48,8 @@ final class SchemaValidator {
     }
 
     static Result validate(JsonNode object, JsonNode schema, boolean checkRequired) {
-        List<String> unknown = new ArrayList<>();
-        List<String> invalid = new ArrayList<>();
+        Problems unknown = new Problems();
+        Problems invalid = new Problems();
         if (object instanceof ObjectNode root && schema != null) {
             JsonNode props = schema.path("properties");
             for (Map.Entry<String, JsonNode> f : root.properties()) {
@@ -72,8 +73,8 @@ final class SchemaValidator {
      * {@code maxProperties} allows, worded as {@link #validate} words them. A walk that stops at each, for work that
      * grows faster than the object (server-side apply's merge) to refuse it first.
      */
-    static List<String> tooMany(JsonNode object, JsonNode schema) {
-        List<String> out = new ArrayList<>();
+    static Problems tooMany(JsonNode object, JsonNode schema) {
+        Problems out = new Problems();
         if (object instanceof ObjectNode root && schema != null) {
             for (Map.Entry<String, JsonNode> f : root.properties()) {
                 JsonNode declared = schema.path("properties").get(f.getKey());
@@ -179,13 +180,15 @@ final class SchemaValidator {
         }
         if (value instanceof ArrayNode array) {
             if (schema.has("maxItems") && array.size() > schema.get("maxItems").asLong()) {
+                // as the API server: the items of a list too long are not looked at, nor their uniqueness
                 invalid.add(tooMany(path, array.size(), schema.get("maxItems").asLong()));
+                return;
             }
             if (schema.has("minItems") && array.size() < schema.get("minItems").asLong()) {
                 invalid.add(path + ": Invalid value: " + array.size() + ": " + path + " in body should have at least "
                         + schema.get("minItems").asLong() + " items");
             }
-            invalid.addAll(ListTypes.duplicates(array, schema, path));
+            ListTypes.duplicates(array, schema, path, invalid);
             JsonNode items = schema.path("items");
             if (!items.isMissingNode()) {
                 for (int i = 0; i < array.size(); i++) {

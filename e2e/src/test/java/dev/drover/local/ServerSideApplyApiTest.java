@@ -189,4 +189,23 @@ class ServerSideApplyApiTest {
         assertThat(codes).hasSize(40).containsOnly(200, 201);
         assertThat(codes.stream().filter(c -> c == 201)).hasSize(10);
     }
+
+    @Test
+    void aBodyOfCountlessBadItemsGetsAShortAnswer() throws Exception {
+        String empties = "[" + ",{}".repeat(200_000).substring(1) + "]";
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create(server.url() + ALLOCATIONS.substring(0, ALLOCATIONS.length() - 1)))
+                        .header("Authorization", "Bearer " + admin())
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(allocation("empties", empties)))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(422);
+        // each {} was a missing name and driver and a duplicate key: 600 000 errors in one message of 40 MB
+        assertThat(json(r).path("message").asText())
+                .startsWith("Allocation.drover.dev \"empties\" is invalid: [spec.tasks: Too many: 200000: must have"
+                        + " at most 64 items, ")
+                .doesNotContain("Required value", "Duplicate value")
+                .hasSizeLessThan(1_000);
+    }
 }
