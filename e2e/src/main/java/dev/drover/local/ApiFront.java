@@ -69,7 +69,8 @@ final class ApiFront implements HttpHandler {
         this.discovery = new Discovery(catalog, guards.aggregator()::groupVersions);
         this.openApi = new OpenApi(catalog);
         this.clock = clock;
-        this.writes = new ObjectWrites(store, clock, version, admission, guards.rules(), this::catalogChanged);
+        this.writes =
+                new ObjectWrites(store, clock, version, admission, guards.rules(), authorizer, this::catalogChanged);
     }
 
     /** Ends open watch streams; new requests are still answered until the server stops. */

@@ -49,12 +49,11 @@ final class ListTypes {
         return out.append('}').toString();
     }
 
-    /** One message per repeated key or value of {@code array}, naming the repeating item's index. */
-    static List<String> duplicates(ArrayNode array, JsonNode schema, String path) {
-        List<String> out = new ArrayList<>();
+    /** Adds to {@code out} one message per repeated key or value of {@code array}, naming the repeating item. */
+    static void duplicates(ArrayNode array, JsonNode schema, String path, List<String> out) {
         String type = of(schema);
         if (!type.equals("map") && !type.equals("set")) {
-            return out;
+            return;
         }
         List<String> keys = keys(schema);
         Set<String> seen = new HashSet<>();
@@ -65,6 +64,5 @@ final class ListTypes {
                 out.add(path + "[" + i + "]: Duplicate value: " + UserText.cut(key, MAX_SHOWN));
             }
         }
-        return out;
     }
 }

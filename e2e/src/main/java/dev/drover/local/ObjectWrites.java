@@ -3,7 +3,6 @@ package dev.drover.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Clock;
-import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
@@ -32,6 +31,7 @@ final class ObjectWrites {
     private final KubeVersion version;
     private final Admission admission;
     private final CrdRules rules;
+    private final Authorizer authorizer;
     private final Consumer<ResourceType> catalogChanged;
 
     ObjectWrites(
@@ -40,12 +40,14 @@ final class ObjectWrites {
             KubeVersion version,
             Admission admission,
             CrdRules rules,
+            Authorizer authorizer,
             Consumer<ResourceType> catalogChanged) {
         this.store = store;
         this.clock = clock;
         this.version = version;
         this.admission = admission;
         this.rules = rules;
+        this.authorizer = authorizer;
         this.catalogChanged = catalogChanged;
     }
 
@@ -77,14 +79,28 @@ final class ObjectWrites {
         if (apply) {
             ObjectNode config = ServerSideApply.config(raw, type, rp.name());
             strictFields(type, config, strict);
+            // before the merge, which runs under the store's lock and grows with the lists it merges
+            Problems tooMany = SchemaValidator.tooMany(config, type.schema());
+            if (!tooMany.isEmpty()) {
+                throw invalid(type, config, tooMany);
+            }
             if (!statusWrite && !store.exists(type, rp.namespace(), rp.name())) {
-                // as the API server: applying to an object that does not exist creates it
-                return create(
-                        type,
-                        rp,
-                        user,
-                        dryRun,
-                        ServerSideApply.apply(type, null, config, manager, force, null, clock.instant()));
+                // as the API server: applying to an object that does not exist creates it, which the user must be
+                // allowed to do; the request was authorized as a patch only
+                authorizeCreate(user, rp);
+                try {
+                    return create(
+                            type,
+                            rp,
+                            user,
+                            dryRun,
+                            ServerSideApply.apply(type, null, config, manager, force, null, clock.instant()));
+                } catch (ApiFront.ApiError e) {
+                    if (e.code != 409 || !"AlreadyExists".equals(e.reason)) {
+                        throw e;
+                    }
+                    // another request created it since exists() above: as the API server, the apply updates it
+                }
             }
             return update(
                     type,
@@ -114,6 +130,15 @@ final class ObjectWrites {
             };
         }
         return update(type, rp, user, dryRun, change, manager);
+    }
+
+    /** Refuses, with the API server's 403, a user who may not create the object at {@code rp}. */
+    private void authorizeCreate(UserInfo user, ResourcePath rp) {
+        RequestInfo asCreate = new RequestInfo("create", null, rp, rp.name());
+        Authorizer.Decision decision = authorizer.authorize(user, asCreate);
+        if (!decision.allowed()) {
+            throw Forbidden.of(user, asCreate, decision.reason());
+        }
     }
 
     private Written create(ResourceType type, ResourcePath rp, UserInfo user, boolean dryRun, ObjectNode body) {
@@ -197,18 +222,25 @@ final class ObjectWrites {
         }
         SchemaValidator.Result result = SchemaValidator.validate(object, type.schema(), true);
         if (!result.invalid().isEmpty()) {
-            List<String> errors = new java.util.ArrayList<>(result.invalid());
+            Problems errors = result.invalid();
             if (errors.stream().noneMatch(e -> e.contains(" must be of type "))) {
                 errors.addAll(rules.errors(type, object, old, subresource));
             }
-            throw new ApiFront.ApiError(
-                    422,
-                    "Invalid",
-                    type.kind() + "." + type.group() + " \""
-                            + object.path("metadata").path("name").asText("") + "\" is invalid: "
-                            + (errors.size() == 1 ? errors.getFirst() : "[" + String.join(", ", errors) + "]"));
+            throw invalid(type, object, errors);
         }
         return object;
+    }
+
+    /** The API server's 422 for {@code object}, naming its {@code errors}. */
+    private static ApiFront.ApiError invalid(ResourceType type, JsonNode object, Problems errors) {
+        return new ApiFront.ApiError(
+                422,
+                "Invalid",
+                type.kind() + "." + type.group() + " \""
+                        + object.path("metadata").path("name").asText("") + "\" is invalid: "
+                        + (errors.size() == 1 && errors.more() == 0
+                                ? errors.getFirst()
+                                : "[" + errors.joined(", ") + "]"));
     }
 
     /** With fieldValidation=Strict, fields the schema does not declare are refused, each named. */
@@ -216,8 +248,7 @@ final class ObjectWrites {
         if (!strict || type.schema() == null) {
             return;
         }
-        List<String> unknown =
-                SchemaValidator.validate(body, type.schema(), false).unknownFields();
+        Problems unknown = SchemaValidator.validate(body, type.schema(), false).unknownFields();
         if (!unknown.isEmpty()) {
             throw new ApiFront.ApiError(
                     400,
@@ -228,7 +259,8 @@ final class ObjectWrites {
                                     ", ",
                                     unknown.stream()
                                             .map(f -> "unknown field \"" + f + "\"")
-                                            .toList()));
+                                            .toList())
+                            + (unknown.more() == 0 ? "" : ", ... and " + unknown.more() + " more"));
         }
     }
 }

@@ -28,7 +28,8 @@ final class SchemaValidator {
      */
     private static final Map<String, Pattern> PATTERNS = new ConcurrentHashMap<>();
 
-    record Result(List<String> unknownFields, List<String> invalid) {
+    /** What a check found; each list keeps the first {@link Problems#SHOWN} and counts the rest. */
+    record Result(Problems unknownFields, Problems invalid) {
         boolean ok() {
             return unknownFields.isEmpty() && invalid.isEmpty();
         }
@@ -47,8 +48,8 @@ final class SchemaValidator {
     }
 
     static Result validate(JsonNode object, JsonNode schema, boolean checkRequired) {
-        List<String> unknown = new ArrayList<>();
-        List<String> invalid = new ArrayList<>();
+        Problems unknown = new Problems();
+        Problems invalid = new Problems();
         if (object instanceof ObjectNode root && schema != null) {
             JsonNode props = schema.path("properties");
             for (Map.Entry<String, JsonNode> f : root.properties()) {
@@ -65,6 +66,53 @@ final class SchemaValidator {
             }
         }
         return new Result(unknown, invalid);
+    }
+
+    /**
+     * The lists and maps of {@code object} with more items than its schema's {@code maxItems} or
+     * {@code maxProperties} allows, worded as {@link #validate} words them. A walk that stops at each, for work that
+     * grows faster than the object (server-side apply's merge) to refuse it first.
+     */
+    static Problems tooMany(JsonNode object, JsonNode schema) {
+        Problems out = new Problems();
+        if (object instanceof ObjectNode root && schema != null) {
+            for (Map.Entry<String, JsonNode> f : root.properties()) {
+                JsonNode declared = schema.path("properties").get(f.getKey());
+                if (!ROOT_FIELDS.contains(f.getKey()) && declared != null) {
+                    tooMany(f.getValue(), declared, f.getKey(), out);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void tooMany(JsonNode value, JsonNode schema, String path, List<String> out) {
+        String bound = value.isArray() ? "maxItems" : "maxProperties";
+        if (value.isContainerNode()
+                && schema.has(bound)
+                && value.size() > schema.get(bound).asLong()) {
+            out.add(tooMany(path, value.size(), schema.get(bound).asLong()));
+            return;
+        }
+        if (value.isArray() && schema.path("items").isObject()) {
+            for (int i = 0; i < value.size(); i++) {
+                tooMany(value.get(i), schema.get("items"), path + "[" + i + "]", out);
+            }
+        } else if (value.isObject()) {
+            for (Map.Entry<String, JsonNode> f : value.properties()) {
+                JsonNode field = schema.path("properties").get(f.getKey());
+                if (field == null && schema.path("additionalProperties").isObject()) {
+                    field = schema.get("additionalProperties");
+                }
+                if (field != null) {
+                    tooMany(f.getValue(), field, path + "." + f.getKey(), out);
+                }
+            }
+        }
+    }
+
+    private static String tooMany(String path, int size, long most) {
+        return path + ": Too many: " + size + ": must have at most " + most + " items";
     }
 
     private static void check(
@@ -132,14 +180,15 @@ final class SchemaValidator {
         }
         if (value instanceof ArrayNode array) {
             if (schema.has("maxItems") && array.size() > schema.get("maxItems").asLong()) {
-                invalid.add(path + ": Too many: " + array.size() + ": must have at most "
-                        + schema.get("maxItems").asLong() + " items");
+                // as the API server: the items of a list too long are not looked at, nor their uniqueness
+                invalid.add(tooMany(path, array.size(), schema.get("maxItems").asLong()));
+                return;
             }
             if (schema.has("minItems") && array.size() < schema.get("minItems").asLong()) {
                 invalid.add(path + ": Invalid value: " + array.size() + ": " + path + " in body should have at least "
                         + schema.get("minItems").asLong() + " items");
             }
-            invalid.addAll(ListTypes.duplicates(array, schema, path));
+            ListTypes.duplicates(array, schema, path, invalid);
             JsonNode items = schema.path("items");
             if (!items.isMissingNode()) {
                 for (int i = 0; i < array.size(); i++) {
@@ -148,6 +197,11 @@ final class SchemaValidator {
             }
         }
         if (value instanceof ObjectNode object) {
+            if (schema.has("maxProperties")
+                    && object.size() > schema.get("maxProperties").asLong()) {
+                invalid.add(
+                        tooMany(path, object.size(), schema.get("maxProperties").asLong()));
+            }
             JsonNode props = schema.path("properties");
             JsonNode additional = schema.path("additionalProperties");
             for (Map.Entry<String, JsonNode> f : object.properties()) {

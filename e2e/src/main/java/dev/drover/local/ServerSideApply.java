@@ -98,11 +98,13 @@ final class ServerSideApply {
         ObjectNode base = live == null ? config.objectNode() : live;
         ObjectNode merged = (ObjectNode) typed.merge(base, scopedConfig);
         FieldSet kept = applied.union(others);
+        List<List<String>> dropped = new ArrayList<>();
         for (List<String> path : last.difference(kept).paths()) {
             if (!kept.hasMemberBelow(path)) {
-                TypedFields.remove(merged, path);
+                dropped.add(path);
             }
         }
+        TypedFields.removeAll(merged, dropped);
         FieldSet changed = ManagedFields.scoped(type, typed.changed(live, merged), subresource);
         FieldSet removed = live == null ? FieldSet.EMPTY : typed.setOf(live).difference(typed.setOf(merged));
         Map<ManagedFields.Entry, FieldSet> conflicts = new LinkedHashMap<>();

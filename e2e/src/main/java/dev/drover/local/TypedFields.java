@@ -5,6 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -118,6 +122,11 @@ final class TypedFields {
         return Kind.ATOMIC;
     }
 
+    /** 0 for an object, 1 for a list, 2 for a scalar (null included). */
+    private static int shape(JsonNode value) {
+        return value.isObject() ? 0 : value.isArray() ? 1 : 2;
+    }
+
     /** The schema of field {@code name} of an object of {@code schema}; null where none is declared (deduced). */
     private static JsonNode field(JsonNode schema, String name) {
         if (schema == null) {
@@ -187,6 +196,11 @@ final class TypedFields {
     }
 
     private void walkChanged(JsonNode before, JsonNode after, JsonNode schema, FieldSet.Builder at) {
+        if (before != null && shape(before) != shape(after)) {
+            // a scalar that became an object (or the reverse, or a list) changed the field itself, not only what
+            // is now below it: its owner must see the conflict
+            at.mark();
+        }
         switch (kind(schema, after)) {
             case ATOMIC -> {
                 if (before == null || !before.equals(after)) {
@@ -206,6 +220,8 @@ final class TypedFields {
                 });
             case LIST_MAP -> {
                 List<String> keys = ListTypes.keys(schema);
+                Map<String, Integer> index =
+                        before instanceof ArrayNode list ? index(list, keys) : Map.of(); // once: linear, not n²
                 for (JsonNode item : after) {
                     String e = keyElement(item, keys);
                     if (e == null) {
@@ -214,7 +230,8 @@ final class TypedFields {
                         }
                         return;
                     }
-                    JsonNode was = before == null ? null : find(before, e);
+                    Integer i = index.get(e);
+                    JsonNode was = i == null ? null : before.get(i);
                     FieldSet.Builder child = at.child(e);
                     walkChanged(was, item, items(schema), child);
                     if (was == null) {
@@ -237,10 +254,14 @@ final class TypedFields {
         if (kind == Kind.LIST_MAP && live != null && live.isArray()) {
             List<String> keys = ListTypes.keys(schema);
             ArrayNode out = ((ArrayNode) live).deepCopy();
+            Map<String, Integer> index = index(out, keys); // once: a lookup per item keeps the merge linear
             for (JsonNode item : config) {
                 String e = keyElement(item, keys);
-                int at = e == null ? -1 : indexOf(out, e);
-                if (at < 0) {
+                Integer at = e == null ? null : index.get(e);
+                if (at == null) {
+                    if (e != null) {
+                        index.put(e, out.size());
+                    }
                     out.add(item.deepCopy());
                 } else {
                     out.set(at, merge(out.get(at), item, items(schema)));
@@ -251,25 +272,26 @@ final class TypedFields {
         return config.deepCopy();
     }
 
-    /** The item of {@code list} whose key element is {@code element}, or null. */
-    private static JsonNode find(JsonNode list, String element) {
-        int i = list.isArray() ? indexOf((ArrayNode) list, element) : -1;
-        return i < 0 ? null : list.get(i);
-    }
-
-    private static int indexOf(ArrayNode list, String element) {
-        List<String> keys = keysOf(element);
+    /** Where each key element first appears in the list map {@code list}; items without a whole key are left out. */
+    private static Map<String, Integer> index(ArrayNode list, List<String> keys) {
+        Map<String, Integer> out = new HashMap<>();
         for (int i = 0; i < list.size(); i++) {
-            if (element.equals(keyElement(list.get(i), keys))) {
-                return i;
+            String e = keyElement(list.get(i), keys);
+            if (e != null) {
+                out.putIfAbsent(e, i);
             }
         }
-        return -1;
+        return out;
+    }
+
+    /** The index of the item of {@code list} whose key element is {@code element}, or null; lists indexed once. */
+    private static Integer indexOf(ArrayNode list, String element, Map<JsonNode, Map<String, Integer>> indexes) {
+        return indexes.computeIfAbsent(list, l -> index(list, keysOf(element))).get(element);
     }
 
     private static List<String> keysOf(String element) {
         try {
-            List<String> keys = new java.util.ArrayList<>();
+            List<String> keys = new ArrayList<>();
             ((ObjectNode) JSON.readTree(element.substring(2))).fieldNames().forEachRemaining(keys::add);
             return keys;
         } catch (IOException | ClassCastException e) {
@@ -279,30 +301,56 @@ final class TypedFields {
 
     /** The value at {@code path} in {@code object}, or null. */
     static JsonNode at(JsonNode object, List<String> path) {
+        return at(object, path, new IdentityHashMap<>());
+    }
+
+    private static JsonNode at(JsonNode object, List<String> path, Map<JsonNode, Map<String, Integer>> indexes) {
         JsonNode n = object;
         for (String e : path) {
             if (n == null) {
                 return null;
             }
-            n = e.startsWith("f:") ? (n.isObject() ? n.get(e.substring(2)) : null) : find(n, e);
+            if (e.startsWith("f:")) {
+                n = n.isObject() ? n.get(e.substring(2)) : null;
+            } else {
+                Integer i = n instanceof ArrayNode list ? indexOf(list, e, indexes) : null;
+                n = i == null ? null : n.get(i);
+            }
         }
         return n;
     }
 
-    /** Removes the value at {@code path} from {@code object}; nothing when it is not there. */
-    static void remove(JsonNode object, List<String> path) {
-        if (path.isEmpty()) {
-            return;
-        }
-        JsonNode parent = at(object, path.subList(0, path.size() - 1));
-        String last = path.getLast();
-        if (last.startsWith("f:") && parent instanceof ObjectNode o) {
-            o.remove(last.substring(2));
-        } else if (last.startsWith("k:") && parent instanceof ArrayNode a) {
-            int i = indexOf(a, last);
-            if (i >= 0) {
-                a.remove(i);
+    /**
+     * Removes the values at {@code paths} from {@code object}; nothing for one that is not there. Each list is
+     * indexed once and its items removed together at the end, so removing many items stays linear.
+     */
+    static void removeAll(JsonNode object, List<List<String>> paths) {
+        Map<JsonNode, Map<String, Integer>> indexes = new IdentityHashMap<>();
+        Map<ArrayNode, BitSet> gone = new IdentityHashMap<>();
+        for (List<String> path : paths) {
+            if (path.isEmpty()) {
+                continue;
+            }
+            JsonNode parent = at(object, path.subList(0, path.size() - 1), indexes);
+            String last = path.getLast();
+            if (last.startsWith("f:") && parent instanceof ObjectNode o) {
+                o.remove(last.substring(2));
+            } else if (last.startsWith("k:") && parent instanceof ArrayNode a) {
+                Integer i = indexOf(a, last, indexes);
+                if (i != null) {
+                    gone.computeIfAbsent(a, x -> new BitSet()).set(i);
+                }
             }
         }
+        gone.forEach((list, items) -> {
+            List<JsonNode> kept = new ArrayList<>();
+            for (int i = 0; i < list.size(); i++) {
+                if (!items.get(i)) {
+                    kept.add(list.get(i));
+                }
+            }
+            list.removeAll();
+            list.addAll(kept);
+        });
     }
 }

@@ -52,4 +52,44 @@ class SchemaValidatorTest {
                         .invalid())
                 .containsExactly("name: Invalid value: \"123\": name in body should match '[a-z]+'");
     }
+
+    @Test
+    void errorsPastAHundredAreCountedNotListed() {
+        ObjectNode schema = JSON.createObjectNode().put("type", "object");
+        schema.putObject("properties")
+                .putObject("names")
+                .put("type", "array")
+                .put("x-kubernetes-list-type", "set")
+                .putObject("items")
+                .put("type", "string");
+        ObjectNode object = JSON.createObjectNode();
+        var names = object.putArray("names");
+        for (int i = 0; i < 100_000; i++) {
+            names.add(1); // not a string, and repeated
+        }
+        Problems invalid = SchemaValidator.validate(object, schema, true).invalid();
+        assertThat(invalid).hasSize(Problems.SHOWN);
+        assertThat(invalid.getFirst()).isEqualTo("names[1]: Duplicate value: 1");
+        assertThat(invalid.more()).isEqualTo(2 * 100_000 - 1 - Problems.SHOWN);
+        assertThat(invalid.joined(", ")).hasSizeLessThan(10_000).endsWith(", ... and 199899 more");
+    }
+
+    @Test
+    void theItemsOfAListLongerThanItsMaxItemsAreNotChecked() {
+        ObjectNode schema = JSON.createObjectNode().put("type", "object");
+        ObjectNode list = schema.putObject("properties")
+                .putObject("tasks")
+                .put("type", "array")
+                .put("maxItems", 64)
+                .put("x-kubernetes-list-type", "map");
+        list.putArray("x-kubernetes-list-map-keys").add("name");
+        list.putObject("items").put("type", "object").putArray("required").add("name");
+        ObjectNode object = JSON.createObjectNode();
+        var tasks = object.putArray("tasks");
+        for (int i = 0; i < 100_000; i++) {
+            tasks.addObject();
+        }
+        assertThat(SchemaValidator.validate(object, schema, true).invalid())
+                .containsExactly("tasks: Too many: 100000: must have at most 64 items");
+    }
 }

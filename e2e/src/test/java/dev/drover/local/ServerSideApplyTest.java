@@ -2,6 +2,7 @@ package dev.drover.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -9,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -147,6 +149,29 @@ class ServerSideApplyTest {
     }
 
     @Test
+    void turningAnotherManagersScalarIntoAnObjectIsAConflict() {
+        ObjectNode live = apply(null, "alice", "- {name: a, driver: mock, config: {foo: 1}}");
+        assertThatThrownBy(() -> apply(live, "bob", "- {name: a, driver: mock, config: {foo: {bar: 1}}}"))
+                .isInstanceOf(ServerSideApply.ApplyConflict.class)
+                .hasMessage("Apply failed with 1 conflict: conflict with \"alice\" using drover.dev/v1alpha1:"
+                        + " .spec.tasks[name=\"a\"].config.foo");
+        ObjectNode nested = apply(null, "alice", "- {name: a, driver: mock, config: {foo: {bar: 1}}}");
+        assertThatThrownBy(() -> apply(nested, "bob", "- {name: a, driver: mock, config: {foo: 1}}"))
+                .as("and the reverse")
+                .hasMessageContaining("conflict with \"alice\"");
+        ObjectNode forced = ServerSideApply.apply(
+                ALLOCATIONS,
+                live,
+                config("- {name: a, driver: mock, config: {foo: {bar: 1}}}"),
+                "bob",
+                true,
+                null,
+                NOW);
+        assertThat(forced.at("/spec/tasks/0/config/foo/bar").asInt()).isEqualTo(1);
+        assertThat(entry(forced, "alice").path("fieldsV1").toString()).doesNotContain("f:foo");
+    }
+
+    @Test
     void anAtomicListIsOwnedAndReplacedWhole() {
         ObjectNode live = apply(null, "alice", "- {name: a, driver: mock, config: {args: [x, y]}}");
         assertThatThrownBy(() -> apply(live, "bob", "- {name: a, driver: mock, config: {args: [z]}}"))
@@ -242,5 +267,45 @@ class ServerSideApplyTest {
                 .containsExactly(".spec.tasks[name=\"web\"]", ".spec.tasks[name=\"web\"].name");
         assertThatThrownBy(() -> FieldSet.fromFieldsV1(YAML.readTree("{\"spec\": {}}")))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** {@code {spec: {tasks: [...]}}} with tasks named {@code prefix}0 to {@code prefix}(n-1). */
+    static ObjectNode manyTasks(String prefix, int n) {
+        ObjectNode object = YAML.createObjectNode();
+        var tasks = object.putObject("spec").putArray("tasks");
+        for (int i = 0; i < n; i++) {
+            tasks.addObject().put("name", prefix + i).put("driver", "mock");
+        }
+        return object;
+    }
+
+    @Test
+    void mergingAndDroppingLargeListMapsIsLinear() {
+        TypedFields typed = new TypedFields(ALLOCATIONS.schema());
+        ObjectNode live = manyTasks("t", 20_000);
+        ObjectNode config = manyTasks("t", 20_000);
+        config.at("/spec/tasks/19999").withObjectProperty("config").put("runFor", "1h");
+        ((com.fasterxml.jackson.databind.node.ArrayNode) config.at("/spec/tasks"))
+                .addObject()
+                .put("name", "new");
+        // a scan of the list per item (n² key comparisons, each re-reading the key) took minutes here; linear, this is
+        // well under a second on an idle machine
+        JsonNode merged = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> typed.merge(live, config));
+        assertThat(merged.at("/spec/tasks").size()).isEqualTo(20_001);
+        assertThat(merged.at("/spec/tasks/19999/config/runFor").asText()).isEqualTo("1h");
+        assertThat(assertTimeoutPreemptively(Duration.ofSeconds(5), () -> typed.changed(live, merged))
+                        .paths())
+                .extracting(FieldSet::pathText)
+                .containsExactly(
+                        ".spec.tasks[name=\"t19999\"].config.runFor",
+                        ".spec.tasks[name=\"new\"]",
+                        ".spec.tasks[name=\"new\"].name");
+
+        List<List<String>> odd = new java.util.ArrayList<>();
+        for (int i = 1; i < 20_000; i += 2) {
+            odd.add(List.of("f:spec", "f:tasks", "k:{\"name\":\"t" + i + "\"}"));
+        }
+        assertTimeoutPreemptively(Duration.ofSeconds(5), () -> TypedFields.removeAll(live, odd));
+        assertThat(taskNames(live)).hasSize(10_000).startsWith("t0", "t2", "t4").endsWith("t19998");
     }
 }
