@@ -3,6 +3,7 @@ package dev.drover.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.testing.LiveThreads;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -11,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -86,11 +88,15 @@ class KubectlDroverTest {
     void aCommandLeavesNoHttpClientThreadBehind() throws Exception {
         try (ApiServer api = new ApiServer()) {
             api.answer(API + "log?task=main&stream=stdout", 200, "hello\n");
+            Set<Long> before = LiveThreads.ids(LiveThreads.now());
             Run r = run("logs", "web", "main", "--kubeconfig", api.kubeconfig.toString());
             assertThat(r.exit()).isZero();
-            assertThat(Thread.getAllStackTraces().keySet())
-                    .extracting(Thread::getName)
-                    .noneMatch(name -> name.startsWith("HttpClient-") && name.endsWith("-SelectorManager"));
+            assertThat(LiveThreads.startedSince(
+                            before,
+                            t -> !(t.name().startsWith("HttpClient-")
+                                    && t.name().endsWith("-SelectorManager"))))
+                    .as("the JDK client's selector thread, ended with the command")
+                    .isEmpty();
         }
     }
 
