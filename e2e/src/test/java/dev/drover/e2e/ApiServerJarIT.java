@@ -87,7 +87,7 @@ class ApiServerJarIT {
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isEqualTo(2);
         assertThat(new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
-                .contains("--port http is not a port number", "usage: java -jar drover-local.jar");
+                .contains("drover-local: --port \"http\" is not a port number", "usage: drover-local apiserver");
 
         Process up = java("up", "--kubeconfig", dir.resolve("k").toString(), "--kube-version", "1.24");
         assertThat(up.waitFor(60, TimeUnit.SECONDS)).isTrue();
