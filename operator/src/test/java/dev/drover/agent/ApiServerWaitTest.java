@@ -248,6 +248,7 @@ class ApiServerWaitTest {
                                 || t.name().contains("MockWebServer")
                                 || t.name().contains("vert.x")
                                 || t.name().startsWith("vertx") // the mock server's
+                                || t.name().startsWith("globalEventExecutor") // its Netty's, ends once idle
                                 // shared by the whole JVM, fabric8's timer ends itself once idle
                                 || t.name().startsWith("ForkJoinPool.commonPool")
                                 || t.name().startsWith("CachedSingleThreadScheduler")))
