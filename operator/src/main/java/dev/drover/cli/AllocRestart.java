@@ -3,7 +3,6 @@ package dev.drover.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.allocrunner.UserRestart;
-import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.Task;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.PrintStream;
@@ -55,13 +54,16 @@ final class AllocRestart {
         // milliseconds: two restarts asked for within a second are two values
         String when = clock.instant().truncatedTo(ChronoUnit.MILLIS).toString();
         String value = task == null ? when : task + "@" + when;
-        Allocation a = calls.allocation(namespace, alloc);
+        AllocationParts a = calls.allocation(namespace, alloc);
         if (a == null) {
             throw new CommandFailure("allocation " + namespace + "/" + TerminalText.clean(alloc) + " not found");
         }
-        List<String> tasks = a.getSpec() == null || a.getSpec().getTasks() == null
+        List<String> tasks = a.spec() == null || a.spec().getTasks() == null
                 ? List.of()
-                : a.getSpec().getTasks().stream().map(Task::getName).toList();
+                : a.spec().getTasks().stream()
+                        .filter(java.util.Objects::nonNull)
+                        .map(Task::getName)
+                        .toList();
         if (task != null && !tasks.contains(task)) {
             throw new CommandFailure("allocation " + namespace + "/" + alloc + " has no task "
                     + TerminalText.clean(task) + " (its tasks: " + TerminalText.clean(String.join(", ", tasks))

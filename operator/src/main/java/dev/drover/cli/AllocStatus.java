@@ -59,7 +59,7 @@ final class AllocStatus {
     /** As above, through {@code calls}, in {@code namespace}. */
     static void run(ClusterCalls calls, String alloc, String namespace, InstantSource clock, PrintStream out)
             throws CommandFailure {
-        Allocation a = calls.allocation(namespace, alloc);
+        AllocationParts a = calls.allocation(namespace, alloc);
         if (a == null) {
             throw new CommandFailure("allocation " + namespace + "/" + alloc + " not found");
         }
@@ -67,13 +67,13 @@ final class AllocStatus {
     }
 
     /** The allocation's Events; null when listing Events is forbidden to this user. */
-    private static List<Event> eventsOf(ClusterCalls calls, Allocation a, String ns, String name)
+    private static List<Event> eventsOf(ClusterCalls calls, AllocationParts a, String ns, String name)
             throws CommandFailure {
         List<Event> listed = calls.events(ns, name);
         if (listed == null) {
             return null;
         }
-        String uid = a.getMetadata() == null ? null : a.getMetadata().getUid();
+        String uid = a.metadata() == null ? null : a.metadata().getUid();
         return listed.stream().filter(e -> isAbout(e.getInvolvedObject(), uid)).toList();
     }
 
@@ -92,9 +92,14 @@ final class AllocStatus {
      * @param now    the time that "ago" counts from
      */
     static String render(Allocation alloc, List<Event> events, Instant now) {
-        ObjectMeta meta = alloc.getMetadata() != null ? alloc.getMetadata() : new ObjectMeta();
-        AllocationSpec spec = alloc.getSpec() != null ? alloc.getSpec() : new AllocationSpec();
-        AllocationStatus status = alloc.getStatus();
+        return render(AllocationParts.of(alloc), events, now);
+    }
+
+    /** As {@link #render(Allocation, List, Instant)}. */
+    static String render(AllocationParts alloc, List<Event> events, Instant now) {
+        ObjectMeta meta = alloc.metadata() != null ? alloc.metadata() : new ObjectMeta();
+        AllocationSpec spec = alloc.spec() != null ? alloc.spec() : new AllocationSpec();
+        AllocationStatus status = alloc.status();
         StringBuilder out = new StringBuilder(header(meta, spec, status, now));
         // not Map.of(): a task without a name (a hostile or broken spec) looks itself up as null
         Map<String, TaskState> states =

@@ -1,6 +1,5 @@
 package dev.drover.cli;
 
-import dev.drover.api.v1alpha1.Allocation;
 import io.fabric8.kubernetes.api.model.Event;
 import java.io.IOException;
 import java.io.InputStream;
@@ -17,7 +16,7 @@ interface ClusterCalls {
     String server();
 
     /** The allocation; null when there is none of that name. */
-    Allocation allocation(String namespace, String name) throws CommandFailure;
+    AllocationParts allocation(String namespace, String name) throws CommandFailure;
 
     /** The Events recorded on the allocation {@code name} (any uid); null when this user may not list Events. */
     List<Event> events(String namespace, String name) throws CommandFailure;

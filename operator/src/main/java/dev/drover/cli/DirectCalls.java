@@ -1,12 +1,9 @@
 package dev.drover.cli;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.cli.kube.KubeClient;
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.EventList;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -14,8 +11,8 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * {@link ClusterCalls} on the plugin's own {@link KubeClient}: plain HTTP requests, the answers read with a plain
- * Jackson mapper into the same model classes fabric8's client would fill. Answers are bounded ({@link #MAX_ANSWER});
+ * {@link ClusterCalls} on the plugin's own {@link KubeClient}: plain HTTP requests, the answers read as Jackson trees
+ * into the model classes fabric8's client would fill ({@link AllocationJson}). Answers are bounded ({@link #MAX_ANSWER});
  * a refusal's text is the API server's Status message, cleaned.
  */
 final class DirectCalls implements ClusterCalls {
@@ -28,9 +25,7 @@ final class DirectCalls implements ClusterCalls {
     static final int MAX_ANSWER = 8 << 20;
 
     private static final String MERGE_PATCH = "application/merge-patch+json";
-    // unknown fields are passed over, as fabric8's own mapper does: a newer API server may add some
-    private static final ObjectMapper JSON =
-            new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final KubeClient client;
 
@@ -48,7 +43,7 @@ final class DirectCalls implements ClusterCalls {
     }
 
     @Override
-    public Allocation allocation(String namespace, String name) throws CommandFailure {
+    public AllocationParts allocation(String namespace, String name) throws CommandFailure {
         try (KubeClient.Answer a = send("GET", allocationPath(namespace, name), null, null, REQUEST_TIMEOUT)) {
             if (a.code() == 404) {
                 return null;
@@ -57,7 +52,7 @@ final class DirectCalls implements ClusterCalls {
             if (a.code() != 200) {
                 throw refusal(a.code(), body);
             }
-            return JSON.readValue(body, Allocation.class);
+            return AllocationJson.allocation(tree(body));
         } catch (IOException e) {
             throw reading(e);
         }
@@ -75,8 +70,7 @@ final class DirectCalls implements ClusterCalls {
             if (a.code() != 200) {
                 throw refusal(a.code(), body);
             }
-            EventList list = JSON.readValue(body, EventList.class);
-            return list.getItems() == null ? List.of() : list.getItems();
+            return AllocationJson.events(tree(body));
         } catch (IOException e) {
             throw reading(e);
         }
@@ -135,6 +129,15 @@ final class DirectCalls implements ClusterCalls {
         } catch (IOException e) {
             throw reading(e);
         }
+    }
+
+    /** The answer as a JSON tree; what is not a JSON object is a failure that says so. */
+    private static JsonNode tree(byte[] body) throws IOException {
+        JsonNode tree = JSON.readTree(body);
+        if (tree == null || !tree.isObject()) {
+            throw new IOException("not a JSON object");
+        }
+        return tree;
     }
 
     private KubeClient.Answer send(String method, String path, String type, byte[] body, Duration timeout)

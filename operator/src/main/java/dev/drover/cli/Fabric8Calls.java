@@ -36,12 +36,12 @@ final class Fabric8Calls implements ClusterCalls {
     }
 
     @Override
-    public Allocation allocation(String namespace, String name) throws CommandFailure {
+    public AllocationParts allocation(String namespace, String name) throws CommandFailure {
         try {
-            return client.resources(Allocation.class)
+            return AllocationParts.of(client.resources(Allocation.class)
                     .inNamespace(namespace)
                     .withName(name)
-                    .get();
+                    .get());
         } catch (KubernetesClientException e) {
             throw ApiAnswers.failure(e, server());
         }

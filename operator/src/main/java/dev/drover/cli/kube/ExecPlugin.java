@@ -82,7 +82,10 @@ public final class ExecPlugin {
                 readErr.join();
             }
             if (!ended) {
-                throw new KubeconfigException(what + " did not finish within " + deadline.toSeconds() + " s");
+                throw new KubeconfigException(what + " did not finish within "
+                        + (deadline.toMillis() % 1000 == 0
+                                ? deadline.toSeconds() + " s"
+                                : deadline.toMillis() + " ms"));
             }
         } catch (InterruptedException e) {
             end(process);

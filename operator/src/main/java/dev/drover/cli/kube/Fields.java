@@ -62,7 +62,7 @@ final class Fields {
             return null;
         }
         try {
-            return Base64.getMimeDecoder().decode(v);
+            return Base64.getDecoder().decode(v.replaceAll("\\s+", ""));
         } catch (IllegalArgumentException e) {
             throw new KubeconfigException(where + ": " + key + " is not base64");
         }

@@ -24,8 +24,9 @@ import java.util.regex.Pattern;
  */
 public final class Pem {
 
-    private static final Pattern BLOCK = Pattern.compile(
-            "-----BEGIN ([A-Z0-9 ]{1,40})-----\\R((?:[^-]*\\R)?)([A-Za-z0-9+/=\\s]*?)-----END \\1-----");
+    private static final Pattern BLOCK =
+            Pattern.compile("-----BEGIN ([A-Z0-9 ]{1,40})-----(.*?)-----END \\1-----", Pattern.DOTALL);
+    private static final Pattern WHITESPACE = Pattern.compile("\\s+");
     private static final byte[] RSA_ALGORITHM = Der.sequence(Der.oid("1.2.840.113549.1.1.1"), Der.NULL);
     private static final String EC_PUBLIC_KEY = "1.2.840.10045.2.1";
     /** PKCS#8 algorithm identifiers (the OID's content bytes, in hex) the JDK has a key factory for. */
@@ -46,12 +47,15 @@ public final class Pem {
         Matcher m = BLOCK.matcher(text);
         List<Block> blocks = new ArrayList<>();
         while (m.find()) {
-            if (!m.group(2).isEmpty()) {
+            if (m.group(2).contains(":")) { // RFC 1421 headers: Proc-Type: 4,ENCRYPTED and DEK-Info
                 throw new KubeconfigException(
                         what + " is encrypted (a PEM header such as Proc-Type); kubectl drover needs it unencrypted");
             }
             try {
-                blocks.add(new Block(m.group(1), Base64.getMimeDecoder().decode(m.group(3))));
+                blocks.add(new Block(
+                        m.group(1),
+                        Base64.getDecoder()
+                                .decode(WHITESPACE.matcher(m.group(2)).replaceAll(""))));
             } catch (IllegalArgumentException e) {
                 throw new KubeconfigException(what + " is not valid PEM (its base64 does not decode)");
             }
