@@ -12,11 +12,11 @@ import java.util.concurrent.TimeUnit;
  * Keys and certificates made by openssl, as kubeadm, k3s and friends leave them in kubeconfigs: a CA, a server
  * certificate for 127.0.0.1 and {@code api.example}, a client certificate (CN {@code alice}), keys in each PEM form.
  */
-final class Openssl {
+public final class Openssl {
 
     private final Path dir;
 
-    Openssl(Path dir) {
+    public Openssl(Path dir) {
         this.dir = dir;
     }
 
@@ -43,7 +43,7 @@ final class Openssl {
     }
 
     /** ca.crt/ca.key, server.crt/server.key (EC, SEC1), client.crt/client.key (RSA, PKCS#1). */
-    Openssl pki() throws IOException, InterruptedException {
+    public Openssl pki() throws IOException, InterruptedException {
         run(
                 "req",
                 "-x509",
