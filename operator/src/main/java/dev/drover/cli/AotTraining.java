@@ -23,7 +23,7 @@ import javax.net.ssl.SSLContext;
 /**
  * The training run that the build records {@code kubectl drover}'s ahead-of-time cache from ({@code
  * operator/bin/kubectl-drover} with {@code DROVER_AOT_TRAIN}): the plugin's real calls (status, stats, logs, signal,
- * restart, help and a misuse) against a fake API server over TLS in this process, so the classes a user's call loads,
+ * restart, help and a misuse; a token, and a client certificate) on its own kube client against a fake API server over TLS in this process, so the classes a user's call loads,
  * links and compiles are the ones in the cache, without any cluster. Its output is thrown away. The server's key
  * comes from keytool (the JDK's own classes only): every class in the cache is loaded at each start, so the training
  * loads nothing a user's call would not, such as a certificate library.

@@ -138,6 +138,8 @@ public final class KubectlDrover {
                     Path.of(System.getProperty("user.home")),
                     Kubeconfig.SERVICE_ACCOUNT);
         } catch (Unsupported e) {
+            org.slf4j.LoggerFactory.getLogger(KubectlDrover.class)
+                    .info("the kubeconfig asks for {}: the fabric8 client reads it", e.getMessage());
             return null;
         } catch (KubeconfigException e) {
             throw new CommandFailure(e.getMessage());

@@ -12,6 +12,8 @@ import java.util.Base64;
 import java.util.List;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLParameters;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A small client of the Kubernetes API server on the JDK's {@link HttpClient}, with a {@link KubeTarget}'s TLS and
@@ -25,6 +27,8 @@ public final class KubeClient implements AutoCloseable {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     private static final Duration THREADS_GONE = Duration.ofSeconds(1);
+    /** Each request, as {@code kubectl -v=6} shows them; the plugin's -v shows these (INFO). */
+    private static final Logger LOG = LoggerFactory.getLogger(KubeClient.class);
 
     private final KubeTarget target;
     private final HttpClient http;
@@ -116,7 +120,14 @@ public final class KubeClient implements AutoCloseable {
         if (authorization != null) {
             request.header("Authorization", authorization);
         }
+        long start = System.nanoTime();
         HttpResponse<InputStream> response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        LOG.info(
+                "{} {} {} in {} ms",
+                method,
+                base + pathAndQuery,
+                response.statusCode(),
+                (System.nanoTime() - start) / 1_000_000);
         return new Answer(response.statusCode(), response.body());
     }
 
