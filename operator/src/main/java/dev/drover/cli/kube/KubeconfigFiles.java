@@ -104,7 +104,7 @@ public final class KubeconfigFiles {
         options.setMaxAliasesForCollections(20);
         options.setNestingDepthLimit(30);
         options.setCodePointLimit(MAX_BYTES);
-        options.setAllowDuplicateKeys(false);
+        options.setAllowDuplicateKeys(true); // as kubectl: a key given twice is not an error (the last one counts)
         Object doc;
         try {
             doc = new Yaml(new SafeConstructor(options)).load(text);
