@@ -1,5 +1,6 @@
 package dev.drover.cli.kube;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.common.UserText;
 import java.io.File;
 import java.io.IOException;
@@ -27,6 +28,7 @@ public final class KubeconfigFiles {
     static final int MAX_BYTES = 4 << 20;
 
     private static final int MAX_ENTRIES = 10_000;
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A named cluster, user or context, with the directory of the file that defined it. */
     record Entry(String name, Map<?, ?> fields, Path dir, Path file) {}
@@ -99,6 +101,14 @@ public final class KubeconfigFiles {
             text = new String(bytes, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw fault(file, e.getMessage());
+        }
+        if (text.stripLeading().startsWith("{")) {
+            // JSON, which YAML reads too, except where it is indented with tabs
+            try {
+                return JSON.readValue(text, Map.class);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw fault(file, "not JSON: " + e.getOriginalMessage());
+            }
         }
         LoaderOptions options = new LoaderOptions();
         options.setMaxAliasesForCollections(20);

@@ -240,6 +240,17 @@ class KubeconfigTest {
     }
 
     @Test
+    void aJsonKubeconfigIndentedWithTabsIsRead() throws Exception {
+        KubeTarget t =
+                file("{\n\t\"clusters\": [{\"name\": \"c\", \"cluster\": {\"server\": \"https://json:6443\"}}],\n"
+                        + "\t\"contexts\": [{\"name\": \"x\", \"context\": {\"cluster\": \"c\", \"namespace\": \"j\"}}],\n"
+                        + "\t\"current-context\": \"x\"\n}\n");
+        assertThat(t.server().toString()).isEqualTo("https://json:6443");
+        assertThat(t.namespace()).isEqualTo("j");
+        assertThatThrownBy(() -> file("{\"clusters\": ")).hasMessageContaining(": not JSON: ");
+    }
+
+    @Test
     void aHugeFileIsNotRead() throws Exception {
         Path big = dir.resolve("big");
         Files.write(big, new byte[KubeconfigFiles.MAX_BYTES + 1]);
