@@ -20,7 +20,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * The kubeconfig files read and merged as kubectl does: {@code --kubeconfig}, else each file {@code KUBECONFIG}
  * names (separated by ':'; missing ones are passed over), else {@code ~/.kube/config}. Clusters, users and contexts
  * are maps by name in which the first file to name one wins, and so does the first {@code current-context}. Each
- * entry remembers its file's directory, against which its relative paths resolve. YAML or JSON (YAML's subset).
+ * entry remembers its file's directory, against which its relative paths resolve. YAML (SnakeYAML), or JSON (Jackson).
  */
 public final class KubeconfigFiles {
 
