@@ -3,14 +3,8 @@ package dev.drover.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.allocrunner.UserRestart;
-import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.Task;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.PrintStream;
 import java.time.InstantSource;
 import java.time.temporal.ChronoUnit;
@@ -46,60 +40,36 @@ final class AllocRestart {
         }
     }
 
-    /**
-     * The caller's user name as the API server authenticates them (a SelfSubjectReview, Kubernetes 1.28 or later);
-     * null when the API server cannot say.
-     */
-    static String whoAmI(KubernetesClient client) {
-        try {
-            GenericKubernetesResource review = client.genericKubernetesResources(
-                            "authentication.k8s.io/v1", "SelfSubjectReview")
-                    .resource(new GenericKubernetesResourceBuilder()
-                            .withApiVersion("authentication.k8s.io/v1")
-                            .withKind("SelfSubjectReview")
-                            .withNewMetadata()
-                            .endMetadata()
-                            .build())
-                    .create();
-            Object status = review.getAdditionalProperties().get("status");
-            if (status instanceof Map<?, ?> s
-                    && s.get("userInfo") instanceof Map<?, ?> info
-                    && info.get("username") instanceof String name
-                    && !name.isEmpty()) {
-                return name;
-            }
-            return null;
-        } catch (KubernetesClientException e) {
-            return null;
-        }
-    }
-
     /** {@code task} null restarts every running task. */
     static void run(
             KubernetesClient client, String alloc, String task, String namespace, InstantSource clock, PrintStream out)
             throws CommandFailure {
+        run(new Fabric8Calls(client), alloc, task, namespace, clock, out);
+    }
+
+    /** As above, through {@code calls}. */
+    static void run(
+            ClusterCalls calls, String alloc, String task, String namespace, InstantSource clock, PrintStream out)
+            throws CommandFailure {
         // milliseconds: two restarts asked for within a second are two values
         String when = clock.instant().truncatedTo(ChronoUnit.MILLIS).toString();
         String value = task == null ? when : task + "@" + when;
-        try {
-            var resource =
-                    client.resources(Allocation.class).inNamespace(namespace).withName(alloc);
-            Allocation a = resource.get();
-            if (a == null) {
-                throw new CommandFailure("allocation " + namespace + "/" + TerminalText.clean(alloc) + " not found");
-            }
-            List<String> tasks = a.getSpec() == null || a.getSpec().getTasks() == null
-                    ? List.of()
-                    : a.getSpec().getTasks().stream().map(Task::getName).toList();
-            if (task != null && !tasks.contains(task)) {
-                throw new CommandFailure("allocation " + namespace + "/" + alloc + " has no task "
-                        + TerminalText.clean(task) + " (its tasks: " + TerminalText.clean(String.join(", ", tasks))
-                        + ")");
-            }
-            resource.patch(PatchContext.of(PatchType.JSON_MERGE), mergePatch(value, whoAmI(client)));
-        } catch (KubernetesClientException e) {
-            throw ApiAnswers.failure(e, client.getMasterUrl().toString());
+        AllocationParts a = calls.allocation(namespace, alloc);
+        if (a == null) {
+            throw new CommandFailure("allocation " + namespace + "/" + TerminalText.clean(alloc) + " not found");
         }
+        List<String> tasks = a.spec() == null || a.spec().getTasks() == null
+                ? List.of()
+                : a.spec().getTasks().stream()
+                        .filter(java.util.Objects::nonNull)
+                        .map(Task::getName)
+                        .toList();
+        if (task != null && !tasks.contains(task)) {
+            throw new CommandFailure("allocation " + namespace + "/" + alloc + " has no task "
+                    + TerminalText.clean(task) + " (its tasks: " + TerminalText.clean(String.join(", ", tasks))
+                    + ")");
+        }
+        calls.patch(namespace, alloc, mergePatch(value, calls.whoAmI()));
         out.println("allocation " + namespace + "/" + alloc + ": restart of "
                 + (task == null ? "every running task" : "task " + task + " (if running)") + " requested ("
                 + UserRestart.ANNOTATION + "=" + value + ")");

@@ -19,7 +19,6 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.PrintStream;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -54,38 +53,27 @@ final class AllocStatus {
     static void run(KubernetesClient client, String alloc, String namespace, InstantSource clock, PrintStream out)
             throws CommandFailure {
         String ns = namespace != null ? namespace : client.getNamespace() != null ? client.getNamespace() : "default";
-        try {
-            Allocation a = client.resources(Allocation.class)
-                    .inNamespace(ns)
-                    .withName(alloc)
-                    .get();
-            if (a == null) {
-                throw new CommandFailure("allocation " + ns + "/" + alloc + " not found");
-            }
-            out.print(render(a, eventsOf(client, a, ns, alloc), clock.instant()));
-        } catch (KubernetesClientException e) {
-            throw ApiAnswers.failure(e, client.getMasterUrl().toString());
+        run(new Fabric8Calls(client), alloc, ns, clock, out);
+    }
+
+    /** As above, through {@code calls}, in {@code namespace}. */
+    static void run(ClusterCalls calls, String alloc, String namespace, InstantSource clock, PrintStream out)
+            throws CommandFailure {
+        AllocationParts a = calls.allocation(namespace, alloc);
+        if (a == null) {
+            throw new CommandFailure("allocation " + namespace + "/" + alloc + " not found");
         }
+        out.print(render(a, eventsOf(calls, a, namespace, alloc), clock.instant()));
     }
 
     /** The allocation's Events; null when listing Events is forbidden to this user. */
-    private static List<Event> eventsOf(KubernetesClient client, Allocation a, String ns, String name) {
-        List<Event> listed;
-        try {
-            listed = client.v1()
-                    .events()
-                    .inNamespace(ns)
-                    .withField("involvedObject.kind", "Allocation")
-                    .withField("involvedObject.name", name)
-                    .list()
-                    .getItems();
-        } catch (KubernetesClientException e) {
-            if (e.getCode() == 403) {
-                return null;
-            }
-            throw e;
+    private static List<Event> eventsOf(ClusterCalls calls, AllocationParts a, String ns, String name)
+            throws CommandFailure {
+        List<Event> listed = calls.events(ns, name);
+        if (listed == null) {
+            return null;
         }
-        String uid = a.getMetadata() == null ? null : a.getMetadata().getUid();
+        String uid = a.metadata() == null ? null : a.metadata().getUid();
         return listed.stream().filter(e -> isAbout(e.getInvolvedObject(), uid)).toList();
     }
 
@@ -104,9 +92,14 @@ final class AllocStatus {
      * @param now    the time that "ago" counts from
      */
     static String render(Allocation alloc, List<Event> events, Instant now) {
-        ObjectMeta meta = alloc.getMetadata() != null ? alloc.getMetadata() : new ObjectMeta();
-        AllocationSpec spec = alloc.getSpec() != null ? alloc.getSpec() : new AllocationSpec();
-        AllocationStatus status = alloc.getStatus();
+        return render(AllocationParts.of(alloc), events, now);
+    }
+
+    /** As {@link #render(Allocation, List, Instant)}. */
+    static String render(AllocationParts alloc, List<Event> events, Instant now) {
+        ObjectMeta meta = alloc.metadata() != null ? alloc.metadata() : new ObjectMeta();
+        AllocationSpec spec = alloc.spec() != null ? alloc.spec() : new AllocationSpec();
+        AllocationStatus status = alloc.status();
         StringBuilder out = new StringBuilder(header(meta, spec, status, now));
         // not Map.of(): a task without a name (a hostile or broken spec) looks itself up as null
         Map<String, TaskState> states =

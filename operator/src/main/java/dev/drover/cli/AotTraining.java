@@ -23,7 +23,7 @@ import javax.net.ssl.SSLContext;
 /**
  * The training run that the build records {@code kubectl drover}'s ahead-of-time cache from ({@code
  * operator/bin/kubectl-drover} with {@code DROVER_AOT_TRAIN}): the plugin's real calls (status, stats, logs, signal,
- * restart, help and a misuse) against a fake API server over TLS in this process, so the classes a user's call loads,
+ * restart, help and a misuse; a token, and a client certificate) on its own kube client against a fake API server over TLS in this process, so the classes a user's call loads,
  * links and compiles are the ones in the cache, without any cluster. Its output is thrown away. The server's key
  * comes from keytool (the JDK's own classes only): every class in the cache is loaded at each start, so the training
  * loads nothing a user's call would not, such as a certificate library.
@@ -96,6 +96,22 @@ public final class AotTraining {
                     current-context: x
                     """.formatted(server.getAddress().getPort(), ca));
             String k = kubeconfig.toString();
+            // a user with a client certificate (the server's own pair: it asks for none, but the key is read)
+            Path withCertificate = dir.resolve("kubeconfig-certificate");
+            String key = Base64.getEncoder()
+                    .encodeToString(("-----BEGIN PRIVATE KEY-----\n"
+                                    + Base64.getMimeEncoder()
+                                            .encodeToString(
+                                                    store.getKey(store.aliases().nextElement(), args[1].toCharArray())
+                                                            .getEncoded())
+                                    + "\n-----END PRIVATE KEY-----\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+            Files.writeString(withCertificate, """
+                    clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", certificate-authority-data: %s}}]
+                    users: [{name: u, user: {client-certificate-data: %s, client-key-data: %s}}]
+                    contexts: [{name: x, context: {cluster: c, user: u}}]
+                    current-context: x
+                    """.formatted(server.getAddress().getPort(), ca, ca, key));
             PrintStream none = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
             List<String[]> calls = List.of(
                     new String[] {"--help"},
@@ -107,7 +123,8 @@ public final class AotTraining {
                     new String[] {"logs", "train", "web", "--tail", "5", "--kubeconfig", k},
                     new String[] {"signal", "train", "web", "HUP", "--kubeconfig", k},
                     new String[] {"restart", "train", "--kubeconfig", k},
-                    new String[] {"status", "gone", "--kubeconfig", k});
+                    new String[] {"status", "gone", "--kubeconfig", k},
+                    new String[] {"status", "train", "--kubeconfig", withCertificate.toString()});
             for (int round = 0; round < 3; round++) { // a few rounds: the JIT's profiles are recorded too
                 for (String[] call : calls) {
                     KubectlDrover.run(call, new ByteArrayInputStream(new byte[0]), none, none);

@@ -62,6 +62,12 @@ final class ApiAnswers {
     /** The API server at {@code server} did not answer: why, in a few words, and what to look at. */
     static CommandFailure unreachable(String server, Throwable failure) {
         String why = null;
+        // the JDK's client says ConnectException for a host it cannot resolve too: the cause says which it was
+        for (Throwable t = failure; t != null && why == null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof UnknownHostException || t instanceof UnresolvedAddressException) {
+                why = "unknown host";
+            }
+        }
         for (Throwable t = failure; t != null && why == null; t = t.getCause() == t ? null : t.getCause()) {
             why = switch (t) {
                 case ConnectException c -> "connection refused";

@@ -4,26 +4,23 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.cli.flags.Subcommand;
 import dev.drover.cli.flags.UsageError;
+import dev.drover.cli.kube.KubeClient;
+import dev.drover.cli.kube.KubeTarget;
+import dev.drover.cli.kube.Kubeconfig;
+import dev.drover.cli.kube.KubeconfigException;
+import dev.drover.cli.kube.Unsupported;
 import dev.drover.web.OwnedHttpClients;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.http.HttpClient;
-import io.fabric8.kubernetes.client.http.HttpRequest;
-import io.fabric8.kubernetes.client.http.HttpResponse;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@code kubectl drover}: the kubectl plugin ({@code operator/bin/kubectl-drover} runs it from the agent jar).
@@ -34,8 +31,6 @@ import java.util.concurrent.TimeoutException;
 public final class KubectlDrover {
 
     static final int EXIT_USAGE = 2;
-    /** How long the answer may take to begin (stats take a quarter of a second to measure CPU). */
-    private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(30);
 
     static final String API = ApiAnswers.API;
     static final String GATEWAY_MISSING = ApiAnswers.GATEWAY_MISSING;
@@ -68,16 +63,13 @@ public final class KubectlDrover {
             return 0;
         }
         try {
-            Config config = config(command);
-            String namespace = command.namespace() != null
-                    ? command.namespace()
-                    : config.getNamespace() != null ? config.getNamespace() : "default";
             if (command.verb().equals("exec")) {
+                Config config = config(command);
                 List<String> a = command.args();
                 return ExecCommand.run(
                         config,
                         new ExecCommand.Request(
-                                namespace,
+                                namespace(command, config.getNamespace()),
                                 a.getFirst(),
                                 a.get(1),
                                 command.command(),
@@ -88,14 +80,19 @@ public final class KubectlDrover {
                         out,
                         err);
             }
-            OwnedHttpClients http = new OwnedHttpClients();
-            try (KubernetesClient client = new KubernetesClientBuilder()
-                    .withConfig(config)
-                    .withHttpClientFactory(http)
-                    .build()) {
-                run(command, client, config, namespace, out);
-            } finally {
-                http.shutdown();
+            KubeTarget target = target(command);
+            if (target == null) {
+                runOnFabric8(command, out);
+                return 0;
+            }
+            KubeClient client;
+            try {
+                client = KubeClient.open(target);
+            } catch (KubeconfigException e) {
+                throw new CommandFailure(e.getMessage());
+            }
+            try (client) {
+                run(command, new DirectCalls(client), namespace(command, target.namespace()), out);
             }
             return 0;
         } catch (CommandFailure e) {
@@ -122,6 +119,45 @@ public final class KubectlDrover {
             case 403 -> "not allowed: " + verb + " needs " + PluginCommandLine.ACCESS.get(verb) + ": " + e.getMessage();
             default -> e.getMessage();
         };
+    }
+
+    /** --namespace, else the kubeconfig context's, else {@code default}. */
+    private static String namespace(PluginCommand c, String contexts) {
+        return c.namespace() != null ? c.namespace() : contexts != null ? contexts : "default";
+    }
+
+    /**
+     * What the plugin's own client needs to reach the API server, read from the kubeconfig as kubectl reads it; null
+     * when the kubeconfig asks for what only fabric8's client does (an auth-provider, a proxy...).
+     */
+    private static KubeTarget target(PluginCommand c) throws CommandFailure {
+        try {
+            return Kubeconfig.load(
+                    new Kubeconfig.Flags(c.kubeconfig(), c.context(), c.token()),
+                    System.getenv(),
+                    Path.of(System.getProperty("user.home")),
+                    Kubeconfig.SERVICE_ACCOUNT);
+        } catch (Unsupported e) {
+            org.slf4j.LoggerFactory.getLogger(KubectlDrover.class)
+                    .info("the kubeconfig asks for {}: the fabric8 client reads it", e.getMessage());
+            return null;
+        } catch (KubeconfigException e) {
+            throw new CommandFailure(e.getMessage());
+        }
+    }
+
+    /** The command on fabric8's client, which reads what the plugin's own does not support. */
+    private static void runOnFabric8(PluginCommand command, PrintStream out) throws CommandFailure {
+        Config config = config(command);
+        OwnedHttpClients http = new OwnedHttpClients();
+        try (KubernetesClient client = new KubernetesClientBuilder()
+                .withConfig(config)
+                .withHttpClientFactory(http)
+                .build()) {
+            run(command, new Fabric8Calls(client), namespace(command, config.getNamespace()), out);
+        } finally {
+            http.shutdown();
+        }
     }
 
     /**
@@ -165,28 +201,26 @@ public final class KubectlDrover {
         }
     }
 
-    private static void run(
-            PluginCommand command, KubernetesClient client, Config config, String namespace, PrintStream out)
+    private static void run(PluginCommand command, ClusterCalls calls, String namespace, PrintStream out)
             throws CommandFailure {
         switch (command.verb()) {
-            case "logs" -> logs(client, namespace, command, out);
-            case "stats" -> stats(client, namespace, command, out);
+            case "logs" -> logs(calls, namespace, command, out);
+            case "stats" -> stats(calls, namespace, command, out);
             case "restart" -> {
                 List<String> a = command.args();
                 AllocRestart.run(
-                        client, a.getFirst(), a.size() > 1 ? a.get(1) : null, namespace, InstantSource.system(), out);
+                        calls, a.getFirst(), a.size() > 1 ? a.get(1) : null, namespace, InstantSource.system(), out);
             }
-            case "signal" -> signal(client, namespace, command, out);
-            default ->
-                AllocStatus.run(client, command.args().getFirst(), namespace, java.time.InstantSource.system(), out);
+            case "signal" -> signal(calls, namespace, command, out);
+            default -> AllocStatus.run(calls, command.args().getFirst(), namespace, InstantSource.system(), out);
         }
     }
 
-    private static void logs(KubernetesClient client, String namespace, PluginCommand c, PrintStream out)
+    private static void logs(ClusterCalls calls, String namespace, PluginCommand c, PrintStream out)
             throws CommandFailure {
         String query = "?task=" + encode(c.args().get(1)) + "&stream=" + c.stream()
                 + (c.tail() == null ? "" : "&tail=" + c.tail()) + (c.follow() ? "&follow=true" : "");
-        ask(client, namespace, c.args().getFirst(), "log" + query, body -> {
+        calls.agent("GET", namespace, c.args().getFirst(), "log" + query, body -> {
             byte[] buffer = new byte[8192];
             for (int n; (n = body.read(buffer)) > 0; ) {
                 out.write(buffer, 0, n);
@@ -196,73 +230,21 @@ public final class KubectlDrover {
         });
     }
 
-    private static void stats(KubernetesClient client, String namespace, PluginCommand c, PrintStream out)
+    private static void stats(ClusterCalls calls, String namespace, PluginCommand c, PrintStream out)
             throws CommandFailure {
-        JsonNode stats = ask(client, namespace, c.args().getFirst(), "stats", JSON::readTree);
+        JsonNode stats = calls.agent("GET", namespace, c.args().getFirst(), "stats", JSON::readTree);
         out.print(c.json() ? stats.toPrettyString() + "\n" : AllocStats.render(stats));
         out.flush();
     }
 
     /** POSTs the signal; the agent's one-line answer is printed ("sent SIGUSR1 to task web of ..."). */
-    private static void signal(KubernetesClient client, String namespace, PluginCommand c, PrintStream out)
+    private static void signal(ClusterCalls calls, String namespace, PluginCommand c, PrintStream out)
             throws CommandFailure {
         String query = "?task=" + encode(c.args().get(1)) + "&signal="
                 + encode(c.args().get(2));
-        JsonNode answer = ask(client, "POST", namespace, c.args().getFirst(), "signal" + query, JSON::readTree);
+        JsonNode answer = calls.agent("POST", namespace, c.args().getFirst(), "signal" + query, JSON::readTree);
         out.println(TerminalText.clean(answer.path("message").asText("sent")));
         out.flush();
-    }
-
-    /** Reads a successful answer's body; it is closed afterwards. */
-    private interface BodyReader<T> {
-        T read(InputStream body) throws IOException;
-    }
-
-    /**
-     * GETs an allocation's subresource from the aggregated API {@code agent.drover.dev} through the API server, with
-     * the kubeconfig's credentials, and hands a 200's body, as it streams in, to {@code reader}.
-     */
-    private static <T> T ask(
-            KubernetesClient client, String namespace, String alloc, String subresourceAndQuery, BodyReader<T> reader)
-            throws CommandFailure {
-        return ask(client, "GET", namespace, alloc, subresourceAndQuery, reader);
-    }
-
-    /** As {@link #ask(KubernetesClient, String, String, String, BodyReader)}, with {@code method}: a POST has no body. */
-    private static <T> T ask(
-            KubernetesClient client,
-            String method,
-            String namespace,
-            String alloc,
-            String subresourceAndQuery,
-            BodyReader<T> reader)
-            throws CommandFailure {
-        HttpClient http = client.getHttpClient();
-        String url = client.getConfiguration().getMasterUrl().replaceAll("/+$", "") + API + "/namespaces/"
-                + encode(namespace) + "/allocations/" + encode(alloc) + "/" + subresourceAndQuery;
-        HttpResponse<InputStream> response;
-        try {
-            HttpRequest.Builder request = http.newHttpRequestBuilder().uri(url);
-            if (method.equals("POST")) {
-                request.post("application/json", new byte[0]);
-            }
-            response = http.sendAsync(request.build(), InputStream.class)
-                    .get(ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CommandFailure("interrupted");
-        } catch (ExecutionException | TimeoutException e) {
-            throw ApiAnswers.unreachable(client.getConfiguration().getMasterUrl(), e);
-        }
-        try (InputStream body = response.body()) {
-            if (response.code() != 200) {
-                String text = new String(body.readNBytes(64 << 10), StandardCharsets.UTF_8);
-                throw new CommandFailure(failure(response.code(), text), response.code());
-            }
-            return reader.read(body);
-        } catch (IOException e) {
-            throw new CommandFailure("reading the answer: " + e.getMessage());
-        }
     }
 
     /** What an answer other than 200 means, in one sentence. */

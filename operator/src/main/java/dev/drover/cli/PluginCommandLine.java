@@ -32,7 +32,7 @@ final class PluginCommandLine {
     static final Flag VERBOSE = Flag.on(
             "--verbose",
             "-v",
-            "shows the libraries' log lines on stderr"
+            "shows each request and the libraries' log lines on stderr"
                     + " (DROVER_LOG=debug|info|warn|error also does, at that level)");
 
     /** The flags every command takes. */

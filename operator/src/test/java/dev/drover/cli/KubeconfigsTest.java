@@ -63,6 +63,19 @@ class KubeconfigsTest {
     }
 
     @Test
+    void aHostThatDoesNotResolveIsNotCalledARefusedConnection() {
+        var failure = new java.net.ConnectException();
+        failure.initCause(new java.nio.channels.UnresolvedAddressException());
+        assertThat(ApiAnswers.unreachable("https://nowhere.invalid:6443/", failure)
+                        .getMessage())
+                .isEqualTo("cannot reach the API server at https://nowhere.invalid:6443/ (unknown host): is the"
+                        + " cluster up, and is the kubeconfig's server right? (kubectl cluster-info)");
+        assertThat(ApiAnswers.unreachable("https://h/", new java.net.ConnectException("refused"))
+                        .getMessage())
+                .contains("(connection refused)");
+    }
+
+    @Test
     void aClosedPortIsOneSentenceNamingTheServer() throws Exception {
         Path file = home.resolve("kubeconfig");
         int port;

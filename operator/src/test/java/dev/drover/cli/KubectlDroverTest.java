@@ -100,6 +100,21 @@ class KubectlDroverTest {
         }
     }
 
+    /** A kubeconfig user with {@code as} (impersonation) is read by fabric8's client, as before: it still works. */
+    @Test
+    void aKubeconfigThePluginsOwnClientDoesNotSupportGoesThroughFabric8() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            Files.writeString(
+                    api.kubeconfig,
+                    Files.readString(api.kubeconfig).replace("{token: kube-token}", "{token: kube-token, as: admin}"));
+            api.answer(API + "log?task=main&stream=stdout", 200, "hello\n");
+            Run r = run("logs", "web", "main", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(r.err()).isEmpty();
+            assertThat(r.out()).isEqualTo("hello\n");
+            assertThat(api.authorizations).containsExactly("Bearer kube-token");
+        }
+    }
+
     @Test
     void tokenReplacesTheKubeconfigUsersCredentials() throws Exception {
         try (ApiServer api = new ApiServer()) {
