@@ -1,0 +1,75 @@
+package dev.drover.taskrunner;
+
+/**
+ * The virtual threads a task runner runs on, one at a time. While its task runs, the runner keeps no thread: the one
+ * that started it ends ({@link #handingOff}), and whatever ends the wait (exit, kill, restart, shutdown) starts the
+ * next ({@link #handOff}), which first joins the one before. A parked virtual thread keeps its stack on the heap,
+ * some kilobytes each, and an agent runs thousands of tasks.
+ */
+final class RunnerThreads {
+
+    private final String name;
+    /** The current (or last) thread; null until the first starts. */
+    private Thread current;
+    /** The current thread ends or ended to wait, and the next is not started yet. */
+    private boolean handingOff;
+
+    RunnerThreads(String name) {
+        this.name = name;
+    }
+
+    synchronized boolean started() {
+        return current != null;
+    }
+
+    /** Starts the first thread with {@code work}; false, starting nothing, when one was started before. */
+    synchronized boolean start(Runnable work) {
+        if (current != null) {
+            return false;
+        }
+        current = Thread.ofVirtual().name(name).start(work);
+        return true;
+    }
+
+    /** Called on the current thread before it arranges for {@link #handOff} and ends. */
+    synchronized void handingOff() {
+        handingOff = true;
+    }
+
+    /** Starts the next thread with {@code work}, after the current one has ended. */
+    synchronized void handOff(Runnable work) {
+        Thread before = current;
+        current = Thread.ofVirtual().name(name).start(() -> {
+            try {
+                before.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            work.run();
+        });
+        handingOff = false;
+        notifyAll();
+    }
+
+    /**
+     * Waits until the threads have ended; the caller has made sure that any hand-off pending happens (the runner's
+     * shutdown request ends every wait).
+     */
+    void join() throws InterruptedException {
+        Thread joined = null;
+        while (true) {
+            Thread t;
+            synchronized (this) {
+                while (handingOff) {
+                    wait();
+                }
+                t = current;
+            }
+            if (t == null || t == joined) {
+                return;
+            }
+            t.join();
+            joined = t;
+        }
+    }
+}
