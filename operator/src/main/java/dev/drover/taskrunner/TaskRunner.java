@@ -5,6 +5,7 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.concurrent.HandOffThreads;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
@@ -54,7 +55,7 @@ public final class TaskRunner {
     /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
     private boolean restored;
 
-    private final RunnerThreads threads;
+    private final HandOffThreads threads;
     private final LiveTask live;
     /** Why the task was restarted as a failure (a check's words), for the decision that follows; runner thread. */
     private String failureCause;
@@ -68,7 +69,7 @@ public final class TaskRunner {
     private TaskRunner(TaskRunnerConfig cfg, TaskStateRecorder recorder, TaskLocalState local) {
         this.cfg = cfg;
         this.name = cfg.task().getName();
-        this.threads = new RunnerThreads("task-" + cfg.allocId() + "/" + name);
+        this.threads = new HandOffThreads("task-" + cfg.allocId() + "/" + name);
         this.state = new TaskStatePublisher(cfg, recorder, local);
         this.calls = new DriverCalls(cfg);
         this.definition = new TaskDefinition(cfg, state::event);

@@ -1,12 +1,12 @@
-package dev.drover.taskrunner;
+package dev.drover.concurrent;
 
 /**
- * The virtual threads a task runner runs on, one at a time. While its task runs, the runner keeps no thread: the one
- * that started it ends ({@link #handingOff}), and whatever ends the wait (exit, kill, restart, shutdown) starts the
- * next ({@link #handOff}), which first joins the one before. A parked virtual thread keeps its stack on the heap,
- * some kilobytes each, and an agent runs thousands of tasks.
+ * The virtual threads a runner (of a task, of an allocation) runs on, one at a time. While it only waits, the runner
+ * keeps no thread: the current one ends ({@link #handingOff}), and whatever ends the wait (an exit, a kill, a change,
+ * a shutdown) starts the next ({@link #handOff}), which first joins the one before. A parked virtual thread keeps its
+ * stack on the heap, some kilobytes each, and an agent runs thousands of runners.
  */
-final class RunnerThreads {
+public final class HandOffThreads {
 
     private final String name;
     /** The current (or last) thread; null until the first starts. */
@@ -14,16 +14,16 @@ final class RunnerThreads {
     /** The current thread ends or ended to wait, and the next is not started yet. */
     private boolean handingOff;
 
-    RunnerThreads(String name) {
+    public HandOffThreads(String name) {
         this.name = name;
     }
 
-    synchronized boolean started() {
+    public synchronized boolean started() {
         return current != null;
     }
 
     /** Starts the first thread with {@code work}; false, starting nothing, when one was started before. */
-    synchronized boolean start(Runnable work) {
+    public synchronized boolean start(Runnable work) {
         if (current != null) {
             return false;
         }
@@ -32,12 +32,12 @@ final class RunnerThreads {
     }
 
     /** Called on the current thread before it arranges for {@link #handOff} and ends. */
-    synchronized void handingOff() {
+    public synchronized void handingOff() {
         handingOff = true;
     }
 
     /** Starts the next thread with {@code work}, after the current one has ended. */
-    synchronized void handOff(Runnable work) {
+    public synchronized void handOff(Runnable work) {
         Thread before = current;
         current = Thread.ofVirtual().name(name).start(() -> {
             try {
@@ -55,7 +55,7 @@ final class RunnerThreads {
      * Waits until the threads have ended; the caller has made sure that any hand-off pending happens (the runner's
      * shutdown request ends every wait).
      */
-    void join() throws InterruptedException {
+    public void join() throws InterruptedException {
         Thread joined = null;
         while (true) {
             Thread t;
