@@ -1,5 +1,7 @@
 package dev.drover.concurrent;
 
+import java.util.concurrent.atomic.AtomicReference;
+
 /**
  * The virtual threads a runner (of a task, of an allocation) runs on, one at a time. While it only waits, the runner
  * keeps no thread: the current one ends ({@link #handingOff}), and whatever ends the wait (an exit, a kill, a change,
@@ -38,10 +40,11 @@ public final class HandOffThreads {
 
     /** Starts the next thread with {@code work}, after the current one has ended. */
     public synchronized void handOff(Runnable work) {
-        Thread before = current;
+        // the next thread lets go of the one before once joined: threads that ended do not hold each other
+        AtomicReference<Thread> before = new AtomicReference<>(current);
         current = Thread.ofVirtual().name(name).start(() -> {
             try {
-                before.join();
+                before.getAndSet(null).join();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
