@@ -210,3 +210,22 @@ annotations:
   runbook: {{ printf "docs/operations.md#%s" .anchor | quote }}
   {{- end }}
 {{- end }}
+
+{{/*
+The agent container's resources: .Values.resources, with memory (request and limit) computed from
+agent.expectedAllocations where it sets neither: agent.memory.baseMi + expectedAllocations × agent.memory.perAllocationKi,
+rounded up to MiB (docs/install.md, Agent memory). Where it sets one of the two, the other is the same.
+*/}}
+{{- define "drover.agentResources" -}}
+{{- $r := deepCopy (default dict .Values.resources) -}}
+{{- $req := default dict $r.requests -}}
+{{- $lim := default dict $r.limits -}}
+{{- $perKi := mul (int .Values.agent.expectedAllocations) (int .Values.agent.memory.perAllocationKi) -}}
+{{- $computed := printf "%dMi" (add (int .Values.agent.memory.baseMi) (div (add $perKi 1023) 1024)) -}}
+{{- $memory := $req.memory | default $lim.memory | default $computed -}}
+{{- if not $req.memory }}{{- $_ := set $req "memory" $memory }}{{- end }}
+{{- if not $lim.memory }}{{- $_ := set $lim "memory" ($req.memory | default $memory) }}{{- end }}
+{{- $_ := set $r "requests" $req -}}
+{{- $_ := set $r "limits" $lim -}}
+{{- toYaml $r }}
+{{- end }}

@@ -8,6 +8,7 @@ import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.common.UserText;
+import dev.drover.concurrent.HandOffThreads;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
@@ -33,8 +34,9 @@ import org.slf4j.MDC;
  * Runs one allocation, phase by phase: the prerun hooks (its directory, the previous allocation: {@link
  * AllocRunnerHooks}), its tasks started stage by stage ({@link LifecycleCoordinator}), the leader, sibling and
  * sidecar rules ({@link SiblingRules}), newer specs as they come, the kills in {@link KillOrder}, and on destroy the
- * destroy hooks. One virtual thread runs the loop; task runners wake it on every change, which the runner stores and
- * publishes.
+ * destroy hooks. One virtual thread at a time runs the loop; task runners wake it on every change, which the runner
+ * stores and publishes. With nothing to do the thread ends, and the next wake starts another ({@link HandOffThreads}):
+ * an allocation that runs costs no parked thread.
  *
  * <p>{@link #alloc()} is the allocation as last given, never written to; {@link #allocState()} is what the runner
  * made of it.
@@ -68,7 +70,11 @@ public final class AllocRunner {
 
     private boolean killedAll;
     private boolean siblingsHandled;
-    private Thread thread;
+    private final HandOffThreads threads;
+    /** Guards {@link #idle}: a wake either finds the loop's thread running (a permit) or starts the next. */
+    private final Object wakeLock = new Object();
+    /** The loop had nothing to do: its thread ended, and the next wake starts one. */
+    private boolean idle;
 
     /**
      * @param listener told of every change of this runner's state (its creator's, not shared with other runners)
@@ -112,6 +118,7 @@ public final class AllocRunner {
         this.listener = listener;
         this.alloc = allocation;
         this.id = idOf(alloc);
+        this.threads = new HandOffThreads("alloc-" + id);
         this.dir = AllocDir.of(cfg.dataDir(), id);
         this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
         long generation = Specs.generation(alloc);
@@ -222,8 +229,8 @@ public final class AllocRunner {
 
     /** Starts the runner's thread; returns at once. */
     public synchronized void run() {
-        if (thread == null && !destroying) {
-            thread = Thread.ofVirtual().name("alloc-" + id).start(this::loop);
+        if (!destroying) {
+            threads.start(this::loop);
         }
     }
 
@@ -233,7 +240,7 @@ public final class AllocRunner {
      */
     public void update(Allocation newer) {
         if (updates.offer(Specs.generation(newer), Specs.copy(newer))) {
-            wake.release();
+            wake();
         }
     }
 
@@ -245,18 +252,18 @@ public final class AllocRunner {
      */
     public boolean destroy() throws InterruptedException {
         boolean first;
-        Thread t;
+        boolean started;
         synchronized (this) {
             first = !destroying;
             destroying = true;
-            t = thread;
+            started = threads.started();
         }
-        if (t == null) {
+        if (!started) {
             if (first) {
                 tasks.values().forEach(r -> r.kill(null));
             }
         } else {
-            wake.release();
+            wake();
             waitBounded(stopped, cfg.destroyDeadline());
         }
         waitBounded(
@@ -287,43 +294,73 @@ public final class AllocRunner {
     /** Stops the runner for an agent shutdown: tasks keep running. Joins every thread. */
     public void shutdown() throws InterruptedException {
         shuttingDown = true;
-        wake.release();
+        wake();
         for (TaskRunner r : tasks.values()) {
             r.shutdown();
         }
-        Thread t;
-        synchronized (this) {
-            t = thread;
-        }
-        if (t != null) {
-            t.join();
-        }
+        threads.join();
         hooks.shutdown();
     }
 
     private void loop() {
-        MDC.put("alloc", id.toString());
-        try {
+        stretch(() -> {
             if (!hooks.prerun()) {
                 if (destroying) {
                     killAll(null, true); // tasks that never started end at once, never run
                 }
-                return;
+                return false;
             }
             restored.forEach(TaskRunner::run);
-            while (!shuttingDown) {
-                if (destroying) {
-                    killAll(null, true);
-                    return;
+            return passes();
+        });
+    }
+
+    /** Wakes the loop: a pass follows, on its thread or on the next one if it had ended idle. */
+    private void wake() {
+        synchronized (wakeLock) {
+            if (!idle) {
+                wake.release();
+                return;
+            }
+            idle = false;
+            threads.handOff(() -> stretch(this::passes));
+        }
+    }
+
+    /** One pass after another while woken; true when idle (its thread ends, the next wake starts another). */
+    private boolean passes() throws InterruptedException {
+        while (!shuttingDown) {
+            if (destroying) {
+                killAll(null, true);
+                return false;
+            }
+            updates.take(Duration.ZERO).ifPresent(this::applyUpdate);
+            step();
+            if (state.allDead()) {
+                return false;
+            }
+            synchronized (wakeLock) {
+                if (!wake.tryAcquire()) {
+                    idle = true;
+                    threads.handingOff();
+                    return true;
                 }
-                updates.take(Duration.ZERO).ifPresent(this::applyUpdate);
-                step();
-                if (state.allDead()) {
-                    break;
-                }
-                wake.tryAcquire(1, TimeUnit.SECONDS);
                 wake.drainPermits();
             }
+        }
+        return false;
+    }
+
+    private interface Stretch {
+        /** True when the loop ended idle (a wake carries on), false when it is done. */
+        boolean run() throws Exception;
+    }
+
+    private void stretch(Stretch work) {
+        MDC.put("alloc", id.toString());
+        boolean waiting = false;
+        try {
+            waiting = work.run();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
@@ -333,10 +370,12 @@ public final class AllocRunner {
                     .withMessage("allocation setup failed: " + e.getMessage());
             tasks.values().forEach(r -> r.kill(failure));
         } finally {
-            if (state.allDead()) {
-                terminal.complete(null);
+            if (!waiting) {
+                if (state.allDead()) {
+                    terminal.complete(null);
+                }
+                stopped.complete(null);
             }
-            stopped.complete(null);
         }
     }
 
@@ -345,7 +384,7 @@ public final class AllocRunner {
         if (newer.getSpec().effectiveDesiredStatus() == DesiredStatus.Stop) {
             killAll(null, false);
         } else if (!killedAll) {
-            restartChangedTasks(newer);
+            SpecChanges.restartChangedTasks(id, alloc, newer, tasks);
             hooks.update(newer);
         }
         alloc = newer;
@@ -355,36 +394,6 @@ public final class AllocRunner {
             // kept by the store and written again once it can; reported through the allocation's status
         }
         state.publish(null, null);
-    }
-
-    /**
-     * A spec change restarts only the tasks whose definition changed, with their new
-     * definition. Tasks cannot be added or removed in place: that takes a new allocation.
-     */
-    private void restartChangedTasks(Allocation newer) {
-        for (Task was : alloc.getSpec().getTasks()) {
-            Task now = newer.getSpec().task(was.getName());
-            if (now != null && !now.equals(was)) {
-                tasks.get(was.getName())
-                        .update(
-                                now,
-                                newer.getSpec(),
-                                "Task definition changed (generation "
-                                        + newer.getMetadata().getGeneration() + ")");
-            }
-        }
-        List<String> before =
-                alloc.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
-        List<String> after =
-                newer.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
-        if (!before.equals(after)) {
-            LOG.warn(
-                    "allocation {}: tasks {} became {}; adding or removing tasks needs a new allocation, the change"
-                            + " is ignored for the tasks concerned",
-                    id,
-                    before,
-                    after);
-        }
     }
 
     /** One pass: open gates, start what may start, apply the leader and sibling rules. */
@@ -430,7 +439,7 @@ public final class AllocRunner {
 
     private void taskChanged(String task, TaskState taskState, TaskEvent event) {
         state.taskChanged(task, taskState, event);
-        wake.release();
+        wake();
     }
 
     private static void waitBounded(CompletableFuture<?> f, Duration deadline) throws InterruptedException {

@@ -80,8 +80,9 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
                 .watchingAllNamespaces()
                 .withGenericFilter(a -> isFor(a, node))
                 .build();
-        InformerConfiguration<Allocation>.Builder informer =
-                InformerConfiguration.builder(base.getInformerConfig()).withOnUpdateFilter(AllocationReconciler::news);
+        InformerConfiguration<Allocation>.Builder informer = InformerConfiguration.builder(base.getInformerConfig())
+                .withOnUpdateFilter(AllocationReconciler::news)
+                .withItemStore(new CachedAllocations());
         if (fieldSelector) {
             informer.withFieldSelector(new FieldSelector(new FieldSelector.Field("spec.nodeName", node)));
         }

@@ -5,7 +5,6 @@ import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.common.Backoff;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -282,16 +281,12 @@ final class KvStateDB implements StateDB {
     }
 
     /**
-     * The API model is mutable, and a caller may change an object it put: the snapshot compared is its bytes,
-     * which nothing changes (comparing them is cheaper than hashing them, and no dearer than the tree and deep
-     * copy the runners made of each value before).
+     * The API model is mutable, and a caller may change an object it put: it is compared by its bytes' hash (the
+     * store's deduplication), with no snapshot kept. A snapshot of the bytes skipped that hash on a duplicate, and
+     * cost each key its value's size in memory for as long as it lives (about 2.5 KB per running allocation).
      */
     private void putModel(Bucket bucket, String key, Object value) {
-        Encoded encoded = new Encoded(codec.encodeModel(value));
-        if (store.dropIfUnchanged(bucket, key, encoded)) {
-            return;
-        }
-        store.put(bucket, key, encoded.bytes(), encoded);
+        store.put(bucket, key, codec.encodeModel(value));
     }
 
     private static void requireValue(Object value, Bucket bucket, String key) {
@@ -303,23 +298,5 @@ final class KvStateDB implements StateDB {
 
     private Optional<byte[]> get(Bucket bucket, String key) {
         return store.get(bucket, key);
-    }
-
-    /** A value's bytes as a snapshot: equal when the bytes are. Never changed after it is made. */
-    private record Encoded(byte[] bytes) {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Encoded e && Arrays.equals(bytes, e.bytes);
-        }
-
-        @Override
-        public int hashCode() {
-            return Arrays.hashCode(bytes);
-        }
-
-        @Override
-        public String toString() {
-            return bytes.length + " bytes";
-        }
     }
 }

@@ -5,6 +5,7 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.concurrent.HandOffThreads;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
@@ -30,9 +31,12 @@ import org.slf4j.MDC;
 /**
  * Runs one task for as long as its allocation wants it: starts it through its
  * driver, waits for it, asks the restart tracker what next, waits the restart
- * delay, and records every step as a task event. Plain blocking code on one
+ * delay, and records every step as a task event. Plain blocking code on a
  * virtual thread; {@link #kill}, {@link #restart} and {@link #shutdown} talk to
- * it through futures. Every wait on the driver has a deadline.
+ * it through futures. Every wait on the driver has a deadline. While the task
+ * runs, no thread waits for it: the runner's thread ends, and whichever comes
+ * first (exit, kill, restart, shutdown) starts the next one to carry on, so a
+ * running task costs no parked thread stack.
  */
 public final class TaskRunner {
 
@@ -51,7 +55,7 @@ public final class TaskRunner {
     /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
     private boolean restored;
 
-    private Thread thread;
+    private final HandOffThreads threads;
     private final LiveTask live;
     /** Why the task was restarted as a failure (a check's words), for the decision that follows; runner thread. */
     private String failureCause;
@@ -65,6 +69,7 @@ public final class TaskRunner {
     private TaskRunner(TaskRunnerConfig cfg, TaskStateRecorder recorder, TaskLocalState local) {
         this.cfg = cfg;
         this.name = cfg.task().getName();
+        this.threads = new HandOffThreads("task-" + cfg.allocId() + "/" + name);
         this.state = new TaskStatePublisher(cfg, recorder, local);
         this.calls = new DriverCalls(cfg);
         this.definition = new TaskDefinition(cfg, state::event);
@@ -94,14 +99,14 @@ public final class TaskRunner {
 
     /** Starts the runner's thread; returns at once. */
     public synchronized void run() {
-        if (thread != null) {
+        if (threads.started()) {
             return;
         }
         if (state.current() == TaskState.State.Dead) {
             done.complete(null);
             return;
         }
-        thread = Thread.ofVirtual().name("task-" + cfg.allocId() + "/" + name).start(this::loop);
+        threads.start(this::loop);
     }
 
     /**
@@ -112,19 +117,18 @@ public final class TaskRunner {
         killRequest.complete(cause);
         boolean neverRun;
         synchronized (this) {
-            neverRun = restored && thread == null && restoredHandle == null && !done.isDone();
+            neverRun = restored && !threads.started() && restoredHandle == null && !done.isDone();
         }
         TaskHandle unrecorded = neverRun ? calls.findUnrecorded(task()) : null;
         synchronized (this) {
-            if (unrecorded != null && thread == null && restoredHandle == null) {
+            boolean started = threads.started();
+            if (unrecorded != null && !started && restoredHandle == null) {
                 restoredHandle = unrecorded;
             }
-            if (thread == null && restoredHandle != null && !done.isDone()) {
+            if (!started && restoredHandle != null && !done.isDone()) {
                 // Rebuilt after an agent restart but never run: its process may still be alive; reattach, then kill it.
-                thread = Thread.ofVirtual()
-                        .name("task-" + cfg.allocId() + "/" + name)
-                        .start(this::loop);
-            } else if (thread == null && !done.isDone()) {
+                threads.start(this::loop);
+            } else if (!started && !done.isDone()) {
                 // Never started (e.g. a main task behind a failed prestart): it just ends, never run; failed when
                 // its allocation could not be set up, as a task whose own setup failed is.
                 if (cause != null) {
@@ -194,16 +198,10 @@ public final class TaskRunner {
         return live.exec(request, reason);
     }
 
-    /** Stops the runner but leaves the task running, for an agent that is shutting down. Joins the thread. */
+    /** Stops the runner but leaves the task running, for an agent that is shutting down. Joins its threads. */
     public void shutdown() throws InterruptedException {
-        shutdownRequest.complete(null);
-        Thread t;
-        synchronized (this) {
-            t = thread;
-        }
-        if (t != null) {
-            t.join();
-        }
+        shutdownRequest.complete(null); // ends a wait for the running task: its next thread starts
+        threads.join();
     }
 
     /** Completes when the task is dead and the runner has stopped (or was shut down). */
@@ -224,10 +222,24 @@ public final class TaskRunner {
     }
 
     private void loop() {
+        stretch(() -> {
+            Driver driver = cfg.drivers().find(task().getDriver()).orElse(null);
+            return supervise(driver, restoredHandle != null && driver != null ? reattach(driver) : null, true);
+        });
+    }
+
+    /** A part of the runner's work on one thread, up to the end or to waiting for the running task. */
+    private interface Stretch {
+        /** True when it left the task running and watched (the next thread carries on), false when done. */
+        boolean run() throws InterruptedException;
+    }
+
+    private void stretch(Stretch work) {
         MDC.put("alloc", cfg.allocId().toString());
         MDC.put("task", name);
+        boolean watched = false;
         try {
-            supervise(cfg.drivers().find(task().getDriver()).orElse(null));
+            watched = work.run();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
@@ -236,13 +248,14 @@ public final class TaskRunner {
                     .withDriverError("internal error: " + e));
             state.dead(true);
         } finally {
-            done.complete(null);
+            if (!watched) {
+                done.complete(null);
+            }
         }
     }
 
-    private void supervise(Driver driver) throws InterruptedException {
-        TaskHandle handle = restoredHandle != null && driver != null ? reattach(driver) : null;
-        boolean firstStep = true;
+    /** The supervision loop from {@code handle} (null: start the task); true when it left the task watched. */
+    private boolean supervise(Driver driver, TaskHandle handle, boolean firstStep) throws InterruptedException {
         while (true) {
             Outcome outcome;
             if (handle == null && killRequest.isDone()) {
@@ -251,7 +264,7 @@ public final class TaskRunner {
                 handle = firstStep && restored ? calls.findUnrecorded(task()) : null;
                 if (handle == null) {
                     state.dead(false);
-                    return;
+                    return false;
                 }
             }
             firstStep = false;
@@ -269,7 +282,7 @@ public final class TaskRunner {
                                     ? failure.withValidationError(e.getMessage())
                                     : failure);
                     state.dead(true);
-                    return;
+                    return false;
                 }
                 try {
                     handle = start(driver, config);
@@ -280,19 +293,13 @@ public final class TaskRunner {
                             .withMessage(e.getMessage()));
                     outcome = new Outcome.StartFailed(e.getMessage(), e.recoverable());
                     if (!decideAndWait(outcome)) {
-                        return;
+                        return false;
                     }
                     continue;
                 }
             }
-            outcome = watch(driver, handle);
-            if (outcome == null) {
-                return; // shutting down: the task keeps running
-            }
-            handle = null;
-            if (!decideAndWait(outcome)) {
-                return;
-            }
+            watch(driver, handle);
+            return true;
         }
     }
 
@@ -332,26 +339,62 @@ public final class TaskRunner {
         return handle;
     }
 
-    /** Waits for the task to exit, be killed, be restarted on request, or for shutdown. Null on shutdown. */
-    private Outcome watch(Driver driver, TaskHandle handle) throws InterruptedException {
+    /**
+     * Watches the running task until it exits, is killed, is restarted on request, or the runner shuts down: the
+     * running hooks start, and the first of those starts a thread that carries on ({@link #watched}).
+     */
+    private void watch(Driver driver, TaskHandle handle) throws InterruptedException {
         RunningTask running = new RunningTaskView(task(), restarts, live, live.watching(driver, handle), state);
-        cfg.runningHooks().forEach(h -> h.running(running));
+        boolean watched = false;
         try {
-            return watchLive(driver, handle);
+            cfg.runningHooks().forEach(h -> h.running(running));
+            CompletableFuture<ExitResult> exit = driver.exit(handle);
+            CompletableFuture<RestartRequests.Ask> restart = restarts.pending();
+            threads.handingOff();
+            watched = true;
+            CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart)
+                    .whenComplete((any, failed) ->
+                            threads.handOff(() -> stretch(() -> watched(driver, handle, exit, restart))));
         } finally {
-            live.unwatched();
-            for (TaskRunningHook h : cfg.runningHooks()) {
-                h.stopped();
+            if (!watched) {
+                stopWatching();
             }
         }
     }
 
-    private Outcome watchLive(Driver driver, TaskHandle handle) throws InterruptedException {
-        CompletableFuture<ExitResult> exit = driver.exit(handle);
-        CompletableFuture<RestartRequests.Ask> restart = restarts.pending();
-        CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart)
-                .exceptionally(t -> null)
-                .join();
+    private void stopWatching() throws InterruptedException {
+        live.unwatched();
+        for (TaskRunningHook h : cfg.runningHooks()) {
+            h.stopped();
+        }
+    }
+
+    /** After the watch: what ended it, then on with the supervision loop. */
+    private boolean watched(
+            Driver driver,
+            TaskHandle handle,
+            CompletableFuture<ExitResult> exit,
+            CompletableFuture<RestartRequests.Ask> restart)
+            throws InterruptedException {
+        Outcome outcome;
+        try {
+            outcome = outcome(driver, handle, exit, restart);
+        } finally {
+            stopWatching();
+        }
+        if (outcome == null || !decideAndWait(outcome)) {
+            return false; // a null outcome: shutting down, the task keeps running
+        }
+        return supervise(driver, null, false);
+    }
+
+    /** What ended the watch; null on shutdown. */
+    private Outcome outcome(
+            Driver driver,
+            TaskHandle handle,
+            CompletableFuture<ExitResult> exit,
+            CompletableFuture<RestartRequests.Ask> restart)
+            throws InterruptedException {
         if (killRequest.isDone() && !exit.isDone()) {
             TaskEvent cause = killRequest.join();
             if (cause != null) {
