@@ -14,7 +14,6 @@ import dev.drover.gc.GcPolicy;
 import dev.drover.httpapi.ApiLimits;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -91,9 +90,7 @@ public record AgentConfig(
     /** The agent's settings from its command line and environment (and the file they name). */
     public static AgentConfig load(List<String> args, Map<String, String> env) throws ConfigException {
         AgentFlags flags = AgentFlags.parse(args);
-        Optional<Path> configFile =
-                flags.config().or(() -> nonBlank(env.get("DROVER_CONFIG")).map(Path::of));
-        JsonNode file = configFile.isPresent() ? AgentConfigFile.read(configFile.get()) : null;
+        JsonNode file = AgentConfigFile.named(flags.config(), env);
         Settings s = new Settings(flags, env, file);
 
         Optional<Path> kubeconfig =
@@ -142,19 +139,7 @@ public record AgentConfig(
         if (apiPort > 0 && apiPort == port) {
             throw new ConfigException("the API and the metrics cannot share port " + port);
         }
-        List<String> plugins = new ArrayList<>(flags.devicePlugins());
-        if (plugins.isEmpty()) {
-            nonBlank(env.get("DROVER_DEVICE_PLUGINS"))
-                    .ifPresent(v -> Arrays.stream(v.split(","))
-                            .map(String::trim)
-                            .filter(p -> !p.isEmpty())
-                            .forEach(plugins::add));
-        }
-        if (plugins.isEmpty() && file != null && file.has("devicePlugins")) {
-            file.get("devicePlugins").forEach(p -> plugins.add(p.asText()));
-        }
-        Map<String, Map<String, Object>> pluginSettings = DevicePluginSettings.read(file);
-        DevicePluginSettings.check(plugins, pluginSettings);
+        DevicePluginSettings.Chosen devices = DevicePluginSettings.choose(flags.devicePlugins(), env, file);
         String level = s.text("logLevel", "--log-level", "DROVER_LOG_LEVEL")
                 .orElse("info")
                 .toLowerCase(Locale.ROOT);
@@ -236,7 +221,7 @@ public record AgentConfig(
                 pidsMax,
                 port,
                 apiPort,
-                plugins,
+                devices.plugins(),
                 level,
                 maxKill,
                 gc,
@@ -246,7 +231,7 @@ public record AgentConfig(
                 starts,
                 apiLimits,
                 peerTokenFile,
-                pluginSettings,
+                devices.settings(),
                 allocatable(s),
                 gatewayUser,
                 gatewayCaFile,

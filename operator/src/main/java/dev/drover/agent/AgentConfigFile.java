@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /** The agent's YAML configuration file ({@code --config}): read, and checked against the keys it may hold. */
@@ -61,6 +62,16 @@ final class AgentConfigFile {
             "allocatable.memoryMB",
             "reserved.cpuMillis",
             "reserved.memoryMB");
+
+    /** The environment variable naming the file when {@code --config} does not. */
+    static final String ENV = "DROVER_CONFIG";
+
+    /** The file {@code --config} names, else {@code $DROVER_CONFIG}, read; null when neither names one. */
+    static JsonNode named(Optional<Path> flag, Map<String, String> env) throws ConfigException {
+        Optional<Path> file = flag.or(() ->
+                Optional.ofNullable(env.get(ENV)).filter(v -> !v.isBlank()).map(v -> Path.of(v.trim())));
+        return file.isPresent() ? read(file.get()) : null;
+    }
 
     /** The file's settings, refused whole if it holds a key Drover does not know. */
     static JsonNode read(Path file) throws ConfigException {

@@ -6,6 +6,7 @@ import dev.drover.common.UserText;
 import dev.drover.deviceplugin.DevicePluginException;
 import dev.drover.deviceplugin.DevicePlugins;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,8 +21,50 @@ import java.util.TreeSet;
 final class DevicePluginSettings {
 
     static final String KEY = "devicePluginConfig";
+    /** The file's list of plugins to run. */
+    static final String FILE_KEY = "devicePlugins";
+    /** The environment's list of plugins to run, comma-separated. */
+    static final String ENV = "DROVER_DEVICE_PLUGINS";
 
     private DevicePluginSettings() {}
+
+    /**
+     * The device plugins to run ({@code NAME[:ARG]}) and each one's settings, as the agent and {@code devices} read
+     * them.
+     */
+    record Chosen(List<String> plugins, Map<String, Map<String, Object>> settings) {
+        Chosen {
+            plugins = List.copyOf(plugins);
+            settings = Map.copyOf(settings);
+        }
+
+        /** Each plugin with its settings; already checked by {@link #choose}. */
+        List<DevicePlugins.Selection> selections() {
+            return DevicePluginSettings.selections(DevicePlugins.discover(), plugins, settings);
+        }
+    }
+
+    /**
+     * The plugins the command line names ({@code --device-plugin}, repeated), else {@code $DROVER_DEVICE_PLUGINS}
+     * (comma-separated), else the file's {@code devicePlugins}; with the file's {@code devicePluginConfig}, checked
+     * as the agent checks them at start.
+     */
+    static Chosen choose(List<String> flagged, Map<String, String> env, JsonNode file) throws ConfigException {
+        List<String> plugins = new ArrayList<>(flagged);
+        String fromEnv = env.get(ENV);
+        if (plugins.isEmpty() && fromEnv != null) {
+            Arrays.stream(fromEnv.split(","))
+                    .map(String::trim)
+                    .filter(p -> !p.isEmpty())
+                    .forEach(plugins::add);
+        }
+        if (plugins.isEmpty() && file != null && file.has(FILE_KEY)) {
+            file.get(FILE_KEY).forEach(p -> plugins.add(p.asText()));
+        }
+        Map<String, Map<String, Object>> settings = read(file);
+        check(plugins, settings);
+        return new Chosen(plugins, settings);
+    }
 
     static Map<String, Map<String, Object>> read(JsonNode file) throws ConfigException {
         JsonNode node = file == null ? null : file.get(KEY);

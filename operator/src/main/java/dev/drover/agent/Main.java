@@ -25,6 +25,7 @@ public final class Main {
     static final String USAGE = """
             usage: java -jar drover-agent.jar [FLAG]...
                    java -jar drover-agent.jar state dump --data-dir DIR
+                   java -jar drover-agent.jar devices [--device-plugin NAME[:ARG]]... [--stats] ... (devices --help)
                    java -jar drover-agent.jar kubectl COMMAND ALLOC ... (kubectl --help)
                    java -jar drover-agent.jar gateway [--port N] [--tls-cert-file FILE] ... (gateway --help)
 
@@ -41,6 +42,8 @@ public final class Main {
                             Kubernetes API server (docs/api.md)
               state dump    print the agent's local state store as JSON (safe while the agent runs);
                             DIR defaults to $DROVER_DATA_DIR
+              devices       what the device plugins see on this node (GPUs, health, stats), without an API
+                            server; -o json for scripts (docs/devices.md)
             """;
 
     private Main() {}
@@ -48,6 +51,10 @@ public final class Main {
     public static void main(String[] args) {
         if (args.length >= 1 && args[0].equals("kubectl")) {
             dev.drover.cli.CliLogging.configure(List.of(args), System.getenv());
+        }
+        if (args.length >= 1 && args[0].equals("devices")) {
+            setLogLevel(
+                    "warn"); // the plugins' warnings (a GPU named in the settings that is not there), not their news
         }
         System.exit(run(args, System.getenv(), System.out, System.err));
     }
@@ -61,6 +68,9 @@ public final class Main {
             StopSignal stop = StopSignal.install();
             return dev.drover.gateway.Gateway.run(
                     Arrays.copyOfRange(args, 1, args.length), out, err, stop::await, Main::setLogLevel);
+        }
+        if (args.length >= 1 && args[0].equals("devices")) {
+            return DevicesCommand.run(Arrays.copyOfRange(args, 1, args.length), env, out, err);
         }
         if (args.length >= 2 && args[0].equals("state") && args[1].equals("dump")) {
             return StateDumpCommand.run(Arrays.copyOfRange(args, 2, args.length), env, out, err);

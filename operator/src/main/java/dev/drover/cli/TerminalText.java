@@ -13,12 +13,12 @@ import java.util.List;
  * reaches the terminal as a command), times as UTC or as "3m12s ago", and rows
  * laid out in aligned columns.
  */
-final class TerminalText {
+public final class TerminalText {
 
     /** The most characters one value shows; longer ones end in {@code …}. */
     static final int MAX = 200;
     /** What a missing value shows. */
-    static final String NONE = "<none>";
+    public static final String NONE = "<none>";
 
     private static final int COLUMN_GAP = 2;
 
@@ -29,7 +29,7 @@ final class TerminalText {
      * separator character written as an escape ({@code \n}, {@code \u001B}), cut
      * to {@link #MAX} characters; {@link #NONE} for null.
      */
-    static String clean(String s) {
+    public static String clean(String s) {
         return clean(s, MAX);
     }
 
@@ -154,7 +154,7 @@ final class TerminalText {
     }
 
     /** Rows whose cells are padded to their column's widest, two spaces apart; the last column is not padded. */
-    static String columns(List<String[]> rows) {
+    public static String columns(List<String[]> rows) {
         int count = rows.stream().mapToInt(r -> r.length).max().orElse(0);
         int[] widths = new int[count];
         for (String[] row : rows) {
