@@ -97,7 +97,7 @@ class ChecksIT {
                     restartPolicy: {attempts: 3, interval: 10m, delay: 1s, mode: Fail}
                     checks:
                     - %s
-                    checkRestart: {limit: 2, grace: 5s}
+                    checkRestart: {limit: 2, grace: 20s}
                 """.formatted(name, java, program, mode, port, fail, check);
     }
 
