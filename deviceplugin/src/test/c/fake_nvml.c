@@ -29,6 +29,9 @@ typedef struct {
     char busId[32];
 } nvmlPciInfo_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
+#define NVML_ERROR_FUNCTION_NOT_FOUND 13
+#define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
 
 struct fake_dev {
@@ -76,6 +79,8 @@ static int initCount;
 static int initResult = NVML_SUCCESS;
 static int migEnabled;
 static int liveEventSets;
+/* nvmlDeviceGetMemoryInfo_v2: 1 as in R510 and later; 0 a library without it; 2 one that knows another version */
+static int memoryV2 = 1;
 #define QUEUE 64
 static nvmlEventData_t queue[QUEUE];
 static int queued;
@@ -95,6 +100,7 @@ static nvmlReturn_t copy(char *out, unsigned int length, const char *value) {
 /* ---- control ---- */
 void fake_nvml_set_init_result(int rc) { initResult = rc; }
 void fake_nvml_set_mig(int enabled) { migEnabled = enabled; }
+void fake_nvml_set_memory_v2(int mode) { memoryV2 = mode; }
 void fake_nvml_set_lost(int index, int lost) { gpus[index].lost = lost; }
 int fake_nvml_init_count(void) { return initCount; }
 int fake_nvml_live_event_sets(void) { return liveEventSets; }
@@ -164,10 +170,24 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length) 
     CHECK_DEV(d); return copy(name, length, d->name);
 }
 
+/* what the driver and firmware keep for themselves: 434 MiB on a whole GPU, none inside a MIG device */
+static unsigned long long reserved(nvmlDevice_t d) { return d->isMig ? 0 : 434 * MIB; }
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
     CHECK_DEV(d);
     if (d->lost) return NVML_ERROR_GPU_IS_LOST;
-    m->total = d->memTotal; m->used = d->memUsed; m->free = d->memTotal - d->memUsed;
+    /* the first version counts what the driver reserves for itself as used, as the real library does */
+    m->total = d->memTotal; m->used = d->memUsed + reserved(d); m->free = d->memTotal - m->used;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
+    if (memoryV2 == 0) return NVML_ERROR_FUNCTION_NOT_FOUND;
+    CHECK_DEV(d);
+    if (d->lost) return NVML_ERROR_GPU_IS_LOST;
+    if (memoryV2 == 2 || m->version != ((unsigned int) sizeof *m | 2U << 24)) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    m->total = d->memTotal; m->reserved = reserved(d); m->used = d->memUsed + m->reserved;
+    m->free = d->memTotal - m->used;
     return NVML_SUCCESS;
 }
 

@@ -57,6 +57,7 @@ final class Nvml {
             new Fn("nvmlSystemGetDriverVersion", RC_AI, true),
             new Fn("nvmlSystemGetCudaDriverVersion_v2", RC_A, false),
             new Fn("nvmlDeviceGetMemoryInfo", RC_AA, false),
+            new Fn("nvmlDeviceGetMemoryInfo_v2", RC_AA, false),
             new Fn("nvmlDeviceGetPciInfo_v3", RC_AA, false),
             new Fn("nvmlDeviceGetPowerManagementLimit", RC_AA, false),
             new Fn("nvmlDeviceGetPowerUsage", RC_AA, false),
@@ -192,8 +193,22 @@ final class Nvml {
 
     record Memory(long totalBytes, long usedBytes) {}
 
+    /**
+     * The device's memory, its used part as nvidia-smi shows it: without what the driver and firmware reserve for
+     * themselves (nvmlDeviceGetMemoryInfo_v2; an idle H200 reserves 616 MiB, which the first version counts as
+     * used). A library before the second version (R510) gives the first's figure.
+     */
     Optional<Memory> memory(MemorySegment device) throws NvmlException {
         try (Arena a = Arena.ofConfined()) {
+            MemorySegment v2 = a.allocate(NvmlLayouts.MEMORY_V2);
+            v2.set(JAVA_INT, 0, NvmlLayouts.MEMORY_V2_VERSION);
+            int rc = call("nvmlDeviceGetMemoryInfo_v2", device, v2);
+            if (rc != NvmlException.ERROR_ARGUMENT_VERSION_MISMATCH && present("nvmlDeviceGetMemoryInfo_v2", rc)) {
+                long used = v2.get(JAVA_LONG, NvmlLayouts.MEMORY_V2_USED);
+                long reserved = v2.get(JAVA_LONG, NvmlLayouts.MEMORY_V2_RESERVED);
+                return Optional.of(new Memory(
+                        v2.get(JAVA_LONG, NvmlLayouts.MEMORY_V2_TOTAL), Math.max(0, used - Math.max(0, reserved))));
+            }
             MemorySegment m = a.allocate(MEMORY);
             if (!present("nvmlDeviceGetMemoryInfo", device, m)) return Optional.empty();
             return Optional.of(

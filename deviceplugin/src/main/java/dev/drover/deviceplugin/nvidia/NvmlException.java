@@ -10,6 +10,8 @@ final class NvmlException extends Exception {
     static final int ERROR_DRIVER_NOT_LOADED = 9;
     static final int ERROR_TIMEOUT = 10;
     static final int ERROR_GPU_IS_LOST = 15;
+    /** A versioned struct of a version this library does not know. */
+    static final int ERROR_ARGUMENT_VERSION_MISMATCH = 25;
 
     private final int code;
     private final String function;

@@ -37,6 +37,23 @@ final class NvmlLayouts {
     static final long MEMORY_TOTAL = MEMORY.byteOffset(groupElement("total"));
     static final long MEMORY_USED = MEMORY.byteOffset(groupElement("used"));
 
+    /**
+     * nvmlMemory_v2_t: a version word, then total, reserved (the driver's and firmware's own), free and used bytes,
+     * where used includes reserved; the version word is NVML_STRUCT_VERSION(Memory, 2), the size with 2 above it.
+     */
+    static final StructLayout MEMORY_V2 = MemoryLayout.structLayout(
+            JAVA_INT.withName("version"),
+            MemoryLayout.paddingLayout(4),
+            JAVA_LONG.withName("total"),
+            JAVA_LONG.withName("reserved"),
+            JAVA_LONG.withName("free"),
+            JAVA_LONG.withName("used"));
+
+    static final int MEMORY_V2_VERSION = (int) MEMORY_V2.byteSize() | (2 << 24);
+    static final long MEMORY_V2_TOTAL = MEMORY_V2.byteOffset(groupElement("total"));
+    static final long MEMORY_V2_RESERVED = MEMORY_V2.byteOffset(groupElement("reserved"));
+    static final long MEMORY_V2_USED = MEMORY_V2.byteOffset(groupElement("used"));
+
     /** nvmlUtilization_t: percent of the last sample period. */
     static final StructLayout UTILIZATION =
             MemoryLayout.structLayout(JAVA_INT.withName("gpu"), JAVA_INT.withName("memory"));

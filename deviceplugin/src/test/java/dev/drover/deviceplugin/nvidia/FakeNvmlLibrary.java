@@ -33,6 +33,7 @@ final class FakeNvmlLibrary {
     private final MethodHandle setInitResult;
     private final MethodHandle setMig;
     private final MethodHandle setLost;
+    private final MethodHandle setMemoryV2;
     private final MethodHandle initCount;
     private final MethodHandle liveEventSets;
     private final MethodHandle injectEvent;
@@ -44,6 +45,8 @@ final class FakeNvmlLibrary {
         setInitResult = linker.downcallHandle(
                 lib.findOrThrow("fake_nvml_set_init_result"), FunctionDescriptor.ofVoid(JAVA_INT));
         setMig = linker.downcallHandle(lib.findOrThrow("fake_nvml_set_mig"), FunctionDescriptor.ofVoid(JAVA_INT));
+        setMemoryV2 =
+                linker.downcallHandle(lib.findOrThrow("fake_nvml_set_memory_v2"), FunctionDescriptor.ofVoid(JAVA_INT));
         setLost = linker.downcallHandle(
                 lib.findOrThrow("fake_nvml_set_lost"), FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT));
         initCount = linker.downcallHandle(lib.findOrThrow("fake_nvml_init_count"), FunctionDescriptor.of(JAVA_INT));
@@ -106,6 +109,7 @@ final class FakeNvmlLibrary {
     void reset() throws Throwable {
         setInitResult.invokeExact(0);
         setMig.invokeExact(0);
+        setMemoryV2.invokeExact(1);
         setLost.invokeExact(0, 0);
         setLost.invokeExact(1, 0);
     }
@@ -116,6 +120,11 @@ final class FakeNvmlLibrary {
 
     void mig(boolean enabled) throws Throwable {
         setMig.invokeExact(enabled ? 1 : 0);
+    }
+
+    /** How the library answers nvmlDeviceGetMemoryInfo_v2: 1 as R510 and later, 0 lacking it, 2 another version. */
+    void memoryV2(int mode) throws Throwable {
+        setMemoryV2.invokeExact(mode);
     }
 
     void lost(int gpu, boolean lost) throws Throwable {

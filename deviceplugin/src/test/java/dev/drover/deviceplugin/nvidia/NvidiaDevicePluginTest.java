@@ -107,6 +107,27 @@ class NvidiaDevicePluginTest {
                 .containsExactly(A100);
     }
 
+    /**
+     * Memory used as nvidia-smi shows it: what the driver reserves for itself is not used by anyone (an idle H200
+     * showed 615 MiB used through the first version of the call, 0 in nvidia-smi); a library before the second
+     * version, or one that refuses its version word, gives the first version's figure.
+     */
+    @Test
+    void memoryUsedLeavesOutWhatTheDriverReservesWhereTheLibraryTells() throws Throwable {
+        NvidiaDevicePlugin plugin = start(Map.of());
+        assertThat(plugin.stats().getFirst().memoryUsedMiB()).hasValue(2048);
+        nvml.memoryV2(0);
+        assertThat(plugin.stats().getFirst().memoryUsedMiB())
+                .as("no _v2 in the library")
+                .hasValue(2048 + 434);
+        nvml.memoryV2(2);
+        assertThat(plugin.stats().getFirst().memoryUsedMiB())
+                .as("_v2 refuses the version")
+                .hasValue(2048 + 434);
+        nvml.memoryV2(1);
+        assertThat(plugin.stats().getFirst().memoryUsedMiB()).hasValue(2048);
+    }
+
     @Test
     void statsCarryMeasurementsAndUnsupportedValuesAreAbsent() throws Exception {
         List<InstanceStats> stats = start(Map.of()).stats();
