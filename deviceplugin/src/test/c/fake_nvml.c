@@ -186,8 +186,9 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
     CHECK_DEV(d);
     if (d->lost) return NVML_ERROR_GPU_IS_LOST;
     if (memoryV2 == 2 || m->version != ((unsigned int) sizeof *m | 2U << 24)) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-    m->total = d->memTotal; m->reserved = reserved(d); m->used = d->memUsed + m->reserved;
-    m->free = d->memTotal - m->used;
+    /* used leaves the reserve out, as driver 580's library does (nvidia-smi shows this figure) */
+    m->total = d->memTotal; m->reserved = reserved(d); m->used = d->memUsed;
+    m->free = d->memTotal - m->used - m->reserved;
     return NVML_SUCCESS;
 }
 

@@ -195,8 +195,9 @@ final class Nvml {
 
     /**
      * The device's memory, its used part as nvidia-smi shows it: without what the driver and firmware reserve for
-     * themselves (nvmlDeviceGetMemoryInfo_v2; an idle H200 reserves 616 MiB, which the first version counts as
-     * used). A library before the second version (R510) gives the first's figure.
+     * themselves, which the second version of the call reports apart (an idle H200 with driver 580 reserves 616
+     * MiB: used 0 there, where the first version says 615). A library before the second version (R510) gives the
+     * first's figure.
      */
     Optional<Memory> memory(MemorySegment device) throws NvmlException {
         try (Arena a = Arena.ofConfined()) {
@@ -204,10 +205,8 @@ final class Nvml {
             v2.set(JAVA_INT, 0, NvmlLayouts.MEMORY_V2_VERSION);
             int rc = call("nvmlDeviceGetMemoryInfo_v2", device, v2);
             if (rc != NvmlException.ERROR_ARGUMENT_VERSION_MISMATCH && present("nvmlDeviceGetMemoryInfo_v2", rc)) {
-                long used = v2.get(JAVA_LONG, NvmlLayouts.MEMORY_V2_USED);
-                long reserved = v2.get(JAVA_LONG, NvmlLayouts.MEMORY_V2_RESERVED);
                 return Optional.of(new Memory(
-                        v2.get(JAVA_LONG, NvmlLayouts.MEMORY_V2_TOTAL), Math.max(0, used - Math.max(0, reserved))));
+                        v2.get(JAVA_LONG, NvmlLayouts.MEMORY_V2_TOTAL), v2.get(JAVA_LONG, NvmlLayouts.MEMORY_V2_USED)));
             }
             MemorySegment m = a.allocate(MEMORY);
             if (!present("nvmlDeviceGetMemoryInfo", device, m)) return Optional.empty();

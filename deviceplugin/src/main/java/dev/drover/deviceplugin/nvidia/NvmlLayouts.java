@@ -38,8 +38,10 @@ final class NvmlLayouts {
     static final long MEMORY_USED = MEMORY.byteOffset(groupElement("used"));
 
     /**
-     * nvmlMemory_v2_t: a version word, then total, reserved (the driver's and firmware's own), free and used bytes,
-     * where used includes reserved; the version word is NVML_STRUCT_VERSION(Memory, 2), the size with 2 above it.
+     * nvmlMemory_v2_t: a version word, then total, reserved (the driver's and firmware's own), free and used bytes;
+     * used leaves the reserve out (seen on an H200 with driver 580: used 0 and reserved 616 MiB when idle, used the
+     * same as nvidia-smi's under load, though some nvml.h versions say it includes it). The version word is
+     * NVML_STRUCT_VERSION(Memory, 2): the struct's size with 2 above it.
      */
     static final StructLayout MEMORY_V2 = MemoryLayout.structLayout(
             JAVA_INT.withName("version"),
@@ -51,7 +53,6 @@ final class NvmlLayouts {
 
     static final int MEMORY_V2_VERSION = (int) MEMORY_V2.byteSize() | (2 << 24);
     static final long MEMORY_V2_TOTAL = MEMORY_V2.byteOffset(groupElement("total"));
-    static final long MEMORY_V2_RESERVED = MEMORY_V2.byteOffset(groupElement("reserved"));
     static final long MEMORY_V2_USED = MEMORY_V2.byteOffset(groupElement("used"));
 
     /** nvmlUtilization_t: percent of the last sample period. */
