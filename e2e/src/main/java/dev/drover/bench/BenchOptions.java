@@ -16,6 +16,7 @@ import java.util.List;
  * @param driver the tasks' driver: {@code mock}, or {@code raw_exec} (each task a host {@code /bin/sleep})
  * @param httpCheck whether each task has one http check every 10 s (at the bench's {@link CheckTarget})
  * @param steadySeconds how long to measure the agent at steady state once all run; 0 for not at all
+ * @param delete whether to delete every allocation at the end and time until all are gone
  */
 record BenchOptions(
         int allocs,
@@ -26,7 +27,8 @@ record BenchOptions(
         Path timeline,
         String driver,
         boolean httpCheck,
-        int steadySeconds) {
+        int steadySeconds,
+        boolean delete) {
 
     /** The steady window {@code --http-check} measures when {@code --steady} is not given. */
     static final int DEFAULT_CHECK_STEADY_SECONDS = 60;
@@ -67,8 +69,14 @@ record BenchOptions(
             "S",
             "then measures S seconds once all run (default 60" + " with --http-check, else none)");
 
+    static final Flag DELETE = Flag.on(
+            "--delete",
+            null,
+            "at the end deletes every allocation and measures deleteAllSeconds; apiWritesPerAllocation then counts"
+                    + " the whole life, create to gone");
+
     static final List<Flag> FLAGS =
-            List.of(ALLOCS, TASKS, DRIVER, RESTART, AGENT_JAR, AGENT_JVM, TIMELINE, HTTP_CHECK, STEADY);
+            List.of(ALLOCS, TASKS, DRIVER, RESTART, AGENT_JAR, AGENT_JVM, TIMELINE, HTTP_CHECK, STEADY, DELETE);
 
     static BenchOptions parse(String[] args) {
         ParsedArgs p;
@@ -98,7 +106,8 @@ record BenchOptions(
                     "no agent jar at " + jar + " (build it with ./mvnw package, or give" + " --agent-jar)");
         }
         int steadySeconds = steady != null ? steady : httpCheck ? DEFAULT_CHECK_STEADY_SECONDS : 0;
-        return new BenchOptions(allocs, tasks, restart, jar, jvm, timeline, driver, httpCheck, steadySeconds);
+        return new BenchOptions(
+                allocs, tasks, restart, jar, jvm, timeline, driver, httpCheck, steadySeconds, p.has(DELETE.name()));
     }
 
     private static String driver(String value) {
@@ -133,9 +142,12 @@ record BenchOptions(
                 options (or --agent-jvm), creates N allocations of M tasks at once, and prints one JSON line:
                 allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),
                 createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,
-                heapBytesPerAlloc, agentCpuSeconds, with raw_exec supervisorPssBytesPerTask, with --restart
-                restoreSeconds and restartsAfterRestore, and with --steady steadyAgentCpuPercent,
-                steadyStatusWritesPerMinute and steadyProbesPerSecond.
+                heapBytesPerAlloc, agentCpuSeconds, agentRssBytes (peak), eventsDropped, apiWrites (the agent's
+                write requests by verb and resource, as the API server counted them) and apiWritesPerAllocation
+                (from the first create until all run, with --delete until all are gone), with raw_exec
+                supervisorPssBytesPerTask, with --restart restoreSeconds and restartsAfterRestore, with --delete
+                deleteAllSeconds, and with --steady steadyAgentCpuPercent, steadyStatusWritesPerMinute,
+                steadyApiWritesPerMinute and steadyProbesPerSecond.
                 """;
     }
 }

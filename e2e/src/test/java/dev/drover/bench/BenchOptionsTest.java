@@ -30,7 +30,8 @@ class BenchOptionsTest {
             "--timeline",
             "t.csv",
             "--driver",
-            "raw_exec"
+            "raw_exec",
+            "--delete"
         });
         assertThat(o)
                 .isEqualTo(new BenchOptions(
@@ -42,7 +43,8 @@ class BenchOptionsTest {
                         Path.of("t.csv"),
                         "raw_exec",
                         false,
-                        0));
+                        0,
+                        true));
         assertThat(o.rawExec()).isTrue();
     }
 
