@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Records task events as Kubernetes Events on their Allocation, so {@code kubectl
- * describe alloc} shows the history. The Event's name is derived from the
+ * describe alloc} shows what happened to it: every Warning, and every Normal task event but the
+ * {@link #STATUS_ONLY} ones that every task goes through on an ordinary start and stop (its status keeps those,
+ * and an Event each would be most of what an allocation costs the API server). The Event's name is derived from the
  * allocation, task, reason and message, so a repeat (a task restarting again and
  * again) updates one object's count rather than creating a new one each time.
  * The name also carries this recorder's incarnation, so an agent that restarts
@@ -69,6 +71,17 @@ public final class EventRecorder implements AutoCloseable {
             TaskEventType.NotRestarting,
             TaskEventType.FailedRestoringTask,
             TaskEventType.SiblingTaskFailed);
+
+    /**
+     * Normal task events every task has on an ordinary life (received, its directory built, started, killed when its
+     * allocation stops): shown in status, never an Event.
+     */
+    static final Set<TaskEventType> STATUS_ONLY = Set.of(
+            TaskEventType.Received,
+            TaskEventType.TaskSetup,
+            TaskEventType.Started,
+            TaskEventType.Killing,
+            TaskEventType.Killed);
 
     /** Where Events go: the Kubernetes side creates and patches them ({@link EventPoster}). */
     public interface Sink {
@@ -130,13 +143,16 @@ public final class EventRecorder implements AutoCloseable {
         this.worker = Worker.startVirtual("drover-events", self -> writeNext());
     }
 
-    /** A task event of {@code task}; never blocks. */
+    /** A task event of {@code task}, unless it is {@link #STATUS_ONLY}; never blocks. */
     public void record(Allocation owner, String task, TaskEvent event, InstantSource clock) {
         boolean warning = WARNINGS.contains(event.getType())
                 || (event.getType() == TaskEventType.Terminated
                         && ((event.getExitCode() != null && event.getExitCode() != 0) || event.getSignal() != null))
                 || (event.getType() == TaskEventType.CheckStatusChanged
                         && event.getCheckStatus() != CheckStatus.Status.PASSING);
+        if (!warning && STATUS_ONLY.contains(event.getType())) {
+            return;
+        }
         String text = event.getMessage() != null
                 ? event.getMessage()
                 : event.getType().name();

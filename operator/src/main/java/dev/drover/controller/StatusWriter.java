@@ -1,6 +1,7 @@
 package dev.drover.controller;
 
 import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.concurrent.Worker;
 import dev.drover.state.AllocId;
 import java.time.Duration;
@@ -23,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * Writes allocation statuses to the API server the way the kubelet writes pod
  * statuses: runners publish the latest status whenever it changes, and one
  * writer thread decides when to write. A change of {@code clientStatus} is
- * written at once; other changes wait up to the batch delay so that a burst of
- * task events costs one write; a status identical to the one last written is
+ * written at once, except to {@code Pending}; other changes, and {@code Pending}, wait up to the batch delay so
+ * that a burst of task events costs one write, and an allocation that starts within it is written once, as
+ * {@code Running}, not first as {@code Pending}; a status identical to the one last written is
  * never written; a failed write is retried with back-off; and every resync
  * interval anything not yet written is tried again. Up to {@link #IN_FLIGHT}
  * writes are sent at once (never two for one allocation), so one slow round
@@ -112,7 +114,7 @@ public final class StatusWriter implements AutoCloseable {
             }
             e.latest = status;
             long now = System.nanoTime();
-            boolean urgent = e.written == null || e.written.getClientStatus() != status.getClientStatus();
+            boolean urgent = urgent(e.written, status);
             long due = Math.max(
                     urgent ? now : now + timing.batchDelay().toNanos(),
                     e.sentNanos + timing.minInterval().toNanos());
@@ -260,7 +262,7 @@ public final class StatusWriter implements AutoCloseable {
                     e.dueNanos = Long.MAX_VALUE;
                 } else {
                     // a newer status arrived meanwhile: it keeps the urgency it was published with
-                    boolean urgent = e.latest.getClientStatus() != status.getClientStatus();
+                    boolean urgent = urgent(status, e.latest);
                     e.dueNanos = Math.max(
                             System.nanoTime()
                                     + (urgent ? 0 : timing.batchDelay().toNanos()),
@@ -282,6 +284,16 @@ public final class StatusWriter implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Whether {@code next} is written at once: a new {@code clientStatus} other than {@code Pending}. A Pending one
+     * waits the batch delay, as other changes do: the Running that usually follows within it replaces it, one write
+     * instead of two.
+     */
+    static boolean urgent(AllocationStatus written, AllocationStatus next) {
+        return next.getClientStatus() != ClientStatus.Pending
+                && (written == null || written.getClientStatus() != next.getClientStatus());
     }
 
     /** Stops the writer thread and joins it and the writes in flight; pending statuses are not written. */

@@ -52,6 +52,29 @@ class StatusWriterTest {
     }
 
     @Test
+    void aPendingStatusWaitsTheBatchDelaySoAStartWithinItIsOneWriteOfRunning() throws Exception {
+        long start = System.nanoTime();
+        writer.publish(WEB, status(ClientStatus.Pending, "0/1"));
+        Thread.sleep(100);
+        writer.publish(WEB, status(ClientStatus.Running, "1/1"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        assertThat(writes.getFirst().status().getClientStatus()).isEqualTo(ClientStatus.Running);
+        assertThat(Duration.ofNanos(writes.getFirst().atNanos() - start)).isLessThan(Duration.ofMillis(300));
+        Thread.sleep(600);
+        assertThat(writes).as("Pending was never written").hasSize(1);
+    }
+
+    @Test
+    void aPendingStatusThatLastsIsWrittenAfterTheBatchDelay() {
+        long start = System.nanoTime();
+        writer.publish(WEB, status(ClientStatus.Pending, "0/1"));
+        await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
+        assertThat(writes.getFirst().status().getClientStatus()).isEqualTo(ClientStatus.Pending);
+        assertThat(Duration.ofNanos(writes.getFirst().atNanos() - start))
+                .isGreaterThanOrEqualTo(Duration.ofMillis(350));
+    }
+
+    @Test
     void otherChangesAreBatchedIntoOneWriteOfTheNewest() throws Exception {
         writer.publish(WEB, status(ClientStatus.Running, "0/2"));
         await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);
