@@ -74,7 +74,8 @@ final class AllocationReports {
                 state,
                 unstored,
                 ledger == null ? null : () -> ledger.allocated(t.id).orElse(null),
-                clock.instant());
+                clock.instant(),
+                status -> writer.publish(t.id, status));
         if (c.leftPending()) {
             gate.release(t.id);
         }
@@ -105,9 +106,6 @@ final class AllocationReports {
                         clock.instant());
             }
         }
-        if (c.status() != null && t.confirmed()) {
-            writer.publish(t.id, c.status());
-        }
         if (c.tasksEnded() && ledger != null) {
             ledger.release(t.id); // the status keeps naming them: it was built above
         }
@@ -133,29 +131,30 @@ final class AllocationReports {
 
     /** The spec cannot be run: every bad field reported, any runner kept on its last good spec. */
     void refuse(TrackedAllocation t, Allocation a, long generation, List<Violation> problems) {
-        TrackedAllocation.Built b = t.refuse(generation, problems, clock.instant());
+        TrackedAllocation.Built b =
+                t.refuse(generation, problems, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             String message = "Invalid allocation: " + AllocationStatuses.describe(problems);
             LOG.warn("allocation {}: {}", t.id, message);
             events.recordForAllocation(
                     TrackedAllocation.owner(a), true, TaskEventType.FailedValidation.name(), message, clock.instant());
         }
-        writer.publish(t.id, b.status());
     }
 
     /** The node cannot fit the allocation: Failed with Admitted=False, never run, and a Warning Event. */
     void refuseAdmission(TrackedAllocation t, Allocation a, Decision d) {
-        TrackedAllocation.Built b = t.refuseAdmission(a, TrackedAllocation.generationOf(a), d, clock.instant());
+        TrackedAllocation.Built b = t.refuseAdmission(
+                a, TrackedAllocation.generationOf(a), d, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.info("allocation {} refused: {}", t.id, d.message());
             events.recordForAllocation(TrackedAllocation.owner(a), true, d.reason(), d.message(), clock.instant());
         }
-        writer.publish(t.id, b.status());
     }
 
     /** The store could not write the spec of an allocation being taken on: Pending, with StateStored=False. */
     void waitForStore(TrackedAllocation t, Allocation a, long generation, String reason) {
-        TrackedAllocation.Built b = t.waitForStore(a, generation, reason, clock.instant());
+        TrackedAllocation.Built b =
+                t.waitForStore(a, generation, reason, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.warn("allocation {} is taken on once the state store can write: {}", t.id, reason);
             events.recordForAllocation(
@@ -165,7 +164,6 @@ final class AllocationReports {
                     storeFailedMessage(reason),
                     clock.instant());
         }
-        writer.publish(t.id, b.status());
     }
 
     private static String storeFailedMessage(String reason) {

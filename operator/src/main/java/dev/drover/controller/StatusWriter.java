@@ -101,8 +101,9 @@ public final class StatusWriter implements AutoCloseable {
         lock.lock();
         try {
             Entry e = entries.computeIfAbsent(id, k -> new Entry());
-            if (status.equals(e.written) && e.failures == 0) {
-                // back to what the API server already has: nothing to write, and nothing still pending
+            if (status.equals(e.written) && e.failures == 0 && !e.inFlight) {
+                // back to what the API server already has: nothing to write, and nothing still pending (a write in
+                // flight would leave the API server with what it sends: then this one is still to be written)
                 e.latest = null;
                 e.dueNanos = Long.MAX_VALUE;
                 skipped.increment();
@@ -257,7 +258,7 @@ public final class StatusWriter implements AutoCloseable {
             if (failure == null) {
                 e.written = status;
                 e.failures = 0;
-                if (status.equals(e.latest)) {
+                if (e.latest == null || status.equals(e.latest)) {
                     e.latest = null;
                     e.dueNanos = Long.MAX_VALUE;
                 } else {

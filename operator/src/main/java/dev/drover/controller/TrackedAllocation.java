@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -195,14 +196,20 @@ final class TrackedAllocation {
         return wasRefused;
     }
 
-    /** The spec cannot be run: every bad field reported, any runner kept on its last good spec. */
-    synchronized Built refuse(long newGeneration, List<Violation> newProblems, Instant now) {
+    /**
+     * The spec cannot be run: every bad field reported, any runner kept on its last good spec. The status built is
+     * handed to {@code publish} (as by each method here that builds one) before the lock is let go, so a status built
+     * later is never overtaken by this one on its way to the writer.
+     */
+    synchronized Built refuse(
+            long newGeneration, List<Violation> newProblems, Instant now, Consumer<AllocationStatus> publish) {
         boolean changed = !newProblems.equals(problems) || newGeneration != generation;
         problems = newProblems;
         generation = Math.max(generation, newGeneration);
         AllocRunner r = runner;
         AllocationStatus running = r == null ? null : AllocationStatuses.of(r.allocState(), tasks, built, now);
         built = AllocationStatuses.invalid(newProblems, newGeneration, running, built, now);
+        publish.accept(built);
         return new Built(built, changed);
     }
 
@@ -274,11 +281,13 @@ final class TrackedAllocation {
     }
 
     /** The node cannot fit it: Failed with Admitted=False, for good (a later copy is not admitted again). */
-    synchronized Built refuseAdmission(Allocation a, long newGeneration, Decision d, Instant now) {
+    synchronized Built refuseAdmission(
+            Allocation a, long newGeneration, Decision d, Instant now, Consumer<AllocationStatus> publish) {
         boolean first = !notAdmitted;
         notAdmitted = true;
         generation = Math.max(generation, newGeneration);
         built = AllocationStatuses.notAdmitted(d, newGeneration, a.getSpec().getTasks(), built, now);
+        publish.accept(built);
         return new Built(built, first);
     }
 
@@ -288,12 +297,14 @@ final class TrackedAllocation {
     }
 
     /** The store could not write the spec of an allocation being taken on: Pending, with StateStored=False. */
-    synchronized Built waitForStore(Allocation a, long newGeneration, String reason, Instant now) {
+    synchronized Built waitForStore(
+            Allocation a, long newGeneration, String reason, Instant now, Consumer<AllocationStatus> publish) {
         waitingForStore = a;
         boolean first = !storeFailing;
         storeFailing = true;
         built = AllocationStatuses.awaitingStore(
                 reason, newGeneration, a.getSpec().getTasks(), built, now);
+        publish.accept(built);
         return new Built(built, first);
     }
 
@@ -317,10 +328,16 @@ final class TrackedAllocation {
     /**
      * Builds its status from the runner's {@code state}: the tasks it runs, a refused spec, the store's trouble and
      * the devices it holds, given by {@code devices} (null on an agent without devices; read only for a state that is
-     * not older than the last).
+     * not older than the last). The status goes to {@code publish} under this allocation's lock, once the API server
+     * has confirmed the allocation: task runners report from their own threads, and a status built from an older
+     * state must not reach the writer after a newer one (it would stay, written, until the next change).
      */
     synchronized Change stateChanged(
-            AllocState state, Optional<String> unstored, Supplier<List<AllocatedDevice>> devices, Instant now) {
+            AllocState state,
+            Optional<String> unstored,
+            Supplier<List<AllocatedDevice>> devices,
+            Instant now,
+            Consumer<AllocationStatus> publish) {
         if (state.version() < builtVersion || tasks == null) {
             return new Change(null, owner, false, false, false, false, 0, false);
         }
@@ -337,6 +354,9 @@ final class TrackedAllocation {
         boolean storeChanged = unstored.isPresent() != storeFailing;
         storeFailing = unstored.isPresent();
         built = status;
+        if (confirmed) {
+            publish.accept(status);
+        }
         long runningAfter = 0;
         if (state.clientStatus() == ClientStatus.Running && !wasRunning) {
             wasRunning = true;

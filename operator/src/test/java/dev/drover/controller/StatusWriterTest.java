@@ -228,4 +228,38 @@ class StatusWriterTest {
         Thread.sleep(300);
         assertThat(writes).as("the same big status again is no change").hasSize(1);
     }
+
+    @Test
+    void aStatusBackToTheWrittenOneWhileAnotherIsInFlightIsWrittenAfterIt() throws Exception {
+        java.util.concurrent.CountDownLatch inFlight = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        List<AllocationStatus> sent = new CopyOnWriteArrayList<>();
+        AllocationStatus running = status(ClientStatus.Running, "2/2");
+        AllocationStatus restarting = status(ClientStatus.Running, "1/2");
+        try (StatusWriter slow = new StatusWriter(
+                (id, status) -> {
+                    if (status.equals(restarting)) {
+                        inFlight.countDown();
+                        release.await();
+                    }
+                    sent.add(status);
+                },
+                new StatusWriter.Timing(
+                        Duration.ofMillis(10),
+                        Duration.ofSeconds(30),
+                        Duration.ofMillis(20),
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(10)))) {
+            slow.publish(WEB, running);
+            await().atMost(Duration.ofSeconds(2)).until(() -> sent.size() == 1);
+            slow.publish(WEB, restarting);
+            assertThat(inFlight.await(2, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            slow.publish(WEB, status(ClientStatus.Running, "2/2")); // the task is back while "1/2" is on its way
+            release.countDown();
+            await().atMost(Duration.ofSeconds(2))
+                    .untilAsserted(() -> assertThat(sent)
+                            .as("what the API server got, in order")
+                            .containsExactly(running, restarting, running));
+        }
+    }
 }

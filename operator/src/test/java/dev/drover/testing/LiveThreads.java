@@ -1,30 +1,54 @@
 package dev.drover.testing;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.management.HotSpotDiagnosticMXBean;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
- * Every live thread of this JVM, virtual ones included, from a JSON thread dump: {@link Thread#getAllStackTraces}
- * lists platform threads only, so a leaked virtual thread would pass a check built on it.
+ * Every live thread of this JVM, virtual ones included. {@link Thread#getAllStackTraces} lists platform threads only,
+ * so a leaked virtual thread would pass a check built on it; the JDK's thread dump lists them all but takes a
+ * snapshot of each thread, which crashed HotSpot 25.0.3 when a thread ended meanwhile (JDK-8359870, SIGSEGV in
+ * {@code JVM_CreateThreadSnapshot}, seen in CI). So the threads come from the JDK's thread containers (what the dump
+ * walks, without snapshots): the root one holds every platform thread and every tracked virtual thread, the others
+ * (executors made by {@code Executors.newThreadPerTaskExecutor}) theirs. That needs {@code --add-exports
+ * java.base/jdk.internal.vm=ALL-UNNAMED} (the build's {@code surefire.argLine}); a top frame is read only for a
+ * thread that is shown.
  */
 public final class LiveThreads {
 
-    /** One live thread: its id, name, whether it is virtual, and where it stands (its top frame). */
-    public record Live(long tid, String name, boolean virtual, String at) {
+    /** One live thread: its id, name, whether it is virtual; {@link #at()} is where it stands (its top frame). */
+    public record Live(long tid, String name, boolean virtual, Thread thread) {
+        /** Its top frame now, or {@code ?} when it has none (ended, or not started on a carrier). */
+        public String at() {
+            StackTraceElement[] stack = thread.getStackTrace();
+            return stack.length == 0 ? "?" : stack[0].toString();
+        }
+
         @Override
         public String toString() {
-            return (virtual ? "virtual " : "") + "thread #" + tid + " \"" + name + "\" at " + at;
+            return (virtual ? "virtual " : "") + "thread #" + tid + " \"" + name + "\" at " + at();
+        }
+    }
+
+    private static final Method ROOT;
+    private static final Method THREADS;
+    private static final Method CHILDREN;
+
+    static {
+        try {
+            Class<?> containers = Class.forName("jdk.internal.vm.ThreadContainers");
+            Class<?> container = Class.forName("jdk.internal.vm.ThreadContainer");
+            ROOT = containers.getMethod("root");
+            THREADS = container.getMethod("threads");
+            CHILDREN = container.getMethod("children");
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
         }
     }
 
@@ -32,18 +56,34 @@ public final class LiveThreads {
 
     /** The threads alive now. */
     public static List<Live> now() {
+        Map<Long, Live> threads = new LinkedHashMap<>();
         try {
-            Path file = Files.createTempFile("threads", ".json");
-            try {
-                Files.delete(file); // dumpThreads refuses to overwrite
-                ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
-                        .dumpThreads(file.toString(), HotSpotDiagnosticMXBean.ThreadDumpFormat.JSON);
-                return parse(new ObjectMapper().readTree(file.toFile()));
-            } finally {
-                Files.deleteIfExists(file);
+            collect(ROOT.invoke(null), threads);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(
+                    "LiveThreads needs --add-exports java.base/jdk.internal.vm=ALL-UNNAMED on the test JVM", e);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+        return List.copyOf(threads.values());
+    }
+
+    private static void collect(Object container, Map<Long, Live> into) throws ReflectiveOperationException {
+        List<Thread> threads;
+        List<?> children;
+        try (Stream<?> s = (Stream<?>) THREADS.invoke(container)) {
+            threads = s.map(Thread.class::cast).toList();
+        }
+        try (Stream<?> s = (Stream<?>) CHILDREN.invoke(container)) {
+            children = s.toList();
+        }
+        for (Thread t : threads) {
+            if (t.isAlive()) {
+                into.putIfAbsent(t.threadId(), new Live(t.threadId(), t.getName(), t.isVirtual(), t));
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        }
+        for (Object child : children) {
+            collect(child, into);
         }
     }
 
@@ -54,23 +94,12 @@ public final class LiveThreads {
 
     /** The threads alive now that were not in {@code before} and that {@code ignored} does not match. */
     public static List<Live> startedSince(Set<Long> before, Predicate<Live> ignored) {
-        return now().stream()
-                .filter(t -> !before.contains(t.tid()) && !ignored.test(t))
-                .toList();
-    }
-
-    private static List<Live> parse(JsonNode dump) {
-        List<Live> threads = new ArrayList<>();
-        for (JsonNode container : dump.path("threadDump").path("threadContainers")) {
-            for (JsonNode t : container.path("threads")) {
-                JsonNode stack = t.path("stack");
-                threads.add(new Live(
-                        t.path("tid").asLong(),
-                        t.path("name").asText(),
-                        t.path("virtual").asBoolean(),
-                        stack.isEmpty() ? "?" : stack.get(0).asText()));
+        List<Live> started = new ArrayList<>();
+        for (Live t : now()) {
+            if (!before.contains(t.tid()) && !ignored.test(t)) {
+                started.add(t);
             }
         }
-        return threads;
+        return started;
     }
 }
