@@ -50,6 +50,7 @@ final class AgentConfigFile {
             "statusWrites.resync",
             "events.qps",
             "events.burst",
+            "events.taskEvents",
             "fieldSelector",
             "concurrentStarts",
             "api.maxFollowers",

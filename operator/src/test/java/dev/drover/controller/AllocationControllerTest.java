@@ -222,9 +222,8 @@ class AllocationControllerTest {
         assertThat(statuses.of(id(a)).orElseThrow().getObservedGeneration()).isEqualTo(1L);
         assertThat(statuses.condition(id(a), "SpecValid").orElseThrow().getStatus())
                 .isEqualTo("True");
-        assertThat(statuses.of(id(a)).orElseThrow().getTaskStates().get("main").getEvents())
-                .extracting(e -> e.getType().name())
-                .contains("Received", "Started");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> recorded.reasons("web").contains("Started"));
         assertThat(controller.runner(id(a))).isPresent();
         assertThat(controller.countByClientStatus()).containsEntry(ClientStatus.Running, 1);
     }
@@ -398,6 +397,7 @@ class AllocationControllerTest {
         assertThat(held.runner(id(a))).isEmpty();
         await().atMost(Duration.ofSeconds(10)).until(() -> db.loadAll().isEmpty());
         assertThat(data.resolve("allocs/default/web")).doesNotExist();
+        assertThat(recorded.reasons("web")).doesNotContain("Started");
     }
 
     @Test
