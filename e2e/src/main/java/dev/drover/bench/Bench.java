@@ -136,7 +136,9 @@ public final class Bench {
                     "--api-port",
                     "0",
                     "--log-level",
-                    "warn"));
+                    "warn",
+                    "--config",
+                    agentConfig(work).toString()));
             RawExecTasks tasks = options.rawExec() ? new RawExecTasks() : null;
             checks = options.httpCheck() ? new CheckTarget() : null;
             if (tasks != null) {
@@ -299,6 +301,7 @@ public final class Bench {
         String metrics = probe.metrics();
         ObjectNode result = JSON.createObjectNode();
         result.put("allocs", options.allocs()).put("tasksPerAlloc", options.tasks());
+        result.put("taskEvents", options.taskEvents());
         result.put("allRunningSeconds", round(allRunning));
         result.put("p50Seconds", round(Timeline.percentile(seenToRunning, 0.50)));
         result.put("p99Seconds", round(Timeline.percentile(seenToRunning, 0.99)));
@@ -316,6 +319,11 @@ public final class Bench {
         }
         writesToRunning = ApiWrites.between(writesBefore, apiWrites.readOnceQuiet());
         return result;
+    }
+
+    /** The agent's configuration file: what the flags do not say ({@code --events}). */
+    private Path agentConfig(Path work) throws IOException {
+        return Files.writeString(work.resolve("agent.yaml"), "events: {taskEvents: " + options.taskEvents() + "}\n");
     }
 
     /** The administrator's kubeconfig the local API server wrote, with no retries: a failed call is a failed run. */

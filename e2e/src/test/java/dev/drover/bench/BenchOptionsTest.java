@@ -31,7 +31,9 @@ class BenchOptionsTest {
             "t.csv",
             "--driver",
             "raw_exec",
-            "--delete"
+            "--delete",
+            "--events",
+            "notable"
         });
         assertThat(o)
                 .isEqualTo(new BenchOptions(
@@ -44,8 +46,19 @@ class BenchOptionsTest {
                         "raw_exec",
                         false,
                         0,
-                        true));
+                        true,
+                        "notable"));
         assertThat(o.rawExec()).isTrue();
+    }
+
+    @Test
+    void theAgentRecordsEveryTaskEventUnlessToldNotable() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar}).taskEvents())
+                .isEqualTo("all");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--events", "warnings"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--events is all or notable, not \"warnings\"");
     }
 
     @Test
