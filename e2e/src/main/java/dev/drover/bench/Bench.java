@@ -35,7 +35,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
- * {@code drover-local bench --allocs N --tasks M [--driver mock|raw_exec] [--restart]}: the load harness. The local
+ * {@code drover-local bench --allocs N --tasks M [--driver mock|raw_exec] [--restart] [--delete]}: the load harness. The local
  * API server and the agent jar (node {@code local}) as child processes, N allocations of M tasks created through
  * the API at once; prints one JSON line of figures (docs/BENCHMARKS.md). Latency is measured as a user sees it:
  * from the create call returning to the first watch event showing the allocation Running.
@@ -59,6 +59,10 @@ public final class Bench {
     private CheckTarget checks;
 
     private javax.net.ssl.SSLContext serverTls;
+    /** The agent's write requests as the API server counted them. */
+    private ApiWrites apiWrites;
+    /** The agent's writes from the first create until they were quiet after all ran. */
+    private Map<String, Long> writesToRunning = Map.of();
 
     /** A flag the bench does not know or a value it cannot use; drover-local prints it with its usage. */
     public static final class UsageException extends IllegalArgumentException {
@@ -111,6 +115,7 @@ public final class Bench {
         serverTls = LocalApiServer.trusting(kubeconfig);
         http.close();
         http = HttpClient.newBuilder().sslContext(serverTls).build(); // the agent's metrics stay plain HTTP
+        apiWrites = new ApiWrites(http, serverUrl);
         try (KubernetesClient client = new KubernetesClientBuilder()
                 .withHttpClientFactory(new JdkHttpClientFactory())
                 .withConfig(clientConfig(kubeconfig))
@@ -131,7 +136,9 @@ public final class Bench {
                     "--api-port",
                     "0",
                     "--log-level",
-                    "warn"));
+                    "warn",
+                    "--config",
+                    agentConfig(work).toString()));
             RawExecTasks tasks = options.rawExec() ? new RawExecTasks() : null;
             checks = options.httpCheck() ? new CheckTarget() : null;
             if (tasks != null) {
@@ -140,19 +147,24 @@ public final class Bench {
             List<String> agentJvm = options.agentJvm() == null ? AgentJvm.options() : options.agentJvm();
             Process agent =
                     ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"), probe);
+            RssPeak rss = new RssPeak(agent.pid());
             try {
                 ObjectNode result = measure(client, agent, probe);
                 if (options.steadySeconds() > 0) {
-                    SteadyState.measure(result, agent, probe, checks, Duration.ofSeconds(options.steadySeconds()));
+                    SteadyState.measure(
+                            result, agent, probe, checks, apiWrites, Duration.ofSeconds(options.steadySeconds()));
                 }
+                long droppedBefore = 0; // Events an agent stopped below dropped
                 if (tasks != null) {
                     tasks.record(agent.toHandle());
                 }
                 if (options.restart()) {
+                    droppedBefore += eventsDropped(probe);
                     ChildJvms.stop(agent);
                     long restartBegin = System.nanoTime();
                     agent = ChildJvms.startAgent(
                             options.agentJar(), agentJvm, agentArgs, work.resolve("agent-restart.log"), probe);
+                    rss.watch(agent.pid());
                     waitUntil(
                             () -> probe.runningAllocations() >= options.allocs(),
                             Duration.ofMinutes(5),
@@ -168,12 +180,29 @@ public final class Bench {
                             .sum();
                     result.put("restartsAfterRestore", restarts);
                 }
+                Map<String, Long> writes = writesToRunning;
+                if (options.delete()) {
+                    Map<String, Long> before = apiWrites.read();
+                    double seconds = DeletePhase.run(
+                            http,
+                            serverTls,
+                            serverUrl,
+                            options.allocs(),
+                            gone -> waitUntil(
+                                    () -> gone.size() >= options.allocs(), Duration.ofMinutes(5), gone::size, "gone"));
+                    result.put("deleteAllSeconds", round(seconds));
+                    writes = ApiWrites.plus(writes, ApiWrites.between(before, apiWrites.readOnceQuiet()));
+                }
+                ApiWrites.put(result, writes, options.allocs());
+                result.put("eventsDropped", droppedBefore + eventsDropped(probe));
+                result.put("agentRssBytes", rss.peakBytes());
                 if (terminal) {
                     err.println();
                 }
                 out.println(JSON.writeValueAsString(result));
                 return 0;
             } finally {
+                rss.close();
                 if (tasks != null) {
                     endTasks(client, tasks, agent);
                 }
@@ -248,7 +277,8 @@ public final class Bench {
         double idleHeap = probe.heapAfterGc(agent.pid());
         Map<String, Long> created = new ConcurrentHashMap<>();
         Map<String, Long> running = new ConcurrentHashMap<>();
-        RunningWatch watch = new RunningWatch(serverTls, serverUrl, running);
+        RunningWatch watch = new RunningWatch(serverTls, serverUrl, running, new ConcurrentHashMap<>());
+        Map<String, Long> writesBefore = apiWrites.read();
         Duration cpuBefore = cpu(agent);
         long begin = System.nanoTime();
         Instant beginWall = Instant.now();
@@ -271,6 +301,7 @@ public final class Bench {
         String metrics = probe.metrics();
         ObjectNode result = JSON.createObjectNode();
         result.put("allocs", options.allocs()).put("tasksPerAlloc", options.tasks());
+        result.put("taskEvents", options.taskEvents());
         result.put("allRunningSeconds", round(allRunning));
         result.put("p50Seconds", round(Timeline.percentile(seenToRunning, 0.50)));
         result.put("p99Seconds", round(Timeline.percentile(seenToRunning, 0.99)));
@@ -286,7 +317,13 @@ public final class Bench {
         if (options.rawExec()) {
             result.put("supervisorPssBytesPerTask", supervisorPss);
         }
+        writesToRunning = ApiWrites.between(writesBefore, apiWrites.readOnceQuiet());
         return result;
+    }
+
+    /** The agent's configuration file: what the flags do not say ({@code --events}). */
+    private Path agentConfig(Path work) throws IOException {
+        return Files.writeString(work.resolve("agent.yaml"), "events: {taskEvents: " + options.taskEvents() + "}\n");
     }
 
     /** The administrator's kubeconfig the local API server wrote, with no retries: a failed call is a failed run. */
@@ -379,6 +416,11 @@ public final class Bench {
             }
             Thread.sleep(50);
         }
+    }
+
+    /** Kubernetes Events the agent dropped so far (its queue full, or an allocation past its rate). */
+    private static long eventsDropped(AgentProbe probe) {
+        return (long) AgentProbe.sum(probe.metrics(), "drover_kube_events_total\\{result=\"dropped\",?\\}");
     }
 
     /** The CPU time (user and system) the agent has used so far. */

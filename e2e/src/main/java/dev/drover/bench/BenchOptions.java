@@ -16,6 +16,8 @@ import java.util.List;
  * @param driver the tasks' driver: {@code mock}, or {@code raw_exec} (each task a host {@code /bin/sleep})
  * @param httpCheck whether each task has one http check every 10 s (at the bench's {@link CheckTarget})
  * @param steadySeconds how long to measure the agent at steady state once all run; 0 for not at all
+ * @param delete whether to delete every allocation at the end and time until all are gone
+ * @param taskEvents the agent's {@code events.taskEvents}: {@code all} (its default) or {@code notable}
  */
 record BenchOptions(
         int allocs,
@@ -26,7 +28,9 @@ record BenchOptions(
         Path timeline,
         String driver,
         boolean httpCheck,
-        int steadySeconds) {
+        int steadySeconds,
+        boolean delete,
+        String taskEvents) {
 
     /** The steady window {@code --http-check} measures when {@code --steady} is not given. */
     static final int DEFAULT_CHECK_STEADY_SECONDS = 60;
@@ -67,8 +71,21 @@ record BenchOptions(
             "S",
             "then measures S seconds once all run (default 60" + " with --http-check, else none)");
 
+    static final Flag DELETE = Flag.on(
+            "--delete",
+            null,
+            "at the end deletes every allocation and measures deleteAllSeconds; apiWritesPerAllocation then counts"
+                    + " the whole life, create to gone");
+
+    static final Flag EVENTS = Flag.valued(
+            "--events",
+            null,
+            "all|notable",
+            "the agent's events.taskEvents: every task event a Kubernetes Event, or all but the routine Normal ones"
+                    + " (default all, the agent's default)");
+
     static final List<Flag> FLAGS =
-            List.of(ALLOCS, TASKS, DRIVER, RESTART, AGENT_JAR, AGENT_JVM, TIMELINE, HTTP_CHECK, STEADY);
+            List.of(ALLOCS, TASKS, DRIVER, RESTART, AGENT_JAR, AGENT_JVM, TIMELINE, HTTP_CHECK, STEADY, DELETE, EVENTS);
 
     static BenchOptions parse(String[] args) {
         ParsedArgs p;
@@ -91,6 +108,7 @@ record BenchOptions(
                 : List.of(p.value(AGENT_JVM.name()).trim().split("\\s+"));
         Path timeline = p.value(TIMELINE.name()) == null ? null : Path.of(p.value(TIMELINE.name()));
         String driver = p.value(DRIVER.name()) == null ? MOCK : driver(p.value(DRIVER.name()));
+        String taskEvents = p.value(EVENTS.name()) == null ? "all" : taskEvents(p.value(EVENTS.name()));
         boolean httpCheck = p.has(HTTP_CHECK.name());
         Integer steady = p.has(STEADY.name()) ? positive(p, STEADY, 0) : null;
         if (!Files.isRegularFile(jar)) {
@@ -98,7 +116,27 @@ record BenchOptions(
                     "no agent jar at " + jar + " (build it with ./mvnw package, or give" + " --agent-jar)");
         }
         int steadySeconds = steady != null ? steady : httpCheck ? DEFAULT_CHECK_STEADY_SECONDS : 0;
-        return new BenchOptions(allocs, tasks, restart, jar, jvm, timeline, driver, httpCheck, steadySeconds);
+        return new BenchOptions(
+                allocs,
+                tasks,
+                restart,
+                jar,
+                jvm,
+                timeline,
+                driver,
+                httpCheck,
+                steadySeconds,
+                p.has(DELETE.name()),
+                taskEvents);
+    }
+
+    private static String taskEvents(String value) {
+        if (value.equals("all") || value.equals("notable")) {
+            return value;
+        }
+        String shown = value.length() > 40 ? value.substring(0, 40) + "..." : value;
+        throw new Bench.UsageException(
+                "--events is all or notable, not \"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"");
     }
 
     private static String driver(String value) {
@@ -133,9 +171,13 @@ record BenchOptions(
                 options (or --agent-jvm), creates N allocations of M tasks at once, and prints one JSON line:
                 allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),
                 createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,
-                heapBytesPerAlloc, agentCpuSeconds, with raw_exec supervisorPssBytesPerTask, with --restart
-                restoreSeconds and restartsAfterRestore, and with --steady steadyAgentCpuPercent,
-                steadyStatusWritesPerMinute and steadyProbesPerSecond.
+                heapBytesPerAlloc, agentCpuSeconds, agentRssBytes (peak), eventsDropped, apiWrites (the agent's
+                write requests by verb and resource, as the API server counted them) and apiWritesPerAllocation
+                (from the first create until all run, with --delete until all are gone), taskEvents (--events), with
+                raw_exec
+                supervisorPssBytesPerTask, with --restart restoreSeconds and restartsAfterRestore, with --delete
+                deleteAllSeconds, and with --steady steadyAgentCpuPercent, steadyStatusWritesPerMinute,
+                steadyApiWritesPerMinute and steadyProbesPerSecond.
                 """;
     }
 }

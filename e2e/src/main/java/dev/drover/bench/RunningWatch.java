@@ -13,8 +13,9 @@ import java.net.http.HttpResponse;
 import java.util.Map;
 
 /**
- * Watches the allocations and notes when each is first {@code Running}, reading only the name and the client
- * status out of each event as it streams by.
+ * Watches the allocations and notes when each is first {@code Running}, and when each is gone (its {@code DELETED}
+ * event: deleted and its finalizer removed), reading only the type, the name and the client status out of each event
+ * as it streams by.
  */
 final class RunningWatch implements AutoCloseable {
 
@@ -24,7 +25,7 @@ final class RunningWatch implements AutoCloseable {
     private final InputStream stream;
     private volatile boolean closed;
 
-    RunningWatch(javax.net.ssl.SSLContext tls, URI server, Map<String, Long> running)
+    RunningWatch(javax.net.ssl.SSLContext tls, URI server, Map<String, Long> running, Map<String, Long> gone)
             throws IOException, InterruptedException {
         HttpClient client = HttpClient.newBuilder().sslContext(tls).build();
         HttpResponse<InputStream> r = client.send(
@@ -42,10 +43,13 @@ final class RunningWatch implements AutoCloseable {
             try (client;
                     var parser = JSON.createParser(stream)) {
                 while (parser.nextToken() != null) { // one {"type": ..., "object": {...}} after another
-                    String[] nameAndStatus = new String[2];
-                    readEvent(parser, nameAndStatus);
-                    if ("Running".equals(nameAndStatus[1]) && nameAndStatus[0] != null) {
-                        running.putIfAbsent(nameAndStatus[0], System.nanoTime());
+                    String[] nameStatusType = new String[3];
+                    readEvent(parser, nameStatusType);
+                    String name = nameStatusType[0];
+                    if (name != null && "DELETED".equals(nameStatusType[2])) {
+                        gone.putIfAbsent(name, System.nanoTime());
+                    } else if (name != null && "Running".equals(nameStatusType[1])) {
+                        running.putIfAbsent(name, System.nanoTime());
                     }
                 }
             } catch (IOException e) {
@@ -56,12 +60,17 @@ final class RunningWatch implements AutoCloseable {
         });
     }
 
-    /** Reads one event object (the parser is on its START_OBJECT): object.metadata.name, object.status.clientStatus. */
+    /**
+     * Reads one event object (the parser is on its START_OBJECT): object.metadata.name, object.status.clientStatus,
+     * type.
+     */
     private static void readEvent(JsonParser p, String[] out) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             p.nextToken();
-            if (field.equals("object") && p.currentToken() == JsonToken.START_OBJECT) {
+            if (field.equals("type") && p.currentToken().isScalarValue()) {
+                out[2] = p.getText();
+            } else if (field.equals("object") && p.currentToken() == JsonToken.START_OBJECT) {
                 while (p.nextToken() == JsonToken.FIELD_NAME) {
                     String part = p.currentName();
                     p.nextToken();

@@ -4,7 +4,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 
 /**
- * What the agent costs once every allocation runs and nothing changes: its CPU and the status writes it makes over a
+ * What the agent costs once every allocation runs and nothing changes: its CPU, the status writes it makes and the
+ * write requests the API server counted from it over a
  * window of {@code bench --steady S} seconds, and with {@code --http-check} the probes it made. A warm-up of one check
  * interval and a little more goes first, so that the checks' first results (each a change, and a write) are behind.
  */
@@ -15,10 +16,12 @@ final class SteadyState {
 
     private SteadyState() {}
 
-    static void measure(ObjectNode result, Process agent, AgentProbe probe, CheckTarget target, Duration window)
-            throws InterruptedException {
+    static void measure(
+            ObjectNode result, Process agent, AgentProbe probe, CheckTarget target, ApiWrites api, Duration window)
+            throws InterruptedException, java.io.IOException {
         Thread.sleep(WARM_UP.toMillis());
         double writesBefore = writes(probe);
+        long apiBefore = ApiWrites.total(api.read());
         long probesBefore = target == null ? 0 : target.probes();
         Duration cpuBefore = cpu(agent);
         long begin = System.nanoTime();
@@ -26,9 +29,11 @@ final class SteadyState {
         double seconds = (System.nanoTime() - begin) / 1e9;
         double cpuSeconds = cpu(agent).minus(cpuBefore).toNanos() / 1e9;
         double writes = writes(probe) - writesBefore;
+        long apiWrites = ApiWrites.total(api.read()) - apiBefore;
         result.put("steadySeconds", round(seconds));
         result.put("steadyAgentCpuPercent", round(100 * cpuSeconds / seconds));
         result.put("steadyStatusWritesPerMinute", round(writes * 60 / seconds));
+        result.put("steadyApiWritesPerMinute", round(apiWrites * 60 / seconds));
         if (target != null) {
             result.put("steadyProbesPerSecond", round((target.probes() - probesBefore) / seconds));
         }

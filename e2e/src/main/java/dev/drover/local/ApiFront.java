@@ -40,6 +40,7 @@ final class ApiFront implements HttpHandler {
     private final Clock clock;
     private final ObjectWrites writes;
     private final AtomicBoolean stopping = new AtomicBoolean();
+    private final WriteCounts writeCounts;
 
     /** What a request passes through before it reaches the store: who it is, what they may do, what may be written. */
     record Guards(
@@ -56,8 +57,10 @@ final class ApiFront implements HttpHandler {
             Clock clock,
             KubeVersion version,
             Guards guards,
-            TokenRequests tokenRequests) {
+            TokenRequests tokenRequests,
+            WriteCounts writeCounts) {
         this.version = version;
+        this.writeCounts = writeCounts;
         this.tokenRequests = tokenRequests;
         this.authenticator = guards.authenticator();
         this.authorizer = guards.authorizer();
@@ -104,6 +107,7 @@ final class ApiFront implements HttpHandler {
         LOG.debug("{} {} {}", method, ex.getRequestURI(), ex.getRequestHeaders().getFirst("Content-Type"));
         UserInfo user = authenticator.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
         RequestInfo request = RequestInfo.of(method, path, query);
+        writeCounts.count(user, request);
         Authorizer.Decision decision = authorizer.authorize(user, request);
         if (!decision.allowed()) {
             throw Forbidden.of(user, request, decision.reason());
@@ -112,6 +116,10 @@ final class ApiFront implements HttpHandler {
         if (aggregated != null) {
             aggregator.proxy(
                     ex, aggregated, user, method.equals("GET") || method.equals("DELETE") ? new byte[0] : body(ex));
+            return;
+        }
+        if (method.equals("GET") && path.equals(WriteCounts.PATH)) {
+            writeCounts.serve(ex); // Prometheus text, not JSON
             return;
         }
         MediaTypes.requireJson(ex.getRequestHeaders().get("Accept")); // after authorization, as kube-apiserver

@@ -30,7 +30,10 @@ class BenchOptionsTest {
             "--timeline",
             "t.csv",
             "--driver",
-            "raw_exec"
+            "raw_exec",
+            "--delete",
+            "--events",
+            "notable"
         });
         assertThat(o)
                 .isEqualTo(new BenchOptions(
@@ -42,8 +45,20 @@ class BenchOptionsTest {
                         Path.of("t.csv"),
                         "raw_exec",
                         false,
-                        0));
+                        0,
+                        true,
+                        "notable"));
         assertThat(o.rawExec()).isTrue();
+    }
+
+    @Test
+    void theAgentRecordsEveryTaskEventUnlessToldNotable() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar}).taskEvents())
+                .isEqualTo("all");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--events", "warnings"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--events is all or notable, not \"warnings\"");
     }
 
     @Test

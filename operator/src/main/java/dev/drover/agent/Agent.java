@@ -171,7 +171,7 @@ public final class Agent implements AutoCloseable {
         TaskPrestartHook hook = deviceHook;
 
         writer = new StatusWriter(new StatusPatcher(client), config.statusWrites());
-        events = new EventRecorder(new EventPoster(client), config.nodeName(), config.events());
+        events = new EventRecorder(new EventPoster(client), config.nodeName(), config.events(), config.taskEvents());
         previous = new ApiPreviousAllocations(
                 client,
                 Duration.ofMillis(500),

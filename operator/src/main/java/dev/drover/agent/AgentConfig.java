@@ -7,8 +7,10 @@ import dev.drover.api.v1alpha1.Names;
 import dev.drover.cgroups.CgroupLimits;
 import dev.drover.cgroups.CgroupParent;
 import dev.drover.common.Durations;
+import dev.drover.common.UserText;
 import dev.drover.controller.EventRate;
 import dev.drover.controller.StatusWriter;
+import dev.drover.controller.TaskEventFilter;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.gc.GcPolicy;
 import dev.drover.httpapi.ApiLimits;
@@ -36,6 +38,7 @@ import java.util.Set;
  * @param apiPort        port of the HTTPS API (task logs); 0 picks a free one, -1 serves none
  * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
  *                       custom resource fields (before Kubernetes 1.31), which then send every allocation
+ * @param taskEvents   which task events are also Kubernetes Events ({@code events.taskEvents}): all by default
  * @param concurrentStarts new allocations taken on at once at most (the rest wait their turn); 0 for no bound
  * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
  * @param peerTokenFile  the token this agent shows other nodes' agents (audience {@code drover.dev/agent}), read
@@ -64,6 +67,7 @@ public record AgentConfig(
         GcPolicy gc,
         StatusWriter.Timing statusWrites,
         EventRate events,
+        TaskEventFilter taskEvents,
         boolean fieldSelector,
         int concurrentStarts,
         ApiLimits apiLimits,
@@ -181,6 +185,7 @@ public record AgentConfig(
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }
+        TaskEventFilter taskEvents = taskEvents(s);
         boolean selector = s.bool("fieldSelector", "--field-selector", "DROVER_FIELD_SELECTOR")
                 .orElse(true);
         int starts = s.integer("concurrentStarts", null, null).orElse(AgentDefaults.CONCURRENT_STARTS);
@@ -227,6 +232,7 @@ public record AgentConfig(
                 gc,
                 writes,
                 events,
+                taskEvents,
                 selector,
                 starts,
                 apiLimits,
@@ -236,6 +242,21 @@ public record AgentConfig(
                 gatewayUser,
                 gatewayCaFile,
                 poll);
+    }
+
+    /** {@code events.taskEvents}: {@code all} (the default) or {@code notable}. */
+    private static TaskEventFilter taskEvents(Settings s) throws ConfigException {
+        Optional<String> v = s.text("events.taskEvents", null, null);
+        if (v.isEmpty()) {
+            return TaskEventFilter.ALL;
+        }
+        try {
+            return TaskEventFilter.parse(v.get());
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(
+                    "events.taskEvents: \"" + UserText.cutEscaped(v.get(), 64) + "\" is " + e.getMessage()
+                            + " (all: every task event is a Kubernetes Event; notable: all but the routine Normal ones)");
+        }
     }
 
     /** {@code allocatable.*}, else the node's amounts less {@code reserved.*} (docs/configuration.md). */

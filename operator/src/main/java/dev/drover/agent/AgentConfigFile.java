@@ -51,6 +51,7 @@ final class AgentConfigFile {
             "statusWrites.resync",
             "events.qps",
             "events.burst",
+            "events.taskEvents",
             "fieldSelector",
             "concurrentStarts",
             "api.maxFollowers",

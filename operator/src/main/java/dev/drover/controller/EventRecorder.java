@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Records task events as Kubernetes Events on their Allocation, so {@code kubectl
- * describe alloc} shows the history. The Event's name is derived from the
- * allocation, task, reason and message, so a repeat (a task restarting again and
+ * describe alloc} shows the history: every task event, or with {@link TaskEventFilter#NOTABLE} all but the routine
+ * Normal ones of an ordinary start and stop (the agent's {@code events.taskEvents}). The Event's name is derived
+ * from the allocation, task, reason and message, so a repeat (a task restarting again and
  * again) updates one object's count rather than creating a new one each time.
  * The name also carries this recorder's incarnation, so an agent that restarts
  * starts new series rather than meeting its predecessor's: it only ever patches
@@ -84,6 +85,7 @@ public final class EventRecorder implements AutoCloseable {
 
     private final Sink sink;
     private final String node;
+    private final TaskEventFilter taskEvents;
     private final BlockingQueue<Pending> queue = new ArrayBlockingQueue<>(QUEUE);
     /** An Event this recorder created and how often it has counted it. */
     private record Series(String name, int count) {}
@@ -119,24 +121,32 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     public EventRecorder(Sink sink, String node, EventRate rate) {
-        this(sink, node, rate, HexFormat.of().toHexDigits(new SecureRandom().nextLong()));
+        this(sink, node, rate, TaskEventFilter.ALL);
     }
 
-    EventRecorder(Sink sink, String node, EventRate rate, String incarnation) {
+    public EventRecorder(Sink sink, String node, EventRate rate, TaskEventFilter taskEvents) {
+        this(sink, node, rate, taskEvents, HexFormat.of().toHexDigits(new SecureRandom().nextLong()));
+    }
+
+    EventRecorder(Sink sink, String node, EventRate rate, TaskEventFilter taskEvents, String incarnation) {
         this.sink = sink;
         this.node = node;
+        this.taskEvents = taskEvents;
         this.bucket = rate.bucket(System.nanoTime());
         this.incarnation = incarnation;
         this.worker = Worker.startVirtual("drover-events", self -> writeNext());
     }
 
-    /** A task event of {@code task}; never blocks. */
+    /** A task event of {@code task}, unless this recorder's {@link TaskEventFilter} leaves it to status; never blocks. */
     public void record(Allocation owner, String task, TaskEvent event, InstantSource clock) {
         boolean warning = WARNINGS.contains(event.getType())
                 || (event.getType() == TaskEventType.Terminated
                         && ((event.getExitCode() != null && event.getExitCode() != 0) || event.getSignal() != null))
                 || (event.getType() == TaskEventType.CheckStatusChanged
                         && event.getCheckStatus() != CheckStatus.Status.PASSING);
+        if (!taskEvents.records(event.getType(), warning)) {
+            return;
+        }
         String text = event.getMessage() != null
                 ? event.getMessage()
                 : event.getType().name();

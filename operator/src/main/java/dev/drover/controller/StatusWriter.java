@@ -1,6 +1,7 @@
 package dev.drover.controller;
 
 import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.concurrent.Worker;
 import dev.drover.state.AllocId;
 import java.time.Duration;
@@ -23,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * Writes allocation statuses to the API server the way the kubelet writes pod
  * statuses: runners publish the latest status whenever it changes, and one
  * writer thread decides when to write. A change of {@code clientStatus} is
- * written at once; other changes wait up to the batch delay so that a burst of
- * task events costs one write; a status identical to the one last written is
+ * written at once, except to {@code Pending}, which waits {@link Timing#pendingDelay()} (200 ms) so that an
+ * allocation whose tasks start within it is written once, as {@code Running}; other changes wait up to the batch
+ * delay so that a burst of task events costs one write; a status identical to the one last written is
  * never written; a failed write is retried with back-off; and every resync
  * interval anything not yet written is tried again. Up to {@link #IN_FLIGHT}
  * writes are sent at once (never two for one allocation), so one slow round
@@ -44,17 +46,42 @@ public final class StatusWriter implements AutoCloseable {
         void write(AllocId id, AllocationStatus status) throws Exception;
     }
 
-    /** Timing of the writer; {@link #DEFAULT} is what docs/semantics.md (Status writes) promises. */
+    /**
+     * Timing of the writer; {@link #DEFAULT} is what docs/semantics.md (Status writes) promises.
+     *
+     * @param pendingDelay how long a new {@code clientStatus} of {@code Pending} waits before it is written, so that
+     *     the {@code Running} that usually follows within it replaces it (one write instead of two)
+     */
     public record Timing(
-            Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff, Duration minInterval) {
+            Duration batchDelay,
+            Duration resync,
+            Duration minBackoff,
+            Duration maxBackoff,
+            Duration minInterval,
+            Duration pendingDelay) {
         /** At most 4 writes a second per allocation. */
         public static final Duration MIN_INTERVAL = Duration.ofMillis(250);
+        /**
+         * The longest a new {@code Pending} waits: within the ~200 ms in which SEMANTICS.md promises a change of
+         * {@code clientStatus} is written.
+         */
+        public static final Duration PENDING_DELAY = Duration.ofMillis(200);
 
         public static final Timing DEFAULT = new Timing(
                 Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMillis(200), Duration.ofSeconds(30));
 
+        /** {@link #PENDING_DELAY}, or the batch delay if that is shorter. */
+        public Timing(
+                Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff, Duration minInterval) {
+            this(batchDelay, resync, minBackoff, maxBackoff, minInterval, min(batchDelay, PENDING_DELAY));
+        }
+
         public Timing(Duration batchDelay, Duration resync, Duration minBackoff, Duration maxBackoff) {
             this(batchDelay, resync, minBackoff, maxBackoff, MIN_INTERVAL);
+        }
+
+        private static Duration min(Duration a, Duration b) {
+            return a.compareTo(b) <= 0 ? a : b;
         }
     }
 
@@ -113,9 +140,8 @@ public final class StatusWriter implements AutoCloseable {
             }
             e.latest = status;
             long now = System.nanoTime();
-            boolean urgent = e.written == null || e.written.getClientStatus() != status.getClientStatus();
             long due = Math.max(
-                    urgent ? now : now + timing.batchDelay().toNanos(),
+                    now + delayNanos(e.written, status),
                     e.sentNanos + timing.minInterval().toNanos());
             if (due < e.dueNanos && e.failures == 0) {
                 e.dueNanos = due;
@@ -261,10 +287,8 @@ public final class StatusWriter implements AutoCloseable {
                     e.dueNanos = Long.MAX_VALUE;
                 } else {
                     // a newer status arrived meanwhile: it keeps the urgency it was published with
-                    boolean urgent = e.latest.getClientStatus() != status.getClientStatus();
                     e.dueNanos = Math.max(
-                            System.nanoTime()
-                                    + (urgent ? 0 : timing.batchDelay().toNanos()),
+                            System.nanoTime() + delayNanos(status, e.latest),
                             e.sentNanos + timing.minInterval().toNanos());
                 }
             } else {
@@ -283,6 +307,20 @@ public final class StatusWriter implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * How long {@code next} waits after {@code written}: a new {@code clientStatus} none, but a new {@code Pending}
+     * the pending delay (the {@code Running} that usually follows within it replaces it); any other change the batch
+     * delay.
+     */
+    private long delayNanos(AllocationStatus written, AllocationStatus next) {
+        if (written != null && written.getClientStatus() == next.getClientStatus()) {
+            return timing.batchDelay().toNanos();
+        }
+        return next.getClientStatus() == ClientStatus.Pending
+                ? timing.pendingDelay().toNanos()
+                : 0;
     }
 
     /** Stops the writer thread and joins it and the writes in flight; pending statuses are not written. */

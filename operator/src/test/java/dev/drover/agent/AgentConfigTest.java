@@ -36,6 +36,10 @@ class AgentConfigTest {
         assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.gc().maxAllocations()).isEqualTo(50);
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(c.statusWrites().pendingDelay()).isEqualTo(Duration.ofMillis(200));
+        assertThat(c.taskEvents())
+                .as("every task event is a Kubernetes Event (API.md)")
+                .isEqualTo(dev.drover.controller.TaskEventFilter.ALL);
         assertThat(c.events())
                 .as("the kubelet's --event-qps and --event-burst")
                 .isEqualTo(new dev.drover.controller.EventRate(50, 100));
@@ -111,6 +115,21 @@ class AgentConfigTest {
         assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--gateway-user", "alice"))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("gatewayUser \"alice\" is not a ServiceAccount's username");
+    }
+
+    @Test
+    void taskEventsComeFromTheFileAsAllOrNotableAndAnythingElseIsAnError() throws Exception {
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, "events: {taskEvents: notable}\n");
+        assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).taskEvents())
+                .isEqualTo(dev.drover.controller.TaskEventFilter.NOTABLE);
+        Files.writeString(file, "events: {taskEvents: all}\n");
+        assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).taskEvents())
+                .isEqualTo(dev.drover.controller.TaskEventFilter.ALL);
+        Files.writeString(file, "events: {taskEvents: \"Warnings\\u001b[31m\"}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("events.taskEvents: \"Warnings\\u001b[31m\" is not one of [all, notable]");
     }
 
     @Test

@@ -101,6 +101,71 @@ class EventRecorderTest {
         return events().stream().mapToInt(Event::getCount).sum();
     }
 
+    static TaskEvent event(TaskEventType type, String message, Integer exitCode) {
+        TaskEvent e = new TaskEvent();
+        e.setType(type);
+        e.setMessage(message);
+        e.setExitCode(exitCode);
+        e.setTime(Instant.parse("2026-11-23T10:00:00Z").toString());
+        return e;
+    }
+
+    static final List<TaskEventType> ROUTINE = List.of(
+            TaskEventType.Received,
+            TaskEventType.TaskSetup,
+            TaskEventType.Started,
+            TaskEventType.Killing,
+            TaskEventType.Killed);
+
+    /** An ordinary start and stop of task web, an exit of 0 and one of 3, a restart and a setup failure. */
+    private static void recordALife(EventRecorder recorder) {
+        for (TaskEventType routine : ROUTINE) {
+            recorder.record(alloc(), "web", event(routine, routine.name(), null), InstantSource.system());
+        }
+        recorder.record(alloc(), "web", event(TaskEventType.Terminated, "Exit Code: 0", 0), InstantSource.system());
+        recorder.record(alloc(), "web", event(TaskEventType.Terminated, "Exit Code: 3", 3), InstantSource.system());
+        recorder.record(alloc(), "web", restarting(), InstantSource.system());
+        recorder.record(
+                alloc(), "web", event(TaskEventType.SetupFailure, "no such Secret", null), InstantSource.system());
+    }
+
+    @Test
+    void everyTaskEventIsAnEventByDefaultTheOrdinaryStartAndStopToo() {
+        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+            recordALife(recorder);
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 9);
+            assertThat(events())
+                    .extracting(e -> e.getType() + " " + e.getReason() + " " + e.getMessage())
+                    .containsExactlyInAnyOrder(
+                            "Normal Received Task web: Received",
+                            "Normal TaskSetup Task web: TaskSetup",
+                            "Normal Started Task web: Started",
+                            "Normal Killing Task web: Killing",
+                            "Normal Killed Task web: Killed",
+                            "Normal Terminated Task web: Exit Code: 0",
+                            "Warning Terminated Task web: Exit Code: 3",
+                            "Normal Restarting Task web: Task restarting in 1s",
+                            "Warning SetupFailure Task web: no such Secret");
+        }
+    }
+
+    @Test
+    void notableLeavesTheOrdinaryStartAndStopToStatusAndRecordsWhatElseHappens() {
+        try (EventRecorder recorder = new EventRecorder(
+                new EventPoster(client), "node-a", new EventRate(1000, 1000), TaskEventFilter.NOTABLE)) {
+            recordALife(recorder);
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 4);
+            assertThat(events())
+                    .extracting(e -> e.getType() + " " + e.getReason() + " " + e.getMessage())
+                    .containsExactlyInAnyOrder(
+                            "Normal Terminated Task web: Exit Code: 0",
+                            "Warning Terminated Task web: Exit Code: 3",
+                            "Normal Restarting Task web: Task restarting in 1s",
+                            "Warning SetupFailure Task web: no such Secret");
+            assertThat(recorder.dropped()).as("left to status, not dropped").isZero();
+        }
+    }
+
     @Test
     void aRepeatCountsOnOneEvent() {
         try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
@@ -202,8 +267,8 @@ class EventRecorderTest {
         squatter.setCount(7);
         client.v1().events().inNamespace("default").resource(squatter).create();
 
-        try (EventRecorder recorder =
-                new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000), incarnation)) {
+        try (EventRecorder recorder = new EventRecorder(
+                new EventPoster(client), "node-a", new EventRate(1000, 1000), TaskEventFilter.ALL, incarnation)) {
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() + recorder.failed() == 2);

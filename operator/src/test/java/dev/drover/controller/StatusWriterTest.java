@@ -52,6 +52,67 @@ class StatusWriterTest {
     }
 
     @Test
+    void aStartWithinThePendingDelayIsOneWriteOfRunning() {
+        List<AllocationStatus> sent = new CopyOnWriteArrayList<>();
+        try (StatusWriter patient = new StatusWriter(
+                (id, status) -> sent.add(status),
+                new StatusWriter.Timing(
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(30),
+                        Duration.ofMillis(20),
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(10),
+                        Duration.ofSeconds(2)))) {
+            long start = System.nanoTime();
+            patient.publish(WEB, status(ClientStatus.Pending, "0/1"));
+            patient.publish(WEB, status(ClientStatus.Pending, "0/1 setting up"));
+            patient.publish(WEB, status(ClientStatus.Running, "1/1"));
+            await().atMost(Duration.ofSeconds(2)).until(() -> !sent.isEmpty());
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("Running is a clientStatus change: written at once")
+                    .isLessThan(Duration.ofSeconds(2));
+            assertThat(sent)
+                    .as("Pending never written")
+                    .extracting(AllocationStatus::getClientStatus)
+                    .containsExactly(ClientStatus.Running);
+        }
+    }
+
+    @Test
+    void aPendingStatusThatLastsIsWrittenAfterThePendingDelayNotTheBatchDelay() {
+        List<Long> sentAt = new CopyOnWriteArrayList<>();
+        try (StatusWriter patient = new StatusWriter(
+                (id, status) -> sentAt.add(System.nanoTime()),
+                new StatusWriter.Timing(
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(30),
+                        Duration.ofMillis(20),
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(10),
+                        Duration.ofMillis(300)))) {
+            long start = System.nanoTime();
+            patient.publish(WEB, status(ClientStatus.Pending, "0/1"));
+            await().atMost(Duration.ofSeconds(4)).until(() -> !sentAt.isEmpty());
+            assertThat(Duration.ofNanos(sentAt.getFirst() - start))
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(300))
+                    .isLessThan(Duration.ofSeconds(4));
+        }
+    }
+
+    @Test
+    void thePendingDelayIs200MsOrTheBatchDelayIfShorter() {
+        assertThat(StatusWriter.Timing.DEFAULT.pendingDelay()).isEqualTo(Duration.ofMillis(200));
+        assertThat(timing.pendingDelay()).isEqualTo(Duration.ofMillis(200));
+        assertThat(new StatusWriter.Timing(
+                                Duration.ofMillis(50),
+                                Duration.ofSeconds(10),
+                                Duration.ofMillis(20),
+                                Duration.ofMillis(100))
+                        .pendingDelay())
+                .isEqualTo(Duration.ofMillis(50));
+    }
+
+    @Test
     void otherChangesAreBatchedIntoOneWriteOfTheNewest() throws Exception {
         writer.publish(WEB, status(ClientStatus.Running, "0/2"));
         await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);

@@ -7,11 +7,14 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** fabric8's CRUD mock server with the Allocation CRD installed, and a client for it. */
 public final class MockApi implements AutoCloseable {
@@ -36,6 +39,20 @@ public final class MockApi implements AutoCloseable {
 
     public KubernetesClient client() {
         return client;
+    }
+
+    /**
+     * The write requests (every method but GET) the server received since the last call, oldest first, as
+     * {@code "METHOD path"} (the path with its query).
+     */
+    public List<String> takeWrites() throws InterruptedException {
+        List<String> writes = new ArrayList<>();
+        for (RecordedRequest r; (r = server.takeRequest(1, TimeUnit.MILLISECONDS)) != null; ) {
+            if (!r.getMethod().equals("GET")) {
+                writes.add(r.getMethod() + " " + r.getPath());
+            }
+        }
+        return writes;
     }
 
     @Override

@@ -32,6 +32,7 @@ class ChartSchemaTest {
                 Arguments.of("agent.config.gc.interval", "1s".repeat(40), "/agent/config/gc/interval"),
                 Arguments.of("agent.config.gc.maxDiskUsage", 80, "/agent/config/gc/maxDiskUsage"),
                 Arguments.of("agent.config.gc.intervall", "1m", "intervall"),
+                Arguments.of("agent.config.events.taskEvents", "warnings", "/agent/config/events/taskEvents"),
                 Arguments.of("devicePlugin.nvidia.enabled", true, "devicePlugin"));
     }
 
