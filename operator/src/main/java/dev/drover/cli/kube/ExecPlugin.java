@@ -155,7 +155,7 @@ public final class ExecPlugin {
     }
 
     /** {@code KUBERNETES_EXEC_INFO}: the ExecCredential the plugin is asked to complete. */
-    static String info(ExecConfig exec) {
+    static String info(ExecConfig exec) throws KubeconfigException {
         Map<String, Object> spec = new LinkedHashMap<>();
         spec.put("interactive", false);
         if (exec.clusterInfo() != null) {
@@ -167,8 +167,9 @@ public final class ExecPlugin {
         credential.put("spec", spec);
         try {
             return JSON.writeValueAsString(credential);
-        } catch (IOException e) {
-            throw new IllegalStateException(e); // maps of strings and booleans always serialize
+        } catch (IOException e) { // the cluster's exec extension is the kubeconfig's: nested too deep, say
+            throw new KubeconfigException("the cluster's client.authentication.k8s.io/exec extension cannot be given to"
+                    + " the exec plugin (nested too deeply)");
         }
     }
 

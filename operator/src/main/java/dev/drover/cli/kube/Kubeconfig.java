@@ -29,6 +29,7 @@ public final class Kubeconfig {
     public static final Path SERVICE_ACCOUNT = Path.of("/var/run/secrets/kubernetes.io/serviceaccount");
 
     private static final int MAX_FILE = 1 << 20;
+    private static final String EXEC_EXTENSION = "client.authentication.k8s.io/exec";
     private static final List<String> PROXY_VARIABLES =
             List.of("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy");
 
@@ -88,6 +89,7 @@ public final class Kubeconfig {
         String namespace = Fields.string(context.fields(), "namespace", where);
         return withUser(
                 clusterPart(cluster, name, namespace == null || namespace.isEmpty() ? null : namespace),
+                cluster,
                 user,
                 flags.token());
     }
@@ -160,7 +162,8 @@ public final class Kubeconfig {
     }
 
     /** {@code target} with the user's credentials, or only {@code token} when --token gave one. */
-    private static KubeTarget withUser(KubeTarget t, KubeconfigFiles.Entry user, String token)
+    private static KubeTarget withUser(
+            KubeTarget t, KubeconfigFiles.Entry cluster, KubeconfigFiles.Entry user, String token)
             throws KubeconfigException, Unsupported {
         if (token != null) {
             return credentials(t, null, null, token, "--token", null, null, null, null);
@@ -209,7 +212,7 @@ public final class Kubeconfig {
                 username == null || username.isEmpty() ? null : username,
                 password,
                 where,
-                exec == null ? null : exec(exec, user, t, where + "'s exec"));
+                exec == null ? null : exec(exec, user, t, execExtension(cluster), where + "'s exec"));
     }
 
     private static KubeTarget credentials(
@@ -239,7 +242,22 @@ public final class Kubeconfig {
                 userSource);
     }
 
-    private static ExecConfig exec(Map<?, ?> e, KubeconfigFiles.Entry user, KubeTarget cluster, String where)
+    /**
+     * The cluster's {@code extensions} entry named {@code client.authentication.k8s.io/exec}: what client-go hands
+     * an exec plugin as {@code spec.cluster.config}; null when there is none.
+     */
+    private static Object execExtension(KubeconfigFiles.Entry cluster) throws KubeconfigException {
+        String where = "the kubeconfig's cluster " + UserText.quote(cluster.name());
+        for (Object x : Fields.list(cluster.fields(), "extensions", where)) {
+            if (x instanceof Map<?, ?> named && EXEC_EXTENSION.equals(named.get("name"))) {
+                return named.get("extension");
+            }
+        }
+        return null;
+    }
+
+    private static ExecConfig exec(
+            Map<?, ?> e, KubeconfigFiles.Entry user, KubeTarget cluster, Object extension, String where)
             throws KubeconfigException, Unsupported {
         String apiVersion = Fields.string(e, "apiVersion", where);
         if (!ExecPlugin.V1.equals(apiVersion) && !ExecPlugin.V1BETA1.equals(apiVersion)) {
@@ -290,6 +308,9 @@ public final class Kubeconfig {
                         "certificate-authority-data", Base64.getEncoder().encodeToString(cluster.caPem()));
             }
             clusterInfo.put("insecure-skip-tls-verify", cluster.insecure());
+            if (extension != null) {
+                clusterInfo.put("config", extension);
+            }
         }
         String hint = Fields.string(e, "installHint", where);
         return new ExecConfig(apiVersion, command, List.copyOf(args), env, hint, clusterInfo);

@@ -129,7 +129,8 @@ class KubeconfigTest {
 
         write("bin/plugin", "");
         KubeTarget exec = file("""
-                clusters: [{name: c, cluster: {server: "https://h"}}]
+                clusters: [{name: c, cluster: {server: "https://h", extensions: [{name: other, extension: 1},
+                           {name: client.authentication.k8s.io/exec, extension: {audience: k8s, scopes: [a, b]}}]}}]
                 users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: ./bin/plugin,
                                                args: [get-token, 7], env: [{name: A, value: b}],
                                                interactiveMode: IfAvailable, provideClusterInfo: true}}}]
@@ -140,6 +141,9 @@ class KubeconfigTest {
         assertThat(exec.exec().args()).containsExactly("get-token", "7");
         assertThat(exec.exec().env()).containsEntry("A", "b");
         assertThat(exec.exec().clusterInfo()).containsEntry("server", "https://h");
+        assertThat(exec.exec().clusterInfo())
+                .as("as client-go: the cluster's exec extension is the plugin's spec.cluster.config")
+                .containsEntry("config", Map.of("audience", "k8s", "scopes", List.of("a", "b")));
     }
 
     @Test
