@@ -184,7 +184,7 @@ public final class KubectlDrover {
 
     /**
      * The kubeconfig (KUBECONFIG or ~/.kube/config unless --kubeconfig), at --context or its current one; with
-     * --token, that token replaces the user's credentials.
+     * --token, that token replaces the user's credentials; to an http server, none goes.
      */
     private static Config config(PluginCommand c) throws CommandFailure {
         Config config = kubeconfig(c);
@@ -200,7 +200,7 @@ public final class KubectlDrover {
             config.setUsername(null);
             config.setPassword(null);
         }
-        return config;
+        return Kubeconfigs.withoutCredentialsOverHttp(config);
     }
 
     private static Config kubeconfig(PluginCommand c) throws CommandFailure {

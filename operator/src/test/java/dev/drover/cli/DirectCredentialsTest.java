@@ -103,6 +103,21 @@ class DirectCredentialsTest {
         assertThat(ran).as("the exec plugin is not run for an http server").doesNotExist();
     }
 
+    /** What the fabric8 client reads instead (impersonation, here) goes to an http server without credentials too. */
+    @Test
+    void theFabric8ClientSendsNoCredentialsToAnHttpServerEither() throws Exception {
+        String http = serve(false, 200, "hello\n");
+        KubectlDroverTest.Run r = KubectlDroverTest.run(
+                "logs",
+                "web",
+                "main",
+                "--kubeconfig",
+                kubeconfig(http, "{token: kube-token, as: admin}").toString());
+        assertThat(r.err()).isEmpty();
+        assertThat(r.out()).isEqualTo("hello\n");
+        assertThat(authorizations).containsExactly("null");
+    }
+
     @Test
     void aRefusalFromAnHttpServerSaysNoCredentialsWereSent() throws Exception {
         String http = serve(false, 401, """
