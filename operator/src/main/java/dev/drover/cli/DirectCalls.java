@@ -2,6 +2,7 @@ package dev.drover.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.cli.kube.Bodies;
 import dev.drover.cli.kube.KubeClient;
 import io.fabric8.kubernetes.api.model.Event;
 import java.io.IOException;
@@ -12,7 +13,8 @@ import java.util.List;
 
 /**
  * {@link ClusterCalls} on the plugin's own {@link KubeClient}: plain HTTP requests, the answers read as Jackson trees
- * into the model classes fabric8's client would fill ({@link AllocationJson}). Answers are bounded ({@link #MAX_ANSWER});
+ * into the model classes fabric8's client would fill ({@link AllocationJson}). Answers are bounded ({@link #MAX_ANSWER}),
+ * and so is the time to read them (a server trickling its answer does not hold the command);
  * a refusal's text is the API server's Status message, cleaned.
  */
 final class DirectCalls implements ClusterCalls {
@@ -28,9 +30,16 @@ final class DirectCalls implements ClusterCalls {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final KubeClient client;
+    private final Duration requestTimeout;
 
     DirectCalls(KubeClient client) {
+        this(client, REQUEST_TIMEOUT);
+    }
+
+    /** {@code requestTimeout}: how long an answer may take to begin, and then to arrive whole. */
+    DirectCalls(KubeClient client, Duration requestTimeout) {
         this.client = client;
+        this.requestTimeout = requestTimeout;
     }
 
     @Override
@@ -44,7 +53,7 @@ final class DirectCalls implements ClusterCalls {
 
     @Override
     public AllocationParts allocation(String namespace, String name) throws CommandFailure {
-        try (KubeClient.Answer a = send("GET", allocationPath(namespace, name), null, null, REQUEST_TIMEOUT)) {
+        try (KubeClient.Answer a = send("GET", allocationPath(namespace, name), null, null, requestTimeout)) {
             if (a.code() == 404) {
                 return null;
             }
@@ -62,7 +71,7 @@ final class DirectCalls implements ClusterCalls {
     public List<Event> events(String namespace, String name) throws CommandFailure {
         String selector = "involvedObject.kind=Allocation,involvedObject.name=" + name;
         String path = "/api/v1/namespaces/" + encode(namespace) + "/events?fieldSelector=" + encode(selector);
-        try (KubeClient.Answer a = send("GET", path, null, null, REQUEST_TIMEOUT)) {
+        try (KubeClient.Answer a = send("GET", path, null, null, requestTimeout)) {
             if (a.code() == 403) {
                 return null;
             }
@@ -79,8 +88,7 @@ final class DirectCalls implements ClusterCalls {
     @Override
     public void patch(String namespace, String name, String mergePatch) throws CommandFailure {
         byte[] patch = mergePatch.getBytes(StandardCharsets.UTF_8);
-        try (KubeClient.Answer a =
-                send("PATCH", allocationPath(namespace, name), MERGE_PATCH, patch, REQUEST_TIMEOUT)) {
+        try (KubeClient.Answer a = send("PATCH", allocationPath(namespace, name), MERGE_PATCH, patch, requestTimeout)) {
             byte[] body = a.bytes(MAX_ANSWER);
             if (a.code() != 200) {
                 throw refusal(a.code(), body);
@@ -99,7 +107,7 @@ final class DirectCalls implements ClusterCalls {
                 "/apis/authentication.k8s.io/v1/selfsubjectreviews",
                 "application/json",
                 review,
-                REQUEST_TIMEOUT)) {
+                requestTimeout)) {
             if (a.code() != 200 && a.code() != 201) {
                 return null;
             }
@@ -122,7 +130,7 @@ final class DirectCalls implements ClusterCalls {
         try (KubeClient.Answer a =
                 send(method, path, method.equals("POST") ? "application/json" : null, null, AGENT_TIMEOUT)) {
             if (a.code() != 200) {
-                String text = new String(a.body().readNBytes(64 << 10), StandardCharsets.UTF_8);
+                String text = new String(Bodies.head(a.body(), 64 << 10, AGENT_TIMEOUT), StandardCharsets.UTF_8);
                 throw new CommandFailure(ApiAnswers.failure(a.code(), text), a.code());
             }
             return reader.read(a.body());

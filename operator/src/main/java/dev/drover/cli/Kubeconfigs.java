@@ -52,4 +52,26 @@ final class Kubeconfigs {
         }
         return config;
     }
+
+    /**
+     * {@code config} as fabric8's client may use it: for an {@code http://} server, a config with its server,
+     * namespace and impersonation only, so that no token, password or client certificate goes out in clear, as
+     * kubectl sends none (and none is re-read from the kubeconfig when the server answers 401: the new config has no
+     * file). An exec plugin fabric8 ran while reading the kubeconfig has run, but what it gave is not sent.
+     */
+    static Config withoutCredentialsOverHttp(Config config) {
+        String server = config.getMasterUrl();
+        if (server == null || !server.regionMatches(true, 0, "http://", 0, 7)) {
+            return config;
+        }
+        Config bare = Config.empty();
+        bare.setMasterUrl(server);
+        bare.setNamespace(config.getNamespace());
+        bare.setImpersonateUsername(config.getImpersonateUsername());
+        bare.setImpersonateGroups(config.getImpersonateGroups());
+        bare.setImpersonateExtras(config.getImpersonateExtras());
+        bare.setConnectionTimeout(config.getConnectionTimeout());
+        bare.setRequestTimeout(config.getRequestTimeout());
+        return bare;
+    }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.cli.flags.Subcommand;
 import dev.drover.cli.flags.UsageError;
+import dev.drover.cli.kube.Bodies;
 import dev.drover.cli.kube.KubeClient;
 import dev.drover.cli.kube.KubeTarget;
 import dev.drover.cli.kube.Kubeconfig;
@@ -87,12 +88,18 @@ public final class KubectlDrover {
             }
             KubeClient client;
             try {
-                client = KubeClient.open(target);
+                // an exec plugin's stderr (a login prompt) reaches the user as kubectl lets it, escaped
+                client = KubeClient.open(target, line -> {
+                    err.println(TerminalText.escaped(line));
+                    err.flush();
+                });
             } catch (KubeconfigException e) {
                 throw new CommandFailure(e.getMessage());
             }
             try (client) {
                 run(command, new DirectCalls(client), namespace(command, target.namespace()), out);
+            } catch (CommandFailure e) {
+                throw withheld(e, client);
             }
             return 0;
         } catch (CommandFailure e) {
@@ -121,6 +128,19 @@ public final class KubectlDrover {
         };
     }
 
+    /**
+     * A 401 or 403 from an http server the kubeconfig has credentials for: said to be because none were sent, which
+     * is what a user must change (the https address), not the credentials.
+     */
+    private static CommandFailure withheld(CommandFailure e, KubeClient client) {
+        if (!client.credentialsWithheld() || e.httpCode() != 401 && e.httpCode() != 403) {
+            return e;
+        }
+        return new CommandFailure("the API server at " + client.target().serverText() + " refused a call without"
+                + " credentials, and none were sent because it is plain http (kubectl sends none over http either);"
+                + " use its https address: " + e.getMessage());
+    }
+
     /** --namespace, else the kubeconfig context's, else {@code default}. */
     private static String namespace(PluginCommand c, String contexts) {
         return c.namespace() != null ? c.namespace() : contexts != null ? contexts : "default";
@@ -139,7 +159,9 @@ public final class KubectlDrover {
                     Kubeconfig.SERVICE_ACCOUNT);
         } catch (Unsupported e) {
             org.slf4j.LoggerFactory.getLogger(KubectlDrover.class)
-                    .info("the kubeconfig asks for {}: the fabric8 client reads it", e.getMessage());
+                    .info(
+                            "the kubeconfig asks for {}: the fabric8 client reads it",
+                            TerminalText.clean(e.getMessage()));
             return null;
         } catch (KubeconfigException e) {
             throw new CommandFailure(e.getMessage());
@@ -162,7 +184,7 @@ public final class KubectlDrover {
 
     /**
      * The kubeconfig (KUBECONFIG or ~/.kube/config unless --kubeconfig), at --context or its current one; with
-     * --token, that token replaces the user's credentials.
+     * --token, that token replaces the user's credentials; to an http server, none goes.
      */
     private static Config config(PluginCommand c) throws CommandFailure {
         Config config = kubeconfig(c);
@@ -178,7 +200,7 @@ public final class KubectlDrover {
             config.setUsername(null);
             config.setPassword(null);
         }
-        return config;
+        return Kubeconfigs.withoutCredentialsOverHttp(config);
     }
 
     private static Config kubeconfig(PluginCommand c) throws CommandFailure {
@@ -232,7 +254,7 @@ public final class KubectlDrover {
 
     private static void stats(ClusterCalls calls, String namespace, PluginCommand c, PrintStream out)
             throws CommandFailure {
-        JsonNode stats = calls.agent("GET", namespace, c.args().getFirst(), "stats", JSON::readTree);
+        JsonNode stats = calls.agent("GET", namespace, c.args().getFirst(), "stats", KubectlDrover::json);
         out.print(c.json() ? stats.toPrettyString() + "\n" : AllocStats.render(stats));
         out.flush();
     }
@@ -242,9 +264,14 @@ public final class KubectlDrover {
             throws CommandFailure {
         String query = "?task=" + encode(c.args().get(1)) + "&signal="
                 + encode(c.args().get(2));
-        JsonNode answer = calls.agent("POST", namespace, c.args().getFirst(), "signal" + query, JSON::readTree);
+        JsonNode answer = calls.agent("POST", namespace, c.args().getFirst(), "signal" + query, KubectlDrover::json);
         out.println(TerminalText.clean(answer.path("message").asText("sent")));
         out.flush();
+    }
+
+    /** A JSON answer of the agent (stats, a signal's), bounded in size and in the time it takes to arrive. */
+    private static JsonNode json(InputStream body) throws java.io.IOException {
+        return JSON.readTree(Bodies.read(body, DirectCalls.MAX_ANSWER, DirectCalls.AGENT_TIMEOUT));
     }
 
     /** What an answer other than 200 means, in one sentence. */

@@ -28,11 +28,11 @@ class DirectRestartTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = new KubernetesMockServer(false);
+        server = new KubernetesMockServer(true);
         server.init(InetAddress.getLoopbackAddress(), 0);
         kubeconfig = dir.resolve("kubeconfig");
         Files.writeString(kubeconfig, """
-                clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
+                clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
                 users: [{name: u, user: {token: kube-token}}]
                 contexts: [{name: x, context: {cluster: c, user: u, namespace: team-a}}]
                 current-context: x

@@ -44,13 +44,18 @@ class DirectTlsTest {
     @BeforeEach
     void start() throws Exception {
         new dev.drover.cli.kube.Openssl(dir).pki();
+        serve("server.crt");
+    }
+
+    /** Serves with {@code certificate} (server.key's) until {@link #stop}. */
+    void serve(String certificate) throws Exception {
         KeyStore keys = KeyStore.getInstance("PKCS12");
         keys.load(null, null);
         keys.setKeyEntry(
                 "server",
                 Pem.privateKey(Files.readAllBytes(dir.resolve("server.key")), "server key"),
                 new char[0],
-                Pem.certificates(Files.readAllBytes(dir.resolve("server.crt")), "server certificate")
+                Pem.certificates(Files.readAllBytes(dir.resolve(certificate)), "server certificate")
                         .toArray(X509Certificate[]::new));
         KeyManagerFactory km = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
         km.init(keys, new char[0]);
@@ -155,6 +160,30 @@ class DirectTlsTest {
         assertThat(r.err())
                 .startsWith("kubectl drover: cannot reach the API server at https://127.0.0.1:")
                 .contains("TLS failed");
+    }
+
+    /** The JDK checks the host against the certificate: one the CA signed for another name is refused. */
+    @Test
+    void aCertificateTheCaSignedForAnotherNameIsRefused() throws Exception {
+        server.stop(0);
+        serve("named.crt");
+        String user = "client-certificate: client.crt, client-key: client.key";
+        KubectlDroverTest.Run r = KubectlDroverTest.run(
+                "status",
+                "web",
+                "--kubeconfig",
+                kubeconfig("certificate-authority: ca.crt", user).toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err())
+                .startsWith("kubectl drover: cannot reach the API server at https://127.0.0.1:")
+                .contains("TLS failed")
+                .hasLineCount(1);
+        assertThat(clientOf).isEmpty();
+        Path named = kubeconfig("certificate-authority: ca.crt, tls-server-name: api.example", user);
+        assertThat(KubectlDroverTest.run("status", "web", "--kubeconfig", named.toString())
+                        .exit())
+                .as("the certificate is good for the name it carries")
+                .isZero();
     }
 
     @Test

@@ -25,9 +25,9 @@ class KubectlDroverTest {
     @TempDir
     Path dir;
 
-    /** A mock API server and a kubeconfig for it whose user has token {@code kube-token}. */
+    /** A mock API server over TLS (its certificate not checked) and a kubeconfig whose user has token {@code kube-token}. */
     final class ApiServer implements AutoCloseable {
-        final KubernetesMockServer server = new KubernetesMockServer(false);
+        final KubernetesMockServer server = new KubernetesMockServer(true);
         final List<String> authorizations = new CopyOnWriteArrayList<>();
         final Path kubeconfig = dir.resolve("kubeconfig");
 
@@ -36,7 +36,7 @@ class KubectlDroverTest {
             Files.writeString(kubeconfig, """
                     apiVersion: v1
                     kind: Config
-                    clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
+                    clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
                     users: [{name: u, user: {token: kube-token}}]
                     contexts: [{name: x, context: {cluster: c, user: u, namespace: team-a}}]
                     current-context: x

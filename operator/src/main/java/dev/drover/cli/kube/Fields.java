@@ -4,9 +4,13 @@ import dev.drover.common.UserText;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** A kubeconfig's fields read with their types checked: a wrong type is one sentence naming the field. */
 final class Fields {
+
+    /** Fields whose value may be a credential (an exec env's value too), besides the {@code *-data} ones. */
+    private static final Set<String> SECRETS = Set.of("token", "password", "value");
 
     private Fields() {}
 
@@ -17,7 +21,7 @@ final class Fields {
             return null;
         }
         if (v instanceof Map<?, ?> || v instanceof List<?>) {
-            throw new KubeconfigException(where + ": " + key + " must be a string, not " + UserText.value(v));
+            throw new KubeconfigException(where + ": " + key + " must be a string, not " + shown(key, v));
         }
         return v.toString();
     }
@@ -39,7 +43,7 @@ final class Fields {
             return null;
         }
         if (!(v instanceof Map<?, ?> m)) {
-            throw new KubeconfigException(where + ": " + key + " must be a map, not " + UserText.value(v));
+            throw new KubeconfigException(where + ": " + key + " must be a map, not " + shown(key, v));
         }
         return m;
     }
@@ -50,9 +54,22 @@ final class Fields {
             return List.of();
         }
         if (!(v instanceof List<?> l)) {
-            throw new KubeconfigException(where + ": " + key + " must be a list, not " + UserText.value(v));
+            throw new KubeconfigException(where + ": " + key + " must be a list, not " + shown(key, v));
         }
         return l;
+    }
+
+    /**
+     * A wrongly typed value as an error shows it: a secret's ({@code token}, {@code password}, a {@code *-data}
+     * field: a key, say) only by its type, anything else as it is, cut.
+     */
+    static String shown(String key, Object v) {
+        if (!SECRETS.contains(key) && !key.endsWith("-data")) {
+            return UserText.value(v);
+        }
+        return v instanceof Map<?, ?>
+                ? "a map"
+                : v instanceof List<?> ? "a list" : "a " + v.getClass().getSimpleName();
     }
 
     /** A {@code *-data} field: base64 of the bytes; null if absent. */

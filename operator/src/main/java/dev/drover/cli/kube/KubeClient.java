@@ -6,10 +6,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
+import java.util.function.Consumer;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLParameters;
 import org.slf4j.Logger;
@@ -17,7 +16,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A small client of the Kubernetes API server on the JDK's {@link HttpClient}, with a {@link KubeTarget}'s TLS and
- * credentials (an exec plugin runs once, when the client is made). HTTP/1.1: one request or two per call, and fewer
+ * credentials (an exec plugin runs once, when the client is made). As client-go, credentials go over TLS only: to an
+ * {@code http://} server none is sent and no exec plugin runs. HTTP/1.1: one request or two per call, and fewer
  * classes to load than HTTP/2. {@link #close} ends the JDK client's selector thread, which would otherwise keep the
  * JVM's exit waiting.
  */
@@ -33,17 +33,18 @@ public final class KubeClient implements AutoCloseable {
     private final KubeTarget target;
     private final HttpClient http;
     private final String authorization;
+    private final boolean credentialsWithheld;
     private final String base;
 
-    /** An answer: its status, and its body to read (the caller closes it). */
-    public record Answer(int code, InputStream body) implements AutoCloseable {
-        /** The whole body, at most {@code max} bytes; more is an IOException. */
+    /**
+     * An answer: its status, and its body to read (the caller closes it).
+     *
+     * @param within how long {@link #bytes} may take to read the whole body
+     */
+    public record Answer(int code, InputStream body, Duration within) implements AutoCloseable {
+        /** The whole body, at most {@code max} bytes, read within {@link #within}; more, or later, is an IOException. */
         public byte[] bytes(int max) throws IOException {
-            byte[] bytes = body.readNBytes(max + 1);
-            if (bytes.length > max) {
-                throw new IOException("the answer is larger than " + (max >> 20) + " MiB");
-            }
-            return bytes;
+            return Bodies.read(body, max, within);
         }
 
         @Override
@@ -52,23 +53,40 @@ public final class KubeClient implements AutoCloseable {
         }
     }
 
-    private KubeClient(KubeTarget target, HttpClient http, String authorization) {
+    private KubeClient(KubeTarget target, HttpClient http, String authorization, boolean credentialsWithheld) {
         this.target = target;
         this.http = http;
         this.authorization = authorization;
+        this.credentialsWithheld = credentialsWithheld;
         this.base = target.server().toString().replaceAll("/+$", "");
     }
 
-    /** A client for {@code target}; runs its exec plugin, if it has one, for the credentials. */
-    public static KubeClient open(KubeTarget target) throws KubeconfigException {
+    /**
+     * A client for {@code target}; over TLS, runs its exec plugin, if it has one, for the credentials, each line the
+     * plugin writes to its stderr (a login prompt, say) handed to {@code pluginSays} as it comes.
+     */
+    public static KubeClient open(KubeTarget target, Consumer<String> pluginSays) throws KubeconfigException {
+        boolean tls = target.server().getScheme().equals("https");
         byte[] cert = target.clientCertPem();
         byte[] key = target.clientKeyPem();
         String token = target.token();
-        if (target.exec() != null && token == null && cert == null) {
-            ExecPlugin.Credential c = ExecPlugin.run(target.exec());
-            token = c.token();
+        String tokenSource = target.tokenSource();
+        // checked whatever the scheme: a kubeconfig with a broken credential is said to be broken
+        String authorization = Credentials.authorization(token, tokenSource, target);
+        if (!tls) {
+            cert = null;
+            key = null;
+            authorization = null;
+            if (target.hasCredentials()) {
+                LOG.info("the server {} is http: no credentials are sent to it (as kubectl)", target.serverText());
+            }
+        } else if (target.exec() != null && token == null && cert == null) {
+            ExecPlugin.Credential c = ExecPlugin.run(target.exec(), pluginSays);
             cert = c.clientCertPem();
             key = c.clientKeyPem();
+            authorization = c.token() == null
+                    ? authorization
+                    : Credentials.authorization(c.token(), "the exec plugin's token", target);
         }
         HttpClient.Builder builder = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
@@ -77,23 +95,38 @@ public final class KubeClient implements AutoCloseable {
                 .proxy(HttpClient.Builder.NO_PROXY);
         if (target.server().getScheme().equals("https")) {
             builder.sslContext(Tls.context(target.caPem(), target.insecure(), target.tlsServerName(), cert, key));
-            if (target.tlsServerName() != null) {
+            SNIHostName sni = sni(target.tlsServerName());
+            if (sni != null) {
                 SSLParameters parameters = new SSLParameters();
                 // sent as SNI when the server is an IP address (the JDK sends a host name's own)
-                parameters.setServerNames(List.of(new SNIHostName(target.tlsServerName())));
+                parameters.setServerNames(List.of(sni));
                 builder.sslParameters(parameters);
             }
         }
-        String authorization = null;
-        if (token != null) {
-            authorization = "Bearer " + token;
-        } else if (target.username() != null && target.password() != null) {
-            authorization = "Basic "
-                    + Base64.getEncoder()
-                            .encodeToString(
-                                    (target.username() + ":" + target.password()).getBytes(StandardCharsets.UTF_8));
+        return new KubeClient(target, builder.build(), authorization, !tls && target.hasCredentials());
+    }
+
+    /**
+     * tls-server-name as an SNI name; null when there is none, or it is no host name SNI can carry (an IP address,
+     * '_', a trailing dot): the certificate must still carry it, only no SNI is sent.
+     */
+    private static SNIHostName sni(String serverName) {
+        if (serverName == null) {
+            return null;
         }
-        return new KubeClient(target, builder.build(), authorization);
+        try {
+            return new SNIHostName(serverName);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Whether the kubeconfig gave credentials that were not sent, because the server is plain http: a refusal then
+     * says so.
+     */
+    public boolean credentialsWithheld() {
+        return credentialsWithheld;
     }
 
     public KubeTarget target() {
@@ -106,19 +139,24 @@ public final class KubeClient implements AutoCloseable {
      */
     public Answer send(String method, String pathAndQuery, String contentType, byte[] body, Duration timeout)
             throws IOException, InterruptedException {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + pathAndQuery))
-                .timeout(timeout)
-                .header("Accept", "application/json, */*")
-                .method(
-                        method,
-                        body == null
-                                ? HttpRequest.BodyPublishers.noBody()
-                                : HttpRequest.BodyPublishers.ofByteArray(body));
-        if (contentType != null) {
-            request.header("Content-Type", contentType);
-        }
-        if (authorization != null) {
-            request.header("Authorization", authorization);
+        HttpRequest.Builder request;
+        try {
+            request = HttpRequest.newBuilder(URI.create(base + pathAndQuery))
+                    .timeout(timeout)
+                    .header("Accept", "application/json, */*")
+                    .method(
+                            method,
+                            body == null
+                                    ? HttpRequest.BodyPublishers.noBody()
+                                    : HttpRequest.BodyPublishers.ofByteArray(body));
+            if (contentType != null) {
+                request.header("Content-Type", contentType);
+            }
+            if (authorization != null) {
+                request.header("Authorization", authorization);
+            }
+        } catch (IllegalArgumentException e) { // its message may quote the header's value: a credential
+            throw new IOException("the request to " + base + " cannot be made (a header or the path is not valid)");
         }
         long start = System.nanoTime();
         HttpResponse<InputStream> response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
@@ -128,7 +166,7 @@ public final class KubeClient implements AutoCloseable {
                 base + pathAndQuery,
                 response.statusCode(),
                 (System.nanoTime() - start) / 1_000_000);
-        return new Answer(response.statusCode(), response.body());
+        return new Answer(response.statusCode(), response.body(), timeout);
     }
 
     /** Ends the JDK client and its selector thread (waits at most a second for it). */

@@ -12,6 +12,9 @@ import java.net.URI;
  * @param clientCertPem with {@code clientKeyPem}, the client certificate to present; null: none
  * @param token a bearer token (the user's token, its tokenFile's content, or --token); null: none
  * @param exec a credential plugin to run for a token or a client certificate; null: none
+ * @param tokenSource where {@code token} came from, as an error names it ({@code --token}, {@code the kubeconfig's
+ *     user "u" token}, {@code the tokenFile /path}): never the token itself; null when there is no token
+ * @param userSource where {@code username} and {@code password} came from ({@code the kubeconfig's user "u"})
  */
 public record KubeTarget(
         URI server,
@@ -25,7 +28,14 @@ public record KubeTarget(
         String token,
         String username,
         String password,
-        ExecConfig exec) {
+        ExecConfig exec,
+        String tokenSource,
+        String userSource) {
+
+    /** Whether this target names a credential of any kind (a token, a password, a client certificate, a plugin). */
+    public boolean hasCredentials() {
+        return token != null || username != null || password != null || clientCertPem != null || exec != null;
+    }
 
     /** The server as messages name it, with a trailing slash as fabric8's master URL had one. */
     public String serverText() {

@@ -29,6 +29,7 @@ public final class Kubeconfig {
     public static final Path SERVICE_ACCOUNT = Path.of("/var/run/secrets/kubernetes.io/serviceaccount");
 
     private static final int MAX_FILE = 1 << 20;
+    private static final String EXEC_EXTENSION = "client.authentication.k8s.io/exec";
     private static final List<String> PROXY_VARIABLES =
             List.of("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy");
 
@@ -88,6 +89,7 @@ public final class Kubeconfig {
         String namespace = Fields.string(context.fields(), "namespace", where);
         return withUser(
                 clusterPart(cluster, name, namespace == null || namespace.isEmpty() ? null : namespace),
+                cluster,
                 user,
                 flags.token());
     }
@@ -104,19 +106,15 @@ public final class Kubeconfig {
         if (server == null || server.isEmpty()) {
             throw new KubeconfigException(where + " has no server");
         }
-        URI uri;
-        try {
-            uri = new URI(server);
-        } catch (URISyntaxException e) {
-            throw new KubeconfigException(where + " has a server that is not a URL: " + UserText.quote(server));
-        }
-        if (!"https".equals(uri.getScheme()) && !"http".equals(uri.getScheme()) || uri.getHost() == null) {
-            throw new KubeconfigException(
-                    where + " has a server that is not an http(s) URL with a host: " + UserText.quote(server));
-        }
+        URI uri = server(server, where);
         byte[] ca = Fields.base64(c, "certificate-authority-data", where);
         if (ca == null) {
             ca = file(cluster, Fields.string(c, "certificate-authority", where), "certificate-authority", where);
+        }
+        boolean insecure = Fields.bool(c, "insecure-skip-tls-verify", where);
+        if (insecure && ca != null) { // as client-go, which refuses to mix them
+            throw new KubeconfigException(where + " has both insecure-skip-tls-verify: true and a"
+                    + " certificate-authority; remove one of them (kubectl refuses the two together too)");
         }
         String serverName = Fields.string(c, "tls-server-name", where);
         return new KubeTarget(
@@ -124,8 +122,10 @@ public final class Kubeconfig {
                 context,
                 namespace,
                 ca,
-                Fields.bool(c, "insecure-skip-tls-verify", where),
+                insecure,
                 serverName == null || serverName.isEmpty() ? null : serverName,
+                null,
+                null,
                 null,
                 null,
                 null,
@@ -134,11 +134,39 @@ public final class Kubeconfig {
                 null);
     }
 
+    /**
+     * A cluster's {@code server}: an http(s) URL with a host, and nothing the client would not use but messages would
+     * show (a user and password, which the JDK does not send, in every {@code -v} line and error; a query or a
+     * fragment, which client-go drops). A server with an '@' in it is never echoed.
+     */
+    private static URI server(String server, String where) throws KubeconfigException {
+        String shown = server.contains("@") ? "" : ": " + UserText.quote(server);
+        URI uri;
+        try {
+            uri = new URI(server);
+        } catch (URISyntaxException e) {
+            throw new KubeconfigException(where + " has a server that is not a URL" + shown);
+        }
+        if (uri.getRawUserInfo() != null) {
+            throw new KubeconfigException(where + " has a server with a user name (and perhaps a password) before"
+                    + " its host (user@host); remove it, and give credentials in the kubeconfig's user");
+        }
+        if (!"https".equals(uri.getScheme()) && !"http".equals(uri.getScheme()) || uri.getHost() == null) {
+            throw new KubeconfigException(where + " has a server that is not an http(s) URL with a host" + shown);
+        }
+        if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
+            throw new KubeconfigException(where + " has a server with a query or a fragment (?... or #...), which"
+                    + " kubectl does not use" + shown + "; remove it");
+        }
+        return uri;
+    }
+
     /** {@code target} with the user's credentials, or only {@code token} when --token gave one. */
-    private static KubeTarget withUser(KubeTarget t, KubeconfigFiles.Entry user, String token)
+    private static KubeTarget withUser(
+            KubeTarget t, KubeconfigFiles.Entry cluster, KubeconfigFiles.Entry user, String token)
             throws KubeconfigException, Unsupported {
         if (token != null) {
-            return credentials(t, null, null, token, null, null, null);
+            return credentials(t, null, null, token, "--token", null, null, null, null);
         }
         if (user == null) {
             return t;
@@ -163,10 +191,14 @@ public final class Kubeconfig {
                     where + " has a client " + (cert == null ? "key but no certificate" : "certificate but no key"));
         }
         String bearer = Fields.string(u, "token", where);
+        String bearerSource = where + " token";
         // as client-go: a tokenFile's content wins over the token beside it
-        byte[] tokenFile = file(user, Fields.string(u, "tokenFile", where), "tokenFile", where);
+        String tokenPath = Fields.string(u, "tokenFile", where);
+        byte[] tokenFile = file(user, tokenPath, "tokenFile", where);
         if (tokenFile != null) {
             bearer = new String(tokenFile, StandardCharsets.UTF_8).strip();
+            bearerSource = "the tokenFile "
+                    + UserText.cutEscaped(user.dir().resolve(tokenPath).toString(), 300);
         }
         String username = Fields.string(u, "username", where);
         String password = Fields.string(u, "password", where);
@@ -176,13 +208,23 @@ public final class Kubeconfig {
                 cert,
                 key,
                 bearer == null || bearer.isEmpty() ? null : bearer,
+                bearerSource,
                 username == null || username.isEmpty() ? null : username,
                 password,
-                exec == null ? null : exec(exec, user, t, where + "'s exec"));
+                where,
+                exec == null ? null : exec(exec, user, t, execExtension(cluster), where + "'s exec"));
     }
 
     private static KubeTarget credentials(
-            KubeTarget t, byte[] cert, byte[] key, String token, String username, String password, ExecConfig exec) {
+            KubeTarget t,
+            byte[] cert,
+            byte[] key,
+            String token,
+            String tokenSource,
+            String username,
+            String password,
+            String userSource,
+            ExecConfig exec) {
         return new KubeTarget(
                 t.server(),
                 t.context(),
@@ -195,14 +237,31 @@ public final class Kubeconfig {
                 token,
                 username,
                 password,
-                exec);
+                exec,
+                token == null ? null : tokenSource,
+                userSource);
     }
 
-    private static ExecConfig exec(Map<?, ?> e, KubeconfigFiles.Entry user, KubeTarget cluster, String where)
+    /**
+     * The cluster's {@code extensions} entry named {@code client.authentication.k8s.io/exec}: what client-go hands
+     * an exec plugin as {@code spec.cluster.config}; null when there is none.
+     */
+    private static Object execExtension(KubeconfigFiles.Entry cluster) throws KubeconfigException {
+        String where = "the kubeconfig's cluster " + UserText.quote(cluster.name());
+        for (Object x : Fields.list(cluster.fields(), "extensions", where)) {
+            if (x instanceof Map<?, ?> named && EXEC_EXTENSION.equals(named.get("name"))) {
+                return named.get("extension");
+            }
+        }
+        return null;
+    }
+
+    private static ExecConfig exec(
+            Map<?, ?> e, KubeconfigFiles.Entry user, KubeTarget cluster, Object extension, String where)
             throws KubeconfigException, Unsupported {
         String apiVersion = Fields.string(e, "apiVersion", where);
         if (!ExecPlugin.V1.equals(apiVersion) && !ExecPlugin.V1BETA1.equals(apiVersion)) {
-            throw new Unsupported("exec apiVersion " + apiVersion);
+            throw new Unsupported("exec apiVersion " + UserText.quote(apiVersion));
         }
         if ("Always".equals(Fields.string(e, "interactiveMode", where))) {
             throw new Unsupported("an exec plugin that needs a terminal (interactiveMode: Always)");
@@ -226,8 +285,16 @@ public final class Kubeconfig {
             if (!(v instanceof Map<?, ?> pair) || Fields.string(pair, "name", where) == null) {
                 throw new KubeconfigException(where + ": env must be a list of name and value");
             }
+            String name = Fields.string(pair, "name", where);
             String value = Fields.string(pair, "value", where);
-            env.put(Fields.string(pair, "name", where), value == null ? "" : value);
+            if (name.isEmpty()
+                    || name.indexOf('=') >= 0
+                    || name.indexOf('\0') >= 0
+                    || value != null && value.indexOf('\0') >= 0) {
+                throw new KubeconfigException(where + ": env " + UserText.quote(name)
+                        + " is not a variable a program can be given (an empty name, '=' in its name or a NUL)");
+            }
+            env.put(name, value == null ? "" : value);
         }
         Map<String, Object> clusterInfo = null;
         if (Fields.bool(e, "provideClusterInfo", where)) {
@@ -241,6 +308,9 @@ public final class Kubeconfig {
                         "certificate-authority-data", Base64.getEncoder().encodeToString(cluster.caPem()));
             }
             clusterInfo.put("insecure-skip-tls-verify", cluster.insecure());
+            if (extension != null) {
+                clusterInfo.put("config", extension);
+            }
         }
         String hint = Fields.string(e, "installHint", where);
         return new ExecConfig(apiVersion, command, List.copyOf(args), env, hint, clusterInfo);
@@ -256,6 +326,10 @@ public final class Kubeconfig {
     }
 
     static byte[] read(Path file, String what) throws KubeconfigException {
+        if (Files.exists(file) && !Files.isRegularFile(file)) { // a FIFO or a terminal would wait for ever
+            throw new KubeconfigException(
+                    "cannot read " + what + " " + UserText.cutEscaped(file.toString(), 300) + ": not a regular file");
+        }
         try (InputStream in = Files.newInputStream(file)) {
             byte[] bytes = in.readNBytes(MAX_FILE + 1);
             if (bytes.length > MAX_FILE) {
@@ -285,9 +359,11 @@ public final class Kubeconfig {
         String bearer = token != null
                 ? token
                 : new String(read(account.resolve("token"), where + "'s token"), StandardCharsets.UTF_8).strip();
+        String bearerSource = token != null ? "--token" : where + "'s token " + account.resolve("token");
         String namespace = Files.isReadable(account.resolve("namespace"))
                 ? new String(read(account.resolve("namespace"), where + "'s namespace"), StandardCharsets.UTF_8).strip()
                 : null;
-        return new KubeTarget(server, null, namespace, ca, false, null, null, null, bearer, null, null, null);
+        return new KubeTarget(
+                server, null, namespace, ca, false, null, null, null, bearer, null, null, null, bearerSource, null);
     }
 }

@@ -92,6 +92,9 @@ public final class KubeconfigFiles {
 
     /** One file as YAML maps and lists (SnakeYAML's safe constructor: no objects, bounded aliases and depth). */
     static Map<?, ?> parse(Path file) throws KubeconfigException {
+        if (!Files.isRegularFile(file)) { // a FIFO or a terminal would wait for ever
+            throw fault(file, "not a regular file");
+        }
         String text;
         try (InputStream in = Files.newInputStream(file)) {
             byte[] bytes = in.readNBytes(MAX_BYTES + 1);
@@ -102,12 +105,18 @@ public final class KubeconfigFiles {
         } catch (IOException e) {
             throw fault(file, e.getMessage());
         }
+        String notJson = null;
         if (text.stripLeading().startsWith("{")) {
             // JSON, which YAML reads too, except where it is indented with tabs
             try {
                 return JSON.readValue(text, Map.class);
             } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                throw fault(file, "not JSON: " + e.getOriginalMessage());
+                // a YAML flow mapping ({apiVersion: v1, ...}) is no JSON: YAML may read it. Jackson's message quotes
+                // the text (a token, say): only where it stopped is told
+                var at = e.getLocation();
+                notJson = at == null
+                        ? "not JSON"
+                        : "not JSON (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")";
             }
         }
         LoaderOptions options = new LoaderOptions();
@@ -119,7 +128,8 @@ public final class KubeconfigFiles {
         try {
             doc = new Yaml(new SafeConstructor(options)).load(text);
         } catch (RuntimeException e) { // SnakeYAML's YAMLException and its kin: the first line says where
-            throw fault(file, String.valueOf(e.getMessage()).lines().findFirst().orElse("not YAML"));
+            String why = String.valueOf(e.getMessage()).lines().findFirst().orElse("not YAML");
+            throw fault(file, notJson == null ? why : notJson + ", nor YAML (" + why + ")");
         }
         if (doc == null) {
             return Map.of();

@@ -14,7 +14,6 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -24,8 +23,13 @@ import java.util.regex.Pattern;
  */
 public final class Pem {
 
-    private static final Pattern BLOCK =
-            Pattern.compile("-----BEGIN ([A-Z0-9 ]{1,40})-----(.*?)-----END \\1-----", Pattern.DOTALL);
+    private static final String BEGIN = "-----BEGIN ";
+    private static final String END = "-----END ";
+    private static final String DASHES = "-----";
+    /** A CA bundle holds a few hundred certificates at most. */
+    static final int MAX_BLOCKS = 1000;
+
+    private static final int MAX_LABEL = 40;
     private static final Pattern WHITESPACE = Pattern.compile("\\s+");
     private static final byte[] RSA_ALGORITHM = Der.sequence(Der.oid("1.2.840.113549.1.1.1"), Der.NULL);
     private static final String EC_PUBLIC_KEY = "1.2.840.10045.2.1";
@@ -42,20 +46,45 @@ public final class Pem {
     /** A PEM block: its label ({@code CERTIFICATE}) and its DER. */
     record Block(String label, byte[] der) {}
 
+    /**
+     * The blocks of {@code pem}, in one pass: each block is the last BEGIN line before the first END line after it,
+     * when their labels agree (a BEGIN with no END after it ends the search, as nothing after it can close). Each
+     * character is looked at a bounded number of times, whatever the text: a file of BEGIN lines alone is no work.
+     */
     static List<Block> blocks(byte[] pem, String what) throws KubeconfigException {
         String text = new String(pem, StandardCharsets.US_ASCII);
-        Matcher m = BLOCK.matcher(text);
         List<Block> blocks = new ArrayList<>();
-        while (m.find()) {
-            if (m.group(2).contains(":")) { // RFC 1421 headers: Proc-Type: 4,ENCRYPTED and DEK-Info
+        for (int from = 0; ; ) {
+            int begin = text.indexOf(BEGIN, from);
+            int end = begin < 0 ? -1 : text.indexOf(END, begin);
+            if (end < 0) {
+                break;
+            }
+            begin = text.lastIndexOf(BEGIN, end); // the BEGINs between had no END of their own
+            int labelEnd = text.indexOf(DASHES, begin + BEGIN.length());
+            int endLabelEnd = text.indexOf(DASHES, end + END.length());
+            if (endLabelEnd < 0) {
+                break; // no END line can follow
+            }
+            from = endLabelEnd + DASHES.length();
+            String label = labelEnd < 0 || labelEnd + DASHES.length() > end
+                    ? null
+                    : text.substring(begin + BEGIN.length(), labelEnd);
+            if (label == null || !isLabel(label) || !label.equals(text.substring(end + END.length(), endLabelEnd))) {
+                continue;
+            }
+            if (blocks.size() == MAX_BLOCKS) {
+                throw new KubeconfigException(what + " holds more than " + MAX_BLOCKS + " PEM blocks");
+            }
+            String body = text.substring(labelEnd + DASHES.length(), end);
+            if (body.contains(":")) { // RFC 1421 headers: Proc-Type: 4,ENCRYPTED and DEK-Info
                 throw new KubeconfigException(
                         what + " is encrypted (a PEM header such as Proc-Type); kubectl drover needs it unencrypted");
             }
             try {
                 blocks.add(new Block(
-                        m.group(1),
-                        Base64.getDecoder()
-                                .decode(WHITESPACE.matcher(m.group(2)).replaceAll(""))));
+                        label,
+                        Base64.getDecoder().decode(WHITESPACE.matcher(body).replaceAll(""))));
             } catch (IllegalArgumentException e) {
                 throw new KubeconfigException(what + " is not valid PEM (its base64 does not decode)");
             }
@@ -64,6 +93,13 @@ public final class Pem {
             throw new KubeconfigException(what + " holds no PEM block (-----BEGIN ...-----)");
         }
         return blocks;
+    }
+
+    /** A label as PEM has them: 1 to 40 capital letters, digits and spaces ({@code RSA PRIVATE KEY}). */
+    private static boolean isLabel(String label) {
+        return !label.isEmpty()
+                && label.length() <= MAX_LABEL
+                && label.chars().allMatch(c -> c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ');
     }
 
     /** Every certificate in {@code pem}, in order. */

@@ -2,6 +2,7 @@ package dev.drover.cli.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -128,7 +129,8 @@ class KubeconfigTest {
 
         write("bin/plugin", "");
         KubeTarget exec = file("""
-                clusters: [{name: c, cluster: {server: "https://h"}}]
+                clusters: [{name: c, cluster: {server: "https://h", extensions: [{name: other, extension: 1},
+                           {name: client.authentication.k8s.io/exec, extension: {audience: k8s, scopes: [a, b]}}]}}]
                 users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: ./bin/plugin,
                                                args: [get-token, 7], env: [{name: A, value: b}],
                                                interactiveMode: IfAvailable, provideClusterInfo: true}}}]
@@ -139,6 +141,9 @@ class KubeconfigTest {
         assertThat(exec.exec().args()).containsExactly("get-token", "7");
         assertThat(exec.exec().env()).containsEntry("A", "b");
         assertThat(exec.exec().clusterInfo()).containsEntry("server", "https://h");
+        assertThat(exec.exec().clusterInfo())
+                .as("as client-go: the cluster's exec extension is the plugin's spec.cluster.config")
+                .containsEntry("config", Map.of("audience", "k8s", "scopes", List.of("a", "b")));
     }
 
     @Test
@@ -247,7 +252,126 @@ class KubeconfigTest {
                         + "\t\"current-context\": \"x\"\n}\n");
         assertThat(t.server().toString()).isEqualTo("https://json:6443");
         assertThat(t.namespace()).isEqualTo("j");
-        assertThatThrownBy(() -> file("{\"clusters\": ")).hasMessageContaining(": not JSON: ");
+        assertThatThrownBy(() -> file("{\"clusters\": "))
+                .hasMessageContaining(": not JSON (line 1, column 14), nor YAML (");
+    }
+
+    /** kubectl reads a YAML flow mapping at the top level, which looks like JSON but is none. */
+    @Test
+    void aYamlFlowMappingKubeconfigIsRead() throws Exception {
+        KubeTarget t = file("{apiVersion: v1, clusters: [{name: c, cluster: {server: 'https://flow:6443'}}],"
+                + " contexts: [{name: x, context: {cluster: c, namespace: f}}], current-context: x}\n");
+        assertThat(t.server().toString()).isEqualTo("https://flow:6443");
+        assertThat(t.namespace()).isEqualTo("f");
+    }
+
+    /** What may be a credential is never quoted in an error: not as a wrongly typed value, not in a parser's text. */
+    @Test
+    void errorsNeverQuoteACredential() throws Exception {
+        String kubeconfig = """
+                clusters: [{name: c, cluster: {server: "https://h"}}]
+                users: [{name: u, user: %s}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """;
+        for (String user : List.of(
+                "{token: [eyJsecret1]}",
+                "{password: {hunter2: x}, username: bob}",
+                "{client-key-data: [c2VjcmV0a2V5]}",
+                "{exec: {apiVersion: client.authentication.k8s.io/v1, command: x, env: [{name: T, value: [s3cr3t]}]}}")) {
+            assertThatThrownBy(() -> file(kubeconfig.formatted(user)))
+                    .isInstanceOf(KubeconfigException.class)
+                    .hasMessageMatching(".* must be a string, not a (list|map)")
+                    .hasMessageNotContainingAny("eyJsecret1", "hunter2", "c2VjcmV0a2V5", "s3cr3t");
+        }
+        assertThatThrownBy(
+                        () -> file("{\"users\": [{\"name\": \"u\", \"user\": {\"token\": eyJhbGciOiJSUzI1NiJ9.secret"))
+                .isInstanceOf(KubeconfigException.class)
+                .hasMessageNotContaining("eyJhbGciOiJSUzI1NiJ9");
+    }
+
+    @Test
+    void aServerWithAUserQueryOrFragmentIsRefusedWithoutShowingThem() throws Exception {
+        String kubeconfig = """
+                clusters: [{name: c, cluster: {server: "%s"}}]
+                contexts: [{name: x, context: {cluster: c}}]
+                current-context: x
+                """;
+        assertThatThrownBy(() -> file(kubeconfig.formatted("https://admin:hunter2@h:6443")))
+                .hasMessageStartingWith("the kubeconfig's cluster \"c\" has a server with a user name")
+                .hasMessageNotContaining("hunter2");
+        assertThatThrownBy(() -> file(kubeconfig.formatted("https://admin:hunter2@h:6443/%zz")))
+                .hasMessage("the kubeconfig's cluster \"c\" has a server that is not a URL");
+        assertThatThrownBy(() -> file(kubeconfig.formatted("https://h:6443/?token=x")))
+                .hasMessageContaining("has a server with a query or a fragment");
+        assertThatThrownBy(() -> file(kubeconfig.formatted("https://h:6443/#frag")))
+                .hasMessageContaining("has a server with a query or a fragment");
+    }
+
+    /** As client-go: a CA to check the server against and no check at all cannot both be meant. */
+    @Test
+    void insecureWithACertificateAuthorityIsRefused() throws Exception {
+        assertThatThrownBy(() -> file("""
+                        clusters: [{name: c, cluster: {server: "https://h", insecure-skip-tls-verify: true,
+                                                       certificate-authority-data: %s}}]
+                        contexts: [{name: x, context: {cluster: c}}]
+                        current-context: x
+                        """.formatted(b64("CA"))))
+                .hasMessageStartingWith("the kubeconfig's cluster \"c\" has both insecure-skip-tls-verify: true and a"
+                        + " certificate-authority");
+    }
+
+    /** A FIFO or a directory where a file should be: refused at once, not waited on for ever. */
+    @Test
+    void whatIsNotARegularFileIsRefused() throws Exception {
+        Path fifo = dir.resolve("fifo");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        assertThat(mkfifo.waitFor()).isZero();
+        Files.createDirectories(dir.resolve("adir"));
+        String kubeconfig = """
+                clusters: [{name: c, cluster: {server: "https://h", %s}}]
+                users: [{name: u, user: {%s}}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """;
+        assertTimeoutPreemptively(java.time.Duration.ofSeconds(5), () -> {
+            assertThatThrownBy(() -> file(kubeconfig.formatted("certificate-authority: fifo", "token: t")))
+                    .hasMessage("cannot read the kubeconfig's cluster \"c\"'s certificate-authority " + fifo
+                            + ": not a regular file");
+            assertThatThrownBy(() -> file(kubeconfig.formatted("tls-server-name: a", "tokenFile: adir")))
+                    .hasMessageEndingWith("tokenFile " + dir.resolve("adir") + ": not a regular file");
+            assertThatThrownBy(() -> load(new Kubeconfig.Flags(fifo.toString(), null, null), Map.of()))
+                    .hasMessage("cannot read the kubeconfig " + fifo + ": not a regular file");
+        });
+    }
+
+    @Test
+    void anExecEnvAProgramCannotBeGivenIsRefused() throws Exception {
+        assertThatThrownBy(() -> file("""
+                        clusters: [{name: c, cluster: {server: "https://h"}}]
+                        users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: x,
+                                                        env: [{name: "A=B", value: c}]}}}]
+                        contexts: [{name: x, context: {cluster: c, user: u}}]
+                        current-context: x
+                        """))
+                .hasMessageStartingWith("the kubeconfig's user \"u\"'s exec: env \"A=B\" is not a variable");
+    }
+
+    @Test
+    void eachTokenKnowsWhereItCameFrom() throws Exception {
+        write("tok", "from-file\n");
+        String kubeconfig = """
+                clusters: [{name: c, cluster: {server: "https://h"}}]
+                users: [{name: u, user: {%s}}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """;
+        assertThat(file(kubeconfig.formatted("token: t")).tokenSource()).isEqualTo("the kubeconfig's user \"u\" token");
+        assertThat(file(kubeconfig.formatted("token: t, tokenFile: tok")).tokenSource())
+                .isEqualTo("the tokenFile " + dir.resolve("tok"));
+        assertThat(load(new Kubeconfig.Flags(dir.resolve("kc").toString(), null, "x"), Map.of())
+                        .tokenSource())
+                .isEqualTo("--token");
     }
 
     @Test

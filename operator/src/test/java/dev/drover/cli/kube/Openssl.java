@@ -42,7 +42,10 @@ public final class Openssl {
         }
     }
 
-    /** ca.crt/ca.key, server.crt/server.key (EC, SEC1), client.crt/client.key (RSA, PKCS#1). */
+    /**
+     * ca.crt/ca.key, server.crt/server.key (EC, SEC1), named.crt (server.key's, for api.example only),
+     * client.crt/client.key (RSA, PKCS#1).
+     */
     public Openssl pki() throws IOException, InterruptedException {
         run(
                 "req",
@@ -79,6 +82,24 @@ public final class Openssl {
                 "2",
                 "-extfile",
                 "server.ext");
+        // the same key, signed by the same CA, for a name only: not for 127.0.0.1
+        Files.writeString(dir.resolve("named.ext"), "subjectAltName=DNS:api.example\n");
+        run(
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "named.crt",
+                "-days",
+                "2",
+                "-extfile",
+                "named.ext");
         run("genrsa", "-traditional", "-out", "client.key", "2048");
         run("req", "-new", "-key", "client.key", "-out", "client.csr", "-subj", "/CN=alice");
         run(

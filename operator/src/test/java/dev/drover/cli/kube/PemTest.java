@@ -2,6 +2,7 @@ package dev.drover.cli.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -9,6 +10,7 @@ import java.nio.file.Path;
 import java.security.PrivateKey;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -91,5 +93,47 @@ class PemTest {
         selfSigned(o, "plain.key");
         assertThatThrownBy(() -> Pem.privateKey(o.bytes("plain.key.crt"), "the client key"))
                 .hasMessage("the client key holds no private key (PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)");
+    }
+
+    /** The old regex rescanned to the end from every BEGIN without an END: 1 MiB of them took hours. */
+    @Test
+    void beginLinesWithoutEndAreReadInLinearTime() {
+        byte[] begins = "-----BEGIN A-----\n".repeat((1 << 20) / 18).getBytes(StandardCharsets.US_ASCII);
+        StringBuilder labels = new StringBuilder();
+        for (int i = 0; labels.length() < 1 << 20; i++) {
+            labels.append("-----BEGIN L").append(i).append("-----\n");
+        }
+        byte[] distinct = labels.toString().getBytes(StandardCharsets.US_ASCII);
+        byte[] endsOnly =
+                ("-----BEGIN A-----\n" + "-----END B-----\n".repeat(60_000)).getBytes(StandardCharsets.US_ASCII);
+        assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+            for (byte[] pem : new byte[][] {begins, distinct, endsOnly}) {
+                assertThatThrownBy(() -> Pem.certificates(pem, "the kubeconfig's certificate-authority"))
+                        .hasMessage("the kubeconfig's certificate-authority holds no PEM block (-----BEGIN ...-----)");
+            }
+        });
+    }
+
+    @Test
+    void tooManyBlocksAreRefused() {
+        byte[] many = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+                .repeat(Pem.MAX_BLOCKS + 1)
+                .getBytes(StandardCharsets.US_ASCII);
+        assertThatThrownBy(() -> Pem.certificates(many, "the bundle"))
+                .hasMessage("the bundle holds more than 1000 PEM blocks");
+    }
+
+    /** A stray BEGIN or END, or a block with mismatched labels, does not hide the good blocks around it. */
+    @Test
+    void strayMarkersAroundABlockAreSkipped() throws Exception {
+        Openssl o = new Openssl(dir).pki();
+        String ca = Files.readString(dir.resolve("ca.crt"));
+        String client = Files.readString(dir.resolve("client.crt"));
+        byte[] messy = ("-----BEGIN A-----\nstray\n" + ca + "-----END B-----\n-----BEGIN X-------END X-----\n"
+                        + "-----BEGIN C-----\nAAAA\n-----END D-----\n" + client + "-----BEGIN TAIL-----")
+                .getBytes(StandardCharsets.US_ASCII);
+        assertThat(Pem.certificates(messy, "the bundle"))
+                .extracting(c -> c.getSubjectX500Principal().getName())
+                .containsExactly("CN=test-ca", "CN=alice");
     }
 }
