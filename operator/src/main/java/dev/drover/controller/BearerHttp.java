@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.web.TrustingAllCertificates;
 import io.fabric8.kubernetes.client.Config;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -8,7 +9,6 @@ import java.net.Authenticator;
 import java.net.InetSocketAddress;
 import java.net.PasswordAuthentication;
 import java.net.ProxySelector;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -17,16 +17,13 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.Locale;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
-import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * A {@link HttpClient} to the API server that the agent's client {@link Config} names, which carries no credentials
@@ -139,7 +136,7 @@ final class BearerHttp {
         try {
             TrustManager[] trust;
             if (config.isTrustCerts()) {
-                trust = new TrustManager[] {new TrustingAll()};
+                trust = new TrustManager[] {new TrustingAllCertificates()};
             } else {
                 Collection<? extends Certificate> authorities = authorities(config);
                 TrustManagerFactory factory =
@@ -195,31 +192,5 @@ final class BearerHttp {
             throw new IOException(where + " holds no PEM certificate");
         }
         return read;
-    }
-
-    /** {@code trustCerts: true}: every server certificate and name is taken, as the agent's own client takes them. */
-    private static final class TrustingAll extends X509ExtendedTrustManager {
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) {}
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) {}
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
-
-        @Override
-        public X509Certificate[] getAcceptedIssuers() {
-            return new X509Certificate[0];
-        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.drover.cli.kube;
 
+import dev.drover.web.TrustingAllCertificates;
 import java.net.Socket;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
@@ -43,7 +44,7 @@ final class Tls {
             }
             TrustManager[] trust;
             if (insecure) {
-                trust = new TrustManager[] {new TrustingAll()};
+                trust = new TrustManager[] {new TrustingAllCertificates()};
             } else {
                 X509TrustManager roots = roots(caPem);
                 trust = new TrustManager[] {serverName == null ? roots : new NamedServer(roots, serverName)};
@@ -157,32 +158,6 @@ final class Tls {
         @Override
         public X509Certificate[] getAcceptedIssuers() {
             return roots.getAcceptedIssuers();
-        }
-    }
-
-    /** insecure-skip-tls-verify: any certificate, any name (an extended manager, so the JDK adds no name check). */
-    private static final class TrustingAll extends X509ExtendedTrustManager {
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) {}
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) {}
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
-
-        @Override
-        public X509Certificate[] getAcceptedIssuers() {
-            return new X509Certificate[0];
         }
     }
 }
