@@ -15,6 +15,7 @@ import dev.drover.driver.Deadlines;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * fingerprint current and restarts it with back-off when it fails, hangs or
  * reports an invalid fingerprint (rejected whole); another polls its stats.
  * While a plugin is down its devices stay listed, as unhealthy. Devices are
- * indexed by instance ID, so looking up a task's devices costs O(its devices).
+ * indexed by instance ID, so looking up a task's devices costs O(its devices);
+ * the index is replaced whole on each change, so a reader never sees a plugin's
+ * devices half re-published.
  */
 public final class DeviceManager implements AutoCloseable {
 
@@ -72,7 +75,9 @@ public final class DeviceManager implements AutoCloseable {
 
     private final Timing timing;
     private final List<Runner> runners = new ArrayList<>();
-    private final Map<String, Device> index = new ConcurrentHashMap<>();
+    /** Immutable; replaced whole under this manager's lock. */
+    private volatile Map<String, Device> index = Map.of();
+
     private final Map<String, InstanceStats> stats = new ConcurrentHashMap<>();
     private final Semaphore firstFingerprints = new Semaphore(0);
 
@@ -165,24 +170,28 @@ public final class DeviceManager implements AutoCloseable {
                     r.name,
                     fp.unavailableReason().get());
         }
-        index.values().removeIf(d -> d.plugin().equals(r.name));
+        Map<String, Device> next = new HashMap<>(index);
+        next.values().removeIf(d -> d.plugin().equals(r.name));
         for (DeviceGroup g : fp.groups()) {
             for (DeviceInstance i : g.instances()) {
-                index.put(i.id(), new Device(r.name, g, i, i.healthy(), i.healthDescription()));
+                next.put(i.id(), new Device(r.name, g, i, i.healthy(), i.healthDescription()));
             }
         }
+        index = Map.copyOf(next);
         r.groups = fp.groups();
-        stats.keySet().retainAll(index.keySet());
+        stats.keySet().retainAll(next.keySet());
     }
 
     /** The plugin is down: its devices stay, unhealthy, with the reason. */
     private synchronized void markDown(Runner r, String reason) {
         r.downReason = reason;
+        Map<String, Device> next = new HashMap<>(index);
         for (DeviceGroup g : r.groups) {
             for (DeviceInstance i : g.instances()) {
-                index.put(i.id(), new Device(r.name, g, i, false, reason));
+                next.put(i.id(), new Device(r.name, g, i, false, reason));
             }
         }
+        index = Map.copyOf(next);
     }
 
     private static void closePlugin(Runner r) {
@@ -199,7 +208,7 @@ public final class DeviceManager implements AutoCloseable {
 
     /** Every known device instance, by ID. */
     public Map<String, Device> devices() {
-        return Map.copyOf(index);
+        return index;
     }
 
     public Optional<Device> device(String instanceId) {

@@ -55,6 +55,21 @@ class DeviceManagerTest {
         }
     }
 
+    /** A plugin reports its fingerprint again after each change wait; a reader meanwhile never sees a part of it. */
+    @Test
+    void aRepublishedFingerprintIsNeverSeenHalfWritten() throws Exception {
+        try (DeviceManager m = manager("")) {
+            assertThat(m.awaitFirstFingerprints(Duration.ofSeconds(5))).isTrue();
+            long end = System.nanoTime() + Duration.ofMillis(1500).toNanos();
+            long reads = 0;
+            while (System.nanoTime() < end) {
+                assertThat(m.devices()).as("read %d", reads).containsOnlyKeys("GPU-a", "GPU-b");
+                assertThat(m.device("GPU-a")).as("read %d", reads).isPresent();
+                reads++;
+            }
+        }
+    }
+
     @Test
     void reservationsNameTheirGpusToCudaAndOnlyManagedGpusAreOffered() throws Exception {
         try (DeviceManager m = manager("")) {
