@@ -6,9 +6,11 @@ import dev.drover.concurrent.Worker;
 import dev.drover.state.AllocId;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -85,6 +87,12 @@ public final class StatusWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * One entry's due time as it was set; stale once the entry's {@code dueNanos} moved, it was sent or forgotten
+     * (dropped as it comes to the head).
+     */
+    private record Due(long nanos, AllocId id, Entry entry) {}
+
     private static final class Entry {
         AllocationStatus latest;
         AllocationStatus written;
@@ -99,6 +107,12 @@ public final class StatusWriter implements AutoCloseable {
     private final Sink sink;
     private final Timing timing;
     private final Map<AllocId, Entry> entries = new ConcurrentHashMap<>();
+    /**
+     * Due times, earliest first, so a dispatch costs O(log n) per write instead of a look at every allocation.
+     * Guarded by {@link #lock}.
+     */
+    private final PriorityQueue<Due> queue = new PriorityQueue<>(Comparator.comparingLong(Due::nanos));
+
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wake = lock.newCondition();
     private final LongAdder writes = new LongAdder();
@@ -144,8 +158,7 @@ public final class StatusWriter implements AutoCloseable {
                     now + delayNanos(e.written, status),
                     e.sentNanos + timing.minInterval().toNanos());
             if (due < e.dueNanos && e.failures == 0) {
-                e.dueNanos = due;
-                wake.signalAll();
+                schedule(id, e, due);
             }
         } finally {
             lock.unlock();
@@ -160,8 +173,7 @@ public final class StatusWriter implements AutoCloseable {
             if (e != null && e.written != null) {
                 e.latest = e.latest == null ? e.written : e.latest;
                 e.written = null;
-                e.dueNanos = System.nanoTime();
-                wake.signalAll();
+                schedule(id, e, System.nanoTime());
             }
         } finally {
             lock.unlock();
@@ -217,6 +229,13 @@ public final class StatusWriter implements AutoCloseable {
         return worker.alive();
     }
 
+    /** Sets when {@code e} is due and tells the writer thread. Under {@link #lock}. */
+    private void schedule(AllocId id, Entry e, long nanos) {
+        e.dueNanos = nanos;
+        queue.add(new Due(nanos, id, e));
+        wake.signalAll();
+    }
+
     /** Sends what is due, or waits until something is. */
     private void sendDue() throws InterruptedException {
         List<Map.Entry<AllocId, AllocationStatus>> jobs = new ArrayList<>();
@@ -225,28 +244,30 @@ public final class StatusWriter implements AutoCloseable {
             long now = System.nanoTime();
             if (now >= nextResync) {
                 nextResync = now + timing.resync().toNanos();
-                for (Entry e : entries.values()) {
-                    if (e.latest != null && e.failures == 0) {
-                        e.dueNanos = Math.min(e.dueNanos, now);
+                entries.forEach((id, e) -> {
+                    if (e.latest != null && e.failures == 0 && e.dueNanos > now) {
+                        schedule(id, e, now);
                     }
-                }
+                });
             }
-            long earliest = nextResync;
-            for (Map.Entry<AllocId, Entry> en : entries.entrySet()) {
-                Entry e = en.getValue();
-                if (e.latest == null || e.inFlight) {
-                    continue;
+            while (inFlight + jobs.size() < IN_FLIGHT
+                    && !queue.isEmpty()
+                    && queue.peek().nanos() <= now) {
+                Due due = queue.poll();
+                Entry e = due.entry();
+                if (e.latest == null || e.inFlight || e.dueNanos != due.nanos() || entries.get(due.id()) != e) {
+                    continue; // stale: sent, rescheduled or forgotten since
                 }
-                if (e.dueNanos > now) {
-                    earliest = Math.min(earliest, e.dueNanos);
-                } else if (inFlight + jobs.size() < IN_FLIGHT) {
-                    e.inFlight = true;
-                    e.sentNanos = now;
-                    jobs.add(Map.entry(en.getKey(), e.latest));
-                }
+                e.inFlight = true;
+                e.sentNanos = now;
+                jobs.add(Map.entry(due.id(), e.latest));
             }
             if (jobs.isEmpty()) {
-                wake.awaitNanos(Math.max(1, earliest - now)); // a publish or a finished write wakes it sooner
+                long earliest = queue.isEmpty()
+                        ? nextResync
+                        : Math.min(nextResync, queue.peek().nanos());
+                // a publish or a finished write wakes it sooner; with every write slot taken, only a finished write
+                wake.awaitNanos(Math.max(1, (earliest <= now ? nextResync : earliest) - now));
                 return;
             }
             inFlight += jobs.size();
@@ -287,16 +308,19 @@ public final class StatusWriter implements AutoCloseable {
                     e.dueNanos = Long.MAX_VALUE;
                 } else {
                     // a newer status arrived meanwhile: it keeps the urgency it was published with
-                    e.dueNanos = Math.max(
-                            System.nanoTime() + delayNanos(status, e.latest),
-                            e.sentNanos + timing.minInterval().toNanos());
+                    schedule(
+                            id,
+                            e,
+                            Math.max(
+                                    System.nanoTime() + delayNanos(status, e.latest),
+                                    e.sentNanos + timing.minInterval().toNanos()));
                 }
             } else {
                 failures.increment();
                 e.failures++;
                 long backoff = Math.min(
                         timing.maxBackoff().toNanos(), timing.minBackoff().toNanos() << Math.min(20, e.failures - 1));
-                e.dueNanos = System.nanoTime() + backoff;
+                schedule(id, e, System.nanoTime() + backoff);
                 LOG.warn(
                         "writing the status of {} failed (attempt {}), retrying in {} ms: {}",
                         id,

@@ -232,6 +232,23 @@ class StatusWriterTest {
         assertThat(overlaps).hasValue(0);
     }
 
+    /** Many allocations due at once and one due later: each is written once, and the later one at its time. */
+    @Test
+    void thousandsOfAllocationsAreEachWrittenOnceAndALaterOneAtItsTime() {
+        int n = 3000;
+        AllocId pending = new AllocId("default", "pending"); // waits its 200 ms
+        long published = System.nanoTime();
+        writer.publish(pending, status(ClientStatus.Pending, "0/1"));
+        for (int i = 0; i < n; i++) {
+            writer.publish(new AllocId("default", "a-" + i), status(ClientStatus.Running, "1/1"));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> writes.size() >= n + 1);
+        assertThat(writes.stream().map(Write::id).distinct()).hasSize(n + 1);
+        assertThat(writes).hasSize(n + 1);
+        Write late = writes.stream().filter(w -> w.id().equals(pending)).findFirst().orElseThrow();
+        assertThat(Duration.ofNanos(late.atNanos() - published)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+    }
+
     /** Item 15: whatever an allocation holds, the status sent stays under 64 KiB and keeps its counts. */
     @Test
     void aStatusIsWrittenUnder64KibWhateverItHolds() throws Exception {
