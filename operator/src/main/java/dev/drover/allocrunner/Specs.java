@@ -2,7 +2,6 @@ package dev.drover.allocrunner;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.state.Jackson;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
@@ -15,7 +14,7 @@ import java.util.Map;
 /** Copies of allocations, with plain Jackson (no Kubernetes client here). */
 final class Specs {
 
-    private static final ObjectMapper JSON = JsonMapper.builder(Jackson.factory())
+    private static final ObjectMapper JSON = Jackson.builder(Jackson.factory())
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
 

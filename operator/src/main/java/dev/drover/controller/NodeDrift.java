@@ -21,7 +21,7 @@ import java.util.function.Function;
  */
 record NodeDrift(NodeFields wanted, List<Difference> differences) {
 
-    private static final ObjectMapper JSON = new ObjectMapper(Jackson.factory());
+    private static final ObjectMapper JSON = Jackson.mapper();
     /** The most differences one log line names; the rest are counted. */
     static final int LOGGED = 16;
     /** The most characters of a found value (someone else's text) one log line shows. */

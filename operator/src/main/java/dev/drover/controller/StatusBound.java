@@ -23,13 +23,13 @@ import java.util.Map;
 final class StatusBound {
 
     static final int MAX_BYTES = 64 * 1024;
-    private static final ObjectMapper MAPPER = new ObjectMapper(Jackson.factory());
+    private static final ObjectMapper MAPPER = Jackson.mapper();
 
     private StatusBound() {}
 
     /** {@code status} itself when it fits; otherwise a copy that does. */
     static AllocationStatus fit(AllocationStatus status) {
-        // every publish passes here: one serialization tells a status that fits; only one that does not is a tree
+        // every write passes here: one serialization tells a status that fits; only one that does not is a tree
         if (size(status) <= MAX_BYTES) {
             return status;
         }

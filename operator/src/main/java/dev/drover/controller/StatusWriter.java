@@ -134,9 +134,12 @@ public final class StatusWriter implements AutoCloseable {
         this.worker = Worker.startVirtual("drover-status-writer", self -> sendDue());
     }
 
-    /** The newest status of {@code id}, cut to {@link StatusBound#MAX_BYTES} if it is bigger; never blocks. */
+    /**
+     * The newest status of {@code id}; never blocks. It is cut to {@link StatusBound#MAX_BYTES} when it is written
+     * (measuring it costs a serialization, and most published statuses are replaced before a write).
+     */
     public void publish(AllocId id, AllocationStatus published) {
-        AllocationStatus status = StatusBound.fit(Objects.requireNonNull(published, "status"));
+        AllocationStatus status = Objects.requireNonNull(published, "status");
         lock.lock();
         try {
             Entry e = entries.computeIfAbsent(id, k -> new Entry());
@@ -286,7 +289,7 @@ public final class StatusWriter implements AutoCloseable {
     private void write(AllocId id, AllocationStatus status) {
         Throwable failure = null;
         try {
-            sink.write(id, status);
+            sink.write(id, StatusBound.fit(status));
             writes.increment();
         } catch (Exception e) {
             failure = e;

@@ -60,7 +60,7 @@ public final class UnreadableAllocations {
     public static KubernetesSerialization serialization() {
         JsonFactory factory =
                 Jackson.factory().rebuild().streamReadConstraints(PARSER_LIMITS).build();
-        ObjectMapper mapper = new ObjectMapper(factory);
+        ObjectMapper mapper = Jackson.mapper(factory);
         mapper.registerModule(new SimpleModule("drover-unreadable-allocations")
                 .addDeserializer(Allocation.class, new Deserializer()));
         return new KubernetesSerialization(mapper, true);
@@ -83,7 +83,7 @@ public final class UnreadableAllocations {
 
     private static final class Deserializer extends StdDeserializer<Allocation> {
 
-        private static final ObjectMapper STRICT_MAPPER = new ObjectMapper(Jackson.factory());
+        private static final ObjectMapper STRICT_MAPPER = Jackson.mapper();
         private static final KubernetesSerialization STRICT = new KubernetesSerialization(STRICT_MAPPER, true);
         private static final ObjectReader STRICT_READER = STRICT_MAPPER.readerFor(Allocation.class);
 

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import java.io.IOException;
 
@@ -16,7 +15,7 @@ import java.io.IOException;
  */
 final class StateCodec {
 
-    private final ObjectMapper mapper = JsonMapper.builder(Jackson.factory())
+    private final ObjectMapper mapper = Jackson.builder(Jackson.factory())
             .addModule(new JavaTimeModule())
             .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
@@ -30,7 +29,7 @@ final class StateCodec {
      * it the same way keeps the bytes on disk as they were, so a value unchanged across an upgrade is still a
      * duplicate, and an older store restores.
      */
-    private final ObjectMapper model = JsonMapper.builder(Jackson.factory())
+    private final ObjectMapper model = Jackson.builder(Jackson.factory())
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
 

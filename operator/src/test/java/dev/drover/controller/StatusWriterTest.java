@@ -245,7 +245,8 @@ class StatusWriterTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> writes.size() >= n + 1);
         assertThat(writes.stream().map(Write::id).distinct()).hasSize(n + 1);
         assertThat(writes).hasSize(n + 1);
-        Write late = writes.stream().filter(w -> w.id().equals(pending)).findFirst().orElseThrow();
+        Write late =
+                writes.stream().filter(w -> w.id().equals(pending)).findFirst().orElseThrow();
         assertThat(Duration.ofNanos(late.atNanos() - published)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
     }
 
