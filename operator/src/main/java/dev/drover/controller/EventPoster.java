@@ -3,8 +3,6 @@ package dev.drover.controller;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /**
  * The event recorder's way to the API server: creates Events and merge-patches their count, with no read first
@@ -14,19 +12,22 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 public final class EventPoster implements EventRecorder.Sink {
 
     private final KubernetesClient client;
+    private final RawWrites raw;
 
     public EventPoster(KubernetesClient client) {
         this.client = client;
+        this.raw = new RawWrites(client);
     }
 
     @Override
     public boolean create(Event event) {
         try {
-            client.v1()
-                    .events()
-                    .inNamespace(event.getMetadata().getNamespace())
-                    .resource(event)
-                    .create();
+            // the answer (the Event as stored) is not read
+            raw.send(
+                    "POST",
+                    "/api/v1/namespaces/" + event.getMetadata().getNamespace() + "/events",
+                    "application/json",
+                    client.getKubernetesSerialization().asJson(event));
             return true;
         } catch (KubernetesClientException e) {
             if (e.getCode() != 409) {
@@ -39,12 +40,13 @@ public final class EventPoster implements EventRecorder.Sink {
     @Override
     public boolean patch(Event patch) {
         try {
-            // given whole, so the client sends it without reading the Event first
-            client.v1()
-                    .events()
-                    .inNamespace(patch.getMetadata().getNamespace())
-                    .resource(patch)
-                    .patch(PatchContext.of(PatchType.JSON_MERGE));
+            // given whole, so it goes without reading the Event first
+            raw.send(
+                    "PATCH",
+                    "/api/v1/namespaces/" + patch.getMetadata().getNamespace() + "/events/"
+                            + patch.getMetadata().getName(),
+                    "application/merge-patch+json",
+                    client.getKubernetesSerialization().asJson(patch));
             return true;
         } catch (KubernetesClientException e) {
             if (e.getCode() != 404) {

@@ -3,10 +3,9 @@ package dev.drover.controller;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.state.AllocId;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /**
  * The status writer's way to the API server: a JSON patch that replaces the
@@ -17,9 +16,11 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 public final class StatusPatcher implements StatusWriter.Sink {
 
     private final KubernetesClient client;
+    private final RawWrites raw;
 
     public StatusPatcher(KubernetesClient client) {
         this.client = client;
+        this.raw = new RawWrites(client);
     }
 
     @Override
@@ -27,11 +28,13 @@ public final class StatusPatcher implements StatusWriter.Sink {
         String value = client.getKubernetesSerialization().asJson(status);
         String patch = "[{\"op\":\"add\",\"path\":\"/status\",\"value\":" + value + "}]";
         try {
-            client.resources(Allocation.class)
-                    .inNamespace(id.namespace())
-                    .withName(id.name())
-                    .subresource("status")
-                    .patch(PatchContext.of(PatchType.JSON), patch);
+            // the answer (the whole allocation) is not read: the watch brings it
+            raw.send(
+                    "PATCH",
+                    "/apis/" + HasMetadata.getApiVersion(Allocation.class) + "/namespaces/" + id.namespace() + "/"
+                            + HasMetadata.getPlural(Allocation.class) + "/" + id.name() + "/status",
+                    "application/json-patch+json",
+                    patch);
         } catch (KubernetesClientException e) {
             if (e.getCode() != 404) {
                 throw e;

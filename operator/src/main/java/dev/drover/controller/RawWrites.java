@@ -1,0 +1,97 @@
+package dev.drover.controller;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.common.UserText;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/**
+ * Writes whose answer the agent does not need: a status patch (answered with the whole allocation) and an Event's
+ * create or patch. They go through the Kubernetes client's own HTTP client (its server, TLS, credentials and token
+ * refresh, its retries), and only the answer's code is read; the client's typed calls would bind each answer to its
+ * model, which cost the agent as much CPU as the write itself. A refusal throws a {@link KubernetesClientException}
+ * with the code and the API server's message, cut and escaped.
+ */
+final class RawWrites {
+
+    /** The most of a refusal's body read for its message. */
+    private static final int MAX_ERROR_BYTES = 16 * 1024;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * What Kubernetes names and API paths are made of, each segment beginning with a letter or digit: nothing that
+     * would end the path, need escaping or walk out of it ({@code ..}).
+     */
+    private static final Pattern PATH = Pattern.compile("(/[a-z0-9][a-z0-9.-]*)+");
+
+    private final KubernetesClient client;
+    private final String base;
+
+    RawWrites(KubernetesClient client) {
+        this.client = client;
+        String master = client.getConfiguration().getMasterUrl();
+        this.base = master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
+    }
+
+    /**
+     * Sends {@code body} to {@code path} (below the API server's URL, from names the API's grammar allows, so
+     * nothing in it needs escaping) with {@code method}; returns the answer's code when it is 2xx.
+     */
+    int send(String method, String path, String contentType, String body) {
+        if (!PATH.matcher(path).matches()) {
+            throw new IllegalArgumentException("not a path of the API's names: " + UserText.quote(path));
+        }
+        HttpRequest.Builder builder = client.getHttpClient()
+                .newHttpRequestBuilder()
+                .uri(base + path)
+                .header("Accept", "application/json")
+                .method(method, contentType, body);
+        int timeout = client.getConfiguration().getRequestTimeout();
+        if (timeout > 0) {
+            builder.timeout(timeout, TimeUnit.MILLISECONDS);
+        }
+        HttpRequest request = builder.build();
+        HttpResponse<InputStream> response;
+        try {
+            response =
+                    client.getHttpClient().sendAsync(request, InputStream.class).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KubernetesClientException(method + " " + path + " interrupted", e);
+        } catch (ExecutionException e) {
+            throw new KubernetesClientException(method + " " + path + " failed: " + e.getCause(), e.getCause());
+        }
+        try (InputStream in = response.body()) {
+            if (response.isSuccessful()) {
+                if (in != null) {
+                    in.transferTo(OutputStream.nullOutputStream());
+                }
+                return response.code();
+            }
+            byte[] error = in == null ? new byte[0] : in.readNBytes(MAX_ERROR_BYTES);
+            throw new KubernetesClientException(
+                    method + " " + path + ": HTTP " + response.code() + message(error), response.code(), null);
+        } catch (IOException e) {
+            throw new KubernetesClientException(method + " " + path + ": reading the answer: " + e, e);
+        }
+    }
+
+    private static String message(byte[] body) {
+        try {
+            JsonNode status = JSON.readTree(body);
+            String message = status == null ? "" : status.path("message").asText("");
+            return message.isBlank() ? "" : ": " + UserText.cutEscaped(message, 300);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}
