@@ -97,6 +97,38 @@ public final class Bench {
         }
     }
 
+    /**
+     * {@code --aot}: a training run of the agent (its own API server and data, up to
+     * {@link BenchOptions#AOT_TRAINING_ALLOCS} allocations of this run's shape created, running and deleted) that
+     * records the JVM's ahead-of-time cache as the agent exits; returns the cache.
+     */
+    private Path trainAot(Path work, List<String> agentJvm) throws IOException, InterruptedException {
+        Path cache = work.resolve("agent.aot");
+        List<String> jvm = new ArrayList<>(agentJvm);
+        jvm.add("-XX:AOTCacheOutput=" + cache);
+        List<String> args = new ArrayList<>(List.of(
+                "--allocs",
+                Integer.toString(Math.min(options.allocs(), BenchOptions.AOT_TRAINING_ALLOCS)),
+                "--tasks",
+                Integer.toString(options.tasks()),
+                "--driver",
+                options.driver(),
+                "--events",
+                options.taskEvents(),
+                "--delete",
+                "--agent-jar",
+                options.agentJar().toString(),
+                "--agent-jvm",
+                String.join(" ", jvm)));
+        Path log = work.resolve("aot-training.log");
+        int exit = jvms.benchChild(args, log);
+        if (exit != 0 || !Files.isRegularFile(cache)) {
+            throw new IOException(
+                    "the agent's AOT training run (exit " + exit + ") recorded no cache; its log: " + log);
+        }
+        return cache;
+    }
+
     /** The flags of {@code bench}, for drover-local's help. */
     public static java.util.List<dev.drover.cli.flags.Flag> flags() {
         return BenchOptions.FLAGS;
@@ -145,6 +177,10 @@ public final class Bench {
                 agentArgs.addAll(List.of("--enable-raw-exec", "--cgroup-parent", tasks.cgroupParent()));
             }
             List<String> agentJvm = options.agentJvm() == null ? AgentJvm.options() : options.agentJvm();
+            if (options.aot()) {
+                agentJvm = new ArrayList<>(agentJvm);
+                agentJvm.add("-XX:AOTCache=" + trainAot(work, agentJvm));
+            }
             Process agent =
                     ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"), probe);
             RssPeak rss = new RssPeak(agent.pid());
@@ -302,6 +338,9 @@ public final class Bench {
         ObjectNode result = JSON.createObjectNode();
         result.put("allocs", options.allocs()).put("tasksPerAlloc", options.tasks());
         result.put("taskEvents", options.taskEvents());
+        if (options.aot()) {
+            result.put("aot", true);
+        }
         result.put("allRunningSeconds", round(allRunning));
         result.put("p50Seconds", round(Timeline.percentile(seenToRunning, 0.50)));
         result.put("p99Seconds", round(Timeline.percentile(seenToRunning, 0.99)));

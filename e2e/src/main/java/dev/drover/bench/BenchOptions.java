@@ -18,6 +18,7 @@ import java.util.List;
  * @param steadySeconds how long to measure the agent at steady state once all run; 0 for not at all
  * @param delete whether to delete every allocation at the end and time until all are gone
  * @param taskEvents the agent's {@code events.taskEvents}: {@code all} (its default) or {@code notable}
+ * @param aot whether the measured agent starts with an ahead-of-time cache recorded by a training run first
  */
 record BenchOptions(
         int allocs,
@@ -30,7 +31,8 @@ record BenchOptions(
         boolean httpCheck,
         int steadySeconds,
         boolean delete,
-        String taskEvents) {
+        String taskEvents,
+        boolean aot) {
 
     /** The steady window {@code --http-check} measures when {@code --steady} is not given. */
     static final int DEFAULT_CHECK_STEADY_SECONDS = 60;
@@ -84,8 +86,17 @@ record BenchOptions(
             "the agent's events.taskEvents: every task event a Kubernetes Event, or all but the routine Normal ones"
                     + " (default all, the agent's default)");
 
-    static final List<Flag> FLAGS =
-            List.of(ALLOCS, TASKS, DRIVER, RESTART, AGENT_JAR, AGENT_JVM, TIMELINE, HTTP_CHECK, STEADY, DELETE, EVENTS);
+    static final Flag AOT = Flag.on(
+            "--aot",
+            null,
+            "first records the agent's ahead-of-time cache in a training run (up to "
+                    + "300 allocations created, running and deleted), then measures an agent started with it");
+
+    /** The most allocations the {@code --aot} training run creates. */
+    static final int AOT_TRAINING_ALLOCS = 300;
+
+    static final List<Flag> FLAGS = List.of(
+            ALLOCS, TASKS, DRIVER, RESTART, AGENT_JAR, AGENT_JVM, TIMELINE, HTTP_CHECK, STEADY, DELETE, EVENTS, AOT);
 
     static BenchOptions parse(String[] args) {
         ParsedArgs p;
@@ -127,7 +138,8 @@ record BenchOptions(
                 httpCheck,
                 steadySeconds,
                 p.has(DELETE.name()),
-                taskEvents);
+                taskEvents,
+                p.has(AOT.name()));
     }
 
     private static String taskEvents(String value) {
@@ -176,8 +188,8 @@ record BenchOptions(
                 (from the first create until all run, with --delete until all are gone), taskEvents (--events), with
                 raw_exec
                 supervisorPssBytesPerTask, with --restart restoreSeconds and restartsAfterRestore, with --delete
-                deleteAllSeconds, and with --steady steadyAgentCpuPercent, steadyStatusWritesPerMinute,
-                steadyApiWritesPerMinute and steadyProbesPerSecond.
+                deleteAllSeconds, with --steady steadyAgentCpuPercent, steadyStatusWritesPerMinute,
+                steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot aot: true.
                 """;
     }
 }

@@ -52,6 +52,25 @@ record ChildJvms(String launcher) {
         }
     }
 
+    /**
+     * Runs {@code bench ARGS} as a child in a light JVM of its own, its output to {@code log}; returns its exit
+     * code. {@code --aot}'s training run.
+     */
+    int benchChild(List<String> args, Path log) throws IOException, InterruptedException {
+        List<String> command = java(SERVER_JVM);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), launcher, "bench"));
+        command.addAll(args);
+        Process bench = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        try {
+            return bench.waitFor();
+        } finally {
+            bench.destroy();
+        }
+    }
+
     /** A started API server and where it serves. */
     record Server(Process process, URI url) {}
 

@@ -33,7 +33,8 @@ class BenchOptionsTest {
             "raw_exec",
             "--delete",
             "--events",
-            "notable"
+            "notable",
+            "--aot"
         });
         assertThat(o)
                 .isEqualTo(new BenchOptions(
@@ -47,7 +48,8 @@ class BenchOptionsTest {
                         false,
                         0,
                         true,
-                        "notable"));
+                        "notable",
+                        true));
         assertThat(o.rawExec()).isTrue();
     }
 
