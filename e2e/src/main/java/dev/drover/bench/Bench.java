@@ -104,6 +104,10 @@ public final class Bench {
      */
     private Path trainAot(Path work, List<String> agentJvm) throws IOException, InterruptedException {
         Path cache = work.resolve("agent.aot");
+        if (cache.toString().chars().anyMatch(Character::isWhitespace)) {
+            // the training child takes the agent's JVM options as one word list
+            throw new IOException("--aot needs a temporary directory without spaces, not " + work);
+        }
         List<String> jvm = new ArrayList<>(agentJvm);
         jvm.add("-XX:AOTCacheOutput=" + cache);
         List<String> args = new ArrayList<>(List.of(

@@ -65,11 +65,20 @@ record ChildJvms(String launcher) {
                 .redirectOutput(log.toFile())
                 .start();
         try {
-            return bench.waitFor();
+            if (!bench.waitFor(CHILD_LIMIT.toMinutes(), TimeUnit.MINUTES)) {
+                throw new IOException(
+                        "the bench child ran past " + CHILD_LIMIT.toMinutes() + " minutes; its log: " + log);
+            }
+            return bench.exitValue();
         } finally {
+            // its API server, agent and tasks too, should it be cut short
+            bench.descendants().forEach(ProcessHandle::destroy);
             bench.destroy();
         }
     }
+
+    /** The longest a bench child may run. */
+    static final Duration CHILD_LIMIT = Duration.ofMinutes(20);
 
     /** A started API server and where it serves. */
     record Server(Process process, URI url) {}

@@ -25,7 +25,8 @@ public final class EventPoster implements EventRecorder.Sink {
             // the answer (the Event as stored) is not read
             raw.send(
                     "POST",
-                    "/api/v1/namespaces/" + event.getMetadata().getNamespace() + "/events",
+                    "/api/v1/namespaces/"
+                            + RawWrites.named("namespace", event.getMetadata().getNamespace()) + "/events",
                     "application/json",
                     client.getKubernetesSerialization().asJson(event));
             return true;
@@ -43,8 +44,9 @@ public final class EventPoster implements EventRecorder.Sink {
             // given whole, so it goes without reading the Event first
             raw.send(
                     "PATCH",
-                    "/api/v1/namespaces/" + patch.getMetadata().getNamespace() + "/events/"
-                            + patch.getMetadata().getName(),
+                    "/api/v1/namespaces/"
+                            + RawWrites.named("namespace", patch.getMetadata().getNamespace()) + "/events/"
+                            + RawWrites.named("name", patch.getMetadata().getName()),
                     "application/merge-patch+json",
                     client.getKubernetesSerialization().asJson(patch));
             return true;

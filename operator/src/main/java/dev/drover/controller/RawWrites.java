@@ -8,8 +8,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
@@ -17,13 +15,14 @@ import java.util.regex.Pattern;
 /**
  * Writes whose answer the agent does not need: a status patch (answered with the whole allocation) and an Event's
  * create or patch. They go through the Kubernetes client's own HTTP client (its server, TLS, credentials and token
- * refresh, its retries), and only the answer's code is read; the client's typed calls would bind each answer to its
- * model, which cost the agent as much CPU as the write itself. A refusal throws a {@link KubernetesClientException}
+ * refresh, its retries, its request timeout), and the answer is read but not parsed: the client's typed calls would
+ * bind each answer to its model, which cost the agent as much CPU as the write itself. (The API server's
+ * {@code Warning} headers, which the typed calls log, are not read.) A refusal throws a {@link KubernetesClientException}
  * with the code and the API server's message, cut and escaped.
  */
 final class RawWrites {
 
-    /** The most of a refusal's body read for its message. */
+    /** The longest refusal body whose message is read. */
     private static final int MAX_ERROR_BYTES = 16 * 1024;
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -44,11 +43,12 @@ final class RawWrites {
 
     /**
      * Sends {@code body} to {@code path} (below the API server's URL, from names the API's grammar allows, so
-     * nothing in it needs escaping) with {@code method}; returns the answer's code when it is 2xx.
+     * nothing in it needs escaping) with {@code method}; returns the answer's code when it is 2xx. Every failure,
+     * a path refused here included, is a {@link KubernetesClientException}, as the typed calls throw.
      */
     int send(String method, String path, String contentType, String body) {
         if (!PATH.matcher(path).matches()) {
-            throw new IllegalArgumentException("not a path of the API's names: " + UserText.quote(path));
+            throw new KubernetesClientException("not a path of the API's names: " + UserText.quote(path));
         }
         HttpRequest.Builder builder = client.getHttpClient()
                 .newHttpRequestBuilder()
@@ -59,33 +59,45 @@ final class RawWrites {
         if (timeout > 0) {
             builder.timeout(timeout, TimeUnit.MILLISECONDS);
         }
-        HttpRequest request = builder.build();
-        HttpResponse<InputStream> response;
+        HttpResponse<byte[]> response;
         try {
-            response =
-                    client.getHttpClient().sendAsync(request, InputStream.class).get();
+            // read whole: the client's request timeout then covers the body too, as for the typed calls (a stream
+            // would be handed over at the headers, and a server trickling the rest would hold the writer)
+            response = client.getHttpClient()
+                    .sendAsync(builder.build(), byte[].class)
+                    .get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KubernetesClientException(method + " " + path + " interrupted", e);
         } catch (ExecutionException e) {
-            throw new KubernetesClientException(method + " " + path + " failed: " + e.getCause(), e.getCause());
-        }
-        try (InputStream in = response.body()) {
-            if (response.isSuccessful()) {
-                if (in != null) {
-                    in.transferTo(OutputStream.nullOutputStream());
-                }
-                return response.code();
+            if (e.getCause() instanceof KubernetesClientException k) {
+                throw k; // keeps its code
             }
-            byte[] error = in == null ? new byte[0] : in.readNBytes(MAX_ERROR_BYTES);
-            throw new KubernetesClientException(
-                    method + " " + path + ": HTTP " + response.code() + message(error), response.code(), null);
-        } catch (IOException e) {
-            throw new KubernetesClientException(method + " " + path + ": reading the answer: " + e, e);
+            throw new KubernetesClientException(method + " " + path + " failed: " + e.getCause(), e.getCause());
+        } catch (RuntimeException e) {
+            throw new KubernetesClientException(method + " " + path + " failed: " + e, e);
         }
+        if (response.isSuccessful()) {
+            return response.code();
+        }
+        byte[] error = response.body() == null ? new byte[0] : response.body();
+        throw new KubernetesClientException(
+                method + " " + path + ": HTTP " + response.code() + message(error), response.code(), null);
     }
 
+    /** A namespace or name for a path; a missing one is refused as the API server would refuse it. */
+    static String named(String what, String value) {
+        if (value == null || value.isEmpty()) {
+            throw new KubernetesClientException("no " + what + " to write to");
+        }
+        return value;
+    }
+
+    /** The API server's message in a refusal (a {@code Status}); none when the body is no such JSON. */
     private static String message(byte[] body) {
+        if (body.length > MAX_ERROR_BYTES) {
+            return ""; // no Status is this long: not parsed
+        }
         try {
             JsonNode status = JSON.readTree(body);
             String message = status == null ? "" : status.path("message").asText("");

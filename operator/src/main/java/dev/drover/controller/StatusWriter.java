@@ -102,7 +102,15 @@ public final class StatusWriter implements AutoCloseable {
 
         int failures;
         boolean inFlight;
+        /**
+         * {@link #written} is the API server's copy as the watch read it, cut to the bound, not a status published
+         * here: a published one is compared with it cut too.
+         */
+        boolean writtenObserved;
     }
+
+    /** One write handed to a sender: for {@code entry}, which a forget and a new publish may have replaced. */
+    private record Job(AllocId id, Entry entry, AllocationStatus status) {}
 
     private final Sink sink;
     private final Timing timing;
@@ -143,6 +151,10 @@ public final class StatusWriter implements AutoCloseable {
         lock.lock();
         try {
             Entry e = entries.computeIfAbsent(id, k -> new Entry());
+            if (e.writtenObserved && StatusBound.fit(status).equals(e.written)) {
+                e.written = status; // once per allocation after an agent restart: from now on compared as published
+                e.writtenObserved = false;
+            }
             if (status.equals(e.written) && e.failures == 0 && !e.inFlight) {
                 // back to what the API server already has: nothing to write, and nothing still pending (a write in
                 // flight would leave the API server with what it sends: then this one is still to be written)
@@ -196,10 +208,13 @@ public final class StatusWriter implements AutoCloseable {
         try {
             Entry e = entries.computeIfAbsent(id, k -> new Entry());
             if (e.written == null && e.failures == 0) {
-                e.written = status;
-                if (status.equals(e.latest)) {
+                if (e.latest != null && StatusBound.fit(e.latest).equals(status)) {
+                    e.written = e.latest;
                     e.latest = null;
                     e.dueNanos = Long.MAX_VALUE;
+                } else {
+                    e.written = status;
+                    e.writtenObserved = true;
                 }
             }
         } finally {
@@ -241,7 +256,7 @@ public final class StatusWriter implements AutoCloseable {
 
     /** Sends what is due, or waits until something is. */
     private void sendDue() throws InterruptedException {
-        List<Map.Entry<AllocId, AllocationStatus>> jobs = new ArrayList<>();
+        List<Job> jobs = new ArrayList<>();
         lock.lock();
         try {
             long now = System.nanoTime();
@@ -263,7 +278,7 @@ public final class StatusWriter implements AutoCloseable {
                 }
                 e.inFlight = true;
                 e.sentNanos = now;
-                jobs.add(Map.entry(due.id(), e.latest));
+                jobs.add(new Job(due.id(), e, e.latest));
             }
             if (jobs.isEmpty()) {
                 long earliest = queue.isEmpty()
@@ -277,16 +292,18 @@ public final class StatusWriter implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        for (Map.Entry<AllocId, AllocationStatus> job : jobs) {
+        for (Job job : jobs) {
             try {
-                senders.execute(() -> write(job.getKey(), job.getValue()));
+                senders.execute(() -> write(job));
             } catch (RejectedExecutionException closing) {
                 return;
             }
         }
     }
 
-    private void write(AllocId id, AllocationStatus status) {
+    private void write(Job job) {
+        AllocId id = job.id();
+        AllocationStatus status = job.status();
         Throwable failure = null;
         try {
             sink.write(id, StatusBound.fit(status));
@@ -298,13 +315,14 @@ public final class StatusWriter implements AutoCloseable {
         try {
             inFlight--;
             wake.signalAll();
-            Entry e = entries.get(id);
-            if (e == null) {
-                return;
+            Entry e = job.entry();
+            if (entries.get(id) != e) {
+                return; // forgotten meanwhile (and perhaps published afresh: that entry is not in flight)
             }
             e.inFlight = false;
             if (failure == null) {
                 e.written = status;
+                e.writtenObserved = false;
                 e.failures = 0;
                 if (e.latest == null || status.equals(e.latest)) {
                     e.latest = null;

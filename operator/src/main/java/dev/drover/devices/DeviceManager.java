@@ -149,9 +149,12 @@ public final class DeviceManager implements AutoCloseable {
             if (plugin == null || r.downReason != null) {
                 return;
             }
-            for (InstanceStats s : Deadlines.call("reading stats from " + r.name, timing.call(), plugin::stats)) {
-                if (index.containsKey(s.id())) {
-                    stats.put(s.id(), s);
+            List<InstanceStats> read = Deadlines.call("reading stats from " + r.name, timing.call(), plugin::stats);
+            synchronized (this) { // not between a fingerprint's index and its clean-up of stats
+                for (InstanceStats s : read) {
+                    if (index.containsKey(s.id())) {
+                        stats.put(s.id(), s);
+                    }
                 }
             }
         } catch (InterruptedException e) {
@@ -247,8 +250,9 @@ public final class DeviceManager implements AutoCloseable {
     /** What a task gets for {@code ids} (environment, mounts, device nodes), from their plugin(s). */
     public Reservation reserve(Collection<String> ids) throws DevicePluginException, InterruptedException {
         Map<String, List<String>> byPlugin = new LinkedHashMap<>();
+        Map<String, Device> devices = index; // one snapshot for the whole reservation
         for (String id : ids) {
-            Device d = index.get(id);
+            Device d = devices.get(id);
             if (d == null) {
                 throw new DevicePluginException("device instance " + id + " is not known on this node");
             }

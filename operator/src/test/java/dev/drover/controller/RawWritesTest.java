@@ -127,9 +127,13 @@ class RawWritesTest {
             "/api/v1/namespaces/default/events/../../secrets", "/api/v1/namespaces/a?b=c/events", "/api/v1/x y", "/a/B"
         }) {
             assertThatThrownBy(() -> raw.send("POST", path, "application/json", "{}"))
-                    .isInstanceOf(IllegalArgumentException.class)
+                    .isInstanceOf(KubernetesClientException.class)
                     .hasMessageStartingWith("not a path of the API's names");
         }
+        var nameless = new EventBuilder().withNewMetadata().endMetadata().build();
+        assertThatThrownBy(() -> new EventPoster(client).create(nameless))
+                .isInstanceOf(KubernetesClientException.class)
+                .hasMessage("no namespace to write to");
         assertThat(server.getRequestCount()).isZero();
     }
 }

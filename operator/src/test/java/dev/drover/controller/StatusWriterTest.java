@@ -285,6 +285,21 @@ class StatusWriterTest {
         assertThat(writes).as("the same big status again is no change").hasSize(1);
     }
 
+    /** After an agent restart, the API server holds a big status cut to its bound: the same status is no change. */
+    @Test
+    void aRestartedAgentsBigStatusThatTheApiServerHoldsCutIsNotWrittenAgain() throws Exception {
+        AllocationStatus big = status(ClientStatus.Running, "1/1");
+        big.setClientDescription("d".repeat(100_000));
+        AllocId before = new AllocId("default", "seen-first");
+        writer.observed(before, StatusBound.fit(big));
+        writer.publish(before, big);
+        Thread.sleep(1_000); // past the 400 ms batch delay
+        assertThat(writes).isEmpty();
+        writer.publish(before, big);
+        Thread.sleep(600);
+        assertThat(writes).isEmpty();
+    }
+
     @Test
     void aStatusBackToTheWrittenOneWhileAnotherIsInFlightIsWrittenAfterIt() throws Exception {
         java.util.concurrent.CountDownLatch inFlight = new java.util.concurrent.CountDownLatch(1);
