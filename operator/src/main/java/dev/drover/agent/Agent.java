@@ -354,6 +354,13 @@ public final class Agent implements AutoCloseable {
                 operator.stop();
             } catch (RuntimeException e) {
                 LOG.warn("stopping the operator: {}", e.toString());
+            } finally {
+                // JOSDK 5.3.2's stop leaves its scheduler (the informers' stale-cache checks) running; fixed upstream
+                // in 5.3.5, which Maven Central does not serve here yet
+                operator.getConfigurationService()
+                        .getExecutorServiceManager()
+                        .scheduledExecutorService()
+                        .shutdownNow();
             }
         }
         if (controller != null) {

@@ -14,7 +14,7 @@ import io.prometheus.client.Histogram;
 import java.util.Map;
 
 /**
- * JOSDK's {@link Metrics} callbacks (5.0 to 5.2 names) as Prometheus series
+ * JOSDK's {@link Metrics} callbacks (5.3 names) as Prometheus series
  * named like JOSDK's own Micrometer binding ({@code operator_sdk_*}). Labels
  * are the controller's name and, for events, the kind of event: never a
  * resource name, so the number of series stays fixed.
@@ -31,7 +31,6 @@ public final class JosdkMetrics implements Metrics {
     private final Counter cleanups;
     private final Gauge executing;
     private final Histogram executions;
-    private final Gauge mapSizes;
 
     public JosdkMetrics(CollectorRegistry registry) {
         events = Counter.build("operator_sdk_events_received_total", "Events the controller received.")
@@ -62,9 +61,6 @@ public final class JosdkMetrics implements Metrics {
                 .labelNames("controller", "operation", "result")
                 .buckets(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120)
                 .register(registry);
-        mapSizes = Gauge.build("operator_sdk_map_size", "Size of JOSDK's internal maps, by name.")
-                .labelNames("name")
-                .register(registry);
     }
 
     private static String controller(Map<String, Object> metadata) {
@@ -73,14 +69,14 @@ public final class JosdkMetrics implements Metrics {
     }
 
     @Override
-    public void receivedEvent(Event event, Map<String, Object> metadata) {
+    public void eventReceived(Event event, Map<String, Object> metadata) {
         String action = event instanceof ResourceEvent re ? re.getAction().name() : "";
         events.labels(controller(metadata), event.getClass().getSimpleName(), action)
                 .inc();
     }
 
     @Override
-    public void reconcileCustomResource(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
+    public void reconciliationSubmitted(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
         started.labels(controller(metadata)).inc();
         if (retryInfo != null && retryInfo.getAttemptCount() > 0) {
             retries.labels(controller(metadata)).inc();
@@ -88,28 +84,29 @@ public final class JosdkMetrics implements Metrics {
     }
 
     @Override
-    public void failedReconciliation(HasMetadata resource, Exception exception, Map<String, Object> metadata) {
+    public void reconciliationFailed(
+            HasMetadata resource, RetryInfo retryInfo, Exception exception, Map<String, Object> metadata) {
         Throwable cause = exception.getCause() != null ? exception.getCause() : exception;
         failed.labels(controller(metadata), cause.getClass().getSimpleName()).inc();
     }
 
     @Override
-    public void reconciliationExecutionStarted(HasMetadata resource, Map<String, Object> metadata) {
+    public void reconciliationStarted(HasMetadata resource, Map<String, Object> metadata) {
         executing.labels(controller(metadata)).inc();
     }
 
     @Override
-    public void reconciliationExecutionFinished(HasMetadata resource, Map<String, Object> metadata) {
+    public void reconciliationFinished(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
         executing.labels(controller(metadata)).dec();
     }
 
     @Override
-    public void finishedReconciliation(HasMetadata resource, Map<String, Object> metadata) {
+    public void reconciliationSucceeded(HasMetadata resource, Map<String, Object> metadata) {
         success.labels(controller(metadata)).inc();
     }
 
     @Override
-    public void cleanupDoneFor(ResourceID resourceID, Map<String, Object> metadata) {
+    public void cleanupDone(ResourceID resourceID, Map<String, Object> metadata) {
         cleanups.labels(controller(metadata)).inc();
     }
 
@@ -127,19 +124,6 @@ public final class JosdkMetrics implements Metrics {
                     .labels(execution.controllerName(), execution.name(), result)
                     .observe((System.nanoTime() - begin) / 1e9);
         }
-    }
-
-    @Override
-    public <T extends Map<?, ?>> T monitorSizeOf(T map, String name) {
-        mapSizes.setChild(
-                new Gauge.Child() {
-                    @Override
-                    public double get() {
-                        return map.size();
-                    }
-                },
-                name);
-        return map;
     }
 
     @Override
