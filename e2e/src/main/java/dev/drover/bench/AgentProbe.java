@@ -5,6 +5,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -13,6 +14,8 @@ import java.util.regex.Pattern;
 
 /** What the bench reads from the agent it measures: its readiness, its metrics and its heap, over its HTTP port. */
 final class AgentProbe {
+
+    private static final Path JCMD = Path.of(System.getProperty("java.home"), "bin", "jcmd");
 
     private final HttpClient http;
     private final int port;
@@ -39,10 +42,14 @@ final class AgentProbe {
         return sum(metrics(), "drover_allocations\\{client_status=\"Running\",?\\}");
     }
 
+    /** Whether this Java has the jcmd that {@link #heapAfterGc} needs (a JDK's; a runtime image has none). */
+    static boolean canCollect() {
+        return Files.isExecutable(JCMD);
+    }
+
     /** The agent's used heap after a full collection. */
     double heapAfterGc(long pid) throws IOException, InterruptedException {
-        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.run")
+        Process p = new ProcessBuilder(JCMD.toString(), Long.toString(pid), "GC.run")
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();

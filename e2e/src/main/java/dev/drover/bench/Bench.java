@@ -45,6 +45,8 @@ public final class Bench {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The node the API server lists and the agent runs as. */
     private static final String NODE = "local";
+    /** How long an agent recording its AOT cache may take to exit: it assembles the cache first. */
+    private static final Duration AOT_ASSEMBLY_WAIT = Duration.ofMinutes(10);
 
     private final BenchOptions options;
     private final ChildJvms jvms;
@@ -55,6 +57,8 @@ public final class Bench {
     private HttpClient http = HttpClient.newHttpClient();
 
     private URI serverUrl;
+    /** This run's temporary directory: the API server's and the agent's data and logs. */
+    private Path work;
     /** What the tasks' http checks probe, with {@code --http-check}. */
     private CheckTarget checks;
 
@@ -91,10 +95,21 @@ public final class Bench {
         }
         Bench bench = new Bench(BenchOptions.parse(args), jvms, out, err);
         try {
-            return bench.run();
+            int exit = bench.run();
+            return exit == 0 && bench.options.aotOut() != null ? bench.recorded(bench.options.aotOut()) : exit;
         } finally {
             bench.http.close();
         }
+    }
+
+    /** Whether the agent of an {@code --aot-out} run left its cache: 0 if so, else 1 with one line saying so. */
+    private int recorded(Path cache) throws IOException {
+        if (Files.isRegularFile(cache, java.nio.file.LinkOption.NOFOLLOW_LINKS) && Files.size(cache) > 0) {
+            return 0;
+        }
+        err.println("bench: the agent recorded no ahead-of-time cache at " + cache + " (its log: "
+                + work.resolve("agent.log") + ")");
+        return 1;
     }
 
     /**
@@ -104,12 +119,6 @@ public final class Bench {
      */
     private Path trainAot(Path work, List<String> agentJvm) throws IOException, InterruptedException {
         Path cache = work.resolve("agent.aot");
-        if (cache.toString().chars().anyMatch(Character::isWhitespace)) {
-            // the training child takes the agent's JVM options as one word list
-            throw new IOException("--aot needs a temporary directory without spaces, not " + work);
-        }
-        List<String> jvm = new ArrayList<>(agentJvm);
-        jvm.add("-XX:AOTCacheOutput=" + cache);
         List<String> args = new ArrayList<>(List.of(
                 "--allocs",
                 Integer.toString(Math.min(options.allocs(), BenchOptions.AOT_TRAINING_ALLOCS)),
@@ -123,7 +132,9 @@ public final class Bench {
                 "--agent-jar",
                 options.agentJar().toString(),
                 "--agent-jvm",
-                String.join(" ", jvm)));
+                String.join(" ", agentJvm),
+                "--aot-out",
+                cache.toString()));
         Path log = work.resolve("aot-training.log");
         int exit = jvms.benchChild(args, log);
         if (exit != 0 || !Files.isRegularFile(cache)) {
@@ -144,7 +155,10 @@ public final class Bench {
     }
 
     private int run() throws Exception {
-        Path work = Files.createTempDirectory("drover-bench");
+        work = Files.createTempDirectory("drover-bench");
+        if (options.aotOut() != null) {
+            Files.deleteIfExists(options.aotOut()); // an earlier run's cache must not pass for this one's
+        }
         Path kubeconfig = work.resolve("kubeconfig");
         ChildJvms.Server server = jvms.startServer(kubeconfig, work, NODE, work.resolve("apiserver.log"));
         serverUrl = server.url();
@@ -184,6 +198,10 @@ public final class Bench {
             if (options.aot()) {
                 agentJvm = new ArrayList<>(agentJvm);
                 agentJvm.add("-XX:AOTCache=" + trainAot(work, agentJvm));
+            }
+            if (options.aotOut() != null) {
+                agentJvm = new ArrayList<>(agentJvm);
+                agentJvm.add("-XX:AOTCacheOutput=" + options.aotOut());
             }
             Process agent =
                     ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"), probe);
@@ -246,7 +264,8 @@ public final class Bench {
                 if (tasks != null) {
                     endTasks(client, tasks, agent);
                 }
-                ChildJvms.stop(agent);
+                // an agent recording its AOT cache assembles it as it exits, which takes a while
+                ChildJvms.stop(agent, options.aotOut() == null ? ChildJvms.STOP_WAIT : AOT_ASSEMBLY_WAIT);
                 if (checks != null) {
                     checks.close();
                 }
@@ -314,7 +333,8 @@ public final class Bench {
 
     /** Creates the allocations, waits until all run and measures how long that took and what it cost. */
     private ObjectNode measure(KubernetesClient client, Process agent, AgentProbe probe) throws Exception {
-        double idleHeap = probe.heapAfterGc(agent.pid());
+        boolean heapMeasured = AgentProbe.canCollect(); // jcmd forces the collection: a JDK's, not a runtime's
+        double idleHeap = heapMeasured ? probe.heapAfterGc(agent.pid()) : 0;
         Map<String, Long> created = new ConcurrentHashMap<>();
         Map<String, Long> running = new ConcurrentHashMap<>();
         RunningWatch watch = new RunningWatch(serverTls, serverUrl, running, new ConcurrentHashMap<>());
@@ -353,9 +373,11 @@ public final class Bench {
         long writes = (long) AgentProbe.sum(metrics, "drover_status_writes_total\\{result=\"written\",?\\}");
         long changes = (long) AgentProbe.sum(metrics, "drover_task_events_total\\{[^}]*\\}");
         result.put("statusWrites", writes).put("stateChanges", changes);
-        double heap = probe.heapAfterGc(agent.pid());
-        result.put("heapBytesPerAlloc", Math.round((heap - idleHeap) / options.allocs()));
-        result.put("heapIdleBytes", Math.round(idleHeap));
+        if (heapMeasured) {
+            double heap = probe.heapAfterGc(agent.pid());
+            result.put("heapBytesPerAlloc", Math.round((heap - idleHeap) / options.allocs()));
+            result.put("heapIdleBytes", Math.round(idleHeap));
+        }
         result.put("agentCpuSeconds", round(agentCpu.toNanos() / 1e9));
         if (options.rawExec()) {
             result.put("supervisorPssBytesPerTask", supervisorPss);

@@ -19,6 +19,8 @@ import java.util.List;
  * @param delete whether to delete every allocation at the end and time until all are gone
  * @param taskEvents the agent's {@code events.taskEvents}: {@code all} (its default) or {@code notable}
  * @param aot whether the measured agent starts with an ahead-of-time cache recorded by a training run first
+ * @param aotOut where the agent records its ahead-of-time cache as it exits (the image build's training run), or
+ *     null
  */
 record BenchOptions(
         int allocs,
@@ -32,7 +34,8 @@ record BenchOptions(
         int steadySeconds,
         boolean delete,
         String taskEvents,
-        boolean aot) {
+        boolean aot,
+        Path aotOut) {
 
     /** The steady window {@code --http-check} measures when {@code --steady} is not given. */
     static final int DEFAULT_CHECK_STEADY_SECONDS = 60;
@@ -92,11 +95,29 @@ record BenchOptions(
             "first records the agent's ahead-of-time cache in a training run (up to "
                     + "300 allocations created, running and deleted), then measures an agent started with it");
 
+    static final Flag AOT_OUT = Flag.valued(
+            "--aot-out",
+            null,
+            "FILE",
+            "the agent records its ahead-of-time cache into FILE as it exits: a training run (the image build's)");
+
     /** The most allocations the {@code --aot} training run creates. */
     static final int AOT_TRAINING_ALLOCS = 300;
 
     static final List<Flag> FLAGS = List.of(
-            ALLOCS, TASKS, DRIVER, RESTART, AGENT_JAR, AGENT_JVM, TIMELINE, HTTP_CHECK, STEADY, DELETE, EVENTS, AOT);
+            ALLOCS,
+            TASKS,
+            DRIVER,
+            RESTART,
+            AGENT_JAR,
+            AGENT_JVM,
+            TIMELINE,
+            HTTP_CHECK,
+            STEADY,
+            DELETE,
+            EVENTS,
+            AOT,
+            AOT_OUT);
 
     static BenchOptions parse(String[] args) {
         ParsedArgs p;
@@ -127,6 +148,7 @@ record BenchOptions(
                     "no agent jar at " + jar + " (build it with ./mvnw package, or give" + " --agent-jar)");
         }
         int steadySeconds = steady != null ? steady : httpCheck ? DEFAULT_CHECK_STEADY_SECONDS : 0;
+        Path aotOut = aotOut(p, restart);
         return new BenchOptions(
                 allocs,
                 tasks,
@@ -139,7 +161,24 @@ record BenchOptions(
                 steadySeconds,
                 p.has(DELETE.name()),
                 taskEvents,
-                p.has(AOT.name()));
+                p.has(AOT.name()),
+                aotOut);
+    }
+
+    /** {@code --aot-out}: one agent's run, into a directory that exists; not with an agent that starts twice. */
+    private static Path aotOut(ParsedArgs p, boolean restart) {
+        if (p.value(AOT_OUT.name()) == null) {
+            return null;
+        }
+        if (restart || p.has(AOT.name())) {
+            throw new Bench.UsageException("--aot-out records one agent's cache: not with --restart or --aot");
+        }
+        Path out = Path.of(p.value(AOT_OUT.name())).toAbsolutePath();
+        Path parent = out.getParent();
+        if (parent == null || !Files.isDirectory(parent)) {
+            throw new Bench.UsageException("--aot-out names a file in a directory that exists, not " + out);
+        }
+        return out;
     }
 
     private static String taskEvents(String value) {
@@ -189,7 +228,8 @@ record BenchOptions(
                 raw_exec
                 supervisorPssBytesPerTask, with --restart restoreSeconds and restartsAfterRestore, with --delete
                 deleteAllSeconds, with --steady steadyAgentCpuPercent, steadyStatusWritesPerMinute,
-                steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot aot: true.
+                steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot aot: true. Without jcmd (a
+                Java runtime, not a JDK) the heap is not measured: heapBytesPerAlloc and heapIdleBytes are left out.
                 """;
     }
 }

@@ -30,6 +30,9 @@ record ChildJvms(String launcher) {
      */
     static final List<String> SERVER_JVM = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
 
+    /** How long a child asked to end is waited for. */
+    static final Duration STOP_WAIT = Duration.ofSeconds(60);
+
     /** Whether this JVM runs with {@link #SERVER_JVM}. */
     static boolean inLightJvm() {
         return ManagementFactory.getRuntimeMXBean().getInputArguments().containsAll(SERVER_JVM);
@@ -154,8 +157,13 @@ record ChildJvms(String launcher) {
     }
 
     static void stop(Process p) throws InterruptedException {
+        stop(p, STOP_WAIT);
+    }
+
+    /** Asks {@code p} to end (SIGTERM) and waits for it at most {@code wait}. */
+    static void stop(Process p, Duration wait) throws InterruptedException {
         p.destroy();
-        p.waitFor(60, TimeUnit.SECONDS);
+        p.waitFor(wait.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private static List<String> java(List<String> jvm) {

@@ -49,8 +49,37 @@ class BenchOptionsTest {
                         0,
                         true,
                         "notable",
-                        true));
+                        true,
+                        null));
         assertThat(o.rawExec()).isTrue();
+    }
+
+    @Test
+    void aTrainingRunRecordsOneAgentsCacheIntoADirectoryThatExists() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        Path cache = dir.resolve("agent.aot");
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar, "--aot-out", cache.toString()})
+                        .aotOut())
+                .isEqualTo(cache.toAbsolutePath());
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar}).aotOut())
+                .isNull();
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {
+                    "--agent-jar",
+                    jar,
+                    "--aot-out",
+                    dir.resolve("none").resolve("agent.aot").toString()
+                }))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessageStartingWith("--aot-out names a file in a directory that exists, not ");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--aot-out", "/"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--aot-out names a file in a directory that exists, not /");
+        for (String other : List.of("--restart", "--aot")) {
+            assertThatThrownBy(() ->
+                            BenchOptions.parse(new String[] {"--agent-jar", jar, other, "--aot-out", cache.toString()}))
+                    .isInstanceOf(Bench.UsageException.class)
+                    .hasMessage("--aot-out records one agent's cache: not with --restart or --aot");
+        }
     }
 
     @Test

@@ -198,6 +198,55 @@ class ApiServerJarIT {
         assertThat(lines.subList(1, 6)).allMatch(l -> l.matches("bench-[0-4](,-?[0-9]+){4}"), "every time known");
     }
 
+    /**
+     * What the image build runs (operator/Dockerfile): a training run whose agent records its AOT cache as it exits,
+     * which the agent's JVM, started as the image starts it, then maps ({@code -XX:AOTMode=on} fails when it cannot).
+     */
+    @Test
+    void aTrainingRunRecordsAnAotCacheThatTheAgentStartsWith() throws Exception {
+        Path jar = Files.copy(Path.of("..", "operator", "target", "drover-agent.jar"), dir.resolve("drover-agent.jar"));
+        Path options = Path.of("..", "operator", "src", "main", "resources", "META-INF", "drover", "agent.options");
+        Path cache = dir.resolve("drover-agent.aot");
+        String cgroupParent = TestCgroups.newName();
+        ProcessBuilder command = javaCommand(
+                        "bench",
+                        "--allocs",
+                        "3",
+                        "--tasks",
+                        "1",
+                        "--delete",
+                        "--agent-jar",
+                        jar.toString(),
+                        "--aot-out",
+                        cache.toString())
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        command.environment().put("DROVER_CGROUP_PARENT", cgroupParent);
+        Process bench = command.start();
+        String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        boolean ended = bench.waitFor(180, TimeUnit.SECONDS);
+        TestCgroups.remove(cgroupParent);
+        assertThat(ended).isTrue();
+        assertThat(bench.exitValue()).as(out).isZero();
+        assertThat(cache).isRegularFile();
+        assertThat(Files.size(cache)).isGreaterThan(1 << 20);
+
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process agent = new ProcessBuilder(
+                        java,
+                        "@" + options,
+                        "-XX:AOTMode=on",
+                        "-XX:AOTCache=" + cache,
+                        "-jar",
+                        jar.toString(),
+                        "--help")
+                .redirectErrorStream(true)
+                .start();
+        String help = new String(agent.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(agent.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(agent.exitValue()).as(help).isZero();
+        assertThat(help).doesNotContain("[error][aot]");
+    }
+
     @Test
     void benchWithRawExecMeasuresTheSupervisorsAndLeavesNoProcessOrCgroup() throws Exception {
         Set<Long> sleepsBefore = benchSleeps();

@@ -29,7 +29,7 @@ class ImageRecipeTest {
                 .as("a C compiler and a static libc for drover-monitor")
                 .contains("gcc libc6-dev")
                 .contains(
-                        "./mvnw -B -q -pl operator -am package -DskipTests -Ddrover.aot.skip=true -Ddrover.dist.skip=true");
+                        "./mvnw -B -q -pl operator,e2e -am package -DskipTests -Ddrover.aot.skip=true -Ddrover.dist.skip=true");
         for (Matcher copy = Pattern.compile("(?m)^COPY (\\S+) ").matcher(dockerfile); copy.find(); ) {
             if (!copy.group(1).startsWith("--from")) {
                 assertThat(ROOT.resolve(copy.group(1)))
@@ -37,7 +37,7 @@ class ImageRecipeTest {
                         .exists();
             }
         }
-        List<String> modules = List.of("common", "crds", "deviceplugin", "operator");
+        List<String> modules = List.of("common", "crds", "deviceplugin", "operator", "e2e");
         assertThat(Files.readString(ROOT.resolve("operator/pom.xml")))
                 .as("the agent's own modules are the ones copied")
                 .contains(
@@ -49,6 +49,21 @@ class ImageRecipeTest {
             assertThat(dockerfile).contains("COPY " + module + " " + module);
             assertThat(ignore).contains("!" + module);
         }
+        // Maven reads every module the parent names before it builds any: each one's pom must be in the context
+        Matcher module = Pattern.compile("<module>([^<]+)</module>").matcher(Files.readString(ROOT.resolve("pom.xml")));
+        while (module.find()) {
+            String name = module.group(1);
+            if (!modules.contains(name)) {
+                assertThat(dockerfile)
+                        .as("the parent's module %s is in the build stage", name)
+                        .contains("COPY " + name + "/pom.xml " + name + "/");
+                assertThat(ignore).contains("!" + name + "/pom.xml");
+            }
+        }
+        assertThat(dockerfile)
+                .as("the chart drover-local renders its RBAC from")
+                .contains("COPY charts charts");
+        assertThat(ignore).contains("!charts");
         assertThat(ignore)
                 .as("the context starts empty and leaves out what was built locally")
                 .startsWith("#")
@@ -69,7 +84,8 @@ class ImageRecipeTest {
                 .contains("COPY --from=build /" + jar + " /app/" + jar)
                 .contains("COPY " + OPTIONS + " /app/agent.options")
                 .contains("USER 65532:65532")
-                .contains("ENTRYPOINT [\"java\", \"@/app/agent.options\", \"-jar\", \"/app/" + jar + "\"]");
+                .contains("ENTRYPOINT [\"java\", \"@/app/agent.options\", \"@/app/aot.options\", \"-jar\", \"/app/"
+                        + jar + "\"]");
         assertThat(dockerfile.indexOf("USER 65532:65532"))
                 .as("the user is set in the final stage")
                 .isGreaterThan(dockerfile.indexOf("FROM eclipse-temurin:25-jre"));
@@ -98,6 +114,40 @@ class ImageRecipeTest {
                 .contains("docker build -f operator/Dockerfile -t " + image + " .");
         assertThat(Files.readString(ROOT.resolve("pom.xml")))
                 .contains("<version>" + appVersion.group(1) + "-SNAPSHOT</version>");
+    }
+
+    /**
+     * The agent's AOT cache is recorded in the final stage, by its own Java, from the jar at the path it runs from,
+     * with bench flags that exist (ApiServerJarIT runs such a training and starts the agent with its cache).
+     */
+    @Test
+    void theImageTrainsTheAgentsAotCacheWithItsOwnJava() throws IOException {
+        String dockerfile = dockerfile();
+        String image = dockerfile.substring(dockerfile.indexOf("FROM eclipse-temurin:25-jre"));
+        Matcher training = Pattern.compile(
+                        "java -jar e2e/target/drover-local.jar bench ((?:[^\\\n]|\\\\\n)+?)\\\\\n\\s+&&")
+                .matcher(image);
+        assertThat(training.find()).as("a training run in the final stage").isTrue();
+        List<String> words =
+                List.of(training.group(1).replace("\\\n", " ").trim().split("\\s+"));
+        assertThat(words)
+                .containsSubsequence("--agent-jar", "/app/drover-agent.jar")
+                .containsSubsequence("--aot-out", "/app/drover-agent.aot")
+                .contains("--delete");
+        List<String> flags = dev.drover.bench.Bench.flags().stream()
+                .map(dev.drover.cli.flags.Flag::name)
+                .toList();
+        assertThat(words.stream().filter(w -> w.startsWith("--")).toList())
+                .as("bench knows every flag")
+                .isSubsetOf(flags);
+        assertThat(image)
+                .contains("--mount=type=bind,from=build,source=/src,target=/src")
+                .contains("echo \"-XX:AOTCache=/app/drover-agent.aot\" > /app/aot.options")
+                .contains(": > /app/aot.options")
+                .doesNotContain("COPY --from=build /src");
+        assertThat(image.indexOf("--aot-out"))
+                .as("trained after the jar and its options are in place")
+                .isGreaterThan(image.indexOf("COPY " + OPTIONS + " /app/agent.options"));
     }
 
     private static String dockerfile() throws IOException {
