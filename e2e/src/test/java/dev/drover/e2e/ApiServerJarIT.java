@@ -154,26 +154,16 @@ class ApiServerJarIT {
     @Test
     void benchPrintsOneJsonLineWithTheDocumentedKeys() throws Exception {
         Path timeline = dir.resolve("timeline.csv");
-        String cgroupParent = TestCgroups.newName();
-        ProcessBuilder command = javaCommand(
-                        "bench",
-                        "--allocs",
-                        "5",
-                        "--tasks",
-                        "2",
-                        "--restart",
-                        "--agent-jar",
-                        Path.of("..", "operator", "target", "drover-agent.jar").toString(),
-                        "--timeline",
-                        timeline.toString())
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
-        command.environment().put("DROVER_CGROUP_PARENT", cgroupParent); // the bench's agents inherit it
-        Process bench = command.start();
-        String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        boolean ended = bench.waitFor(120, TimeUnit.SECONDS);
-        TestCgroups.remove(cgroupParent);
-        assertThat(ended).isTrue();
-        assertThat(bench.exitValue()).as(out).isZero();
+        String out = bench(
+                "--allocs",
+                "5",
+                "--tasks",
+                "2",
+                "--restart",
+                "--agent-jar",
+                Path.of("..", "operator", "target", "drover-agent.jar").toString(),
+                "--timeline",
+                timeline.toString());
         var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.strip());
         for (String key : List.of(
                 "allocs",
@@ -207,26 +197,16 @@ class ApiServerJarIT {
         Path jar = Files.copy(Path.of("..", "operator", "target", "drover-agent.jar"), dir.resolve("drover-agent.jar"));
         Path options = Path.of("..", "operator", "src", "main", "resources", "META-INF", "drover", "agent.options");
         Path cache = dir.resolve("drover-agent.aot");
-        String cgroupParent = TestCgroups.newName();
-        ProcessBuilder command = javaCommand(
-                        "bench",
-                        "--allocs",
-                        "3",
-                        "--tasks",
-                        "1",
-                        "--delete",
-                        "--agent-jar",
-                        jar.toString(),
-                        "--aot-out",
-                        cache.toString())
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
-        command.environment().put("DROVER_CGROUP_PARENT", cgroupParent);
-        Process bench = command.start();
-        String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        boolean ended = bench.waitFor(180, TimeUnit.SECONDS);
-        TestCgroups.remove(cgroupParent);
-        assertThat(ended).isTrue();
-        assertThat(bench.exitValue()).as(out).isZero();
+        bench(
+                "--allocs",
+                "3",
+                "--tasks",
+                "1",
+                "--delete",
+                "--agent-jar",
+                jar.toString(),
+                "--aot-out",
+                cache.toString());
         assertThat(cache).isRegularFile();
         assertThat(Files.size(cache)).isGreaterThan(1 << 20);
 
@@ -274,6 +254,26 @@ class ApiServerJarIT {
         assertThat(json.get("supervisorPssBytesPerTask").asLong()).isBetween(4_096L, 1_048_576L);
         assertThat(benchSleeps()).as("task processes left running").isSubsetOf(sleepsBefore);
         assertThat(benchCgroups()).as("cgroups left behind").isSubsetOf(cgroupsBefore);
+    }
+
+    /**
+     * Runs {@code bench ARGS} to its end (at most three minutes), its agents' cgroups below a test cgroup removed
+     * after; asserts it exits 0 and returns its output.
+     */
+    private static String bench(String... args) throws Exception {
+        String cgroupParent = TestCgroups.newName();
+        List<String> command = new java.util.ArrayList<>(List.of("bench"));
+        command.addAll(List.of(args));
+        ProcessBuilder builder =
+                javaCommand(command.toArray(String[]::new)).redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("DROVER_CGROUP_PARENT", cgroupParent); // the bench's agents inherit it
+        Process bench = builder.start();
+        String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        boolean ended = bench.waitFor(180, TimeUnit.SECONDS);
+        TestCgroups.remove(cgroupParent);
+        assertThat(ended).isTrue();
+        assertThat(bench.exitValue()).as(out).isZero();
+        return out;
     }
 
     /** The PIDs of processes running {@code /bin/sleep 3600}, the bench's raw_exec task. */
