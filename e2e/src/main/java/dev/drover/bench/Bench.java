@@ -47,6 +47,8 @@ public final class Bench {
     private static final String NODE = "local";
     /** How long an agent recording its AOT cache may take to exit: it assembles the cache first. */
     private static final Duration AOT_ASSEMBLY_WAIT = Duration.ofMinutes(10);
+    /** The heap of an agent recording its AOT cache. */
+    static final String AOT_RECORDING_HEAP = "-Xmx2g";
 
     private final BenchOptions options;
     private final ChildJvms jvms;
@@ -59,6 +61,8 @@ public final class Bench {
     private URI serverUrl;
     /** This run's temporary directory: the API server's and the agent's data and logs. */
     private Path work;
+    /** Whether the measured agent ended when asked to (an agent recording its AOT cache assembles it first). */
+    private boolean agentEnded = true;
     /** What the tasks' http checks probe, with {@code --http-check}. */
     private CheckTarget checks;
 
@@ -104,6 +108,12 @@ public final class Bench {
 
     /** Whether the agent of an {@code --aot-out} run left its cache: 0 if so, else 1 with one line saying so. */
     private int recorded(Path cache) throws IOException {
+        if (!agentEnded) {
+            Files.deleteIfExists(cache); // what a killed assembly left is no cache
+            err.println("bench: the agent did not finish its ahead-of-time cache within "
+                    + AOT_ASSEMBLY_WAIT.toMinutes() + " minutes (its log: " + work.resolve("agent.log") + ")");
+            return 1;
+        }
         if (Files.isRegularFile(cache, java.nio.file.LinkOption.NOFOLLOW_LINKS) && Files.size(cache) > 0) {
             return 0;
         }
@@ -201,6 +211,9 @@ public final class Bench {
             }
             if (options.aotOut() != null) {
                 agentJvm = new ArrayList<>(agentJvm);
+                // a heap that fits compressed object pointers, as every agent under a memory limit below about 43 GB
+                // runs: a cache recorded without them (a heap of a large machine's RAM) is refused by those agents
+                agentJvm.add(AOT_RECORDING_HEAP);
                 agentJvm.add("-XX:AOTCacheOutput=" + options.aotOut());
             }
             Process agent =
@@ -265,7 +278,7 @@ public final class Bench {
                     endTasks(client, tasks, agent);
                 }
                 // an agent recording its AOT cache assembles it as it exits, which takes a while
-                ChildJvms.stop(agent, options.aotOut() == null ? ChildJvms.STOP_WAIT : AOT_ASSEMBLY_WAIT);
+                agentEnded = ChildJvms.stop(agent, options.aotOut() == null ? ChildJvms.STOP_WAIT : AOT_ASSEMBLY_WAIT);
                 if (checks != null) {
                     checks.close();
                 }

@@ -99,7 +99,8 @@ record BenchOptions(
             "--aot-out",
             null,
             "FILE",
-            "the agent records its ahead-of-time cache into FILE as it exits: a training run (the image build's)");
+            "the agent (its heap at most 2 GB) records its ahead-of-time cache into FILE as it exits: a training run"
+                    + " (the image build's)");
 
     /** The most allocations the {@code --aot} training run creates. */
     static final int AOT_TRAINING_ALLOCS = 300;
@@ -173,7 +174,15 @@ record BenchOptions(
         if (restart || p.has(AOT.name())) {
             throw new Bench.UsageException("--aot-out records one agent's cache: not with --restart or --aot");
         }
-        Path out = Path.of(p.value(AOT_OUT.name())).toAbsolutePath();
+        String value = p.value(AOT_OUT.name());
+        if (value.contains("%") || value.contains(":")) {
+            // the JVM expands %p and %t in it, and refuses a path with ':'
+            throw new Bench.UsageException("--aot-out takes a path without '%' or ':'");
+        }
+        Path out = Path.of(value).toAbsolutePath();
+        if (Files.isDirectory(out, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            throw new Bench.UsageException("--aot-out names a file, not the directory " + out);
+        }
         Path parent = out.getParent();
         if (parent == null || !Files.isDirectory(parent)) {
             throw new Bench.UsageException("--aot-out names a file in a directory that exists, not " + out);

@@ -160,10 +160,19 @@ record ChildJvms(String launcher) {
         stop(p, STOP_WAIT);
     }
 
-    /** Asks {@code p} to end (SIGTERM) and waits for it at most {@code wait}. */
-    static void stop(Process p, Duration wait) throws InterruptedException {
+    /**
+     * Asks {@code p} to end (SIGTERM) and waits for it at most {@code wait}; one still running then is killed.
+     *
+     * @return whether it ended when asked
+     */
+    static boolean stop(Process p, Duration wait) throws InterruptedException {
         p.destroy();
-        p.waitFor(wait.toMillis(), TimeUnit.MILLISECONDS);
+        if (p.waitFor(wait.toMillis(), TimeUnit.MILLISECONDS)) {
+            return true;
+        }
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+        return false;
     }
 
     private static List<String> java(List<String> jvm) {

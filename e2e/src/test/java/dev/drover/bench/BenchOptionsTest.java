@@ -73,7 +73,17 @@ class BenchOptionsTest {
                 .hasMessageStartingWith("--aot-out names a file in a directory that exists, not ");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--aot-out", "/"}))
                 .isInstanceOf(Bench.UsageException.class)
-                .hasMessage("--aot-out names a file in a directory that exists, not /");
+                .hasMessage("--aot-out names a file, not the directory /");
+        for (String expanded : List.of("agent-%p.aot", "c:agent.aot")) {
+            assertThatThrownBy(() -> BenchOptions.parse(new String[] {
+                        "--agent-jar", jar, "--aot-out", dir.resolve(expanded).toString()
+                    }))
+                    .isInstanceOf(Bench.UsageException.class)
+                    .hasMessage("--aot-out takes a path without '%' or ':'");
+        }
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--aot-out", dir.toString()}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--aot-out names a file, not the directory " + dir.toAbsolutePath());
         for (String other : List.of("--restart", "--aot")) {
             assertThatThrownBy(() ->
                             BenchOptions.parse(new String[] {"--agent-jar", jar, other, "--aot-out", cache.toString()}))

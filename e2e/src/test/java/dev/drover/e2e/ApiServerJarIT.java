@@ -214,6 +214,7 @@ class ApiServerJarIT {
         Process agent = new ProcessBuilder(
                         java,
                         "@" + options,
+                        "-XX:MaxRAM=256m", // a pod's small memory limit: another heap than the training's
                         "-XX:AOTMode=on",
                         "-XX:AOTCache=" + cache,
                         "-jar",

@@ -362,8 +362,8 @@ public final class Agent implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.warn("stopping the operator: {}", e.toString());
             } finally {
-                // JOSDK 5.3.2's stop leaves its scheduler (the informers' stale-cache checks) running; fixed upstream
-                // in 5.3.5, which Maven Central does not serve here yet
+                // JOSDK's stop does not shut down its scheduler, on which 5.3.2 keeps the informers' stale-cache
+                // checks running (5.3.5 stops scheduling them there, but still leaves the scheduler to its user)
                 operator.getConfigurationService()
                         .getExecutorServiceManager()
                         .scheduledExecutorService()

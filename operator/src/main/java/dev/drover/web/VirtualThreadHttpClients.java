@@ -14,8 +14,9 @@ import java.util.concurrent.Executors;
 public final class VirtualThreadHttpClients extends JdkHttpClientFactory {
 
     @Override
-    protected void additionalConfig(HttpClient.Builder builder) {
-        builder.executor(Executors.newThreadPerTaskExecutor(
-                Thread.ofVirtual().name("kube-http-", 0).factory()));
+    protected HttpClient.Builder createNewHttpClientBuilder() {
+        return HttpClient.newBuilder()
+                .executor(Executors.newThreadPerTaskExecutor(
+                        Thread.ofVirtual().name("kube-http-", 0).factory()));
     }
 }

@@ -124,8 +124,7 @@ class ImageRecipeTest {
     void theImageTrainsTheAgentsAotCacheWithItsOwnJava() throws IOException {
         String dockerfile = dockerfile();
         String image = dockerfile.substring(dockerfile.indexOf("FROM eclipse-temurin:25-jre"));
-        Matcher training = Pattern.compile(
-                        "java -jar e2e/target/drover-local.jar bench ((?:[^\\\n]|\\\\\n)+?)\\\\\n\\s+&&")
+        Matcher training = Pattern.compile("java -jar e2e/target/drover-local.jar bench ((?:[^)\\\n]|\\\\\n)+)\\)")
                 .matcher(image);
         assertThat(training.find()).as("a training run in the final stage").isTrue();
         List<String> words =
@@ -142,6 +141,7 @@ class ImageRecipeTest {
                 .isSubsetOf(flags);
         assertThat(image)
                 .contains("--mount=type=bind,from=build,source=/src,target=/src")
+                .contains("-XX:AOTMode=on -XX:AOTCache=/app/drover-agent.aot")
                 .contains("echo \"-XX:AOTCache=/app/drover-agent.aot\" > /app/aot.options")
                 .contains(": > /app/aot.options")
                 .doesNotContain("COPY --from=build /src");
