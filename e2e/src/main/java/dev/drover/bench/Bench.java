@@ -94,15 +94,17 @@ public final class Bench {
      */
     public static int run(String[] args, PrintStream out, PrintStream err, String launcher) throws Exception {
         ChildJvms jvms = new ChildJvms(launcher);
-        if (!ChildJvms.inLightJvm()) {
-            return jvms.benchInLightJvm(args);
-        }
-        Bench bench = new Bench(BenchOptions.parse(args), jvms, out, err);
-        try {
-            int exit = bench.run();
-            return exit == 0 && bench.options.aotOut() != null ? bench.recorded(bench.options.aotOut()) : exit;
-        } finally {
-            bench.http.close();
+        try (var children = new ChildrenOnExit()) {
+            if (!ChildJvms.inLightJvm()) {
+                return jvms.benchInLightJvm(args);
+            }
+            Bench bench = new Bench(BenchOptions.parse(args), jvms, out, err);
+            try {
+                int exit = bench.run();
+                return exit == 0 && bench.options.aotOut() != null ? bench.recorded(bench.options.aotOut()) : exit;
+            } finally {
+                bench.http.close();
+            }
         }
     }
 

@@ -258,6 +258,59 @@ class ApiServerJarIT {
     }
 
     /**
+     * A bench stopped with SIGTERM (a CI timeout, {@code kill}) takes down what it started: its light JVM, the API
+     * server and the agent. They outlived it before, the agent still running its allocations.
+     */
+    @Test
+    void aBenchStoppedWithSigtermLeavesNoProcessBehind() throws Exception {
+        String cgroupParent = TestCgroups.newName();
+        ProcessBuilder builder = javaCommand(
+                        "bench",
+                        "--allocs",
+                        "2",
+                        "--tasks",
+                        "1",
+                        "--steady",
+                        "300",
+                        "--agent-jar",
+                        Path.of("..", "operator", "target", "drover-agent.jar").toString())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("DROVER_CGROUP_PARENT", cgroupParent);
+        Process bench = builder.start();
+        List<ProcessHandle> started = List.of();
+        try {
+            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+            while (System.nanoTime() < deadline && started.stream().noneMatch(ApiServerJarIT::isAgent)) {
+                Thread.sleep(200);
+                started = bench.descendants().toList();
+            }
+            assertThat(started).as("the bench's agent started").anyMatch(ApiServerJarIT::isAgent);
+
+            bench.destroy();
+            assertThat(bench.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            long gone = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (System.nanoTime() < gone && started.stream().anyMatch(ProcessHandle::isAlive)) {
+                Thread.sleep(200);
+            }
+            assertThat(started.stream().filter(ProcessHandle::isAlive))
+                    .as("processes the bench started, still running")
+                    .isEmpty();
+        } finally {
+            started.forEach(ProcessHandle::destroyForcibly);
+            bench.destroyForcibly();
+            TestCgroups.remove(cgroupParent);
+        }
+    }
+
+    /** Whether {@code p} runs {@code java ... -jar .../drover-agent.jar} (the bench's own command line names it too). */
+    private static boolean isAgent(ProcessHandle p) {
+        List<String> args = List.of(p.info().arguments().orElse(new String[0]));
+        int jar = args.indexOf("-jar");
+        return jar >= 0 && jar + 1 < args.size() && args.get(jar + 1).endsWith("drover-agent.jar");
+    }
+
+    /**
      * Runs {@code bench ARGS} to its end (at most three minutes), its agents' cgroups below a test cgroup removed
      * after; asserts it exits 0 and returns its output.
      */
