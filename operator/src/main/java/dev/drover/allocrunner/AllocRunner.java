@@ -185,6 +185,14 @@ public final class AllocRunner {
         return Specs.copy(alloc);
     }
 
+    /**
+     * The tasks of the spec the runner acts on, read-only and not copied (unlike {@link #alloc()}): for a holder that
+     * would otherwise keep a copy of its own. Replaced, never changed, when the runner takes a newer spec.
+     */
+    public List<Task> tasks() {
+        return Collections.unmodifiableList(alloc.getSpec().getTasks());
+    }
+
     /** The allocation's task runners by name, in spec order. */
     public Map<String, TaskRunner> taskRunners() {
         return Collections.unmodifiableMap(tasks);

@@ -1,5 +1,6 @@
 package dev.drover.concurrent;
 
+import java.lang.ref.WeakReference;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -11,8 +12,15 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class HandOffThreads {
 
     private final String name;
-    /** The current (or last) thread; null until the first starts. */
+    /**
+     * The thread running now; null before the first starts and once one ended (an ended thread is not kept: with its
+     * name and continuation some hundred bytes, for each of thousands of runners).
+     */
     private Thread current;
+    /** The thread that ran last, once it let go of itself: it may still be ending, and {@link #join} waits for it. */
+    private WeakReference<Thread> last;
+
+    private boolean started;
     /** The current thread ends or ended to wait, and the next is not started yet. */
     private boolean handingOff;
 
@@ -21,15 +29,17 @@ public final class HandOffThreads {
     }
 
     public synchronized boolean started() {
-        return current != null;
+        return started;
     }
 
     /** Starts the first thread with {@code work}; false, starting nothing, when one was started before. */
     public synchronized boolean start(Runnable work) {
-        if (current != null) {
+        if (started) {
             return false;
         }
-        current = Thread.ofVirtual().name(name).start(work);
+        started = true;
+        current = Thread.ofVirtual().name(name).unstarted(ending(work));
+        current.start();
         return true;
     }
 
@@ -38,20 +48,41 @@ public final class HandOffThreads {
         handingOff = true;
     }
 
-    /** Starts the next thread with {@code work}, after the current one has ended. */
+    /** Starts the next thread with {@code work}, after the current one (if it has not ended yet) has ended. */
     public synchronized void handOff(Runnable work) {
         // the next thread lets go of the one before once joined: threads that ended do not hold each other
         AtomicReference<Thread> before = new AtomicReference<>(current);
-        current = Thread.ofVirtual().name(name).start(() -> {
-            try {
-                before.getAndSet(null).join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        current = Thread.ofVirtual().name(name).unstarted(ending(() -> {
+            Thread previous = before.getAndSet(null);
+            if (previous != null) {
+                try {
+                    previous.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
             work.run();
-        });
+        }));
+        current.start();
+        started = true;
         handingOff = false;
         notifyAll();
+    }
+
+    /** {@code work}, after which its thread, if still the current one, is let go of. */
+    private Runnable ending(Runnable work) {
+        return () -> {
+            try {
+                work.run();
+            } finally {
+                synchronized (this) {
+                    if (current == Thread.currentThread()) {
+                        current = null;
+                        last = new WeakReference<>(Thread.currentThread()); // gone once collected: ended for sure
+                    }
+                }
+            }
+        };
     }
 
     /**
@@ -66,7 +97,7 @@ public final class HandOffThreads {
                 while (handingOff) {
                     wait();
                 }
-                t = current;
+                t = current != null ? current : last == null ? null : last.get();
             }
             if (t == null || t == joined) {
                 return;

@@ -6,6 +6,7 @@ import dev.drover.allocrunner.AllocStateListener;
 import dev.drover.allocwatcher.LocalFirst;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.validation.AllocationValidator;
 import dev.drover.api.validation.Violation;
@@ -334,6 +335,11 @@ public final class AllocationController {
     }
 
     /** The allocation's id, or null for a name no allocation here can have. */
+    /** An equal status the writer holds for {@code id}, or {@code observed} ({@link StatusWriter#sameAs}). */
+    AllocationStatus knownStatus(AllocId id, AllocationStatus observed) {
+        return writer.sameAs(id, observed);
+    }
+
     private static AllocId idOf(Allocation a) {
         try {
             return new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());

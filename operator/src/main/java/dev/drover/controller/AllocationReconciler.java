@@ -82,7 +82,7 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
                 .build();
         InformerConfiguration<Allocation>.Builder informer = InformerConfiguration.builder(base.getInformerConfig())
                 .withOnUpdateFilter(AllocationReconciler::news)
-                .withItemStore(new CachedAllocations());
+                .withItemStore(new CachedAllocations(controller::knownStatus));
         if (fieldSelector) {
             informer.withFieldSelector(new FieldSelector(new FieldSelector.Field("spec.nodeName", node)));
         }

@@ -1,12 +1,15 @@
 package dev.drover.controller;
 
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.fabric8.kubernetes.client.informers.cache.ItemStore;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.BiFunction;
 import java.util.stream.Stream;
 
 /**
@@ -16,6 +19,9 @@ import java.util.stream.Stream;
  * applied). Both are dropped as an allocation enters the cache, so the reconciler, its event handlers and every copy
  * made from the cache never hold them. The agent writes an allocation only by patches naming what they change, never
  * by sending back a cached object, so nothing it writes loses them on the server.
+ *
+ * <p>An allocation's status, as the watch sends back what the agent wrote, is most often equal to the one the status
+ * writer holds: the cache keeps the writer's instead of a second copy ({@link StatusWriter#sameAs}).
  */
 final class CachedAllocations implements ItemStore<Allocation> {
 
@@ -23,6 +29,17 @@ final class CachedAllocations implements ItemStore<Allocation> {
     static final String LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
     private final BasicItemStore<Allocation> store = new BasicItemStore<>(Cache::metaNamespaceKeyFunc);
+    private final BiFunction<AllocId, AllocationStatus, AllocationStatus> knownStatus;
+
+    /** @param knownStatus an equal status already held for the allocation, or the one given ({@link StatusWriter#sameAs}) */
+    CachedAllocations(BiFunction<AllocId, AllocationStatus, AllocationStatus> knownStatus) {
+        this.knownStatus = knownStatus;
+    }
+
+    /** A cache that shares no status. */
+    CachedAllocations() {
+        this((id, status) -> status);
+    }
 
     @Override
     public String getKey(Allocation a) {
@@ -31,7 +48,16 @@ final class CachedAllocations implements ItemStore<Allocation> {
 
     @Override
     public Allocation put(String key, Allocation a) {
-        return store.put(key, pruned(a));
+        Allocation slim = pruned(a);
+        AllocationStatus status = slim.getStatus();
+        ObjectMeta m = slim.getMetadata();
+        if (status != null && m != null) {
+            AllocationStatus known = knownStatus.apply(new AllocId(m.getNamespace(), m.getName()), status);
+            if (known != status) {
+                slim.setStatus(known);
+            }
+        }
+        return store.put(key, slim);
     }
 
     @Override

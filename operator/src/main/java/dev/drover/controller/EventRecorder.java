@@ -80,8 +80,32 @@ public final class EventRecorder implements AutoCloseable {
         boolean patch(Event patch);
     }
 
-    /** One Event to write: {@code reason} and {@code message} as kubectl shows them. */
-    record Pending(Allocation owner, String type, String reason, String message, Instant time) {}
+    /**
+     * One Event to write: {@code reason} and {@link #message} as kubectl shows them. A task's event keeps the task's
+     * name and its own text (the very string its status holds) and makes the message only as it is written: a burst
+     * of thousands of allocations queues tens of thousands of them.
+     *
+     * @param task the task whose event this is; null for an allocation's own
+     * @param text the task event's message, or the allocation event's whole message, at most {@link #MESSAGE_LIMIT}
+     */
+    record Pending(Allocation owner, String type, String reason, String task, String text, Instant time) {
+
+        /** An allocation's own Event. */
+        Pending(Allocation owner, String type, String reason, String message, Instant time) {
+            this(owner, type, reason, null, message, time);
+        }
+
+        String message() {
+            return task == null ? text : UserText.cut("Task " + task + ": " + text, MESSAGE_LIMIT);
+        }
+
+        /** The length of {@link #message}, without making it. */
+        int messageLength() {
+            return task == null
+                    ? text.length()
+                    : Math.min(MESSAGE_LIMIT, "Task : ".length() + task.length() + text.length());
+        }
+    }
 
     private final Sink sink;
     private final String node;
@@ -151,11 +175,7 @@ public final class EventRecorder implements AutoCloseable {
                 ? event.getMessage()
                 : event.getType().name();
         offer(new Pending(
-                owner,
-                warning ? "Warning" : "Normal",
-                event.getType().name(),
-                "Task " + task + ": " + text,
-                timeOf(event, clock)));
+                owner, warning ? "Warning" : "Normal", event.getType().name(), task, text, timeOf(event, clock)));
     }
 
     /** An allocation-level event (e.g. a refused spec); never blocks. */
@@ -165,7 +185,12 @@ public final class EventRecorder implements AutoCloseable {
 
     private void offer(Pending full) {
         Pending p = new Pending(
-                full.owner(), full.type(), full.reason(), UserText.cut(full.message(), MESSAGE_LIMIT), full.time());
+                full.owner(),
+                full.type(),
+                full.reason(),
+                full.task(),
+                UserText.cut(full.text(), MESSAGE_LIMIT),
+                full.time());
         if (!allocationMayRecord(p.owner())) {
             dropped.increment();
             return;
@@ -190,7 +215,7 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     private static long charsOf(Pending p) {
-        return p.message().length() + p.reason().length();
+        return p.messageLength() + p.reason().length();
     }
 
     public long written() {

@@ -222,6 +222,31 @@ public final class StatusWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code observed}, the status the watch read for {@code id}, or an equal one this writer holds for it (the last
+     * written, or the newest published, which may be the one in flight): the informer's cache then holds that one
+     * instead of a copy of its own, which for a running allocation is almost always equal (the watch sends back what
+     * was written). A status is never changed once it is published, so the two may share it.
+     */
+    public AllocationStatus sameAs(AllocId id, AllocationStatus observed) {
+        Entry e = entries.get(id);
+        if (e == null || observed == null) {
+            return observed;
+        }
+        lock.lock();
+        try {
+            if (observed.equals(e.written)) {
+                return e.written;
+            }
+            if (observed.equals(e.latest)) {
+                return e.latest;
+            }
+            return observed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Forget {@code id} (its allocation is gone); nothing more is written for it. */
     public void forget(AllocId id) {
         entries.remove(id);

@@ -277,6 +277,10 @@ final class TrackedAllocation {
         }
         runner = created;
         waitingForStore = null;
+        List<Task> running = created.tasks();
+        if (running.equals(tasks)) {
+            tasks = running; // the runner's copy, not a third one (the informer's cache holds the newest)
+        }
         return true;
     }
 

@@ -16,7 +16,8 @@ import com.fasterxml.jackson.module.blackbird.BlackbirdModule;
  * <p>The agent's mappers also read and write bean properties through Jackson's
  * Blackbird module (generated lambdas) rather than reflection: the agent runs on
  * C1 alone, which does not inline a reflective call, and reflection was the
- * largest single share of its serialization time.
+ * largest single share of its serialization time. Short string values are read
+ * shared ({@link SharedStrings}).
  */
 public final class Jackson {
 
@@ -39,8 +40,11 @@ public final class Jackson {
         return builder(factory).build();
     }
 
-    /** A mapper builder on {@code factory} with the Blackbird accessors, for mappers configured further. */
+    /**
+     * A mapper builder on {@code factory} with the Blackbird accessors and {@link SharedStrings}, for mappers
+     * configured further.
+     */
     public static JsonMapper.Builder builder(JsonFactory factory) {
-        return JsonMapper.builder(factory).addModule(new BlackbirdModule());
+        return JsonMapper.builder(factory).addModule(new BlackbirdModule()).addModule(SharedStrings.module());
     }
 }

@@ -3,6 +3,9 @@ package dev.drover.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.FieldsV1;
 import io.fabric8.kubernetes.api.model.ManagedFieldsEntryBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -52,6 +55,28 @@ class CachedAllocationsTest {
 
         assertThat(cache.remove("team/web")).isSameAs(cached);
         assertThat(cache.get("team/web")).isNull();
+    }
+
+    @Test
+    void aStatusEqualToOneTheAgentHoldsIsKeptAsThatOneInstance() {
+        AllocationStatus held = new AllocationStatus();
+        held.setClientStatus(ClientStatus.Running);
+        CachedAllocations cache = new CachedAllocations(
+                (id, observed) -> id.equals(new AllocId("team", "web")) && observed.equals(held) ? held : observed);
+
+        Allocation echo = applied(Map.of());
+        AllocationStatus readBack = new AllocationStatus();
+        readBack.setClientStatus(ClientStatus.Running);
+        echo.setStatus(readBack);
+        cache.put(cache.getKey(echo), echo);
+        assertThat(cache.get("team/web").getStatus()).isSameAs(held);
+
+        Allocation edited = applied(Map.of());
+        AllocationStatus failed = new AllocationStatus();
+        failed.setClientStatus(ClientStatus.Failed);
+        edited.setStatus(failed);
+        cache.put(cache.getKey(edited), edited);
+        assertThat(cache.get("team/web").getStatus()).isSameAs(failed);
     }
 
     @Test

@@ -139,6 +139,21 @@ class StatusWriterTest {
     }
 
     @Test
+    void theWatchsEqualCopyOfAWrittenStatusIsSwappedForTheWritersOwn() {
+        AllocationStatus published = status(ClientStatus.Running, "1/1");
+        writer.publish(WEB, published);
+        await().atMost(Duration.ofSeconds(2))
+                .until(() -> writes.size() == 1 && writer.sameAs(WEB, published) == published);
+
+        AllocationStatus readBack = status(ClientStatus.Running, "1/1"); // as deserialized from the watch
+        assertThat(writer.sameAs(WEB, readBack)).isSameAs(published);
+        AllocationStatus editedByHand = status(ClientStatus.Running, "0/1");
+        assertThat(writer.sameAs(WEB, editedByHand)).isSameAs(editedByHand);
+        AllocationStatus other = status(ClientStatus.Running, "1/1");
+        assertThat(writer.sameAs(new AllocId("default", "other"), other)).isSameAs(other);
+    }
+
+    @Test
     void aChangeUndoneBeforeItsWriteIsNotWritten() throws Exception {
         writer.publish(WEB, status(ClientStatus.Running, "1/1"));
         await().atMost(Duration.ofSeconds(2)).until(() -> writes.size() == 1);

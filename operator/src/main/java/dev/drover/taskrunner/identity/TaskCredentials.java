@@ -140,8 +140,7 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
                             ctx.event(TaskEvent.of(
                                             TaskEventType.TaskSetup,
                                             identity.clock().instant())
-                                    .withMessage("Starting without a ServiceAccount token: " + why
-                                            + " (set automountServiceAccountToken: false if the task needs none)"));
+                                    .withMessage(withoutTokenMessage(why)));
                         }
                     }
                 }
@@ -366,5 +365,22 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
             Thread.currentThread().interrupt();
             throw new TaskHookException(TaskEventType.SetupFailure, "interrupted while waiting for the API server");
         }
+    }
+
+    /**
+     * The last without-token message made, shared: every task of a namespace that cannot mint tokens is told the
+     * same some hundred characters, and a node runs thousands of tasks (each keeps its newest events).
+     */
+    private static volatile String lastWithoutToken = "";
+
+    static String withoutTokenMessage(String why) {
+        String message = "Starting without a ServiceAccount token: " + why
+                + " (set automountServiceAccountToken: false if the task needs none)";
+        String last = lastWithoutToken;
+        if (last.equals(message)) {
+            return last;
+        }
+        lastWithoutToken = message;
+        return message;
     }
 }
