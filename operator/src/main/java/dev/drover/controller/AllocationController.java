@@ -334,12 +334,12 @@ public final class AllocationController {
         teardown.shutdown(held.values());
     }
 
-    /** The allocation's id, or null for a name no allocation here can have. */
     /** An equal status the writer holds for {@code id}, or {@code observed} ({@link StatusWriter#sameAs}). */
     AllocationStatus knownStatus(AllocId id, AllocationStatus observed) {
         return writer.sameAs(id, observed);
     }
 
+    /** The allocation's id, or null for a name no allocation here can have. */
     private static AllocId idOf(Allocation a) {
         try {
             return new AllocId(a.getMetadata().getNamespace(), a.getMetadata().getName());

@@ -50,14 +50,30 @@ final class CachedAllocations implements ItemStore<Allocation> {
     public Allocation put(String key, Allocation a) {
         Allocation slim = pruned(a);
         AllocationStatus status = slim.getStatus();
-        ObjectMeta m = slim.getMetadata();
-        if (status != null && m != null) {
-            AllocationStatus known = knownStatus.apply(new AllocId(m.getNamespace(), m.getName()), status);
+        AllocId id = status == null ? null : idOf(slim);
+        if (id != null) {
+            AllocationStatus known = knownStatus.apply(id, status);
             if (known != status) {
                 slim.setStatus(known);
             }
         }
         return store.put(key, slim);
+    }
+
+    /**
+     * {@code a}'s id, or null for a name no allocation here can have (an API server that does not check names): the
+     * reconciler ignores it, and the watch must not fail on it here.
+     */
+    private static AllocId idOf(Allocation a) {
+        ObjectMeta m = a.getMetadata();
+        if (m == null) {
+            return null;
+        }
+        try {
+            return new AllocId(m.getNamespace(), m.getName());
+        } catch (IllegalArgumentException unusable) {
+            return null;
+        }
     }
 
     @Override

@@ -86,7 +86,8 @@ public final class EventRecorder implements AutoCloseable {
      * of thousands of allocations queues tens of thousands of them.
      *
      * @param task the task whose event this is; null for an allocation's own
-     * @param text the task event's message, or the allocation event's whole message, at most {@link #MESSAGE_LIMIT}
+     * @param text the task event's message (cut once, with the task's name, in {@link #message}), or the allocation
+     *     event's whole message, at most {@link #MESSAGE_LIMIT}
      */
     record Pending(Allocation owner, String type, String reason, String task, String text, Instant time) {
 
@@ -189,7 +190,7 @@ public final class EventRecorder implements AutoCloseable {
                 full.type(),
                 full.reason(),
                 full.task(),
-                UserText.cut(full.text(), MESSAGE_LIMIT),
+                full.task() == null ? UserText.cut(full.text(), MESSAGE_LIMIT) : full.text(),
                 full.time());
         if (!allocationMayRecord(p.owner())) {
             dropped.increment();

@@ -16,8 +16,8 @@ import com.fasterxml.jackson.module.blackbird.BlackbirdModule;
  * <p>The agent's mappers also read and write bean properties through Jackson's
  * Blackbird module (generated lambdas) rather than reflection: the agent runs on
  * C1 alone, which does not inline a reflective call, and reflection was the
- * largest single share of its serialization time. Short string values are read
- * shared ({@link SharedStrings}).
+ * largest single share of its serialization time. An allocation's short string
+ * values are read shared ({@link SharedStrings}).
  */
 public final class Jackson {
 
@@ -45,6 +45,8 @@ public final class Jackson {
      * configured further.
      */
     public static JsonMapper.Builder builder(JsonFactory factory) {
-        return JsonMapper.builder(factory).addModule(new BlackbirdModule()).addModule(SharedStrings.module());
+        return JsonMapper.builder(factory)
+                .addModule(SharedStrings.AGENT.module(SharedStrings::allocationPart)) // before Blackbird: see there
+                .addModule(new BlackbirdModule());
     }
 }

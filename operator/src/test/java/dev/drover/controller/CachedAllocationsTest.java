@@ -79,6 +79,20 @@ class CachedAllocationsTest {
         assertThat(cache.get("team/web").getStatus()).isSameAs(failed);
     }
 
+    /** An API server that does not check names: the watch goes on, the allocation is cached as it came. */
+    @Test
+    void anAllocationWithANameNoAllocationCanHaveIsCachedWithItsOwnStatus() {
+        CachedAllocations cache = new CachedAllocations((id, observed) -> {
+            throw new AssertionError("no id for " + id);
+        });
+        Allocation odd = applied(Map.of());
+        odd.getMetadata().setName("Not_A_Name");
+        AllocationStatus own = new AllocationStatus();
+        odd.setStatus(own);
+        cache.put(cache.getKey(odd), odd);
+        assertThat(cache.get(cache.getKey(odd)).getStatus()).isSameAs(own);
+    }
+
     @Test
     void anAllocationWithOnlyTheLastAppliedAnnotationHasNoneLeft() {
         Allocation a = applied(Map.of(CachedAllocations.LAST_APPLIED, "{}"));

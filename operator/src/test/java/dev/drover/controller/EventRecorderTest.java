@@ -166,6 +166,20 @@ class EventRecorderTest {
         }
     }
 
+    /** A long task message is cut once, saying how long the whole Event message was. */
+    @Test
+    void aLongTaskMessageIsCutOnceWithItsWholeLength() {
+        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+            recorder.record(
+                    alloc(), "web", event(TaskEventType.DriverFailure, "x".repeat(1500), null), InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 1);
+            assertThat(events()).singleElement().satisfies(e -> {
+                assertThat(e.getMessage()).startsWith("Task web: xxx").endsWith("... (1510 characters)");
+                assertThat(e.getMessage()).hasSizeLessThanOrEqualTo(EventRecorder.MESSAGE_LIMIT);
+            });
+        }
+    }
+
     @Test
     void aRepeatCountsOnOneEvent() {
         try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {

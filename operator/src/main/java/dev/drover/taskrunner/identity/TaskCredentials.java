@@ -368,19 +368,27 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     }
 
     /**
-     * The last without-token message made, shared: every task of a namespace that cannot mint tokens is told the
+     * The without-token message, one string for every task told the same refusal: a namespace's tasks are all told the
      * same some hundred characters, and a node runs thousands of tasks (each keeps its newest events).
      */
-    private static volatile String lastWithoutToken = "";
+    private static final LastText WITHOUT_TOKEN = new LastText();
 
     static String withoutTokenMessage(String why) {
-        String message = "Starting without a ServiceAccount token: " + why
-                + " (set automountServiceAccountToken: false if the task needs none)";
-        String last = lastWithoutToken;
-        if (last.equals(message)) {
-            return last;
+        return WITHOUT_TOKEN.share("Starting without a ServiceAccount token: " + why
+                + " (set automountServiceAccountToken: false if the task needs none)");
+    }
+
+    /** The last text given, returned again for an equal one: many equal texts in a row are held once. */
+    static final class LastText {
+        private volatile String last = "";
+
+        String share(String text) {
+            String known = last;
+            if (known.equals(text)) {
+                return known;
+            }
+            last = text;
+            return text;
         }
-        lastWithoutToken = message;
-        return message;
     }
 }

@@ -6,18 +6,24 @@ import org.junit.jupiter.api.Test;
 
 class WithoutTokenMessageTest {
 
-    /** Each of a namespace's tasks keeps the event: one string for all, not hundreds of bytes for each. */
     @Test
-    void theSameRefusalGivesEveryTaskTheSameMessageInstance() {
+    void theMessageSaysWhyAndWhatToDo() {
         String refusal = "cannot mint a token for ServiceAccount team/default: forbidden";
-        String first = TaskCredentials.withoutTokenMessage(new String(refusal));
-        String second = TaskCredentials.withoutTokenMessage(new String(refusal));
-        assertThat(second).isSameAs(first);
-        assertThat(first)
+        assertThat(TaskCredentials.withoutTokenMessage(refusal))
                 .isEqualTo("Starting without a ServiceAccount token: " + refusal
                         + " (set automountServiceAccountToken: false if the task needs none)");
+    }
 
-        String other = TaskCredentials.withoutTokenMessage("cannot mint a token: the API server is unreachable");
-        assertThat(other).isNotEqualTo(first).contains("unreachable");
+    /** Each of a namespace's tasks keeps the event: one string for all, not hundreds of bytes for each. */
+    @Test
+    void equalTextsInARowAreOneInstance() {
+        TaskCredentials.LastText texts = new TaskCredentials.LastText();
+        String first = texts.share(new String("cannot mint a token: forbidden"));
+        assertThat(texts.share(new String("cannot mint a token: forbidden"))).isSameAs(first);
+        String other = texts.share("the API server is unreachable");
+        assertThat(other).isEqualTo("the API server is unreachable");
+        assertThat(texts.share(new String("cannot mint a token: forbidden")))
+                .isEqualTo(first)
+                .isNotSameAs(first);
     }
 }
