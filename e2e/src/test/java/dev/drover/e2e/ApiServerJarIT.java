@@ -264,8 +264,8 @@ class ApiServerJarIT {
     @Test
     void aBenchStoppedWithSigtermLeavesNoProcessBehind() throws Exception {
         String cgroupParent = TestCgroups.newName();
-        ProcessBuilder builder = javaCommand(
-                        "bench",
+        Process bench = benchCommand(
+                        cgroupParent,
                         "--allocs",
                         "2",
                         "--tasks",
@@ -275,9 +275,7 @@ class ApiServerJarIT {
                         "--agent-jar",
                         Path.of("..", "operator", "target", "drover-agent.jar").toString())
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().put("DROVER_CGROUP_PARENT", cgroupParent);
-        Process bench = builder.start();
+                .start();
         List<ProcessHandle> started = List.of();
         try {
             long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
@@ -316,18 +314,23 @@ class ApiServerJarIT {
      */
     private static String bench(String... args) throws Exception {
         String cgroupParent = TestCgroups.newName();
-        List<String> command = new java.util.ArrayList<>(List.of("bench"));
-        command.addAll(List.of(args));
-        ProcessBuilder builder =
-                javaCommand(command.toArray(String[]::new)).redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().put("DROVER_CGROUP_PARENT", cgroupParent); // the bench's agents inherit it
-        Process bench = builder.start();
+        Process bench = benchCommand(cgroupParent, args).start();
         String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         boolean ended = bench.waitFor(180, TimeUnit.SECONDS);
         TestCgroups.remove(cgroupParent);
         assertThat(ended).isTrue();
         assertThat(bench.exitValue()).as(out).isZero();
         return out;
+    }
+
+    /** {@code bench ARGS}, its agents' cgroups below {@code cgroupParent}, its standard error discarded. */
+    private static ProcessBuilder benchCommand(String cgroupParent, String... args) {
+        List<String> command = new java.util.ArrayList<>(List.of("bench"));
+        command.addAll(List.of(args));
+        ProcessBuilder builder =
+                javaCommand(command.toArray(String[]::new)).redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("DROVER_CGROUP_PARENT", cgroupParent); // the bench's agents inherit it
+        return builder;
     }
 
     /** The PIDs of processes running {@code /bin/sleep 3600}, the bench's raw_exec task. */

@@ -36,11 +36,6 @@ final class CachedAllocations implements ItemStore<Allocation> {
         this.knownStatus = knownStatus;
     }
 
-    /** A cache that shares no status. */
-    CachedAllocations() {
-        this((id, status) -> status);
-    }
-
     @Override
     public String getKey(Allocation a) {
         return store.getKey(a);

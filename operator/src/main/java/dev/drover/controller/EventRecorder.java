@@ -185,13 +185,14 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     private void offer(Pending full) {
-        Pending p = new Pending(
-                full.owner(),
-                full.type(),
-                full.reason(),
-                full.task(),
-                full.task() == null ? UserText.cut(full.text(), MESSAGE_LIMIT) : full.text(),
-                full.time());
+        Pending p = full.task() != null
+                ? full // its message is cut as it is made
+                : new Pending(
+                        full.owner(),
+                        full.type(),
+                        full.reason(),
+                        UserText.cut(full.text(), MESSAGE_LIMIT),
+                        full.time());
         if (!allocationMayRecord(p.owner())) {
             dropped.increment();
             return;

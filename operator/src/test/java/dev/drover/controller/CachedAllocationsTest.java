@@ -34,9 +34,15 @@ class CachedAllocationsTest {
         return a;
     }
 
+    private static AllocationStatus status(ClientStatus clientStatus) {
+        AllocationStatus s = new AllocationStatus();
+        s.setClientStatus(clientStatus);
+        return s;
+    }
+
     @Test
     void managedFieldsAndKubectlsLastAppliedCopyAreNotKeptWhatTheAgentReadsIs() {
-        CachedAllocations cache = new CachedAllocations();
+        CachedAllocations cache = new CachedAllocations((id, status) -> status);
         Allocation a = applied(Map.of(
                 CachedAllocations.LAST_APPLIED,
                 "{\"apiVersion\":\"drover.dev/v1alpha1\"}",
@@ -59,21 +65,17 @@ class CachedAllocationsTest {
 
     @Test
     void aStatusEqualToOneTheAgentHoldsIsKeptAsThatOneInstance() {
-        AllocationStatus held = new AllocationStatus();
-        held.setClientStatus(ClientStatus.Running);
+        AllocationStatus held = status(ClientStatus.Running);
         CachedAllocations cache = new CachedAllocations(
                 (id, observed) -> id.equals(new AllocId("team", "web")) && observed.equals(held) ? held : observed);
 
         Allocation echo = applied(Map.of());
-        AllocationStatus readBack = new AllocationStatus();
-        readBack.setClientStatus(ClientStatus.Running);
-        echo.setStatus(readBack);
+        echo.setStatus(status(ClientStatus.Running)); // as the watch read it back
         cache.put(cache.getKey(echo), echo);
         assertThat(cache.get("team/web").getStatus()).isSameAs(held);
 
         Allocation edited = applied(Map.of());
-        AllocationStatus failed = new AllocationStatus();
-        failed.setClientStatus(ClientStatus.Failed);
+        AllocationStatus failed = status(ClientStatus.Failed);
         edited.setStatus(failed);
         cache.put(cache.getKey(edited), edited);
         assertThat(cache.get("team/web").getStatus()).isSameAs(failed);
@@ -87,7 +89,7 @@ class CachedAllocationsTest {
         });
         Allocation odd = applied(Map.of());
         odd.getMetadata().setName("Not_A_Name");
-        AllocationStatus own = new AllocationStatus();
+        AllocationStatus own = status(ClientStatus.Running);
         odd.setStatus(own);
         cache.put(cache.getKey(odd), odd);
         assertThat(cache.get(cache.getKey(odd)).getStatus()).isSameAs(own);
