@@ -59,6 +59,8 @@ public final class Bench {
     private HttpClient http = HttpClient.newHttpClient();
 
     private URI serverUrl;
+    /** The local API server's process: its CPU is reported beside the agent's. */
+    private Process serverProcess;
     /** This run's temporary directory: the API server's and the agent's data and logs. */
     private Path work;
     /** Whether the measured agent ended when asked to (an agent recording its AOT cache assembles it first). */
@@ -174,6 +176,7 @@ public final class Bench {
         Path kubeconfig = work.resolve("kubeconfig");
         ChildJvms.Server server = jvms.startServer(kubeconfig, work, NODE, work.resolve("apiserver.log"));
         serverUrl = server.url();
+        serverProcess = server.process();
         serverTls = LocalApiServer.trusting(kubeconfig);
         http.close();
         http = HttpClient.newBuilder().sslContext(serverTls).build(); // the agent's metrics stay plain HTTP
@@ -355,6 +358,8 @@ public final class Bench {
         RunningWatch watch = new RunningWatch(serverTls, serverUrl, running, new ConcurrentHashMap<>());
         Map<String, Long> writesBefore = apiWrites.read();
         Duration cpuBefore = cpu(agent);
+        Duration serverCpuBefore = cpu(serverProcess);
+        Duration benchCpuBefore = ownCpu();
         long begin = System.nanoTime();
         Instant beginWall = Instant.now();
         createAll(created);
@@ -372,6 +377,8 @@ public final class Bench {
             Timeline.write(options.timeline(), listed, created, running, begin, beginWall);
         }
         Duration agentCpu = cpu(agent).minus(cpuBefore);
+        Duration serverCpu = cpu(serverProcess).minus(serverCpuBefore);
+        Duration benchCpu = ownCpu().minus(benchCpuBefore);
         long supervisorPss = options.rawExec() ? RawExecTasks.supervisorPssPerTask(agent.toHandle()) : 0;
         String metrics = probe.metrics();
         ObjectNode result = JSON.createObjectNode();
@@ -394,6 +401,8 @@ public final class Bench {
             result.put("heapIdleBytes", Math.round(idleHeap));
         }
         result.put("agentCpuSeconds", round(agentCpu.toNanos() / 1e9));
+        result.put("apiServerCpuSeconds", round(serverCpu.toNanos() / 1e9));
+        result.put("benchCpuSeconds", round(benchCpu.toNanos() / 1e9));
         if (options.rawExec()) {
             result.put("supervisorPssBytesPerTask", supervisorPss);
         }
@@ -503,9 +512,14 @@ public final class Bench {
         return (long) AgentProbe.sum(probe.metrics(), "drover_kube_events_total\\{result=\"dropped\",?\\}");
     }
 
-    /** The CPU time (user and system) the agent has used so far. */
-    private static Duration cpu(Process agent) {
-        return agent.info().totalCpuDuration().orElse(Duration.ZERO);
+    /** The CPU time (user and system) a child (the agent, the API server) has used so far. */
+    private static Duration cpu(Process child) {
+        return child.info().totalCpuDuration().orElse(Duration.ZERO);
+    }
+
+    /** The CPU time this bench (the users: creating, watching, listing) has used so far. */
+    private static Duration ownCpu() {
+        return ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
     }
 
     private static double round(double v) {

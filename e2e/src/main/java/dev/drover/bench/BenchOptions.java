@@ -231,14 +231,16 @@ record BenchOptions(
                 options (or --agent-jvm), creates N allocations of M tasks at once, and prints one JSON line:
                 allRunningSeconds, p50Seconds/p99Seconds (seen by the agent to Running),
                 createToRunningP50Seconds/createToRunningP99Seconds, statusWrites, stateChanges,
-                heapBytesPerAlloc, agentCpuSeconds, agentRssBytes (peak), eventsDropped, apiWrites (the agent's
-                write requests by verb and resource, as the API server counted them) and apiWritesPerAllocation
-                (from the first create until all run, with --delete until all are gone), taskEvents (--events), with
-                raw_exec
-                supervisorPssBytesPerTask, with --restart restoreSeconds and restartsAfterRestore, with --delete
-                deleteAllSeconds, with --steady steadyAgentCpuPercent, steadyStatusWritesPerMinute,
-                steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot aot: true. Without jcmd (a
-                Java runtime, not a JDK) the heap is not measured: heapBytesPerAlloc and heapIdleBytes are left out.
+                heapBytesPerAlloc, agentCpuSeconds (with apiServerCpuSeconds and benchCpuSeconds: the local API
+                server's and the bench's own CPU over the same time, as the three share the machine's cores; a
+                raw_exec task's own CPU is in none of them), agentRssBytes (peak), eventsDropped, apiWrites (the
+                agent's write requests by verb and resource, as the API server counted them) and
+                apiWritesPerAllocation (from the first create until all run, with --delete until all are gone),
+                taskEvents (--events), with raw_exec supervisorPssBytesPerTask, with --restart restoreSeconds and
+                restartsAfterRestore, with --delete deleteAllSeconds, with --steady steadyAgentCpuPercent,
+                steadyStatusWritesPerMinute, steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot
+                aot: true. Without jcmd (a Java runtime, not a JDK) the heap is not measured: heapBytesPerAlloc and
+                heapIdleBytes are left out.
                 """;
     }
 }

@@ -15,7 +15,9 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Service-account tokens as Kubernetes issues them (TokenRequest API, {@code pkg/serviceaccount} claims): JWTs signed
@@ -28,6 +30,12 @@ import java.util.UUID;
  * HMAC and every other header are refused), the signature, the issuer, the time window (with the real
  * authenticator's one minute of leeway) and that an audience is one the caller accepts. Whether the service account
  * and the bound object still exist is the {@link Authenticator}'s part.
+ *
+ * <p>What a token's signature proves never changes, so the claims of up to {@value #SIGNED_KEPT} tokens whose
+ * signature checked are kept by the whole token's text (all are let go when it is full): a client sends the same
+ * token with every request, and RSA costs more than the rest of a request's authentication. Everything that can change (the time window, the
+ * audiences, and the Authenticator's checks of what the token is bound to) is checked again on every request,
+ * so a kept token is refused the moment a token that was not kept would be.
  */
 final class ServiceAccountTokens {
 
@@ -39,6 +47,12 @@ final class ServiceAccountTokens {
     /** A token larger than this is not read (real ones are about 1 KB). */
     static final int MAX_TOKEN_CHARS = 16 * 1024;
 
+    /** How many tokens' verified claims are kept; all are let go when one more would pass it. */
+    static final int SIGNED_KEPT = 1024;
+
+    /** A token longer than this is verified every time, not kept (real ones are about 1 KB). */
+    private static final int MAX_KEPT_TOKEN_CHARS = 4096;
+
     private static final long LEEWAY_SECONDS = 60;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
@@ -47,6 +61,8 @@ final class ServiceAccountTokens {
     private final KeyPair keys;
     private final String keyId;
     private final Clock clock;
+    /** Token text → its claims, for tokens whose signature this server checked; never handed out. */
+    private final Map<String, ObjectNode> signed = new ConcurrentHashMap<>();
 
     ServiceAccountTokens(Clock clock) {
         this.clock = clock;
@@ -126,6 +142,36 @@ final class ServiceAccountTokens {
         if (token.length() > MAX_TOKEN_CHARS) {
             throw new Invalid("token is too large");
         }
+        ObjectNode claims = signed.get(token);
+        if (claims == null) {
+            claims = signedClaims(token);
+            if (token.length() <= MAX_KEPT_TOKEN_CHARS) {
+                if (signed.size() >= SIGNED_KEPT) {
+                    signed.clear();
+                }
+                signed.put(token, claims);
+            }
+        }
+        claims = claims.deepCopy();
+        if (!claims.path("iss").asText().equals(ISSUER)) {
+            throw new Invalid("token issuer is not this server's");
+        }
+        long now = clock.instant().getEpochSecond();
+        if (!claims.path("exp").canConvertToLong() || claims.path("exp").asLong() + LEEWAY_SECONDS < now) {
+            throw new Invalid("service account token has expired");
+        }
+        if (claims.has("nbf") && claims.path("nbf").asLong() - LEEWAY_SECONDS > now) {
+            throw new Invalid("service account token is not valid yet");
+        }
+        if (!intersects(audiences(claims), audiences)) {
+            throw new Invalid(
+                    "token audiences " + audiences(claims) + " is invalid for the target audiences " + audiences);
+        }
+        return claims;
+    }
+
+    /** The claims of a token this server signed, as the token says them: its form, header and signature checked. */
+    private ObjectNode signedClaims(String token) throws Invalid {
         String[] parts = token.split("\\.", -1);
         if (parts.length != 3) {
             throw new Invalid("not a compact JWS");
@@ -149,21 +195,12 @@ final class ServiceAccountTokens {
         if (!(decode(parts[1]) instanceof ObjectNode claims)) {
             throw new Invalid("claims are not an object");
         }
-        if (!claims.path("iss").asText().equals(ISSUER)) {
-            throw new Invalid("token issuer is not this server's");
-        }
-        long now = clock.instant().getEpochSecond();
-        if (!claims.path("exp").canConvertToLong() || claims.path("exp").asLong() + LEEWAY_SECONDS < now) {
-            throw new Invalid("service account token has expired");
-        }
-        if (claims.has("nbf") && claims.path("nbf").asLong() - LEEWAY_SECONDS > now) {
-            throw new Invalid("service account token is not valid yet");
-        }
-        if (!intersects(audiences(claims), audiences)) {
-            throw new Invalid(
-                    "token audiences " + audiences(claims) + " is invalid for the target audiences " + audiences);
-        }
         return claims;
+    }
+
+    /** How many tokens' verified claims are kept now. */
+    int signedKept() {
+        return signed.size();
     }
 
     /** The {@code aud} claim: a string or a list of strings. */

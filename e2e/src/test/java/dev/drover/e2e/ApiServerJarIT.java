@@ -251,6 +251,8 @@ class ApiServerJarIT {
         assertThat(json.get("stateChanges").asLong())
                 .isGreaterThanOrEqualTo(12); // 2 x 2 x (Received, TaskSetup, Started)
         assertThat(json.get("agentCpuSeconds").asDouble()).isPositive();
+        assertThat(json.get("apiServerCpuSeconds").asDouble()).isPositive();
+        assertThat(json.get("benchCpuSeconds").asDouble()).isPositive();
         // a supervisor costs some pages of its own, and far less than the 1 MiB a task's supervisor may cost
         assertThat(json.get("supervisorPssBytesPerTask").asLong()).isBetween(4_096L, 1_048_576L);
         assertThat(benchSleeps()).as("task processes left running").isSubsetOf(sleepsBefore);

@@ -348,4 +348,45 @@ class ServiceAccountTokensTest {
                 .as("another server's key")
                 .hasMessageContaining("unexpected signing algorithm or key");
     }
+
+    @Test
+    void aTokenWhoseSignatureCheckedIsCheckedAgainInEveryOtherWayEachTime() throws Exception {
+        ServiceAccountTokens tokens = new ServiceAccountTokens(Clock.systemUTC());
+        List<String> api = ServiceAccountTokens.API_AUDIENCES;
+        ServiceAccountTokens.Ref robot = new ServiceAccountTokens.Ref("robot", "u1");
+        String token = tokens.issue("team", robot, api, Instant.now().plusSeconds(600), null, null, null);
+
+        tokens.verify(token, api).put("sub", "system:serviceaccount:kube-system:admin");
+        assertThat(tokens.verify(token, api).path("sub").asText())
+                .as("what one caller did to its claims")
+                .isEqualTo("system:serviceaccount:team:robot");
+        assertThatThrownBy(() -> tokens.verify(token, List.of("https://vault.example")))
+                .hasMessageContaining("is invalid for the target audiences");
+
+        String[] parts = token.split("\\.");
+        Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
+        String claims = new String(Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8);
+        String forged = parts[0] + "."
+                + b64.encodeToString(claims.replace("team:robot", "team:admin").getBytes(StandardCharsets.UTF_8))
+                + "." + parts[2];
+        assertThatThrownBy(() -> tokens.verify(forged, api))
+                .as("the checked token's signature on other claims")
+                .hasMessageContaining("invalid signature");
+
+        for (int i = 0; i <= ServiceAccountTokens.SIGNED_KEPT; i++) {
+            String other = tokens.issue(
+                    "team",
+                    new ServiceAccountTokens.Ref("robot-" + i, "u" + i),
+                    api,
+                    Instant.now().plusSeconds(600),
+                    null,
+                    null,
+                    null);
+            assertThat(tokens.verify(other, api).path("sub").asText()).endsWith(":robot-" + i);
+            assertThat(tokens.signedKept()).isBetween(1, ServiceAccountTokens.SIGNED_KEPT);
+        }
+        assertThat(tokens.verify(token, api).path("sub").asText())
+                .as("after more tokens than are kept")
+                .isEqualTo("system:serviceaccount:team:robot");
+    }
 }

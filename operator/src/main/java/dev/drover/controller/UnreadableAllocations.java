@@ -63,7 +63,11 @@ public final class UnreadableAllocations {
         ObjectMapper mapper = Jackson.mapper(factory);
         mapper.registerModule(new SimpleModule("drover-unreadable-allocations")
                 .addDeserializer(Allocation.class, new Deserializer()));
-        return new KubernetesSerialization(mapper, true);
+        KubernetesSerialization serialization = new KubernetesSerialization(mapper, true);
+        // a watch event's object is read by its kind: registered, an allocation is read as one (through the
+        // module) instead of as a generic resource that the watch then converts, reading it a second time
+        serialization.registerKubernetesResource(Allocation.class);
+        return serialization;
     }
 
     /** Why {@code a} could not be read, as a violation naming the field; empty for a readable one. */

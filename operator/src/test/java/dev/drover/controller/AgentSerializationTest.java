@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.api.v1alpha1.Allocation;
+import io.fabric8.kubernetes.api.model.WatchEvent;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import org.junit.jupiter.api.Test;
 
@@ -42,5 +43,28 @@ class AgentSerializationTest {
                 .isEqualTo(2);
         assertThat(expected.at("/spec/tasks/0/config/runFor").asText()).isEqualTo("1h");
         assertThat(byAgent.getStatus().getReady()).isEqualTo("1/1");
+    }
+
+    @Test
+    void aWatchEventsAllocationIsReadAsAnAllocationEvenWhenItCannotBe() {
+        KubernetesSerialization agent = UnreadableAllocations.serialization();
+        WatchEvent event =
+                agent.unmarshal("{\"type\": \"MODIFIED\", \"object\": " + ALLOCATION + "}", WatchEvent.class);
+        assertThat(event.getObject())
+                .as("not a generic resource the watch would convert, reading it again")
+                .isInstanceOfSatisfying(
+                        Allocation.class,
+                        a -> assertThat(a.getSpec().getTasks())
+                                .singleElement()
+                                .satisfies(t -> assertThat(t.getName()).isEqualTo("web")));
+
+        String unreadable = ALLOCATION.replace("\"mode\": \"Fail\"", "\"mode\": [\"not\", \"an\", \"enum\"]");
+        WatchEvent bad = agent.unmarshal("{\"type\": \"ADDED\", \"object\": " + unreadable + "}", WatchEvent.class);
+        assertThat(bad.getObject())
+                .isInstanceOfSatisfying(
+                        Allocation.class,
+                        a -> assertThat(UnreadableAllocations.problem(a))
+                                .hasValueSatisfying(
+                                        v -> assertThat(v.toString()).contains("mode")));
     }
 }
