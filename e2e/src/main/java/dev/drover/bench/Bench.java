@@ -357,9 +357,9 @@ public final class Bench {
         Map<String, Long> running = new ConcurrentHashMap<>();
         RunningWatch watch = new RunningWatch(serverTls, serverUrl, running, new ConcurrentHashMap<>());
         Map<String, Long> writesBefore = apiWrites.read();
-        Duration cpuBefore = cpu(agent);
-        Duration serverCpuBefore = cpu(serverProcess);
-        Duration benchCpuBefore = ownCpu();
+        Duration cpuBefore = cpu(agent.toHandle());
+        Duration serverCpuBefore = cpu(serverProcess.toHandle());
+        Duration benchCpuBefore = cpu(ProcessHandle.current());
         long begin = System.nanoTime();
         Instant beginWall = Instant.now();
         createAll(created);
@@ -376,9 +376,9 @@ public final class Bench {
         if (options.timeline() != null) {
             Timeline.write(options.timeline(), listed, created, running, begin, beginWall);
         }
-        Duration agentCpu = cpu(agent).minus(cpuBefore);
-        Duration serverCpu = cpu(serverProcess).minus(serverCpuBefore);
-        Duration benchCpu = ownCpu().minus(benchCpuBefore);
+        Duration agentCpu = cpu(agent.toHandle()).minus(cpuBefore);
+        Duration serverCpu = cpu(serverProcess.toHandle()).minus(serverCpuBefore);
+        Duration benchCpu = cpu(ProcessHandle.current()).minus(benchCpuBefore);
         long supervisorPss = options.rawExec() ? RawExecTasks.supervisorPssPerTask(agent.toHandle()) : 0;
         String metrics = probe.metrics();
         ObjectNode result = JSON.createObjectNode();
@@ -512,17 +512,12 @@ public final class Bench {
         return (long) AgentProbe.sum(probe.metrics(), "drover_kube_events_total\\{result=\"dropped\",?\\}");
     }
 
-    /** The CPU time (user and system) a child (the agent, the API server) has used so far. */
-    private static Duration cpu(Process child) {
-        return child.info().totalCpuDuration().orElse(Duration.ZERO);
+    /** The CPU time (user and system) {@code process} (the agent, the API server, this bench) has used so far. */
+    static Duration cpu(ProcessHandle process) {
+        return process.info().totalCpuDuration().orElse(Duration.ZERO);
     }
 
-    /** The CPU time this bench (the users: creating, watching, listing) has used so far. */
-    private static Duration ownCpu() {
-        return ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
-    }
-
-    private static double round(double v) {
+    static double round(double v) {
         return Math.round(v * 1000) / 1000.0;
     }
 }

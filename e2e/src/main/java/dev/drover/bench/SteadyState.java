@@ -23,31 +23,23 @@ final class SteadyState {
         double writesBefore = writes(probe);
         long apiBefore = ApiWrites.total(api.read());
         long probesBefore = target == null ? 0 : target.probes();
-        Duration cpuBefore = cpu(agent);
+        Duration cpuBefore = Bench.cpu(agent.toHandle());
         long begin = System.nanoTime();
         Thread.sleep(window.toMillis());
         double seconds = (System.nanoTime() - begin) / 1e9;
-        double cpuSeconds = cpu(agent).minus(cpuBefore).toNanos() / 1e9;
+        double cpuSeconds = Bench.cpu(agent.toHandle()).minus(cpuBefore).toNanos() / 1e9;
         double writes = writes(probe) - writesBefore;
         long apiWrites = ApiWrites.total(api.read()) - apiBefore;
-        result.put("steadySeconds", round(seconds));
-        result.put("steadyAgentCpuPercent", round(100 * cpuSeconds / seconds));
-        result.put("steadyStatusWritesPerMinute", round(writes * 60 / seconds));
-        result.put("steadyApiWritesPerMinute", round(apiWrites * 60 / seconds));
+        result.put("steadySeconds", Bench.round(seconds));
+        result.put("steadyAgentCpuPercent", Bench.round(100 * cpuSeconds / seconds));
+        result.put("steadyStatusWritesPerMinute", Bench.round(writes * 60 / seconds));
+        result.put("steadyApiWritesPerMinute", Bench.round(apiWrites * 60 / seconds));
         if (target != null) {
-            result.put("steadyProbesPerSecond", round((target.probes() - probesBefore) / seconds));
+            result.put("steadyProbesPerSecond", Bench.round((target.probes() - probesBefore) / seconds));
         }
     }
 
     private static double writes(AgentProbe probe) {
         return AgentProbe.sum(probe.metrics(), "drover_status_writes_total\\{result=\"written\",?\\}");
-    }
-
-    private static Duration cpu(Process agent) {
-        return agent.info().totalCpuDuration().orElse(Duration.ZERO);
-    }
-
-    private static double round(double v) {
-        return Math.round(v * 1000) / 1000.0;
     }
 }

@@ -33,9 +33,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>What a token's signature proves never changes, so the claims of up to {@value #SIGNED_KEPT} tokens whose
  * signature checked are kept by the whole token's text (all are let go when it is full): a client sends the same
- * token with every request, and RSA costs more than the rest of a request's authentication. Everything that can change (the time window, the
- * audiences, and the Authenticator's checks of what the token is bound to) is checked again on every request,
- * so a kept token is refused the moment a token that was not kept would be.
+ * token with every request, and RSA costs more than the rest of a request's authentication. Everything that can
+ * change (the time window, the audiences, and the Authenticator's checks of what the token is bound to) is checked
+ * again on every request, so a kept token is refused the moment a token that was not kept would be.
  */
 final class ServiceAccountTokens {
 
@@ -152,7 +152,6 @@ final class ServiceAccountTokens {
                 signed.put(token, claims);
             }
         }
-        claims = claims.deepCopy();
         if (!claims.path("iss").asText().equals(ISSUER)) {
             throw new Invalid("token issuer is not this server's");
         }
@@ -167,7 +166,7 @@ final class ServiceAccountTokens {
             throw new Invalid(
                     "token audiences " + audiences(claims) + " is invalid for the target audiences " + audiences);
         }
-        return claims;
+        return claims.deepCopy(); // the kept claims are never handed out
     }
 
     /** The claims of a token this server signed, as the token says them: its form, header and signature checked. */
