@@ -419,6 +419,9 @@ final class ApiFront implements HttpHandler {
         ObjectNode s = statusOf(e);
         int code = e.code;
         try {
+            // a refusal may come before the body was read (authentication, RBAC): read what is left of it first,
+            // so the connection stays usable for the client's next request instead of being closed under it
+            drain(ex.getRequestBody(), DRAIN_BYTES);
             send(ex, code, s);
         } catch (IOException io) {
             LOG.debug("could not send error {}: {}", code, io.toString());
