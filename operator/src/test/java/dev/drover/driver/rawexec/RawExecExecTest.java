@@ -238,6 +238,9 @@ class RawExecExecTest {
     void aCommandWhoseSetupFailsExits126SayingWhy() throws Exception {
         TaskConfig t = task("broken", null);
         TaskHandle h = start(t);
+        // the task's shell sources this file after it records its PID: deleting it sooner would end the task itself
+        Path cmdline = Path.of("/proc", Long.toString(h.longState("pid", -1)), "cmdline");
+        await().atMost(TIMEOUT).until(() -> Files.readString(cmdline).startsWith("sleep\0"));
         Files.delete(t.taskDir().resolve(".drover-raw-exec/env"));
 
         ExecProcess p = exec(h, false, false, "true");
