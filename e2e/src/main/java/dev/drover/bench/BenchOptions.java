@@ -240,7 +240,8 @@ record BenchOptions(
                 restartsAfterRestore, with --delete deleteAllSeconds, with --steady steadyAgentCpuPercent,
                 steadyStatusWritesPerMinute, steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot
                 aot: true. Without jcmd (a Java runtime, not a JDK) the heap is not measured: heapBytesPerAlloc and
-                heapIdleBytes are left out.
+                heapIdleBytes are left out. The API server's and the agent's data and logs are kept in a new
+                directory drover-bench... in Java's temporary directory (java -Djava.io.tmpdir=DIR to choose it).
                 """;
     }
 }

@@ -44,7 +44,7 @@ record ChildJvms(String launcher) {
      * on the same two cores.
      */
     int benchInLightJvm(String[] args) throws IOException, InterruptedException {
-        List<String> command = java(SERVER_JVM);
+        List<String> command = benchJvm();
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), launcher, "bench"));
         command.addAll(Arrays.asList(args));
         Process bench = new ProcessBuilder(command).inheritIO().start();
@@ -60,7 +60,7 @@ record ChildJvms(String launcher) {
      * code. {@code --aot}'s training run.
      */
     int benchChild(List<String> args, Path log) throws IOException, InterruptedException {
-        List<String> command = java(SERVER_JVM);
+        List<String> command = benchJvm();
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), launcher, "bench"));
         command.addAll(args);
         Process bench = new ProcessBuilder(command)
@@ -173,6 +173,16 @@ record ChildJvms(String launcher) {
         p.destroyForcibly();
         p.waitFor(10, TimeUnit.SECONDS);
         return false;
+    }
+
+    /**
+     * {@link #SERVER_JVM}, and the temporary directory this JVM was given ({@code java -Djava.io.tmpdir=DIR}), where
+     * the bench makes its own.
+     */
+    private static List<String> benchJvm() {
+        List<String> command = java(SERVER_JVM);
+        command.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
+        return command;
     }
 
     private static List<String> java(List<String> jvm) {

@@ -186,6 +186,11 @@ class ApiServerJarIT {
         assertThat(lines.getFirst()).isEqualTo("name,createdMs,receivedMs,startedMs,runningMs");
         assertThat(lines).hasSize(6);
         assertThat(lines.subList(1, 6)).allMatch(l -> l.matches("bench-[0-4](,-?[0-9]+){4}"), "every time known");
+        try (var kept = Files.list(dir)) {
+            assertThat(kept.map(p -> p.getFileName().toString()))
+                    .as("the bench's directory, in the test's so that it goes with it")
+                    .anyMatch(name -> name.startsWith("drover-bench"));
+        }
     }
 
     /**
@@ -232,7 +237,7 @@ class ApiServerJarIT {
     void benchWithRawExecMeasuresTheSupervisorsAndLeavesNoProcessOrCgroup() throws Exception {
         Set<Long> sleepsBefore = benchSleeps();
         Set<Path> cgroupsBefore = benchCgroups();
-        Process bench = javaCommand(
+        Process bench = inTestDir(javaCommand(
                         "bench",
                         "--allocs",
                         "2",
@@ -241,7 +246,7 @@ class ApiServerJarIT {
                         "--driver",
                         "raw_exec",
                         "--agent-jar",
-                        Path.of("..", "operator", "target", "drover-agent.jar").toString())
+                        Path.of("..", "operator", "target", "drover-agent.jar").toString()))
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
         String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -314,7 +319,7 @@ class ApiServerJarIT {
      * Runs {@code bench ARGS} to its end (at most three minutes), its agents' cgroups below a test cgroup removed
      * after; asserts it exits 0 and returns its output.
      */
-    private static String bench(String... args) throws Exception {
+    private String bench(String... args) throws Exception {
         String cgroupParent = TestCgroups.newName();
         Process bench = benchCommand(cgroupParent, args).start();
         String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -326,13 +331,22 @@ class ApiServerJarIT {
     }
 
     /** {@code bench ARGS}, its agents' cgroups below {@code cgroupParent}, its standard error discarded. */
-    private static ProcessBuilder benchCommand(String cgroupParent, String... args) {
+    private ProcessBuilder benchCommand(String cgroupParent, String... args) {
         List<String> command = new java.util.ArrayList<>(List.of("bench"));
         command.addAll(List.of(args));
         ProcessBuilder builder =
-                javaCommand(command.toArray(String[]::new)).redirectError(ProcessBuilder.Redirect.DISCARD);
+                inTestDir(javaCommand(command.toArray(String[]::new))).redirectError(ProcessBuilder.Redirect.DISCARD);
         builder.environment().put("DROVER_CGROUP_PARENT", cgroupParent); // the bench's agents inherit it
         return builder;
+    }
+
+    /**
+     * {@code java} with its temporary directory in this test's: the bench keeps its own there (the API server's and
+     * the agent's data and logs, kept for the user to read), which JUnit then removes.
+     */
+    private ProcessBuilder inTestDir(ProcessBuilder java) {
+        java.command().add(1, "-Djava.io.tmpdir=" + dir);
+        return java;
     }
 
     /** The PIDs of processes running {@code /bin/sleep 3600}, the bench's raw_exec task. */
