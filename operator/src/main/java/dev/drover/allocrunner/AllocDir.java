@@ -2,18 +2,17 @@ package dev.drover.allocrunner;
 
 import dev.drover.allocwatcher.Snapshots;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.fs.DirectoryHandle;
+import dev.drover.fs.TreeRemover;
+import dev.drover.fs.TreeWalk;
 import dev.drover.state.AllocId;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
@@ -222,24 +221,14 @@ public final class AllocDir {
         Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
     }
 
-    /** Deletes a tree; links are removed, never followed (walkFileTree does not follow them). */
+    /**
+     * Deletes a tree whose parent is the agent's, by descriptor ({@link TreeRemover}): links are removed, never
+     * followed, even one a task's process puts in place of a directory while the tree is removed.
+     */
     private static void deleteTree(Path dir) throws IOException {
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.deleteIfExists(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                if (e != null && !(e instanceof NoSuchFileException)) {
-                    throw e;
-                }
-                Files.deleteIfExists(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
+        try (DirectoryHandle parent = DirectoryHandle.open(dir.getParent())) {
+            TreeRemover.remove(parent, dir.getFileName().toString(), Integer.MAX_VALUE, TreeWalk.PATH_DEPTH);
+        }
     }
 
     /** Creates {@code dir}, refusing to go through any link below the data dir (it could lead anywhere). */

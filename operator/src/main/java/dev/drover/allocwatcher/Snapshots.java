@@ -2,18 +2,22 @@ package dev.drover.allocwatcher;
 
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.common.UserText;
+import dev.drover.fs.DirectoryHandle;
+import dev.drover.fs.TreeWalk;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotLinkException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,44 +80,37 @@ public final class Snapshots {
             if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
                 continue;
             }
-            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) throws IOException {
-                    TarArchiveEntry e = new TarArchiveEntry(name(allocRoot, d) + "/", TarConstants.LF_DIR);
-                    e.setMode(mode(d));
-                    e.setModTime(seconds(attrs));
-                    tar.putArchiveEntry(e);
-                    tar.closeArchiveEntry();
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) throws IOException {
-                    if (attrs.isSymbolicLink()) {
-                        TarArchiveEntry e = new TarArchiveEntry(name(allocRoot, f), TarConstants.LF_SYMLINK);
-                        e.setLinkName(Files.readSymbolicLink(f).toString());
+            DirectoryHandle root;
+            try {
+                root = DirectoryHandle.open(dir);
+            } catch (NoSuchFileException gone) {
+                continue;
+            }
+            try (root) {
+                putDirectory(tar, tree, Files.readAttributes(root.path(), PosixFileAttributes.class));
+                TreeWalk.walk(root, TreeWalk.PATH_DEPTH, (in, name, path, attrs) -> {
+                    String entry = tree + "/" + path;
+                    if (attrs.isDirectory()) {
+                        putDirectory(tar, entry, attrs);
+                    } else if (attrs.isSymbolicLink()) {
+                        Path target;
+                        try {
+                            target = Files.readSymbolicLink(in.resolve(name));
+                        } catch (NotLinkException replaced) {
+                            return false; // no longer a link: what replaced it is not looked into
+                        }
+                        TarArchiveEntry e = new TarArchiveEntry(entry, TarConstants.LF_SYMLINK);
+                        e.setLinkName(target.toString());
                         e.setMode(0777);
                         e.setModTime(seconds(attrs));
                         tar.putArchiveEntry(e);
                         tar.closeArchiveEntry();
                     } else if (attrs.isRegularFile()) {
-                        long size = attrs.size();
-                        TarArchiveEntry e = new TarArchiveEntry(name(allocRoot, f), TarConstants.LF_NORMAL);
-                        e.setSize(size);
-                        e.setMode(mode(f));
-                        e.setModTime(seconds(attrs));
-                        tar.putArchiveEntry(e);
-                        try (InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
-                            byte[] zeros = new byte[BLOCK];
-                            for (long left = size - copy(in, tar, size); left > 0; left -= zeros.length) {
-                                tar.write(zeros, 0, (int) Math.min(left, zeros.length)); // it shrank meanwhile
-                            }
-                        }
-                        tar.closeArchiveEntry();
+                        putFile(tar, entry, in, name);
                     }
-                    return FileVisitResult.CONTINUE;
-                }
-            });
+                    return true;
+                });
+            }
         }
         tar.finish(); // not close: out is the caller's
         out.flush();
@@ -268,6 +265,43 @@ public final class Snapshots {
      * The modification time to whole seconds, which the ustar header holds: with the sub-second part Commons
      * Compress adds a PAX header (1 KiB) to every entry, which a snapshot does not need.
      */
+    private static void putDirectory(TarArchiveOutputStream tar, String name, PosixFileAttributes attrs)
+            throws IOException {
+        TarArchiveEntry e = new TarArchiveEntry(name + "/", TarConstants.LF_DIR);
+        e.setMode(mode(attrs));
+        e.setModTime(seconds(attrs));
+        tar.putArchiveEntry(e);
+        tar.closeArchiveEntry();
+    }
+
+    /**
+     * The regular file {@code name} of {@code dir}, read through the descriptor opened for it (never by its path
+     * again, so a name a task swaps for a link or a FIFO meanwhile is not read); left out when it is no longer a
+     * file. Its size and mode are the opened file's.
+     */
+    private static void putFile(TarArchiveOutputStream tar, String entry, DirectoryHandle dir, String name)
+            throws IOException {
+        DirectoryHandle.OpenedFile file = dir.openRegular(name);
+        if (file == null) {
+            return;
+        }
+        try (file) {
+            long size = file.attributes().size();
+            TarArchiveEntry e = new TarArchiveEntry(entry, TarConstants.LF_NORMAL);
+            e.setSize(size);
+            e.setMode(mode(file.attributes()));
+            e.setModTime(seconds(file.attributes()));
+            tar.putArchiveEntry(e);
+            byte[] zeros = new byte[BLOCK];
+            for (long left = size - copy(Channels.newInputStream(file.channel()), tar, size);
+                    left > 0;
+                    left -= zeros.length) {
+                tar.write(zeros, 0, (int) Math.min(left, zeros.length)); // it shrank meanwhile
+            }
+            tar.closeArchiveEntry();
+        }
+    }
+
     private static FileTime seconds(BasicFileAttributes attrs) {
         return FileTime.from(attrs.lastModifiedTime().to(TimeUnit.SECONDS), TimeUnit.SECONDS);
     }
@@ -276,9 +310,9 @@ public final class Snapshots {
         return root.relativize(p).toString();
     }
 
-    private static int mode(Path p) throws IOException {
+    private static int mode(PosixFileAttributes attrs) {
         int mode = 0;
-        for (PosixFilePermission perm : Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS)) {
+        for (PosixFilePermission perm : attrs.permissions()) {
             mode |= 1 << (8 - perm.ordinal());
         }
         return mode;

@@ -1,5 +1,6 @@
 package dev.drover.credentials;
 
+import dev.drover.fs.DirectoryHandle;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.attribute.PosixFilePermissions;

@@ -1,6 +1,9 @@
 package dev.drover.credentials;
 
 import dev.drover.common.UserText;
+import dev.drover.fs.DirectoryHandle;
+import dev.drover.fs.PathNames;
+import dev.drover.fs.TreeRemover;
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;

@@ -1,5 +1,6 @@
 package dev.drover.credentials;
 
+import dev.drover.fs.DirectoryHandle;
 import java.util.Objects;
 
 /**

@@ -1,6 +1,7 @@
 package dev.drover.credentials;
 
 import dev.drover.common.UserText;
+import dev.drover.fs.PathNames;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;

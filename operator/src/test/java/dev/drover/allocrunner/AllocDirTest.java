@@ -3,7 +3,9 @@ package dev.drover.allocrunner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.fs.LinkSwapper;
 import dev.drover.state.AllocId;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -64,6 +66,41 @@ class AllocDirTest {
         d.destroy();
         assertThat(d.root()).doesNotExist();
         assertThat(outside.resolve("precious")).hasContent("keep me");
+    }
+
+    /**
+     * A process of the task's user, left running, that swaps a directory of the task's {@code local/} for a link to
+     * {@code /etc} while the allocation is destroyed: the removal reached each entry by its whole path, which follows
+     * a link put in the middle of it, so it could delete files of the node's as root.
+     */
+    @Test
+    void aDirectorySwappedForALinkWhileTheAllocationIsDestroyedLosesOnlyTheLink() throws Exception {
+        Path outside = elsewhere;
+        List<String> names = new ArrayList<>();
+        for (int f = 0; f < 200; f++) {
+            names.add("file" + f);
+            Files.writeString(outside.resolve("file" + f), "the node's");
+        }
+        for (int i = 0; i < 300 && names.stream().allMatch(n -> Files.exists(outside.resolve(n))); i++) {
+            AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
+            d.build();
+            d.buildTask("app");
+            Path decoy = Files.createDirectories(d.taskLocal("app").resolve("d"));
+            for (String n : names) {
+                Files.writeString(decoy.resolve(n), "the task's");
+            }
+            try (LinkSwapper swapper = LinkSwapper.start(decoy, outside)) {
+                Thread.sleep(0, 100_000);
+                d.destroy();
+            } catch (IOException raced) {
+                // the swapper added back what was being removed: the next destroy finishes it
+            }
+            d.destroy();
+            assertThat(d.root()).doesNotExist();
+        }
+        for (String n : names) {
+            assertThat(outside.resolve(n)).hasContent("the node's");
+        }
     }
 
     @Test

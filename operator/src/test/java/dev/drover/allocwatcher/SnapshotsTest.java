@@ -3,6 +3,7 @@ package dev.drover.allocwatcher;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.fs.LinkSwapper;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -10,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -61,6 +63,58 @@ class SnapshotsTest {
         assertThat(into.resolve("alloc/logs")).doesNotExist();
         assertThat(into.resolve("web/secrets")).doesNotExist();
         assertThat(bytes).isEqualTo(7 + 700_000 + 4 + 5);
+    }
+
+    /**
+     * A task that swaps a directory of its {@code local/} for a link to a secret of the node's (another allocation's
+     * token, the agent's key) while its snapshot is packed: the walk opened each directory and file by its whole path,
+     * which follows a link put in the middle of it, so the secret could be packed and downloaded.
+     */
+    @Test
+    void aDirectorySwappedForALinkWhileItIsPackedNeverCarriesWhatTheLinkPointsAt() throws Exception {
+        Path alloc = dir.resolve("old");
+        Path decoy = Files.createDirectories(alloc.resolve("web/local/d"));
+        Files.writeString(decoy.resolve("secret"), "decoy");
+        Path outside = Files.createDirectories(dir.resolve("outside"));
+        Files.writeString(outside.resolve("secret"), "TOP-SECRET");
+
+        int leaks = 0;
+        List<IOException> failed = new ArrayList<>();
+        try (LinkSwapper swapper = LinkSwapper.start(decoy, outside)) {
+            for (int i = 0; i < 2_000; i++) {
+                ByteArrayOutputStream tar = new ByteArrayOutputStream();
+                try {
+                    Snapshots.pack(alloc, List.of("web"), tar);
+                } catch (IOException e) {
+                    failed.add(e);
+                }
+                if (tar.toString(StandardCharsets.ISO_8859_1).contains("TOP-SECRET")) {
+                    leaks++;
+                }
+            }
+            assertThat(swapper.swaps()).as("the task's swaps").isPositive();
+        }
+        assertThat(leaks).as("snapshots that carried the node's secret").isZero();
+        assertThat(failed).as("snapshots the swaps made fail").isEmpty();
+    }
+
+    /** A FIFO a task put where a file was is left out, never waited on. */
+    @Test
+    void aFifoInTheTasksDirectoryIsLeftOutWithoutWaiting() throws Exception {
+        Path alloc = dir.resolve("old");
+        Files.createDirectories(alloc.resolve("web/local"));
+        Files.writeString(alloc.resolve("web/local/file"), "kept");
+        Process mkfifo =
+                new ProcessBuilder("mkfifo", alloc.resolve("web/local/fifo").toString()).start();
+        assertThat(mkfifo.waitFor()).isZero();
+
+        ByteArrayOutputStream tar = new ByteArrayOutputStream();
+        Snapshots.pack(alloc, List.of("web"), tar);
+        Path into = staging();
+        Snapshots.unpack(new ByteArrayInputStream(tar.toByteArray()), into, Set.of("web"), MB);
+
+        assertThat(Files.readString(into.resolve("web/local/file"))).isEqualTo("kept");
+        assertThat(into.resolve("web/local/fifo")).doesNotExist();
     }
 
     @Test

@@ -14,6 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.drover.fs.DirectoryHandle;
+import dev.drover.fs.TreeRemover;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.drover.fs.DirectoryHandle;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;

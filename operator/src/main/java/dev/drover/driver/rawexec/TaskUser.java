@@ -2,10 +2,11 @@ package dev.drover.driver.rawexec;
 
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
+import dev.drover.fs.DirectoryHandle;
+import dev.drover.fs.TreeWalk;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
@@ -19,11 +20,6 @@ public record TaskUser(String name, long uid, long gid) {
 
     /** The most lines of {@code /etc/passwd} read; a bigger file is not a host's user list. */
     private static final int MAX_LINES = 100_000;
-
-    private static boolean sharedFile(Path p) throws IOException {
-        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
-                && ((Number) Files.getAttribute(p, "unix:nlink", LinkOption.NOFOLLOW_LINKS)).intValue() > 1;
-    }
 
     /** Finds {@code user} (already validated: a login name or a uid) in {@code passwd}. */
     public static TaskUser resolve(String user, Path passwd) throws DriverStartException {
@@ -61,23 +57,27 @@ public record TaskUser(String name, long uid, long gid) {
      * user, {@code secrets/} with mode 0700 so that no other task's user can read it. Links are changed, never
      * followed, and a file with more than one hard link keeps its owner: a task that linked another's file (the
      * agent's store, {@code /etc/shadow} on the same file system) into its directory is not given it at its next
-     * start. The task directory itself stays the agent's: it holds the supervisor's status files.
+     * start. The walk holds each directory by descriptor ({@link TreeWalk}), so a process of the task's user that
+     * swaps a sub-directory for a link to {@code /etc} while it runs cannot have {@code /etc}'s files given away. The
+     * task directory itself stays the agent's: it holds the supervisor's status files.
      */
     public void own(TaskConfig task) throws DriverStartException {
         for (Path dir : List.of(task.taskDir().resolve("local"), task.taskDir().resolve("tmp"), task.secretsDir())) {
             try {
                 Files.createDirectories(dir);
-                try (Stream<Path> tree = Files.walk(dir)) {
-                    for (Path p : (Iterable<Path>) tree::iterator) {
-                        if (sharedFile(p)) {
-                            continue; // a hard link an earlier run made to a file not its own: never given away
+                try (DirectoryHandle root = DirectoryHandle.open(dir)) {
+                    Files.setAttribute(root.path(), "unix:uid", (int) uid);
+                    Files.setAttribute(root.path(), "unix:gid", (int) gid);
+                    TreeWalk.walk(root, TreeWalk.PATH_DEPTH, (in, name, path, attrs) -> {
+                        if (attrs.isRegularFile() && in.links(name) > 1) {
+                            return false; // a hard link an earlier run made to a file not its own: never given away
                         }
-                        Files.setAttribute(p, "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
-                        Files.setAttribute(p, "unix:gid", (int) gid, LinkOption.NOFOLLOW_LINKS);
+                        in.chown(name, (int) uid, (int) gid);
+                        return true;
+                    });
+                    if (dir.equals(task.secretsDir()) || dir.endsWith("tmp")) {
+                        Files.setPosixFilePermissions(root.path(), PosixFilePermissions.fromString("rwx------"));
                     }
-                }
-                if (dir.equals(task.secretsDir()) || dir.endsWith("tmp")) {
-                    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
                 }
             } catch (IOException | java.io.UncheckedIOException | UnsupportedOperationException e) {
                 throw new DriverStartException("cannot give " + dir + " to user " + name + ": " + e, true, e);

@@ -1,4 +1,4 @@
-package dev.drover.credentials;
+package dev.drover.fs;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -12,24 +12,35 @@ import java.nio.file.attribute.BasicFileAttributes;
  * to {@code /} meanwhile fails to open as a directory and loses only its link. The work is bounded ({@link
  * #MAX_ENTRIES} entries, {@link #MAX_DEPTH} levels): a task that keeps adding files cannot keep the agent here.
  */
-final class TreeRemover {
+public final class TreeRemover {
 
-    static final int MAX_ENTRIES = 100_000;
-    static final int MAX_DEPTH = 64;
+    public static final int MAX_ENTRIES = 100_000;
+    public static final int MAX_DEPTH = 64;
 
-    private int left = MAX_ENTRIES;
+    private final int maxEntries;
+    private final int maxDepth;
+    private int left;
 
-    private TreeRemover() {}
+    private TreeRemover(int maxEntries, int maxDepth) {
+        this.maxEntries = maxEntries;
+        this.maxDepth = maxDepth;
+        this.left = maxEntries;
+    }
 
     /** Removes {@code name} from {@code parent}, and all below it when it is a directory; nothing there is fine. */
-    static void remove(DirectoryHandle parent, String name) throws IOException {
-        new TreeRemover().removeEntry(parent, name, 0);
+    public static void remove(DirectoryHandle parent, String name) throws IOException {
+        remove(parent, name, MAX_ENTRIES, MAX_DEPTH);
+    }
+
+    /** {@link #remove(DirectoryHandle, String)} with other bounds. */
+    public static void remove(DirectoryHandle parent, String name, int maxEntries, int maxDepth) throws IOException {
+        new TreeRemover(maxEntries, maxDepth).removeEntry(parent, name, 0);
     }
 
     private void removeEntry(DirectoryHandle parent, String name, int depth) throws IOException {
-        if (--left < 0 || depth > MAX_DEPTH) {
-            throw new IOException("cannot remove " + parent.shown(name) + ": more than " + MAX_ENTRIES + " entries or "
-                    + MAX_DEPTH + " levels");
+        if (--left < 0 || depth > maxDepth) {
+            throw new IOException("cannot remove " + parent.shown(name) + ": more than " + maxEntries + " entries or "
+                    + maxDepth + " levels");
         }
         BasicFileAttributes a = parent.lstat(name);
         if (a == null) {

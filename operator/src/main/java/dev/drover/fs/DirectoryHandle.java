@@ -1,4 +1,4 @@
-package dev.drover.credentials;
+package dev.drover.fs;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -22,6 +22,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -40,10 +41,12 @@ import java.util.Set;
  * ({@code O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK}), and the rest is done through {@code /proc/self/fd/N}: the kernel
  * resolves that magic link to the open directory itself, and then only the last component, a single validated name,
  * is looked up in it. Operations on that name never follow it ({@code mkdir}, {@code symlink}, {@code rename},
- * {@code unlink}, {@code lstat}, {@code readlink}, {@code O_CREAT|O_EXCL}); owner and mode are changed only on a file
- * the agent created itself, through that file's own descriptor. Linux only (x86-64, arm64), as the agent is.
+ * {@code unlink}, {@code lstat}, {@code readlink}, {@code lchown}, {@code O_CREAT|O_EXCL}, {@code O_NOFOLLOW}); the
+ * mode is changed only on a file the agent created itself, through that file's own descriptor. Linux only (x86-64,
+ * arm64), as the agent is. Shared by what writes a task's credentials, gives a task its directories
+ * ({@link TreeWalk}), packs them for migration, and removes them ({@link TreeRemover}).
  */
-final class DirectoryHandle implements AutoCloseable {
+public final class DirectoryHandle implements AutoCloseable {
 
     private static final int AT_FDCWD = -100;
     private static final int O_WRONLY = 1;
@@ -56,6 +59,8 @@ final class DirectoryHandle implements AutoCloseable {
     private static final int O_NOFOLLOW = ARM ? 0x8000 : 0x20000;
     private static final int ENOENT = 2;
     private static final int EEXIST = 17;
+    private static final int ENOTDIR = 20;
+    private static final int ELOOP = 40;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MemoryLayout CAPTURE = Linker.Option.captureStateLayout();
@@ -79,7 +84,7 @@ final class DirectoryHandle implements AutoCloseable {
     }
 
     /** Opens {@code dir}, a path the agent owns all the way (the task directory); its last component is not followed. */
-    static DirectoryHandle open(Path dir) throws IOException {
+    public static DirectoryHandle open(Path dir) throws IOException {
         int d = openat(AT_FDCWD, dir.toAbsolutePath().toString(), O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
         if (d < 0) {
             throw notADirectory(dir, -d, attributes(dir));
@@ -88,7 +93,7 @@ final class DirectoryHandle implements AutoCloseable {
     }
 
     /** Opens the sub-directory {@code name}; a link, a FIFO or anything else at the name is refused, never followed. */
-    DirectoryHandle openDirectory(String name) throws IOException {
+    public DirectoryHandle openDirectory(String name) throws IOException {
         int d = openat(fd, PathNames.component(name), O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
         if (d < 0) {
             throw notADirectory(shown.resolve(name), -d, lstat(name));
@@ -96,8 +101,23 @@ final class DirectoryHandle implements AutoCloseable {
         return new DirectoryHandle(d, shown.resolve(name));
     }
 
+    /**
+     * Opens the sub-directory {@code name} as {@link #openDirectory} does; null when, as it is opened, there is nothing
+     * at the name or something other than a directory (a link, a file: what a task swapped in).
+     */
+    public DirectoryHandle openDirectoryIfOne(String name) throws IOException {
+        int d = openat(fd, PathNames.component(name), O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
+        if (d == -ENOENT || d == -ENOTDIR || d == -ELOOP) {
+            return null;
+        }
+        if (d < 0) {
+            throw notADirectory(shown.resolve(name), -d, lstat(name));
+        }
+        return new DirectoryHandle(d, shown.resolve(name));
+    }
+
     /** Opens {@code names} (none: this one again) one below the other, each as {@link #openDirectory} does. */
-    DirectoryHandle openDirectories(List<String> names) throws IOException {
+    public DirectoryHandle openDirectories(List<String> names) throws IOException {
         int d = openat(fd, ".", O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
         if (d < 0) {
             throw new IOException("cannot open " + shown + " again: errno " + -d);
@@ -112,43 +132,84 @@ final class DirectoryHandle implements AutoCloseable {
     }
 
     /** This directory itself, as a path the kernel resolves to the open descriptor (follow it: it is the directory). */
-    Path path() {
+    public Path path() {
         return Path.of("/proc/self/fd", Integer.toString(fd));
     }
 
     /** The entry {@code name} of this directory, for operations that do not follow their last component. */
-    Path resolve(String name) {
+    public Path resolve(String name) {
         return path().resolve(PathNames.component(name));
     }
 
     /** Where the entry {@code name} was when this directory was opened: for messages. */
-    Path shown(String name) {
+    public Path shown(String name) {
         return shown.resolve(name);
     }
 
-    Path shown() {
+    public Path shown() {
         return shown;
     }
 
-    int uid() throws IOException {
+    public int uid() throws IOException {
         return (Integer) Files.getAttribute(path(), "unix:uid");
     }
 
-    int gid() throws IOException {
+    public int gid() throws IOException {
         return (Integer) Files.getAttribute(path(), "unix:gid");
     }
 
     /** The entry's attributes, the entry itself (a link is reported as a link); null when there is none. */
-    BasicFileAttributes lstat(String name) throws IOException {
+    public PosixFileAttributes lstat(String name) throws IOException {
         try {
-            return Files.readAttributes(resolve(name), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return Files.readAttributes(resolve(name), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException e) {
             return null;
         }
     }
 
+    /** The number of hard links of the entry {@code name} itself (a link's own). */
+    public int links(String name) throws IOException {
+        return ((Number) Files.getAttribute(resolve(name), "unix:nlink", LinkOption.NOFOLLOW_LINKS)).intValue();
+    }
+
+    /** Gives the entry {@code name} itself to {@code uid:gid} ({@code lchown}: a link is changed, never followed). */
+    public void chown(String name, int uid, int gid) throws IOException {
+        Files.setAttribute(resolve(name), "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(resolve(name), "unix:gid", gid, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** A regular file opened for reading, with its attributes as read through the descriptor that opened it. */
+    public record OpenedFile(FileChannel channel, PosixFileAttributes attributes) implements AutoCloseable {
+        @Override
+        public void close() throws IOException {
+            channel.close();
+        }
+    }
+
+    /**
+     * Opens the entry {@code name} for reading if it is a regular file ({@code O_NOFOLLOW | O_NONBLOCK}: a link is
+     * not followed, a FIFO never waited on), checked on the descriptor opened, so a name swapped meanwhile is not
+     * read; null when it is anything else or gone.
+     */
+    public OpenedFile openRegular(String name) throws IOException {
+        int f = openat(fd, PathNames.component(name), O_NOFOLLOW | O_NONBLOCK, 0);
+        if (f < 0) {
+            return null;
+        }
+        try {
+            Path file = Path.of("/proc/self/fd", Integer.toString(f));
+            PosixFileAttributes attrs = Files.readAttributes(file, PosixFileAttributes.class);
+            if (!attrs.isRegularFile()) {
+                return null;
+            }
+            return new OpenedFile(FileChannel.open(file, StandardOpenOption.READ), attrs); // kept after f closes
+        } finally {
+            closeFd(f);
+        }
+    }
+
     /** The names in this directory; more than {@code limit} is refused (a task may fill it to stall the agent). */
-    List<String> list(int limit) throws IOException {
+    public List<String> list(int limit) throws IOException {
         List<String> names = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(path())) {
             for (Path entry : entries) {
@@ -162,7 +223,7 @@ final class DirectoryHandle implements AutoCloseable {
     }
 
     /** Makes this directory {@code uid:gid} with {@code mode}, through its descriptor. */
-    void own(int uid, int gid, int mode) throws IOException {
+    public void own(int uid, int gid, int mode) throws IOException {
         setOwnerAndMode(path(), uid, gid, mode);
     }
 
@@ -171,7 +232,7 @@ final class DirectoryHandle implements AutoCloseable {
      * included), writes and syncs {@code content}, then gives it {@code uid:gid} and {@code mode} through its own
      * descriptor. Throws {@link FileAlreadyExistsException} when the name is taken.
      */
-    void createFile(String name, byte[] content, int uid, int gid, int mode) throws IOException {
+    public void createFile(String name, byte[] content, int uid, int gid, int mode) throws IOException {
         int f = openat(fd, PathNames.component(name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0600);
         if (f == -EEXIST) {
             throw new FileAlreadyExistsException(shown(name).toString());
@@ -199,7 +260,7 @@ final class DirectoryHandle implements AutoCloseable {
      * {@code length} bytes; null otherwise. What fails those checks is never opened for reading (so a hard link to
      * another's file is not read), and a FIFO is never waited on.
      */
-    byte[] readIfOwned(String name, int uid, int mode, int length) throws IOException {
+    public byte[] readIfOwned(String name, int uid, int mode, int length) throws IOException {
         if (!ownedRegular(resolve(name), uid, mode, length, LinkOption.NOFOLLOW_LINKS)) {
             return null;
         }
@@ -250,7 +311,7 @@ final class DirectoryHandle implements AutoCloseable {
         Files.setPosixFilePermissions(p, permissions(mode)); // after chown, which may clear bits
     }
 
-    static Set<PosixFilePermission> permissions(int mode) {
+    public static Set<PosixFilePermission> permissions(int mode) {
         if ((mode & ~0777) != 0) {
             throw new IllegalArgumentException("mode " + Integer.toOctalString(mode) + " is not within 0777");
         }

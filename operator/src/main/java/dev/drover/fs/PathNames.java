@@ -1,4 +1,4 @@
-package dev.drover.credentials;
+package dev.drover.fs;
 
 import dev.drover.common.UserText;
 import java.nio.charset.StandardCharsets;
@@ -10,16 +10,16 @@ import java.util.List;
  * such names joined by {@code /}, relative, at most {@link #MAX_PATH_BYTES} bytes and {@link #MAX_DEPTH} deep.
  * Names from a spec are hostile: the messages quote them escaped and cut.
  */
-final class PathNames {
+public final class PathNames {
 
-    static final int MAX_NAME_BYTES = 255;
-    static final int MAX_PATH_BYTES = 4096;
-    static final int MAX_DEPTH = 16;
+    public static final int MAX_NAME_BYTES = 255;
+    public static final int MAX_PATH_BYTES = 4096;
+    public static final int MAX_DEPTH = 16;
 
     private PathNames() {}
 
     /** {@code name} if it is a single component; IllegalArgumentException otherwise. */
-    static String component(String name) {
+    public static String component(String name) {
         String problem = componentProblem(name);
         if (problem != null) {
             throw new IllegalArgumentException("file name " + UserText.quote(name) + " " + problem);
@@ -28,7 +28,7 @@ final class PathNames {
     }
 
     /** The components of the relative path {@code path}; IllegalArgumentException saying what is wrong otherwise. */
-    static List<String> split(String path, String what) {
+    public static List<String> split(String path, String what) {
         if (path == null || path.isEmpty()) {
             throw new IllegalArgumentException(what + " must not be empty");
         }
