@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -185,12 +186,47 @@ public final class AgentClient {
             }
             try (InputStream body = r.body()) {
                 if (r.statusCode() != 200) {
-                    String text = new String(body.readNBytes(64 << 10), StandardCharsets.UTF_8);
+                    String text = refusal(body, timeout);
                     throw new AgentException(message(text) + " (HTTP " + r.statusCode() + ")", r.statusCode());
                 }
                 return reader.read(body);
             }
         }
+    }
+
+    /** The most of a refusal's body that is read. */
+    private static final int MAX_REFUSAL_BYTES = 64 << 10;
+
+    /**
+     * What a refusal's body says: at most {@link #MAX_REFUSAL_BYTES}, read within {@code timeout} (the request's
+     * timeout covers only the wait for the headers), so a peer that begins a refusal and never ends it holds no one.
+     * Closing the stream at the deadline ends the read; what came by then is what is shown.
+     */
+    private static String refusal(InputStream body, Duration timeout) throws InterruptedException {
+        ByteArrayOutputStream text = new ByteArrayOutputStream();
+        Thread deadline = Thread.ofVirtual().name("agent-refusal-deadline").start(() -> {
+            try {
+                Thread.sleep(timeout);
+                body.close();
+            } catch (InterruptedException | IOException done) {
+                // read in time, or already closed
+            }
+        });
+        try {
+            byte[] buffer = new byte[8192];
+            for (int n;
+                    text.size() < MAX_REFUSAL_BYTES
+                            && (n = body.read(buffer, 0, Math.min(buffer.length, MAX_REFUSAL_BYTES - text.size())))
+                                    >= 0; ) {
+                text.write(buffer, 0, n);
+            }
+        } catch (IOException cut) {
+            // closed at the deadline, or the connection broke: what came is what is shown
+        } finally {
+            deadline.interrupt();
+            deadline.join();
+        }
+        return text.toString(StandardCharsets.UTF_8);
     }
 
     /**

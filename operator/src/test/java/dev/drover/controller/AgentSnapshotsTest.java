@@ -1,6 +1,7 @@
 package dev.drover.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
@@ -27,6 +28,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -51,7 +54,10 @@ class AgentSnapshotsTest {
     final List<URI> asked = new CopyOnWriteArrayList<>();
     final List<String> tokens = new CopyOnWriteArrayList<>();
     AgentSnapshots snapshots;
+    Path token;
     final Claimant web2 = new Claimant("web-2", "uid-2");
+    /** While not counted down, node a's answers stall after their first bytes. */
+    volatile CountDownLatch stall = new CountDownLatch(0);
 
     @BeforeEach
     void start() throws Exception {
@@ -65,8 +71,17 @@ class AgentSnapshotsTest {
                 asked.add(ex.getRequestURI());
                 tokens.add(ex.getRequestHeaders().getFirst("Authorization"));
                 byte[] body = answer.get().getBytes(StandardCharsets.UTF_8);
+                if (stall.getCount() > 0) { // a refusal whose body begins, then never ends
+                    ex.sendResponseHeaders(status.get(), 0);
+                    ex.getResponseBody().write(body);
+                    ex.getResponseBody().flush();
+                    stall.await(30, TimeUnit.SECONDS);
+                    return;
+                }
                 ex.sendResponseHeaders(status.get(), body.length);
                 ex.getResponseBody().write(body);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         });
         nodeA.start();
@@ -98,12 +113,13 @@ class AgentSnapshotsTest {
         spec.setNodeName("a");
         web1.setSpec(spec);
         api.client().resource(web1).create();
-        Path token = Files.writeString(dir.resolve("peer-token"), "peer.token.of.b\n");
+        token = Files.writeString(dir.resolve("peer-token"), "peer.token.of.b\n");
         snapshots = new AgentSnapshots(api.client(), "b", new PeerToken(token), Duration.ofSeconds(10));
     }
 
     @AfterEach
     void stop() {
+        stall.countDown();
         nodeA.stop(0);
         api.close();
     }
@@ -151,6 +167,22 @@ class AgentSnapshotsTest {
                 .doesNotContain("\u001b")
                 .doesNotContain("\n")
                 .hasSizeLessThan(300);
+    }
+
+    /**
+     * A peer that begins a refusal and never finishes it: its body was read with no time limit (the request's timeout
+     * covers only the wait for the headers), so the successor's migration hung for good.
+     */
+    @Test
+    void aRefusalWhoseBodyStallsIsGivenUpAfterTheTimeout() {
+        stall = new CountDownLatch(1);
+        status.set(403);
+        answer.set("{\"status\":403,\"mess");
+        snapshots = new AgentSnapshots(api.client(), "b", new PeerToken(token), Duration.ofSeconds(1));
+
+        IOException e = assertTimeoutPreemptively(Duration.ofSeconds(15), this::fetchFails);
+
+        assertThat(e).hasMessageContaining("the agent of node a refused").hasMessageContaining("HTTP 403");
     }
 
     @Test
