@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import java.io.IOException;
+import java.util.Collection;
+import java.util.Objects;
 
 /**
  * Values to and from JSON bytes. Serialization is deterministic (map entries
@@ -44,7 +46,7 @@ final class StateCodec {
 
     <T> T decodeModel(byte[] bytes, Class<T> type, Bucket bucket, String key) {
         try {
-            return model.readValue(bytes, type);
+            return whole(model.readValue(bytes, type), bucket, key);
         } catch (IOException e) {
             throw undecodable(bucket, key, e);
         }
@@ -61,7 +63,7 @@ final class StateCodec {
 
     <T> T decode(byte[] bytes, Class<T> type, Bucket bucket, String key) {
         try {
-            return mapper.readValue(bytes, type);
+            return whole(mapper.readValue(bytes, type), bucket, key);
         } catch (IOException e) {
             throw undecodable(bucket, key, e);
         }
@@ -69,7 +71,7 @@ final class StateCodec {
 
     <T> T decode(byte[] bytes, TypeReference<T> type, Bucket bucket, String key) {
         try {
-            return mapper.readValue(bytes, type);
+            return whole(mapper.readValue(bytes, type), bucket, key);
         } catch (IOException e) {
             throw undecodable(bucket, key, e);
         }
@@ -79,10 +81,25 @@ final class StateCodec {
         return mapper;
     }
 
+    /**
+     * {@code value}, unless it is JSON's {@code null} or a list holding one: valid JSON the agent never writes (a hand
+     * edit, a tool's), which would fail later, outside the check of each entry, and stop the whole restore.
+     */
+    private static <T> T whole(T value, Bucket bucket, String key) {
+        if (value == null || value instanceof Collection<?> c && c.stream().anyMatch(Objects::isNull)) {
+            throw undecodable(bucket, key, "it holds null where a value belongs", null);
+        }
+        return value;
+    }
+
     private static StateStoreException undecodable(Bucket bucket, String key, IOException e) {
+        return undecodable(bucket, key, e.getMessage(), e);
+    }
+
+    private static StateStoreException undecodable(Bucket bucket, String key, String why, IOException cause) {
         return new StateStoreException(
-                "state entry " + bucket.storedName() + "/" + key + " cannot be read: " + e.getMessage()
+                "state entry " + bucket.storedName() + "/" + key + " cannot be read: " + why
                         + " (inspect it with 'drover-agent.jar state dump'; deleting the allocation clears it)",
-                e);
+                cause);
     }
 }

@@ -198,6 +198,40 @@ class SqliteStateDBTest extends StateDBContractTest {
                 .isFalse();
     }
 
+    /**
+     * JSON's {@code null} in an entry (a hand edit, a tool's) is valid JSON the agent never writes: it decoded to a
+     * Java null, and the restore stopped on it with a NullPointerException, so the agent could not start at all.
+     */
+    @Test
+    void anEntryHoldingNullIsQuarantinedAndEveryOtherAllocationRestores() throws Exception {
+        db.putAllocation(WEB, spec("{'nodeName':'a'}"));
+        db.putDeviceReservations(
+                WEB, java.util.List.of(new DeviceReservation("main", "nvidia", "gpu", "x", java.util.List.of("0"))));
+        db.putAllocation(WEB2, spec("{'nodeName':'b'}"));
+        db.close();
+        try (Connection c = jdbc()) {
+            assertThat(c.createStatement()
+                            .executeUpdate(
+                                    "UPDATE kv SET value = X'6E756C6C' WHERE bucket = 'alloc' AND key = 'default/web'"))
+                    .isEqualTo(1); // null
+            assertThat(
+                            c.createStatement()
+                                    .executeUpdate(
+                                            "UPDATE kv SET value = X'5B6E756C6C5D' WHERE bucket = 'devices' AND key = 'default/web'"))
+                    .isEqualTo(1); // [null]
+        }
+        db = StateStores.open(dataDir);
+
+        java.util.List<StoredAllocation> all = db.loadAll();
+
+        assertThat(all).extracting(StoredAllocation::id).containsExactly(WEB, WEB2);
+        assertThat(all.get(0).spec()).isEmpty();
+        assertThat(all.get(0).devices()).isEmpty();
+        assertThat(all.get(0).damaged()).isTrue();
+        assertThat(all.get(1).spec()).contains(spec("{'nodeName':'b'}"));
+        assertThat(db.stats().quarantined()).isEqualTo(2);
+    }
+
     @Test
     void anEntryWhoseKeyNamesNoAllocationIsQuarantinedNotFatal() throws Exception {
         db.putAllocation(WEB, spec("{'nodeName':'a'}"));
