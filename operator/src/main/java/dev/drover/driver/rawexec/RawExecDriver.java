@@ -248,20 +248,23 @@ public final class RawExecDriver implements Driver {
     /**
      * The task's status dir names a supervisor that is still running that very dir: an earlier agent started
      * the task and was killed before it stored the handle. Starting again would run the task twice, and a
-     * destroy that knows no handle would leave it running, so the running one is taken over (its exit watched).
-     * So is a task whose supervisor died too, known by the PID and start time its pid file records.
+     * destroy that knows no handle would leave it running, so the running one is taken over (its exit watched),
+     * known by the PID and start time its supervisor file records. So is a task whose supervisor died too, known by
+     * the PID and start time its pid file records.
      */
     @Override
     public Optional<TaskHandle> findUnrecorded(TaskConfig task) throws DriverException {
         Path status = task.taskDir().resolve(STATUS_DIR);
-        long supervisorPid;
-        try {
-            supervisorPid = Long.parseLong(
-                    Files.readString(status.resolve("supervisor")).trim());
-        } catch (IOException | NumberFormatException e) {
+        Optional<StatusFiles.PidFile> recorded = StatusFiles.PidFile.read(status.resolve("supervisor"));
+        if (recorded.isEmpty()) {
             return Optional.empty(); // none recorded, or a torn file from a crash: nothing is running it
         }
-        if (!Procs.commandLine(supervisorPid).contains(status.toString())) {
+        long supervisorPid = recorded.get().pid();
+        // PID and start time name one process; an older agent's supervisor recorded only its PID
+        boolean supervisorRuns = (recorded.get().startTime() < 0
+                        || Procs.isSame(supervisorPid, recorded.get().startTime()))
+                && Procs.commandLine(supervisorPid).contains(status.toString());
+        if (!supervisorRuns) {
             // The supervisor is gone (or its PID is another process's now); its task may still run.
             Optional<StatusFiles.PidFile> orphan = StatusFiles.PidFile.read(status.resolve("pid"))
                     .filter(p -> !Files.exists(status.resolve("exit")) && Procs.isSame(p.pid(), p.startTime()));

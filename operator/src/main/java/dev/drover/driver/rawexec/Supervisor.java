@@ -18,9 +18,9 @@ import java.util.Optional;
  * exit status is written to the status dir's {@code exit} file: by {@link TaskMonitor}'s binary when the agent has
  * one, which the script then execs into (same PID) and which writes {@code exit N} or {@code signal N} exactly; else
  * by the script itself, as a bare number (128 + N for signal N, as shells report it: exit 130 and SIGINT look alike).
- * The script first records its own PID, so that an agent killed before it
+ * The script first records its own PID and start time, so that an agent killed before it
  * stored the task's handle finds the task still running instead of starting
- * it again. Every file is written by an atomic rename.
+ * it again (and never takes a process that got the PID since for it). Every file is written by an atomic rename.
  *
  * <p>The supervisor runs with a fixed environment (only {@link TaskEnvironment#DEFAULT_PATH}), never the
  * task's: a task's {@code PATH} cannot hide {@code mv} or {@code setsid} from it and its {@code LD_PRELOAD} never
@@ -44,7 +44,8 @@ final class Supervisor {
 
     static final String SCRIPT = """
             status=$1; out=$2; err=$3; monitor=$4; shift 4
-            echo $$ > "$status/supervisor.tmp" && mv "$status/supervisor.tmp" "$status/supervisor"
+            starttime() { shift 19; echo "$1"; }; read -r s < /proc/$$/stat && s=${s##*) } &&
+            echo "$$ $(starttime $s)" > "$status/supervisor.tmp" && mv "$status/supervisor.tmp" "$status/supervisor"
             task='n=$1; shift; while [ "$n" -gt 0 ]; do
                     echo $$ > "$1" || { echo "drover: cannot join cgroup $1" >&2; exit 125; }; shift; n=$((n - 1))
                 done

@@ -133,6 +133,39 @@ class RawExecDriverTest {
         assertThat(Files.readAllLines(starts)).containsExactly("started");
     }
 
+    /**
+     * The supervisor file records the supervisor's PID with its start time, so a process that got that PID since and
+     * names the task's status directory in its command line (any user of the host can) is not taken for the
+     * supervisor. It was (only the PID was recorded, and the command line checked): the task was then reported
+     * running with nothing running, and never started again.
+     */
+    @Test
+    void aProcessThatGotTheSupervisorsPidSinceIsNotTakenOver() throws Exception {
+        Path starts = dir.resolve("starts");
+        TaskHandle first = start("t", "echo started >> " + starts);
+        assertThat(driver.exit(first).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+        Path status = Path.of(first.state().get("statusDir"));
+        String[] recorded =
+                Files.readString(status.resolve("supervisor")).trim().split(" ");
+        assertThat(recorded).as("the supervisor's PID and start time").hasSize(2);
+        assertThat(Long.parseLong(recorded[1])).isEqualTo(first.longState("supervisorStart", -1));
+
+        Process impostor = new ProcessBuilder("sleep", "100", status.toString()).start();
+        try {
+            // as if the impostor had been given the supervisor's PID: the PID is its own, the start time is not
+            Files.writeString(status.resolve("supervisor"), impostor.pid() + " " + recorded[1] + "\n");
+
+            TaskHandle second = driver.start(task("t", "echo started >> " + starts, Map.of()));
+            started.add(second);
+
+            assertThat(second.longState("supervisorPid", -1)).isNotEqualTo(impostor.pid());
+            assertThat(driver.exit(second).get(10, TimeUnit.SECONDS)).isEqualTo(ExitResult.code(0));
+            assertThat(Files.readAllLines(starts)).containsExactly("started", "started");
+        } finally {
+            impostor.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void aFinishedEarlierStartIsNotTakenOver() throws Exception {
         Path starts = dir.resolve("starts");
