@@ -96,7 +96,7 @@ public final class Agent implements AutoCloseable {
     private Operator operator;
     private MetricsServer http;
     private AgentApi api;
-    private CertificateKeeper certificates;
+    private volatile CertificateKeeper certificates;
     private volatile boolean ready;
     private volatile boolean closed;
 
@@ -179,7 +179,13 @@ public final class Agent implements AutoCloseable {
                 Duration.ofMillis(500),
                 Duration.ofSeconds(5),
                 new AgentSnapshots(
-                        client, config.nodeName(), new PeerToken(config.peerTokenFile()), SNAPSHOT_IDLE_TIMEOUT));
+                        client,
+                        config.nodeName(),
+                        new PeerToken(config.peerTokenFile()),
+                        SNAPSHOT_IDLE_TIMEOUT,
+                        () -> certificates == null
+                                ? null
+                                : certificates.identity().clientKeys()));
         gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
 
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(

@@ -16,14 +16,19 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
+import javax.net.ssl.X509KeyManager;
 
 /**
  * Fetches a previous allocation's disk from the agent on the node it ran on: finds the node from the allocation's
  * {@code spec.nodeName} and the agent from the Node ({@link AgentClient}), asks for its {@code snapshot} with this
  * agent's {@link PeerToken} (audience {@code drover.dev/agent}: a token that agent could not replay against the
- * API server) and the successor's name and uid, so that agent claims the disk for it (it checks the successor is
- * bound to the node the token names), and unpacks the stream as hostile
+ * API server) over a connection presenting this agent's own certificate (the one its Node publishes: so that agent,
+ * or one it passed the token to, cannot replay the token to a third node's agent), and the successor's name and uid,
+ * so that agent claims the disk for it (it checks the successor is bound to the node the token names and the
+ * certificate is that node's agent's), and unpacks the stream as hostile
  * ({@link Snapshots#unpack}). A download that makes no progress for {@code idleTimeout} is abandoned.
  */
 public final class AgentSnapshots implements DiskFetcher {
@@ -32,15 +37,24 @@ public final class AgentSnapshots implements DiskFetcher {
     private final String ownNode;
     private final PeerToken token;
     private final Duration idleTimeout;
+    private final Supplier<X509KeyManager> clientKeys;
 
     /**
-     * @param token this agent's peer token, read at each fetch (a projected ServiceAccount token is rotated)
+     * @param token      this agent's peer token, read at each fetch (a projected ServiceAccount token is rotated)
+     * @param clientKeys this agent's own certificate, the one its Node publishes, asked at each fetch (it is
+     *                   renewed); null when it has none (its HTTPS API is off), and then the other agent refuses
      */
-    public AgentSnapshots(KubernetesClient client, String ownNode, PeerToken token, Duration idleTimeout) {
+    public AgentSnapshots(
+            KubernetesClient client,
+            String ownNode,
+            PeerToken token,
+            Duration idleTimeout,
+            Supplier<X509KeyManager> clientKeys) {
         this.client = client;
         this.ownNode = ownNode;
         this.token = token;
         this.idleTimeout = idleTimeout;
+        this.clientKeys = clientKeys;
     }
 
     @Override
@@ -71,6 +85,8 @@ public final class AgentSnapshots implements DiskFetcher {
                             + "?successor=" + AgentClient.encode(claimant.name())
                             + "&uid=" + AgentClient.encode(claimant.uid()),
                     credential,
+                    clientKeys.get(),
+                    Map.of(),
                     idleTimeout,
                     body -> {
                         try (Watchdog watched = new Watchdog(body, idleTimeout)) {

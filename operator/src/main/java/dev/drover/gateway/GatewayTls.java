@@ -1,14 +1,13 @@
 package dev.drover.gateway;
 
+import dev.drover.httpapi.FixedKeyManager;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
-import java.security.Principal;
 import java.security.PrivateKey;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
@@ -16,7 +15,6 @@ import java.security.cert.X509Certificate;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.X509TrustManager;
@@ -86,43 +84,7 @@ final class GatewayTls {
         if (chain.length == 0) {
             throw new GeneralSecurityException(certFile + " holds no certificate");
         }
-        PrivateKey key = key(keyFile);
-        return new X509ExtendedKeyManager() {
-            @Override
-            public String[] getClientAliases(String keyType, Principal[] issuers) {
-                return keyType.equals(key.getAlgorithm()) ? new String[] {"gateway"} : null;
-            }
-
-            @Override
-            public String chooseClientAlias(String[] keyTypes, Principal[] issuers, Socket socket) {
-                return List.of(keyTypes).contains(key.getAlgorithm()) ? "gateway" : null;
-            }
-
-            @Override
-            public String chooseEngineClientAlias(String[] keyTypes, Principal[] issuers, SSLEngine engine) {
-                return chooseClientAlias(keyTypes, issuers, null);
-            }
-
-            @Override
-            public String[] getServerAliases(String keyType, Principal[] issuers) {
-                return null;
-            }
-
-            @Override
-            public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
-                return null;
-            }
-
-            @Override
-            public X509Certificate[] getCertificateChain(String alias) {
-                return "gateway".equals(alias) ? chain.clone() : null;
-            }
-
-            @Override
-            public PrivateKey getPrivateKey(String alias) {
-                return "gateway".equals(alias) ? key : null;
-            }
-        };
+        return new FixedKeyManager("gateway", key(keyFile), chain);
     }
 
     private static PrivateKey key(Path keyFile) throws IOException, GeneralSecurityException {

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.NodeAddress;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -232,7 +233,15 @@ public final class AgentApi implements AutoCloseable {
                         400,
                         "exec is a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Protocol: "
                                 + dev.drover.execstream.Channels.V5 + ")");
-            default -> snapshot(ex, id, local, admitted.caller(), admitted.fromGateway(), request.successor());
+            default ->
+                snapshot(
+                        ex,
+                        id,
+                        local,
+                        admitted.caller(),
+                        admitted.fromGateway(),
+                        request.successor(),
+                        JettyHttps.peerCertificates(ex));
         }
     }
 
@@ -322,7 +331,8 @@ public final class AgentApi implements AutoCloseable {
             LocalAllocation local,
             KubernetesAuth.Caller caller,
             boolean fromGateway,
-            ApiRequest.Successor successor)
+            ApiRequest.Successor successor,
+            X509Certificate[] clientCertificates)
             throws IOException {
         if (successor == null && !fromGateway) {
             // an agent's own right to allocations/snapshot is for migrating a disk to its node, nothing more
@@ -335,7 +345,8 @@ public final class AgentApi implements AutoCloseable {
             return;
         }
         if (successor != null) {
-            Optional<KubernetesAuth.Decision.Refused> refused = successors.check(caller, id, successor);
+            Optional<KubernetesAuth.Decision.Refused> refused =
+                    successors.check(caller, id, successor, clientCertificates);
             if (refused.isPresent()) {
                 error(ex, refused.get().status(), refused.get().message());
                 return;

@@ -28,6 +28,7 @@ import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509KeyManager;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.x500.X500NameBuilder;
 import org.bouncycastle.asn1.x500.style.BCStyle;
@@ -82,6 +83,14 @@ public final class AgentCertificate {
 
         public Instant notAfter() {
             return certificate.getNotAfter().toInstant();
+        }
+
+        /**
+         * This identity as a client's certificate: what an agent presents when it claims a disk from another node's
+         * agent, which checks it against the fingerprint this node's agent publishes.
+         */
+        public X509KeyManager clientKeys() {
+            return new FixedKeyManager("agent", key, new X509Certificate[] {certificate});
         }
 
         /**
@@ -172,8 +181,9 @@ public final class AgentCertificate {
                             pair.getPublic())
                     .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
                     .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
-                    .addExtension(
-                            Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth))
+                    .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(new KeyPurposeId[] {
+                        KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth
+                    })) // a client's too: it claims disks from other nodes' agents with it
                     .addExtension(
                             Extension.subjectAlternativeName,
                             false,

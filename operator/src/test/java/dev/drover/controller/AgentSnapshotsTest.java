@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsExchange;
+import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
@@ -22,8 +24,11 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -32,6 +37,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -53,6 +59,11 @@ class AgentSnapshotsTest {
     final AtomicReference<String> answer = new AtomicReference<>("");
     final List<URI> asked = new CopyOnWriteArrayList<>();
     final List<String> tokens = new CopyOnWriteArrayList<>();
+    /** The fingerprint of the client certificate each request to node a presented ("none"). */
+    final List<String> presented = new CopyOnWriteArrayList<>();
+    /** This agent's own certificate (node b's), which it presents when it claims a disk. */
+    AgentCertificate.Identity own;
+
     AgentSnapshots snapshots;
     Path token;
     final Claimant web2 = new Claimant("web-2", "uid-2");
@@ -65,10 +76,25 @@ class AgentSnapshotsTest {
         AgentCertificate.Identity identity = AgentCertificate.loadOrCreate(
                 dir.resolve("tls"), "a", List.of(InetAddress.getLoopbackAddress()), Clock.systemUTC());
         nodeA = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8);
-        nodeA.setHttpsConfigurator(new HttpsConfigurator(identity.sslContext()));
+        nodeA.setHttpsConfigurator(new HttpsConfigurator(identity.sslContext()) {
+            @Override
+            public void configure(HttpsParameters params) {
+                params.setWantClientAuth(true); // as an agent's API asks every client
+            }
+        });
         nodeA.createContext("/", ex -> {
             try (ex) {
                 asked.add(ex.getRequestURI());
+                try {
+                    byte[] der = ((HttpsExchange) ex)
+                            .getSSLSession()
+                            .getPeerCertificates()[0]
+                            .getEncoded();
+                    presented.add(HexFormat.of()
+                            .formatHex(MessageDigest.getInstance("SHA-256").digest(der)));
+                } catch (SSLPeerUnverifiedException | GeneralSecurityException none) {
+                    presented.add("none");
+                }
                 tokens.add(ex.getRequestHeaders().getFirst("Authorization"));
                 byte[] body = answer.get().getBytes(StandardCharsets.UTF_8);
                 if (stall.getCount() > 0) { // a refusal whose body begins, then never ends
@@ -114,7 +140,10 @@ class AgentSnapshotsTest {
         web1.setSpec(spec);
         api.client().resource(web1).create();
         token = Files.writeString(dir.resolve("peer-token"), "peer.token.of.b\n");
-        snapshots = new AgentSnapshots(api.client(), "b", new PeerToken(token), Duration.ofSeconds(10));
+        own = AgentCertificate.loadOrCreate(
+                dir.resolve("tls-b"), "b", List.of(InetAddress.getLoopbackAddress()), Clock.systemUTC());
+        snapshots = new AgentSnapshots(
+                api.client(), "b", new PeerToken(token), Duration.ofSeconds(10), () -> own.clientKeys());
     }
 
     @AfterEach
@@ -143,6 +172,7 @@ class AgentSnapshotsTest {
         status.set(403);
         fetchFails();
         assertThat(tokens).containsExactly("Bearer peer.token.of.b");
+        assertThat(presented).as("this agent's own certificate").containsExactly(own.fingerprint());
         assertThat(asked.getFirst().getRawPath()).isEqualTo("/v1/allocations/default/web-1/snapshot");
         assertThat(asked.getFirst().getRawQuery()).isEqualTo("successor=web-2&uid=uid-2");
     }
@@ -178,7 +208,8 @@ class AgentSnapshotsTest {
         stall = new CountDownLatch(1);
         status.set(403);
         answer.set("{\"status\":403,\"mess");
-        snapshots = new AgentSnapshots(api.client(), "b", new PeerToken(token), Duration.ofSeconds(1));
+        snapshots = new AgentSnapshots(
+                api.client(), "b", new PeerToken(token), Duration.ofSeconds(1), () -> own.clientKeys());
 
         IOException e = assertTimeoutPreemptively(Duration.ofSeconds(15), this::fetchFails);
 
@@ -188,7 +219,11 @@ class AgentSnapshotsTest {
     @Test
     void withoutAPeerTokenNothingIsAskedAndTheErrorSaysWhatIsMissing() {
         snapshots = new AgentSnapshots(
-                api.client(), "b", new PeerToken(dir.resolve("no-such-token")), Duration.ofSeconds(10));
+                api.client(),
+                "b",
+                new PeerToken(dir.resolve("no-such-token")),
+                Duration.ofSeconds(10),
+                () -> own.clientKeys());
         assertThat(fetchFails()).hasMessageContaining("this agent has no peer token");
         assertThat(asked).isEmpty();
     }

@@ -23,6 +23,7 @@ import dev.drover.execstream.ExecTranscript;
 import dev.drover.execstream.FakeExecProcess;
 import dev.drover.state.AllocId;
 import dev.drover.web.ClientSocket;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.io.IOException;
 import java.io.InputStream;
@@ -176,6 +177,10 @@ class AgentApiTest {
 
     TestCa.Leaf gatewayCertificate;
     HttpClient gatewayHttp;
+    /** The agent of node-b: its certificate, published on its Node, and a client presenting it. */
+    AgentCertificate.Identity nodeB;
+
+    HttpClient nodeBHttp;
     final AtomicBoolean webDead = new AtomicBoolean();
     /** What the fake allocation was asked to send: "TASK SIGNAL REASON". */
     final List<String> signalled = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -224,6 +229,22 @@ class AgentApiTest {
                 .sslContext(Pinning.to(identity.fingerprint()))
                 .build();
         gatewayHttp = gatewayClient(gatewayCertificate);
+        nodeB = AgentCertificate.loadOrCreate(
+                dir.resolve("tls-b"), "node-b", List.of(InetAddress.getLoopbackAddress()), Clock.systemUTC());
+        kube.serve(new NodeBuilder()
+                .withNewMetadata()
+                .withName("node-b")
+                .withAnnotations(Map.of(AgentApi.CERTIFICATE_ANNOTATION, nodeB.fingerprint()))
+                .endMetadata()
+                .build());
+        nodeBHttp = presenting(nodeB);
+    }
+
+    /** A client that presents {@code agent}'s certificate, as an agent claiming a disk does. */
+    HttpClient presenting(AgentCertificate.Identity agent) throws Exception {
+        return HttpClient.newBuilder()
+                .sslContext(Pinning.to(identity.fingerprint(), agent.clientKeys()))
+                .build();
     }
 
     /** A client that presents {@code certificate}, as the gateway does. */
@@ -237,6 +258,7 @@ class AgentApiTest {
     void stop() {
         processes.forEach(FakeExecProcess::close);
         gatewayHttp.close();
+        nodeBHttp.close();
         http.close();
         api.close();
         kube.close();
@@ -875,19 +897,48 @@ class AgentApiTest {
         kube.serve(successor("svc-2", "uid-2", "svc", "node-b"));
         kube.serve(successor("svc-3", "uid-3", "svc", "node-b"));
         HttpResponse<String> first =
-                get("/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2", "node-b-token");
+                get(nodeBHttp, "/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2", "node-b-token");
         assertThat(first.statusCode()).isEqualTo(200);
         assertThat(dir.resolve("alloc/.disk-claim")).hasContent("svc-2/uid-2");
-        assertThat(get("/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2", "node-b-token")
+        assertThat(get(nodeBHttp, "/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2", "node-b-token")
                         .statusCode())
                 .as("the same successor again, as after its agent restarted")
                 .isEqualTo(200);
 
         HttpResponse<String> second =
-                get("/v1/allocations/team-a/svc/snapshot?successor=svc-3&uid=uid-3", "node-b-token");
+                get(nodeBHttp, "/v1/allocations/team-a/svc/snapshot?successor=svc-3&uid=uid-3", "node-b-token");
         assertThat(second.statusCode()).isEqualTo(409);
         assertThat(new ObjectMapper().readTree(second.body()).path("message").asText())
                 .isEqualTo("allocation svc-2 claimed the disk of alloc first, and a disk goes to one successor only");
+    }
+
+    /**
+     * The token alone was enough: the agent a node's token was shown to (the previous node's, when that node's agent
+     * migrated a disk from it) could replay it, within its hour, to take disks bound for that node from a third
+     * node's agent, in any namespace. The claim now needs the certificate the token's node publishes, too.
+     */
+    @Test
+    void aClaimWithANodesTokenMustPresentTheCertificateThatNodePublishes() throws Exception {
+        kube.serve(successor("svc-2", "uid-2", "svc", "node-b"));
+        String claim = "/v1/allocations/team-a/svc/snapshot?successor=svc-2&uid=uid-2";
+
+        HttpResponse<String> bare = get(claim, "node-b-token");
+        assertThat(bare.statusCode()).isEqualTo(403);
+        assertThat(bare.body())
+                .contains("presents the certificate the agent of node \\\"node-b\\\" publishes on its Node")
+                .contains("this connection presented none");
+
+        AgentCertificate.Identity replayer = AgentCertificate.loadOrCreate(
+                dir.resolve("tls-c"), "node-c", List.of(InetAddress.getLoopbackAddress()), Clock.systemUTC());
+        try (HttpClient other = presenting(replayer)) {
+            HttpResponse<String> replayed = get(other, claim, "node-b-token");
+            assertThat(replayed.statusCode()).isEqualTo(403);
+            assertThat(replayed.body()).contains("this one is another");
+        }
+        assertThat(dir.resolve("alloc/.disk-claim")).as("nothing was claimed").doesNotExist();
+
+        assertThat(get(nodeBHttp, claim, "node-b-token").statusCode()).isEqualTo(200);
+        assertThat(dir.resolve("alloc/.disk-claim")).hasContent("svc-2/uid-2");
     }
 
     @Test
@@ -901,24 +952,25 @@ class AgentApiTest {
         assertThat(user.statusCode()).isEqualTo(403);
         assertThat(user.body()).contains("only an agent can take a disk for a successor");
 
-        HttpResponse<String> otherUid = get(claim + "svc-2&uid=uid-2b", "node-b-token");
+        HttpResponse<String> otherUid = get(nodeBHttp, claim + "svc-2&uid=uid-2b", "node-b-token");
         assertThat(otherUid.statusCode()).isEqualTo(403);
         assertThat(otherUid.body()).contains("team-a/svc-2 (uid uid-2b) does not exist");
 
-        HttpResponse<String> otherNode = get(claim + "elsewhere&uid=uid-e", "node-b-token");
+        HttpResponse<String> otherNode = get(nodeBHttp, claim + "elsewhere&uid=uid-e", "node-b-token");
         assertThat(otherNode.statusCode()).isEqualTo(403);
         assertThat(otherNode.body()).contains("is bound to node \\\"node-c\\\", not to node \\\"node-b\\\"");
 
-        HttpResponse<String> notReplacing = get(claim + "unrelated&uid=uid-u", "node-b-token");
+        HttpResponse<String> notReplacing = get(nodeBHttp, claim + "unrelated&uid=uid-u", "node-b-token");
         assertThat(notReplacing.statusCode()).isEqualTo(403);
         assertThat(notReplacing.body()).contains("does not replace svc");
 
-        assertThat(get(claim + "never-was&uid=uid-n", "node-b-token").statusCode())
+        assertThat(get(nodeBHttp, claim + "never-was&uid=uid-n", "node-b-token").statusCode())
                 .isEqualTo(403);
-        assertThat(get(claim + "svc-2", "node-b-token").statusCode())
+        assertThat(get(nodeBHttp, claim + "svc-2", "node-b-token").statusCode())
                 .as("no uid")
                 .isEqualTo(400);
-        assertThat(get(claim + "svc-2&uid=a/b", "node-b-token").statusCode()).isEqualTo(400);
+        assertThat(get(nodeBHttp, claim + "svc-2&uid=a/b", "node-b-token").statusCode())
+                .isEqualTo(400);
         assertThat(dir.resolve("alloc/.disk-claim")).as("nothing was claimed").doesNotExist();
     }
 

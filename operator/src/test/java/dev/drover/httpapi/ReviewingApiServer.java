@@ -1,6 +1,7 @@
 package dev.drover.httpapi;
 
 import dev.drover.api.v1alpha1.Allocation;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
@@ -129,6 +130,15 @@ final class ReviewingApiServer implements AutoCloseable {
                         + a.getMetadata().getNamespace() + "/allocations/"
                         + a.getMetadata().getName())
                 .andReturn(200, a)
+                .always();
+    }
+
+    /** Serves {@code n} at its path, as the API server would to a GET. */
+    void serve(Node n) {
+        server.expect()
+                .get()
+                .withPath("/api/v1/nodes/" + n.getMetadata().getName())
+                .andReturn(200, n)
                 .always();
     }
 

@@ -2,12 +2,10 @@ package dev.drover.httpapi;
 
 import java.io.IOException;
 import java.math.BigInteger;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
-import java.security.Principal;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
@@ -52,43 +50,7 @@ public final class TestCa {
     public record Leaf(PrivateKey key, X509Certificate certificate) {
         /** Presents this certificate to any server that asks, as the gateway's key manager does. */
         public X509KeyManager keyManager() {
-            return new javax.net.ssl.X509ExtendedKeyManager() {
-                @Override
-                public String[] getClientAliases(String keyType, Principal[] issuers) {
-                    return new String[] {"leaf"};
-                }
-
-                @Override
-                public String chooseClientAlias(String[] keyType, Principal[] issuers, Socket socket) {
-                    return "leaf";
-                }
-
-                @Override
-                public String chooseEngineClientAlias(
-                        String[] keyType, Principal[] issuers, javax.net.ssl.SSLEngine engine) {
-                    return "leaf";
-                }
-
-                @Override
-                public String[] getServerAliases(String keyType, Principal[] issuers) {
-                    return null;
-                }
-
-                @Override
-                public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
-                    return null;
-                }
-
-                @Override
-                public X509Certificate[] getCertificateChain(String alias) {
-                    return new X509Certificate[] {certificate};
-                }
-
-                @Override
-                public PrivateKey getPrivateKey(String alias) {
-                    return key;
-                }
-            };
+            return new FixedKeyManager("leaf", key, new X509Certificate[] {certificate});
         }
     }
 
