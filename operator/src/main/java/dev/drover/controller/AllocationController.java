@@ -111,7 +111,8 @@ public final class AllocationController {
                 RunnerFactory.of(runnerConfig, new LocalFirst(this::localTerminal, elsewhere, elsewhere::fetchDisk)));
         this.reports =
                 new AllocationReports(writer, events, metrics, gc, ledger, gate, db, runnerConfig.clock(), admissions);
-        this.leftovers = new Leftovers(runnerConfig.dataDir(), db, held);
+        this.leftovers = new Leftovers(
+                runnerConfig.dataDir(), db, held, runnerConfig.tasks().drivers());
         this.teardown = new Teardown(held, gate, gc, ledger, leftovers, runnerConfig.destroyDeadline(), admissions);
         Function<TrackedAllocation, AllocStateListener> listeners = t -> new RunnerListener(t, held, reports);
         this.restorer = new Restorer(db, ledger, held, runners, listeners, teardown, leftovers, admissions);

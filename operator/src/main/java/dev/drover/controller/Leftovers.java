@@ -1,16 +1,28 @@
 package dev.drover.controller;
 
 import dev.drover.allocrunner.AllocDir;
+import dev.drover.common.UserText;
+import dev.drover.driver.Driver;
+import dev.drover.driver.DriverException;
+import dev.drover.driver.DriverRegistry;
+import dev.drover.driver.TaskHandle;
 import dev.drover.logging.LogThrottle;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStoreException;
+import dev.drover.state.StoredTask;
+import dev.drover.state.TaskLocalState;
+import dev.drover.taskrunner.StoredHandles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -20,14 +32,16 @@ import org.slf4j.LoggerFactory;
 /**
  * What allocations no longer held leave on the node: a directory that could not be removed, a stored state the
  * store could not delete, a directory no allocation of the API server's has, and stored allocations that could not
- * be restored. Each is removed on the next {@link #sweep}, unless an allocation of that name was taken on meanwhile
- * (the directory is its own then).
+ * be restored (with the tasks the store held handles of, which are ended first). Each is removed on the next
+ * {@link #sweep}, unless an allocation of that name was taken on meanwhile (the directory is its own then).
  */
 final class Leftovers {
 
     private static final Logger LOG = LoggerFactory.getLogger(Leftovers.class);
     /** A directory that cannot be removed is retried every GC pass: one line per allocation and hour. */
     private static final LogThrottle FAILURES = new LogThrottle(Duration.ofHours(1));
+    /** How long a leftover task is given to end after SIGKILL. */
+    private static final Duration KILL_WAIT = Duration.ofSeconds(10);
 
     private final Path dataDir;
     private final StateDB db;
@@ -36,12 +50,24 @@ final class Leftovers {
     private final Set<AllocId> left = ConcurrentHashMap.newKeySet();
     /** Stored allocations the restore could not rebuild: taken on from the API server, else left over. */
     private final Set<AllocId> unrestored = ConcurrentHashMap.newKeySet();
+    /**
+     * The tasks the store held handles of for allocations that could not be restored: still running, perhaps (the
+     * agent stopped with them running), and ended before their directory goes when the API server no longer has
+     * their allocation; an allocation it still has is taken on again, and its runner takes them over.
+     */
+    private final ConcurrentMap<AllocId, List<TaskHandle>> unrestoredTasks = new ConcurrentHashMap<>();
 
-    /** @param held the allocations the controller holds; a name among them is never swept */
-    Leftovers(Path dataDir, StateDB db, ConcurrentMap<AllocId, TrackedAllocation> held) {
+    private final DriverRegistry drivers;
+
+    /**
+     * @param held    the allocations the controller holds; a name among them is never swept
+     * @param drivers what ends the tasks of an allocation that could not be restored
+     */
+    Leftovers(Path dataDir, StateDB db, ConcurrentMap<AllocId, TrackedAllocation> held, DriverRegistry drivers) {
         this.dataDir = dataDir;
         this.db = db;
         this.held = held;
+        this.drivers = drivers;
     }
 
     /** Removes what {@code id} left now, or, what cannot be removed now, at the next sweep. */
@@ -58,9 +84,33 @@ final class Leftovers {
         }
     }
 
-    /** A stored allocation that could not be restored: its directory stays until the API server is listed. */
-    void unrestored(AllocId id) {
+    /**
+     * A stored allocation that could not be restored: its directory stays until the API server is listed, and so do
+     * the tasks {@code tasks} holds handles of.
+     */
+    void unrestored(AllocId id, Collection<StoredTask> tasks) {
         unrestored.add(id);
+        List<TaskHandle> handles = new ArrayList<>();
+        for (StoredTask task : tasks) {
+            Map<String, String> stored =
+                    task.localState().map(TaskLocalState::driverHandle).orElse(null);
+            if (stored == null) {
+                continue; // never started, or its start was never stored
+            }
+            try {
+                handles.add(StoredHandles.fromStored(stored));
+            } catch (RuntimeException unreadable) {
+                LOG.warn(
+                        "the stored handle of task {} of allocation {} cannot be read; if it still runs, it is not"
+                                + " ended: {}",
+                        UserText.quote(task.name()),
+                        id,
+                        unreadable.toString());
+            }
+        }
+        if (!handles.isEmpty()) {
+            unrestoredTasks.put(id, List.copyOf(handles));
+        }
     }
 
     /**
@@ -70,7 +120,9 @@ final class Leftovers {
     void listed(Set<AllocId> listed) {
         for (AllocId id : unrestored) {
             if (!listed.contains(id)) {
-                left.add(id); // not restored, and gone from the API server too: its state and directory go
+                left.add(id); // not restored, and gone from the API server too: its tasks, state and directory go
+            } else {
+                unrestoredTasks.remove(id); // taken on again: its runner takes its tasks over
             }
         }
         unrestored.clear();
@@ -92,6 +144,11 @@ final class Leftovers {
     /** Removes what is left over, except under a name taken on again meanwhile. */
     void sweep() {
         for (AllocId id : List.copyOf(left)) {
+            List<TaskHandle> tasks = unrestoredTasks.get(id);
+            if (tasks != null && !held.containsKey(id)) {
+                end(id, tasks); // outside compute(): ending a task may take seconds
+                unrestoredTasks.remove(id, tasks);
+            }
             // compute() keeps the id's allocation from being created meanwhile: a new allocation of the same name
             // must not lose the directory it is building.
             held.compute(id, (k, current) -> {
@@ -102,6 +159,37 @@ final class Leftovers {
                 }
                 return current;
             });
+        }
+    }
+
+    /**
+     * Ends the tasks of an allocation that could not be restored and is gone from the API server, each through its
+     * driver from its stored handle, as a destroy would have: its directory is about to go, and nothing else would
+     * ever stop them. A task that has exited (or whose process is another one now) is left alone.
+     */
+    private void end(AllocId id, List<TaskHandle> tasks) {
+        for (TaskHandle stored : tasks) {
+            Optional<Driver> driver = drivers.find(stored.driver());
+            if (driver.isEmpty()) {
+                LOG.warn(
+                        "task {} of allocation {} ran with driver {}, which is not enabled; if it still runs, it is"
+                                + " not ended",
+                        UserText.quote(stored.taskId()),
+                        id,
+                        UserText.quote(stored.driver()));
+                continue;
+            }
+            try {
+                TaskHandle task = driver.get().recover(stored);
+                LOG.info(
+                        "allocation {} could not be restored and is gone from the API server; ending its task {}",
+                        id,
+                        UserText.quote(stored.taskId()));
+                driver.get().stop(task, KILL_WAIT, "SIGKILL");
+                driver.get().destroy(task);
+            } catch (DriverException gone) {
+                LOG.debug("task {} of {} is not running: {}", stored.taskId(), id, gone.getMessage());
+            }
         }
     }
 

@@ -84,7 +84,7 @@ final class Restorer {
                 // Its spec could not be read (quarantined): taken on again from the API server, directory kept,
                 // so a task still running there is taken over rather than started twice.
                 LOG.warn("allocation {} lost its stored spec; it is taken on again from the API server", stored.id());
-                leftovers.unrestored(stored.id());
+                leftovers.unrestored(stored.id(), stored.tasks().values());
                 continue;
             }
             if (stored.spec().isEmpty()) {
@@ -115,7 +115,7 @@ final class Restorer {
                         stored.id(),
                         ex.toString());
                 held.remove(stored.id(), t);
-                leftovers.unrestored(stored.id());
+                leftovers.unrestored(stored.id(), stored.tasks().values());
             }
         }
         admissions.restored(notOver);

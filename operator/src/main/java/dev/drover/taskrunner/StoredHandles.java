@@ -5,7 +5,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /** Driver handles as the state store keeps them: a flat map of strings. */
-final class StoredHandles {
+public final class StoredHandles {
 
     private StoredHandles() {}
 
@@ -17,7 +17,8 @@ final class StoredHandles {
         return m;
     }
 
-    static TaskHandle fromStored(Map<String, String> m) {
+    /** The handle a stored map holds; IllegalArgumentException or NullPointerException when it holds none whole. */
+    public static TaskHandle fromStored(Map<String, String> m) {
         Map<String, String> state = new HashMap<>(m);
         String driver = state.remove("@driver");
         String taskId = state.remove("@taskId");

@@ -293,6 +293,49 @@ class StoreFailureControllerTest {
         assertThat(data.resolve("allocs/default/kept")).exists();
     }
 
+    /**
+     * An allocation whose stored spec cannot be read, deleted from the API server while the agent was away: its
+     * directory and state were removed and its raw_exec task ran on for good, untracked. Its task is ended first now.
+     */
+    @Test
+    void anUnrestorableAllocationGoneFromTheApiServerHasItsTaskEndedBeforeItsDirectoryGoes() throws Exception {
+        LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+        RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
+        open.add(rotator);
+        open.add(driver);
+        AllocId id = new AllocId("default", "svc");
+        StateDB first = StateStores.open(data);
+        controller = controller(first, driver);
+        controller.reconcile(create("svc", "raw_exec", Map.of("command", "/bin/sleep", "args", List.of("1000"))));
+        await().atMost(Duration.ofSeconds(20)).until(() -> clientStatus("svc") == ClientStatus.Running);
+        long pid = Long.parseLong(
+                first.getTaskLocalState(id, "main").orElseThrow().driverHandle().get("pid"));
+        controller.shutdown(); // the agent stops; the task keeps running
+        controller = null;
+        for (AutoCloseable c : List.of(writer, events, gc)) {
+            c.close();
+            open.remove(c);
+        }
+        first.close();
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("state.db"));
+                PreparedStatement tear = c.prepareStatement(
+                        "UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc' AND key = 'default/svc'")) {
+            assertThat(tear.executeUpdate()).isEqualTo(1);
+        }
+
+        StateDB second = StateStores.open(data);
+        open.add(second);
+        controller = controller(second, driver);
+        assertThat(controller.restore()).isZero();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+        controller.sweep(List.of()); // the API server no longer has it
+
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true));
+        assertThat(data.resolve("allocs/default/svc")).doesNotExist();
+        assertThat(second.getTaskLocalState(id, "main")).isEmpty();
+    }
+
     @Test
     void anUnreadableSpecEntryStopsNothingAndItsRawExecTaskIsTakenOverNotStartedTwice() throws Exception {
         LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
