@@ -221,13 +221,16 @@ public final class AllocDir {
         Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
     }
 
+    /** The most entries one allocation's directory may hold and still be removed (far more than any task makes). */
+    private static final int MAX_REMOVED = 10_000_000;
+
     /**
      * Deletes a tree whose parent is the agent's, by descriptor ({@link TreeRemover}): links are removed, never
      * followed, even one a task's process puts in place of a directory while the tree is removed.
      */
     private static void deleteTree(Path dir) throws IOException {
         try (DirectoryHandle parent = DirectoryHandle.open(dir.getParent())) {
-            TreeRemover.remove(parent, dir.getFileName().toString(), Integer.MAX_VALUE, TreeWalk.PATH_DEPTH);
+            TreeRemover.remove(parent, dir.getFileName().toString(), MAX_REMOVED, TreeWalk.PATH_DEPTH);
         }
     }
 

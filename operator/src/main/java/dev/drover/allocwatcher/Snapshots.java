@@ -279,7 +279,7 @@ public final class Snapshots {
      * again, so a name a task swaps for a link or a FIFO meanwhile is not read); left out when it is no longer a
      * file. Its size and mode are the opened file's.
      */
-    private static void putFile(TarArchiveOutputStream tar, String entry, DirectoryHandle dir, String name)
+    private static void putFile(TarArchiveOutputStream tar, String entry, DirectoryHandle dir, Path name)
             throws IOException {
         DirectoryHandle.OpenedFile file = dir.openRegular(name);
         if (file == null) {

@@ -144,18 +144,21 @@ final class Leftovers {
     /** Removes what is left over, except under a name taken on again meanwhile. */
     void sweep() {
         for (AllocId id : List.copyOf(left)) {
-            List<TaskHandle> tasks = unrestoredTasks.get(id);
-            if (tasks != null && !held.containsKey(id)) {
-                end(id, tasks); // outside compute(): ending a task may take seconds
-                unrestoredTasks.remove(id, tasks);
-            }
             // compute() keeps the id's allocation from being created meanwhile: a new allocation of the same name
-            // must not lose the directory it is building.
+            // must not lose the directory it is building, nor its tasks (a driver knows tasks by their names, so
+            // ending an old task of the name after the new one started could end the new one's). Ending a task may
+            // take a few seconds; it happens once, for an allocation that could not be restored.
             held.compute(id, (k, current) -> {
-                if (current == null && removeNow(id)) {
-                    left.remove(id);
-                } else if (current != null) {
-                    left.remove(id); // taken on again: the directory is its own now
+                List<TaskHandle> tasks = unrestoredTasks.remove(id);
+                if (current == null) {
+                    if (tasks != null) {
+                        end(id, tasks);
+                    }
+                    if (removeNow(id)) {
+                        left.remove(id);
+                    }
+                } else {
+                    left.remove(id); // taken on again: the directory and its tasks are its own now
                 }
                 return current;
             });
@@ -189,6 +192,12 @@ final class Leftovers {
                 driver.get().destroy(task);
             } catch (DriverException gone) {
                 LOG.debug("task {} of {} is not running: {}", stored.taskId(), id, gone.getMessage());
+            } catch (RuntimeException broken) { // a handle missing what its driver needs: the others still end
+                LOG.warn(
+                        "cannot end task {} of allocation {} from its stored handle: {}",
+                        UserText.quote(stored.taskId()),
+                        id,
+                        broken.toString());
             }
         }
     }

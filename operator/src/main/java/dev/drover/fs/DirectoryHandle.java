@@ -1,9 +1,11 @@
 package dev.drover.fs;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.drover.common.UserText;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -14,6 +16,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -27,6 +30,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
@@ -102,16 +106,17 @@ public final class DirectoryHandle implements AutoCloseable {
     }
 
     /**
-     * Opens the sub-directory {@code name} as {@link #openDirectory} does; null when, as it is opened, there is nothing
-     * at the name or something other than a directory (a link, a file: what a task swapped in).
+     * Opens the sub-directory {@code name} (a name as {@link #entries} lists it) as {@link #openDirectory} does; null
+     * when, as it is opened, there is nothing at the name or something other than a directory (a link, a file: what
+     * a task swapped in).
      */
-    public DirectoryHandle openDirectoryIfOne(String name) throws IOException {
-        int d = openat(fd, PathNames.component(name), O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
+    public DirectoryHandle openDirectoryIfOne(Path name) throws IOException {
+        int d = openat(fd, bytesOf(name), O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, 0);
         if (d == -ENOENT || d == -ENOTDIR || d == -ELOOP) {
             return null;
         }
         if (d < 0) {
-            throw notADirectory(shown.resolve(name), -d, lstat(name));
+            throw new IOException("cannot open " + shown.resolve(name) + ": errno " + -d);
         }
         return new DirectoryHandle(d, shown.resolve(name));
     }
@@ -141,6 +146,15 @@ public final class DirectoryHandle implements AutoCloseable {
         return path().resolve(PathNames.component(name));
     }
 
+    /**
+     * The entry {@code name} (a name as {@link #entries} lists it: its bytes kept even when they are no valid name in
+     * the JVM's encoding), for operations that do not follow their last component.
+     */
+    public Path resolve(Path name) {
+        bytesOf(name); // one plain name, nothing that climbs out
+        return path().resolve(name);
+    }
+
     /** Where the entry {@code name} was when this directory was opened: for messages. */
     public Path shown(String name) {
         return shown.resolve(name);
@@ -167,13 +181,22 @@ public final class DirectoryHandle implements AutoCloseable {
         }
     }
 
+    /** The entry's attributes, the entry itself (a link is reported as a link); null when there is none. */
+    public PosixFileAttributes lstat(Path name) throws IOException {
+        try {
+            return Files.readAttributes(resolve(name), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
     /** The number of hard links of the entry {@code name} itself (a link's own). */
-    public int links(String name) throws IOException {
+    public int links(Path name) throws IOException {
         return ((Number) Files.getAttribute(resolve(name), "unix:nlink", LinkOption.NOFOLLOW_LINKS)).intValue();
     }
 
     /** Gives the entry {@code name} itself to {@code uid:gid} ({@code lchown}: a link is changed, never followed). */
-    public void chown(String name, int uid, int gid) throws IOException {
+    public void chown(Path name, int uid, int gid) throws IOException {
         Files.setAttribute(resolve(name), "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
         Files.setAttribute(resolve(name), "unix:gid", gid, LinkOption.NOFOLLOW_LINKS);
     }
@@ -187,14 +210,18 @@ public final class DirectoryHandle implements AutoCloseable {
     }
 
     /**
-     * Opens the entry {@code name} for reading if it is a regular file ({@code O_NOFOLLOW | O_NONBLOCK}: a link is
-     * not followed, a FIFO never waited on), checked on the descriptor opened, so a name swapped meanwhile is not
-     * read; null when it is anything else or gone.
+     * Opens the entry {@code name} (a name as {@link #entries} lists it) for reading if it is a regular file
+     * ({@code O_NOFOLLOW | O_NONBLOCK}: a link is not followed, a FIFO never waited on), checked on the descriptor
+     * opened, so a name swapped meanwhile is not read; null when it is gone, a link, or anything but a file. Any
+     * other failure (no descriptors left, an I/O error) throws: a file is never left out silently for it.
      */
-    public OpenedFile openRegular(String name) throws IOException {
-        int f = openat(fd, PathNames.component(name), O_NOFOLLOW | O_NONBLOCK, 0);
-        if (f < 0) {
+    public OpenedFile openRegular(Path name) throws IOException {
+        int f = openat(fd, bytesOf(name), O_NOFOLLOW | O_NONBLOCK, 0);
+        if (f == -ENOENT || f == -ELOOP) {
             return null;
+        }
+        if (f < 0) {
+            throw new IOException("cannot open " + shown.resolve(name) + ": errno " + -f);
         }
         try {
             Path file = Path.of("/proc/self/fd", Integer.toString(f));
@@ -206,6 +233,24 @@ public final class DirectoryHandle implements AutoCloseable {
         } finally {
             closeFd(f);
         }
+    }
+
+    /**
+     * Up to {@code max} names of this directory, as its listing gives them: each keeps its bytes, even those that are
+     * no valid name in the JVM's encoding (a task may make any), for {@link #resolve(Path)} and the methods that take
+     * such a name.
+     */
+    public List<Path> entries(int max) throws IOException {
+        List<Path> names = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(path())) {
+            for (Path entry : entries) {
+                if (names.size() == max) {
+                    break;
+                }
+                names.add(entry.getFileName());
+            }
+        }
+        return names;
     }
 
     /** The names in this directory; more than {@code limit} is refused (a task may fill it to stall the agent). */
@@ -352,13 +397,61 @@ public final class DirectoryHandle implements AutoCloseable {
 
     /** {@code openat(2)}: the descriptor, or minus errno. */
     private static int openat(int dir, String name, int flags, int mode) {
+        return openat(dir, name.getBytes(StandardCharsets.UTF_8), flags, mode);
+    }
+
+    /** {@code openat(2)} of a name given as its bytes: the descriptor, or minus errno. */
+    private static int openat(int dir, byte[] name, int flags, int mode) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CAPTURE);
-            int r = (int) OPENAT.invokeExact(state, dir, arena.allocateFrom(name), flags | O_CLOEXEC, mode);
+            MemorySegment path = arena.allocate(name.length + 1L); // zeroed: the last byte ends the string
+            MemorySegment.copy(name, 0, path, JAVA_BYTE, 0, name.length);
+            int r = (int) OPENAT.invokeExact(state, dir, path, flags | O_CLOEXEC, mode);
             return r >= 0 ? r : -(int) ERRNO.get(state, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("openat failed to run", t);
         }
+    }
+
+    /** Where a name's bytes are read back from: a directory that cannot exist, so making its URI looks up nothing. */
+    private static final Path NOWHERE = Path.of("/proc/self/fd/-1");
+
+    private static final String NOWHERE_URI = NOWHERE.toUri().getRawPath() + "/";
+
+    /**
+     * The bytes of {@code name}, one component as a directory listing gives it. Java keeps a listed name's bytes in
+     * its {@code Path} and decodes them only to make a {@code String}, which loses those that are no valid name in
+     * its encoding ({@code \xff}, or any byte past ASCII under the C locale); its {@code file:} URI writes every byte
+     * out, escaped, so they are read back from there.
+     */
+    static byte[] bytesOf(Path name) {
+        if (name.isAbsolute() || name.getNameCount() != 1) {
+            throw new IllegalArgumentException("not one file name: " + UserText.quote(name.toString()));
+        }
+        String uri = NOWHERE.resolve(name).toUri().getRawPath();
+        if (!uri.startsWith(NOWHERE_URI)) {
+            throw new IllegalStateException("unexpected file URI " + uri);
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        for (int i = NOWHERE_URI.length(); i < uri.length(); i++) {
+            char c = uri.charAt(i);
+            if (c == '%') {
+                bytes.write(HexFormat.fromHexDigits(uri, i + 1, i + 3));
+                i += 2;
+            } else {
+                bytes.write(c); // URI characters are ASCII
+            }
+        }
+        byte[] b = bytes.toByteArray();
+        if (b.length == 0 || (b.length <= 2 && new String(b, StandardCharsets.US_ASCII).matches("\\.{1,2}"))) {
+            throw new IllegalArgumentException("not one file name: " + UserText.quote(name.toString()));
+        }
+        for (byte x : b) {
+            if (x == '/' || x == 0) {
+                throw new IllegalArgumentException("not one file name: " + UserText.quote(name.toString()));
+            }
+        }
+        return b;
     }
 
     private static void closeFd(int f) {

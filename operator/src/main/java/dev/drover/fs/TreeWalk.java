@@ -30,10 +30,11 @@ public final class TreeWalk {
     public interface Visitor {
 
         /**
-         * One entry: the directory that holds it, its name there, its path below the walk's root ({@code a/b}), and its
-         * attributes as {@code lstat} saw them. Returns whether to enter it, when it is a directory.
+         * One entry: the directory that holds it, its name there (as the listing gives it, bytes and all: for the
+         * handle's methods that take a {@code Path}), its path below the walk's root ({@code a/b}, for showing), and
+         * its attributes as {@code lstat} saw them. Returns whether to enter it, when it is a directory.
          */
-        boolean visit(DirectoryHandle dir, String name, String path, PosixFileAttributes attrs) throws IOException;
+        boolean visit(DirectoryHandle dir, Path name, String path, PosixFileAttributes attrs) throws IOException;
     }
 
     private TreeWalk() {}
@@ -50,7 +51,7 @@ public final class TreeWalk {
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir.path())) {
             for (Path entry : entries) {
-                String name = entry.getFileName().toString();
+                Path name = entry.getFileName();
                 PosixFileAttributes attrs = dir.lstat(name);
                 if (attrs == null) {
                     continue; // removed since it was listed

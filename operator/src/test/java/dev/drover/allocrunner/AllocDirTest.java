@@ -103,6 +103,24 @@ class AllocDirTest {
         }
     }
 
+    /** A task may name its files with any bytes: one that is not valid UTF-8 is removed too, not left forever. */
+    @Test
+    void aNameThatIsNotUtf8IsRemovedWithTheRest() throws Exception {
+        AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
+        d.build();
+        d.buildTask("app");
+        Process touch = new ProcessBuilder(
+                        "sh", "-c", "mkdir \"$(printf 'd\\377')\" && touch \"$(printf 'd\\377/f\\377')\"")
+                .directory(d.taskLocal("app").toFile())
+                .start();
+        assertThat(touch.waitFor()).isZero();
+        assertThat(d.taskLocal("app").toFile().list()).hasSize(1);
+
+        d.destroy();
+
+        assertThat(d.root()).doesNotExist();
+    }
+
     @Test
     void concurrentTaskDirectoriesAreAllBuilt() throws Exception {
         AllocDir d = AllocDir.of(data, new AllocId("default", "many"));

@@ -117,6 +117,23 @@ class SnapshotsTest {
         assertThat(into.resolve("web/local/fifo")).doesNotExist();
     }
 
+    /** A task may name its files with any bytes: one whose name is not valid UTF-8 still carries its content. */
+    @Test
+    void aFileWhoseNameIsNotUtf8IsPacked() throws Exception {
+        Path alloc = dir.resolve("old");
+        Path local = Files.createDirectories(alloc.resolve("web/local"));
+        Process write = new ProcessBuilder(
+                        "sh", "-c", "mkdir \"$(printf 'd\\377')\" && echo kept > \"$(printf 'd\\377/f')\"")
+                .directory(local.toFile())
+                .start();
+        assertThat(write.waitFor()).isZero();
+
+        ByteArrayOutputStream tar = new ByteArrayOutputStream();
+        Snapshots.pack(alloc, List.of("web"), tar);
+
+        assertThat(tar.toString(StandardCharsets.ISO_8859_1)).contains("kept\n");
+    }
+
     @Test
     void tasksTheNewAllocationDoesNotHaveAreSkipped() throws Exception {
         Path alloc = dir.resolve("old");

@@ -325,7 +325,9 @@ class StoreFailureControllerTest {
 
         StateDB second = StateStores.open(data);
         open.add(second);
-        controller = controller(second, driver);
+        RawExecDriver nextAgents = new RawExecDriver(Clock.systemUTC(), rotator); // knows the task by its handle only
+        open.add(nextAgents);
+        controller = controller(second, nextAgents);
         assertThat(controller.restore()).isZero();
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
         controller.sweep(List.of()); // the API server no longer has it

@@ -1,6 +1,7 @@
 package dev.drover.driver.rawexec;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,6 +23,12 @@ class TaskUserTest {
 
     @TempDir
     Path dir;
+
+    @BeforeEach
+    void asRoot() throws Exception {
+        assumeTrue(
+                (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid") == 0, "giving files away takes root");
+    }
 
     private TaskConfig task() {
         Path taskDir = dir.resolve("alloc/web");
