@@ -93,18 +93,7 @@ public final class Snapshots {
                     if (attrs.isDirectory()) {
                         putDirectory(tar, entry, attrs);
                     } else if (attrs.isSymbolicLink()) {
-                        Path target;
-                        try {
-                            target = Files.readSymbolicLink(in.resolve(name));
-                        } catch (NotLinkException replaced) {
-                            return false; // no longer a link: what replaced it is not looked into
-                        }
-                        TarArchiveEntry e = new TarArchiveEntry(entry, TarConstants.LF_SYMLINK);
-                        e.setLinkName(target.toString());
-                        e.setMode(0777);
-                        e.setModTime(seconds(attrs));
-                        tar.putArchiveEntry(e);
-                        tar.closeArchiveEntry();
+                        putLink(tar, entry, in, name, attrs);
                     } else if (attrs.isRegularFile()) {
                         putFile(tar, entry, in, name);
                     }
@@ -261,14 +250,28 @@ public final class Snapshots {
         return size - left;
     }
 
-    /**
-     * The modification time to whole seconds, which the ustar header holds: with the sub-second part Commons
-     * Compress adds a PAX header (1 KiB) to every entry, which a snapshot does not need.
-     */
     private static void putDirectory(TarArchiveOutputStream tar, String name, PosixFileAttributes attrs)
             throws IOException {
         TarArchiveEntry e = new TarArchiveEntry(name + "/", TarConstants.LF_DIR);
         e.setMode(mode(attrs));
+        e.setModTime(seconds(attrs));
+        tar.putArchiveEntry(e);
+        tar.closeArchiveEntry();
+    }
+
+    /** The link {@code name} of {@code dir}, as a link; left out when it is no longer one. */
+    private static void putLink(
+            TarArchiveOutputStream tar, String entry, DirectoryHandle dir, Path name, PosixFileAttributes attrs)
+            throws IOException {
+        Path target;
+        try {
+            target = Files.readSymbolicLink(dir.resolve(name));
+        } catch (NotLinkException replaced) {
+            return; // what replaced it is not looked into
+        }
+        TarArchiveEntry e = new TarArchiveEntry(entry, TarConstants.LF_SYMLINK);
+        e.setLinkName(target.toString());
+        e.setMode(0777);
         e.setModTime(seconds(attrs));
         tar.putArchiveEntry(e);
         tar.closeArchiveEntry();
@@ -302,12 +305,12 @@ public final class Snapshots {
         }
     }
 
+    /**
+     * The modification time to whole seconds, which the ustar header holds: with the sub-second part Commons
+     * Compress adds a PAX header (1 KiB) to every entry, which a snapshot does not need.
+     */
     private static FileTime seconds(BasicFileAttributes attrs) {
         return FileTime.from(attrs.lastModifiedTime().to(TimeUnit.SECONDS), TimeUnit.SECONDS);
-    }
-
-    private static String name(Path root, Path p) {
-        return root.relativize(p).toString();
     }
 
     private static int mode(PosixFileAttributes attrs) {

@@ -174,17 +174,17 @@ public final class DirectoryHandle implements AutoCloseable {
 
     /** The entry's attributes, the entry itself (a link is reported as a link); null when there is none. */
     public PosixFileAttributes lstat(String name) throws IOException {
-        try {
-            return Files.readAttributes(resolve(name), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (NoSuchFileException e) {
-            return null;
-        }
+        return lstatOf(resolve(name));
     }
 
-    /** The entry's attributes, the entry itself (a link is reported as a link); null when there is none. */
+    /** As {@link #lstat(String)}, of a name as {@link #entries} lists it. */
     public PosixFileAttributes lstat(Path name) throws IOException {
+        return lstatOf(resolve(name));
+    }
+
+    private static PosixFileAttributes lstatOf(Path entry) throws IOException {
         try {
-            return Files.readAttributes(resolve(name), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return Files.readAttributes(entry, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException e) {
             return null;
         }
@@ -255,16 +255,11 @@ public final class DirectoryHandle implements AutoCloseable {
 
     /** The names in this directory; more than {@code limit} is refused (a task may fill it to stall the agent). */
     public List<String> list(int limit) throws IOException {
-        List<String> names = new ArrayList<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(path())) {
-            for (Path entry : entries) {
-                if (names.size() == limit) {
-                    throw new IOException(shown + " holds more than " + limit + " entries: refused");
-                }
-                names.add(entry.getFileName().toString());
-            }
+        List<Path> names = entries(limit == Integer.MAX_VALUE ? limit : limit + 1);
+        if (names.size() > limit) {
+            throw new IOException(shown + " holds more than " + limit + " entries: refused");
         }
-        return names;
+        return names.stream().map(Path::toString).toList();
     }
 
     /** Makes this directory {@code uid:gid} with {@code mode}, through its descriptor. */

@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * Removes a tree a task can write in without ever following a link: each directory is opened by descriptor
- * ({@link DirectoryHandle#openDirectory}: {@code O_NOFOLLOW | O_DIRECTORY}) and its entries removed by name inside it
+ * ({@link DirectoryHandle#openDirectoryIfOne}: {@code O_NOFOLLOW | O_DIRECTORY}) and its entries removed by name inside it
  * ({@code unlink}/{@code rmdir}, which do not follow their last component). A directory the task swapped for a link
  * to {@code /} meanwhile fails to open as a directory and loses only its link. Names are taken as the listing gives
  * them, bytes and all (a task may make names that are not valid UTF-8), a few thousand at a time. The work is

@@ -9,7 +9,7 @@ import java.nio.file.attribute.PosixFileAttributes;
 
 /**
  * Visits, top down, a tree a task can write in without ever following a link: each directory is opened by descriptor
- * ({@link DirectoryHandle#openDirectory}: {@code O_NOFOLLOW | O_DIRECTORY}), its entries listed through that
+ * ({@link DirectoryHandle#openDirectoryIfOne}: {@code O_NOFOLLOW | O_DIRECTORY}), its entries listed through that
  * descriptor and reached by their one name inside it. A task that swaps a directory for a link to {@code /etc} while
  * the walk is under way leaves the walk in the directory it opened: the link is visited as a link, and nothing
  * behind it is reached, as it was with {@code Files.walk}, which opens each directory and each file by its whole path

@@ -105,6 +105,34 @@ class StoreFailureControllerTest {
         }
     }
 
+    /** A raw_exec driver (and its log rotator), closed after the test. */
+    RawExecDriver rawExec() {
+        LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
+        RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
+        open.add(rotator);
+        open.add(driver);
+        return driver;
+    }
+
+    /**
+     * The agent stops as it does on SIGTERM (raw_exec tasks keep running), its store closed; then the stored spec of
+     * allocation svc is torn, as a disk error would.
+     */
+    void stopAgentAndTearTheSpecOfSvc(StateDB db) throws Exception {
+        controller.shutdown();
+        controller = null;
+        for (AutoCloseable c : List.of(writer, events, gc)) {
+            c.close();
+            open.remove(c);
+        }
+        db.close();
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("state.db"));
+                PreparedStatement tear = c.prepareStatement(
+                        "UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc' AND key = 'default/svc'")) {
+            assertThat(tear.executeUpdate()).isEqualTo(1);
+        }
+    }
+
     AllocationController controller(StateDB db, Driver driver) {
         writer = new StatusWriter(
                 new StatusPatcher(client),
@@ -299,10 +327,7 @@ class StoreFailureControllerTest {
      */
     @Test
     void anUnrestorableAllocationGoneFromTheApiServerHasItsTaskEndedBeforeItsDirectoryGoes() throws Exception {
-        LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-        RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
-        open.add(rotator);
-        open.add(driver);
+        RawExecDriver driver = rawExec();
         AllocId id = new AllocId("default", "svc");
         StateDB first = StateStores.open(data);
         controller = controller(first, driver);
@@ -310,23 +335,11 @@ class StoreFailureControllerTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> clientStatus("svc") == ClientStatus.Running);
         long pid = Long.parseLong(
                 first.getTaskLocalState(id, "main").orElseThrow().driverHandle().get("pid"));
-        controller.shutdown(); // the agent stops; the task keeps running
-        controller = null;
-        for (AutoCloseable c : List.of(writer, events, gc)) {
-            c.close();
-            open.remove(c);
-        }
-        first.close();
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("state.db"));
-                PreparedStatement tear = c.prepareStatement(
-                        "UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc' AND key = 'default/svc'")) {
-            assertThat(tear.executeUpdate()).isEqualTo(1);
-        }
+        stopAgentAndTearTheSpecOfSvc(first); // its tasks keep running
 
         StateDB second = StateStores.open(data);
         open.add(second);
-        RawExecDriver nextAgents = new RawExecDriver(Clock.systemUTC(), rotator); // knows the task by its handle only
-        open.add(nextAgents);
+        RawExecDriver nextAgents = rawExec(); // knows the task by its handle only
         controller = controller(second, nextAgents);
         assertThat(controller.restore()).isZero();
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
@@ -340,10 +353,7 @@ class StoreFailureControllerTest {
 
     @Test
     void anUnreadableSpecEntryStopsNothingAndItsRawExecTaskIsTakenOverNotStartedTwice() throws Exception {
-        LogRotator rotator = new LogRotator(1 << 20, 2, Duration.ofSeconds(1));
-        RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
-        open.add(rotator);
-        open.add(driver);
+        RawExecDriver driver = rawExec();
         AllocId id = new AllocId("default", "svc");
         StateDB first = StateStores.open(data);
         controller = controller(first, driver);
@@ -361,18 +371,7 @@ class StoreFailureControllerTest {
                 .orElseThrow()
                 .driverHandle()
                 .get("pid");
-        controller.shutdown(); // the agent stops; the task keeps running
-        controller = null;
-        for (AutoCloseable c : List.of(writer, events, gc)) {
-            c.close();
-            open.remove(c);
-        }
-        first.close();
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + data.resolve("state.db"));
-                PreparedStatement tear = c.prepareStatement(
-                        "UPDATE kv SET value = X'7B22' WHERE bucket = 'alloc' AND key = 'default/svc'")) {
-            assertThat(tear.executeUpdate()).isEqualTo(1);
-        }
+        stopAgentAndTearTheSpecOfSvc(first); // its tasks keep running
 
         StateDB second = StateStores.open(data);
         open.add(second);
