@@ -140,8 +140,10 @@ class DevicesIT {
 
         kubectl.runWithInput(gpuJob("third", "600"), "apply", "-f", "-").assertOk();
         waitFor("third", "Failed");
-        assertThat(kubectl.allocJsonpath("third", ".status.taskStates.train.events[*].message"))
-                .contains("device nvidia/gpu: asked 1, 0 free");
+        assertThat(kubectl.allocJsonpath("third", ".status.conditions[?(@.type==\"Admitted\")].reason"))
+                .isEqualTo("OutOfdevices");
+        assertThat(kubectl.allocJsonpath("third", ".status.conditions[?(@.type==\"Admitted\")].message"))
+                .endsWith("device nvidia/gpu: asked 1, 0 free");
 
         // CUDA sees only the task's GPU, whatever the task's own env says
         await().atMost(Duration.ofSeconds(10)).until(() -> stdoutOf("first").contains("cuda="));

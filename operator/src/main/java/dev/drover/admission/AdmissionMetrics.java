@@ -41,9 +41,10 @@ public final class AdmissionMetrics extends Collector {
     private static CounterMetricFamily refusals(Map<String, Long> byReason) {
         CounterMetricFamily c = new CounterMetricFamily(
                 "drover_admission_refusals_total",
-                "Allocations refused because the node could not fit them, by reason (OutOfcpu, OutOfmemory).",
+                "Allocations and updates refused because the node could not fit them, by reason (OutOfcpu, OutOfmemory,"
+                        + " OutOfdevices).",
                 List.of("reason"));
-        for (String reason : List.of(NodeAdmission.OUT_OF_CPU, NodeAdmission.OUT_OF_MEMORY)) {
+        for (String reason : List.of(NodeAdmission.OUT_OF_CPU, NodeAdmission.OUT_OF_MEMORY, NodeAdmission.OUT_OF_DEVICES)) {
             c.addMetric(List.of(reason), byReason.getOrDefault(reason, 0L));
         }
         return c;

@@ -10,21 +10,24 @@ import java.util.TreeMap;
 
 /**
  * What the node may hand out and what its admitted allocations requested: admits allocations one by one, in the
- * order they are offered, when their requests fit beside the admitted ones, and refuses the others with kubelet's
- * reasons. An allocation that asks for none of a resource always fits it. Admitting is idempotent; an allocation
- * keeps its share until it is released (terminal with every task dead, or destroyed). Pure: no I/O, no clock.
+ * order they are offered, when their CPU, memory and devices fit beside the admitted ones, and refuses the others
+ * with kubelet's reasons. An allocation that asks for none of a resource always fits it. Devices are decided from an
+ * offer of instances ({@link DeviceOffer}) whose holders the caller keeps; CPU and memory shares are kept here.
+ * Admitting is idempotent; an allocation keeps its share until it is released (terminal with every task dead, or
+ * destroyed). Pure: no I/O, no clock.
  */
 public final class NodeAdmission {
 
     public static final String ADMITTED = "Admitted";
     public static final String OUT_OF_CPU = "OutOfcpu";
     public static final String OUT_OF_MEMORY = "OutOfmemory";
+    public static final String OUT_OF_DEVICES = "OutOfdevices";
 
     /**
      * The node's figures now.
      *
      * @param free allocatable less requested; negative when the admitted ones ask for more (restored ones are never
-     *             refused, and an update's requests count as they are)
+     *             refused)
      */
     public record Usage(CpuMemory allocatable, CpuMemory requested, CpuMemory free, int admitted) {
 
@@ -57,28 +60,16 @@ public final class NodeAdmission {
         this.allocatable = allocatable;
     }
 
-    /** Admits {@code id} if {@code asks} fits beside the admitted ones; one already admitted stays admitted. */
-    public synchronized Decision admit(AllocId id, CpuMemory asks) {
+    /**
+     * Admits {@code id} if its CPU, memory and devices fit beside the admitted ones, all three or none: the decision
+     * names the instances its tasks get out of {@code offer}. One already admitted stays admitted, with the instances
+     * it holds.
+     */
+    public synchronized Decision admit(AllocId id, Requests asks, DeviceOffer offer) {
         if (shares.containsKey(id)) {
-            return admitted(shares.get(id));
+            return admitted(shares.get(id), offer.held());
         }
-        CpuMemory free = allocatable.minus(requested);
-        List<String> shortOf = new ArrayList<>();
-        String reason = null;
-        if (asks.cpuMillis() > 0 && asks.cpuMillis() > free.cpuMillis()) {
-            reason = OUT_OF_CPU;
-            shortOf.add(shortage(asks.cpuMillis(), "millicores of CPU", free.cpuMillis(), allocatable.cpuMillis()));
-        }
-        if (asks.memoryMB() > 0 && asks.memoryMB() > free.memoryMB()) {
-            reason = reason == null ? OUT_OF_MEMORY : reason;
-            shortOf.add(shortage(asks.memoryMB(), "MB of memory", free.memoryMB(), allocatable.memoryMB()));
-        }
-        if (reason != null) {
-            refusals.merge(reason, 1L, Long::sum);
-            return new Decision(false, reason, "The node cannot fit this allocation: " + String.join("; ", shortOf));
-        }
-        take(id, asks);
-        return admitted(asks);
+        return decide(id, asks, offer, CpuMemory.ZERO, "The node cannot fit this allocation: ");
     }
 
     /** Admits {@code id} whatever is free: one that ran before the agent restarted is never refused. */
@@ -88,16 +79,50 @@ public final class NodeAdmission {
     }
 
     /**
-     * An admitted allocation's spec changed: its new requests count from now on (not refused; see {@link Usage}).
-     * Returns whether its share changed.
+     * An admitted allocation's spec changed: admits its new requests in place of its share if they fit beside the
+     * others (what it asks beyond its share must be free, what it gives back always fits), else refuses them and it
+     * keeps its share. Its tasks keep the instances they hold where their requests still name them. One that holds no
+     * share (it is over) is not admitted again: the decision admits it as it is.
      */
-    public synchronized boolean resize(AllocId id, CpuMemory asks) {
+    public synchronized Decision resize(AllocId id, Requests asks, DeviceOffer offer) {
         CpuMemory had = shares.get(id);
-        if (had == null || had.equals(asks)) {
-            return false;
+        if (had == null) {
+            return admitted(CpuMemory.ZERO, offer.held());
         }
-        force(id, asks);
-        return true;
+        return decide(id, asks, offer, had, "The node cannot fit the allocation's new requests, so it runs on as it"
+                + " was: ");
+    }
+
+    /**
+     * Admits {@code id} with {@code asks} in place of {@code had} (zero for a new one) when each amount fits: it asks
+     * no more than it had, or no more than is free with {@code had} given back.
+     */
+    private Decision decide(AllocId id, Requests asks, DeviceOffer offer, CpuMemory had, String refusal) {
+        CpuMemory free = allocatable.minus(requested).plus(had);
+        CpuMemory cpuMemory = asks.cpuMemory();
+        List<String> shortOf = new ArrayList<>();
+        String reason = null;
+        if (cpuMemory.cpuMillis() > had.cpuMillis() && cpuMemory.cpuMillis() > free.cpuMillis()) {
+            reason = OUT_OF_CPU;
+            shortOf.add(shortage(
+                    cpuMemory.cpuMillis(), "millicores of CPU", free.cpuMillis(), allocatable.cpuMillis()));
+        }
+        if (cpuMemory.memoryMB() > had.memoryMB() && cpuMemory.memoryMB() > free.memoryMB()) {
+            reason = reason == null ? OUT_OF_MEMORY : reason;
+            shortOf.add(shortage(cpuMemory.memoryMB(), "MB of memory", free.memoryMB(), allocatable.memoryMB()));
+        }
+        DevicePicker.Picks picks = DevicePicker.pick(asks.devices(), offer);
+        if (!picks.shortage().isEmpty()) {
+            reason = reason == null ? OUT_OF_DEVICES : reason;
+            shortOf.addAll(picks.shortage());
+        }
+        if (reason != null) {
+            refusals.merge(reason, 1L, Long::sum);
+            return new Decision(false, reason, refusal + String.join("; ", shortOf), Map.of());
+        }
+        release(id);
+        take(id, cpuMemory);
+        return admitted(cpuMemory, picks.devices());
     }
 
     /** Frees {@code id}'s share; returns whether it held one. */
@@ -128,12 +153,14 @@ public final class NodeAdmission {
         requested = requested.plus(asks);
     }
 
-    private static Decision admitted(CpuMemory asks) {
+    private static Decision admitted(CpuMemory asks, Map<String, List<Device>> devices) {
+        int count = devices.values().stream().mapToInt(List::size).sum();
         return new Decision(
                 true,
                 ADMITTED,
                 "The node had room for this allocation's requests: " + asks.cpuMillis() + " millicores of CPU, "
-                        + asks.memoryMB() + " MB of memory");
+                        + asks.memoryMB() + " MB of memory" + (count == 0 ? "" : ", " + count + " device(s)"),
+                devices);
     }
 
     private static String shortage(long asked, String what, long free, long allocatable) {

@@ -225,7 +225,7 @@ public final class Agent implements AutoCloseable {
                 "allocations may request {} millicores of CPU and {} MB of memory on this node",
                 config.allocatable().cpuMillis(),
                 config.allocatable().memoryMB());
-        Admissions admissions = new Admissions(admission, () -> {
+        Admissions admissions = new Admissions(admission, ledger, () -> {
             NodeRegistrar r = registrar;
             if (r != null) {
                 r.nudge();

@@ -2,10 +2,18 @@ package dev.drover.controller;
 
 import dev.drover.admission.CpuMemory;
 import dev.drover.admission.Decision;
+import dev.drover.admission.Device;
+import dev.drover.admission.DeviceOffer;
+import dev.drover.admission.DevicePicker;
 import dev.drover.admission.NodeAdmission;
+import dev.drover.admission.Requests;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.DesiredStatus;
+import dev.drover.api.v1alpha1.DeviceRequest;
+import dev.drover.devices.DeviceLedger;
 import dev.drover.state.AllocId;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -13,27 +21,44 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The controller's side of node admission ({@link NodeAdmission}): new allocations are admitted as they are taken
- * on, restored ones re-admitted before anything new, terminal and destroyed ones free their share; every change is
- * told to {@code changed} (the Node's annotations follow, throttled there).
+ * on, CPU, memory and devices together, their device instances reserved in the ledger at once; an update is admitted
+ * again or refused; restored ones are re-admitted before anything new; terminal and destroyed ones free their share
+ * and their devices. Deciding and reserving happen under one lock, so no other admission comes between what was
+ * offered and what is reserved. Every change of what is requested is told to {@code changed} (the Node's annotations
+ * follow, throttled there).
  */
 public final class Admissions {
 
     private static final Logger LOG = LoggerFactory.getLogger(Admissions.class);
+    private static final String NO_PLUGINS =
+            " (this agent runs no device plugins; see --device-plugin in docs/configuration.md)";
 
     private final NodeAdmission node;
+    private final DeviceLedger ledger;
     private final Runnable changed;
 
-    /** @param changed told after each change of what is requested (it must not block) */
-    public Admissions(NodeAdmission node, Runnable changed) {
+    /**
+     * @param ledger  the node's device reservations, or null when the agent runs no device plugins (an allocation
+     *                that asks for devices is then refused)
+     * @param changed told after each change of what is requested (it must not block)
+     */
+    public Admissions(NodeAdmission node, DeviceLedger ledger, Runnable changed) {
         this.node = node;
+        this.ledger = ledger;
         this.changed = changed;
     }
 
-    /** Admits a new allocation, or tells why it does not fit. */
-    Decision admit(AllocId id, Allocation a) {
+    /** Admits a new allocation and reserves its devices, or tells why it does not fit. */
+    synchronized Decision admit(AllocId id, Allocation a) {
         boolean held = node.holds(id);
-        Decision d = node.admit(id, CpuMemory.requestsOf(a.getSpec()));
-        if (d.admitted() && !held) {
+        DeviceOffer offer = offer(id);
+        Requests asks = Requests.of(a.getSpec());
+        Decision d = node.admit(id, asks, offer);
+        if (!d.admitted()) {
+            return explained(d, asks);
+        }
+        if (!held) {
+            reserve(id, d, offer);
             LOG.debug("allocation {} admitted: {}", id, d.message());
             changed.run();
         }
@@ -41,15 +66,40 @@ public final class Admissions {
     }
 
     /**
-     * Allocations restored from the state store that are not over: admitted whatever is free (they ran before the
-     * agent restarted), in the order of their ids so that every restart counts them alike.
+     * An admitted allocation's spec changed: its new requests are admitted in place of its share (its devices
+     * reserved anew, those it keeps first) if they fit, or refused while it runs on as it was. A stopping allocation
+     * asks for nothing more, and its tasks keep their devices until they are dead.
      */
-    void restored(Map<AllocId, Allocation> running) {
+    synchronized Decision resize(AllocId id, Allocation a) {
+        CpuMemory before = node.usage().requested();
+        DeviceOffer offer = offer(id);
+        Requests asks = Requests.of(a.getSpec());
+        Decision d = node.resize(id, asks, offer);
+        if (!d.admitted()) {
+            return explained(d, asks);
+        }
+        boolean devicesChanged = a.getSpec().effectiveDesiredStatus() != DesiredStatus.Stop && reserve(id, d, offer);
+        if (devicesChanged || !before.equals(node.usage().requested())) {
+            changed.run();
+        }
+        return d;
+    }
+
+    /**
+     * Allocations restored from the state store that are not over: admitted whatever is free (they ran before the
+     * agent restarted), in the order of their ids so that every restart counts them alike. They keep the devices
+     * stored for them; a task that has none yet (admitted by an agent that reserved as tasks started) gets free
+     * ones if there are.
+     */
+    synchronized void restored(Map<AllocId, Allocation> running) {
         List<AllocId> ids = running.keySet().stream()
                 .sorted(Comparator.comparing(AllocId::key))
                 .toList();
         for (AllocId id : ids) {
             node.force(id, CpuMemory.requestsOf(running.get(id).getSpec()));
+            if (ledger != null) {
+                reserveMissing(id, Requests.of(running.get(id).getSpec()));
+            }
         }
         NodeAdmission.Usage u = node.usage();
         if (u.free().cpuMillis() < 0 || u.free().memoryMB() < 0) {
@@ -65,17 +115,69 @@ public final class Admissions {
         changed.run();
     }
 
-    /** An admitted allocation's spec changed: its requests count as they are now. */
-    void resize(AllocId id, Allocation a) {
-        if (node.resize(id, CpuMemory.requestsOf(a.getSpec()))) {
+    /** The allocation is over (every task dead): its share and its devices are free. */
+    synchronized void release(AllocId id) {
+        if (ledger != null) {
+            ledger.release(id);
+        }
+        if (node.release(id)) {
             changed.run();
         }
     }
 
-    /** The allocation is over (every task dead) or destroyed: its share is free. */
-    void release(AllocId id) {
+    /**
+     * The allocation is destroyed with its stored state: as {@link #release}, but nothing is written of its devices
+     * (it would bring back a row of the allocation just removed).
+     */
+    synchronized void forget(AllocId id) {
+        if (ledger != null) {
+            ledger.forget(id);
+        }
         if (node.release(id)) {
             changed.run();
         }
+    }
+
+    private DeviceOffer offer(AllocId id) {
+        return ledger == null ? DeviceOffer.NONE : ledger.offer(id);
+    }
+
+    /** Reserves the devices {@code d} gives, if they differ from those held; returns whether they did. */
+    private boolean reserve(AllocId id, Decision d, DeviceOffer offer) {
+        if (ledger == null || d.devices().equals(offer.held())) {
+            return false;
+        }
+        ledger.reserve(id, d.devices());
+        return true;
+    }
+
+    /** Reserves free instances for the restored allocation's tasks that ask for devices and hold none. */
+    private void reserveMissing(AllocId id, Requests asks) {
+        DeviceOffer offer = ledger.offer(id);
+        Map<String, List<DeviceRequest>> missing = new LinkedHashMap<>(asks.devices());
+        missing.keySet().removeAll(offer.held().keySet());
+        if (missing.isEmpty()) {
+            return;
+        }
+        DevicePicker.Picks picks = DevicePicker.pick(missing, new DeviceOffer(offer.free(), Map.of()));
+        if (!picks.satisfied()) {
+            LOG.warn(
+                    "restored allocation {}: tasks that ask for devices hold none, and none fit ({}); they fail when"
+                            + " they start",
+                    id,
+                    String.join("; ", picks.shortage()));
+            return;
+        }
+        Map<String, List<Device>> all = new LinkedHashMap<>(offer.held());
+        all.putAll(picks.devices());
+        ledger.reserve(id, all);
+    }
+
+    /** {@code d}, naming why devices cannot fit on an agent that has none. */
+    private Decision explained(Decision d, Requests asks) {
+        if (ledger != null || asks.devices().isEmpty()) {
+            return d;
+        }
+        return new Decision(false, d.reason(), d.message() + NO_PLUGINS, d.devices());
     }
 }

@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.admission.Decision;
 import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.allocrunner.AllocStateListener;
@@ -113,7 +114,7 @@ public final class AllocationController {
                 new AllocationReports(writer, events, metrics, gc, ledger, gate, db, runnerConfig.clock(), admissions);
         this.leftovers = new Leftovers(
                 runnerConfig.dataDir(), db, held, runnerConfig.tasks().drivers());
-        this.teardown = new Teardown(held, gate, gc, ledger, leftovers, runnerConfig.destroyDeadline(), admissions);
+        this.teardown = new Teardown(held, gate, gc, leftovers, runnerConfig.destroyDeadline(), admissions);
         Function<TrackedAllocation, AllocStateListener> listeners = t -> new RunnerListener(t, held, reports);
         this.restorer = new Restorer(db, ledger, held, runners, listeners, teardown, leftovers, admissions);
         this.starts = new Starts(gate, runners, listeners, reports, gc, teardown, this::reconcile, admissions);
@@ -214,10 +215,16 @@ public final class AllocationController {
         }
         if (!problems.isEmpty()) {
             reports.refuse(t, a, generation, problems);
-            if (runner != null && t.confirmed()) {
-                runner.restartRequested(a); // the last good spec runs on, and may be restarted
-            }
+            runsOnAsItWas(t, runner, a);
             return;
+        }
+        if (runner != null && (generation > t.generation() || t.updateUnfit())) {
+            Decision fits = admissions.resize(id, a); // a newer spec, or one the node could not fit before
+            if (!fits.admitted()) {
+                reports.refuseUpdate(t, a, generation, fits);
+                runsOnAsItWas(t, runner, a);
+                return;
+            }
         }
         boolean wasRefused = t.accept();
         if (runner == null) {
@@ -226,9 +233,16 @@ public final class AllocationController {
             if (t.apply(a, generation, wasRefused)) {
                 reports.stateChanged(t, runner.allocState(), null, null);
             }
-            if (generation >= t.generation()) {
-                admissions.resize(id, a); // not refused: its requests count as they are now
-            }
+            runner.restartRequested(a);
+        }
+    }
+
+    /**
+     * The newest spec of {@code t} was refused: its runner, if it has one, runs on with the last spec it accepted (a
+     * restored one resumes with it) and may be restarted.
+     */
+    private static void runsOnAsItWas(TrackedAllocation t, AllocRunner runner, Allocation a) {
+        if (runner != null && !t.resumeAsItWas() && t.confirmed()) {
             runner.restartRequested(a);
         }
     }

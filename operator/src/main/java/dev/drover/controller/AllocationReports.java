@@ -106,11 +106,8 @@ final class AllocationReports {
                         clock.instant());
             }
         }
-        if (c.tasksEnded() && ledger != null) {
-            ledger.release(t.id); // the status keeps naming them: it was built above
-        }
         if (c.tasksEnded()) {
-            admissions.release(t.id);
+            admissions.release(t.id); // its devices too: the status keeps naming them, it was built above
         }
         if (c.becameTerminal()) {
             gc.terminalChanged();
@@ -147,6 +144,19 @@ final class AllocationReports {
                 a, TrackedAllocation.generationOf(a), d, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.info("allocation {} refused: {}", t.id, d.message());
+            events.recordForAllocation(TrackedAllocation.owner(a), true, d.reason(), d.message(), clock.instant());
+        }
+    }
+
+    /**
+     * The node cannot fit the running allocation's new generation: Admitted=False for it and a Warning Event, while
+     * it runs on as it was.
+     */
+    void refuseUpdate(TrackedAllocation t, Allocation a, long generation, Decision d) {
+        TrackedAllocation.Built b =
+                t.refuseUpdate(generation, d, clock.instant(), status -> writer.publish(t.id, status));
+        if (b.news()) {
+            LOG.info("allocation {}: generation {} refused: {}", t.id, generation, d.message());
             events.recordForAllocation(TrackedAllocation.owner(a), true, d.reason(), d.message(), clock.instant());
         }
     }

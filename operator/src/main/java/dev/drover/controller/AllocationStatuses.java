@@ -118,7 +118,7 @@ final class AllocationStatuses {
 
     /**
      * The status of an allocation the node cannot fit ({@code d} says why): Failed, never run, with
-     * {@code Admitted=False} and {@code d}'s reason ({@code OutOfcpu} or {@code OutOfmemory}).
+     * {@code Admitted=False} and {@code d}'s reason ({@code OutOfcpu}, {@code OutOfmemory} or {@code OutOfdevices}).
      */
     static AllocationStatus notAdmitted(
             Decision d, long generation, List<Task> tasks, AllocationStatus previous, Instant now) {
@@ -143,6 +143,19 @@ final class AllocationStatuses {
                         now));
         s.getConditions().add(condition(ADMITTED, false, d.reason(), d.message(), generation, previous, now));
         return s;
+    }
+
+    /**
+     * The status of a running allocation whose newest generation the node cannot fit ({@code d} says why):
+     * {@code running}, the status of the definition it runs on, with {@code Admitted=False} and {@code d}'s reason
+     * for {@code generation}.
+     */
+    static AllocationStatus updateNotAdmitted(
+            Decision d, long generation, AllocationStatus running, AllocationStatus previous, Instant now) {
+        running.setObservedGeneration(generation);
+        running.getConditions().removeIf(c -> c.getType().equals(ADMITTED));
+        running.getConditions().add(condition(ADMITTED, false, d.reason(), d.message(), generation, previous, now));
+        return running;
     }
 
     /**

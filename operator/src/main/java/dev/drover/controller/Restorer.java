@@ -89,6 +89,9 @@ final class Restorer {
             }
             if (stored.spec().isEmpty()) {
                 LOG.warn("stored allocation {} has no spec (a crash while it was created); removing it", stored.id());
+                if (ledger != null) {
+                    ledger.forget(stored.id()); // reserved at admission, before the spec was stored
+                }
                 leftovers.removeNow(stored.id());
                 continue;
             }

@@ -1,7 +1,6 @@
 package dev.drover.controller;
 
 import dev.drover.allocrunner.AllocRunner;
-import dev.drover.devices.DeviceLedger;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.state.AllocId;
 import java.time.Duration;
@@ -31,7 +30,6 @@ final class Teardown {
     private final ConcurrentMap<AllocId, TrackedAllocation> held;
     private final StartGate gate;
     private final GarbageCollector gc;
-    private final DeviceLedger ledger;
     private final Leftovers leftovers;
     private final Duration deadline;
     private final Admissions admissions;
@@ -44,21 +42,18 @@ final class Teardown {
 
     /**
      * @param held     the allocations the controller holds (a collected one leaves them here)
-     * @param ledger   the node's device reservations, or null
      * @param deadline how long one destroy waits for its tasks' kills ({@code AllocRunnerConfig#destroyDeadline})
      */
     Teardown(
             ConcurrentMap<AllocId, TrackedAllocation> held,
             StartGate gate,
             GarbageCollector gc,
-            DeviceLedger ledger,
             Leftovers leftovers,
             Duration deadline,
             Admissions admissions) {
         this.held = held;
         this.gate = gate;
         this.gc = gc;
-        this.ledger = ledger;
         this.leftovers = leftovers;
         this.deadline = deadline;
         this.admissions = admissions;
@@ -73,7 +68,7 @@ final class Teardown {
         gate.cancel(t.id);
         gc.forget(t.id.key());
         if (r == null) {
-            admissions.release(t.id);
+            admissions.forget(t.id); // devices reserved at admission, if it got that far: its stored state goes next
             leftovers.remove(t.id);
             return CompletableFuture.completedFuture(null);
         }
@@ -133,10 +128,9 @@ final class Teardown {
     private CompletableFuture<Void> destroyUntilDead(AllocId id, AllocRunner r) {
         dying.add(r);
         return destroys.start(id, r::destroy, () -> {
-            if (ledger != null) {
-                ledger.forget(id); // its stored state, which held its reservations, is gone: so are they
-            }
-            admissions.release(id); // as its devices: once no task of it can use the node any more
+            // its stored state, which held its reservations, is gone: so are they, and its share, once no task of it
+            // can use the node any more
+            admissions.forget(id);
             dying.remove(r);
             leftovers.noteIfLeft(id);
         });

@@ -9,7 +9,6 @@ import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.validation.Violation;
-import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.time.Instant;
@@ -68,6 +67,8 @@ final class TrackedAllocation {
 
     private long generation;
     private List<Violation> problems = List.of();
+    /** Why the node could not fit its newest generation, which it does not run; null when it runs the newest. */
+    private Decision unfitUpdate;
     private AllocationStatus built;
     private long builtVersion = -1;
     /** Restored from the store and not yet confirmed by the API server: not run, nothing written. */
@@ -123,6 +124,20 @@ final class TrackedAllocation {
         return confirmed;
     }
 
+    /**
+     * A restored allocation the API server confirms with a spec that was refused: it resumes with the spec it ran.
+     * Returns whether it waited for that.
+     */
+    boolean resumeAsItWas() {
+        AllocRunner r = runner;
+        if (r == null || !confirm()) {
+            return false;
+        }
+        LOG.info("allocation {} confirmed by the API server; resuming it as it ran (its newest spec was refused)", id);
+        r.run();
+        return true;
+    }
+
     /** Confirms a restored allocation; returns whether it waited for that. */
     private boolean confirm() {
         boolean waited = !confirmed;
@@ -161,38 +176,15 @@ final class TrackedAllocation {
     }
 
     /** Tasks cannot be added or removed in a running allocation: that takes a new allocation. */
-    List<Violation> taskSetChange(Allocation a) {
-        List<String> before;
-        String account;
-        synchronized (this) {
-            before = tasks.stream().map(Task::getName).sorted().toList();
-            account = serviceAccount;
-        }
-        String newAccount = a.getSpec().effectiveServiceAccountName();
-        if (account != null && !account.equals(newAccount)) {
-            // the CRD's CEL refuses this; an API server that does not run it must not get it past the agent either
-            return List.of(new Violation(
-                    "spec.serviceAccountName",
-                    "changed from " + account + " to " + UserText.quote(newAccount)
-                            + "; it is fixed for the allocation's life: create a new allocation to run as another"
-                            + " ServiceAccount"));
-        }
-        List<String> after =
-                a.getSpec().getTasks().stream().map(Task::getName).sorted().toList();
-        if (before.equals(after)) {
-            return List.of();
-        }
-        return List.of(
-                new Violation(
-                        "spec.tasks",
-                        "tasks " + before + " became " + after + "; tasks cannot be added"
-                                + " or removed in a running allocation: create a new allocation (the running one keeps its tasks)"));
+    synchronized List<Violation> taskSetChange(Allocation a) {
+        return TaskSetChange.of(tasks, serviceAccount, a);
     }
 
-    /** Its spec is valid (again); returns whether it was refused before. */
+    /** Its spec is valid (again) and fits the node; returns whether it was refused before. */
     synchronized boolean accept() {
-        boolean wasRefused = !problems.isEmpty();
+        boolean wasRefused = !problems.isEmpty() || unfitUpdate != null;
         problems = List.of();
+        unfitUpdate = null;
         return wasRefused;
     }
 
@@ -205,12 +197,35 @@ final class TrackedAllocation {
             long newGeneration, List<Violation> newProblems, Instant now, Consumer<AllocationStatus> publish) {
         boolean changed = !newProblems.equals(problems) || newGeneration != generation;
         problems = newProblems;
+        unfitUpdate = null; // a newer spec, refused before the node is asked
         generation = Math.max(generation, newGeneration);
         AllocRunner r = runner;
         AllocationStatus running = r == null ? null : AllocationStatuses.of(r.allocState(), tasks, built, now);
         built = AllocationStatuses.invalid(newProblems, newGeneration, running, built, now);
         publish.accept(built);
         return new Built(built, changed);
+    }
+
+    /**
+     * The node cannot fit the running allocation's new generation ({@code d} says why): Admitted=False for it, and
+     * the runner keeps the definition it runs, as for a refused spec. The status goes to {@code publish} under the lock.
+     */
+    synchronized Built refuseUpdate(long newGeneration, Decision d, Instant now, Consumer<AllocationStatus> publish) {
+        boolean changed = unfitUpdate == null
+                || !unfitUpdate.message().equals(d.message())
+                || newGeneration != generation;
+        unfitUpdate = d;
+        problems = List.of();
+        generation = Math.max(generation, newGeneration);
+        AllocationStatus running = AllocationStatuses.of(runner.allocState(), tasks, built, now);
+        built = AllocationStatuses.updateNotAdmitted(d, newGeneration, running, built, now);
+        publish.accept(built);
+        return new Built(built, changed);
+    }
+
+    /** Whether the node could not fit its newest generation ({@link #refuseUpdate}). */
+    synchronized boolean updateUnfit() {
+        return unfitUpdate != null;
     }
 
     /** A runner keeps its tasks (adding or removing tasks needs a new allocation): only definitions change. */
@@ -353,6 +368,9 @@ final class TrackedAllocation {
         }
         if (!problems.isEmpty()) {
             status = AllocationStatuses.invalid(problems, generation, status, built, now);
+        }
+        if (unfitUpdate != null) {
+            status = AllocationStatuses.updateNotAdmitted(unfitUpdate, generation, status, built, now);
         }
         status = AllocationStatuses.withStateStored(status, unstored, state.observedGeneration(), built, now);
         boolean storeChanged = unstored.isPresent() != storeFailing;

@@ -1,13 +1,15 @@
 package dev.drover.devices;
 
+import dev.drover.admission.Device;
+import dev.drover.admission.DeviceOffer;
 import dev.drover.api.v1alpha1.AllocatedDevice;
-import dev.drover.api.v1alpha1.DeviceRequest;
 import dev.drover.state.AllocId;
 import dev.drover.state.DeviceReservation;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.StoredAllocation;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,20 +19,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Which device instances belong to which allocation's task. A reservation is
- * for specific instances, is stored (so it survives agent restarts), and is
- * released when its allocation is terminal or destroyed.
+ * Which device instances belong to which allocation's task. Admission decides
+ * them ({@link #offer}, then {@link #reserve}); a reservation is for specific
+ * instances, is stored (so it survives agent restarts), and is released when
+ * its allocation is terminal or destroyed.
  */
 public final class DeviceLedger {
 
     private static final Logger LOG = LoggerFactory.getLogger(DeviceLedger.class);
-
-    /** Not enough healthy free instances; the message names the device, the count asked and free. */
-    public static final class Unsatisfiable extends Exception {
-        Unsatisfiable(String message) {
-            super(message);
-        }
-    }
 
     private final DeviceManager devices;
     private final StateDB state;
@@ -52,52 +48,67 @@ public final class DeviceLedger {
         }
     }
 
-    /** The task's reservation: the stored one if it has one, else healthy free instances claimed now. */
-    public synchronized List<DeviceReservation> claim(AllocId alloc, String task, List<DeviceRequest> requests)
-            throws Unsatisfiable {
-        List<DeviceReservation> mine = byAlloc.getOrDefault(alloc, List.of()).stream()
+    /**
+     * What the node offers {@code alloc} ({@link DeviceOffer}): the healthy instances no allocation holds, by ID,
+     * and those its tasks hold. Read and {@link #reserve} under the admission's lock, so no other reservation comes
+     * between.
+     */
+    public synchronized DeviceOffer offer(AllocId alloc) {
+        List<Device> free = devices.devices().values().stream()
+                .filter(d -> d.healthy() && !owner.containsKey(d.instance().id()))
+                .map(d -> new Device(d.instance().id(), d.group().vendor(), d.group().type(), d.group().model()))
+                .sorted(Comparator.comparing(Device::id))
+                .toList();
+        Map<String, List<Device>> held = new LinkedHashMap<>();
+        for (DeviceReservation r : byAlloc.getOrDefault(alloc, List.of())) {
+            List<Device> mine = held.computeIfAbsent(r.task(), k -> new ArrayList<>());
+            r.ids().forEach(id -> mine.add(new Device(id, r.vendor(), r.type(), r.model())));
+        }
+        return new DeviceOffer(free, held);
+    }
+
+    /**
+     * Reserves for {@code alloc} the instances admission gave each of its tasks ({@code byTask}, out of its
+     * {@link #offer}), in place of what it held, and stores that; an instance it held and no task keeps is free.
+     */
+    public synchronized void reserve(AllocId alloc, Map<String, List<Device>> byTask) {
+        for (List<Device> ds : byTask.values()) {
+            for (Device d : ds) {
+                AllocId holder = owner.get(d.id());
+                if (holder != null && !holder.equals(alloc)) {
+                    throw new IllegalStateException("device instance " + d.id() + " is reserved for " + holder
+                            + ", not free for " + alloc);
+                }
+            }
+        }
+        List<DeviceReservation> had = byAlloc.remove(alloc);
+        if (had != null) {
+            had.forEach(r -> r.ids().forEach(owner::remove));
+        }
+        List<DeviceReservation> now = new ArrayList<>();
+        byTask.forEach((task, ds) -> {
+            // one reservation per device group, so status shows vendor, type and model
+            Map<List<String>, List<String>> byGroup = new LinkedHashMap<>();
+            for (Device d : ds) {
+                byGroup.computeIfAbsent(List.of(d.vendor(), d.type(), d.model()), k -> new ArrayList<>())
+                        .add(d.id());
+                owner.put(d.id(), alloc);
+            }
+            byGroup.forEach((g, ids) -> now.add(new DeviceReservation(task, g.get(0), g.get(1), g.get(2), ids)));
+        });
+        if (!now.isEmpty()) {
+            byAlloc.put(alloc, now);
+        }
+        if (had != null || !now.isEmpty()) {
+            store(alloc, List.copyOf(now));
+        }
+    }
+
+    /** The instances reserved for the allocation's task when the allocation was admitted; empty if none. */
+    public synchronized List<DeviceReservation> reserved(AllocId alloc, String task) {
+        return byAlloc.getOrDefault(alloc, List.of()).stream()
                 .filter(r -> r.task().equals(task))
                 .toList();
-        if (!mine.isEmpty()) {
-            return mine;
-        }
-        List<DeviceReservation> claimed = new ArrayList<>();
-        List<String> taken = new ArrayList<>();
-        List<String> problems = new ArrayList<>();
-        for (DeviceRequest request : requests) {
-            int count = request.effectiveCount();
-            List<DeviceManager.Device> free = devices.healthyMatching(request.getName()).stream()
-                    .filter(d -> !owner.containsKey(d.instance().id())
-                            && !taken.contains(d.instance().id()))
-                    .toList();
-            if (free.size() < count) {
-                problems.add("device " + request.getName() + ": asked " + count + ", " + free.size() + " free");
-                continue;
-            }
-            // one reservation per device group, so status shows vendor, type and model
-            Map<String, List<DeviceManager.Device>> byGroup = new LinkedHashMap<>();
-            for (DeviceManager.Device d : free.subList(0, count)) {
-                byGroup.computeIfAbsent(d.group().id(), k -> new ArrayList<>()).add(d);
-                taken.add(d.instance().id());
-            }
-            for (List<DeviceManager.Device> group : byGroup.values()) {
-                var g = group.getFirst().group();
-                claimed.add(new DeviceReservation(
-                        task,
-                        g.vendor(),
-                        g.type(),
-                        g.model(),
-                        group.stream().map(d -> d.instance().id()).toList()));
-            }
-        }
-        if (!problems.isEmpty()) {
-            throw new Unsatisfiable(String.join("; ", problems));
-        }
-        List<DeviceReservation> all = byAlloc.computeIfAbsent(alloc, k -> new ArrayList<>());
-        all.addAll(claimed);
-        taken.forEach(id -> owner.put(id, alloc));
-        store(alloc, List.copyOf(all));
-        return claimed;
     }
 
     /** Frees the allocation's instances (it is terminal, or gone). */

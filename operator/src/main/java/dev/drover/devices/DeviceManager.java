@@ -236,15 +236,7 @@ public final class DeviceManager implements AutoCloseable {
     }
 
     static boolean matches(DeviceGroup g, String request) {
-        String[] parts = request.split("/", 3);
-        return switch (parts.length) {
-            case 1 -> g.type().equals(parts[0]);
-            case 2 -> g.vendor().equals(parts[0]) && g.type().equals(parts[1]);
-            default ->
-                g.vendor().equals(parts[0])
-                        && g.type().equals(parts[1])
-                        && g.model().equals(parts[2]);
-        };
+        return dev.drover.admission.Device.matches(g.vendor(), g.type(), g.model(), request);
     }
 
     /** What a task gets for {@code ids} (environment, mounts, device nodes), from their plugin(s). */

@@ -12,13 +12,15 @@ import dev.drover.taskrunner.TaskPrestartHook;
 import java.util.List;
 
 /**
- * Reserves the devices a task asks for before each start: the same instances
- * every time (the reservation is stored), and the plugin's environment (for
- * NVIDIA GPUs {@code CUDA_VISIBLE_DEVICES} and {@code NVIDIA_VISIBLE_DEVICES})
- * added to the task's. A task given no NVIDIA GPU gets both set to show none,
- * so that it cannot use GPUs reserved for others by accident. It runs after the
- * task's own {@code env} is applied: a task cannot change these. A request
- * that healthy free instances cannot satisfy fails the task's setup for good.
+ * Hands a task, before each start, the device instances admission reserved for
+ * it when its allocation was admitted ({@link DeviceLedger#reserve}): the same
+ * instances every time (the reservation is stored), and the plugin's environment
+ * (for NVIDIA GPUs {@code CUDA_VISIBLE_DEVICES} and {@code NVIDIA_VISIBLE_DEVICES})
+ * added to the task's. It reserves nothing itself: an allocation whose devices
+ * do not fit is refused at admission, before anything of it starts. A task
+ * given no NVIDIA GPU gets both set to show none, so that it cannot use GPUs
+ * reserved for others by accident. It runs after the task's own {@code env} is
+ * applied: a task cannot change these.
  */
 public final class DeviceReservationHook implements TaskPrestartHook {
 
@@ -35,6 +37,21 @@ public final class DeviceReservationHook implements TaskPrestartHook {
         return "devices";
     }
 
+    /** Why a task that asks for devices has none reserved. */
+    static String unreserved(List<DeviceRequest> requests) {
+        StringBuilder why = new StringBuilder();
+        for (DeviceRequest r : requests) {
+            why.append(why.isEmpty() ? "" : "; ")
+                    .append("device ")
+                    .append(r.getName())
+                    .append(": asked ")
+                    .append(r.effectiveCount())
+                    .append(", none reserved for this task");
+        }
+        return why + " (its allocation was admitted by an earlier agent that reserved devices as tasks started, and"
+                + " no instance was free when this agent restored it): create the allocation again";
+    }
+
     @Override
     public void prestart(TaskHookContext ctx) throws TaskHookException {
         if (ctx.task().getResources() == null
@@ -43,12 +60,10 @@ public final class DeviceReservationHook implements TaskPrestartHook {
             ctx.env().putAll(NvidiaReservations.noneVisible());
             return;
         }
-        List<DeviceRequest> requests = ctx.task().getResources().getDevices();
-        List<DeviceReservation> mine;
-        try {
-            mine = ledger.claim(ctx.allocId(), ctx.task().getName(), requests);
-        } catch (DeviceLedger.Unsatisfiable e) {
-            throw new TaskHookException(TaskEventType.SetupFailure, e.getMessage());
+        List<DeviceReservation> mine = ledger.reserved(ctx.allocId(), ctx.task().getName());
+        if (mine.isEmpty()) {
+            // only an allocation restored from an agent that reserved at each task's start, with none free since
+            throw new TaskHookException(TaskEventType.SetupFailure, unreserved(ctx.task().getResources().getDevices()));
         }
         try {
             Reservation r =

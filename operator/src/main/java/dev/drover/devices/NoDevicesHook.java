@@ -8,10 +8,11 @@ import dev.drover.taskrunner.TaskPrestartHook;
 import java.util.List;
 
 /**
- * The device hook of an agent that runs no device plugins: a task that asks
- * for devices cannot have them, so its setup fails for good with a message
- * naming each request (docs/semantics.md, Devices), instead of the task running
- * without the devices it needs.
+ * The device hook of an agent that runs no device plugins. Admission refuses a
+ * new allocation that asks for devices there; a task restored from an agent
+ * that ran them cannot have its devices either, so its setup fails for good
+ * with a message naming each request (docs/semantics.md, Devices), instead of
+ * the task running without the devices it needs.
  */
 public final class NoDevicesHook implements TaskPrestartHook {
 

@@ -22,17 +22,25 @@ class NodeAdmissionTest {
         return new AllocId("default", name);
     }
 
+    Decision admit(String name, CpuMemory asks) {
+        return node.admit(id(name), new Requests(asks, Map.of()), DeviceOffer.NONE);
+    }
+
+    Decision resize(String name, CpuMemory asks) {
+        return node.resize(id(name), new Requests(asks, Map.of()), DeviceOffer.NONE);
+    }
+
     @Test
     void allocationsAreAdmittedInTurnUntilTheNextDoesNotFit() {
-        assertThat(node.admit(id("a"), new CpuMemory(2500, 512)).admitted()).isTrue();
-        Decision b = node.admit(id("b"), new CpuMemory(2000, 256));
+        assertThat(admit("a", new CpuMemory(2500, 512)).admitted()).isTrue();
+        Decision b = admit("b", new CpuMemory(2000, 256));
 
         assertThat(b.admitted()).isFalse();
         assertThat(b.reason()).isEqualTo("OutOfcpu");
         assertThat(b.message())
                 .isEqualTo("The node cannot fit this allocation: requested 2000 millicores of CPU, 1500 free of 4000"
                         + " allocatable");
-        assertThat(node.admit(id("c"), new CpuMemory(1500, 512)).admitted())
+        assertThat(admit("c", new CpuMemory(1500, 512)).admitted())
                 .as("an exact fit")
                 .isTrue();
         assertThat(node.usage().free()).isEqualTo(CpuMemory.ZERO);
@@ -42,13 +50,13 @@ class NodeAdmissionTest {
 
     @Test
     void memoryIsCheckedAndBothShortagesAreToldUnderTheFirstReason() {
-        node.admit(id("a"), new CpuMemory(3500, 900));
+        admit("a", new CpuMemory(3500, 900));
 
-        Decision memory = node.admit(id("m"), new CpuMemory(100, 200));
+        Decision memory = admit("m", new CpuMemory(100, 200));
         assertThat(memory.reason()).isEqualTo("OutOfmemory");
         assertThat(memory.message()).endsWith("requested 200 MB of memory, 124 free of 1024 allocatable");
 
-        Decision both = node.admit(id("both"), new CpuMemory(600, 200));
+        Decision both = admit("both", new CpuMemory(600, 200));
         assertThat(both.reason()).isEqualTo("OutOfcpu");
         assertThat(both.message())
                 .contains("requested 600 millicores of CPU, 500 free of 4000 allocatable; requested 200 MB of"
@@ -59,16 +67,16 @@ class NodeAdmissionTest {
     @Test
     void aRequestOfNothingAlwaysFitsEvenAnOvercommittedNode() {
         node.force(id("restored"), new CpuMemory(5000, 2048));
-        assertThat(node.admit(id("free"), CpuMemory.ZERO).admitted()).isTrue();
-        assertThat(node.admit(id("cpu-only"), new CpuMemory(0, 1)).reason()).isEqualTo("OutOfmemory");
-        Decision d = node.admit(id("memory"), new CpuMemory(1, 0));
+        assertThat(admit("free", CpuMemory.ZERO).admitted()).isTrue();
+        assertThat(admit("cpu-only", new CpuMemory(0, 1)).reason()).isEqualTo("OutOfmemory");
+        Decision d = admit("memory", new CpuMemory(1, 0));
         assertThat(d.message()).as("free is never told below 0").contains("0 free of 4000");
     }
 
     @Test
     void releasingFreesTheShareOnceAndAdmittingAgainKeepsTheFirstShare() {
-        node.admit(id("a"), new CpuMemory(4000, 1024));
-        assertThat(node.admit(id("a"), new CpuMemory(9999, 9999)).admitted())
+        admit("a", new CpuMemory(4000, 1024));
+        assertThat(admit("a", new CpuMemory(9999, 9999)).admitted())
                 .as("already admitted")
                 .isTrue();
         assertThat(node.usage().requested()).isEqualTo(new CpuMemory(4000, 1024));
@@ -76,22 +84,61 @@ class NodeAdmissionTest {
         assertThat(node.release(id("a"))).isTrue();
         assertThat(node.release(id("a"))).isFalse();
         assertThat(node.usage().requested()).isEqualTo(CpuMemory.ZERO);
-        assertThat(node.admit(id("b"), new CpuMemory(4000, 1024)).admitted()).isTrue();
+        assertThat(admit("b", new CpuMemory(4000, 1024)).admitted()).isTrue();
     }
 
     @Test
-    void anUpdateResizesOnlyAnAdmittedShare() {
-        node.admit(id("a"), new CpuMemory(1000, 100));
-        assertThat(node.resize(id("a"), new CpuMemory(1000, 100))).isFalse();
-        assertThat(node.resize(id("a"), new CpuMemory(5000, 100))).isTrue();
-        assertThat(node.usage().free()).isEqualTo(new CpuMemory(-1000, 924));
-        assertThat(node.resize(id("unknown"), new CpuMemory(1, 1))).isFalse();
-        assertThat(node.usage().requested()).isEqualTo(new CpuMemory(5000, 100));
+    void anUpdateThatDoesNotFitIsRefusedAndTheShareKept() {
+        admit("a", new CpuMemory(1000, 100));
+        admit("b", new CpuMemory(1000, 100));
+
+        Decision grown = resize("a", new CpuMemory(1_000_000, 10_000_000));
+
+        assertThat(grown.admitted()).isFalse();
+        assertThat(grown.reason()).isEqualTo("OutOfcpu");
+        assertThat(grown.message())
+                .isEqualTo("The node cannot fit the allocation's new requests, so it runs on as it was: requested"
+                        + " 1000000 millicores of CPU, 3000 free of 4000 allocatable; requested 10000000 MB of memory,"
+                        + " 924 free of 1024 allocatable");
+        assertThat(node.usage().requested()).as("its share as it was").isEqualTo(new CpuMemory(2000, 200));
+        assertThat(node.usage().free()).isEqualTo(new CpuMemory(2000, 824));
+        assertThat(node.refusals()).isEqualTo(Map.of("OutOfcpu", 1L));
+        assertThat(admit("c", new CpuMemory(2000, 824)).admitted())
+                .as("the rest is still free")
+                .isTrue();
+    }
+
+    @Test
+    void anUpdateThatFitsWithItsOwnShareGivenBackOrShrinksIsAdmitted() {
+        admit("a", new CpuMemory(1000, 100));
+        admit("b", new CpuMemory(2000, 100));
+
+        assertThat(resize("a", new CpuMemory(2000, 924)).admitted())
+                .as("exactly what is free with its own share back")
+                .isTrue();
+        assertThat(node.usage().free()).isEqualTo(CpuMemory.ZERO);
+        assertThat(resize("a", new CpuMemory(2001, 924)).reason()).isEqualTo("OutOfcpu");
+        assertThat(resize("a", new CpuMemory(500, 10)).admitted()).isTrue();
+        assertThat(node.usage().requested()).isEqualTo(new CpuMemory(2500, 110));
+        assertThat(resize("unknown", new CpuMemory(1, 1)).admitted())
+                .as("one that holds no share is not admitted again")
+                .isTrue();
+        assertThat(node.holds(id("unknown"))).isFalse();
+    }
+
+    @Test
+    void aShrinkingUpdateFitsEvenAnOvercommittedNode() {
+        node.force(id("restored"), new CpuMemory(5000, 2048));
+        assertThat(resize("restored", new CpuMemory(4500, 2048)).admitted()).isTrue();
+        assertThat(resize("restored", new CpuMemory(4600, 2048)).reason())
+                .as("growing beyond what is free is not")
+                .isEqualTo("OutOfcpu");
+        assertThat(node.usage().requested()).isEqualTo(new CpuMemory(4500, 2048));
     }
 
     @Test
     void theFiguresBecomeNodeAnnotations() {
-        node.admit(id("a"), new CpuMemory(1000, 24));
+        admit("a", new CpuMemory(1000, 24));
         assertThat(node.usage().annotations())
                 .containsExactly(
                         Map.entry("drover.dev/allocatable-cpu-millis", "4000"),

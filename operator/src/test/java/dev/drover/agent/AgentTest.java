@@ -429,7 +429,7 @@ class AgentTest {
     }
 
     @Test
-    void aTaskAskingForDevicesFailsSetupWhenTheAgentHasNone() {
+    void anAllocationAskingForDevicesIsRefusedAtAdmissionWhenTheAgentHasNone() {
         Allocation a = alloc("wants-gpu", "node-a", Map.of("runFor", "1h"));
         dev.drover.api.v1alpha1.Resources resources = new dev.drover.api.v1alpha1.Resources();
         resources.setDevices(List.of(new dev.drover.api.v1alpha1.DeviceRequest("nvidia/gpu", 1)));
@@ -438,12 +438,18 @@ class AgentTest {
         await().atMost(Duration.ofSeconds(20))
                 .until(() -> get("wants-gpu").getStatus() != null
                         && get("wants-gpu").getStatus().getClientStatus() == ClientStatus.Failed);
-        assertThat(get("wants-gpu").getStatus().getTaskStates().get("main").getEvents())
-                .anySatisfy(e -> {
-                    assertThat(e.getType().name()).isEqualTo("SetupFailure");
-                    assertThat(e.getMessage()).contains("device nvidia/gpu: asked 1, 0 free");
-                })
-                .noneSatisfy(e -> assertThat(e.getType().name()).isEqualTo("Started"));
+        assertThat(admitted("wants-gpu").getReason()).isEqualTo("OutOfdevices");
+        assertThat(admitted("wants-gpu").getMessage())
+                .contains("device nvidia/gpu: asked 1, 0 free (this agent runs no device plugins");
+        assertThat(get("wants-gpu").getStatus().getTaskStates()).as("nothing of it started").isEmpty();
+    }
+
+    /** The allocation's {@code Admitted} condition. */
+    io.fabric8.kubernetes.api.model.Condition admitted(String name) {
+        return get(name).getStatus().getConditions().stream()
+                .filter(c -> c.getType().equals("Admitted"))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -585,8 +591,7 @@ class AgentTest {
 
         client.resource(wantsDevices("two-gpus", "gpu", 2)).create();
         await().atMost(Duration.ofSeconds(20)).until(() -> statusOf("two-gpus") == ClientStatus.Failed);
-        assertThat(get("two-gpus").getStatus().getTaskStates().get("main").getEvents())
-                .anySatisfy(e -> assertThat(e.getMessage()).contains("device gpu: asked 2, 1 free"));
+        assertThat(admitted("two-gpus").getMessage()).endsWith("device gpu: asked 2, 1 free");
 
         agent.close(); // the reservation is stored: the same instance after a restart
         agent = startAgent(
@@ -642,8 +647,7 @@ class AgentTest {
         assertThat(statusOf("newcomer"))
                 .as("no GPU while the dying task may still use it")
                 .isEqualTo(ClientStatus.Failed);
-        assertThat(get("newcomer").getStatus().getTaskStates().get("main").getEvents())
-                .anySatisfy(e -> assertThat(e.getMessage()).contains("device nvidia/gpu: asked 1, 0 free"));
+        assertThat(admitted("newcomer").getMessage()).endsWith("device nvidia/gpu: asked 1, 0 free");
 
         await().atMost(Duration.ofSeconds(20)).until(() -> get("holder") == null);
         client.resource(wantsDevices("after", "nvidia/gpu", 1)).create();

@@ -141,7 +141,7 @@ class AllocationControllerTest {
                 gc,
                 ledger,
                 concurrentStarts,
-                new Admissions(admission = new NodeAdmission(allocatable), admissionChanges::incrementAndGet),
+                new Admissions(admission = new NodeAdmission(allocatable), ledger, admissionChanges::incrementAndGet),
                 factory);
         controllers.add(c);
         return c;
@@ -536,15 +536,23 @@ class AllocationControllerTest {
 
     /** A node with one GPU, from the fake device plugin. */
     DeviceLedger ledgerOfOneGpu() throws Exception {
+        return ledgerOfGpus(1);
+    }
+
+    /** A node with {@code count} GPUs ({@code GPU-a}, {@code GPU-b}, ...), from the fake device plugin. */
+    DeviceLedger ledgerOfGpus(int count) throws Exception {
         Path plugin = data.resolve("gpus.yaml");
+        StringBuilder instances = new StringBuilder();
+        for (int i = 0; i < count; i++) {
+            instances.append("      - id: GPU-").append((char) ('a' + i)).append('\n');
+        }
         Files.writeString(plugin, """
                 groups:
                   - vendor: nvidia
                     type: gpu
                     model: Tesla T4
                     instances:
-                      - id: GPU-a
-                """);
+                """ + instances);
         devices = new DeviceManager(
                 List.of(DevicePlugins.discover().select("fake:" + plugin)),
                 new DeviceManager.Timing(
@@ -555,6 +563,23 @@ class AllocationControllerTest {
                         Duration.ofMillis(200)));
         assertThat(devices.awaitFirstFingerprints(Duration.ofSeconds(10))).isTrue();
         return new DeviceLedger(devices, db);
+    }
+
+    /** {@code a} with its first task asking for {@code count} NVIDIA GPUs. */
+    static Allocation withGpus(Allocation a, int count) {
+        Resources resources = a.getSpec().getTasks().getFirst().getResources();
+        if (resources == null) {
+            resources = new Resources();
+            a.getSpec().getTasks().getFirst().setResources(resources);
+        }
+        resources.setDevices(List.of(new DeviceRequest("nvidia/gpu", count)));
+        return a;
+    }
+
+    List<String> gpusOf(DeviceLedger ledger, Allocation a) {
+        return ledger.reservations(id(a)).stream()
+                .flatMap(r -> r.ids().stream())
+                .toList();
     }
 
     @Test
@@ -792,6 +817,210 @@ class AllocationControllerTest {
         next.reconcile(b);
         assertThat(next.runner(id(a))).isPresent();
         assertThat(next.runner(id(b))).isPresent();
+        assertThat(statuses.clientStatus(id(a))).isEqualTo(ClientStatus.Running);
+    }
+
+    /**
+     * Three allocations asking one GPU each, created in that order, on a node with two: the first created is slow to
+     * start (its runner is being created while the others come), yet it and the second get the GPUs and the third is
+     * refused at admission, before anything of it starts.
+     */
+    @Test
+    void devicesAreAdmittedWithCpuAndMemoryInTheOrderAllocationsComeNotAsTheyStart() throws Exception {
+        DeviceLedger ledger = ledgerOfGpus(2);
+        CountDownLatch firstCreating = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AllocationController c = controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)), real ->
+                new RunnerFactory() {
+                    @Override
+                    public AllocRunner create(Allocation a, AllocStateListener listener) {
+                        if (a.getMetadata().getName().equals("first")) {
+                            firstCreating.countDown();
+                            try {
+                                proceed.await();
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                        return real.create(a, listener);
+                    }
+
+                    @Override
+                    public AllocRunner restore(StoredAllocation stored, AllocStateListener listener) {
+                        return real.restore(stored, listener);
+                    }
+                });
+        Allocation first = withGpus(alloc("first", Map.of("runFor", "1h")), 1);
+        Allocation second = withGpus(alloc("second", Map.of("runFor", "1h")), 1);
+        Allocation third = withGpus(alloc("third", Map.of("runFor", "1h")), 1);
+        Thread slow = Thread.ofVirtual().start(() -> {
+            try {
+                c.reconcile(first);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            assertThat(firstCreating.await(10, TimeUnit.SECONDS)).isTrue();
+            c.reconcile(second);
+            c.reconcile(third);
+            awaitStatus(second, ClientStatus.Running);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> statuses.clientStatus(id(third)) != null
+                            && statuses.clientStatus(id(third)) != ClientStatus.Pending);
+        } finally {
+            proceed.countDown();
+            slow.join();
+        }
+
+        awaitStatus(first, ClientStatus.Running);
+        assertThat(gpusOf(ledger, first)).as("reserved when it was admitted").containsExactly("GPU-a");
+        assertThat(gpusOf(ledger, second)).containsExactly("GPU-b");
+        assertThat(statuses.clientStatus(id(third))).isEqualTo(ClientStatus.Failed);
+        var admitted = statuses.condition(id(third), "Admitted").orElseThrow();
+        assertThat(admitted.getStatus()).isEqualTo("False");
+        assertThat(admitted.getReason()).isEqualTo("OutOfdevices");
+        assertThat(admitted.getMessage()).isEqualTo("The node cannot fit this allocation: device nvidia/gpu: asked 1, 0"
+                + " free");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> recorded.all().stream()
+                        .anyMatch(e -> e.getReason().equals("OutOfdevices")
+                                && e.getType().equals("Warning")
+                                && e.getInvolvedObject().getName().equals("third")));
+        assertThat(c.runner(id(third))).as("never run").isEmpty();
+        assertThat(gpusOf(ledger, third)).isEmpty();
+        assertThat(recorded.all()).noneMatch(e -> e.getReason().equals("SetupFailure"));
+    }
+
+    @Test
+    void anAgentWithoutDevicePluginsRefusesAnAllocationAskingForDevicesAtAdmission() throws Exception {
+        Allocation a = withGpus(alloc("gpu", Map.of("runFor", "1h")), 2);
+
+        controller.reconcile(a);
+
+        awaitStatus(a, ClientStatus.Failed);
+        var admitted = statuses.condition(id(a), "Admitted").orElseThrow();
+        assertThat(admitted.getReason()).isEqualTo("OutOfdevices");
+        assertThat(admitted.getMessage())
+                .isEqualTo("The node cannot fit this allocation: device nvidia/gpu: asked 2, 0 free (this agent runs no"
+                        + " device plugins; see --device-plugin in docs/configuration.md)");
+        assertThat(controller.runner(id(a))).isEmpty();
+    }
+
+    @Test
+    void restoredAllocationsKeepTheirDevicesAndNewOnesAreRefusedThem() throws Exception {
+        DeviceLedger ledger = ledgerOfOneGpu();
+        AllocationController before =
+                controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)), UnaryOperator.identity());
+        Allocation a = withGpus(alloc("gpu", Map.of("runFor", "1h")), 1);
+        before.reconcile(a);
+        awaitStatus(a, ClientStatus.Running);
+        before.shutdown(); // the agent stops; its task keeps running
+        controllers.remove(before);
+
+        DeviceLedger again = new DeviceLedger(devices, db);
+        AllocationController after =
+                controller(0, again, List.of(new DeviceReservationHook(again, devices)), UnaryOperator.identity());
+        assertThat(after.restore()).isEqualTo(1);
+        assertThat(gpusOf(again, a)).containsExactly("GPU-a");
+
+        Allocation late = withGpus(alloc("late", Map.of("runFor", "1h")), 1);
+        after.reconcile(late);
+        awaitStatus(late, ClientStatus.Failed);
+        assertThat(statuses.condition(id(late), "Admitted").orElseThrow().getReason())
+                .isEqualTo("OutOfdevices");
+
+        after.reconcile(a);
+        assertThat(after.runner(id(a))).isPresent();
+        assertThat(gpusOf(again, a)).as("confirmed: the same GPU").containsExactly("GPU-a");
+    }
+
+    @Test
+    void anUpdateThatDoesNotFitIsRefusedForItsGenerationAndTheRunningDefinitionKept() throws Exception {
+        AllocationController c = controllerFor(new CpuMemory(4000, 1024));
+        Allocation a = asking("grower", "1h", 1000, 100);
+        c.reconcile(a);
+        awaitStatus(a, ClientStatus.Running);
+        AllocRunner runner = c.runner(id(a)).orElseThrow();
+
+        Allocation huge = nextGeneration(a);
+        huge.getSpec().getTasks().getFirst().getResources().setCpuMillis(1_000_000);
+        huge.getSpec().getTasks().getFirst().getResources().setMemoryMB(10_000_000); // 10 TB
+        c.reconcile(huge);
+
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.condition(id(a), "Admitted")
+                        .map(x -> x.getStatus().equals("False"))
+                        .orElse(false));
+        var admitted = statuses.condition(id(a), "Admitted").orElseThrow();
+        assertThat(admitted.getReason()).isEqualTo("OutOfcpu");
+        assertThat(admitted.getObservedGeneration()).isEqualTo(2L);
+        assertThat(admitted.getMessage())
+                .startsWith("The node cannot fit the allocation's new requests, so it runs on as it was: requested"
+                        + " 1000000 millicores of CPU, 4000 free of 4000 allocatable");
+        assertThat(statuses.of(id(a)).orElseThrow().getObservedGeneration()).isEqualTo(2L);
+        assertThat(statuses.clientStatus(id(a))).isEqualTo(ClientStatus.Running);
+        assertThat(c.runner(id(a))).containsSame(runner);
+        assertThat(runner.alloc().getSpec().getTasks().getFirst().getResources().getCpuMillis())
+                .as("the running definition kept")
+                .isEqualTo(1000);
+        assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(1000, 100));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> recorded.all().stream()
+                        .anyMatch(e -> e.getReason().equals("OutOfcpu")
+                                && e.getType().equals("Warning")
+                                && e.getInvolvedObject().getName().equals("grower")));
+
+        Allocation other = asking("other", "1h", 3000, 924);
+        c.reconcile(other);
+        awaitStatus(other, ClientStatus.Running); // the rest of the node is still free
+
+        Allocation smaller = nextGeneration(huge);
+        smaller.getSpec().getTasks().getFirst().getResources().setCpuMillis(500);
+        smaller.getSpec().getTasks().getFirst().getResources().setMemoryMB(50);
+        c.reconcile(smaller);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.condition(id(a), "Admitted")
+                        .map(x -> x.getStatus().equals("True") && x.getObservedGeneration() == 3L)
+                        .orElse(false));
+        assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(3500, 974));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> runner.alloc().getSpec().getTasks().getFirst().getResources().getCpuMillis() == 500);
+    }
+
+    @Test
+    void anUpdateAskingForMoreGpusGetsThemWhenFreeAndIsRefusedWithOutOfdevicesWhenNot() throws Exception {
+        DeviceLedger ledger = ledgerOfGpus(2);
+        AllocationController c =
+                controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)), UnaryOperator.identity());
+        Allocation a = withGpus(alloc("trainer", Map.of("runFor", "1h")), 1);
+        c.reconcile(a);
+        awaitStatus(a, ClientStatus.Running);
+        assertThat(gpusOf(ledger, a)).containsExactly("GPU-a");
+
+        Allocation two = withGpus(nextGeneration(a), 2);
+        c.reconcile(two);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.of(id(a))
+                        .map(s -> Long.valueOf(2).equals(s.getObservedGeneration()))
+                        .orElse(false));
+        assertThat(gpusOf(ledger, a)).as("its own GPU kept, one added").containsExactly("GPU-a", "GPU-b");
+
+        Allocation late = withGpus(alloc("late", Map.of("runFor", "1h")), 1);
+        c.reconcile(late);
+        awaitStatus(late, ClientStatus.Failed);
+        assertThat(statuses.condition(id(late), "Admitted").orElseThrow().getReason())
+                .isEqualTo("OutOfdevices");
+
+        Allocation three = withGpus(nextGeneration(two), 3);
+        c.reconcile(three);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.condition(id(a), "Admitted")
+                        .map(x -> x.getStatus().equals("False"))
+                        .orElse(false));
+        assertThat(statuses.condition(id(a), "Admitted").orElseThrow().getMessage())
+                .endsWith("device nvidia/gpu: asked 3, 2 free");
+        assertThat(gpusOf(ledger, a)).as("what it holds, kept").containsExactly("GPU-a", "GPU-b");
         assertThat(statuses.clientStatus(id(a))).isEqualTo(ClientStatus.Running);
     }
 }

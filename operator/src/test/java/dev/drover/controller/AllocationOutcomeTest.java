@@ -223,7 +223,7 @@ class AllocationOutcomeTest {
         assertThat(condition(refused, "Failed").getMessage()).contains("spec.tasks[0].driver");
 
         AllocationStatus notAdmitted = AllocationStatuses.notAdmitted(
-                new Decision(false, "OutOfmemory", "Node didn't have enough resource: memory"),
+                new Decision(false, "OutOfmemory", "Node didn't have enough resource: memory", Map.of()),
                 1,
                 List.of(task("web")),
                 null,

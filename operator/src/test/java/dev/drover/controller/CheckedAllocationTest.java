@@ -116,7 +116,7 @@ class CheckedAllocationTest {
                 gc,
                 null,
                 0,
-                new Admissions(new NodeAdmission(new CpuMemory(1_000_000, 1_000_000)), () -> {}));
+                new Admissions(new NodeAdmission(new CpuMemory(1_000_000, 1_000_000)), null, () -> {}));
     }
 
     @AfterEach

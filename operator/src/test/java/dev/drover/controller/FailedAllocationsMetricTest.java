@@ -97,7 +97,7 @@ class FailedAllocationsMetricTest {
                 gc,
                 null,
                 0,
-                new Admissions(new NodeAdmission(new CpuMemory(1_000_000, 1_000_000)), () -> {}));
+                new Admissions(new NodeAdmission(new CpuMemory(1_000_000, 1_000_000)), null, () -> {}));
     }
 
     @AfterEach

@@ -165,7 +165,7 @@ class StoreFailureControllerTest {
                 gc,
                 null,
                 0,
-                new Admissions(new NodeAdmission(new CpuMemory(64_000, 1 << 20)), () -> {}));
+                new Admissions(new NodeAdmission(new CpuMemory(64_000, 1 << 20)), null, () -> {}));
     }
 
     Allocation create(String name, String driver, Map<String, Object> config) {

@@ -3,6 +3,10 @@ package dev.drover.devices;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.admission.CpuMemory;
+import dev.drover.admission.Decision;
+import dev.drover.admission.NodeAdmission;
+import dev.drover.admission.Requests;
 import dev.drover.api.v1alpha1.DeviceRequest;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.metrics.Exposition;
@@ -16,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -59,7 +64,15 @@ class DeviceMetricsTest {
                 StateDB db = StateStores.inMemory()) {
             m.awaitFirstFingerprints(Duration.ofSeconds(5));
             DeviceLedger ledger = new DeviceLedger(m, db);
-            ledger.claim(new AllocId("default", "train"), "main", List.of(new DeviceRequest("nvidia/gpu/Tesla T4", 2)));
+            AllocId train = new AllocId("default", "train");
+            Decision admitted = new NodeAdmission(CpuMemory.ZERO)
+                    .admit(
+                            train,
+                            new Requests(
+                                    CpuMemory.ZERO,
+                                    Map.of("main", List.of(new DeviceRequest("nvidia/gpu/Tesla T4", 2)))),
+                            ledger.offer(train));
+            ledger.reserve(train, admitted.devices());
             await().atMost(Duration.ofSeconds(5)).until(() -> m.stats("GPU-a").isPresent());
             CollectorRegistry registry = new CollectorRegistry();
             new DeviceMetrics(m, ledger, "node-a").register(registry);
