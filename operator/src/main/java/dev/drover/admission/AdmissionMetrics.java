@@ -44,7 +44,8 @@ public final class AdmissionMetrics extends Collector {
                 "Allocations and updates refused because the node could not fit them, by reason (OutOfcpu, OutOfmemory,"
                         + " OutOfdevices).",
                 List.of("reason"));
-        for (String reason : List.of(NodeAdmission.OUT_OF_CPU, NodeAdmission.OUT_OF_MEMORY, NodeAdmission.OUT_OF_DEVICES)) {
+        for (String reason :
+                List.of(NodeAdmission.OUT_OF_CPU, NodeAdmission.OUT_OF_MEMORY, NodeAdmission.OUT_OF_DEVICES)) {
             c.addMetric(List.of(reason), byReason.getOrDefault(reason, 0L));
         }
         return c;

@@ -73,7 +73,8 @@ public final class DevicePicker {
 
     /** How many instances matching {@code name} the allocation could have: free ones and those it holds. */
     private static long available(DeviceOffer offer, String name) {
-        return Stream.concat(offer.free().stream(), offer.held().values().stream().flatMap(List::stream))
+        return Stream.concat(
+                        offer.free().stream(), offer.held().values().stream().flatMap(List::stream))
                 .filter(d -> d.matches(name))
                 .map(Device::id)
                 .distinct()

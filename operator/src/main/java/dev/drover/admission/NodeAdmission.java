@@ -89,8 +89,12 @@ public final class NodeAdmission {
         if (had == null) {
             return admitted(CpuMemory.ZERO, offer.held());
         }
-        return decide(id, asks, offer, had, "The node cannot fit the allocation's new requests, so it runs on as it"
-                + " was: ");
+        return decide(
+                id,
+                asks,
+                offer,
+                had,
+                "The node cannot fit the allocation's new requests, so it runs on as it" + " was: ");
     }
 
     /**
@@ -104,8 +108,8 @@ public final class NodeAdmission {
         String reason = null;
         if (cpuMemory.cpuMillis() > had.cpuMillis() && cpuMemory.cpuMillis() > free.cpuMillis()) {
             reason = OUT_OF_CPU;
-            shortOf.add(shortage(
-                    cpuMemory.cpuMillis(), "millicores of CPU", free.cpuMillis(), allocatable.cpuMillis()));
+            shortOf.add(
+                    shortage(cpuMemory.cpuMillis(), "millicores of CPU", free.cpuMillis(), allocatable.cpuMillis()));
         }
         if (cpuMemory.memoryMB() > had.memoryMB() && cpuMemory.memoryMB() > free.memoryMB()) {
             reason = reason == null ? OUT_OF_MEMORY : reason;

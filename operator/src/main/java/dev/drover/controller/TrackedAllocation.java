@@ -69,6 +69,7 @@ final class TrackedAllocation {
     private List<Violation> problems = List.of();
     /** Why the node could not fit its newest generation, which it does not run; null when it runs the newest. */
     private Decision unfitUpdate;
+
     private AllocationStatus built;
     private long builtVersion = -1;
     /** Restored from the store and not yet confirmed by the API server: not run, nothing written. */
@@ -211,9 +212,8 @@ final class TrackedAllocation {
      * the runner keeps the definition it runs, as for a refused spec. The status goes to {@code publish} under the lock.
      */
     synchronized Built refuseUpdate(long newGeneration, Decision d, Instant now, Consumer<AllocationStatus> publish) {
-        boolean changed = unfitUpdate == null
-                || !unfitUpdate.message().equals(d.message())
-                || newGeneration != generation;
+        boolean changed =
+                unfitUpdate == null || !unfitUpdate.message().equals(d.message()) || newGeneration != generation;
         unfitUpdate = d;
         problems = List.of();
         generation = Math.max(generation, newGeneration);

@@ -56,7 +56,11 @@ public final class DeviceLedger {
     public synchronized DeviceOffer offer(AllocId alloc) {
         List<Device> free = devices.devices().values().stream()
                 .filter(d -> d.healthy() && !owner.containsKey(d.instance().id()))
-                .map(d -> new Device(d.instance().id(), d.group().vendor(), d.group().type(), d.group().model()))
+                .map(d -> new Device(
+                        d.instance().id(),
+                        d.group().vendor(),
+                        d.group().type(),
+                        d.group().model()))
                 .sorted(Comparator.comparing(Device::id))
                 .toList();
         Map<String, List<Device>> held = new LinkedHashMap<>();
@@ -76,8 +80,8 @@ public final class DeviceLedger {
             for (Device d : ds) {
                 AllocId holder = owner.get(d.id());
                 if (holder != null && !holder.equals(alloc)) {
-                    throw new IllegalStateException("device instance " + d.id() + " is reserved for " + holder
-                            + ", not free for " + alloc);
+                    throw new IllegalStateException(
+                            "device instance " + d.id() + " is reserved for " + holder + ", not free for " + alloc);
                 }
             }
         }

@@ -63,7 +63,9 @@ public final class DeviceReservationHook implements TaskPrestartHook {
         List<DeviceReservation> mine = ledger.reserved(ctx.allocId(), ctx.task().getName());
         if (mine.isEmpty()) {
             // only an allocation restored from an agent that reserved at each task's start, with none free since
-            throw new TaskHookException(TaskEventType.SetupFailure, unreserved(ctx.task().getResources().getDevices()));
+            throw new TaskHookException(
+                    TaskEventType.SetupFailure,
+                    unreserved(ctx.task().getResources().getDevices()));
         }
         try {
             Reservation r =

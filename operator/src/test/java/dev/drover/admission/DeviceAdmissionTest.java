@@ -29,7 +29,9 @@ class DeviceAdmissionTest {
     }
 
     static List<String> ids(Decision d, String task) {
-        return d.devices().getOrDefault(task, List.of()).stream().map(Device::id).toList();
+        return d.devices().getOrDefault(task, List.of()).stream()
+                .map(Device::id)
+                .toList();
     }
 
     /** A node's free instances, less those each admitted allocation got: what the ledger offers the next one. */
@@ -42,7 +44,8 @@ class DeviceAdmissionTest {
         }
 
         DeviceOffer offer() {
-            return new DeviceOffer(all.stream().filter(d -> !taken.contains(d.id())).toList(), Map.of());
+            return new DeviceOffer(
+                    all.stream().filter(d -> !taken.contains(d.id())).toList(), Map.of());
         }
 
         void take(Decision d) {
@@ -56,7 +59,9 @@ class DeviceAdmissionTest {
         List<Decision> decisions = new ArrayList<>();
         for (String name : List.of("first", "second", "third")) {
             Decision d = node.admit(
-                    new AllocId("default", name), asking(new CpuMemory(100, 10), "main", "nvidia/gpu", 1), free.offer());
+                    new AllocId("default", name),
+                    asking(new CpuMemory(100, 10), "main", "nvidia/gpu", 1),
+                    free.offer());
             free.take(d);
             decisions.add(d);
         }
@@ -125,16 +130,15 @@ class DeviceAdmissionTest {
                 Map.of(
                         "a", List.of(new DeviceRequest("gpu", 1)),
                         "b", List.of(new DeviceRequest("gpu", null))));
-        Decision d = node.admit(
-                new AllocId("default", "pair"), asks, new DeviceOffer(List.of(gpu("GPU-a")), Map.of()));
+        Decision d = node.admit(new AllocId("default", "pair"), asks, new DeviceOffer(List.of(gpu("GPU-a")), Map.of()));
 
         assertThat(d.message()).endsWith("device gpu: asked 2, 1 free");
         Decision fits = node.admit(
-                new AllocId("default", "pair"),
-                asks,
-                new DeviceOffer(List.of(gpu("GPU-a"), gpu("GPU-b")), Map.of()));
-        assertThat(fits.devices().values()).flatMap(x -> x).extracting(Device::id).containsExactlyInAnyOrder(
-                "GPU-a", "GPU-b");
+                new AllocId("default", "pair"), asks, new DeviceOffer(List.of(gpu("GPU-a"), gpu("GPU-b")), Map.of()));
+        assertThat(fits.devices().values())
+                .flatMap(x -> x)
+                .extracting(Device::id)
+                .containsExactlyInAnyOrder("GPU-a", "GPU-b");
     }
 
     @Test

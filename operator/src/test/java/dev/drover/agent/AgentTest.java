@@ -441,7 +441,9 @@ class AgentTest {
         assertThat(admitted("wants-gpu").getReason()).isEqualTo("OutOfdevices");
         assertThat(admitted("wants-gpu").getMessage())
                 .contains("device nvidia/gpu: asked 1, 0 free (this agent runs no device plugins");
-        assertThat(get("wants-gpu").getStatus().getTaskStates()).as("nothing of it started").isEmpty();
+        assertThat(get("wants-gpu").getStatus().getTaskStates())
+                .as("nothing of it started")
+                .isEmpty();
     }
 
     /** The allocation's {@code Admitted} condition. */

@@ -830,8 +830,8 @@ class AllocationControllerTest {
         DeviceLedger ledger = ledgerOfGpus(2);
         CountDownLatch firstCreating = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        AllocationController c = controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)), real ->
-                new RunnerFactory() {
+        AllocationController c =
+                controller(0, ledger, List.of(new DeviceReservationHook(ledger, devices)), real -> new RunnerFactory() {
                     @Override
                     public AllocRunner create(Allocation a, AllocStateListener listener) {
                         if (a.getMetadata().getName().equals("first")) {
@@ -880,8 +880,8 @@ class AllocationControllerTest {
         var admitted = statuses.condition(id(third), "Admitted").orElseThrow();
         assertThat(admitted.getStatus()).isEqualTo("False");
         assertThat(admitted.getReason()).isEqualTo("OutOfdevices");
-        assertThat(admitted.getMessage()).isEqualTo("The node cannot fit this allocation: device nvidia/gpu: asked 1, 0"
-                + " free");
+        assertThat(admitted.getMessage())
+                .isEqualTo("The node cannot fit this allocation: device nvidia/gpu: asked 1, 0" + " free");
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> recorded.all().stream()
                         .anyMatch(e -> e.getReason().equals("OutOfdevices")
@@ -985,7 +985,13 @@ class AllocationControllerTest {
                         .orElse(false));
         assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(3500, 974));
         await().atMost(Duration.ofSeconds(10))
-                .until(() -> runner.alloc().getSpec().getTasks().getFirst().getResources().getCpuMillis() == 500);
+                .until(() -> runner.alloc()
+                                .getSpec()
+                                .getTasks()
+                                .getFirst()
+                                .getResources()
+                                .getCpuMillis()
+                        == 500);
     }
 
     @Test
