@@ -224,7 +224,7 @@ public final class AllocationController {
             starts.takeOn(t, a);
         } else {
             if (t.apply(a, generation, wasRefused)) {
-                reports.stateChanged(t, runner.allocState(), null, null);
+                reports.stateChanged(t, runner.allocState(), null, List.of());
             }
             if (generation >= t.generation()) {
                 admissions.resize(id, a); // not refused: its requests count as they are now
@@ -296,7 +296,7 @@ public final class AllocationController {
                 Thread.currentThread().interrupt();
             }
         } else if (r != null) {
-            reports.stateChanged(t, r.allocState(), null, null);
+            reports.stateChanged(t, r.allocState(), null, List.of());
         }
     }
 
