@@ -132,7 +132,7 @@ public final class AllocRunner {
                 generation,
                 restartedAt,
                 () -> destroying,
-                (now, task, event) -> listener.allocStateChanged(id, now, task, event));
+                (now, task, events) -> listener.allocStateChanged(id, now, task, events));
         this.prerunDone = stored.prerunDone();
         for (Task t : alloc.getSpec().getTasks()) {
             TaskState saved = stored.states().get(t.getName());
@@ -216,7 +216,7 @@ public final class AllocRunner {
         if (!state.restartAnnotation(value) || value.isEmpty()) {
             return;
         }
-        state.publish(null, null); // stored before any task restarts: a later agent does not restart them again
+        state.publish(null, List.of()); // stored before any task restarts: a later agent does not restart them again
         UserRestart.act(value, UserRestart.reason(newest), tasks)
                 .ifPresent(why -> listener.allocWarning(id, UserRestart.REFUSED, why));
     }
@@ -401,7 +401,7 @@ public final class AllocRunner {
         } catch (StateStoreException e) {
             // kept by the store and written again once it can; reported through the allocation's status
         }
-        state.publish(null, null);
+        state.publish(null, List.of());
     }
 
     /** One pass: open gates, start what may start, apply the leader and sibling rules. */
@@ -445,8 +445,8 @@ public final class AllocRunner {
         }
     }
 
-    private void taskChanged(String task, TaskState taskState, TaskEvent event) {
-        state.taskChanged(task, taskState, event);
+    private void taskChanged(String task, TaskState taskState, List<TaskEvent> events) {
+        state.taskChanged(task, taskState, events);
         wake();
     }
 

@@ -2,6 +2,7 @@ package dev.drover.allocrunner;
 
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.state.AllocId;
+import java.util.List;
 
 /**
  * Told of every change of one runner's state; must not block (the runner calls it inline). Each runner is given its
@@ -10,8 +11,11 @@ import dev.drover.state.AllocId;
  */
 public interface AllocStateListener {
 
-    /** {@code event} is the task event behind the change (with its task's name), or null. */
-    void allocStateChanged(AllocId id, AllocState state, String task, TaskEvent event);
+    /**
+     * {@code events} are the task events behind the change (of the task named), oldest first: one, none for a change
+     * without one, or several when a restarting task's changes were told together.
+     */
+    void allocStateChanged(AllocId id, AllocState state, String task, List<TaskEvent> events);
 
     /** A hook threw in {@code phase} (update, destroy, shutdown); the runner went on with the other hooks. */
     default void hookFailed(AllocId id, String hook, String phase, RuntimeException failure) {}

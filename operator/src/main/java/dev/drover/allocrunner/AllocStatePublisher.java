@@ -23,8 +23,8 @@ final class AllocStatePublisher {
     /** Told of every change; must not block. */
     @FunctionalInterface
     interface Listener {
-        /** {@code event} is the task event behind the change (with its task's name), or null. */
-        void changed(AllocState state, String task, TaskEvent event);
+        /** {@code events} are the task events behind the change (of the task named), oldest first; may be none. */
+        void changed(AllocState state, String task, List<TaskEvent> events);
     }
 
     private final AllocId id;
@@ -61,11 +61,11 @@ final class AllocStatePublisher {
         states.put(task, state);
     }
 
-    void taskChanged(String task, TaskState state, TaskEvent event) {
+    void taskChanged(String task, TaskState state, List<TaskEvent> events) {
         synchronized (this) {
             states.put(task, state);
         }
-        publish(task, event);
+        publish(task, events);
     }
 
     synchronized void observed(Long generation) {
@@ -83,7 +83,7 @@ final class AllocStatePublisher {
         return true;
     }
 
-    void publish(String task, TaskEvent event) {
+    void publish(String task, List<TaskEvent> events) {
         version.incrementAndGet();
         AllocState state = allocState();
         String restartValue;
@@ -103,7 +103,7 @@ final class AllocStatePublisher {
                 // as for the spec: the store writes it again; the runner and its tasks go on
             }
         }
-        listener.changed(state, task, event);
+        listener.changed(state, task, events);
     }
 
     synchronized AllocState allocState() {

@@ -231,7 +231,7 @@ public final class AllocationController {
             starts.takeOn(t, a);
         } else {
             if (t.apply(a, generation, wasRefused)) {
-                reports.stateChanged(t, runner.allocState(), null, null);
+                reports.stateChanged(t, runner.allocState(), null, List.of());
             }
             runner.restartRequested(a);
         }
@@ -310,7 +310,7 @@ public final class AllocationController {
                 Thread.currentThread().interrupt();
             }
         } else if (r != null) {
-            reports.stateChanged(t, r.allocState(), null, null);
+            reports.stateChanged(t, r.allocState(), null, List.of());
         }
     }
 

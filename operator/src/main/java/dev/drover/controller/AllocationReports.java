@@ -58,9 +58,9 @@ final class AllocationReports {
         this.admissions = admissions;
     }
 
-    /** The allocation's runner changed state: its status, the task event behind it and the store's trouble. */
-    void stateChanged(TrackedAllocation t, AllocState state, String task, TaskEvent event) {
-        if (event != null) {
+    /** The allocation's runner changed state: its status, the task events behind it and the store's trouble. */
+    void stateChanged(TrackedAllocation t, AllocState state, String task, List<TaskEvent> taskEvents) {
+        for (TaskEvent event : taskEvents) {
             metrics.taskEvent(event);
             if (event.getType() == TaskEventType.CheckStatusChanged) {
                 metrics.checks()
@@ -86,8 +86,10 @@ final class AllocationReports {
             metrics.allocationFailed();
         }
         boolean tell = c.owner() != null && t.confirmed();
-        if (event != null && tell) {
-            events.record(c.owner(), task, event, clock);
+        if (tell) {
+            for (TaskEvent event : taskEvents) {
+                events.record(c.owner(), task, event, clock);
+            }
         }
         if (c.storeChanged() && tell) {
             if (unstored.isPresent()) {

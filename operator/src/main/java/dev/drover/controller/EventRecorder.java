@@ -172,31 +172,28 @@ public final class EventRecorder implements AutoCloseable {
         if (!taskEvents.records(event.getType(), warning)) {
             return;
         }
+        if (!allocationMayRecord(owner)) {
+            dropped.increment(); // before its time is parsed: a restart storm drops most of its events here
+            return;
+        }
         String text = event.getMessage() != null
                 ? event.getMessage()
                 : event.getType().name();
-        offer(new Pending(
+        queue(new Pending(
                 owner, warning ? "Warning" : "Normal", event.getType().name(), task, text, timeOf(event, clock)));
     }
 
     /** An allocation-level event (e.g. a refused spec); never blocks. */
     public void recordForAllocation(Allocation owner, boolean warning, String reason, String message, Instant time) {
-        offer(new Pending(owner, warning ? "Warning" : "Normal", reason, message, time));
-    }
-
-    private void offer(Pending full) {
-        Pending p = full.task() != null
-                ? full // its message is cut as it is made
-                : new Pending(
-                        full.owner(),
-                        full.type(),
-                        full.reason(),
-                        UserText.cut(full.text(), MESSAGE_LIMIT),
-                        full.time());
-        if (!allocationMayRecord(p.owner())) {
+        if (!allocationMayRecord(owner)) {
             dropped.increment();
             return;
         }
+        queue(new Pending(owner, warning ? "Warning" : "Normal", reason, UserText.cut(message, MESSAGE_LIMIT), time));
+    }
+
+    /** Queues {@code p}, which its allocation may record, unless the queue is full (a task's message is cut later). */
+    private void queue(Pending p) {
         long chars = charsOf(p);
         if (queuedChars.addAndGet(chars) > QUEUE_CHARS || !queue.offer(p)) {
             queuedChars.addAndGet(-chars);

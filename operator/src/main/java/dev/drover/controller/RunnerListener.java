@@ -4,6 +4,7 @@ import dev.drover.allocrunner.AllocState;
 import dev.drover.allocrunner.AllocStateListener;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.state.AllocId;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -23,9 +24,9 @@ final class RunnerListener implements AllocStateListener {
     }
 
     @Override
-    public void allocStateChanged(AllocId id, AllocState state, String task, TaskEvent event) {
+    public void allocStateChanged(AllocId id, AllocState state, String task, List<TaskEvent> events) {
         if (held.get(id) == allocation) {
-            reports.stateChanged(allocation, state, task, event);
+            reports.stateChanged(allocation, state, task, events);
         }
     }
 

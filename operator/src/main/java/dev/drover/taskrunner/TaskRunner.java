@@ -18,12 +18,8 @@ import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.restarts.Outcome;
-import dev.drover.taskrunner.restarts.RestartDecision;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -51,6 +47,7 @@ public final class TaskRunner {
     private final CompletableFuture<Void> shutdownRequest = new CompletableFuture<>();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     private final RestartRequests restarts = new RestartRequests();
+    private final RestartStep restartStep;
     private TaskHandle restoredHandle;
     /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
     private boolean restored;
@@ -74,6 +71,7 @@ public final class TaskRunner {
         this.calls = new DriverCalls(cfg);
         this.definition = new TaskDefinition(cfg, state::event);
         this.live = new LiveTask(cfg, calls, state);
+        this.restartStep = new RestartStep(state, cfg.clock(), killRequest, shutdownRequest);
     }
 
     /**
@@ -334,6 +332,7 @@ public final class TaskRunner {
 
     private TaskHandle start(Driver driver, TaskConfig config) throws DriverStartException, InterruptedException {
         TaskHandle handle = calls.start(driver, config);
+        restartStep.started();
         state.running(handle);
         state.event(TaskEvent.of(TaskEventType.Started, cfg.clock().instant()).withMessage("Task started by client"));
         return handle;
@@ -350,16 +349,28 @@ public final class TaskRunner {
             cfg.runningHooks().forEach(h -> h.running(running));
             CompletableFuture<ExitResult> exit = driver.exit(handle);
             CompletableFuture<RestartRequests.Ask> restart = restarts.pending();
-            threads.handingOff();
             watched = true;
-            CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart)
-                    .whenComplete((any, failed) ->
-                            threads.handOff(() -> stretch(() -> watched(driver, handle, exit, restart))));
+            awaitEnd(driver, handle, exit, restart);
         } finally {
             if (!watched) {
                 stopWatching();
             }
         }
+    }
+
+    /** Waits, on no thread, for what ends the run; a change held by the pacing that falls due is published first. */
+    private void awaitEnd(
+            Driver driver,
+            TaskHandle handle,
+            CompletableFuture<ExitResult> exit,
+            CompletableFuture<RestartRequests.Ask> restart) {
+        threads.handingOff();
+        CompletableFuture<Void> due = state.due();
+        (due == null
+                        ? CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart)
+                        : CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart, due))
+                .whenComplete(
+                        (any, failed) -> threads.handOff(() -> stretch(() -> watched(driver, handle, exit, restart))));
     }
 
     private void stopWatching() throws InterruptedException {
@@ -376,6 +387,11 @@ public final class TaskRunner {
             CompletableFuture<ExitResult> exit,
             CompletableFuture<RestartRequests.Ask> restart)
             throws InterruptedException {
+        if (!exit.isDone() && !killRequest.isDone() && !shutdownRequest.isDone() && !restart.isDone()) {
+            state.flush(); // only a held change fell due: the task runs on
+            awaitEnd(driver, handle, exit, restart);
+            return true;
+        }
         Outcome outcome;
         try {
             outcome = outcome(driver, handle, exit, restart);
@@ -440,45 +456,10 @@ public final class TaskRunner {
         return null;
     }
 
-    /** Asks the tracker; records the decision; waits a restart's delay. False when the task is done for good. */
+    /** What follows the run's end ({@link RestartStep}); false when the task is done for good. */
     private boolean decideAndWait(Outcome outcome) throws InterruptedException {
-        RestartDecision d = definition.tracker().decide(outcome);
-        String message = failureCause == null ? d.reason() : failureCause + "; " + d.reason();
+        String cause = failureCause;
         failureCause = null;
-        switch (d.kind()) {
-            case RESTART -> {
-                state.event(TaskEvent.of(TaskEventType.Restarting, cfg.clock().instant())
-                        .withStartDelay(d.delay())
-                        .withRestartReason(d.reason())
-                        .withMessage(message));
-                state.pending();
-                try {
-                    CompletableFuture.anyOf(killRequest, shutdownRequest)
-                            .get(d.delay().toNanos(), TimeUnit.NANOSECONDS);
-                } catch (TimeoutException delayPassed) {
-                    return true;
-                } catch (ExecutionException impossible) {
-                    throw new IllegalStateException(impossible);
-                }
-                if (shutdownRequest.isDone() && !killRequest.isDone()) {
-                    state.store();
-                    return false;
-                }
-                state.dead(false); // killed while waiting to restart: nothing runs, nothing to kill
-                return false;
-            }
-            case NOT_RESTARTING -> {
-                state.event(
-                        TaskEvent.of(TaskEventType.NotRestarting, cfg.clock().instant())
-                                .withRestartReason(d.reason())
-                                .withMessage(message));
-                state.dead(true);
-                return false;
-            }
-            default -> {
-                state.dead(false);
-                return false;
-            }
-        }
+        return restartStep.next(definition.tracker(), outcome, cause);
     }
 }

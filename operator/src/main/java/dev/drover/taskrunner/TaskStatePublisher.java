@@ -5,10 +5,13 @@ import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.driver.TaskHandle;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.TaskLocalState;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A task's state (kept by a {@link TaskStateRecorder}) and its local state (the driver's handle, the run-once hooks
- * done), as its runner changes them: every change that others see is stored, then told to the listener.
+ * done), as its runner changes them: every change that others see is stored, then told to the listener, paced while
+ * the task restarts quickly ({@link PublishPacing}); its end is published at once, with whatever was held.
  */
 final class TaskStatePublisher {
 
@@ -16,6 +19,7 @@ final class TaskStatePublisher {
     private final String name;
     private final TaskStateRecorder recorder;
     private TaskLocalState local;
+    private final PublishPacing pacing = new PublishPacing();
 
     TaskStatePublisher(TaskRunnerConfig cfg, TaskStateRecorder recorder, TaskLocalState local) {
         this.cfg = cfg;
@@ -45,27 +49,28 @@ final class TaskStatePublisher {
         synchronized (this) {
             recorder.event(e);
         }
-        publish(e);
+        publish(e, false);
     }
 
     /**
      * The task's checks as they stand now, and the event that says why they changed (null for none); told as one
      * change, so a check's transition costs one status write and a check that stays as it was costs none.
      */
-    void checks(java.util.List<dev.drover.api.v1alpha1.CheckStatus> checks, TaskEvent e) {
+    void checks(List<dev.drover.api.v1alpha1.CheckStatus> checks, TaskEvent e) {
         synchronized (this) {
             recorder.checks(checks);
             if (e != null) {
                 recorder.event(e);
             }
         }
-        publish(e);
+        publish(e, false);
     }
 
     /** The task started with {@code handle}, kept for a later agent to reattach to; the Started event publishes it. */
     synchronized void running(TaskHandle handle) {
         local = local.withDriverHandle(StoredHandles.toStored(handle));
         recorder.running(cfg.clock().instant());
+        pacing.started(System.nanoTime());
     }
 
     /** Waiting to start again. */
@@ -73,7 +78,7 @@ final class TaskStatePublisher {
         synchronized (this) {
             recorder.pending();
         }
-        publish(null);
+        publish(null, false);
     }
 
     /** Dead for good; the handle of its last process is dropped. */
@@ -82,7 +87,7 @@ final class TaskStatePublisher {
             recorder.dead(cfg.clock().instant(), failed);
             local = local.withDriverHandle(null);
         }
-        publish(null);
+        publish(null, true);
     }
 
     /** Dead without having run under this runner: the rest of its local state stays as it was. */
@@ -90,12 +95,42 @@ final class TaskStatePublisher {
         synchronized (this) {
             recorder.dead(cfg.clock().instant(), failed);
         }
-        publish(null);
+        publish(null, true);
     }
 
-    private void publish(TaskEvent e) {
+    /** Completes when a held change is due ({@link #flush} it then); null when none is held. */
+    synchronized CompletableFuture<Void> due() {
+        return pacing.due();
+    }
+
+    /** Publishes a held change now, if one is held. */
+    void flush() {
+        List<TaskEvent> events;
+        synchronized (this) {
+            if (!pacing.holding()) {
+                return;
+            }
+            events = pacing.take(System.nanoTime());
+        }
+        tell(events);
+    }
+
+    /** A change with its event (null for none): published now when {@code now} or the pacing lets it, else held. */
+    private void publish(TaskEvent e, boolean now) {
+        List<TaskEvent> events;
+        synchronized (this) {
+            long nanos = System.nanoTime();
+            if (pacing.hold(e, !now && recorder.restarts() > 0, nanos)) {
+                return;
+            }
+            events = pacing.take(nanos);
+        }
+        tell(events);
+    }
+
+    private void tell(List<TaskEvent> events) {
         TaskState snapshot = store();
-        cfg.listener().taskStateChanged(name, snapshot, e);
+        cfg.listener().taskStateChanged(name, snapshot, events);
     }
 
     /** Stores both states as they are now, without telling anyone (the runner stops; the task may run on). */

@@ -101,6 +101,11 @@ final class TaskStateRecorder {
         return failed;
     }
 
+    /** Restarts counted (Restarting events), restored ones included. */
+    int restarts() {
+        return restarts;
+    }
+
     TaskState snapshot() {
         TaskState s = new TaskState();
         s.setState(state);

@@ -82,10 +82,8 @@ class AllocRunnerTest {
         a.setSpec(spec);
         AllocStateListener listener = new AllocStateListener() {
             @Override
-            public void allocStateChanged(AllocId id, AllocState state, String task, TaskEvent event) {
-                if (event != null) {
-                    seen.add(new Seen(task, event));
-                }
+            public void allocStateChanged(AllocId id, AllocState state, String task, List<TaskEvent> events) {
+                events.forEach(event -> seen.add(new Seen(task, event)));
             }
 
             @Override

@@ -127,7 +127,7 @@ class PreviousAllocationTest {
                 a,
                 new AllocStateListener() {
                     @Override
-                    public void allocStateChanged(AllocId id, AllocState s, String t, TaskEvent e) {}
+                    public void allocStateChanged(AllocId id, AllocState s, String t, List<TaskEvent> e) {}
 
                     @Override
                     public void allocWarning(AllocId id, String reason, String message) {
@@ -342,7 +342,7 @@ class PreviousAllocationTest {
             AllocRunnerConfig cfg = config(db, driver);
             AllocStateListener listener = new AllocStateListener() {
                 @Override
-                public void allocStateChanged(AllocId id, AllocState s, String t, TaskEvent e) {}
+                public void allocStateChanged(AllocId id, AllocState s, String t, List<TaskEvent> e) {}
 
                 @Override
                 public void allocWarning(AllocId id, String reason, String message) {
@@ -384,7 +384,7 @@ class PreviousAllocationTest {
                 id -> Optional.ofNullable(local.get(id)).map(AllocRunner::terminal), PreviousAllocations.NONE);
         AllocStateListener listener = new AllocStateListener() {
             @Override
-            public void allocStateChanged(AllocId id, AllocState s, String t, TaskEvent e) {}
+            public void allocStateChanged(AllocId id, AllocState s, String t, List<TaskEvent> e) {}
 
             @Override
             public void allocWarning(AllocId id, String reason, String message) {

@@ -55,11 +55,7 @@ class RestoreTest {
                 List.of());
     }
 
-    final AllocStateListener listener = (id, state, task, event) -> {
-        if (event != null) {
-            events.add(event);
-        }
-    };
+    final AllocStateListener listener = (id, state, task, taskEvents) -> events.addAll(taskEvents);
 
     static Allocation alloc(int i) {
         Allocation a = new Allocation();

@@ -68,11 +68,7 @@ class RawExecRestoreTest {
                 template,
                 TaskHooks.defaults(drivers, allocDir::buildTask, new NoCredentialsHook(), List.of()),
                 List.of(),
-                (n, s, e) -> {
-                    if (e != null) {
-                        events.add(e);
-                    }
-                },
+                (n, s, e) -> events.addAll(e),
                 new TaskRunnerConfig.Shared(
                         drivers,
                         db,

@@ -70,7 +70,7 @@ class TaskRunnerStoreFailureTest {
                 template,
                 TaskHooks.defaults(drivers, allocDir::buildTask, new NoCredentialsHook(), List.of()),
                 List.of(),
-                (name, state, event) -> {},
+                (name, state, taskEvents) -> {},
                 new TaskRunnerConfig.Shared(
                         drivers,
                         db,

@@ -122,11 +122,7 @@ class TaskRunnerTest {
                 template,
                 TaskHooks.defaults(drivers, allocDir::buildTask, new NoCredentialsHook(), List.of()),
                 List.of(),
-                (name, state, event) -> {
-                    if (event != null) {
-                        events.add(event);
-                    }
-                },
+                (name, state, taskEvents) -> events.addAll(taskEvents),
                 new TaskRunnerConfig.Shared(
                         drivers,
                         db,

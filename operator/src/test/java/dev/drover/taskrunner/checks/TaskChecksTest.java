@@ -128,12 +128,10 @@ class TaskChecksTest {
                 template,
                 TaskHooks.defaults(drivers, allocDir::buildTask, new NoCredentialsHook(), List.of()),
                 List.of(new TaskChecks(prober, Clock.systemUTC())),
-                (name, state, event) -> {
+                (name, state, taskEvents) -> {
                     changes.add(state);
-                    if (event != null) {
-                        events.add(event);
-                        eventQueue.add(event);
-                    }
+                    events.addAll(taskEvents);
+                    eventQueue.addAll(taskEvents);
                 },
                 new TaskRunnerConfig.Shared(
                         drivers,
