@@ -218,7 +218,7 @@ public final class TaskCgroups {
         } catch (IOException e) {
             throw new IOException(
                     "cannot make the command's cgroup in the task's ("
-                            + task.get().name() + "; has the" + " task just ended?): " + e.getMessage(),
+                            + task.get().name() + "; has the task just ended?): " + e.getMessage(),
                     e);
         }
     }
