@@ -12,7 +12,9 @@ import java.util.stream.Stream;
 
 /**
  * One cgroup Drover made for a task: on v2 one directory, on v1 one in each controller's hierarchy. Made with
- * {@link Cgroups#create}, found again after an agent restart with {@link Cgroups#find}.
+ * {@link Cgroups#create}, found again after an agent restart with {@link Cgroups#find}. Its processes, its kill and
+ * its removal take in the cgroups below it too, in any of its hierarchies: a task run as root may make some and move
+ * processes there.
  */
 public sealed interface Cgroup permits CgroupV1, CgroupV2 {
 
@@ -37,16 +39,26 @@ public sealed interface Cgroup permits CgroupV1, CgroupV2 {
     /** Writes the limits that are set; those at zero are left as they are. */
     void apply(CgroupLimits limits) throws IOException;
 
+    /**
+     * Makes cgroup {@code name} directly in it (on v1 in each of its hierarchies), with no controller enabled for it,
+     * so that what its processes use counts against this cgroup's limits. One there already is taken as it is.
+     */
+    Cgroup createChild(String name) throws IOException;
+
     /** Moves process {@code pid} into it (on v1 into every hierarchy). This process itself is refused. */
     void add(long pid) throws IOException;
 
-    /** The processes in it (on v1 in any of its hierarchies), at most a bounded prefix of a very long list. */
+    /**
+     * The processes in it and in the cgroups below it (on v1 in any of its hierarchies), at most a bounded prefix of
+     * a very long list.
+     */
     List<Long> pids() throws IOException;
 
     /**
-     * Ends every process in it so none can escape by forking meanwhile: v2 writes cgroup.kill, or, on kernels
-     * before 5.14, freezes it, sends SIGKILL to each process and thaws it; v1 does the same with the freezer.
-     * Returns once it is empty; an error naming those left after {@code timeout}.
+     * Ends every process in it and below it so none can escape by forking meanwhile: v2 writes cgroup.kill, or, on
+     * kernels before 5.14, freezes it, sends SIGKILL to each process and thaws it; v1 does the same with the freezer
+     * (and thaws the cgroups below, which a task may have frozen itself), or without one signals round after round.
+     * Returns once it and those below are empty; an error naming the processes left after {@code timeout}.
      */
     void killAll(Duration timeout) throws IOException, InterruptedException;
 
@@ -66,8 +78,9 @@ public sealed interface Cgroup permits CgroupV1, CgroupV2 {
     }
 
     /**
-     * Removes it (every directory, on v1) once it holds no process, retrying while the kernel is still tearing
-     * down the killed ones, for at most {@code timeout}. One that is gone already is no error.
+     * Removes it (every directory, on v1) with every cgroup below it, deepest first, once none holds a process,
+     * retrying while the kernel is still tearing down the killed ones, for at most {@code timeout}. One that is gone
+     * already is no error.
      */
     void remove(Duration timeout) throws IOException, InterruptedException;
 }

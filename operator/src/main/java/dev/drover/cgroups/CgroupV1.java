@@ -1,14 +1,13 @@
 package dev.drover.cgroups;
 
 import java.io.IOException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /** A cgroup on v1: a directory of the same name in each controller's hierarchy. */
 final class CgroupV1 implements Cgroup {
@@ -78,6 +77,18 @@ final class CgroupV1 implements Cgroup {
     }
 
     @Override
+    public Cgroup createChild(String childName) throws IOException {
+        CgroupParent.requireName(childName);
+        Map<Hierarchy, Path> children = new LinkedHashMap<>();
+        for (Map.Entry<Hierarchy, Path> e : dirs.entrySet()) {
+            Path child = e.getValue().resolve(childName);
+            CgroupFiles.makeDirectory(child);
+            children.put(e.getKey(), child);
+        }
+        return new CgroupV1(childName, children, control);
+    }
+
+    @Override
     public void add(long pid) throws IOException {
         Teardown.requireMovable(pid);
         for (Path dir : directories()) {
@@ -87,11 +98,7 @@ final class CgroupV1 implements Cgroup {
 
     @Override
     public List<Long> pids() throws IOException {
-        Set<Long> pids = new LinkedHashSet<>();
-        for (Path dir : directories()) {
-            pids.addAll(CgroupFiles.readPids(dir.resolve("cgroup.procs")));
-        }
-        return new ArrayList<>(pids);
+        return Subtree.pids(directories());
     }
 
     @Override
@@ -109,12 +116,27 @@ final class CgroupV1 implements Cgroup {
                     Teardown.FREEZE_WAIT,
                     () -> CgroupFiles.readWord(state).equals("FROZEN"));
             try {
-                Teardown.signal(control, pids(), name);
+                Teardown.signal(control, pids(), name); // the freeze holds the cgroups below too
             } finally {
-                CgroupFiles.write(state, "THAWED"); // a frozen task dies of SIGKILL once thawed
+                thaw(freezer.get());
             }
         } else {
             Teardown.signal(control, pids(), name); // no freezer: rounds repeat until forks stop outrunning us
+        }
+    }
+
+    /**
+     * Thaws it, and then each cgroup below it, where a task may have frozen a cgroup of its own: a frozen task dies
+     * of SIGKILL only once thawed.
+     */
+    private static void thaw(Path freezer) throws IOException {
+        CgroupFiles.write(freezer.resolve("freezer.state"), "THAWED");
+        for (Path below : Subtree.of(freezer).stream().skip(1).toList()) {
+            try {
+                CgroupFiles.write(below.resolve("freezer.state"), "THAWED");
+            } catch (NoSuchFileException gone) {
+                // removed since it was listed
+            }
         }
     }
 

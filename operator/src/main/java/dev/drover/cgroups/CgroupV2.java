@@ -53,6 +53,13 @@ final class CgroupV2 implements Cgroup {
     }
 
     @Override
+    public Cgroup createChild(String childName) throws IOException {
+        Path child = dir.resolve(CgroupParent.requireName(childName));
+        CgroupFiles.makeDirectory(child); // no controllers enabled for it: its use counts against this one's
+        return new CgroupV2(childName, child, control);
+    }
+
+    @Override
     public void add(long pid) throws IOException {
         Teardown.requireMovable(pid);
         CgroupFiles.write(file("cgroup.procs"), Long.toString(pid));
@@ -60,7 +67,7 @@ final class CgroupV2 implements Cgroup {
 
     @Override
     public List<Long> pids() throws IOException {
-        return CgroupFiles.readPids(file("cgroup.procs"));
+        return Subtree.pids(List.of(dir));
     }
 
     @Override
@@ -69,6 +76,7 @@ final class CgroupV2 implements Cgroup {
     }
 
     private void killRound() throws IOException, InterruptedException {
+        // cgroup.kill and cgroup.freeze act on the cgroups below too; pids() lists theirs
         if (CgroupFiles.exists(file("cgroup.kill"))) { // Linux 5.14 on: the kernel kills them all at once
             CgroupFiles.write(file("cgroup.kill"), "1");
             return;

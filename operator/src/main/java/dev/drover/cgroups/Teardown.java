@@ -5,14 +5,17 @@ import dev.drover.common.UserText;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 
-/** The parts of killing and removing a cgroup that v1 and v2 share: the polling loops and the signals. */
+/**
+ * The parts of killing and removing a cgroup that v1 and v2 share: the polling loops and the signals, over the
+ * cgroup and every cgroup below it ({@link Subtree}).
+ */
 final class Teardown {
 
     /** How often a loop looks again. */
@@ -92,36 +95,33 @@ final class Teardown {
     }
 
     /**
-     * rmdir of each of {@code dirs}, once its cgroup.procs is empty, retried while the kernel says it is busy, for
-     * at most {@code timeout} in all.
+     * rmdir of each of {@code dirs} and of every cgroup below it, deepest first, once none of them holds a process;
+     * retried, walking the subtree again, while the kernel says one is busy, for at most {@code timeout} in all.
      */
     static void remove(String name, List<Path> dirs, ProcessControl control, Duration timeout)
             throws IOException, InterruptedException {
         long start = control.nanoTime();
-        for (Path dir : dirs) {
-            if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        for (Path top : dirs) {
+            if (!Files.exists(top, LinkOption.NOFOLLOW_LINKS)) {
                 continue;
             }
-            CgroupFiles.requireDirectory(dir);
-            Path procs = dir.resolve("cgroup.procs");
-            if (CgroupFiles.exists(procs)) {
-                List<Long> left = CgroupFiles.readPids(procs);
-                if (!left.isEmpty()) {
-                    throw new IOException("cannot remove cgroup " + name + ": " + dir + " still holds processes "
-                            + pidList(left) + "; kill them first");
-                }
-            }
+            CgroupFiles.requireDirectory(top);
             while (true) {
+                List<Long> left = Subtree.pids(List.of(top));
+                if (!left.isEmpty()) {
+                    throw new IOException("cannot remove cgroup " + name + ": " + top + " (or a cgroup in it) still"
+                            + " holds processes " + pidList(left) + "; kill them first");
+                }
                 try {
-                    Files.delete(dir); // rmdir(2); cgroupfs lets it go with its control files
-                    break;
-                } catch (NoSuchFileException e) {
+                    for (Path dir : Subtree.of(top).reversed()) {
+                        Files.deleteIfExists(dir); // rmdir(2); cgroupfs lets it go with its control files
+                    }
                     break;
                 } catch (FileSystemException e) {
                     if (control.nanoTime() - start >= timeout.toNanos()) {
                         throw new IOException(
-                                "cannot remove cgroup " + name + " at " + dir + " within " + Durations.format(timeout)
-                                        + ": " + CgroupFiles.reason(e),
+                                "cannot remove cgroup " + name + " at " + e.getFile() + " within "
+                                        + Durations.format(timeout) + ": " + CgroupFiles.reason(e),
                                 e);
                     }
                     control.pause(POLL);

@@ -62,6 +62,56 @@ class CgroupKillTest {
     }
 
     @Test
+    void v2WithoutCgroupKillSignalsTheProcessesOfTheCgroupsBelowWhileFrozen() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v2(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        Path dir = cgroup.directories().getFirst();
+        Path deeper = dir.resolve("inner/deeper");
+        FakeCgroupTree.layOut(
+                dir, Map.of("cgroup.procs", "101\n", "cgroup.freeze", "0\n", "cgroup.events", "frozen 1\n"));
+        FakeCgroupTree.layOut(dir.resolve("inner"), Map.of("cgroup.procs", ""));
+        FakeCgroupTree.layOut(deeper, Map.of("cgroup.procs", "102\n103\n"));
+        List<String> freezeAtKill = new ArrayList<>();
+        tree.onKill = pid -> {
+            freezeAtKill.add(FakeCgroupTree.read(dir.resolve("cgroup.freeze")));
+            FakeCgroupTree.removePid(dir.resolve("cgroup.procs"), pid);
+            FakeCgroupTree.removePid(deeper.resolve("cgroup.procs"), pid);
+        };
+
+        assertThat(cgroup.pids()).containsExactly(101L, 102L, 103L);
+        cgroup.killAll(TIMEOUT);
+
+        assertThat(tree.killed).containsExactly(101L, 102L, 103L);
+        assertThat(freezeAtKill).containsOnly("1");
+        assertThat(cgroup.pids()).isEmpty();
+    }
+
+    @Test
+    void v1ThawsTheCgroupsBelowThatTheTaskFrozeItselfSoTheKilledDie() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v1(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        Path freezer = root.resolve("sys/fs/cgroup/freezer/t");
+        Path cold = freezer.resolve("cold");
+        for (Path dir : cgroup.directories()) {
+            FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", ""));
+        }
+        FakeCgroupTree.layOut(freezer, Map.of("freezer.state", "THAWED\n"));
+        FakeCgroupTree.layOut(cold, Map.of("freezer.state", "FROZEN\n", "cgroup.procs", "601\n"));
+        tree.onKill = pid -> {};
+        tree.onPause = () -> {
+            if (FakeCgroupTree.read(cold.resolve("freezer.state")).equals("THAWED")) {
+                tree.write(cold.resolve("cgroup.procs").toString(), ""); // the pending SIGKILL ends it once thawed
+            }
+        };
+
+        cgroup.killAll(TIMEOUT);
+
+        assertThat(tree.killed).containsOnly(601L);
+        assertThat(FakeCgroupTree.read(cold.resolve("freezer.state"))).isEqualTo("THAWED");
+        assertThat(FakeCgroupTree.read(freezer.resolve("freezer.state"))).isEqualTo("THAWED");
+    }
+
+    @Test
     void v1FreezesSignalsEveryProcessOfEveryHierarchyAndThaws() throws Exception {
         FakeCgroupTree tree = FakeCgroupTree.v1(root);
         Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");

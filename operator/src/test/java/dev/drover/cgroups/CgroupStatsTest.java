@@ -181,6 +181,24 @@ class CgroupStatsTest {
     }
 
     @Test
+    void removeTakesTheCgroupsBelowFirstAndRefusesWhileOneHoldsAProcess() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v2(root);
+        Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");
+        Path dir = cgroup.directories().getFirst();
+        Files.createDirectories(dir.resolve("inner/deeper"));
+        Files.createDirectories(dir.resolve("other"));
+        Path procs = Files.writeString(dir.resolve("inner/deeper/cgroup.procs"), "701\n");
+
+        assertThatThrownBy(() -> cgroup.remove(Duration.ofSeconds(1)))
+                .hasMessageContaining("(or a cgroup in it) still holds processes 701; kill them first");
+        assertThat(dir.resolve("other")).isDirectory(); // nothing is removed while a process is left
+
+        Files.delete(procs);
+        cgroup.remove(Duration.ofSeconds(1));
+        assertThat(dir).doesNotExist();
+    }
+
+    @Test
     void aCgroupWithProcessesIsNotRemoved() throws Exception {
         FakeCgroupTree tree = FakeCgroupTree.v2(root);
         Cgroup cgroup = tree.cgroups().create(CgroupParent.own(), "t");

@@ -13,8 +13,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,6 +31,9 @@ class CgroupsKernelTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     private final List<Process> started = new ArrayList<>();
+    /** Processes the tests' scripts started in the background, ended by PID if a test fails before its kill did. */
+    private final List<Long> strays = new ArrayList<>();
+
     private final List<Cgroup> made = new ArrayList<>();
     private Cgroups cgroups;
     private CgroupParent parent;
@@ -56,6 +61,7 @@ class CgroupsKernelTest {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
+        strays.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
         for (Cgroup c : made.reversed()) {
             c.killAll(TIMEOUT); // only processes started here ever entered these cgroups
             c.remove(TIMEOUT);
@@ -87,6 +93,88 @@ class CgroupsKernelTest {
         cgroup.remove(TIMEOUT);
         made.remove(cgroup);
         assertThat(cgroup.directories()).allMatch(dir -> !Files.exists(dir));
+    }
+
+    /** The attack: a root task makes cgroups inside its own and moves a child that left its session there. */
+    @Test
+    void killAllAndRemoveTakeTheCgroupsATaskMadeInsideItsOwnWithWhatRunsInThem() throws Exception {
+        Cgroup cgroup = make("nest");
+        StringBuilder script = new StringBuilder();
+        StringBuilder join = new StringBuilder();
+        for (Path dir : cgroup.directories()) {
+            script.append("mkdir -p ").append(dir).append("/inner/deeper; ");
+            join.append("echo $$ > ").append(dir).append("/inner/deeper/cgroup.procs; ");
+        }
+        Path first = cgroup.directories().getFirst();
+        script.append("mkdir ").append(first).append("/inner/empty; "); // in one hierarchy only, on v1
+        script.append("setsid sh -c '").append(join).append("exec sleep 60' & exec sleep 60");
+        Process task = startInside(cgroup, script.toString());
+        Path deeper = first.resolve("inner/deeper/cgroup.procs");
+        await().atMost(TIMEOUT)
+                .until(() -> Files.exists(deeper)
+                        && allSleep(pidsIn(deeper))
+                        && pidsIn(deeper).size() == 1);
+        long daemon = pidsIn(deeper).getFirst();
+        strays.add(daemon);
+        assertThat(sessionOf(daemon)).isNotEqualTo(sessionOf(task.pid()));
+        assertThat(cgroup.pids()).as("every process below it").containsExactlyInAnyOrder(task.pid(), daemon);
+
+        cgroup.killAll(TIMEOUT);
+
+        assertThat(task.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        await().atMost(TIMEOUT).until(() -> isGone(daemon));
+        cgroup.remove(TIMEOUT);
+        made.remove(cgroup);
+        assertThat(cgroup.directories()).allMatch(dir -> !Files.exists(dir));
+    }
+
+    /** A task that froze a cgroup of its own (v1 keeps a frozen process from dying of SIGKILL) is still ended. */
+    @Test
+    void killAllEndsAProcessInACgroupTheTaskFroze() throws Exception {
+        Cgroup cgroup = make("cold");
+        Optional<Path> freeze = cgroup.directories().stream()
+                .flatMap(dir -> Stream.of(dir.resolve("freezer.state"), dir.resolve("cgroup.freeze")))
+                .filter(Files::exists)
+                .findFirst();
+        assumeTrue(freeze.isPresent(), "no freezer");
+        Path state =
+                freeze.get().getParent().resolve("inner").resolve(freeze.get().getFileName());
+        boolean v1 = state.getFileName().toString().equals("freezer.state");
+        StringBuilder script = new StringBuilder("sleep 60 & child=$!; ");
+        for (Path dir : cgroup.directories()) {
+            script.append("mkdir ")
+                    .append(dir)
+                    .append("/inner && echo $child > ")
+                    .append(dir)
+                    .append("/inner/cgroup.procs; ");
+        }
+        script.append("echo ")
+                .append(v1 ? "FROZEN" : "1")
+                .append(" > ")
+                .append(state)
+                .append("; exec sleep 60");
+        Process task = startInside(cgroup, script.toString());
+        Path events = state.resolveSibling("cgroup.events");
+        await().atMost(TIMEOUT)
+                .until(() -> v1
+                        ? Files.exists(state) && Files.readString(state).strip().equals("FROZEN")
+                        : Files.exists(events) && Files.readString(events).contains("frozen 1"));
+        List<Long> inner = pidsIn(state.resolveSibling("cgroup.procs"));
+        assertThat(inner).hasSize(1);
+        long frozen = inner.getFirst();
+        strays.add(frozen);
+
+        cgroup.killAll(TIMEOUT);
+
+        assertThat(task.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        await().atMost(TIMEOUT).until(() -> isGone(frozen));
+        cgroup.remove(TIMEOUT);
+        made.remove(cgroup);
+        assertThat(cgroup.directories()).allMatch(dir -> !Files.exists(dir));
+    }
+
+    private static List<Long> pidsIn(Path procs) throws IOException {
+        return Files.readAllLines(procs).stream().map(Long::parseLong).toList();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.drover.driver.rawexec;
 
+import dev.drover.cgroups.Cgroup;
 import dev.drover.driver.ExecProcess;
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,10 +20,12 @@ import org.slf4j.LoggerFactory;
 /**
  * A command {@link TaskExec} started: a host process that {@code setsid} made the leader of a session and process
  * group of its own, with its standard streams as {@link ExecPipe}s (whose reads and writes {@link #close()} ends,
- * whoever else holds them), or on a {@link Pty}. {@link #close()} ends that process
- * group (the command and all it started that stayed in it, inside a task's PID namespace too) with SIGKILL, and no
- * other process ({@link GroupKill}): the group is signalled, member by member, only while its leader, or a member
- * seen in it at the leader's exit, is in it still (which keeps the number taken).
+ * whoever else holds them), or on a {@link Pty}. In a task with a cgroup the command runs in a cgroup of its own
+ * inside the task's, and {@link #close()} kills that cgroup (its cgroup.kill or freeze: nothing forked meanwhile
+ * escapes, nor a process that left the group) and removes it. It then ends the process group (the command and all it
+ * started that stayed in it, inside a task's PID namespace too: all there is to end for a task without a cgroup) with
+ * SIGKILL, and no other process ({@link GroupKill}): the group is signalled, member by member, only while its leader,
+ * or a member seen in it at the leader's exit, is in it still (which keeps the number taken).
  */
 final class HostExecProcess implements ExecProcess {
 
@@ -36,14 +39,22 @@ final class HostExecProcess implements ExecProcess {
     private final CompletableFuture<Integer> exit;
     private final GroupKill kill;
     private final Procs.Identity leader;
+    private final Optional<Cgroup> session;
     /** The members of the command's group when its leader exited; the group is killed while one of them lives. */
     private volatile List<Procs.Identity> outliving = List.of();
 
     /**
      * @param pipes the command's standard streams when it has no terminal ({@code pty} empty)
+     * @param session the command's own cgroup, when the task has one
      */
-    HostExecProcess(Process process, Optional<Pty> pty, Optional<ExecPipe.Streams> pipes, boolean stdin) {
+    HostExecProcess(
+            Process process,
+            Optional<Pty> pty,
+            Optional<ExecPipe.Streams> pipes,
+            boolean stdin,
+            Optional<Cgroup> session) {
         this.process = process;
+        this.session = session;
         this.kill = new GroupKill(GroupKill.HOST);
         // the leader of its group for good (a session leader cannot leave it): the group is the command's while it is
         this.leader =
@@ -114,6 +125,7 @@ final class HostExecProcess implements ExecProcess {
 
     @Override
     public void close() {
+        session.ifPresent(HostExecProcess::killAll);
         long group = process.pid();
         List<ProcessHandle> descendants = process.descendants().toList(); // those that left the group too
         Set<Procs.Identity> known = new HashSet<>();
@@ -153,6 +165,29 @@ final class HostExecProcess implements ExecProcess {
             } catch (Exception e) {
                 // closing a pipe of a dead process: nothing to do about it
             }
+        }
+        session.ifPresent(HostExecProcess::remove);
+    }
+
+    /** Ends every process in the command's cgroup; one left is logged (the task's stop ends it with the task). */
+    private static void killAll(Cgroup session) {
+        try {
+            session.killAll(KILL_WAIT);
+        } catch (IOException e) {
+            LOG.warn("the command's cgroup {} is not empty: {}", session.name(), e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Removes the command's cgroup; one left is logged, and removed with the task's. */
+    static void remove(Cgroup session) {
+        try {
+            session.remove(KILL_WAIT);
+        } catch (IOException e) {
+            LOG.warn("the command's cgroup {} stays: {}", session.name(), e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -24,6 +24,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -198,6 +199,28 @@ public final class TaskCgroups {
                         .map(d -> d.resolve("cgroup.procs").toString())
                         .toList())
                 .orElse(List.of());
+    }
+
+    /**
+     * A cgroup of its own inside the task's for one command run in the task ({@link TaskExec}), named
+     * {@code drover-exec-} and 16 random hex digits: closing the command ends what it started and nothing else,
+     * even a process that left its session, and one it forks meanwhile cannot escape. Its use counts against the
+     * task's limits. Empty when the task has no cgroup.
+     */
+    static Optional<Cgroup> forCommand(Optional<Cgroup> task) throws IOException {
+        if (task.isEmpty()) {
+            return Optional.empty();
+        }
+        String name = "drover-exec-"
+                + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        try {
+            return Optional.of(task.get().createChild(name));
+        } catch (IOException e) {
+            throw new IOException(
+                    "cannot make the command's cgroup in the task's ("
+                            + task.get().name() + "; has the task just ended?): " + e.getMessage(),
+                    e);
+        }
     }
 
     /** The handle's cgroup, found again (nothing is made or moved); empty when it has none or it is gone. */

@@ -21,7 +21,8 @@ import java.util.Optional;
 /**
  * Runs a command inside a running raw_exec or exec task ({@link dev.drover.driver.Driver#exec}), confined as the
  * task is, from what its status dir and handle keep (so also in a task an earlier agent started): in the task's
- * cgroup (joined first, so all it starts is charged to the task), in the task's namespaces where they are not the
+ * cgroup (a cgroup of its own inside the task's, joined first, so all it starts is charged to the task and
+ * {@link HostExecProcess#close()} ends exactly that), in the task's namespaces where they are not the
  * agent's ({@code nsenter}: the exec driver's PID, mount, IPC and UTS namespaces; the host's for a raw_exec task
  * the agent launched onto the host), in the task's directory, as the task's user (the same {@link UserSwitch}),
  * with the task's environment (the same file the task's own shell read), the program looked up on the task's
@@ -128,7 +129,9 @@ final class TaskExec {
         List<String> enter = namespaces(handle, task.pid());
         Pty pty = null;
         ExecPipe.Streams pipes = null;
+        Optional<Cgroup> session = Optional.empty();
         try {
+            session = TaskCgroups.forCommand(cgroup);
             if (request.tty()) {
                 pty = Pty.open();
             } else {
@@ -144,7 +147,7 @@ final class TaskExec {
                     env.toString(),
                     Long.toString(task.pid()),
                     Long.toString(task.start())));
-            List<String> procs = TaskCgroups.procsFiles(cgroup);
+            List<String> procs = TaskCgroups.procsFiles(session);
             argv.add(Integer.toString(procs.size()));
             argv.addAll(procs);
             if (!enter.isEmpty()) {
@@ -175,14 +178,16 @@ final class TaskExec {
             if (pipes != null) {
                 pipes.started();
             }
-            return new HostExecProcess(process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin());
-        } catch (IOException | RuntimeException e) { // the terminal and pipes are closed whatever failed
+            return new HostExecProcess(
+                    process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin(), session);
+        } catch (IOException | RuntimeException e) { // the terminal, pipes and cgroup go whatever failed
             if (pty != null) {
                 pty.close();
             }
             if (pipes != null) {
                 pipes.close();
             }
+            session.ifPresent(HostExecProcess::remove);
             if (e instanceof RuntimeException unchecked) {
                 throw unchecked;
             }
