@@ -114,6 +114,7 @@ public final class LocalGateway implements AutoCloseable {
             gateway = Gateway.start(
                     client,
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                     new Gateway.Credentials(cert, key, clientCert, clientKey, peerToken));
             service.getSpec().setClusterIP("127.0.0.1");
             service.getSpec().getPorts().getFirst().setTargetPort(new IntOrString(gateway.port()));

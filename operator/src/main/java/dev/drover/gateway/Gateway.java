@@ -31,6 +31,8 @@ public final class Gateway implements AutoCloseable {
             Kubernetes API server (APIService v1alpha1.agent.drover.dev) until SIGTERM. Flags take --flag VALUE or
             --flag=VALUE:
               --port N                HTTPS port (8443)
+              --health-port N         HTTPS port of /healthz, /livez and /readyz alone, which a flood of
+                                      connections to --port cannot use up (8444; 0: a free one, -1: none)
               --tls-cert-file FILE    serving certificate, PEM (/etc/drover/gateway-tls/tls.crt)
               --tls-key-file FILE     its key, PEM (/etc/drover/gateway-tls/tls.key)
               --tls-client-cert-file FILE
@@ -49,6 +51,7 @@ public final class Gateway implements AutoCloseable {
     /** The command line, read. */
     record Options(
             int port,
+            int healthPort,
             Path certFile,
             Path keyFile,
             Path clientCertFile,
@@ -59,6 +62,7 @@ public final class Gateway implements AutoCloseable {
 
         static Options parse(String[] args) {
             int port = 8443;
+            int healthPort = 8444;
             Path cert = Path.of("/etc/drover/gateway-tls/tls.crt");
             Path key = Path.of("/etc/drover/gateway-tls/tls.key");
             Path clientCert = Path.of("/etc/drover/gateway-tls/client.crt");
@@ -79,12 +83,8 @@ public final class Gateway implements AutoCloseable {
                     throw new IllegalArgumentException(flag + " needs a value");
                 }
                 switch (flag) {
-                    case "--port" -> {
-                        if (!value.matches("[0-9]{1,5}") || Integer.parseInt(value) > 65535) {
-                            throw new IllegalArgumentException("--port: \"" + value + "\" is not a port number");
-                        }
-                        port = Integer.parseInt(value);
-                    }
+                    case "--port" -> port = port("--port", value);
+                    case "--health-port" -> healthPort = value.equals("-1") ? -1 : port("--health-port", value);
                     case "--tls-cert-file" -> cert = Path.of(value);
                     case "--tls-key-file" -> key = Path.of(value);
                     case "--tls-client-cert-file" -> clientCert = Path.of(value);
@@ -95,7 +95,14 @@ public final class Gateway implements AutoCloseable {
                     default -> throw new IllegalArgumentException("unknown flag \"" + GatewayStatus.cut(flag) + "\"");
                 }
             }
-            return new Options(port, cert, key, clientCert, clientKey, kubeconfig, token, level);
+            return new Options(port, healthPort, cert, key, clientCert, clientKey, kubeconfig, token, level);
+        }
+
+        private static int port(String flag, String value) {
+            if (!value.matches("[0-9]{1,5}") || Integer.parseInt(value) > 65535) {
+                throw new IllegalArgumentException(flag + ": \"" + value + "\" is not a port number");
+            }
+            return Integer.parseInt(value);
         }
     }
 
@@ -109,13 +116,18 @@ public final class Gateway implements AutoCloseable {
     public record Credentials(
             Path certFile, Path keyFile, Path clientCertFile, Path clientKeyFile, Path peerTokenFile) {}
 
-    /** Starts serving on {@code address} with {@code client} (the gateway's own identity). */
-    public static Gateway start(KubernetesClient client, InetSocketAddress address, Credentials files)
+    /**
+     * Starts serving on {@code address}, and the health checks also on {@code probes} (null: not apart), with {@code
+     * client} (the gateway's own identity).
+     */
+    public static Gateway start(
+            KubernetesClient client, InetSocketAddress address, InetSocketAddress probes, Credentials files)
             throws IOException, GeneralSecurityException {
         RequestHeaderAuth authentication = RequestHeaderAuth.from(client, Clock.systemUTC());
         KubernetesAuth authorization = new KubernetesAuth(client, Clock.systemUTC());
         GatewayApi api = GatewayApi.start(
                 address,
+                probes,
                 GatewayTls.serving(files.certFile(), files.keyFile(), authentication),
                 authentication,
                 authorization::authorize,
@@ -128,6 +140,11 @@ public final class Gateway implements AutoCloseable {
 
     public int port() {
         return api.port();
+    }
+
+    /** The port of the health checks apart; -1 when they have none. */
+    public int probePort() {
+        return api.probePort();
     }
 
     @Override
@@ -164,13 +181,17 @@ public final class Gateway implements AutoCloseable {
                 Gateway gateway = start(
                         client,
                         new InetSocketAddress(options.port()),
+                        options.healthPort() < 0 ? null : new InetSocketAddress(options.healthPort()),
                         new Credentials(
                                 options.certFile(),
                                 options.keyFile(),
                                 options.clientCertFile(),
                                 options.clientKeyFile(),
                                 options.peerTokenFile()))) {
-            LOG.info("the Drover gateway serves agent.drover.dev on port {}", gateway.port());
+            LOG.info(
+                    "the Drover gateway serves agent.drover.dev on port {}, its health checks also on port {}",
+                    gateway.port(),
+                    gateway.probePort());
             untilStopped.run();
             LOG.info("stopping");
         } catch (IOException | GeneralSecurityException | RuntimeException e) {

@@ -6,6 +6,7 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.TcpConnections;
+import dev.drover.web.ConnectionBounds;
 import dev.drover.web.JettyHttps;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.io.IOException;
@@ -26,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * {@code create} for {@code allocations/signal}), and is then
  * asked of the agent on the allocation's node with the gateway's own token ({@link Backend}); the agent's answer is
  * streamed through as it comes. Errors are Kubernetes {@code Status} objects. {@code /healthz}, {@code /livez} and
- * {@code /readyz} need no certificate.
+ * {@code /readyz} need no certificate, and are also served on a port of their own, which a flood of connections to
+ * the API's port cannot use up ({@link #CONNECTIONS}).
  */
 public final class GatewayApi implements AutoCloseable {
 
@@ -35,8 +37,15 @@ public final class GatewayApi implements AutoCloseable {
     /** Requests served at once; one more is answered 503 at once (the health checks are not counted). */
     public static final int MAX_REQUESTS = 512;
 
-    /** Connections the gateway's server holds at once; more wait in the backlog until one closes. */
-    static final int MAX_CONNECTIONS = 1024;
+    /**
+     * The connections the gateway holds: a connection becomes trusted once a request of it came from the API server
+     * (its front-proxy certificate); until then it must send a head within 10 s and is one of at most 1024 untrusted
+     * ones, the oldest of which makes way for a new one.
+     */
+    static final ConnectionBounds CONNECTIONS = ConnectionBounds.DEFAULT;
+
+    /** The paths the health probes ask, also served on their own port. */
+    static final java.util.Set<String> HEALTH = java.util.Set.of("/healthz", "/livez", "/readyz");
 
     /** How long a refused request is asked to wait. */
     static final java.time.Duration BUSY_RETRY = java.time.Duration.ofSeconds(1);
@@ -75,6 +84,7 @@ public final class GatewayApi implements AutoCloseable {
 
     private GatewayApi(
             InetSocketAddress address,
+            InetSocketAddress probes,
             SSLContext tls,
             RequestHeaderAuth authentication,
             Authorizer authorizer,
@@ -91,7 +101,8 @@ public final class GatewayApi implements AutoCloseable {
                 "gateway",
                 address,
                 128,
-                MAX_CONNECTIONS,
+                CONNECTIONS,
+                probes == null ? null : new JettyHttps.Probes(probes, HEALTH),
                 tls,
                 true,
                 this::handle,
@@ -99,27 +110,32 @@ public final class GatewayApi implements AutoCloseable {
         this.connections = new TcpConnections(server.port());
     }
 
-    /** Serves on {@code address} (port 0: a free one) with {@code tls}; requests run on virtual threads. */
+    /**
+     * Serves on {@code address} (port 0: a free one) with {@code tls}, and the health checks also on {@code probes}
+     * (null: not apart), which no client's connection uses up; requests run on virtual threads.
+     */
     public static GatewayApi start(
             InetSocketAddress address,
+            InetSocketAddress probes,
             SSLContext tls,
             RequestHeaderAuth authentication,
             Authorizer authorizer,
             Backend backend)
             throws IOException {
-        return start(address, tls, authentication, authorizer, backend, MAX_REQUESTS);
+        return start(address, probes, tls, authentication, authorizer, backend, MAX_REQUESTS);
     }
 
     /** {@link #start}, serving at most {@code maxRequests} requests at once. */
     static GatewayApi start(
             InetSocketAddress address,
+            InetSocketAddress probes,
             SSLContext tls,
             RequestHeaderAuth authentication,
             Authorizer authorizer,
             Backend backend,
             int maxRequests)
             throws IOException {
-        return new GatewayApi(address, tls, authentication, authorizer, backend, maxRequests);
+        return new GatewayApi(address, probes, tls, authentication, authorizer, backend, maxRequests);
     }
 
     /** Exec sessions the gateway may still relay (tests). */
@@ -129,6 +145,11 @@ public final class GatewayApi implements AutoCloseable {
 
     public int port() {
         return server.port();
+    }
+
+    /** The port of the health checks apart; -1 when they have none. */
+    public int probePort() {
+        return server.probePort();
     }
 
     private void handle(HttpExchange ex) {
@@ -164,8 +185,6 @@ public final class GatewayApi implements AutoCloseable {
         }
     }
 
-    private static final java.util.Set<String> HEALTH = java.util.Set.of("/healthz", "/livez", "/readyz");
-
     private void serve(HttpExchange ex) throws IOException, InterruptedException {
         String path = ex.getRequestURI().getRawPath();
         switch (path) {
@@ -186,6 +205,7 @@ public final class GatewayApi implements AutoCloseable {
             GatewayStatus.send(ex, r.status(), r.message());
             return;
         }
+        JettyHttps.trust(ex);
         UserInfo user = ((RequestHeaderAuth.Result.Authenticated) who).user();
         Optional<byte[]> discovery = Discovery.document(path);
         if (discovery.isPresent() && !ex.getRequestMethod().equals("GET")) {

@@ -6,6 +6,7 @@ import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
+import dev.drover.web.ConnectionBounds;
 import dev.drover.web.JettyHttps;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
@@ -71,6 +72,15 @@ public final class AgentApi implements AutoCloseable {
     static final Duration FOLLOW_RETRY = Followers.RETRY;
     /** Between the two readings of a task's CPU time from which its CPU percentage comes. */
     static final Duration STATS_WINDOW = Duration.ofMillis(250);
+
+    /**
+     * The connections the API holds: a connection is trusted once a request of it was let in ({@link AgentGate});
+     * until then it must send a head within 10 s and is one of at most 512 untrusted ones, the oldest of which makes
+     * way for a new one. Some 30 KB each
+     * while they wait (17 500 took the agent past its 512 MiB); the health probes are the metrics port's.
+     */
+    static final ConnectionBounds CONNECTIONS =
+            new ConnectionBounds(1024, 512, Duration.ofSeconds(10), Duration.ofSeconds(30));
 
     private final JettyHttps server;
     private final AgentGate gate;
@@ -143,6 +153,8 @@ public final class AgentApi implements AutoCloseable {
                             "agent-api",
                             address,
                             64,
+                            CONNECTIONS,
+                            null,
                             tls,
                             true,
                             api::handle,
@@ -218,6 +230,7 @@ public final class AgentApi implements AutoCloseable {
             error(ex, r.status(), r.message(), r.retryAfter());
             return;
         }
+        JettyHttps.trust(ex);
         AgentGate.Admitted admitted = (AgentGate.Admitted) entry;
         ApiRequest request = admitted.request();
         AllocId id = request.id();

@@ -44,6 +44,11 @@ final class JettyExchange extends HttpsExchange {
         this.uri = URI.create(request.getHttpURI().getPathQuery());
     }
 
+    /** The Jetty request served. */
+    Request request() {
+        return request;
+    }
+
     @Override
     public Headers getRequestHeaders() {
         return requestHeaders;

@@ -11,6 +11,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Predicate;
@@ -46,7 +47,8 @@ import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
  * from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing so); a client
  * certificate is asked for, never required, when {@code wantClientAuth}. Upgrades speak the exec channel protocol, whose
  * bounds they get ({@link Channels#MAX_MESSAGE}, {@link #UPGRADED_IDLE}). Requests, blocking as the handlers are, run
- * on virtual threads.
+ * on virtual threads. Connections are bounded against floods and slowloris ({@link ConnectionBounds}); health probes
+ * may get a port of their own ({@link Probes}), which the clients' connections never use up.
  */
 public final class JettyHttps implements AutoCloseable {
 
@@ -54,8 +56,8 @@ public final class JettyHttps implements AutoCloseable {
     public static final int MAX_REQUEST_HEAD = 1024 * 1024;
 
     /**
-     * How long a connection may send nothing while no request is being served (a keep-alive connection between
-     * requests, a client that stalls in its request's headers) before it is closed.
+     * How long a connection may send nothing (a client that stalls in a request's body) before it is closed; the
+     * time to a request's head is bounded apart ({@link ConnectionBounds}), and a request being served is never idle.
      */
     static final Duration IDLE = Duration.ofSeconds(30);
     /**
@@ -80,15 +82,36 @@ public final class JettyHttps implements AutoCloseable {
 
     private final Server server;
     private final ServerConnector connector;
+    private final ServerConnector probing;
     private final ExecutorService virtualThreads;
 
-    private JettyHttps(Server server, ServerConnector connector, ExecutorService virtualThreads) {
+    private JettyHttps(
+            Server server, ServerConnector connector, ServerConnector probing, ExecutorService virtualThreads) {
         this.server = server;
         this.connector = connector;
+        this.probing = probing;
         this.virtualThreads = virtualThreads;
     }
 
-    /** Serves {@code handler} on {@code address} (port 0: a free one), with at most {@code backlog} waiting to connect. */
+    /**
+     * Where a server also answers its health probes, apart from the connections its clients use up: {@code paths} only
+     * (anything else is a 404), over TLS as the main port, within bounds of its own.
+     */
+    public record Probes(InetSocketAddress address, Set<String> paths) {
+
+        /** A probe is one short request on a fresh connection; a handful at once is plenty. */
+        static final ConnectionBounds BOUNDS =
+                new ConnectionBounds(16, 8, ConnectionBounds.DEFAULT.headDeadline(), Duration.ofSeconds(5));
+
+        public Probes {
+            paths = Set.copyOf(paths);
+        }
+    }
+
+    /**
+     * Serves {@code handler} on {@code address} (port 0: a free one), with at most {@code backlog} waiting to connect,
+     * within {@link ConnectionBounds#DEFAULT}.
+     */
     public static JettyHttps start(
             String name,
             InetSocketAddress address,
@@ -98,19 +121,20 @@ public final class JettyHttps implements AutoCloseable {
             HttpHandler handler,
             List<Upgrade> upgrades)
             throws IOException {
-        return start(name, address, backlog, 0, tls, wantClientAuth, handler, upgrades);
+        return start(name, address, backlog, ConnectionBounds.DEFAULT, null, tls, wantClientAuth, handler, upgrades);
     }
 
     /**
-     * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, HttpHandler, List)}, holding at most
-     * {@code maxConnections} connections at once (0: no bound): at the bound it accepts no more until one closes, and
-     * those waiting stay in the backlog.
+     * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, HttpHandler, List)}, within {@code bounds};
+     * with {@code probes} (null: none), the handler also gets its probe paths on their own port. A handler marks a
+     * connection whose request showed a client's credentials with {@link #trust}.
      */
     public static JettyHttps start(
             String name,
             InetSocketAddress address,
             int backlog,
-            int maxConnections,
+            ConnectionBounds bounds,
+            Probes probes,
             SSLContext tls,
             boolean wantClientAuth,
             HttpHandler handler,
@@ -126,36 +150,12 @@ public final class JettyHttps implements AutoCloseable {
         SslContextFactory.Server ssl = new SslContextFactory.Server();
         ssl.setSslContext(tls);
         ssl.setWantClientAuth(wantClientAuth);
-        HttpConfiguration http = new HttpConfiguration();
-        http.setSendServerVersion(false);
-        http.setSendXPoweredBy(false);
-        // the handlers read the raw target and judge every escape themselves (as under the JDK server, which passed
-        // it on as sent), so their messages, not Jetty's, tell a client what is wrong with it
-        http.setUriCompliance(UriCompliance.UNSAFE);
-        // as much as kube-apiserver takes (Go's default MaxHeaderBytes, 1 MiB): the gateway is handed what it
-        // forwards (a user in hundreds of groups is a header per group), and the local API server answers an
-        // oversized token as it does, with 401; an exec's command travels in the query. A limit, not a buffer
-        http.setRequestHeaderSize(MAX_REQUEST_HEAD);
-        // clients dial addresses and names the certificate may not hold as a host name; the JDK server never checked
-        SecureRequestCustomizer secure = new SecureRequestCustomizer(false, false, -1, false);
-        http.addCustomizer(secure);
-        ServerConnector connector =
-                new ServerConnector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(http));
-        connector.setHost(address.getHostString());
-        connector.setPort(address.getPort());
-        connector.setAcceptQueueSize(backlog);
-        connector.setIdleTimeout(IDLE.toMillis());
-        server.addConnector(connector);
-        if (maxConnections > 0) {
-            server.addBean(new NetworkConnectionLimit(maxConnections, connector));
-        }
+        ServerConnector connector = connector(server, ssl, address, backlog, bounds);
+        ServerConnector probing = probes == null ? null : connector(server, ssl, probes.address(), 8, Probes.BOUNDS);
 
         Handler exchanges = new Exchanges(handler);
-        if (upgrades.isEmpty()) {
-            server.setHandler(exchanges);
-        } else {
-            server.setHandler(new Upgrades(upgrades, exchanges));
-        }
+        Handler served = upgrades.isEmpty() ? exchanges : new Upgrades(upgrades, exchanges);
+        server.setHandler(probes == null ? served : new ProbesOnly(probing, probes.paths(), served));
         try {
             server.start();
         } catch (Exception e) {
@@ -167,11 +167,74 @@ public final class JettyHttps implements AutoCloseable {
             virtualThreads.close();
             throw e instanceof IOException io ? io : new IOException("cannot serve on " + address + ": " + e, e);
         }
-        return new JettyHttps(server, connector, virtualThreads);
+        return new JettyHttps(server, connector, probing, virtualThreads);
+    }
+
+    /** A TLS connector of {@code server} on {@code address}, within {@code bounds}. */
+    private static ServerConnector connector(
+            Server server,
+            SslContextFactory.Server ssl,
+            InetSocketAddress address,
+            int backlog,
+            ConnectionBounds bounds) {
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        // the handlers read the raw target and judge every escape themselves (as under the JDK server, which passed
+        // it on as sent), so their messages, not Jetty's, tell a client what is wrong with it
+        http.setUriCompliance(UriCompliance.UNSAFE);
+        // as much as kube-apiserver takes (Go's default MaxHeaderBytes, 1 MiB): the gateway is handed what it
+        // forwards (a user in hundreds of groups is a header per group), and the local API server answers an
+        // oversized token as it does, with 401; an exec's command travels in the query. A limit, not a buffer
+        http.setRequestHeaderSize(MAX_REQUEST_HEAD);
+        ServerConnector connector =
+                new ServerConnector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(http));
+        PendingConnections pending = new PendingConnections(bounds, connector.getScheduler());
+        // first: a head has arrived whatever the customizers after it make of the request
+        http.addCustomizer(pending);
+        // clients dial addresses and names the certificate may not hold as a host name; the JDK server never checked
+        http.addCustomizer(new SecureRequestCustomizer(false, false, -1, false));
+        connector.addEventListener(pending);
+        connector.setHost(address.getHostString());
+        connector.setPort(address.getPort());
+        connector.setAcceptQueueSize(backlog);
+        connector.setIdleTimeout(IDLE.toMillis());
+        server.addConnector(connector);
+        server.addBean(new NetworkConnectionLimit(bounds.maxConnections(), connector));
+        return connector;
+    }
+
+    /**
+     * Marks the connection of {@code ex} as a known client's, whose request showed its credentials: it no longer
+     * counts among the untrusted connections, which make way for new ones ({@link ConnectionBounds#maxUntrusted}).
+     */
+    public static void trust(HttpExchange ex) {
+        if (ex instanceof JettyExchange jetty) {
+            trust(jetty.request());
+        }
+    }
+
+    /** {@link #trust(HttpExchange)} of a request Jetty serves itself (a WebSocket upgrade). */
+    public static void trust(Request request) {
+        PendingConnections pending =
+                request.getConnectionMetaData().getConnector().getBean(PendingConnections.class);
+        if (pending != null) {
+            pending.trust(request);
+        }
     }
 
     public int port() {
         return connector.getLocalPort();
+    }
+
+    /** The port of the probes; -1 without them. */
+    public int probePort() {
+        return probing == null ? -1 : probing.getLocalPort();
+    }
+
+    /** Connections the main port holds now, in any state (tests). */
+    public int connections() {
+        return connector.getBean(PendingConnections.class).count();
     }
 
     /** The address served, with the port bound. */
@@ -266,6 +329,35 @@ public final class JettyHttps implements AutoCloseable {
         public void setServer(Server server) {
             super.setServer(server);
             websockets.setServer(server);
+        }
+    }
+
+    /** On the probes' port, serves their paths and nothing else. */
+    private static final class ProbesOnly extends Handler.Wrapper {
+
+        private final ServerConnector probing;
+        private final Set<String> paths;
+
+        ProbesOnly(ServerConnector probing, Set<String> paths, Handler served) {
+            super(served);
+            this.probing = probing;
+            this.paths = paths;
+        }
+
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) throws Exception {
+            if (request.getConnectionMetaData().getConnector() == probing
+                    && !paths.contains(request.getHttpURI().getPath())) {
+                Response.writeError(
+                        request,
+                        response,
+                        callback,
+                        404,
+                        "this port serves "
+                                + String.join(", ", paths.stream().sorted().toList()));
+                return true;
+            }
+            return super.handle(request, response, callback);
         }
     }
 

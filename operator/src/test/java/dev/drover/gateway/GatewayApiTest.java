@@ -12,6 +12,7 @@ import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.web.ClientSocket;
 import dev.drover.web.MessageReceiver;
+import dev.drover.web.Slowloris;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -208,6 +209,7 @@ class GatewayApiTest {
                                 "user \"" + user.getUsername() + "\" cannot " + verb + " allocations/" + subresource);
         return GatewayApi.start(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                 GatewayTls.serving(dir.resolve("tls.crt"), dir.resolve("tls.key"), auth),
                 auth,
                 rbac,
@@ -223,13 +225,18 @@ class GatewayApiTest {
     }
 
     HttpResponse<InputStream> get(TestCertificates.Issued as, String user, String path) throws Exception {
+        return get(as, user, api.port(), path, Duration.ofSeconds(10));
+    }
+
+    HttpResponse<InputStream> get(TestCertificates.Issued as, String user, int port, String path, Duration timeout)
+            throws Exception {
         // not closed: closing waits for the bodies a test has not read
         HttpClient http = HttpClient.newBuilder()
                 .sslContext(TestCertificates.clientTls(as))
                 .build();
         {
-            HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("https://localhost:" + api.port() + path))
-                    .timeout(Duration.ofSeconds(10));
+            HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("https://localhost:" + port + path))
+                    .timeout(timeout);
             if (user != null) {
                 request.header("X-Remote-User", user);
             }
@@ -262,6 +269,36 @@ class GatewayApiTest {
         HttpResponse<InputStream> r = get(null, null, "/readyz");
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(text(r)).isEqualTo("ok");
+    }
+
+    /**
+     * 2 000 connections that begin a TLS handshake and stall (a header line every 8 s did the same): the gateway held
+     * 1 024 connections at most, so they took them all and every user's request waited in the backlog.
+     */
+    @Test
+    void aSlowlorisCannotStarveAuthorizedLogs() throws Exception {
+        try (Slowloris attack = Slowloris.open(api.port(), 2000, Duration.ofSeconds(2))) {
+            assertThat(attack.opened()).as("connections the gateway took").isEqualTo(2000);
+            long start = System.nanoTime();
+            HttpResponse<InputStream> r =
+                    get(frontProxy.client("front-proxy-client"), "alice", api.port(), LOG + "one/log", SECONDS_2);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(text(r)).isEqualTo("line 1\n");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(SECONDS_2);
+            HttpResponse<InputStream> probe = get(null, null, api.probePort(), "/livez", SECONDS_2);
+            assertThat(probe.statusCode()).isEqualTo(200);
+        }
+    }
+
+    static final Duration SECONDS_2 = Duration.ofSeconds(2);
+
+    @Test
+    void theHealthChecksAlsoHaveAPortOfTheirOwnAndOnlyThey() throws Exception {
+        assertThat(text(get(null, null, api.probePort(), "/readyz", SECONDS_2))).isEqualTo("ok");
+        HttpResponse<InputStream> other =
+                get(frontProxy.client("front-proxy-client"), "alice", api.probePort(), LOG + "one/log", SECONDS_2);
+        assertThat(other.statusCode()).isEqualTo(404);
+        assertThat(asked).isEmpty();
     }
 
     @Test

@@ -35,6 +35,7 @@ class GatewayTest {
         assertThat(out.toString(StandardCharsets.UTF_8))
                 .contains(
                         "--port",
+                        "--health-port",
                         "--tls-cert-file",
                         "--tls-key-file",
                         "--kubeconfig",
@@ -51,12 +52,17 @@ class GatewayTest {
         assertThat(o.certFile()).isEqualTo(Path.of("/c"));
         assertThat(o.keyFile()).isEqualTo(Path.of("/k"));
         assertThat(Gateway.Options.parse(new String[0]).port()).isEqualTo(8443);
+        assertThat(Gateway.Options.parse(new String[0]).healthPort()).isEqualTo(8444);
+        assertThat(Gateway.Options.parse(new String[] {"--health-port=-1"}).healthPort())
+                .isEqualTo(-1);
     }
 
     @Test
     void badFlagsExitTwoWithTheUsage() {
         assertThat(run("--port", "http")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--port: \"http\" is not a port number", "usage:");
+        assertThat(run("--health-port", "-2")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--health-port: \"-2\" is not a port number");
         assertThat(run("--frobnicate", "1")).isEqualTo(2);
     }
 
@@ -73,6 +79,8 @@ class GatewayTest {
                 """);
         int exit = run(
                 "--port",
+                "0",
+                "--health-port",
                 "0",
                 "--kubeconfig",
                 kubeconfig.toString(),

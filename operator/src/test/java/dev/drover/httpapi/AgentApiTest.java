@@ -290,6 +290,31 @@ class AgentApiTest {
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    /**
+     * 2 000 connections that begin a TLS handshake and stall: the agent held every one (17 500 took it to 520 MB, past
+     * its Pod's limit). Now the oldest make way for the newest, and a caller with a token is served at once.
+     */
+    @Test
+    void aSlowlorisCannotStarveAuthorizedLogs() throws Exception {
+        try (dev.drover.web.Slowloris attack = dev.drover.web.Slowloris.open(api.port(), 2000, Duration.ofSeconds(2))) {
+            assertThat(attack.opened()).isEqualTo(2000);
+            long start = System.nanoTime();
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(
+                                    "https://127.0.0.1:" + api.port() + "/v1/allocations/team-a/svc/logs/web"))
+                            .header("Authorization", "Bearer alice-token")
+                            .timeout(Duration.ofSeconds(2))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("one\ntwo\nthree\n");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+            // what the agent holds of them is bounded: the rest were closed
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> attack.countClosedByServer() >= 2000 - AgentApi.CONNECTIONS.maxUntrusted());
+        }
+    }
+
     @Test
     void aCallerWithTheRightSignalsARunningTaskAndItsEventNamesThem() throws Exception {
         HttpResponse<String> r =

@@ -90,6 +90,16 @@ class ChartGatewayTest {
         assertThat(gateway.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
         assertThat(gateway.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
         assertThat(gateway.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/livez");
+        // the probes use the health checks' own port, which a flood of the API's port cannot fill
+        assertThat(gateway.getReadinessProbe().getHttpGet().getPort().getStrVal())
+                .isEqualTo("health");
+        assertThat(gateway.getLivenessProbe().getHttpGet().getPort().getStrVal())
+                .isEqualTo("health");
+        assertThat(gateway.getPorts()).anySatisfy(port -> {
+            assertThat(port.getName()).isEqualTo("health");
+            assertThat(port.getContainerPort()).isEqualTo(8444);
+        });
+        assertThat(gateway.getArgs()).containsSubsequence("--health-port", "8444");
         var token = pod.getVolumes().stream()
                 .filter(v -> v.getProjected() != null)
                 .findFirst()
