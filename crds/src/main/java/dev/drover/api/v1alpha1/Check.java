@@ -128,7 +128,8 @@ public class Check {
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_TIMEOUT_TEXT)
-    @JsonPropertyDescription("A probe that takes longer is critical; at most interval and at most 5m; 2s when not given.")
+    @JsonPropertyDescription(
+            "A probe that takes longer is critical; at most interval and at most 5m; 2s when not given.")
     private String timeout;
 
     @Pattern(Durations.PATTERN)
