@@ -56,8 +56,8 @@ public class Check {
     public static final Duration MIN_INTERVAL = Duration.ofSeconds(1);
     /**
      * The longest a probe may take. A probe holds one of the agent's probe slots until it ends, so a hanging probe
-     * is bounded by this: generous for a health check (Kubernetes' and Nomad's defaults are 1 s and 2 s), short
-     * enough that a slot held by one comes back within minutes.
+     * is bounded by this: generous for a health check (a Kubernetes probe's timeout defaults to 1 s, a Drover
+     * check's to 2 s), short enough that a slot held by one comes back within minutes.
      */
     public static final String MAX_TIMEOUT_TEXT = "5m";
 
