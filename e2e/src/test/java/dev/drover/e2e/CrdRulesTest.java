@@ -182,6 +182,12 @@ class CrdRulesTest {
                     "spec.tasks[0].checks[0]: Invalid value: \"object\": timeout must be more than 0s"),
             new Case(
                     "spec.tasks[*].checks[*]",
+                    "!has(self.timeout) || duration(self.timeout) <= duration('5m')",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1, interval: 1h, timeout: 301s}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": timeout must be at most 5m"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
                     "duration(has(self.timeout) ? self.timeout : '2s') <= duration(has(self.interval) ? self.interval : '10s')",
                     "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: 1, timeout: 15s}]\n",
                     "spec.tasks[0].checks[0]",
@@ -241,6 +247,7 @@ class CrdRulesTest {
                   - {name: web, type: http, port: 8080, path: /healthz, headers: [{name: X-A, value: b}], timeout: 10s}
                   - {name: db, type: tcp, port: 5432}
                   - {name: script, type: exec, command: /bin/check, args: [-v], interval: 1s, timeout: 1s}
+                  - {name: slow, type: tcp, port: 5433, interval: 1h, timeout: 5m}
                   checkRestart: {limit: 3, grace: 90s}
                 - {name: b, driver: mock}
                 """);

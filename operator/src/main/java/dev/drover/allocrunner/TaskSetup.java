@@ -41,7 +41,8 @@ final class TaskSetup {
             running.add(c);
         }
         if (cfg.checks() != null) {
-            running.add(new TaskChecks(cfg.checks(), cfg.clock())); // idle for a run whose definition has no checks
+            running.add(new TaskChecks(
+                    cfg.checks(), id.key(), cfg.clock())); // idle for a run whose definition has no checks
         }
         return new TaskRunnerConfig(
                 id,

@@ -242,6 +242,38 @@ class CheckedAllocationTest {
     }
 
     @Test
+    void aStaleCheckKeepsItsLastStatusForReadyAndSaysItIsStale() throws Exception {
+        controller.reconcile(checked());
+        FakeProber.Probed probing = prober.next();
+        assertThat(probing.allocation).isEqualTo(ID.key());
+
+        probing.stale("http"); // its first probe still waits for a slot: critical still, never a pass
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(condition("Healthy").getMessage())
+                        .isEqualTo("Task \"server\": check \"http\" is critical: stale: no probe has run yet, no"
+                                + " probe slot was free"));
+        assertThat(condition("Ready").getStatus()).isEqualTo("False");
+
+        probing.push("http", ProbeResult.passing("HTTP 200: ok"));
+        awaitCondition("Ready", "True", "TasksRunning");
+        probing.stale("http");
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(statuses.of(ID)
+                                .orElseThrow()
+                                .getTaskStates()
+                                .get("server")
+                                .getChecks()
+                                .getFirst()
+                                .getOutput())
+                        .startsWith("stale: not probed since "));
+        assertThat(condition("Ready").getStatus())
+                .as("its last status, passing, kept")
+                .isEqualTo("True");
+        assertThat(series("passing")).isEqualTo(1.0);
+        assertThat(transitions("passing")).as("no change of status").isEqualTo(1.0);
+    }
+
+    @Test
     void theSeriesOfAnAllocationGoWhenItsTasksEnd() throws Exception {
         Allocation a = checked();
         controller.reconcile(a);

@@ -39,6 +39,9 @@ import java.util.Objects;
         value = "!has(self.timeout) || duration(self.timeout) > duration('0s')",
         message = "timeout must be more than 0s")
 @ValidationRule(
+        value = "!has(self.timeout) || duration(self.timeout) <= duration('" + Check.MAX_TIMEOUT_TEXT + "')",
+        message = "timeout must be at most " + Check.MAX_TIMEOUT_TEXT)
+@ValidationRule(
         value = "duration(has(self.timeout) ? self.timeout : '2s')"
                 + " <= duration(has(self.interval) ? self.interval : '10s')",
         message = "timeout must not be longer than interval")
@@ -51,6 +54,14 @@ public class Check {
     public static final Duration DEFAULT_INTERVAL = Durations.parse(DEFAULT_INTERVAL_TEXT);
     public static final Duration DEFAULT_TIMEOUT = Durations.parse(DEFAULT_TIMEOUT_TEXT);
     public static final Duration MIN_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * The longest a probe may take. A probe holds one of the agent's probe slots until it ends, so a hanging probe
+     * is bounded by this: generous for a health check (a Kubernetes probe's timeout defaults to 1 s, a Drover
+     * check's to 2 s), short enough that a slot held by one comes back within minutes.
+     */
+    public static final String MAX_TIMEOUT_TEXT = "5m";
+
+    public static final Duration MAX_TIMEOUT = Durations.parse(MAX_TIMEOUT_TEXT);
     public static final int DEFAULT_SUCCESS_THRESHOLD = 1;
     public static final int DEFAULT_FAILURE_THRESHOLD = 3;
     public static final int MAX_THRESHOLD = 100;
@@ -117,7 +128,8 @@ public class Check {
     @Pattern(Durations.PATTERN)
     @Size(max = Durations.MAX_LENGTH)
     @Default(DEFAULT_TIMEOUT_TEXT)
-    @JsonPropertyDescription("A probe that takes longer is critical; at most interval; 2s when not given.")
+    @JsonPropertyDescription(
+            "A probe that takes longer is critical; at most interval and at most 5m; 2s when not given.")
     private String timeout;
 
     @Pattern(Durations.PATTERN)

@@ -173,6 +173,12 @@ final class CheckRules {
         if (timeout != null && timeout.isZero()) {
             out.add(new Violation(at + ".timeout", "must be more than 0s"));
         }
+        if (timeout != null && timeout.compareTo(Check.MAX_TIMEOUT) > 0) {
+            out.add(new Violation(
+                    at + ".timeout",
+                    quote(c.getTimeout()) + " is longer than the maximum of " + Check.MAX_TIMEOUT_TEXT
+                            + "; a probe holds one of the node's probe slots until it ends"));
+        }
         boolean malformed =
                 (c.getInterval() != null && interval == null) || (c.getTimeout() != null && timeout == null);
         if (!malformed && c.effectiveTimeout().compareTo(c.effectiveInterval()) > 0) {

@@ -37,6 +37,17 @@ class CheckRulesTest {
                 """)).isEmpty();
     }
 
+    @Test
+    void aTimeoutOfFiveMinutesIsTheLongestAllowed() {
+        assertThat(validate("checks: [{name: c, type: tcp, port: 1, interval: 1h, timeout: 5m}]"))
+                .isEmpty();
+        assertThat(validate("checks: [{name: c, type: tcp, port: 1, interval: 1h, timeout: 5m1ms}]"))
+                .singleElement()
+                .satisfies(v -> assertThat(v.message())
+                        .isEqualTo("\"5m1ms\" is longer than the maximum of 5m; a probe holds one of the node's probe"
+                                + " slots until it ends"));
+    }
+
     static Stream<Arguments> refusals() {
         return Stream.of(
                 Arguments.of("checks: [{name: c, type: exec}]", "spec.tasks[0].checks[0].command", "is required"),
@@ -67,6 +78,10 @@ class CheckRulesTest {
                         "checks: [{name: c, type: tcp, port: 1, timeout: 15s}]",
                         "spec.tasks[0].checks[0].timeout",
                         "15s is longer than the interval 10s"),
+                Arguments.of(
+                        "checks: [{name: c, type: tcp, port: 1, interval: 1h, timeout: 10m}]",
+                        "spec.tasks[0].checks[0].timeout",
+                        "\"10m\" is longer than the maximum of 5m"),
                 Arguments.of(
                         "checks: [{name: c, type: tcp, port: 1, interval: 1h, timeout: 1x}]",
                         "spec.tasks[0].checks[0].timeout",

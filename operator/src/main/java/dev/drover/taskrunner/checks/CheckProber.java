@@ -7,17 +7,19 @@ import dev.drover.driver.ExecRequest;
 import java.util.List;
 
 /**
- * Probes the checks of running tasks, for the whole agent: one schedule, a bounded number of probes at a time, so
- * that a slow or hanging probe holds neither a task runner nor other tasks' checks.
+ * Probes the checks of running tasks, for the whole agent: one schedule, a bounded number of probes at a time shared
+ * fairly among allocations, so that a slow or hanging probe holds neither a task runner nor other allocations'
+ * checks.
  */
 public interface CheckProber extends AutoCloseable {
 
     /**
-     * Begins probing {@code checks} of a task whose process started (or was reattached to) now: each check first
-     * after its {@code initialDelay}, then every {@code interval}, each probe bounded by its {@code timeout}.
-     * Results reach {@code listener} on the prober's threads, one at a time for one task, never on the caller's.
+     * Begins probing {@code checks} of a task of {@code allocation} ({@code namespace/name}: the probes of its tasks
+     * share one part of the slots) whose process started (or was reattached to) now: each check first after its
+     * {@code initialDelay}, then every {@code interval}, each probe bounded by its {@code timeout}. Results reach
+     * {@code listener} on the prober's threads, one at a time for one task, never on the caller's.
      */
-    Probing probe(Target target, List<Check> checks, Listener listener);
+    Probing probe(String allocation, Target target, List<Check> checks, Listener listener);
 
     /** Stops every probing and the prober's threads. */
     @Override
@@ -34,6 +36,12 @@ public interface CheckProber extends AutoCloseable {
     @FunctionalInterface
     interface Listener {
         void result(Check check, ProbeResult result);
+
+        /**
+         * A probe of {@code check} was due while its previous one still waited for a probe slot: what the check last
+         * found is stale until its next result. Nothing by default.
+         */
+        default void stale(Check check) {}
     }
 
     /** The probes of one task, while it runs. */

@@ -8,8 +8,9 @@ import java.util.List;
 /**
  * How the agent's one check scheduler keeps up, read at scrape time: {@code drover_check_probes} (probes running now,
  * and waiting for one of the bounded slots) and {@code drover_check_probes_skipped_total} (ticks skipped because the
- * check's previous probe still ran, {@code busy}, or still waited for a slot, {@code saturated}). Skips that grow
- * say the checks ask more than the slots or the tasks can answer in time.
+ * check's previous probe still ran, {@code busy}, or still waited for a slot, {@code saturated}) and {@code
+ * drover_check_stale} (checks whose status is stale: their latest probe could not run for lack of a slot). Skips
+ * that grow say the checks ask more than the slots or the tasks can answer in time.
  */
 public final class ProbeMetrics extends Collector {
 
@@ -34,6 +35,11 @@ public final class ProbeMetrics extends Collector {
                 List.of("reason"));
         skipped.addMetric(List.of("busy"), scheduler.skippedBusy());
         skipped.addMetric(List.of("saturated"), scheduler.skippedSaturated());
-        return List.of(probes, skipped);
+        GaugeMetricFamily stale = new GaugeMetricFamily(
+                "drover_check_stale",
+                "Checks whose latest probe could not run for lack of a probe slot: their status is stale until their"
+                        + " next probe.",
+                scheduler.staleChecks());
+        return List.of(probes, skipped, stale);
     }
 }

@@ -2,8 +2,8 @@ package dev.drover.taskrunner.checks;
 
 /**
  * What one task's {@link TaskProbing} uses of the scheduler that runs it: the one timer, the jitter, the probes, the
- * bounded slots and the threads the scheduler stops at its close. An interface, so that the scheduler and its
- * probings do not depend on each other.
+ * slots shared among allocations and the threads the scheduler stops at its close. An interface, so that the
+ * scheduler and its probings do not depend on each other.
  */
 interface ProbeRuntime {
 
@@ -13,13 +13,19 @@ interface ProbeRuntime {
 
     Probe probe();
 
-    /** Waits for a slot for a probe, in the order probes asked; false when interrupted (abandoned) meanwhile. */
-    boolean takeSlot();
+    /**
+     * Waits for a slot for a probe of {@code allocation}, within its share, in the order probes asked; false when
+     * interrupted (abandoned) meanwhile.
+     */
+    boolean takeSlot(String allocation);
 
-    void releaseSlot();
+    void releaseSlot(String allocation);
 
     /** Counts a probe skipped because the check's previous one still ran ({@code started}) or waited for a slot. */
     void countSkipped(boolean started);
+
+    /** Checks became stale ({@code delta} > 0) or fresh again (< 0). */
+    void staleChecks(int delta);
 
     /** Starts a probe's body on a virtual thread the scheduler's close interrupts and waits for. */
     void startProbe(Runnable body);
@@ -27,6 +33,6 @@ interface ProbeRuntime {
     /** Starts the delivery of results to a listener, likewise. */
     void startDelivery(Runnable body);
 
-    /** The probing {@code ended} is closed: the scheduler forgets it. */
-    void ended(CheckProber.Probing ended);
+    /** The probing {@code ended}, of a task of {@code allocation}, is closed: the scheduler forgets it. */
+    void ended(CheckProber.Probing ended, String allocation);
 }

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * and reported in the task's state only when it changes, with a {@code CheckStatusChanged} event when the status
  * itself changed; and the task restarted, counted against its restart policy, when its {@code checkRestart} says so.
  * Every run starts its checks again, critical until they pass; a process the agent reattached to after its own
- * restart goes on from the checks its state reported.
+ * restart goes on from the checks its state reported. A check whose probe could not run for lack of a probe slot
+ * keeps its status, reported stale ({@link CheckState#markStale}), and counts for no restart.
  */
 public final class TaskChecks implements TaskRunningHook {
 
@@ -34,12 +35,15 @@ public final class TaskChecks implements TaskRunningHook {
     private static final Logger LOG = LoggerFactory.getLogger(TaskChecks.class);
 
     private final CheckProber prober;
+    private final String allocation;
     private final InstantSource clock;
     /** The checks of the run being watched; null when none is. */
     private Run run;
 
-    public TaskChecks(CheckProber prober, InstantSource clock) {
+    /** The checks of a task of {@code allocation} ({@code namespace/name}), probed by {@code prober}. */
+    public TaskChecks(CheckProber prober, String allocation, InstantSource clock) {
         this.prober = prober;
+        this.allocation = allocation;
         this.clock = clock;
     }
 
@@ -83,7 +87,17 @@ public final class TaskChecks implements TaskRunningHook {
             run = r;
             task.checks(r.reports(), null);
             try {
-                r.probing = prober.probe(task::exec, checks, (check, result) -> result(r, check, result));
+                r.probing = prober.probe(allocation, task::exec, checks, new CheckProber.Listener() {
+                    @Override
+                    public void result(Check check, ProbeResult result) {
+                        TaskChecks.this.result(r, check, result);
+                    }
+
+                    @Override
+                    public void stale(Check check) {
+                        TaskChecks.this.stale(r, check);
+                    }
+                });
             } catch (RuntimeException e) {
                 // the prober is closing (the agent stops): the task runs on, its checks unprobed and critical
                 LOG.warn("task {}: its checks cannot be probed: {}", task.task().getName(), e.toString());
@@ -100,6 +114,14 @@ public final class TaskChecks implements TaskRunningHook {
         }
         if (r != null && r.probing != null) {
             r.probing.close();
+        }
+    }
+
+    /** {@code check} of run {@code r} could not be probed for lack of a slot: reported as stale, its status kept. */
+    private synchronized void stale(Run r, Check check) {
+        CheckState state = r.states.get(check.getName());
+        if (run == r && state != null && state.markStale()) {
+            r.task.checks(r.reports(), null);
         }
     }
 

@@ -7,27 +7,37 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The probes of one task's checks, scheduled by a {@link ProbeRuntime} (the {@code CheckScheduler}): each check's ticks on the scheduler's timer,
- * its probes on virtual threads, and the results handed to the task's listener one at a time.
+ * The probes of one task's checks, scheduled by a {@link ProbeRuntime} (the {@code CheckScheduler}): each check's
+ * ticks on the scheduler's timer, its probes on virtual threads in the slots of its allocation's share, and the
+ * results handed to the task's listener one at a time. A tick that finds the check's previous probe still waiting
+ * for a slot tells the listener the check is stale; its next result makes it fresh again.
  */
 final class TaskProbing implements CheckProber.Probing {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskProbing.class);
 
     private final ProbeRuntime scheduler;
+    private final String allocation;
     private final CheckProber.Target target;
     private final CheckProber.Listener listener;
     private final List<Schedule> schedules = new ArrayList<>();
-    private final Queue<Delivery> mailbox = new ConcurrentLinkedQueue<>();
+    private final Queue<Consumer<CheckProber.Listener>> mailbox = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean delivering = new AtomicBoolean();
     private volatile boolean closed;
 
-    TaskProbing(ProbeRuntime scheduler, CheckProber.Target target, List<Check> checks, CheckProber.Listener listener) {
+    TaskProbing(
+            ProbeRuntime scheduler,
+            String allocation,
+            CheckProber.Target target,
+            List<Check> checks,
+            CheckProber.Listener listener) {
         this.scheduler = scheduler;
+        this.allocation = allocation;
         this.target = target;
         this.listener = listener;
         for (Check check : checks) {
@@ -57,9 +67,10 @@ final class TaskProbing implements CheckProber.Probing {
             if (run != null) {
                 run.abandon();
             }
+            s.fresh(scheduler);
         }
         mailbox.clear();
-        scheduler.ended(this);
+        scheduler.ended(this, allocation);
     }
 
     /** A check's probe is due (on the timer's thread): starts it, and schedules the next. */
@@ -84,6 +95,14 @@ final class TaskProbing implements CheckProber.Probing {
         Run previous = s.running;
         if (previous != null) {
             scheduler.countSkipped(previous.started);
+            if (!previous.started && s.stale.compareAndSet(false, true)) {
+                scheduler.staleChecks(1);
+                if (closed) {
+                    s.fresh(scheduler); // closed while this tick ran: close() may have missed it
+                } else {
+                    post(l -> l.stale(s.check));
+                }
+            }
             return;
         }
         Run run = new Run();
@@ -95,29 +114,33 @@ final class TaskProbing implements CheckProber.Probing {
     private void probe(Schedule s, Run run) {
         run.thread = Thread.currentThread();
         try {
-            if (closed || !scheduler.takeSlot()) {
+            if (closed || !scheduler.takeSlot(allocation)) {
                 return; // closed while it waited for a slot
             }
             try {
                 run.started = true;
-                probeInSlot(s.check, run);
+                probeInSlot(s, run);
             } finally {
-                scheduler.releaseSlot();
+                scheduler.releaseSlot(allocation);
             }
         } finally {
             s.running = null;
         }
     }
 
-    private void probeInSlot(Check check, Run run) {
-        Duration timeout = check.effectiveTimeout();
+    private void probeInSlot(Schedule s, Run run) {
+        Check check = s.check;
+        // Validated to be at most that; a spec stored before the bound still holds its slot no longer.
+        Duration timeout = check.effectiveTimeout().compareTo(Check.MAX_TIMEOUT) > 0
+                ? Check.MAX_TIMEOUT
+                : check.effectiveTimeout();
         run.watchdog = scheduler
                 .timer()
                 .schedule(
                         () -> {
                             if (run.settle()) {
                                 run.thread.interrupt();
-                                deliver(check, ProbeResult.critical(ProbeOutput.timedOut(timeout)));
+                                deliver(s, ProbeResult.critical(ProbeOutput.timedOut(timeout)));
                             }
                         },
                         timeout.toNanos());
@@ -134,15 +157,22 @@ final class TaskProbing implements CheckProber.Probing {
         }
         // Handed on before the slot is released, so that once no probe runs every result is in the mailbox.
         if (result != null && run.settle()) {
-            deliver(check, result);
+            deliver(s, result);
         }
     }
 
-    private void deliver(Check check, ProbeResult result) {
+    private void deliver(Schedule s, ProbeResult result) {
+        s.fresh(scheduler);
+        ProbeResult cleaned = new ProbeResult(result.status(), ProbeOutput.clean(result.output()));
+        post(l -> l.result(s.check, cleaned));
+    }
+
+    /** Hands {@code call} to the listener after the calls posted before it. */
+    private void post(Consumer<CheckProber.Listener> call) {
         if (closed) {
             return;
         }
-        mailbox.add(new Delivery(check, new ProbeResult(result.status(), ProbeOutput.clean(result.output()))));
+        mailbox.add(call);
         if (delivering.compareAndSet(false, true)) {
             scheduler.startDelivery(this::drain);
         }
@@ -151,19 +181,17 @@ final class TaskProbing implements CheckProber.Probing {
     /** Hands the mailbox's results to the listener, one at a time, until it is empty. */
     private void drain() {
         do {
-            for (Delivery d = mailbox.poll(); d != null && !closed; d = mailbox.poll()) {
+            for (Consumer<CheckProber.Listener> call = mailbox.poll(); call != null && !closed; call = mailbox.poll()) {
                 try {
-                    listener.result(d.check, d.result);
+                    call.accept(listener);
                 } catch (RuntimeException e) {
-                    LOG.warn("a health check's listener failed on a result", e);
+                    LOG.warn("a health check's listener failed", e);
                 }
             }
             delivering.set(false);
             // A result added after the last poll but before the flag dropped found the flag still up: take it here.
         } while (!closed && !mailbox.isEmpty() && delivering.compareAndSet(false, true));
     }
-
-    private record Delivery(Check check, ProbeResult result) {}
 
     /** A check's schedule; its fields are written on the timer's thread but {@link #running}. */
     private static final class Schedule {
@@ -172,12 +200,21 @@ final class TaskProbing implements CheckProber.Probing {
         long due;
         volatile CheckTimer.Scheduled next = () -> {};
         volatile Run running;
+        /** Whether the listener was told the check is stale, and no result came since. */
+        final AtomicBoolean stale = new AtomicBoolean();
 
         Schedule(Check check) {
             this.check = check;
             // Validated to be at least that; an interval of zero would spin the timer.
             Duration given = check.effectiveInterval();
             this.interval = given.compareTo(Check.MIN_INTERVAL) < 0 ? Check.MIN_INTERVAL : given;
+        }
+
+        /** The check is stale no more: a result came, or its probing ended. */
+        void fresh(ProbeRuntime scheduler) {
+            if (stale.compareAndSet(true, false)) {
+                scheduler.staleChecks(-1);
+            }
         }
     }
 

@@ -7,7 +7,7 @@
  *
  * <p>Probing, for the whole agent: {@link dev.drover.taskrunner.checks.CheckProber} is the shape a task's runner
  * uses; {@link dev.drover.taskrunner.checks.CheckScheduler} implements it with one scheduling thread and probes on
- * virtual threads, a bounded number at a time. Each probe is one small class: {@code HttpProbe} (with {@code
+ * virtual threads, a bounded number at a time, shared fairly among allocations ({@code ProbeSlots}). Each probe is one small class: {@code HttpProbe} (with {@code
  * HttpResponseReader}), {@code TcpProbe} and {@code ExecProbe}; every one is bounded by its check's timeout and
  * reads a bounded amount of what the task answers, and {@code ProbeOutput} makes what it says safe to show. Time goes
  * through {@code CheckTimer} and first-probe spreading through {@code Jitter}, so tests drive both.

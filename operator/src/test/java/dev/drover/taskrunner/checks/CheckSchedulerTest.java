@@ -61,6 +61,8 @@ class CheckSchedulerTest {
         }
     }
 
+    static final String ALLOC = "default/web";
+
     static final CheckProber.Target NO_EXEC = request -> {
         throw new AssertionError("no command expected");
     };
@@ -106,7 +108,7 @@ class CheckSchedulerTest {
 
     @Test
     void firstProbeAtInitialDelayThenEveryIntervalFromWhenTheLastWasDue() throws Exception {
-        scheduler(gated, 4).probe(NO_EXEC, List.of(check("a", "5s", "10s", "5s")), listener);
+        scheduler(gated, 4).probe(ALLOC, NO_EXEC, List.of(check("a", "5s", "10s", "5s")), listener);
 
         timer.advance(Duration.ofMillis(4999));
         assertThat(scheduler.liveThreads()).as("no probe before initialDelay").isZero();
@@ -132,7 +134,7 @@ class CheckSchedulerTest {
     @Test
     void jitterPutsTheFirstProbeOff() throws Exception {
         scheduler = new CheckScheduler(timer, interval -> Duration.ofMillis(700), gated, 4);
-        scheduler.probe(NO_EXEC, List.of(check("a", "1s", "10s", "2s")), listener);
+        scheduler.probe(ALLOC, NO_EXEC, List.of(check("a", "1s", "10s", "2s")), listener);
         timer.advance(Duration.ofMillis(1699));
         assertThat(scheduler.liveThreads()).isZero();
         timer.advance(Duration.ofMillis(1));
@@ -175,7 +177,7 @@ class CheckSchedulerTest {
             listener.result(check, result);
         };
         scheduler((check, target) -> ProbeResult.passing(check.getName()), 4)
-                .probe(NO_EXEC, List.of(check("a", "0s", "10s", "2s"), check("b", "0s", "10s", "2s")), slow);
+                .probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "10s", "2s"), check("b", "0s", "10s", "2s")), slow);
         timer.advance(Duration.ZERO);
         // Both probes have ended; one result is held in the listener, the other waits behind it.
         await().atMost(Duration.ofSeconds(10)).until(() -> entered.get() == 1 && scheduler.liveThreads() == 1);
@@ -194,7 +196,7 @@ class CheckSchedulerTest {
     @Test
     void hangingProbeTimesOutAndDoesNotPileUp() throws Exception {
         gated.ignoreInterrupts = true;
-        scheduler(gated, 4).probe(NO_EXEC, List.of(check("a", "0s", "1s", "1s")), listener);
+        scheduler(gated, 4).probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "1s", "1s")), listener);
         timer.advance(Duration.ZERO);
         await().atMost(Duration.ofSeconds(10)).until(() -> gated.calls.get() == 1);
 
@@ -222,8 +224,8 @@ class CheckSchedulerTest {
     @Test
     void noMoreProbesRunAtOnceThanTheBoundAndTheRestWaitTheirTurn() throws Exception {
         scheduler(gated, 2);
-        for (String name : List.of("a", "b", "c")) {
-            scheduler.probe(NO_EXEC, List.of(check(name, "0s", "10s", "10s")), listener);
+        for (String name : List.of("a", "b", "c")) { // three allocations: one slot each at most
+            scheduler.probe("default/" + name, NO_EXEC, List.of(check(name, "0s", "10s", "10s")), listener);
         }
         timer.advance(Duration.ZERO);
         await().atMost(Duration.ofSeconds(10)).until(() -> gated.calls.get() == 2 && scheduler.waitingProbes() == 1);
@@ -245,7 +247,7 @@ class CheckSchedulerTest {
     @Test
     void probeDueWhileTheLastStillWaitsForASlotIsSkipped() throws Exception {
         scheduler(gated, 1)
-                .probe(NO_EXEC, List.of(check("a", "0s", "10s", "10s"), check("b", "1s", "2s", "2s")), listener);
+                .probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "10s", "10s"), check("b", "1s", "2s", "2s")), listener);
         timer.advance(Duration.ZERO);
         await().atMost(Duration.ofSeconds(10)).until(() -> gated.calls.get() == 1);
         timer.advance(Duration.ofSeconds(1));
@@ -270,9 +272,94 @@ class CheckSchedulerTest {
     }
 
     @Test
+    void oneAllocationsHangingChecksCannotStarveAnotherAllocationsCheck() throws Exception {
+        // The hog's probes hang (until their timeout, not reached here); the other's pass at once.
+        Probe probe = (check, target) ->
+                check.getName().startsWith("hang") ? gated.run(check, target) : ProbeResult.passing("ok");
+        scheduler(probe, CheckScheduler.DEFAULT_MAX_CONCURRENT_PROBES);
+        for (int task = 0; task < 8; task++) { // 8 tasks of 8 checks: 64 checks, as many as the slots
+            List<Check> checks = new ArrayList<>();
+            for (int c = 0; c < 8; c++) {
+                checks.add(check("hang-" + task + "-" + c, "0s", "10s", "10s"));
+            }
+            scheduler.probe("default/hog", NO_EXEC, checks, listener);
+        }
+        timer.advance(Duration.ZERO);
+        await().atMost(Duration.ofSeconds(10)).until(() -> gated.calls.get() + scheduler.waitingProbes() >= 64);
+
+        scheduler.probe("default/web", NO_EXEC, List.of(check("web", "0s", "1s", "1s")), listener);
+        timer.advance(Duration.ZERO);
+        Got got = next();
+        assertThat(got.check()).isEqualTo("web");
+        assertThat(got.result()).isEqualTo(ProbeResult.passing("ok"));
+        // The web probe's thread and the results' have ended: the hog's 64 are left (32 in slots, 32 waiting).
+        await().atMost(Duration.ofSeconds(10)).until(() -> scheduler.liveThreads() == 64);
+        timer.advance(Duration.ofSeconds(1));
+        assertThat(next().result()).as("and every interval after").isEqualTo(ProbeResult.passing("ok"));
+        assertThat(scheduler.slotsHeldBy("default/hog"))
+                .as("the hog holds its share as it was alone (half of the slots), no more")
+                .isEqualTo(ProbeSlots.share(64, 1))
+                .isEqualTo(gated.inside.get());
+    }
+
+    @Test
+    void aCheckWhoseProbeWaitsForASlotIsStaleUntilItsNextResult() throws Exception {
+        BlockingQueue<String> stale = new LinkedBlockingQueue<>();
+        CheckProber.Listener telling = new CheckProber.Listener() {
+            @Override
+            public void result(Check check, ProbeResult result) {
+                listener.result(check, result);
+            }
+
+            @Override
+            public void stale(Check check) {
+                stale.add(check.getName() + " on " + Thread.currentThread().getName());
+            }
+        };
+        scheduler(gated, 1).probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "10s", "10s")), listener);
+        scheduler.probe("default/other", NO_EXEC, List.of(check("b", "1s", "2s", "2s")), telling);
+        timer.advance(Duration.ZERO);
+        await().atMost(Duration.ofSeconds(10)).until(() -> gated.calls.get() == 1);
+        timer.advance(Duration.ofSeconds(1)); // b's first probe: waits for a's slot
+        await().atMost(Duration.ofSeconds(10)).until(() -> scheduler.waitingProbes() == 1);
+        assertThat(scheduler.staleChecks()).isZero();
+
+        timer.advance(Duration.ofSeconds(2)); // b's next: its first still waits
+        assertThat(stale.poll(10, TimeUnit.SECONDS)).isEqualTo("b on " + CheckScheduler.RESULT_THREAD_NAME);
+        assertThat(scheduler.staleChecks()).isEqualTo(1);
+        timer.advance(Duration.ofSeconds(2));
+        assertThat(scheduler.staleChecks()).as("one check, stale once").isEqualTo(1);
+        io.prometheus.client.CollectorRegistry registry = new io.prometheus.client.CollectorRegistry();
+        new ProbeMetrics(scheduler).register(registry);
+        assertThat(registry.getSampleValue("drover_check_stale")).isEqualTo(1.0);
+
+        gated.gate.release(2); // a ends; b's waiting probe runs and passes: fresh again
+        Set<String> got = new HashSet<>(List.of(next().check(), next().check()));
+        assertThat(got).containsExactlyInAnyOrder("a", "b");
+        assertThat(scheduler.staleChecks()).isZero();
+        assertThat(registry.getSampleValue("drover_check_stale")).isEqualTo(0.0);
+        assertThat(stale).as("told once").isEmpty();
+    }
+
+    @Test
+    void aStaleCheckWhoseProbingEndsCountsStaleNoMore() throws Exception {
+        CheckProber.Probing probing = scheduler(gated, 1)
+                .probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "10s", "10s"), check("b", "1s", "1s", "1s")), listener);
+        timer.advance(Duration.ZERO);
+        await().atMost(Duration.ofSeconds(10)).until(() -> gated.calls.get() == 1);
+        timer.advance(Duration.ofSeconds(1)); // b's first probe waits for a's slot
+        await().atMost(Duration.ofSeconds(10)).until(() -> scheduler.waitingProbes() == 1);
+        timer.advance(Duration.ofSeconds(1));
+        assertThat(scheduler.staleChecks()).isEqualTo(1);
+        probing.close();
+        assertThat(scheduler.staleChecks()).isZero();
+        awaitIdle();
+    }
+
+    @Test
     void closedProbingAbandonsItsProbeAndDeliversNothingMore() throws Exception {
         CheckProber.Probing probing =
-                scheduler(gated, 4).probe(NO_EXEC, List.of(check("a", "0s", "1s", "1s")), listener);
+                scheduler(gated, 4).probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "1s", "1s")), listener);
         timer.advance(Duration.ZERO);
         await().atMost(Duration.ofSeconds(10)).until(() -> gated.calls.get() == 1);
 
@@ -289,7 +376,7 @@ class CheckSchedulerTest {
     void resultFoundAfterCloseIsDropped() throws Exception {
         gated.ignoreInterrupts = true;
         CheckProber.Probing probing =
-                scheduler(gated, 4).probe(NO_EXEC, List.of(check("a", "0s", "1s", "1s")), listener);
+                scheduler(gated, 4).probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "1s", "1s")), listener);
         timer.advance(Duration.ZERO);
         await().atMost(Duration.ofSeconds(10)).until(() -> gated.calls.get() == 1);
         probing.close();
@@ -308,7 +395,7 @@ class CheckSchedulerTest {
             return ProbeResult.passing("fine");
         };
         AtomicInteger heard = new AtomicInteger();
-        scheduler(probe, 4).probe(NO_EXEC, List.of(check("a", "0s", "1s", "1s")), (check, result) -> {
+        scheduler(probe, 4).probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "1s", "1s")), (check, result) -> {
             listener.result(check, result);
             if (heard.incrementAndGet() == 1) {
                 throw new IllegalStateException("a listener's bug");
@@ -333,14 +420,14 @@ class CheckSchedulerTest {
             Check tcp = new Check("port", CheckType.TCP);
             tcp.setPort(port.getLocalPort());
             tcp.setInterval("1s");
-            real.probe(NO_EXEC, List.of(tcp), listener);
+            real.probe(ALLOC, NO_EXEC, List.of(tcp), listener);
             Got got = next();
             assertThat(got.result()).isEqualTo(ProbeResult.passing("connected"));
             assertThat(got.thread()).isEqualTo(CheckScheduler.RESULT_THREAD_NAME);
             // And a probe that hangs, on a real timer.
             CheckScheduler withHanging =
                     new CheckScheduler(CheckTimer.threaded(CheckScheduler.THREAD_NAME), Jitter.NONE, hanging, 4);
-            withHanging.probe(NO_EXEC, List.of(check("a", "0s", "10s", "10s")), listener);
+            withHanging.probe(ALLOC, NO_EXEC, List.of(check("a", "0s", "10s", "10s")), listener);
             await().atMost(Duration.ofSeconds(10)).until(() -> hanging.calls.get() == 1);
 
             real.close();
@@ -348,7 +435,7 @@ class CheckSchedulerTest {
             assertThat(LiveThreads.startedSince(before, t -> !t.name().startsWith("drover-check")))
                     .isEmpty();
             assertThat(hanging.interrupted.get()).isEqualTo(1);
-            assertThatThrownBy(() -> real.probe(NO_EXEC, List.of(tcp), listener))
+            assertThatThrownBy(() -> real.probe(ALLOC, NO_EXEC, List.of(tcp), listener))
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("closed");
         }

@@ -136,4 +136,86 @@ class CheckStateTest {
                 .hasSizeLessThanOrEqualTo(CheckStatus.MAX_OUTPUT)
                 .endsWith("(1000000 characters)");
     }
+
+    @Test
+    void aCheckWithoutASlotKeepsItsStatusMarkedStaleNeverAFreshPass() {
+        CheckState s = new CheckState(check(1, 3), clock);
+        s.record(ProbeResult.passing("HTTP 200: ok"));
+        CheckStatus passing = s.report();
+        clock.advance(Duration.ofSeconds(20));
+
+        assertThat(s.markStale()).as("the report changes").isTrue();
+        CheckStatus stale = s.report();
+        assertThat(stale.getStatus()).as("its last status, kept").isEqualTo(PASSING);
+        assertThat(stale.getOutput())
+                .isEqualTo("stale: not probed since 2026-11-22T10:00:00Z, no probe slot was free; last said: HTTP 200:"
+                        + " ok");
+        assertThat(stale.getSince()).as("the status did not change").isEqualTo(passing.getSince());
+        assertThat(s.stale()).isTrue();
+        assertThat(s.markStale()).as("stale already: no new write").isFalse();
+
+        assertThat(s.record(ProbeResult.passing("HTTP 200: fine")))
+                .as("fresh again")
+                .isTrue();
+        assertThat(s.report().getOutput())
+                .as("what set the status, as a check that keeps passing shows")
+                .isEqualTo("HTTP 200: ok");
+        assertThat(s.stale()).isFalse();
+        assertThat(s.record(ProbeResult.passing("HTTP 200: still fine"))).isFalse();
+    }
+
+    @Test
+    void aStaleChecksNextResultBelowItsThresholdShowsWhatSetItsStatus() {
+        CheckState s = new CheckState(check(1, 3), clock);
+        s.record(ProbeResult.passing("HTTP 200: ok"));
+        s.markStale();
+        assertThat(s.record(ProbeResult.critical("HTTP 503: down"))).isTrue();
+        assertThat(s.report().getStatus()).isEqualTo(PASSING);
+        assertThat(s.report().getOutput()).isEqualTo("HTTP 200: ok");
+    }
+
+    @Test
+    void aCheckNeverProbedStaysCriticalWhenStaleAndItsFirstResultSaysWhy() {
+        CheckState s = new CheckState(check(1, 3), clock);
+        assertThat(s.markStale()).isTrue();
+        assertThat(s.report().getStatus()).isEqualTo(CRITICAL);
+        assertThat(s.report().getOutput()).isEqualTo("stale: no probe has run yet, no probe slot was free");
+        assertThat(s.record(ProbeResult.critical("connection refused"))).isTrue();
+        assertThat(s.report().getOutput()).isEqualTo("connection refused");
+
+        CheckState resumed = CheckState.resumed(
+                check(1, 3),
+                clock,
+                new CheckStatus("web", CRITICAL, "stale: no probe has run yet, no probe slot was free", "x"));
+        assertThat(resumed.stale()).as("no result ever: it starts afresh").isFalse();
+        assertThat(resumed.report().getOutput()).isEqualTo(CheckState.NOT_RUN);
+    }
+
+    @Test
+    void aCheckResumedStaleStaysStaleUntilItsNextResult() {
+        CheckState s = CheckState.resumed(
+                check(1, 3),
+                clock,
+                new CheckStatus(
+                        "web",
+                        PASSING,
+                        "stale: not probed since 2026-11-22T09:00:00Z, no probe slot was free; last said: HTTP 200: ok",
+                        "2026-11-22T08:00:00Z"));
+        assertThat(s.stale()).isTrue();
+        assertThat(s.status()).isEqualTo(PASSING);
+        assertThat(s.record(ProbeResult.critical("HTTP 503: down")))
+                .as("below failureThreshold")
+                .isTrue();
+        assertThat(s.report().getOutput()).isEqualTo("HTTP 200: ok");
+        assertThat(s.report().getSince()).isEqualTo("2026-11-22T08:00:00Z");
+    }
+
+    @Test
+    void noStaleMarkBeforeTheFirstProbeIsDue() {
+        Check c = check(1, 3);
+        c.setInitialDelay("30s");
+        CheckState s = new CheckState(c, clock);
+        assertThat(s.markStale()).isFalse();
+        assertThat(s.report().getOutput()).isEqualTo(CheckState.NOT_RUN);
+    }
 }

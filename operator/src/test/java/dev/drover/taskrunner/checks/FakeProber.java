@@ -15,12 +15,14 @@ public final class FakeProber implements CheckProber {
 
     /** One task's probing, as the test drives it. */
     public static final class Probed implements Probing {
+        public final String allocation;
         public final Target target;
         public final List<Check> checks;
         private final Listener listener;
         private volatile boolean closed;
 
-        Probed(Target target, List<Check> checks, Listener listener) {
+        Probed(String allocation, Target target, List<Check> checks, Listener listener) {
+            this.allocation = allocation;
             this.target = target;
             this.checks = List.copyOf(checks);
             this.listener = listener;
@@ -33,6 +35,14 @@ public final class FakeProber implements CheckProber {
                     .findFirst()
                     .orElseThrow();
             listener.result(c, result);
+        }
+
+        /** Tells that the check named {@code name} could not be probed for lack of a slot, as the prober would. */
+        public void stale(String name) {
+            listener.stale(checks.stream()
+                    .filter(x -> x.getName().equals(name))
+                    .findFirst()
+                    .orElseThrow());
         }
 
         public boolean closed() {
@@ -50,11 +60,11 @@ public final class FakeProber implements CheckProber {
     private volatile boolean closed;
 
     @Override
-    public Probing probe(Target target, List<Check> checks, Listener listener) {
+    public Probing probe(String allocation, Target target, List<Check> checks, Listener listener) {
         if (closed) {
             throw new IllegalStateException("the prober is closed");
         }
-        Probed p = new Probed(target, checks, listener);
+        Probed p = new Probed(allocation, target, checks, listener);
         all.add(p);
         begun.add(p);
         return p;

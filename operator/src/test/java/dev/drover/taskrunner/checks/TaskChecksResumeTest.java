@@ -88,7 +88,7 @@ class TaskChecksResumeTest {
                         new CheckStatus("gone", Status.CRITICAL, "from an older spec", "2026-11-27T10:00:00Z")),
                 check("db"),
                 check("new"));
-        TaskChecks checks = new TaskChecks(prober, Clock.systemUTC());
+        TaskChecks checks = new TaskChecks(prober, "default/web", Clock.systemUTC());
         checks.running(task);
 
         assertThat(task.told.getFirst())
@@ -121,7 +121,7 @@ class TaskChecksResumeTest {
         Reattached task = new Reattached(
                 List.of(new CheckStatus("db", Status.CRITICAL, CheckState.NOT_RUN, "2026-11-27T10:00:00Z")),
                 check("db"));
-        TaskChecks checks = new TaskChecks(prober, Clock.systemUTC());
+        TaskChecks checks = new TaskChecks(prober, "default/web", Clock.systemUTC());
         checks.running(task);
         assertThat(task.told.getFirst().getFirst().getOutput()).isEqualTo(CheckState.NOT_RUN);
         assertThat(task.told.getFirst().getFirst().getSince()).isNotEqualTo("2026-11-27T10:00:00Z");

@@ -127,7 +127,7 @@ class TaskChecksTest {
                 task,
                 template,
                 TaskHooks.defaults(drivers, allocDir::buildTask, new NoCredentialsHook(), List.of()),
-                List.of(new TaskChecks(prober, Clock.systemUTC())),
+                List.of(new TaskChecks(prober, "default/web", Clock.systemUTC())),
                 (name, state, taskEvents) -> {
                     changes.add(state);
                     events.addAll(taskEvents);
@@ -198,6 +198,32 @@ class TaskChecksTest {
         assertThat(events.getLast().getMessage()).isEqualTo("check \"web\" is critical (was passing): HTTP 503: down");
         assertThat(events.getLast().getCheckStatus()).isEqualTo(Status.CRITICAL);
         assertThat(r.state().getState()).as("no checkRestart: the task runs on").isEqualTo(TaskState.State.Running);
+    }
+
+    @Test
+    void aCheckWithoutAProbeSlotKeepsItsStatusMarkedStaleWithoutAnEvent() throws Exception {
+        TaskRunner r = start(task(List.of(check("web", 1)), null), null);
+        FakeProber.Probed probing = prober.next();
+        assertThat(probing.allocation).as("its allocation's share of the slots").isEqualTo("default/web");
+        probing.push("web", ProbeResult.passing("HTTP 200: ok"));
+        int before = changes.size();
+        int eventsBefore = events.size();
+
+        probing.stale("web");
+        assertThat(changes).hasSize(before + 1);
+        CheckStatus stale = only(r.state());
+        assertThat(stale.getStatus()).isEqualTo(Status.PASSING);
+        assertThat(stale.getOutput())
+                .startsWith("stale: not probed since ")
+                .endsWith(", no probe slot was free; last said: HTTP 200: ok");
+        probing.stale("web");
+        assertThat(changes).as("stale once").hasSize(before + 1);
+        assertThat(events).as("the status did not change").hasSize(eventsBefore);
+
+        probing.push("web", ProbeResult.passing("HTTP 200: ok again"));
+        assertThat(changes).as("fresh again").hasSize(before + 2);
+        assertThat(only(r.state()).getOutput()).isEqualTo("HTTP 200: ok");
+        assertThat(events).hasSize(eventsBefore);
     }
 
     @Test
