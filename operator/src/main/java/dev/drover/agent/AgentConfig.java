@@ -195,9 +195,11 @@ public record AgentConfig(
         ApiLimits a = ApiLimits.DEFAULT;
         ApiLimits apiLimits;
         try {
+            int maxFollowers = s.integer("api.maxFollowers", null, null).orElse(a.maxFollowers());
             apiLimits = new ApiLimits(
-                    s.integer("api.maxFollowers", null, null).orElse(a.maxFollowers()),
+                    maxFollowers,
                     s.integer("api.maxFollowersPerCaller", null, null).orElse(a.maxFollowersPerCaller()),
+                    s.integer("api.maxFollowersPerNamespace", null, null).orElse(ApiLimits.perNamespace(maxFollowers)),
                     s.number("api.reviewsPerSecond").orElse(a.reviewsPerSecond()),
                     s.integer("api.reviewBurst", null, null).orElse(a.reviewBurst()),
                     s.duration("api.reviewTimeout", null, null).orElse(a.reviewTimeout()));

@@ -56,6 +56,7 @@ final class AgentConfigFile {
             "concurrentStarts",
             "api.maxFollowers",
             "api.maxFollowersPerCaller",
+            "api.maxFollowersPerNamespace",
             "api.reviewsPerSecond",
             "api.reviewBurst",
             "api.reviewTimeout",

@@ -270,6 +270,9 @@ class AgentConfigTest {
         Files.writeString(file, "api: {maxFollowers: 4, maxFollowersPerCaller: 5}\n");
         assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
                 .hasMessageContaining("api.maxFollowersPerCaller: 5 must be between 1 and api.maxFollowers (4)");
+        Files.writeString(file, "api: {maxFollowers: 4, maxFollowersPerCaller: 2, maxFollowersPerNamespace: 0}\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("api.maxFollowersPerNamespace: 0 must be between 1 and api.maxFollowers (4)");
         Files.writeString(file, "api: {reviewTimeout: 0s}\n");
         assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
                 .hasMessageContaining("api.reviewTimeout: 0s must be positive");
@@ -280,11 +283,17 @@ class AgentConfigTest {
         assertThat(load(Map.of("NODE_NAME", "n")).apiLimits()).isEqualTo(ApiLimits.DEFAULT);
         Path file = dir.resolve("agent.yaml");
         Files.writeString(file, """
-                api: {maxFollowers: 100, maxFollowersPerCaller: 4, reviewsPerSecond: 2.5, reviewBurst: 8,
-                      reviewTimeout: 2s}
+                api: {maxFollowers: 100, maxFollowersPerCaller: 4, maxFollowersPerNamespace: 30, reviewsPerSecond: 2.5,
+                      reviewBurst: 8, reviewTimeout: 2s}
                 """);
         assertThat(load(Map.of(), "--config", file.toString(), "--node", "n").apiLimits())
-                .isEqualTo(new ApiLimits(100, 4, 2.5, 8, Duration.ofSeconds(2)));
+                .isEqualTo(new ApiLimits(100, 4, 30, 2.5, 8, Duration.ofSeconds(2)));
+        Files.writeString(file, "api: {maxFollowers: 8, maxFollowersPerCaller: 2}\n");
+        assertThat(load(Map.of(), "--config", file.toString(), "--node", "n")
+                        .apiLimits()
+                        .maxFollowersPerNamespace())
+                .as("unset, a quarter of maxFollowers: a file written before the bound stays valid")
+                .isEqualTo(2);
     }
 
     @Test
