@@ -54,6 +54,7 @@ final class AgentConfigFile {
             "events.taskEvents",
             "fieldSelector",
             "concurrentStarts",
+            "bindAddress",
             "api.maxFollowers",
             "api.maxFollowersPerCaller",
             "api.maxFollowersPerNamespace",
