@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 final class ApiFront implements HttpHandler {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApiFront.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
 
     private final KubeVersion version;
     private final Authenticator authenticator;
@@ -141,7 +141,7 @@ final class ApiFront implements HttpHandler {
                 throw new ApiError(
                         405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
             }
-            send(ex, 201, review.answer(object(body(ex)), user, rp.namespace()));
+            send(ex, 201, review.answer(object(body(ex), type.kind()), user, rp.namespace()));
             return;
         }
         if (type.equals(Catalog.SERVICE_ACCOUNTS) && "token".equals(rp.subresource())) {
@@ -150,7 +150,10 @@ final class ApiFront implements HttpHandler {
                         405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
             }
             // as kube-apiserver: authorized as create on serviceaccounts/token (above), then admitted, then minted
-            send(ex, 201, tokenRequests.answer(object(body(ex)), rp.namespace(), rp.name(), user, admission));
+            send(
+                    ex,
+                    201,
+                    tokenRequests.answer(object(body(ex), "TokenRequest"), rp.namespace(), rp.name(), user, admission));
             return;
         }
         switch (method) {
@@ -359,6 +362,7 @@ final class ApiFront implements HttpHandler {
     }
 
     static JsonNode parse(byte[] raw) {
+        NestingDepth.check(raw, null);
         try {
             return JSON.readTree(raw);
         } catch (IOException e) {
@@ -366,7 +370,9 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    static ObjectNode object(byte[] raw) {
+    /** An object of {@code kind} (a review's, a create's): too deep, refused with kube-apiserver's message. */
+    static ObjectNode object(byte[] raw, String kind) {
+        NestingDepth.check(raw, kind);
         if (!(parse(raw) instanceof ObjectNode object)) {
             throw new ApiError(400, "BadRequest", "the request body is not a JSON object");
         }

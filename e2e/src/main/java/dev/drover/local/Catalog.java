@@ -79,7 +79,7 @@ final class Catalog {
             ResourceType.builtIn("coordination.k8s.io", "v1", "leases", "Lease", true),
             ResourceType.builtIn("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor", true));
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
 
     private final ObjectStore store;
     private volatile Map<String, ResourceType> types;

@@ -14,7 +14,7 @@ import java.util.List;
  */
 final class DefaultRoles {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
 
     private DefaultRoles() {}
 

@@ -9,7 +9,7 @@ import java.util.Map;
 /** The discovery documents kubectl reads before anything else: {@code /api}, {@code /apis}, and per group-version. */
 final class Discovery {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
     private static final List<String> VERBS =
             List.of("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch");
 

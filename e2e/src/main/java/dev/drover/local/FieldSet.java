@@ -15,7 +15,7 @@ import java.util.Map;
  */
 final class FieldSet {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
     static final FieldSet EMPTY = new FieldSet(false, Map.of());
 
     /** The most path elements a set read from {@code fieldsV1} may hold: stored objects are bounded, so are these. */

@@ -102,7 +102,9 @@ public final class LocalApiServer implements AutoCloseable {
     private final ObjectStore store;
     private final Catalog catalog;
     private final Clock clock = Clock.systemUTC();
+    /** Where requests are handled: threads whose stacks take an object as deep as the server stores. */
     private final ExecutorService executor;
+
     private final URI url;
     private final Path kubeconfig;
     private final KubeVersion version;
@@ -166,7 +168,10 @@ public final class LocalApiServer implements AutoCloseable {
                 reviews,
                 rules,
                 new Aggregator(store, frontProxy));
-        executor = Executors.newVirtualThreadPerTaskExecutor();
+        executor = Executors.newCachedThreadPool(Thread.ofPlatform()
+                .name("local-api-", 0)
+                .stackSize(NestingDepth.STACK_BYTES)
+                .factory());
         try {
             serving = serve(options.port(), options.kubeVersion());
         } catch (IOException e) {
@@ -197,7 +202,7 @@ public final class LocalApiServer implements AutoCloseable {
                 256,
                 context,
                 false,
-                front,
+                new DeepStacks(front, executor),
                 List.of(new JettyHttps.Upgrade(upgrades.paths(), upgrades)));
         return new Serving(http, front);
     }

@@ -38,6 +38,12 @@ final class LocalCommandLine {
             "--metrics-port", null, "N", "serves /metrics, /healthz and /readyz" + " (default 0: a free port)");
     static final Flag API_PORT = Flag.valued(
             "--api-port", null, "N", "serves the agent's HTTPS API, docs/api.md" + " (default 0: a free port)");
+    static final Flag BIND_ADDRESS = Flag.valued(
+            "--bind-address",
+            null,
+            "ADDRESS",
+            "where the agent's metrics and HTTPS API listen (default 127.0.0.1: this machine only; 0.0.0.0 or ::"
+                    + " every interface)");
     static final Flag DEVICE_PLUGIN = Flag.valued(
             "--device-plugin",
             null,
@@ -54,7 +60,16 @@ final class LocalCommandLine {
                     "up",
                     "--kubeconfig FILE",
                     "the same API server plus the Drover agent for node \"local\" and the gateway, in this process",
-                    List.of(KUBECONFIG, DATA_DIR, PORT, METRICS_PORT, API_PORT, DEVICE_PLUGIN, KUBE_VERSION, CHART)),
+                    List.of(
+                            KUBECONFIG,
+                            DATA_DIR,
+                            PORT,
+                            METRICS_PORT,
+                            API_PORT,
+                            BIND_ADDRESS,
+                            DEVICE_PLUGIN,
+                            KUBE_VERSION,
+                            CHART)),
             new Subcommand(
                     "bench",
                     "",
@@ -74,6 +89,7 @@ final class LocalCommandLine {
             The agent runs with the mock and raw_exec drivers, as the chart's ServiceAccount with the chart's
             RBAC, from the kubeconfig agent-local.kubeconfig beside FILE (its peer token agent-local.peer-token);
             the chart's gateway runs too (files in gateway/ beside FILE), for kubectl drover logs.
+            The agent's metrics and HTTPS API listen on 127.0.0.1 only unless --bind-address says otherwise.
             kubectl apply an Allocation and watch it run. Before 1.31 the agent runs with --field-selector=false.
             """, "bench", Bench.details());
 

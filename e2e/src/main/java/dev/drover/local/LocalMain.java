@@ -1,6 +1,5 @@
 package dev.drover.local;
 
-import dev.drover.agent.Agent;
 import dev.drover.agent.AgentConfig;
 import dev.drover.agent.ConfigException;
 import dev.drover.agent.StopSignal;
@@ -13,6 +12,7 @@ import dev.drover.cli.flags.UsageError;
 import dev.drover.common.UserText;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,7 +23,8 @@ import java.util.Map;
  * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
  * <pre>
  *   apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--kube-version 1.N]
- *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N] [--kube-version 1.N]
+ *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N] [--bind-address ADDRESS]
+ *      [--kube-version 1.N]
  * </pre>
  */
 public final class LocalMain {
@@ -108,7 +109,7 @@ public final class LocalMain {
                 }
                 running.add(identity.startGateway(agentKubeconfigs.resolve("gateway")));
             } catch (IOException | RuntimeException e) {
-                closeAll(running);
+                LocalUp.closeAll(running);
                 server.close();
                 throw e;
             }
@@ -118,108 +119,76 @@ public final class LocalMain {
                 + ")");
         out.flush();
         stop.await();
-        closeAll(running);
+        LocalUp.closeAll(running);
         server.close();
         out.println("drover-local apiserver stopped");
         return 0;
     }
 
     private static int up(ParsedArgs flags, PrintStream out, PrintStream err) throws IOException {
-        Path kubeconfig = path(flags, LocalCommandLine.KUBECONFIG);
-        Path dataDir = flags.has(LocalCommandLine.DATA_DIR.name())
-                ? path(flags, LocalCommandLine.DATA_DIR)
-                : Path.of(".drover-local", "data");
-        int port = port(flags, LocalCommandLine.PORT);
-        int metricsPort = port(flags, LocalCommandLine.METRICS_PORT);
-        int apiPort = port(flags, LocalCommandLine.API_PORT);
-        List<String> plugins = flags.values(LocalCommandLine.DEVICE_PLUGIN.name());
-        KubeVersion kubeVersion = kubeVersion(flags.value(LocalCommandLine.KUBE_VERSION.name()));
-        Path chart = path(flags, LocalCommandLine.CHART);
-        if (kubeconfig == null) {
-            throw new UsageException("up needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
-        }
-        Path agentKubeconfig = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".kubeconfig");
-        Path peerToken = kubeconfig.resolveSibling("agent-" + LOCAL_NODE + ".peer-token");
-        List<String> agentArgs;
+        LocalUp.Settings settings = upSettings(flags);
+        Path kubeconfig = settings.kubeconfig();
+        List<String> agentArgs = LocalUp.agentArgs(settings);
         try {
-            agentArgs = new ArrayList<>(List.of(
-                    "--node",
-                    LOCAL_NODE,
-                    "--data-dir",
-                    dataDir.toString(),
-                    "--kubeconfig",
-                    agentKubeconfig.toString(),
-                    "--peer-token-file",
-                    peerToken.toString(),
-                    "--enable-raw-exec",
-                    "--metrics-port",
-                    Integer.toString(metricsPort),
-                    "--api-port",
-                    Integer.toString(apiPort)));
-            plugins.forEach(p -> agentArgs.addAll(List.of("--device-plugin", p)));
-            if (!kubeVersion.selectableFields()) {
-                agentArgs.addAll(List.of("--field-selector", "false")); // what docs/install.md tells such users
-            }
             AgentConfig.load(agentArgs, Map.of()); // a bad flag is told before anything starts
         } catch (ConfigException e) {
             throw new UsageException(e.getMessage());
         }
-        Path gatewayDir = agentKubeconfig.toAbsolutePath().getParent().resolve("gateway");
-        LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults()
-                .withPort(port)
-                .withNodes(List.of(LOCAL_NODE))
-                .withKubeconfig(kubeconfig)
-                .withKubeVersion(kubeVersion));
-        List<AutoCloseable> running = new ArrayList<>();
-        Agent agent;
+        LocalUp up;
         try {
-            AgentIdentity identity = AgentIdentity.install(server, chart == null ? Charts.locate() : chart);
-            running.add(identity.renew(LOCAL_NODE, agentKubeconfig, peerToken));
-            running.add(identity.startGateway(gatewayDir));
-            agentArgs.addAll(identity.gatewayArgs(gatewayDir)); // the gateway's user and its client CA, as the chart's
-            agent = Agent.start(config(agentArgs)); // its own client, from the kubeconfig just written
+            up = LocalUp.start(settings, agentArgs);
         } catch (IOException | RuntimeException e) {
-            closeAll(running);
-            server.close();
-            err.println("drover-local: the agent cannot start: " + e.getMessage());
+            err.println("drover-local: up cannot start: " + e.getMessage()); // the API server, the gateway or the agent
             return 1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            closeAll(running);
-            server.close();
             return 1;
         }
         StopSignal stop = StopSignal.install();
-        out.println("drover-local ready: API server at " + server.url() + ", agent for node \"" + LOCAL_NODE
-                + "\" (data " + dataDir.toAbsolutePath() + ", metrics http://127.0.0.1:" + agent.metricsPort()
-                + "/metrics, API https://127.0.0.1:" + agent.apiPort() + ")");
+        String host = settings.urlHost();
+        out.println("drover-local ready: API server at " + up.server().url() + ", agent for node \"" + LOCAL_NODE
+                + "\" (data " + settings.dataDir().toAbsolutePath() + ", metrics http://" + host + ":"
+                + up.agent().metricsPort() + "/metrics, API https://" + host + ":"
+                + up.agent().apiPort() + ")");
         out.println("  export KUBECONFIG=" + kubeconfig.toAbsolutePath() + "; kubectl apply -f examples/hello.yaml");
         out.flush();
         stop.await();
-        agent.close(); // tasks keep running until the next "up", whose empty API server makes its agent destroy them
-        closeAll(running);
-        server.close();
+        up.close();
         out.println("drover-local stopped");
         return 0;
     }
 
-    /** The agent's settings from {@code args}, checked once already. */
-    private static AgentConfig config(List<String> args) {
-        try {
-            return AgentConfig.load(args, Map.of());
-        } catch (ConfigException e) {
-            throw new IllegalStateException("the agent's flags were taken before: " + e.getMessage(), e);
+    /** What {@code up}'s flags ask, defaults filled in. */
+    static LocalUp.Settings upSettings(ParsedArgs flags) {
+        Path kubeconfig = path(flags, LocalCommandLine.KUBECONFIG);
+        if (kubeconfig == null) {
+            throw new UsageException("up needs --kubeconfig FILE (where to write the kubeconfig for kubectl)");
         }
+        return new LocalUp.Settings(
+                kubeconfig,
+                flags.has(LocalCommandLine.DATA_DIR.name())
+                        ? path(flags, LocalCommandLine.DATA_DIR)
+                        : Path.of(".drover-local", "data"),
+                port(flags, LocalCommandLine.PORT),
+                port(flags, LocalCommandLine.METRICS_PORT),
+                port(flags, LocalCommandLine.API_PORT),
+                bindAddress(flags.value(LocalCommandLine.BIND_ADDRESS.name())),
+                flags.values(LocalCommandLine.DEVICE_PLUGIN.name()),
+                kubeVersion(flags.value(LocalCommandLine.KUBE_VERSION.name())),
+                path(flags, LocalCommandLine.CHART));
     }
 
-    /** Closes what was started, the last first. */
-    private static void closeAll(List<AutoCloseable> running) {
-        for (AutoCloseable r : running.reversed()) {
-            try {
-                r.close();
-            } catch (Exception e) {
-                System.err.println("drover-local: stopping " + r + ": " + e);
-            }
+    /** {@code --bind-address}: an IP address as written, loopback when not given. */
+    private static InetAddress bindAddress(String text) {
+        if (text == null) {
+            return InetAddress.ofLiteral("127.0.0.1");
+        }
+        try {
+            return InetAddress.ofLiteral(text.trim());
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--bind-address " + UserText.quote(text)
+                    + " is not an IP address (127.0.0.1, the default, serves this machine only; 0.0.0.0 every IPv4"
+                    + " interface, :: every interface)");
         }
     }
 

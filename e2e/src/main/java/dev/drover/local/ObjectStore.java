@@ -102,8 +102,7 @@ final class ObjectStore {
     /** The watch history keeps at most this many bytes of changes (and {@code historySize} changes). */
     static final long MAX_HISTORY_BYTES = 64L << 20;
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper SIZES =
-            new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final com.fasterxml.jackson.databind.ObjectMapper SIZES = NestingDepth.mapper();
     private static final String ALPHANUMERIC = "bcdfghjklmnpqrstvwxz2456789";
 
     private final Clock clock;

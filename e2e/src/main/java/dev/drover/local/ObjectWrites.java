@@ -66,7 +66,7 @@ final class ObjectWrites {
         boolean force = FieldManagers.force(query, apply);
         String manager = apply ? FieldManagers.forApply(query) : FieldManagers.forUpdate(query, r.userAgent());
         if (method.equals("POST")) {
-            ObjectNode body = ApiFront.object(raw);
+            ObjectNode body = ApiFront.object(raw, type.kind());
             strictFields(type, body, strict);
             return create(
                     type,
@@ -112,6 +112,9 @@ final class ObjectWrites {
                     null);
         }
         boolean jsonPatch = contentType != null && contentType.contains("json-patch");
+        if (method.equals("PUT")) {
+            NestingDepth.check(raw, type.kind()); // the whole object: too deep, refused as a create's body is
+        }
         JsonNode body = ApiFront.parse(raw);
         if (!jsonPatch) {
             // No strategic merge here: a strategic merge patch is applied as a merge patch, list fields whole.
@@ -119,7 +122,7 @@ final class ObjectWrites {
         }
         UnaryOperator<ObjectNode> change;
         if (method.equals("PUT")) {
-            ObjectNode replacement = ApiFront.object(raw);
+            ObjectNode replacement = ApiFront.object(raw, type.kind());
             change = current -> replacement;
         } else {
             change = current -> {
@@ -214,6 +217,7 @@ final class ObjectWrites {
         if (type.equals(Catalog.CRDS)) {
             version.stored(object);
         }
+        NestingDepth.checkPatched(object);
         if (type.schema() == null) {
             return object;
         }

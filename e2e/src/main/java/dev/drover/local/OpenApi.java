@@ -14,7 +14,7 @@ import java.util.List;
  */
 final class OpenApi {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
 
     private final Catalog catalog;
 

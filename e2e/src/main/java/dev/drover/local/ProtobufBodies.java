@@ -17,7 +17,7 @@ import java.util.Map;
  */
 final class ProtobufBodies {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
     private static final byte[] MAGIC = {'k', '8', 's', 0};
 
     private enum Type {

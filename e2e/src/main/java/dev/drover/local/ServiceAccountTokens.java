@@ -54,7 +54,7 @@ final class ServiceAccountTokens {
     private static final int MAX_KEPT_TOKEN_CHARS = 4096;
 
     private static final long LEEWAY_SECONDS = 60;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
     private static final Base64.Decoder B64D = Base64.getUrlDecoder();
 

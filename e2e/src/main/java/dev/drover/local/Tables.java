@@ -16,7 +16,7 @@ import java.util.List;
  */
 final class Tables {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
 
     private Tables() {}
 

@@ -23,7 +23,7 @@ import java.util.TreeMap;
  */
 final class TypedFields {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
 
     /** Metadata the server owns, never tracked; as the API server strips them from managed fields. */
     private static final List<String> SERVER_METADATA = List.of(

@@ -15,13 +15,14 @@ import java.util.function.BooleanSupplier;
  */
 final class WatchStream {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = NestingDepth.mapper();
     /**
      * Watch events go out as ASCII, non-ASCII characters as JSON escapes: with raw UTF-8, fabric8's HTTP
      * watch failed on an event holding a status message with a multiplication sign, and stopped the
      * agent's informer.
      */
-    private static final ObjectMapper ASCII_JSON = com.fasterxml.jackson.databind.json.JsonMapper.builder()
+    private static final ObjectMapper ASCII_JSON = com.fasterxml.jackson.databind.json.JsonMapper.builder(
+                    NestingDepth.factory())
             .enable(com.fasterxml.jackson.core.json.JsonWriteFeature.ESCAPE_NON_ASCII)
             .build();
 

@@ -71,6 +71,8 @@ class LocalMainTest {
         assertThat(run("apiserver", "--kubeconfig", "k", "--port", "99999").err())
                 .startsWith("drover-local: --port \"99999\" is not a port number");
         assertThat(run("up", "stray").err()).startsWith("drover-local: up takes flags only, not \"stray\"");
+        assertThat(run("up", "--kubeconfig", "k", "--bind-address", "localhost").err())
+                .startsWith("drover-local: --bind-address \"localhost\" is not an IP address");
         assertThat(run().exit()).isEqualTo(2);
     }
 

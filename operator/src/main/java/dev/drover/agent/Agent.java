@@ -52,6 +52,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.ConfigurationService;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -268,8 +269,12 @@ public final class Agent implements AutoCloseable {
         registrar.follow(() -> admission.usage().annotations());
         new ReadyMetric(this::readiness).register(metrics.registry());
         if (config.metricsPort() >= 0) {
-            http = new MetricsServer(config.metricsPort(), metrics.registry(), this::health, this::readiness);
-            LOG.info("serving /metrics, /healthz and /readyz on port {}", http.port());
+            http = new MetricsServer(
+                    new InetSocketAddress(config.bindAddress().orElse(null), config.metricsPort()),
+                    metrics.registry(),
+                    this::health,
+                    this::readiness);
+            LOG.info("serving /metrics, /healthz and /readyz on {}", http.address());
         }
 
         long begin = System.nanoTime();

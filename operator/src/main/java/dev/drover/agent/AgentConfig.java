@@ -14,6 +14,7 @@ import dev.drover.controller.TaskEventFilter;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.gc.GcPolicy;
 import dev.drover.httpapi.ApiLimits;
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -36,6 +37,7 @@ import java.util.Set;
  * @param pidsMax        each raw_exec task's pids.max (processes and threads); 0 for no limit
  * @param metricsPort    port of /metrics, /healthz and /readyz; 0 picks a free one, -1 serves none
  * @param apiPort        port of the HTTPS API (task logs); 0 picks a free one, -1 serves none
+ * @param bindAddress    the address the metrics and the HTTPS API listen on; empty: every interface
  * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
  *                       custom resource fields (before Kubernetes 1.31), which then send every allocation
  * @param taskEvents   which task events are also Kubernetes Events ({@code events.taskEvents}): all by default
@@ -61,6 +63,7 @@ public record AgentConfig(
         long pidsMax,
         int metricsPort,
         int apiPort,
+        Optional<InetAddress> bindAddress,
         List<String> devicePlugins,
         String logLevel,
         Duration maxKillTimeout,
@@ -143,6 +146,7 @@ public record AgentConfig(
         if (apiPort > 0 && apiPort == port) {
             throw new ConfigException("the API and the metrics cannot share port " + port);
         }
+        Optional<InetAddress> bindAddress = bindAddress(s);
         DevicePluginSettings.Chosen devices = DevicePluginSettings.choose(flags.devicePlugins(), env, file);
         String level = s.text("logLevel", "--log-level", "DROVER_LOG_LEVEL")
                 .orElse("info")
@@ -195,9 +199,11 @@ public record AgentConfig(
         ApiLimits a = ApiLimits.DEFAULT;
         ApiLimits apiLimits;
         try {
+            int maxFollowers = s.integer("api.maxFollowers", null, null).orElse(a.maxFollowers());
             apiLimits = new ApiLimits(
-                    s.integer("api.maxFollowers", null, null).orElse(a.maxFollowers()),
+                    maxFollowers,
                     s.integer("api.maxFollowersPerCaller", null, null).orElse(a.maxFollowersPerCaller()),
+                    s.integer("api.maxFollowersPerNamespace", null, null).orElse(ApiLimits.perNamespace(maxFollowers)),
                     s.number("api.reviewsPerSecond").orElse(a.reviewsPerSecond()),
                     s.integer("api.reviewBurst", null, null).orElse(a.reviewBurst()),
                     s.duration("api.reviewTimeout", null, null).orElse(a.reviewTimeout()));
@@ -226,6 +232,7 @@ public record AgentConfig(
                 pidsMax,
                 port,
                 apiPort,
+                bindAddress,
                 devices.plugins(),
                 level,
                 maxKill,
@@ -242,6 +249,21 @@ public record AgentConfig(
                 gatewayUser,
                 gatewayCaFile,
                 poll);
+    }
+
+    /** {@code bindAddress}: an IP address, taken as written (a host name would be a lookup at each start). */
+    private static Optional<InetAddress> bindAddress(Settings s) throws ConfigException {
+        Optional<String> v = s.text("bindAddress", "--bind-address", "DROVER_BIND_ADDRESS");
+        if (v.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(InetAddress.ofLiteral(v.get().trim()));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("bindAddress " + UserText.quote(v.get())
+                    + " is not an IP address: give one such as 127.0.0.1 (this host only) or 0.0.0.0 (every IPv4"
+                    + " interface), or leave it out for every interface");
+        }
     }
 
     /** {@code events.taskEvents}: {@code all} (the default) or {@code notable}. */

@@ -53,6 +53,11 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                     "N",
                     "port of the HTTPS API (default " + AgentDefaults.API_PORT + "; 0 any free port, -1 none)"),
             new Flag(
+                    "--bind-address",
+                    "ADDRESS",
+                    "IP address the metrics and the HTTPS API listen on (default every interface; 127.0.0.1:"
+                            + " this host only)"),
+            new Flag(
                     "--peer-token-file",
                     "FILE",
                     "token for other nodes' agents, audience drover.dev/agent (default " + AgentDefaults.PEER_TOKEN_FILE

@@ -65,7 +65,7 @@ final class AgentHttps {
         AgentApi started;
         try {
             started = AgentApi.start(
-                    new InetSocketAddress(config.apiPort()),
+                    new InetSocketAddress(config.bindAddress().orElse(null), config.apiPort()),
                     certificates.sslContext(),
                     new KubernetesAuth(client, clock, config.apiLimits()),
                     gateway(config, clock),

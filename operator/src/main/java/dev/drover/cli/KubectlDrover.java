@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -41,11 +42,19 @@ public final class KubectlDrover {
     private KubectlDrover() {}
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        return run(args, System.in, out, err);
+        return run(args, System.in, out, err, out == System.out && stdoutIsTerminal());
     }
 
-    /** As {@link #run(String[], PrintStream, PrintStream)}, {@code exec -i} reading {@code in}. */
+    /** As {@link #run(String[], PrintStream, PrintStream)}, {@code exec -i} reading {@code in}, {@code out} no terminal. */
     static int run(String[] args, InputStream in, PrintStream out, PrintStream err) {
+        return run(args, in, out, err, false);
+    }
+
+    /**
+     * As {@link #run(String[], InputStream, PrintStream, PrintStream)}; {@code terminal}: {@code out} is one, so a
+     * task's log is written with its control characters as text unless {@code --raw}.
+     */
+    static int run(String[] args, InputStream in, PrintStream out, PrintStream err, boolean terminal) {
         PluginCommand command;
         try {
             command = PluginCommandLine.parse(args);
@@ -81,9 +90,10 @@ public final class KubectlDrover {
                         out,
                         err);
             }
+            boolean visible = terminal && !command.raw();
             KubeTarget target = target(command);
             if (target == null) {
-                runOnFabric8(command, out);
+                runOnFabric8(command, out, visible);
                 return 0;
             }
             KubeClient client;
@@ -97,7 +107,7 @@ public final class KubectlDrover {
                 throw new CommandFailure(e.getMessage());
             }
             try (client) {
-                run(command, new DirectCalls(client), namespace(command, target.namespace()), out);
+                run(command, new DirectCalls(client), namespace(command, target.namespace()), out, visible);
             } catch (CommandFailure e) {
                 throw withheld(e, client);
             }
@@ -169,14 +179,14 @@ public final class KubectlDrover {
     }
 
     /** The command on fabric8's client, which reads what the plugin's own does not support. */
-    private static void runOnFabric8(PluginCommand command, PrintStream out) throws CommandFailure {
+    private static void runOnFabric8(PluginCommand command, PrintStream out, boolean visible) throws CommandFailure {
         Config config = config(command);
         OwnedHttpClients http = new OwnedHttpClients();
         try (KubernetesClient client = new KubernetesClientBuilder()
                 .withConfig(config)
                 .withHttpClientFactory(http)
                 .build()) {
-            run(command, new Fabric8Calls(client), namespace(command, config.getNamespace()), out);
+            run(command, new Fabric8Calls(client), namespace(command, config.getNamespace()), out, visible);
         } finally {
             http.shutdown();
         }
@@ -223,10 +233,12 @@ public final class KubectlDrover {
         }
     }
 
-    private static void run(PluginCommand command, ClusterCalls calls, String namespace, PrintStream out)
+    /** @param visible a log's control characters are written as text (to a terminal, without --raw) */
+    private static void run(
+            PluginCommand command, ClusterCalls calls, String namespace, PrintStream out, boolean visible)
             throws CommandFailure {
         switch (command.verb()) {
-            case "logs" -> logs(calls, namespace, command, out);
+            case "logs" -> logs(calls, namespace, command, visible ? new VisibleControls(out) : null, out);
             case "stats" -> stats(calls, namespace, command, out);
             case "restart" -> {
                 List<String> a = command.args();
@@ -238,18 +250,33 @@ public final class KubectlDrover {
         }
     }
 
-    private static void logs(ClusterCalls calls, String namespace, PluginCommand c, PrintStream out)
+    /** @param visible where the output goes with its control characters as text; null: to {@code out} as it is */
+    private static void logs(
+            ClusterCalls calls, String namespace, PluginCommand c, VisibleControls visible, PrintStream out)
             throws CommandFailure {
         String query = "?task=" + encode(c.args().get(1)) + "&stream=" + c.stream()
                 + (c.tail() == null ? "" : "&tail=" + c.tail()) + (c.follow() ? "&follow=true" : "");
+        OutputStream sink = visible == null ? out : visible;
         calls.agent("GET", namespace, c.args().getFirst(), "log" + query, body -> {
             byte[] buffer = new byte[8192];
             for (int n; (n = body.read(buffer)) > 0; ) {
-                out.write(buffer, 0, n);
-                out.flush();
+                sink.write(buffer, 0, n);
+                sink.flush();
+            }
+            if (visible != null) {
+                visible.finish();
             }
             return null;
         });
+    }
+
+    /**
+     * Whether standard output is a terminal. Since Java 22 {@link System#console()} is there even when it is not
+     * ({@code | less}, a file), so its {@code isTerminal()} says.
+     */
+    private static boolean stdoutIsTerminal() {
+        java.io.Console console = System.console();
+        return console != null && console.isTerminal();
     }
 
     private static void stats(ClusterCalls calls, String namespace, PluginCommand c, PrintStream out)

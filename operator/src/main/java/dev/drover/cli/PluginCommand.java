@@ -7,6 +7,7 @@ import java.util.List;
  *
  * @param stream {@code stdout} or {@code stderr}: which output {@code logs} reads
  * @param tail {@code logs --tail}: a number of lines, or null
+ * @param raw {@code logs --raw}: the task's bytes as they are, also to a terminal
  * @param command what {@code exec} runs: the words after {@code --}
  * @param help whether the command line asks for help, of {@code verb} or (null) of the plugin
  */
@@ -17,6 +18,7 @@ record PluginCommand(
         boolean follow,
         String stream,
         String tail,
+        boolean raw,
         boolean json,
         String context,
         String kubeconfig,
@@ -29,7 +31,7 @@ record PluginCommand(
 
     static PluginCommand help(String verb) {
         return new PluginCommand(
-                verb, List.of(), null, false, "stdout", null, false, null, null, null, false, false, List.of(), false,
-                true);
+                verb, List.of(), null, false, "stdout", null, false, false, null, null, null, false, false, List.of(),
+                false, true);
     }
 }

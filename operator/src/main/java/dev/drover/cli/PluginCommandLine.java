@@ -41,6 +41,11 @@ final class PluginCommandLine {
     static final Flag FOLLOW = Flag.on("--follow", "-f", "follows the output until the task is dead");
     static final Flag STDERR = Flag.on("--stderr", null, "the task's standard error instead of its output");
     static final Flag TAIL = Flag.valued("--tail", null, "N", "starts N lines from the end");
+    static final Flag RAW = Flag.on(
+            "--raw",
+            null,
+            "writes the output as the task wrote it; without it, to a terminal, control characters show as text"
+                    + " (ESC as \\x1b) so the task's escape sequences do not act on your terminal");
     static final Flag JSON = Flag.on("--json", null, "prints the agent's answer as JSON");
     static final Flag STDIN =
             Flag.on("--stdin", "-i", "sends your input to the command (its end closes the" + " command's input)");
@@ -55,7 +60,7 @@ final class PluginCommandLine {
                     "logs",
                     "ALLOC TASK",
                     "a task's output, from the agent on the allocation's node",
-                    List.of(FOLLOW, STDERR, TAIL)),
+                    List.of(FOLLOW, STDERR, TAIL, RAW)),
             new Subcommand(
                     "stats", "ALLOC", "CPU, memory and device usage of each task, from the agent", List.of(JSON)),
             new Subcommand(
@@ -128,6 +133,7 @@ final class PluginCommandLine {
                 p.has(FOLLOW.name()),
                 p.has(STDERR.name()) ? "stderr" : "stdout",
                 tail,
+                p.has(RAW.name()),
                 p.has(JSON.name()),
                 p.value(CONTEXT.name()),
                 p.value(KUBECONFIG.name()),

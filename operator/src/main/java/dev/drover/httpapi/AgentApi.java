@@ -273,7 +273,7 @@ public final class AgentApi implements AutoCloseable {
             }
             return;
         }
-        Followers.Admission admission = followers.admit(caller);
+        Followers.Admission admission = followers.admit(caller, id.namespace());
         if (admission.slot().isEmpty()) {
             error(ex, 429, admission.refusal(), FOLLOW_RETRY);
             return;

@@ -117,7 +117,7 @@ final class ExecEndpoint implements WebSocketNegotiator {
                                     + UserText.join(local.tasks(), ", ") + ")"));
             return null;
         }
-        Followers.Admission admission = sessions.admit(admitted.user());
+        Followers.Admission admission = sessions.admit(admitted.user(), id.namespace());
         if (admission.slot().isEmpty()) {
             refuse(response, callback, new AgentGate.Refused(429, admission.refusal(), Followers.RETRY));
             return null;

@@ -26,19 +26,28 @@ public final class MetricsServer implements AutoCloseable {
     private final ExecutorService executor;
 
     /**
+     * @param address where to listen (a wildcard address: every interface)
      * @param healthy empty when live, else why not
      * @param ready   empty when ready, else why not
      */
     public MetricsServer(
-            int port, CollectorRegistry registry, Supplier<Optional<String>> healthy, Supplier<Optional<String>> ready)
+            InetSocketAddress address,
+            CollectorRegistry registry,
+            Supplier<Optional<String>> healthy,
+            Supplier<Optional<String>> ready)
             throws IOException {
-        this.server = HttpServer.create(new InetSocketAddress(port), 0);
+        this.server = HttpServer.create(address, 0);
         this.executor = Executors.newVirtualThreadPerTaskExecutor();
         server.setExecutor(executor);
         server.createContext("/metrics", ex -> metrics(ex, registry));
         server.createContext("/healthz", ex -> check(ex, healthy.get()));
         server.createContext("/readyz", ex -> check(ex, ready.get()));
         server.start();
+    }
+
+    /** Where it listens, the port a free one when 0 was asked. */
+    public InetSocketAddress address() {
+        return server.getAddress();
     }
 
     public int port() {

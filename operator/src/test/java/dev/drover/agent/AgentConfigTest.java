@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.drover.admission.CpuMemory;
 import dev.drover.admission.NodeCapacity;
 import dev.drover.httpapi.ApiLimits;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,6 +33,7 @@ class AgentConfigTest {
         assertThat(c.enableExec()).as("exec is off unless enabled").isFalse();
         assertThat(c.metricsPort()).isEqualTo(9090);
         assertThat(c.apiPort()).isEqualTo(10346);
+        assertThat(c.bindAddress()).as("every interface").isEmpty();
         assertThat(c.kubeconfig()).isEmpty();
         assertThat(c.maxKillTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.gc().maxAllocations()).isEqualTo(50);
@@ -237,6 +239,8 @@ class AgentConfigTest {
                 .hasMessageContaining("API port -2");
         assertThatThrownBy(() -> load(Map.of("DROVER_API_PORT", "9090"), "--node", "n"))
                 .hasMessageContaining("cannot share port 9090");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--bind-address", "localhost"))
+                .hasMessageContaining("bindAddress \"localhost\" is not an IP address");
         assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--log-level", "loud"))
                 .hasMessageContaining("log level");
         assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--max-kill-timeout", "soon"))
@@ -270,9 +274,27 @@ class AgentConfigTest {
         Files.writeString(file, "api: {maxFollowers: 4, maxFollowersPerCaller: 5}\n");
         assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
                 .hasMessageContaining("api.maxFollowersPerCaller: 5 must be between 1 and api.maxFollowers (4)");
+        Files.writeString(file, "api: {maxFollowers: 4, maxFollowersPerCaller: 2, maxFollowersPerNamespace: 0}\n");
+        assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
+                .hasMessageContaining("api.maxFollowersPerNamespace: 0 must be between 1 and api.maxFollowers (4)");
         Files.writeString(file, "api: {reviewTimeout: 0s}\n");
         assertThatThrownBy(() -> load(Map.of(), "--config", file.toString(), "--node", "n"))
                 .hasMessageContaining("api.reviewTimeout: 0s must be positive");
+    }
+
+    @Test
+    void theBindAddressIsAnIpAddressFromTheFlagTheEnvironmentOrTheFile() throws Exception {
+        assertThat(load(Map.of(), "--node", "n", "--bind-address", "127.0.0.1").bindAddress())
+                .contains(InetAddress.getByAddress(new byte[] {127, 0, 0, 1}));
+        assertThat(load(Map.of("DROVER_BIND_ADDRESS", "::1"), "--node", "n").bindAddress())
+                .contains(InetAddress.getByName("::1"));
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, "bindAddress: 0.0.0.0\n");
+        assertThat(load(Map.of(), "--config", file.toString(), "--node", "n")
+                        .bindAddress()
+                        .orElseThrow()
+                        .isAnyLocalAddress())
+                .isTrue();
     }
 
     @Test
@@ -280,11 +302,17 @@ class AgentConfigTest {
         assertThat(load(Map.of("NODE_NAME", "n")).apiLimits()).isEqualTo(ApiLimits.DEFAULT);
         Path file = dir.resolve("agent.yaml");
         Files.writeString(file, """
-                api: {maxFollowers: 100, maxFollowersPerCaller: 4, reviewsPerSecond: 2.5, reviewBurst: 8,
-                      reviewTimeout: 2s}
+                api: {maxFollowers: 100, maxFollowersPerCaller: 4, maxFollowersPerNamespace: 30, reviewsPerSecond: 2.5,
+                      reviewBurst: 8, reviewTimeout: 2s}
                 """);
         assertThat(load(Map.of(), "--config", file.toString(), "--node", "n").apiLimits())
-                .isEqualTo(new ApiLimits(100, 4, 2.5, 8, Duration.ofSeconds(2)));
+                .isEqualTo(new ApiLimits(100, 4, 30, 2.5, 8, Duration.ofSeconds(2)));
+        Files.writeString(file, "api: {maxFollowers: 8, maxFollowersPerCaller: 2}\n");
+        assertThat(load(Map.of(), "--config", file.toString(), "--node", "n")
+                        .apiLimits()
+                        .maxFollowersPerNamespace())
+                .as("unset, a quarter of maxFollowers: a file written before the bound stays valid")
+                .isEqualTo(2);
     }
 
     @Test

@@ -83,6 +83,23 @@ class KubectlDroverTest {
         }
     }
 
+    @Test
+    void aTasksEscapeSequencesReachATerminalAsTextUnlessRaw() throws Exception {
+        try (ApiServer api = new ApiServer()) {
+            api.answer(API + "log?task=main&stream=stdout", 200, "\u001b]0;pwned\u0007\u001b[31mrød\u001b[0m\n");
+            Run terminal = run(true, "logs", "web", "main", "--kubeconfig", api.kubeconfig.toString());
+            assertThat(terminal.err()).isEmpty();
+            assertThat(terminal.out()).isEqualTo("\\x1b]0;pwned\\x07\\x1b[31mrød\\x1b[0m\n");
+            assertThat(run(true, "logs", "web", "main", "--raw", "--kubeconfig", api.kubeconfig.toString())
+                            .out())
+                    .isEqualTo("\u001b]0;pwned\u0007\u001b[31mrød\u001b[0m\n");
+            assertThat(run("logs", "web", "main", "--kubeconfig", api.kubeconfig.toString())
+                            .out())
+                    .as("to a pipe or a file, as it is")
+                    .isEqualTo("\u001b]0;pwned\u0007\u001b[31mrød\u001b[0m\n");
+        }
+    }
+
     /** A thread blocked in native code makes the JVM's exit wait up to 300 ms: the command leaves none behind. */
     @Test
     void aCommandLeavesNoHttpClientThreadBehind() throws Exception {
@@ -215,6 +232,19 @@ class KubectlDroverTest {
         return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    /** As {@link #run(String...)}, its output a terminal when {@code terminal}. */
+    static Run run(boolean terminal, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = KubectlDrover.run(
+                args,
+                java.io.InputStream.nullInputStream(),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                terminal);
+        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
     @Test
     void misusedCommandLinesExitTwoWithTheReasonAndTheUsage() {
         assertThat(run().exit()).isEqualTo(2);
@@ -250,6 +280,7 @@ class KubectlDroverTest {
                         "stderr",
                         "20",
                         false,
+                        false,
                         null,
                         null,
                         null,
@@ -269,6 +300,7 @@ class KubectlDroverTest {
                         false,
                         "stdout",
                         null,
+                        false,
                         false,
                         "prod",
                         "/tmp/kc",

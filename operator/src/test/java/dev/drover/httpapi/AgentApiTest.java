@@ -2,6 +2,7 @@ package dev.drover.httpapi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -62,8 +63,11 @@ import org.junit.jupiter.api.io.TempDir;
 class AgentApiTest {
 
     static final Instant BOOT = Instant.now();
-    /** Three followers at most, two per caller; a source may cause 20 reviews at once, then 5 a second. */
-    static final ApiLimits LIMITS = new ApiLimits(3, 2, 5, 20, Duration.ofSeconds(5));
+    /**
+     * Four followers at most, two per caller, three per namespace; a source may cause 20 reviews at once, then 5 a
+     * second.
+     */
+    static final ApiLimits LIMITS = new ApiLimits(4, 2, 3, 5, 20, Duration.ofSeconds(5));
 
     /**
      * Allocation team-a/svc: task web runs (half a core, 64 MiB, one GPU), task init is dead, task db's driver
@@ -614,7 +618,7 @@ class AgentApiTest {
                     .filteredOn(a -> a.startsWith("HTTP/1.1 429 "))
                     .singleElement()
                     .asString()
-                    .contains("user \\\"carol@example.com\\\" already follows 2");
+                    .contains("user \\\"carol@example.com\\\" already has 2 followed logs");
         }
     }
 
@@ -628,7 +632,7 @@ class AgentApiTest {
                 assertThat(read(a3, "}"))
                         .as("alice's follows count against alice, whatever user she names")
                         .startsWith("HTTP/1.1 429 ")
-                        .contains("user \\\"alice\\\" already follows 2");
+                        .contains("user \\\"alice\\\" already has 2 followed logs");
             }
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 0);
@@ -687,12 +691,13 @@ class AgentApiTest {
     }
 
     @Test
-    @SuppressWarnings("try") // a1 is closed early on purpose: its place is freed for b2
+    @SuppressWarnings("try") // a1 is closed early on purpose: its place is freed for c2
     void followersBeyondTheLimitsPerCallerAndInTotalGet429() throws Exception {
         try (SSLSocket a1 = follow("alice-token");
                 SSLSocket a2 = follow("alice-token");
-                SSLSocket b1 = follow("bob-token")) {
-            for (SSLSocket s : List.of(a1, a2, b1)) {
+                SSLSocket c1 = followIn("team-b", "carol-token");
+                SSLSocket c2 = followIn("team-b", "carol-token")) {
+            for (SSLSocket s : List.of(a1, a2, c1, c2)) {
                 assertThat(read(s, "three\n")).startsWith("HTTP/1.1 200 ");
             }
             try (SSLSocket third = follow("alice-token");
@@ -700,21 +705,67 @@ class AgentApiTest {
                 assertThat(read(third, "}"))
                         .startsWith("HTTP/1.1 429 ")
                         .containsIgnoringCase("Retry-After: 10\r\n")
-                        .contains("user \\\"alice\\\" already follows 2 logs on this agent");
+                        .contains("user \\\"alice\\\" already has 2 followed logs on this agent")
+                        .contains("(api.maxFollowersPerCaller)");
                 assertThat(read(full, "}"))
                         .startsWith("HTTP/1.1 429 ")
-                        .contains("this agent already serves 3 followed logs");
+                        .contains("this agent already serves 4 followed logs")
+                        .contains("(api.maxFollowers)");
             }
             assertThat(get("/v1/allocations/team-a/svc/logs/web?tail=1", "bob-token")
                             .body())
                     .as("reading without follow is not bounded")
                     .isEqualTo("three\n");
             a1.close();
-            await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 2);
-            try (SSLSocket b2 = follow("bob-token")) {
-                assertThat(read(b2, "three\n")).as("a freed place is taken").startsWith("HTTP/1.1 200 ");
+            await().atMost(Duration.ofSeconds(10)).until(() -> api.followers() == 3);
+            try (SSLSocket b1 = follow("bob-token")) {
+                assertThat(read(b1, "three\n")).as("a freed place is taken").startsWith("HTTP/1.1 200 ");
             }
         }
+    }
+
+    @Test
+    void theCallersOfOneNamespaceCannotTakeEveryFollowPlace() throws Exception {
+        try (SSLSocket a1 = follow("alice-token");
+                SSLSocket a2 = follow("alice-token");
+                SSLSocket b1 = follow("bob-token");
+                SSLSocket b2 = follow("bob-token")) {
+            for (SSLSocket s : List.of(a1, a2, b1)) {
+                assertThat(read(s, "three\n")).startsWith("HTTP/1.1 200 ");
+            }
+            assertThat(read(b2, "}"))
+                    .as("bob has one follow of two and the agent serves three of four, but team-a has three")
+                    .startsWith("HTTP/1.1 429 ")
+                    .containsIgnoringCase("Retry-After: 10\r\n")
+                    .contains("namespace \\\"team-a\\\" already has 3 followed logs on this agent")
+                    .contains("(api.maxFollowersPerNamespace)");
+            try (SSLSocket c1 = followIn("team-b", "carol-token")) {
+                assertThat(read(c1, "three\n"))
+                        .as("another namespace still gets a place")
+                        .startsWith("HTTP/1.1 200 ");
+            }
+        }
+    }
+
+    @Test
+    void theExecSessionsOfOneNamespaceAreBoundedWhoeverTheUsers() throws Exception {
+        List<ClientSocket> open = new ArrayList<>();
+        try {
+            for (String user : List.of("u1", "u2", "u3", "u4")) {
+                open.add(exec(
+                        gatewayHttp, "gateway-token", user, "task=web&command=cat&stdin=true", new ExecTranscript()));
+            }
+            fail("u4's session was let in beside three others in team-a");
+        } catch (ClientSocket.Refused r) {
+            assertThat(open).as("u1 to u3 each had a place").hasSize(3);
+            assertThat(r.status()).isEqualTo(429);
+            assertThat(r.body())
+                    .contains("namespace \\\"team-a\\\" already has 3 exec sessions on this agent")
+                    .contains("(api.maxFollowersPerNamespace)");
+        } finally {
+            open.forEach(ClientSocket::abort); // the test's HTTP client cannot close while one is open
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> api.execSessions() == 0);
     }
 
     @Test
@@ -749,13 +800,22 @@ class AgentApiTest {
 
     /** As {@link #follow(String, String)}, presenting {@code certificate} (null: none). */
     SSLSocket follow(String token, String user, TestCa.Leaf certificate) throws Exception {
+        return follow("team-a", token, user, certificate);
+    }
+
+    /** A follow of allocation {@code namespace}/svc by {@code token}'s holder. */
+    SSLSocket followIn(String namespace, String token) throws Exception {
+        return follow(namespace, token, null, null);
+    }
+
+    SSLSocket follow(String namespace, String token, String user, TestCa.Leaf certificate) throws Exception {
         SSLSocket s =
                 (SSLSocket) Pinning.to(identity.fingerprint(), certificate == null ? null : certificate.keyManager())
                         .getSocketFactory()
                         .createSocket(InetAddress.getLoopbackAddress(), api.port());
         s.setSoTimeout(10_000);
         s.getOutputStream()
-                .write(("GET /v1/allocations/team-a/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
+                .write(("GET /v1/allocations/" + namespace + "/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
                                 + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n"
                                 + (user == null ? "" : AgentApi.ON_BEHALF_OF + ": " + user + "\r\n") + "\r\n")
                         .getBytes(StandardCharsets.US_ASCII));

@@ -186,7 +186,7 @@ class KubernetesAuthTest {
 
     @Test
     void randomTokensFromOneSourceAreReviewedNoFasterThanItsBudget() throws Exception {
-        auth = new KubernetesAuth(api.client, now::get, new ApiLimits(10, 5, 2, 5, Duration.ofSeconds(5)));
+        auth = new KubernetesAuth(api.client, now::get, new ApiLimits(10, 5, 10, 2, 5, Duration.ofSeconds(5)));
         int refusedForRate = 0;
         for (int i = 0; i < 50; i++) {
             KubernetesAuth.Decision d = auth.check("Bearer random-" + i, HERE, "team-a", "web", "log");
@@ -234,7 +234,7 @@ class KubernetesAuthTest {
                             .build())
                     .build()) {
                 KubernetesAuth patient =
-                        new KubernetesAuth(hanging, now::get, new ApiLimits(10, 5, 10, 40, Duration.ofMillis(500)));
+                        new KubernetesAuth(hanging, now::get, new ApiLimits(10, 5, 10, 10, 40, Duration.ofMillis(500)));
                 long begin = System.nanoTime();
                 KubernetesAuth.Decision d = patient.check("Bearer alice-token", HERE, "team-a", "web", "log");
                 Duration took = Duration.ofNanos(System.nanoTime() - begin);

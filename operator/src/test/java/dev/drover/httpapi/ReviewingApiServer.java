@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code node-g}). A review that names audiences the token was not made for is refused with
  * the API server's error. {@code sloppy-token} is answered as a server that ignores audiences would (authenticated,
  * no {@code status.audiences}). RBAC lets alice, bob, the node-b account and the gateway read in namespace
- * {@code team-a} only. It counts the TokenReviews it is asked.
+ * {@code team-a} only; {@code carol-token}'s user carol (audience {@code drover.dev/agent}) may do anything in
+ * namespace {@code team-b} only. It counts the TokenReviews it is asked.
  */
 final class ReviewingApiServer implements AutoCloseable {
 
@@ -52,6 +53,7 @@ final class ReviewingApiServer implements AutoCloseable {
                     String user = switch (token) {
                         case "alice-token", "alice-api-token", "sloppy-token" -> "alice";
                         case "bob-token" -> "bob";
+                        case "carol-token" -> "carol";
                         case "node-b-token" -> NODE_B_ACCOUNT;
                         case "gateway-token" -> GATEWAY;
                         default -> null;
@@ -99,18 +101,17 @@ final class ReviewingApiServer implements AutoCloseable {
                     SubjectAccessReview review =
                             Serialization.unmarshal(request.getBody().readUtf8(), SubjectAccessReview.class);
                     asked.add(review);
+                    String namespace = review.getSpec().getResourceAttributes().getNamespace();
                     boolean allowed = List.of("alice", "bob", NODE_B_ACCOUNT, GATEWAY)
-                                    .contains(review.getSpec().getUser())
-                            && review.getSpec()
-                                    .getResourceAttributes()
-                                    .getNamespace()
-                                    .equals("team-a")
-                            // bob reads (get) but may not act (create, as for allocations/signal)
-                            && (review.getSpec()
-                                            .getResourceAttributes()
-                                            .getVerb()
-                                            .equals("get")
-                                    || !review.getSpec().getUser().equals("bob"));
+                                            .contains(review.getSpec().getUser())
+                                    && namespace.equals("team-a")
+                                    // bob reads (get) but may not act (create, as for allocations/signal)
+                                    && (review.getSpec()
+                                                    .getResourceAttributes()
+                                                    .getVerb()
+                                                    .equals("get")
+                                            || !review.getSpec().getUser().equals("bob"))
+                            || review.getSpec().getUser().equals("carol") && namespace.equals("team-b");
                     return new SubjectAccessReviewBuilder(review)
                             .withNewStatus()
                             .withAllowed(allowed)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.drover.api.v1alpha1.TaskEventType;
 import io.prometheus.client.Summary;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -21,7 +22,8 @@ class MetricsServerTest {
     }
 
     static String scrape(DroverMetrics metrics, String accept) throws Exception {
-        try (MetricsServer server = new MetricsServer(0, metrics.registry(), Optional::empty, Optional::empty);
+        try (MetricsServer server = new MetricsServer(
+                        new InetSocketAddress(0), metrics.registry(), Optional::empty, Optional::empty);
                 HttpClient http = HttpClient.newHttpClient()) {
             HttpRequest.Builder get =
                     HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics"));
