@@ -726,14 +726,15 @@ class AgentApiTest {
 
     @Test
     void theCallersOfOneNamespaceCannotTakeEveryFollowPlace() throws Exception {
-        try (SSLSocket a1 = follow("alice-token");
-                SSLSocket a2 = follow("alice-token");
-                SSLSocket b1 = follow("bob-token");
-                SSLSocket b2 = follow("bob-token")) {
-            for (SSLSocket s : List.of(a1, a2, b1)) {
-                assertThat(read(s, "three\n")).startsWith("HTTP/1.1 200 ");
+        // One after another: sent together, whichever the agent took last would be the one refused.
+        List<SSLSocket> open = new ArrayList<>();
+        try {
+            for (String token : List.of("alice-token", "alice-token", "bob-token")) {
+                open.add(follow(token));
+                assertThat(read(open.getLast(), "three\n")).startsWith("HTTP/1.1 200 ");
             }
-            assertThat(read(b2, "}"))
+            open.add(follow("bob-token"));
+            assertThat(read(open.getLast(), "}"))
                     .as("bob has one follow of two and the agent serves three of four, but team-a has three")
                     .startsWith("HTTP/1.1 429 ")
                     .containsIgnoringCase("Retry-After: 10\r\n")
@@ -743,6 +744,10 @@ class AgentApiTest {
                 assertThat(read(c1, "three\n"))
                         .as("another namespace still gets a place")
                         .startsWith("HTTP/1.1 200 ");
+            }
+        } finally {
+            for (SSLSocket s : open) {
+                s.close();
             }
         }
     }
