@@ -105,6 +105,7 @@ public final class GatewayApi implements AutoCloseable {
                 probes == null ? null : new JettyHttps.Probes(probes, HEALTH),
                 tls,
                 true,
+                authentication::verifies,
                 this::handle,
                 List.of(new JettyHttps.Upgrade(GatewayExec.PATH, exec)));
         this.connections = new TcpConnections(server.port());

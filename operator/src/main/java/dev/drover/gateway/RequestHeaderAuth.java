@@ -189,6 +189,14 @@ public final class RequestHeaderAuth {
         return identity(lower, now);
     }
 
+    /**
+     * Whether {@code chain} is a front proxy's certificate by the CAs and names read last (not read anew: this runs as
+     * a TLS handshake ends), so its connection is a known client's from the handshake on.
+     */
+    boolean verifies(X509Certificate[] chain) {
+        return chain.length > 0 && verify(chain, settings).isEmpty();
+    }
+
     private Optional<String> verify(X509Certificate[] chain, Settings now) {
         if (now.cas().isEmpty()) {
             return Optional.of("the gateway knows no request-header CA yet (" + NAMESPACE + "/" + CONFIG_MAP + ")");

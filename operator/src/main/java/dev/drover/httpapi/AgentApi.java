@@ -157,6 +157,7 @@ public final class AgentApi implements AutoCloseable {
                             null,
                             tls,
                             true,
+                            gateway::isGateways,
                             api::handle,
                             List.of(new JettyHttps.Upgrade(ExecEndpoint.PATH, exec)));
                 } catch (IOException e) {

@@ -66,6 +66,14 @@ public final class GatewayTrust {
     }
 
     /**
+     * Whether {@code chain} is the gateway's certificate (this agent serving one), so its connection is a known
+     * client's from the TLS handshake on; each request still shows the gateway's token.
+     */
+    boolean isGateways(X509Certificate[] chain) {
+        return user != null && refusal(chain).isEmpty();
+    }
+
+    /**
      * Empty when {@code chain} (the connection's client certificates; null or empty: none) is the gateway's; else
      * why not, one sentence for a 401.
      */

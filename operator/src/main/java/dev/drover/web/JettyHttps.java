@@ -121,13 +121,24 @@ public final class JettyHttps implements AutoCloseable {
             HttpHandler handler,
             List<Upgrade> upgrades)
             throws IOException {
-        return start(name, address, backlog, ConnectionBounds.DEFAULT, null, tls, wantClientAuth, handler, upgrades);
+        return start(
+                name,
+                address,
+                backlog,
+                ConnectionBounds.DEFAULT,
+                null,
+                tls,
+                wantClientAuth,
+                KnownCertificates.NONE,
+                handler,
+                upgrades);
     }
 
     /**
      * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, HttpHandler, List)}, within {@code bounds};
      * with {@code probes} (null: none), the handler also gets its probe paths on their own port. A handler marks a
-     * connection whose request showed a client's credentials with {@link #trust}.
+     * connection whose request showed a client's credentials with {@link #trust}; a connection presenting a client
+     * certificate {@code known} knows is trusted from its handshake.
      */
     public static JettyHttps start(
             String name,
@@ -137,6 +148,7 @@ public final class JettyHttps implements AutoCloseable {
             Probes probes,
             SSLContext tls,
             boolean wantClientAuth,
+            KnownCertificates known,
             HttpHandler handler,
             List<Upgrade> upgrades)
             throws IOException {
@@ -150,8 +162,10 @@ public final class JettyHttps implements AutoCloseable {
         SslContextFactory.Server ssl = new SslContextFactory.Server();
         ssl.setSslContext(tls);
         ssl.setWantClientAuth(wantClientAuth);
-        ServerConnector connector = connector(server, ssl, address, backlog, bounds);
-        ServerConnector probing = probes == null ? null : connector(server, ssl, probes.address(), 8, Probes.BOUNDS);
+        ServerConnector connector = connector(server, ssl, address, backlog, bounds, known);
+        ServerConnector probing = probes == null
+                ? null
+                : connector(server, ssl, probes.address(), 8, Probes.BOUNDS, KnownCertificates.NONE);
 
         Handler exchanges = new Exchanges(handler);
         Handler served = upgrades.isEmpty() ? exchanges : new Upgrades(upgrades, exchanges);
@@ -176,7 +190,8 @@ public final class JettyHttps implements AutoCloseable {
             SslContextFactory.Server ssl,
             InetSocketAddress address,
             int backlog,
-            ConnectionBounds bounds) {
+            ConnectionBounds bounds,
+            KnownCertificates known) {
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
@@ -189,7 +204,7 @@ public final class JettyHttps implements AutoCloseable {
         http.setRequestHeaderSize(MAX_REQUEST_HEAD);
         ServerConnector connector =
                 new ServerConnector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(http));
-        PendingConnections pending = new PendingConnections(bounds, connector.getScheduler());
+        PendingConnections pending = new PendingConnections(bounds, known, connector.getScheduler());
         // first: a head has arrived whatever the customizers after it make of the request
         http.addCustomizer(pending);
         // clients dial addresses and names the certificate may not hold as a host name; the JDK server never checked
@@ -235,6 +250,11 @@ public final class JettyHttps implements AutoCloseable {
     /** Connections the main port holds now, in any state (tests). */
     public int connections() {
         return connector.getBean(PendingConnections.class).count();
+    }
+
+    /** Connections the main port holds that wait for a head without being trusted (tests). */
+    public int untrustedConnections() {
+        return connector.getBean(PendingConnections.class).untrustedCount();
     }
 
     /** The address served, with the port bound. */

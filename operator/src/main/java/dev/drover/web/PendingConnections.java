@@ -1,16 +1,21 @@
 package dev.drover.web;
 
 import java.nio.ByteBuffer;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.MetaData;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.ssl.SslConnection;
+import org.eclipse.jetty.io.ssl.SslHandshakeListener;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpStream;
 import org.eclipse.jetty.server.Request;
@@ -21,7 +26,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * Bounds a connector's connections while they wait for a request's head ({@link ConnectionBounds}), against
  * slowloris: a head must be complete by a deadline from the accept (or from the end of the previous request), which
  * trickled bytes do not put off as they do an idle timeout; and connections that have not yet shown a client's
- * credentials ({@link #trust}) wait in a pool of their own whose oldest is closed for a new one, so they cannot use up
+ * credentials ({@link #trust}), or a client certificate the server knows at the handshake ({@link KnownCertificates}),
+ * wait in a pool of their own whose oldest is closed for a new one, so they cannot use up
  * the connections known clients need. A connection being served is neither: a followed log may be quiet for hours. An
  * upgraded one (an exec session) has been let in by its negotiator and has its own idle limit.
  *
@@ -31,13 +37,15 @@ import org.eclipse.jetty.util.thread.Scheduler;
 final class PendingConnections implements Connection.Listener, HttpConfiguration.Customizer {
 
     private final ConnectionBounds bounds;
+    private final KnownCertificates known;
     private final Scheduler scheduler;
     private final Map<EndPoint, Held> held = new ConcurrentHashMap<>();
     /** Connections waiting for a head, not trusted, oldest first. Guarded by {@code this}. */
     private final LinkedHashSet<Held> untrusted = new LinkedHashSet<>();
 
-    PendingConnections(ConnectionBounds bounds, Scheduler scheduler) {
+    PendingConnections(ConnectionBounds bounds, KnownCertificates known, Scheduler scheduler) {
         this.bounds = bounds;
+        this.known = known;
         this.scheduler = scheduler;
     }
 
@@ -57,9 +65,18 @@ final class PendingConnections implements Connection.Listener, HttpConfiguration
 
     @Override
     public void onOpened(Connection connection) {
-        if (connection instanceof SslConnection) {
+        if (connection instanceof SslConnection tls) {
             Held h = new Held(connection.getEndPoint());
             held.put(h.network, h);
+            tls.addHandshakeListener(new SslHandshakeListener() {
+                @Override
+                public void handshakeSucceeded(Event event) {
+                    X509Certificate[] chain = clientCertificates(event.getSSLEngine());
+                    if (chain.length > 0 && known.known(chain)) {
+                        trust(h);
+                    }
+                }
+            });
             await(h, bounds.headDeadline());
         }
     }
@@ -123,11 +140,36 @@ final class PendingConnections implements Connection.Listener, HttpConfiguration
     void trust(Request request) {
         Held h = held(request);
         if (h != null) {
-            synchronized (this) {
-                h.trusted = true;
-                untrusted.remove(h);
-            }
+            trust(h);
         }
+    }
+
+    private synchronized void trust(Held h) {
+        h.trusted = true;
+        untrusted.remove(h);
+    }
+
+    /** The certificates the client presented in {@code engine}'s handshake, its own first; none: empty. */
+    private static X509Certificate[] clientCertificates(SSLEngine engine) {
+        Certificate[] presented;
+        try {
+            presented = engine.getSession().getPeerCertificates();
+        } catch (SSLPeerUnverifiedException none) {
+            return new X509Certificate[0];
+        }
+        X509Certificate[] chain = new X509Certificate[presented.length];
+        for (int i = 0; i < presented.length; i++) {
+            if (!(presented[i] instanceof X509Certificate c)) {
+                return new X509Certificate[0];
+            }
+            chain[i] = c;
+        }
+        return chain;
+    }
+
+    /** Connections waiting for a head, not trusted. */
+    synchronized int untrustedCount() {
+        return untrusted.size();
     }
 
     /** Connections held now, in any state. */

@@ -2,6 +2,7 @@ package dev.drover.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.drover.api.v1alpha1.Allocation;
@@ -291,6 +292,34 @@ class GatewayApiTest {
     }
 
     static final Duration SECONDS_2 = Duration.ofSeconds(2);
+
+    /**
+     * The API server's connection is known by its front-proxy certificate from the handshake: a flood past the
+     * untrusted pool before its first request closes the flood's connections, not the API server's.
+     */
+    @Test
+    void theApiServersConnectionOutlivesAFloodBeforeItsFirstRequest() throws Exception {
+        // ready: the request-header CA has been read, as before a real API server sends anything
+        assertThat(get(null, null, api.probePort(), "/readyz", SECONDS_2).statusCode())
+                .isEqualTo(200);
+        try (SSLSocket front = (SSLSocket) TestCertificates.clientTls(frontProxy.client("front-proxy-client"))
+                .getSocketFactory()
+                .createSocket("localhost", api.port())) {
+            front.setSoTimeout(10_000);
+            front.startHandshake();
+            int flood = GatewayApi.CONNECTIONS.maxUntrusted() + 100;
+            try (Slowloris attack = Slowloris.open(api.port(), flood, SECONDS_2)) {
+                await().atMost(Duration.ofSeconds(5)).until(() -> attack.countClosedByServer() >= 100);
+                front.getOutputStream()
+                        .write(("GET " + LOG + "one/log HTTP/1.1\r\nHost: localhost\r\nX-Remote-User: alice\r\n"
+                                        + "Connection: close\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII));
+                front.getOutputStream().flush();
+                String answer = new String(front.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+                assertThat(answer).startsWith("HTTP/1.1 200").contains("line 1\n");
+            }
+        }
+    }
 
     @Test
     void theHealthChecksAlsoHaveAPortOfTheirOwnAndOnlyThey() throws Exception {

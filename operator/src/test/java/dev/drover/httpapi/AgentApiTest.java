@@ -319,6 +319,32 @@ class AgentApiTest {
         }
     }
 
+    /**
+     * The gateway's connection is known by its certificate from the handshake: a flood past the untrusted pool
+     * before its first request closes the flood's connections, not the gateway's (it was closed as the oldest).
+     */
+    @Test
+    void theGatewaysConnectionOutlivesAFloodBeforeItsFirstRequest() throws Exception {
+        try (SSLSocket gateway = (SSLSocket) Pinning.to(identity.fingerprint(), gatewayCertificate.keyManager())
+                .getSocketFactory()
+                .createSocket(InetAddress.getLoopbackAddress(), api.port())) {
+            gateway.setSoTimeout(10_000);
+            gateway.startHandshake();
+            int flood = AgentApi.CONNECTIONS.maxUntrusted() + 100;
+            try (dev.drover.web.Slowloris attack =
+                    dev.drover.web.Slowloris.open(api.port(), flood, Duration.ofSeconds(2))) {
+                await().atMost(Duration.ofSeconds(5)).until(() -> attack.countClosedByServer() >= 100);
+                gateway.getOutputStream()
+                        .write(("GET /v1/allocations/team-a/svc/logs/web HTTP/1.1\r\nHost: node-a\r\n"
+                                        + "Authorization: Bearer gateway-token\r\n" + AgentApi.ON_BEHALF_OF
+                                        + ": carol\r\nConnection: close\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII));
+                gateway.getOutputStream().flush();
+                assertThat(read(gateway, "three\n")).startsWith("HTTP/1.1 200 ");
+            }
+        }
+    }
+
     @Test
     void aCallerWithTheRightSignalsARunningTaskAndItsEventNamesThem() throws Exception {
         HttpResponse<String> r =

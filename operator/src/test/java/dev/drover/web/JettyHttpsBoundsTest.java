@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.drover.execstream.ExecSession;
 import dev.drover.httpapi.AgentCertificate;
+import dev.drover.httpapi.TestCa;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -23,6 +24,7 @@ import java.util.Set;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -61,6 +63,11 @@ class JettyHttpsBoundsTest {
 
     /** Answers {@code ok}; a request with {@code X-Trust} marks its connection trusted; upgrades {@code /exec}. */
     void start(ConnectionBounds bounds, JettyHttps.Probes probes) throws Exception {
+        start(bounds, probes, KnownCertificates.NONE);
+    }
+
+    /** As {@link #start(ConnectionBounds, JettyHttps.Probes)}, asking a client certificate and knowing {@code known}. */
+    void start(ConnectionBounds bounds, JettyHttps.Probes probes, KnownCertificates known) throws Exception {
         server = JettyHttps.start(
                 "test",
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
@@ -68,7 +75,8 @@ class JettyHttpsBoundsTest {
                 bounds,
                 probes,
                 identity.sslContext(),
-                false,
+                known != KnownCertificates.NONE,
+                known,
                 ex -> {
                     if (ex.getRequestHeaders().containsKey("X-Trust")) {
                         JettyHttps.trust(ex);
@@ -100,6 +108,20 @@ class JettyHttpsBoundsTest {
 
     /** A TLS connection to {@code port}, its handshake done within {@code timeout}. */
     SSLSocket connect(int port, Duration timeout) throws IOException {
+        return connect(client, port, timeout);
+    }
+
+    /** A TLS connection to {@code port} presenting {@code certificate}, its handshake done. */
+    SSLSocket connect(int port, TestCa.Leaf certificate) throws Exception {
+        SSLContext presenting = SSLContext.getInstance("TLS");
+        presenting.init(
+                new javax.net.ssl.KeyManager[] {certificate.keyManager()},
+                new TrustManager[] {new TrustingAllCertificates()},
+                null);
+        return connect(presenting, port, Duration.ofSeconds(5));
+    }
+
+    static SSLSocket connect(SSLContext client, int port, Duration timeout) throws IOException {
         SSLSocket socket = (SSLSocket) client.getSocketFactory().createSocket(InetAddress.getLoopbackAddress(), port);
         try {
             socket.setSoTimeout((int) timeout.toMillis());
@@ -217,6 +239,30 @@ class JettyHttpsBoundsTest {
             try (Slowloris attack = Slowloris.open(server.port(), 10, Duration.ofSeconds(2))) {
                 await().atMost(Duration.ofSeconds(3)).until(() -> attack.countClosedByServer() == 6);
                 assertThat(exchange(trusted, GET)).as("still served").startsWith("HTTP/1.1 200");
+            }
+        }
+    }
+
+    @Test
+    void aConnectionPresentingAKnownCertificateIsTrustedFromItsHandshake() throws Exception {
+        TestCa ca = new TestCa("clients");
+        TestCa.Leaf known = ca.sign("known", KeyPurposeId.id_kp_clientAuth);
+        TestCa.Leaf stranger = ca.sign("stranger", KeyPurposeId.id_kp_clientAuth);
+        start(
+                new ConnectionBounds(16, 4, Duration.ofSeconds(10), Duration.ofSeconds(10)),
+                null,
+                chain -> chain[0].equals(known.certificate()));
+        try (SSLSocket client = connect(server.port(), known);
+                SSLSocket other = connect(server.port(), stranger)) {
+            await().atMost(Duration.ofSeconds(3)).until(() -> server.connections() == 2);
+            await().atMost(Duration.ofSeconds(3))
+                    .alias("only the stranger waits among the untrusted")
+                    .until(() -> server.untrustedConnections() == 1);
+            // before a request: a flood past the untrusted pool closes the stranger, not the known client
+            try (Slowloris attack = Slowloris.open(server.port(), 10, Duration.ofSeconds(2))) {
+                await().atMost(Duration.ofSeconds(3)).until(() -> attack.countClosedByServer() == 6);
+                assertThat(closedWithin(other, Duration.ofSeconds(1))).isTrue();
+                assertThat(exchange(client, GET)).as("still served").startsWith("HTTP/1.1 200");
             }
         }
     }
