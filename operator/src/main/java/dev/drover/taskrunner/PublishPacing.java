@@ -26,8 +26,14 @@ final class PublishPacing {
     private long lastNanos = Long.MIN_VALUE / 2;
     /** When the task last started (nanoTime); none yet: far enough back. */
     private long startedNanos = Long.MIN_VALUE / 2;
-    /** Completes when a held change is due; null when none is held. */
-    private CompletableFuture<Void> due;
+    /**
+     * Completes when a held change is due, one held only after it was handed out included: a wait that began with
+     * nothing held still ends when a change held meanwhile falls due. Replaced, the old one cancelled, when a hold
+     * ends.
+     */
+    private CompletableFuture<Void> due = new CompletableFuture<>();
+
+    private boolean holding;
 
     /** The task started at {@code nanos}. */
     void started(long nanos) {
@@ -50,18 +56,22 @@ final class PublishPacing {
         if (!restarted || left <= 0 || nowNanos - startedNanos >= window) {
             return false;
         }
-        if (due == null) {
-            due = new CompletableFuture<Void>().completeOnTimeout(null, left, TimeUnit.NANOSECONDS);
+        if (!holding) {
+            holding = true;
+            due.completeOnTimeout(null, left, TimeUnit.NANOSECONDS);
         }
         return true;
     }
 
     /** Whether a change is held, to be published by {@link #take} at the latest when {@link #due} completes. */
     boolean holding() {
-        return due != null;
+        return holding;
     }
 
-    /** Completes when the held change is due; null when none is held. */
+    /**
+     * Completes when a held change is due, whether held now or later; cancelled when a publish took what was held
+     * first (ask again then).
+     */
     CompletableFuture<Void> due() {
         return due;
     }
@@ -69,9 +79,10 @@ final class PublishPacing {
     /** A publish goes out now: the events held (oldest first), the hold ended. */
     List<TaskEvent> take(long nowNanos) {
         lastNanos = nowNanos;
-        if (due != null) {
+        if (holding) {
+            holding = false;
             due.cancel(false);
-            due = null;
+            due = new CompletableFuture<>();
         }
         if (held.isEmpty()) {
             return List.of();

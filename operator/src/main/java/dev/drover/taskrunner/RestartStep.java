@@ -88,11 +88,12 @@ final class RestartStep {
         long now = System.nanoTime();
         long until = Math.max(now + delay.toNanos(), startedNanos + MIN_SPACING.toNanos());
         while (true) {
-            CompletableFuture<Void> due = state.due();
+            CompletableFuture<Object> woken = CompletableFuture.anyOf(kill, shutdown, state.due());
             try {
-                (due == null ? CompletableFuture.anyOf(kill, shutdown) : CompletableFuture.anyOf(kill, shutdown, due))
-                        .get(until - now, TimeUnit.NANOSECONDS);
+                woken.get(until - now, TimeUnit.NANOSECONDS);
             } catch (TimeoutException passed) {
+                // ended, so that the futures it waited on, which outlive this wait, let go of it
+                woken.cancel(false);
                 return true;
             } catch (ExecutionException heldTakenMeanwhile) {
                 // the due future was cancelled: the held change went out with another

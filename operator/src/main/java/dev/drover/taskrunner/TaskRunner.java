@@ -358,17 +358,17 @@ public final class TaskRunner {
         }
     }
 
-    /** Waits, on no thread, for what ends the run; a change held by the pacing that falls due is published first. */
+    /**
+     * Waits, on no thread, for what ends the run; a change held by the pacing that falls due meanwhile is published
+     * first, one held by another thread during the wait included (a signal, a check's result).
+     */
     private void awaitEnd(
             Driver driver,
             TaskHandle handle,
             CompletableFuture<ExitResult> exit,
             CompletableFuture<RestartRequests.Ask> restart) {
         threads.handingOff();
-        CompletableFuture<Void> due = state.due();
-        (due == null
-                        ? CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart)
-                        : CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart, due))
+        CompletableFuture.anyOf(exit, killRequest, shutdownRequest, restart, state.due())
                 .whenComplete(
                         (any, failed) -> threads.handOff(() -> stretch(() -> watched(driver, handle, exit, restart))));
     }

@@ -98,7 +98,10 @@ final class TaskStatePublisher {
         publish(null, true);
     }
 
-    /** Completes when a held change is due ({@link #flush} it then); null when none is held. */
+    /**
+     * Completes when a held change is due ({@link #flush} it then), one held after this call included; cancelled when
+     * the held change went out with another (ask again then).
+     */
     synchronized CompletableFuture<Void> due() {
         return pacing.due();
     }

@@ -1,6 +1,7 @@
 package dev.drover.taskrunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.drover.allocrunner.AllocDir;
 import dev.drover.api.Timestamps;
@@ -12,6 +13,7 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.mock.MockDriver;
@@ -20,6 +22,7 @@ import dev.drover.state.StateDB;
 import dev.drover.state.StateStores;
 import dev.drover.taskrunner.hooks.NoCredentialsHook;
 import dev.drover.taskrunner.hooks.TaskHooks;
+import dev.drover.testing.LiveThreads;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
@@ -116,6 +119,42 @@ class RestartStormTest {
                 .isGreaterThanOrEqualTo(RestartStep.MIN_SPACING.multipliedBy(RESTARTS));
     }
 
+    @Test
+    void aChangeHeldWhileTheRunnerWaitsForTheRunIsToldWhenDue() throws Exception {
+        int quick = 5;
+        TaskRunner r = new TaskRunner(config(quickThenLong(quick)));
+        String runnerThread = "task-" + ALLOC + "/main";
+        try {
+            r.run();
+            // the long run's start takes longer than a window: its Started goes out at once, with what was held;
+            // then the runner waits for the run on no thread of its own (nothing held then, so no publish is due)
+            await().atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(1))
+                    .until(() -> told.getLast().state().getState() == TaskState.State.Running
+                            && told.getLast().state().getRestarts() == quick
+                            && LiveThreads.now().stream()
+                                    .noneMatch(t -> t.name().equals(runnerThread)));
+
+            // within the run's first window and a window of the last publish: held, no later change to take it out
+            r.signal("SIGHUP", "its config changed");
+
+            await().atMost(PublishPacing.WINDOW.plus(Duration.ofSeconds(1)))
+                    .untilAsserted(() -> assertThat(told.getLast().events())
+                            .extracting(TaskEvent::getType)
+                            .as("the held change, told when due though the task runs on")
+                            .containsExactly(TaskEventType.Signaling));
+            assertThat(told.getLast().state()).usingRecursiveComparison().isEqualTo(r.state());
+            List<TaskEventType> events = told.stream()
+                    .flatMap(t -> t.events().stream())
+                    .map(TaskEvent::getType)
+                    .toList();
+            assertThat(events).filteredOn(TaskEventType.Restarting::equals).hasSize(quick);
+            assertThat(events).filteredOn(TaskEventType.Started::equals).hasSize(quick + 1);
+        } finally {
+            r.kill(null).get(10, TimeUnit.SECONDS);
+        }
+    }
+
     /** Runs that lasted at least a pacing window, from Started to Terminated. */
     long slowRuns() {
         long slow = 0;
@@ -135,8 +174,48 @@ class RestartStormTest {
         return slow;
     }
 
-    /** A task that exits 1 at once, restarting without delay until its attempts are spent. */
+    /**
+     * The mock driver, whose task exits 1 at once for its first {@code quick} starts; then it takes longer than a
+     * pacing window to start and runs for an hour.
+     */
+    Driver quickThenLong(int quick) {
+        AtomicInteger starts = new AtomicInteger();
+        Map<String, Object> slow = Map.of(
+                "runFor",
+                "1h",
+                "startBlockFor",
+                PublishPacing.WINDOW.plusMillis(50).toMillis() + "ms");
+        return (Driver) Proxy.newProxyInstance(
+                Driver.class.getClassLoader(), new Class<?>[] {Driver.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("start") && starts.getAndIncrement() >= quick) {
+                        TaskConfig c = (TaskConfig) args[0];
+                        args[0] = new TaskConfig(
+                                c.namespace(),
+                                c.allocName(),
+                                c.taskName(),
+                                slow,
+                                c.env(),
+                                c.allocDir(),
+                                c.taskDir(),
+                                c.logsDir(),
+                                c.secretsDir(),
+                                c.resources(),
+                                c.user());
+                    }
+                    try {
+                        return method.invoke(mock, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
     TaskRunnerConfig config() {
+        return config(mock);
+    }
+
+    /** A task that exits 1 at once, restarting without delay until its attempts are spent, on {@code driver}. */
+    TaskRunnerConfig config(Driver driver) {
         Task task = new Task();
         task.setName("main");
         task.setDriver("mock");
@@ -157,7 +236,7 @@ class RestartStormTest {
                 allocDir.taskDir(task.getName()),
                 allocDir.logs(),
                 allocDir.taskSecrets(task.getName()));
-        DriverRegistry drivers = new DriverRegistry(List.of(mock));
+        DriverRegistry drivers = new DriverRegistry(List.of(driver));
         return new TaskRunnerConfig(
                 ALLOC,
                 spec,
