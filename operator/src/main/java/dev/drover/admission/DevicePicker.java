@@ -36,7 +36,7 @@ public final class DevicePicker {
     public static Picks pick(Map<String, List<DeviceRequest>> asks, DeviceOffer offer) {
         Set<String> taken = new HashSet<>();
         Map<String, List<Device>> picked = new LinkedHashMap<>();
-        Map<String, Integer> asked = new LinkedHashMap<>();
+        Map<String, Long> asked = new LinkedHashMap<>(); // long: counts up to 2^31-1 each, summed across requests
         Set<String> unsatisfied = new LinkedHashSet<>();
         asks.forEach((task, requests) -> {
             List<Device> candidates = Stream.concat(
@@ -45,7 +45,7 @@ public final class DevicePicker {
             List<Device> mine = new ArrayList<>();
             for (DeviceRequest request : requests) {
                 int count = request.effectiveCount();
-                asked.merge(request.getName(), count, Integer::sum);
+                asked.merge(request.getName(), (long) count, Long::sum);
                 List<Device> got = candidates.stream()
                         .filter(d -> !taken.contains(d.id()) && d.matches(request.getName()))
                         .limit(count)

@@ -21,11 +21,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The controller's side of node admission ({@link NodeAdmission}): new allocations are admitted as they are taken
- * on, CPU, memory and devices together, their device instances reserved in the ledger at once; an update is admitted
- * again or refused; restored ones are re-admitted before anything new; terminal and destroyed ones free their share
- * and their devices. Deciding and reserving happen under one lock, so no other admission comes between what was
- * offered and what is reserved. Every change of what is requested is told to {@code changed} (the Node's annotations
- * follow, throttled there).
+ * on, CPU, memory and devices together, their device instances reserved in the ledger at once; an update, also one
+ * that comes before the allocation started, is admitted again or refused; restored ones are re-admitted before
+ * anything new; terminal and destroyed ones free their share and their devices. Deciding and reserving happen under
+ * one lock, so no other admission comes between what was offered and what is reserved. Every change of what is
+ * requested is told to {@code changed} (the Node's annotations follow, throttled there).
  */
 public final class Admissions {
 
@@ -48,20 +48,33 @@ public final class Admissions {
         this.changed = changed;
     }
 
-    /** Admits a new allocation and reserves its devices, or tells why it does not fit. */
-    synchronized Decision admit(AllocId id, Allocation a) {
-        boolean held = node.holds(id);
+    /**
+     * What taking an allocation on decided.
+     *
+     * @param again it was admitted before, for an older spec, and has not started: {@code decision} is about its
+     *              newer spec, admitted in place of its share or refused while it keeps it, as for an update
+     */
+    record TakeOn(Decision decision, boolean again) {}
+
+    /**
+     * Admits an allocation being taken on and reserves its devices, or tells why it does not fit. One admitted before
+     * that has not started yet (a newer spec came while it waited) is admitted again as for an update
+     * ({@link #resize}): whether one is and what it asks are read under the same lock.
+     */
+    synchronized TakeOn takeOn(AllocId id, Allocation a) {
+        return node.holds(id) ? new TakeOn(resize(id, a), true) : new TakeOn(admit(id, a), false);
+    }
+
+    private Decision admit(AllocId id, Allocation a) {
         DeviceOffer offer = offer(id);
         Requests asks = Requests.of(a.getSpec());
         Decision d = node.admit(id, asks, offer);
         if (!d.admitted()) {
             return explained(d, asks);
         }
-        if (!held) {
-            reserve(id, d, offer);
-            LOG.debug("allocation {} admitted: {}", id, d.message());
-            changed.run();
-        }
+        reserve(id, d, offer);
+        LOG.debug("allocation {} admitted: {}", id, d.message());
+        changed.run();
         return d;
     }
 

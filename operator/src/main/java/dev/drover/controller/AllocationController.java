@@ -19,6 +19,7 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -226,15 +227,15 @@ public final class AllocationController {
                 return;
             }
         }
-        boolean wasRefused = t.accept();
         if (runner == null) {
-            starts.takeOn(t, a);
-        } else {
-            if (t.apply(a, generation, wasRefused)) {
-                reports.stateChanged(t, runner.allocState(), null, List.of());
-            }
-            runner.restartRequested(a);
+            starts.takeOn(t, a); // admitted, or admitted again if it waits to start, or refused
+            return;
         }
+        boolean wasRefused = t.accept();
+        if (t.apply(a, generation, wasRefused)) {
+            reports.stateChanged(t, runner.allocState(), null, List.of());
+        }
+        runner.restartRequested(a);
     }
 
     /**
@@ -322,7 +323,14 @@ public final class AllocationController {
 
     /** Allocations by the client status last reported for them. */
     public Map<ClientStatus, Integer> countByClientStatus() {
-        return TrackedAllocation.countByClientStatus(held.values());
+        Map<ClientStatus, Integer> out = new EnumMap<>(ClientStatus.class);
+        for (TrackedAllocation t : held.values()) {
+            AllocationStatus s = t.built();
+            if (s != null && s.getClientStatus() != null) {
+                out.merge(s.getClientStatus(), 1, Integer::sum);
+            }
+        }
+        return out;
     }
 
     /** How many allocations this agent holds (running, terminal or refused). */

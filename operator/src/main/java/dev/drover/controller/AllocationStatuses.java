@@ -3,6 +3,7 @@ package dev.drover.controller;
 import dev.drover.admission.Decision;
 import dev.drover.admission.NodeAdmission;
 import dev.drover.allocrunner.AllocState;
+import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
@@ -142,6 +143,51 @@ final class AllocationStatuses {
                         previous,
                         now));
         s.getConditions().add(condition(ADMITTED, false, d.reason(), d.message(), generation, previous, now));
+        return s;
+    }
+
+    /**
+     * The status of an admitted allocation that has not started yet: Pending, as the copy it is to start with has it
+     * ({@code queued} for a start slot, else {@code awaitingStore}, the one waiting for the store, if any). One that
+     * waits for the store keeps its {@code StateStored=False}.
+     */
+    static AllocationStatus notStarted(
+            Allocation queued, Allocation awaitingStore, AllocationStatus previous, Instant now) {
+        Allocation toStart = queued != null ? queued : awaitingStore;
+        List<Task> tasks = toStart == null || toStart.getSpec().getTasks() == null
+                ? List.of()
+                : toStart.getSpec().getTasks();
+        long generation = toStart == null ? 0 : TrackedAllocation.generationOf(toStart);
+        AllocationStatus s = new AllocationStatus();
+        s.setClientStatus(ClientStatus.Pending);
+        s.setClientDescription("Admitted; no tasks have started");
+        s.setObservedGeneration(generation);
+        s.setReady("0/" + tasks.stream().filter(Task::isMain).count());
+        s.setRestarts(0);
+        s.getConditions()
+                .add(condition(
+                        READY,
+                        false,
+                        ClientStatus.Pending.name(),
+                        s.getClientDescription(),
+                        generation,
+                        previous,
+                        now));
+        s.getConditions()
+                .add(condition(
+                        SPEC_VALID,
+                        true,
+                        "Accepted",
+                        "The agent accepted the allocation's spec",
+                        generation,
+                        previous,
+                        now));
+        if (awaitingStore != null && previous != null && previous.getConditions() != null) {
+            previous.getConditions().stream()
+                    .filter(c -> STATE_STORED.equals(c.getType()))
+                    .map(c -> new ConditionBuilder(c).build())
+                    .forEach(s.getConditions()::add);
+        }
         return s;
     }
 

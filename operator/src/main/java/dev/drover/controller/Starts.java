@@ -57,16 +57,25 @@ final class Starts {
 
     /**
      * Admits {@code t} to the node in the order allocations come, and refuses it at once (Failed, never run) if its
-     * requests do not fit; starts it with {@code a} now, or once the gate admits it (with the newest copy seen by
-     * then).
+     * requests do not fit; starts it with {@code a} now, or once the gate admits it (with the newest copy admitted by
+     * then). A newer copy of one admitted that has not started is admitted again: if it no longer fits, it is refused
+     * for its generation and the copy admitted before starts.
      */
     void takeOn(TrackedAllocation t, Allocation a) {
-        Decision admitted = admissions.admit(t.id, a);
-        if (!admitted.admitted()) {
-            reports.refuseAdmission(t, a, admitted);
+        if (t.queueIfStarting(a)) {
+            return; // its runner is being created with the copy admitted before: this one follows, as an update
+        }
+        Admissions.TakeOn admission = admissions.takeOn(t.id, a);
+        Decision d = admission.decision();
+        if (d.admitted()) {
+            t.accept(); // what was refused of an earlier copy is over
+            t.queue(a);
+        } else if (admission.again()) {
+            reports.refuseUpdate(t, a, TrackedAllocation.generationOf(a), d); // the copy admitted before starts
+        } else {
+            reports.refuseAdmission(t, a, d);
             return;
         }
-        t.queue(a);
         if (gate.admitOrQueue(t.id, () -> startAdmitted(t))) {
             startAdmitted(t);
         }
@@ -79,14 +88,15 @@ final class Starts {
             gate.release(t.id);
             return;
         }
+        boolean failed = true;
         try {
             start(t, a);
+            failed = false;
         } catch (RuntimeException ex) {
             LOG.error("starting allocation {} failed; it is tried again on its next change or agent start", t.id, ex);
             gate.release(t.id);
-            return;
         }
-        Allocation later = t.startedWith(a);
+        Allocation later = t.startedWith(a, failed);
         if (later != null) {
             try {
                 newer.apply(later);

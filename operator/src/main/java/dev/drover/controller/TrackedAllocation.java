@@ -13,10 +13,7 @@ import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -69,6 +66,8 @@ final class TrackedAllocation {
     private List<Violation> problems = List.of();
     /** Why the node could not fit its newest generation, which it does not run; null when it runs the newest. */
     private Decision unfitUpdate;
+    /** That generation (one not started yet starts with an older one). */
+    private long unfitGeneration;
 
     private AllocationStatus built;
     private long builtVersion = -1;
@@ -81,6 +80,8 @@ final class TrackedAllocation {
     private boolean endedReported;
     /** The newest copy seen while the allocation waits to be taken on (or is being started). */
     private Allocation latest;
+    /** Its runner is being created with the copy the gate handed out ({@link #admitted}). */
+    private boolean startUnderWay;
     /** Deleted (or replaced): a start under way must not leave a runner behind. */
     private boolean gone;
     /** Not taken on because the store could not write its spec: taken on once it has. */
@@ -208,16 +209,21 @@ final class TrackedAllocation {
     }
 
     /**
-     * The node cannot fit the running allocation's new generation ({@code d} says why): Admitted=False for it, and
-     * the runner keeps the definition it runs, as for a refused spec. The status goes to {@code publish} under the lock.
+     * The node cannot fit the allocation's new generation ({@code d} says why): Admitted=False for it, and the runner
+     * keeps the definition it runs, as for a refused spec; one not started yet starts with the copy admitted before
+     * (Pending until then). The status goes to {@code publish} under the lock.
      */
     synchronized Built refuseUpdate(long newGeneration, Decision d, Instant now, Consumer<AllocationStatus> publish) {
         boolean changed =
-                unfitUpdate == null || !unfitUpdate.message().equals(d.message()) || newGeneration != generation;
+                unfitUpdate == null || !unfitUpdate.message().equals(d.message()) || newGeneration != unfitGeneration;
         unfitUpdate = d;
+        unfitGeneration = newGeneration;
         problems = List.of();
         generation = Math.max(generation, newGeneration);
-        AllocationStatus running = AllocationStatuses.of(runner.allocState(), tasks, built, now);
+        AllocRunner r = runner;
+        AllocationStatus running = r != null
+                ? AllocationStatuses.of(r.allocState(), tasks, built, now)
+                : AllocationStatuses.notStarted(latest, waitingForStore, built, now);
         built = AllocationStatuses.updateNotAdmitted(d, newGeneration, running, built, now);
         publish.accept(built);
         return new Built(built, changed);
@@ -262,20 +268,34 @@ final class TrackedAllocation {
         return wasRefused;
     }
 
-    /** Waits to be taken on ({@link StartGate}) with {@code a}, or with a newer copy seen meanwhile. */
+    /** Waits to be taken on ({@link StartGate}) with {@code a}, admitted to the node; no start of it is under way. */
     synchronized void queue(Allocation a) {
         latest = a;
+        startUnderWay = false;
+    }
+
+    /** Keeps a newer copy to apply once the runner being created runs; false, keeping nothing, when none is. */
+    synchronized boolean queueIfStarting(Allocation a) {
+        if (startUnderWay) {
+            latest = a;
+        }
+        return startUnderWay;
     }
 
     /** Admitted by the gate: the copy to start, or null when it was deleted meanwhile. */
     synchronized Allocation admitted() {
+        startUnderWay = !gone && latest != null;
         return gone ? null : latest;
     }
 
-    /** Started with {@code started}: a newer copy that came meanwhile, or null. */
-    synchronized Allocation startedWith(Allocation started) {
+    /**
+     * Started with {@code started}, or {@code failed} to (it waits, admitted, to start again on its next change): a
+     * newer copy that came meanwhile, or null.
+     */
+    synchronized Allocation startedWith(Allocation started, boolean failed) {
         Allocation newer = latest != started && !gone ? latest : null;
-        latest = null;
+        latest = failed ? started : null;
+        startUnderWay = false;
         return newer;
     }
 
@@ -370,7 +390,7 @@ final class TrackedAllocation {
             status = AllocationStatuses.invalid(problems, generation, status, built, now);
         }
         if (unfitUpdate != null) {
-            status = AllocationStatuses.updateNotAdmitted(unfitUpdate, generation, status, built, now);
+            status = AllocationStatuses.updateNotAdmitted(unfitUpdate, unfitGeneration, status, built, now);
         }
         status = AllocationStatuses.withStateStored(status, unstored, state.observedGeneration(), built, now);
         boolean storeChanged = unstored.isPresent() != storeFailing;
@@ -409,18 +429,6 @@ final class TrackedAllocation {
                 status.getClientStatus() == ClientStatus.Failed
                         && before != ClientStatus.Failed
                         && (before != null || seenNanos != 0));
-    }
-
-    /** {@code all} by the client status last reported for them. */
-    static Map<ClientStatus, Integer> countByClientStatus(Collection<TrackedAllocation> all) {
-        Map<ClientStatus, Integer> out = new EnumMap<>(ClientStatus.class);
-        for (TrackedAllocation t : all) {
-            AllocationStatus s = t.built();
-            if (s != null && s.getClientStatus() != null) {
-                out.merge(s.getClientStatus(), 1, Integer::sum);
-            }
-        }
-        return out;
     }
 
     static long generationOf(Allocation a) {

@@ -142,6 +142,23 @@ class DeviceAdmissionTest {
     }
 
     @Test
+    void hugeDeviceCountsAreSummedWithoutOverflowInTheRefusal() {
+        Requests asks = new Requests(
+                CpuMemory.ZERO,
+                Map.of(
+                        "a", List.of(new DeviceRequest("gpu", Integer.MAX_VALUE), new DeviceRequest("gpu", 2)),
+                        "b", List.of(new DeviceRequest("gpu", Integer.MAX_VALUE))));
+
+        Decision d =
+                node.admit(new AllocId("default", "greedy"), asks, new DeviceOffer(List.of(gpu("GPU-a")), Map.of()));
+
+        assertThat(d.reason()).isEqualTo("OutOfdevices");
+        assertThat(d.message())
+                .as("2^31-1 + 2 + 2^31-1 is 2^32, which an int sum wraps to 0")
+                .endsWith("device gpu: asked 4294967296, 1 free");
+    }
+
+    @Test
     void anUpdateKeepsTheInstancesATaskHoldsAndIsRefusedWhenMoreDoNotFit() {
         AllocId id = new AllocId("default", "trainer");
         DeviceOffer start = new DeviceOffer(List.of(gpu("GPU-a"), gpu("GPU-b"), gpu("GPU-c")), Map.of());

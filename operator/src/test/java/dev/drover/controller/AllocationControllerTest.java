@@ -1029,4 +1029,164 @@ class AllocationControllerTest {
         assertThat(gpusOf(ledger, a)).as("what it holds, kept").containsExactly("GPU-a", "GPU-b");
         assertThat(statuses.clientStatus(id(a))).isEqualTo(ClientStatus.Running);
     }
+
+    /**
+     * A controller that takes one allocation on at a time, whose runner for {@code blocker} is held in its creation
+     * (telling {@code creating}) until {@code proceed}: what comes meanwhile is admitted and waits for the slot.
+     */
+    AllocationController oneAtATime(
+            DeviceLedger ledger, String blocker, CountDownLatch creating, CountDownLatch proceed) {
+        List<TaskPrestartHook> hooks = ledger == null ? List.of() : List.of(new DeviceReservationHook(ledger, devices));
+        return controller(1, ledger, hooks, real -> new RunnerFactory() {
+            @Override
+            public AllocRunner create(Allocation a, AllocStateListener listener) {
+                if (a.getMetadata().getName().equals(blocker)) {
+                    creating.countDown();
+                    try {
+                        proceed.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return real.create(a, listener);
+            }
+
+            @Override
+            public AllocRunner restore(StoredAllocation stored, AllocStateListener listener) {
+                return real.restore(stored, listener);
+            }
+        });
+    }
+
+    static Thread reconcileInBackground(AllocationController c, Allocation a) {
+        return Thread.ofVirtual().start(() -> {
+            try {
+                c.reconcile(a);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
+    @Test
+    void aSpecUpdatedBeforeItStartsIsAdmittedAgainAndGetsTheGpusItNowAsks() throws Exception {
+        DeviceLedger ledger = ledgerOfGpus(2);
+        CountDownLatch creating = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AllocationController c = oneAtATime(ledger, "blocker", creating, proceed);
+        Thread slow = reconcileInBackground(c, alloc("blocker", Map.of("runFor", "1h")));
+        Allocation a = withGpus(alloc("trainer", Map.of("runFor", "1h")), 1);
+        try {
+            assertThat(creating.await(10, TimeUnit.SECONDS)).isTrue();
+            c.reconcile(a);
+            assertThat(c.waitingToStart()).as("admitted, waiting for the slot").isEqualTo(1);
+            assertThat(gpusOf(ledger, a)).containsExactly("GPU-a");
+
+            c.reconcile(withGpus(nextGeneration(a), 2));
+
+            assertThat(gpusOf(ledger, a)).as("admitted again").containsExactly("GPU-a", "GPU-b");
+        } finally {
+            proceed.countDown();
+            slow.join();
+        }
+        awaitStatus(a, ClientStatus.Running);
+        AllocRunner runner = c.runner(id(a)).orElseThrow();
+        assertThat(runner.alloc().getMetadata().getGeneration())
+                .as("the newer spec starts")
+                .isEqualTo(2L);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> statuses.of(id(a))
+                        .map(s -> s.getAllocatedDevices() != null
+                                && s.getAllocatedDevices().size() == 1
+                                && s.getAllocatedDevices().getFirst().getIds().equals(List.of("GPU-a", "GPU-b")))
+                        .orElse(false));
+        var admitted = statuses.condition(id(a), "Admitted").orElseThrow();
+        assertThat(admitted.getStatus()).isEqualTo("True");
+        assertThat(admitted.getObservedGeneration()).isEqualTo(2L);
+        assertThat(recorded.all()).noneMatch(e -> e.getReason().equals("SetupFailure"));
+    }
+
+    /**
+     * An update that comes while the runner of the copy admitted before is being created keeps that copy's devices
+     * until it runs (its tasks start with what they were given), then is admitted as an update.
+     */
+    @Test
+    void aSpecUpdatedWhileItsRunnerIsCreatedIsAdmittedOnceItRuns() throws Exception {
+        DeviceLedger ledger = ledgerOfGpus(2);
+        CountDownLatch creating = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AllocationController c = oneAtATime(ledger, "trainer", creating, proceed);
+        Allocation a = withGpus(alloc("trainer", Map.of("runFor", "1h")), 1);
+        Thread slow = reconcileInBackground(c, a);
+        try {
+            assertThat(creating.await(10, TimeUnit.SECONDS)).isTrue();
+
+            c.reconcile(withGpus(nextGeneration(a), 2));
+
+            assertThat(gpusOf(ledger, a)).as("while its runner is created").containsExactly("GPU-a");
+        } finally {
+            proceed.countDown();
+            slow.join();
+        }
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> c.runner(id(a))
+                        .map(r -> r.alloc().getMetadata().getGeneration() == 2L)
+                        .orElse(false));
+        assertThat(gpusOf(ledger, a)).containsExactly("GPU-a", "GPU-b");
+        awaitStatus(a, ClientStatus.Running);
+        assertThat(recorded.all()).noneMatch(e -> e.getReason().equals("SetupFailure"));
+    }
+
+    @Test
+    void aSpecUpdatedBeforeItStartsThatNoLongerFitsIsRefusedAndTheAdmittedCopyStarts() throws Exception {
+        stubborn.relent();
+        allocatable = new CpuMemory(4000, 1024);
+        CountDownLatch creating = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AllocationController c = oneAtATime(null, "blocker", creating, proceed);
+        Thread slow = reconcileInBackground(c, asking("blocker", "1h", 1000, 512));
+        Allocation a = asking("grower", "1h", 1000, 256);
+        try {
+            assertThat(creating.await(10, TimeUnit.SECONDS)).isTrue();
+            c.reconcile(a);
+            assertThat(c.waitingToStart()).as("admitted, waiting for the slot").isEqualTo(1);
+
+            Allocation huge = nextGeneration(a);
+            huge.getSpec().getTasks().getFirst().getResources().setMemoryMB(10_000_000);
+            c.reconcile(huge);
+
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> statuses.condition(id(a), "Admitted")
+                            .map(x -> x.getStatus().equals("False"))
+                            .orElse(false));
+            var refused = statuses.condition(id(a), "Admitted").orElseThrow();
+            assertThat(refused.getReason()).isEqualTo("OutOfmemory");
+            assertThat(refused.getObservedGeneration()).isEqualTo(2L);
+            assertThat(refused.getMessage())
+                    .isEqualTo("The node cannot fit the allocation's new requests, so it runs on as it was: requested"
+                            + " 10000000 MB of memory, 512 free of 1024 allocatable");
+            assertThat(statuses.clientStatus(id(a))).as("not started yet").isEqualTo(ClientStatus.Pending);
+            assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(2000, 768));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> recorded.all().stream()
+                            .anyMatch(e -> e.getReason().equals("OutOfmemory")
+                                    && e.getType().equals("Warning")
+                                    && e.getInvolvedObject().getName().equals("grower")));
+        } finally {
+            proceed.countDown();
+            slow.join();
+        }
+        awaitStatus(a, ClientStatus.Running);
+        AllocRunner runner = c.runner(id(a)).orElseThrow();
+        assertThat(runner.alloc().getMetadata().getGeneration())
+                .as("the admitted copy")
+                .isEqualTo(1L);
+        assertThat(runner.alloc().getSpec().getTasks().getFirst().getResources().getMemoryMB())
+                .isEqualTo(256);
+        var admitted = statuses.condition(id(a), "Admitted").orElseThrow();
+        assertThat(admitted.getStatus()).as("still refused for generation 2").isEqualTo("False");
+        assertThat(admitted.getObservedGeneration()).isEqualTo(2L);
+        assertThat(statuses.of(id(a)).orElseThrow().getObservedGeneration()).isEqualTo(2L);
+        assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(2000, 768));
+    }
 }
