@@ -23,10 +23,12 @@ public final class Cgroups {
 
     private final CgroupLayout layout;
     private final ProcessControl control;
+    private final Subtree subtree;
 
-    private Cgroups(CgroupLayout layout, ProcessControl control) {
+    private Cgroups(CgroupLayout layout, ProcessControl control, Subtree subtree) {
         this.layout = layout;
         this.control = control;
+        this.subtree = subtree;
     }
 
     /** The host's cgroups, from {@code /proc/self}. */
@@ -36,7 +38,12 @@ public final class Cgroups {
 
     /** The cgroups seen under {@code root} (a fake tree in tests), killing and waiting through {@code control}. */
     public static Cgroups detect(Path root, ProcessControl control) throws IOException {
-        return new Cgroups(CgroupLayout.detect(root), control);
+        return detect(root, control, Subtree.LIMIT);
+    }
+
+    /** As {@link #detect(Path, ProcessControl)}, each kill and removal walking at most {@code subtreeLimit} cgroups. */
+    static Cgroups detect(Path root, ProcessControl control, int subtreeLimit) throws IOException {
+        return new Cgroups(CgroupLayout.detect(root), control, new Subtree(subtreeLimit));
     }
 
     public CgroupLayout layout() {
@@ -128,9 +135,9 @@ public final class Cgroups {
 
     private Cgroup cgroup(String name, Map<Hierarchy, Path> dirs) {
         if (layout.version() == CgroupVersion.V2) {
-            return new CgroupV2(name, dirs.values().iterator().next(), control);
+            return new CgroupV2(name, dirs.values().iterator().next(), control, subtree);
         }
-        return new CgroupV1(name, dirs, control);
+        return new CgroupV1(name, dirs, control, subtree);
     }
 
     /**
