@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +17,7 @@ final class CgroupV1 implements Cgroup {
     static final long USER_HZ = 100;
 
     private final String name;
-    /** Each hierarchy it has a directory in, with that directory. */
+    /** Each hierarchy it has a directory in, with that directory, in the layout's order. */
     private final Map<Hierarchy, Path> dirs;
 
     private final ProcessControl control;
@@ -25,7 +26,7 @@ final class CgroupV1 implements Cgroup {
 
     CgroupV1(String name, Map<Hierarchy, Path> dirs, ProcessControl control, Subtree subtree) {
         this.name = name;
-        this.dirs = Map.copyOf(dirs);
+        this.dirs = Collections.unmodifiableMap(new LinkedHashMap<>(dirs));
         this.control = control;
         this.subtree = subtree;
         this.teardown = new Teardown(name, subtree, control);
@@ -85,10 +86,9 @@ final class CgroupV1 implements Cgroup {
         CgroupParent.requireName(childName);
         Map<Hierarchy, Path> children = new LinkedHashMap<>();
         for (Map.Entry<Hierarchy, Path> e : dirs.entrySet()) {
-            Path child = e.getValue().resolve(childName);
-            CgroupFiles.makeDirectory(child);
-            children.put(e.getKey(), child);
+            children.put(e.getKey(), e.getValue().resolve(childName));
         }
+        CgroupFiles.makeDirectories(children.values()); // in every hierarchy or none
         return new CgroupV1(childName, children, control, subtree);
     }
 

@@ -58,7 +58,8 @@ public final class Cgroups {
     /**
      * Makes cgroup {@code name} under {@code parent}, and the parent's directories that are missing; on v1 in every
      * hierarchy, on v2 with the cpu, memory and pids controllers enabled on the way down. One that exists already
-     * (as a real directory) is taken as it is, so a create retried after a crash succeeds.
+     * (as a real directory) is taken as it is, so a create retried after a crash succeeds; one that cannot be made in
+     * every hierarchy is made in none (the parent's directories made on the way stay).
      */
     public Cgroup create(CgroupParent parent, String name) throws IOException {
         CgroupParent.requireName(name);
@@ -76,10 +77,9 @@ public final class Cgroups {
                     enableControllers(p);
                 }
             }
-            dir = dir.resolve(name);
-            CgroupFiles.makeDirectory(dir);
-            dirs.put(h, dir);
+            dirs.put(h, dir.resolve(name));
         }
+        CgroupFiles.makeDirectories(dirs.values());
         return cgroup(name, dirs);
     }
 
