@@ -50,7 +50,7 @@ public sealed interface Cgroup permits CgroupV1, CgroupV2 {
 
     /**
      * The processes in it and in the cgroups below it (on v1 in any of its hierarchies), at most a bounded prefix of
-     * a very long list.
+     * a very long list; an error when its task made more cgroups below it than one walk takes in (10 000).
      */
     List<Long> pids() throws IOException;
 
@@ -58,7 +58,9 @@ public sealed interface Cgroup permits CgroupV1, CgroupV2 {
      * Ends every process in it and below it so none can escape by forking meanwhile: v2 writes cgroup.kill, or, on
      * kernels before 5.14, freezes it, sends SIGKILL to each process and thaws it; v1 does the same with the freezer
      * (and thaws the cgroups below, which a task may have frozen itself), or without one signals round after round.
-     * Returns once it and those below are empty; an error naming the processes left after {@code timeout}.
+     * Past the cgroups one walk takes in (10 000 below it), cgroup.kill still ends them all; otherwise each round
+     * first removes the empty cgroups the walk saw, so the next sees further. Returns once it and those below are
+     * empty; an error naming the processes left, or saying that cgroups are still out of sight, after {@code timeout}.
      */
     void killAll(Duration timeout) throws IOException, InterruptedException;
 
@@ -80,7 +82,8 @@ public sealed interface Cgroup permits CgroupV1, CgroupV2 {
     /**
      * Removes it (every directory, on v1) with every cgroup below it, deepest first, once none holds a process,
      * retrying while the kernel is still tearing down the killed ones, for at most {@code timeout}. One that is gone
-     * already is no error.
+     * already is no error. Past what one walk takes in, it removes what a walk saw and walks again; what is left is
+     * named in the error, and a directory that cannot be removed (on v1) does not keep the others.
      */
     void remove(Duration timeout) throws IOException, InterruptedException;
 }

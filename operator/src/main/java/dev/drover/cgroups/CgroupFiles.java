@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -182,6 +183,31 @@ final class CgroupFiles {
         } catch (FileAlreadyExistsException e) {
             requireDirectory(dir);
             return false;
+        }
+    }
+
+    /**
+     * Makes each of {@code dirs} (one cgroup, a directory in each v1 hierarchy) that is not there yet, or none: when
+     * one cannot be made, those this call made are removed again (new, they hold no process), so no cgroup is left
+     * in only some of its hierarchies. Those there already are taken as they are, and left so.
+     */
+    static void makeDirectories(Collection<Path> dirs) throws IOException {
+        List<Path> made = new ArrayList<>();
+        try {
+            for (Path dir : dirs) {
+                if (makeDirectory(dir)) {
+                    made.add(dir);
+                }
+            }
+        } catch (IOException e) {
+            for (Path dir : made.reversed()) {
+                try {
+                    Files.deleteIfExists(dir);
+                } catch (IOException undo) {
+                    e.addSuppressed(undo);
+                }
+            }
+            throw e;
         }
     }
 

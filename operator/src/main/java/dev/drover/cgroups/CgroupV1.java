@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,15 +17,19 @@ final class CgroupV1 implements Cgroup {
     static final long USER_HZ = 100;
 
     private final String name;
-    /** Each hierarchy it has a directory in, with that directory. */
+    /** Each hierarchy it has a directory in, with that directory, in the layout's order. */
     private final Map<Hierarchy, Path> dirs;
 
     private final ProcessControl control;
+    private final Subtree subtree;
+    private final Teardown teardown;
 
-    CgroupV1(String name, Map<Hierarchy, Path> dirs, ProcessControl control) {
+    CgroupV1(String name, Map<Hierarchy, Path> dirs, ProcessControl control, Subtree subtree) {
         this.name = name;
-        this.dirs = Map.copyOf(dirs);
+        this.dirs = Collections.unmodifiableMap(new LinkedHashMap<>(dirs));
         this.control = control;
+        this.subtree = subtree;
+        this.teardown = new Teardown(name, subtree, control);
     }
 
     @Override
@@ -81,11 +86,10 @@ final class CgroupV1 implements Cgroup {
         CgroupParent.requireName(childName);
         Map<Hierarchy, Path> children = new LinkedHashMap<>();
         for (Map.Entry<Hierarchy, Path> e : dirs.entrySet()) {
-            Path child = e.getValue().resolve(childName);
-            CgroupFiles.makeDirectory(child);
-            children.put(e.getKey(), child);
+            children.put(e.getKey(), e.getValue().resolve(childName));
         }
-        return new CgroupV1(childName, children, control);
+        CgroupFiles.makeDirectories(children.values()); // in every hierarchy or none
+        return new CgroupV1(childName, children, control, subtree);
     }
 
     @Override
@@ -98,12 +102,12 @@ final class CgroupV1 implements Cgroup {
 
     @Override
     public List<Long> pids() throws IOException {
-        return Subtree.pids(directories());
+        return subtree.pids(directories());
     }
 
     @Override
     public void killAll(Duration timeout) throws IOException, InterruptedException {
-        Teardown.killAll(this, this::killRound, control, timeout);
+        teardown.killAll(() -> subtree.seen(directories()), this::killRound, timeout, false);
     }
 
     private void killRound() throws IOException, InterruptedException {
@@ -116,22 +120,24 @@ final class CgroupV1 implements Cgroup {
                     Teardown.FREEZE_WAIT,
                     () -> CgroupFiles.readWord(state).equals("FROZEN"));
             try {
-                Teardown.signal(control, pids(), name); // the freeze holds the cgroups below too
+                teardown.signal(subtree.seen(directories()).pids()); // the freeze holds the cgroups below too
             } finally {
                 thaw(freezer.get());
             }
         } else {
-            Teardown.signal(control, pids(), name); // no freezer: rounds repeat until forks stop outrunning us
+            // no freezer: rounds repeat until forks stop outrunning us
+            teardown.signal(subtree.seen(directories()).pids());
         }
     }
 
     /**
      * Thaws it, and then each cgroup below it, where a task may have frozen a cgroup of its own: a frozen task dies
-     * of SIGKILL only once thawed.
+     * of SIGKILL only once thawed. One out of sight of the walk is thawed once the kill has removed enough of the
+     * empty cgroups before it to see it.
      */
-    private static void thaw(Path freezer) throws IOException {
+    private void thaw(Path freezer) throws IOException {
         CgroupFiles.write(freezer.resolve("freezer.state"), "THAWED");
-        for (Path below : Subtree.of(freezer).stream().skip(1).toList()) {
+        for (Path below : subtree.walk(freezer).cgroups().stream().skip(1).toList()) {
             try {
                 CgroupFiles.write(below.resolve("freezer.state"), "THAWED");
             } catch (NoSuchFileException gone) {
@@ -174,7 +180,7 @@ final class CgroupV1 implements Cgroup {
 
     @Override
     public void remove(Duration timeout) throws IOException, InterruptedException {
-        Teardown.remove(name, directories(), control, timeout);
+        teardown.remove(directories(), timeout);
     }
 
     @Override

@@ -13,11 +13,15 @@ final class CgroupV2 implements Cgroup {
     private final String name;
     private final Path dir;
     private final ProcessControl control;
+    private final Subtree subtree;
+    private final Teardown teardown;
 
-    CgroupV2(String name, Path dir, ProcessControl control) {
+    CgroupV2(String name, Path dir, ProcessControl control, Subtree subtree) {
         this.name = name;
         this.dir = dir;
         this.control = control;
+        this.subtree = subtree;
+        this.teardown = new Teardown(name, subtree, control);
     }
 
     @Override
@@ -56,7 +60,7 @@ final class CgroupV2 implements Cgroup {
     public Cgroup createChild(String childName) throws IOException {
         Path child = dir.resolve(CgroupParent.requireName(childName));
         CgroupFiles.makeDirectory(child); // no controllers enabled for it: its use counts against this one's
-        return new CgroupV2(childName, child, control);
+        return new CgroupV2(childName, child, control, subtree);
     }
 
     @Override
@@ -67,16 +71,39 @@ final class CgroupV2 implements Cgroup {
 
     @Override
     public List<Long> pids() throws IOException {
-        return Subtree.pids(List.of(dir));
+        return subtree.pids(List.of(dir));
     }
 
     @Override
     public void killAll(Duration timeout) throws IOException, InterruptedException {
-        Teardown.killAll(this, this::killRound, control, timeout);
+        // Linux 5.14 on: the kernel ends every process below too, however many cgroups a task made, so it comes
+        // before any walk, which sees at most a bounded number of them
+        boolean killed = CgroupFiles.exists(file("cgroup.kill"));
+        if (killed) {
+            CgroupFiles.write(file("cgroup.kill"), "1");
+        }
+        teardown.killAll(this::left, this::killRound, timeout, killed);
+    }
+
+    /**
+     * What is left in it and below: as far as a walk sees, and, where that is not the whole subtree, empty when
+     * cgroup.events says no process is in it or below ({@code populated 0}).
+     */
+    private Subtree.Seen left() throws IOException {
+        Subtree.Seen seen = subtree.seen(List.of(dir));
+        if (seen.pids().isEmpty() && !seen.whole() && !populated()) {
+            return Subtree.Seen.EMPTY;
+        }
+        return seen;
+    }
+
+    private boolean populated() throws IOException {
+        Path events = file("cgroup.events");
+        return !CgroupFiles.exists(events) || CgroupFiles.readTable(events).getOrDefault("populated", 1L) != 0;
     }
 
     private void killRound() throws IOException, InterruptedException {
-        // cgroup.kill and cgroup.freeze act on the cgroups below too; pids() lists theirs
+        // cgroup.kill and cgroup.freeze act on the cgroups below too, seen by a walk or not
         if (CgroupFiles.exists(file("cgroup.kill"))) { // Linux 5.14 on: the kernel kills them all at once
             CgroupFiles.write(file("cgroup.kill"), "1");
             return;
@@ -87,7 +114,7 @@ final class CgroupV2 implements Cgroup {
             Teardown.await(control, Teardown.FREEZE_WAIT, this::frozen);
         }
         try {
-            Teardown.signal(control, pids(), name);
+            teardown.signal(subtree.seen(List.of(dir)).pids());
         } finally {
             if (freezer) {
                 CgroupFiles.write(file("cgroup.freeze"), "0"); // SIGKILL reaches frozen tasks; thaw lets them go
@@ -124,7 +151,7 @@ final class CgroupV2 implements Cgroup {
 
     @Override
     public void remove(Duration timeout) throws IOException, InterruptedException {
-        Teardown.remove(name, List.of(dir), control, timeout);
+        teardown.remove(List.of(dir), timeout);
     }
 
     @Override

@@ -23,10 +23,12 @@ public final class Cgroups {
 
     private final CgroupLayout layout;
     private final ProcessControl control;
+    private final Subtree subtree;
 
-    private Cgroups(CgroupLayout layout, ProcessControl control) {
+    private Cgroups(CgroupLayout layout, ProcessControl control, Subtree subtree) {
         this.layout = layout;
         this.control = control;
+        this.subtree = subtree;
     }
 
     /** The host's cgroups, from {@code /proc/self}. */
@@ -36,7 +38,12 @@ public final class Cgroups {
 
     /** The cgroups seen under {@code root} (a fake tree in tests), killing and waiting through {@code control}. */
     public static Cgroups detect(Path root, ProcessControl control) throws IOException {
-        return new Cgroups(CgroupLayout.detect(root), control);
+        return detect(root, control, Subtree.LIMIT);
+    }
+
+    /** As {@link #detect(Path, ProcessControl)}, each kill and removal walking at most {@code subtreeLimit} cgroups. */
+    static Cgroups detect(Path root, ProcessControl control, int subtreeLimit) throws IOException {
+        return new Cgroups(CgroupLayout.detect(root), control, new Subtree(subtreeLimit));
     }
 
     public CgroupLayout layout() {
@@ -51,7 +58,8 @@ public final class Cgroups {
     /**
      * Makes cgroup {@code name} under {@code parent}, and the parent's directories that are missing; on v1 in every
      * hierarchy, on v2 with the cpu, memory and pids controllers enabled on the way down. One that exists already
-     * (as a real directory) is taken as it is, so a create retried after a crash succeeds.
+     * (as a real directory) is taken as it is, so a create retried after a crash succeeds; one that cannot be made in
+     * every hierarchy is made in none (the parent's directories made on the way stay).
      */
     public Cgroup create(CgroupParent parent, String name) throws IOException {
         CgroupParent.requireName(name);
@@ -69,10 +77,9 @@ public final class Cgroups {
                     enableControllers(p);
                 }
             }
-            dir = dir.resolve(name);
-            CgroupFiles.makeDirectory(dir);
-            dirs.put(h, dir);
+            dirs.put(h, dir.resolve(name));
         }
+        CgroupFiles.makeDirectories(dirs.values());
         return cgroup(name, dirs);
     }
 
@@ -128,9 +135,9 @@ public final class Cgroups {
 
     private Cgroup cgroup(String name, Map<Hierarchy, Path> dirs) {
         if (layout.version() == CgroupVersion.V2) {
-            return new CgroupV2(name, dirs.values().iterator().next(), control);
+            return new CgroupV2(name, dirs.values().iterator().next(), control, subtree);
         }
-        return new CgroupV1(name, dirs, control);
+        return new CgroupV1(name, dirs, control, subtree);
     }
 
     /**

@@ -14,51 +14,121 @@ import java.util.Set;
 
 /**
  * The cgroups below one cgroup directory: a task run as root may make cgroups inside its own and move processes
- * there, out of its own cgroup.procs, so a kill and a removal walk the whole subtree. No link is followed.
+ * there, out of its own cgroup.procs, so a kill and a removal walk the whole subtree. A walk takes in at most a
+ * bounded number of cgroups; a task may make more, and then a walk sees part of its subtree ({@link Walk#whole()}
+ * false), which a kill and a removal make smaller by removing the empty cgroups it saw. No link is followed.
  */
 final class Subtree {
 
-    /** Most cgroups a walk takes in; a task that made more gets an error naming them, not an endless walk. */
+    /** Most cgroups one walk takes in, so a task that made ever more cannot make a walk endless. */
     static final int LIMIT = 10_000;
 
-    private Subtree() {}
+    private final int limit;
+
+    /** Walks that take in at most {@code limit} cgroups ({@link #LIMIT} but in tests). */
+    Subtree(int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("a subtree walk must take in at least its top cgroup, not " + limit);
+        }
+        this.limit = limit;
+    }
+
+    int limit() {
+        return limit;
+    }
 
     /**
-     * {@code top} and every cgroup directory below it, each before those inside it, so the reversed list removes
-     * the deepest first. Empty when {@code top} is gone; one that goes during the walk is left out.
+     * What one walk found below a cgroup.
+     *
+     * @param cgroups the top and the cgroups found below it, each before those inside it, so the reversed list
+     *     removes the deepest first; empty when the top is gone
+     * @param whole whether those are all there were; false when the walk stopped at the limit
      */
-    static List<Path> of(Path top) throws IOException {
+    record Walk(List<Path> cgroups, boolean whole) {
+
+        Walk {
+            cgroups = List.copyOf(cgroups);
+        }
+
+        /** Those below the top, deepest first. */
+        List<Path> belowDeepestFirst() {
+            return cgroups.isEmpty()
+                    ? List.of()
+                    : cgroups.subList(1, cgroups.size()).reversed();
+        }
+    }
+
+    /**
+     * The processes that walks of some cgroups saw.
+     *
+     * @param pids those in the cgroups walked, without repeats
+     * @param walks one per top cgroup
+     */
+    record Seen(List<Long> pids, List<Walk> walks) {
+
+        Seen {
+            pids = List.copyOf(pids);
+            walks = List.copyOf(walks);
+        }
+
+        /** Nothing seen, and nothing out of sight: the cgroups are empty. */
+        static final Seen EMPTY = new Seen(List.of(), List.of());
+
+        /** Whether every walk took in its whole subtree, so {@link #pids} are all there are. */
+        boolean whole() {
+            return walks.stream().allMatch(Walk::whole);
+        }
+
+        boolean empty() {
+            return pids.isEmpty() && whole();
+        }
+    }
+
+    /**
+     * {@code top} and the cgroups below it, at most {@link #limit()} of them: the cgroups directly in a cgroup are
+     * taken in when it is, so what a walk stopped at the limit saw is the top and the cgroups inside what it saw.
+     * One that goes during the walk is left out.
+     */
+    Walk walk(Path top) throws IOException {
         List<Path> found = new ArrayList<>();
         Deque<Path> toList = new ArrayDeque<>();
+        boolean whole = true;
         if (CgroupFiles.isDirectory(top)) {
             toList.push(top);
         }
+        int taken = toList.size();
         while (!toList.isEmpty()) {
             Path dir = toList.pop();
             found.add(dir);
             List<Path> inside = new ArrayList<>();
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, CgroupFiles::isDirectory)) {
-                entries.forEach(inside::add);
+                for (Path entry : entries) {
+                    if (taken == limit) {
+                        whole = false; // more than a walk takes in: the rest is read no further
+                        break;
+                    }
+                    inside.add(entry);
+                    taken++;
+                }
             } catch (NoSuchFileException e) {
                 continue; // removed meanwhile: nothing is below it any more
             }
-            if (found.size() + toList.size() + inside.size() > LIMIT) {
-                throw new IOException("cgroup " + top + " has more than " + LIMIT + " cgroups below it; remove those"
-                        + " its task made (rmdir, deepest first) once their processes are ended");
-            }
             inside.reversed().forEach(toList::push);
         }
-        return found;
+        return new Walk(found, whole);
     }
 
     /**
-     * The processes in each of {@code tops} and every cgroup below them, without repeats; a directory without
+     * The processes in each of {@code tops} and the cgroups below them that a walk takes in; a directory without
      * cgroup.procs holds none.
      */
-    static List<Long> pids(List<Path> tops) throws IOException {
+    Seen seen(List<Path> tops) throws IOException {
         Set<Long> pids = new LinkedHashSet<>();
+        List<Walk> walks = new ArrayList<>();
         for (Path top : tops) {
-            for (Path dir : of(top)) {
+            Walk walk = walk(top);
+            walks.add(walk);
+            for (Path dir : walk.cgroups()) {
                 Path procs = dir.resolve("cgroup.procs");
                 try {
                     pids.addAll(CgroupFiles.readPids(procs));
@@ -70,6 +140,22 @@ final class Subtree {
                 }
             }
         }
-        return new ArrayList<>(pids);
+        return new Seen(new ArrayList<>(pids), walks);
+    }
+
+    /**
+     * The processes in each of {@code tops} and every cgroup below them; an error, rather than some of them, when a
+     * task made more cgroups below one than a walk takes in.
+     */
+    List<Long> pids(List<Path> tops) throws IOException {
+        Seen seen = seen(tops);
+        for (int i = 0; i < tops.size(); i++) {
+            if (!seen.walks().get(i).whole()) {
+                throw new IOException("cgroup " + tops.get(i) + " has more than " + limit + " cgroups below it,"
+                        + " more than one walk takes in; remove those its task made (rmdir, deepest first) once their"
+                        + " processes are ended");
+            }
+        }
+        return seen.pids();
     }
 }

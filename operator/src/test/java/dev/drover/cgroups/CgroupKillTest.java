@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 class CgroupKillTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
+    /** A walk limit far below {@link Subtree#LIMIT}, so a test makes dozens of cgroups, not thousands. */
+    private static final int SMALL_LIMIT = 20;
 
     @TempDir
     Path root;
@@ -146,6 +150,7 @@ class CgroupKillTest {
         for (Path dir : cgroup.directories()) {
             FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", "301\n"));
         }
+        FakeCgroupTree.layOut(root.resolve("sys/fs/cgroup/freezer/t"), Map.of("freezer.state", "THAWED\n"));
         Path state = root.resolve("sys/fs/cgroup/freezer/t/freezer.state");
         FakeCgroupTree.layOut(state.getParent(), Map.of("freezer.state", "THAWED\n"));
 
@@ -197,5 +202,108 @@ class CgroupKillTest {
 
         assertThat(tree.nanoTime()).isZero();
         assertThat(tree.killed).isEmpty();
+    }
+
+    @Test
+    void v2PastTheSubtreeLimitCgroupKillEndsEveryProcessAndEveryCgroupIsRemoved() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v2(root);
+        Cgroup cgroup = tree.cgroups(SMALL_LIMIT).create(CgroupParent.own(), "t");
+        Path dir = cgroup.directories().getFirst();
+        FakeCgroupTree.layOut(
+                dir, Map.of("cgroup.procs", "101\n", "cgroup.kill", "0\n", "cgroup.events", "populated 1\n"));
+        List<Path> made = FakeCgroupTree.manyCgroups(dir, 3, SMALL_LIMIT); // 63 below: no walk takes them all in
+        Path hidden = Files.writeString(made.getLast().resolve("cgroup.procs"), "102\n");
+        tree.onPause = () -> { // the kernel: cgroup.kill ends every process below, seen or not
+            if (FakeCgroupTree.read(dir.resolve("cgroup.kill")).equals("1")) {
+                tree.write(dir.resolve("cgroup.procs").toString(), "");
+                delete(hidden);
+                tree.write(dir.resolve("cgroup.events").toString(), "populated 0\n");
+            }
+        };
+
+        cgroup.killAll(TIMEOUT);
+        FakeCgroupTree.dropFiles(dir);
+        cgroup.remove(TIMEOUT);
+
+        assertThat(tree.killed).isEmpty();
+        assertThat(made).allMatch(below -> !Files.exists(below));
+        assertThat(dir).doesNotExist();
+    }
+
+    @Test
+    void v1PastTheSubtreeLimitRemovesTheEmptyCgroupsItSeesUntilItHasKilledEveryProcess() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v1(root);
+        Cgroup cgroup = tree.cgroups(SMALL_LIMIT).create(CgroupParent.own(), "t");
+        for (Path dir : cgroup.directories()) {
+            FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", "201\n"));
+        }
+        FakeCgroupTree.layOut(root.resolve("sys/fs/cgroup/freezer/t"), Map.of("freezer.state", "THAWED\n"));
+        List<Path> made = FakeCgroupTree.manyCgroups(root.resolve("sys/fs/cgroup/memory/agent/t"), 3, SMALL_LIMIT);
+        Path hidden = Files.writeString(made.getLast().resolve("cgroup.procs"), "202\n");
+        tree.onKill = pid -> {
+            for (Path dir : cgroup.directories()) {
+                FakeCgroupTree.removePid(dir.resolve("cgroup.procs"), pid);
+            }
+            if (pid == 202) {
+                delete(hidden); // its cgroup holds nothing now: rmdir lets it go
+            }
+        };
+
+        cgroup.killAll(TIMEOUT);
+        for (Path dir : cgroup.directories()) {
+            FakeCgroupTree.dropFiles(dir);
+        }
+        cgroup.remove(TIMEOUT);
+
+        assertThat(tree.killed).containsExactlyInAnyOrder(201L, 202L);
+        assertThat(made).allMatch(below -> !Files.exists(below));
+        assertThat(cgroup.directories()).allMatch(dir -> !Files.exists(dir));
+    }
+
+    @Test
+    void aSubtreeNoWalkWithinTheLimitSeesWholeIsKilledAndRemovedAsFarAsItCanAndTheRestIsNamed() throws Exception {
+        FakeCgroupTree tree = FakeCgroupTree.v1(root);
+        Cgroup cgroup = tree.cgroups(SMALL_LIMIT).create(CgroupParent.own(), "t");
+        for (Path dir : cgroup.directories()) {
+            FakeCgroupTree.layOut(dir, Map.of("cgroup.procs", "301\n"));
+        }
+        FakeCgroupTree.layOut(root.resolve("sys/fs/cgroup/freezer/t"), Map.of("freezer.state", "THAWED\n"));
+        Path memory = root.resolve("sys/fs/cgroup/memory/agent/t");
+        List<Path> made = FakeCgroupTree.manyCgroups(memory, 10, 0);
+        Path deep = memory;
+        for (int level = 0; level < SMALL_LIMIT + 5; level++) { // deeper than a walk reaches: never seen whole
+            deep = Files.createDirectory(deep.resolve("deep"));
+        }
+        Files.writeString(deep.resolve("cgroup.procs"), "302\n");
+        tree.onKill = pid -> {
+            for (Path dir : cgroup.directories()) {
+                FakeCgroupTree.removePid(dir.resolve("cgroup.procs"), pid);
+            }
+        };
+
+        // one round within the time: it removes the empty cgroups seen and kills what it sees, not what it cannot
+        assertThatThrownBy(() -> cgroup.killAll(Duration.ofMillis(200)))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("cgroup t has more cgroups below it than the 20 one walk takes in")
+                .hasMessageContaining("after 200ms of killing")
+                .hasMessageContaining("processes may still run");
+        assertThat(tree.killed).containsOnly(301L); // all it could see
+        for (Path dir : cgroup.directories()) {
+            FakeCgroupTree.dropFiles(dir);
+        }
+        assertThatThrownBy(() -> cgroup.remove(Duration.ofMillis(200)))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("cannot remove cgroup t within 200ms")
+                .hasMessageContaining(memory.resolve("deep").toString());
+        assertThat(made).allMatch(below -> !Files.exists(below));
+        assertThat(cgroup.directories().stream().filter(Files::exists)).containsExactly(memory); // the others went
+    }
+
+    private static void delete(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

@@ -128,6 +128,40 @@ class CgroupsKernelTest {
         assertThat(cgroup.directories()).allMatch(dir -> !Files.exists(dir));
     }
 
+    /**
+     * A root task made more cgroups inside its own than a walk takes in (20 here), and a daemon in one a first walk
+     * cannot see: the kill removes the empty ones until it sees the daemon (v1), or cgroup.kill ends it unseen (v2).
+     */
+    @Test
+    void killAllAndRemovePastTheSubtreeLimitEndWhatRunsOutOfSightAndTakeEveryCgroup() throws Exception {
+        Cgroup cgroup = make("many");
+        Cgroup limited = Cgroups.detect(Path.of("/"), ProcessControl.system(), 20)
+                .find(parent, "many")
+                .orElseThrow();
+        StringBuilder script = new StringBuilder();
+        StringBuilder join = new StringBuilder();
+        for (Path dir : cgroup.directories()) {
+            script.append("for i in $(seq 30); do mkdir ").append(dir).append("/made$i; done; ");
+            script.append("mkdir ").append(dir).append("/made30/hidden; ");
+            join.append("echo $$ > ").append(dir).append("/made30/hidden/cgroup.procs; ");
+        }
+        script.append("setsid sh -c '").append(join).append("exec sleep 60' & exec sleep 60");
+        Process task = startInside(cgroup, script.toString());
+        Path hidden = cgroup.directories().getFirst().resolve("made30/hidden/cgroup.procs");
+        await().atMost(TIMEOUT)
+                .until(() -> Files.exists(hidden) && pidsIn(hidden).size() == 1 && allSleep(pidsIn(hidden)));
+        long daemon = pidsIn(hidden).getFirst();
+        strays.add(daemon);
+
+        limited.killAll(TIMEOUT);
+
+        assertThat(task.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        await().atMost(TIMEOUT).until(() -> isGone(daemon));
+        limited.remove(TIMEOUT);
+        made.remove(cgroup);
+        assertThat(cgroup.directories()).allMatch(dir -> !Files.exists(dir));
+    }
+
     /** A task that froze a cgroup of its own (v1 keeps a frozen process from dying of SIGKILL) is still ended. */
     @Test
     void killAllEndsAProcessInACgroupTheTaskFroze() throws Exception {

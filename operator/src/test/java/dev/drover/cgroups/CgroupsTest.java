@@ -187,4 +187,37 @@ class CgroupsTest {
         assertThatThrownBy(() -> tree.cgroups().create(CgroupParent.own(), "t"))
                 .hasMessageContaining("not a directory");
     }
+
+    @Test
+    void aV1ChildThatCannotBeMadeInEveryHierarchyLeavesNoneOfItsDirectories() throws IOException {
+        FakeCgroupTree tree = FakeCgroupTree.v1(root);
+        Cgroup task = tree.cgroups().create(CgroupParent.parse("drover"), "t");
+        Path blocked = tree.write("sys/fs/cgroup/devices/drover/t/exec", "no cgroup"); // the last hierarchy made in
+
+        assertThatThrownBy(() -> task.createChild("exec"))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("not a directory");
+
+        assertThat(task.childNames()).isEmpty();
+        assertThat(blocked).hasContent("no cgroup"); // what was there already is left as it was
+    }
+
+    @Test
+    void aV1CgroupThatCannotBeMadeInEveryHierarchyLeavesNoneOfItsDirectories() throws IOException {
+        FakeCgroupTree tree = FakeCgroupTree.v1(root);
+        Cgroups cgroups = tree.cgroups();
+        cgroups.create(CgroupParent.own(), "drover");
+        Path taken = Files.createDirectory(root.resolve("sys/fs/cgroup/memory/agent/drover/t")); // from a crash
+        Path blocked = tree.write("sys/fs/cgroup/devices/drover/t", "no cgroup"); // the last hierarchy made in
+
+        assertThatThrownBy(() -> cgroups.create(CgroupParent.parse("drover"), "t"))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("not a directory");
+
+        Path base = root.resolve("sys/fs/cgroup");
+        assertThat(List.of("cpu,cpuacct", "pids", "freezer"))
+                .allMatch(hierarchy -> !Files.exists(base.resolve(hierarchy).resolve("drover/t")));
+        assertThat(taken).isDirectory(); // the one it found there, not one it made
+        assertThat(blocked).hasContent("no cgroup");
+    }
 }

@@ -117,6 +117,39 @@ final class FakeCgroupTree implements ProcessControl {
         return Cgroups.detect(root, this);
     }
 
+    /** Cgroups whose kills and removals walk at most {@code subtreeLimit} cgroups at a time. */
+    Cgroups cgroups(int subtreeLimit) throws IOException {
+        return Cgroups.detect(root, this, subtreeLimit);
+    }
+
+    /**
+     * What a task run as root may make inside its cgroup {@code top}: {@code wide} cgroups directly in it, each
+     * with {@code each} inside; returned in the order made, the last made last.
+     */
+    static List<Path> manyCgroups(Path top, int wide, int each) throws IOException {
+        List<Path> made = new ArrayList<>();
+        for (int i = 0; i < wide; i++) {
+            Path outer = Files.createDirectory(top.resolve("made" + i));
+            made.add(outer);
+            for (int j = 0; j < each; j++) {
+                made.add(Files.createDirectory(outer.resolve("inner" + j)));
+            }
+        }
+        return made;
+    }
+
+    /**
+     * Deletes the files the fake laid out in {@code dir}: rmdir(2) of a cgroup takes its control files with it, of
+     * a plain directory only once they are gone.
+     */
+    static void dropFiles(Path dir) throws IOException {
+        try (var entries = Files.list(dir)) {
+            for (Path f : entries.filter(Files::isRegularFile).toList()) {
+                Files.delete(f);
+            }
+        }
+    }
+
     @Override
     public void kill(long pid) {
         killed.add(pid);

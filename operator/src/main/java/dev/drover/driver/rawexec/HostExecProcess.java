@@ -22,10 +22,11 @@ import org.slf4j.LoggerFactory;
  * group of its own, with its standard streams as {@link ExecPipe}s (whose reads and writes {@link #close()} ends,
  * whoever else holds them), or on a {@link Pty}. In a task with a cgroup the command runs in a cgroup of its own
  * inside the task's, and {@link #close()} kills that cgroup (its cgroup.kill or freeze: nothing forked meanwhile
- * escapes, nor a process that left the group) and removes it. It then ends the process group (the command and all it
- * started that stayed in it, inside a task's PID namespace too: all there is to end for a task without a cgroup) with
- * SIGKILL, and no other process ({@link GroupKill}): the group is signalled, member by member, only while its leader,
- * or a member seen in it at the leader's exit, is in it still (which keeps the number taken).
+ * escapes, nor a process that left the group), and at its end kills it again and removes it. In between it ends the
+ * process group (the command and all it started that stayed in it, inside a task's PID namespace too: all there is
+ * to end for a task without a cgroup) with SIGKILL, and no other process ({@link GroupKill}): the group is signalled,
+ * member by member, only while its leader, or a member seen in it at the leader's exit, is in it still (which keeps
+ * the number taken).
  */
 final class HostExecProcess implements ExecProcess {
 
@@ -123,9 +124,26 @@ final class HostExecProcess implements ExecProcess {
         return exit;
     }
 
+    /**
+     * Runs whole on a thread whose interrupt is set, too (a caller cancelled, a pool shutting down): there its waits
+     * would end at once and its cgroup files could not be read or written (a file channel of an interrupted thread
+     * closes), leaving the command's processes and cgroup. The interrupt is cleared meanwhile and set again after.
+     */
     @Override
     public void close() {
-        session.ifPresent(HostExecProcess::killAll);
+        boolean interrupted = Thread.interrupted();
+        try {
+            interrupted |= endAll();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** What {@link #close()} does; whether an interrupt came meanwhile, which then ended one wait early. */
+    private boolean endAll() {
+        boolean interrupted = session.map(HostExecProcess::killAll).orElse(false);
         long group = process.pid();
         List<ProcessHandle> descendants = process.descendants().toList(); // those that left the group too
         Set<Procs.Identity> known = new HashSet<>();
@@ -134,7 +152,7 @@ final class HostExecProcess implements ExecProcess {
             try {
                 exit.get(KILL_WAIT.toMillis(), TimeUnit.MILLISECONDS); // the members at its exit are known then
             } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                interrupted = true;
             } catch (ExecutionException | TimeoutException e) {
                 LOG.debug("command (pid {}) exit not seen: {}", group, e.toString());
             }
@@ -145,7 +163,7 @@ final class HostExecProcess implements ExecProcess {
                 LOG.warn("the command's process group {} did not end within {} of SIGKILL", group, KILL_WAIT);
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted = true;
         }
         descendants.forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
@@ -154,7 +172,7 @@ final class HostExecProcess implements ExecProcess {
                 LOG.warn("command (pid {}) did not exit within {} of SIGKILL", group, KILL_WAIT);
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted = true;
         }
         pty.ifPresent(Pty::close);
         pipes.ifPresent(ExecPipe.Streams::close); // ends reads even where a process left the group holds them open
@@ -166,28 +184,56 @@ final class HostExecProcess implements ExecProcess {
                 // closing a pipe of a dead process: nothing to do about it
             }
         }
-        session.ifPresent(HostExecProcess::remove);
+        if (session.isPresent()) {
+            interrupted |= killAndRemove(session.get());
+        }
+        return interrupted;
     }
 
-    /** Ends every process in the command's cgroup; one left is logged (the task's stop ends it with the task). */
-    private static void killAll(Cgroup session) {
+    /**
+     * Ends what is in the command's cgroup and then removes it (as {@link #close()} does last, and a start that
+     * failed after the cgroup was made), on a thread whose interrupt is set too; the interrupt is kept.
+     */
+    static void end(Cgroup session) {
+        boolean interrupted = Thread.interrupted();
         try {
-            session.killAll(KILL_WAIT);
-        } catch (IOException e) {
-            LOG.warn("the command's cgroup {} is not empty: {}", session.name(), e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted |= killAndRemove(session);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
-    /** Removes the command's cgroup; one left is logged, and removed with the task's. */
-    static void remove(Cgroup session) {
+    /**
+     * Kills what is in the command's cgroup again, then removes it: rmdir fails while a process is in it, and one
+     * may be (still dying of the group's SIGKILL, or it joined after the first kill, or a start failed after the
+     * command joined). Whether an interrupt came meanwhile.
+     */
+    private static boolean killAndRemove(Cgroup session) {
+        boolean interrupted = killAll(session);
         try {
             session.remove(KILL_WAIT);
         } catch (IOException e) {
             LOG.warn("the command's cgroup {} stays: {}", session.name(), e.getMessage());
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted = true;
         }
+        return interrupted;
+    }
+
+    /**
+     * Ends every process in the command's cgroup; one left is logged (the task's stop ends it with the task).
+     * Whether an interrupt ended the wait early.
+     */
+    private static boolean killAll(Cgroup session) {
+        try {
+            session.killAll(KILL_WAIT);
+        } catch (IOException e) {
+            LOG.warn("the command's cgroup {} is not empty: {}", session.name(), e.getMessage());
+        } catch (InterruptedException e) {
+            return true;
+        }
+        return false;
     }
 }

@@ -130,6 +130,7 @@ final class TaskExec {
         Pty pty = null;
         ExecPipe.Streams pipes = null;
         Optional<Cgroup> session = Optional.empty();
+        Process process = null;
         try {
             session = TaskCgroups.forCommand(cgroup);
             if (request.tty()) {
@@ -174,20 +175,23 @@ final class TaskExec {
             } else {
                 pipes.redirect(pb);
             }
-            Process process = launcher.start(pb);
+            process = launcher.start(pb);
             if (pipes != null) {
                 pipes.started();
             }
             return new HostExecProcess(
                     process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin(), session);
-        } catch (IOException | RuntimeException e) { // the terminal, pipes and cgroup go whatever failed
+        } catch (IOException | RuntimeException e) { // the command, terminal, pipes and cgroup go whatever failed
+            if (process != null) {
+                process.destroyForcibly();
+            }
             if (pty != null) {
                 pty.close();
             }
             if (pipes != null) {
                 pipes.close();
             }
-            session.ifPresent(HostExecProcess::remove);
+            session.ifPresent(HostExecProcess::end); // killed first: the command may have joined it
             if (e instanceof RuntimeException unchecked) {
                 throw unchecked;
             }
