@@ -184,7 +184,7 @@ public final class AllocationController {
             return;
         }
         String uid = a.getMetadata().getUid();
-        long generation = TrackedAllocation.generationOf(a);
+        long generation = AllocationStatuses.generationOf(a);
         List<Violation> problems =
                 UnreadableAllocations.problem(a).map(List::of).orElseGet(() -> AllocationValidator.validate(a));
 

@@ -143,7 +143,7 @@ final class AllocationReports {
     /** The node cannot fit the allocation: Failed with Admitted=False, never run, and a Warning Event. */
     void refuseAdmission(TrackedAllocation t, Allocation a, Decision d) {
         TrackedAllocation.Built b = t.refuseAdmission(
-                a, TrackedAllocation.generationOf(a), d, clock.instant(), status -> writer.publish(t.id, status));
+                a, AllocationStatuses.generationOf(a), d, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.info("allocation {} refused: {}", t.id, d.message());
             events.recordForAllocation(TrackedAllocation.owner(a), true, d.reason(), d.message(), clock.instant());

@@ -35,6 +35,12 @@ final class AllocationStatuses {
     static final String STATE_STORE_FAILED = "StateStoreFailed";
     static final String ADMITTED = NodeAdmission.ADMITTED;
 
+    /** The generation of {@code a}'s spec; 0 when the API server gave none. */
+    static long generationOf(Allocation a) {
+        Long g = a.getMetadata().getGeneration();
+        return g == null ? 0 : g;
+    }
+
     private AllocationStatuses() {}
 
     /**
@@ -157,7 +163,7 @@ final class AllocationStatuses {
         List<Task> tasks = toStart == null || toStart.getSpec().getTasks() == null
                 ? List.of()
                 : toStart.getSpec().getTasks();
-        long generation = toStart == null ? 0 : TrackedAllocation.generationOf(toStart);
+        long generation = toStart == null ? 0 : generationOf(toStart);
         AllocationStatus s = new AllocationStatus();
         s.setClientStatus(ClientStatus.Pending);
         s.setClientDescription("Admitted; no tasks have started");

@@ -71,7 +71,7 @@ final class Starts {
             t.accept(); // what was refused of an earlier copy is over
             t.queue(a);
         } else if (admission.again()) {
-            reports.refuseUpdate(t, a, TrackedAllocation.generationOf(a), d); // the copy admitted before starts
+            reports.refuseUpdate(t, a, AllocationStatuses.generationOf(a), d); // the copy admitted before starts
         } else {
             reports.refuseAdmission(t, a, d);
             return;
@@ -107,7 +107,7 @@ final class Starts {
     }
 
     private void start(TrackedAllocation t, Allocation a) {
-        long generation = TrackedAllocation.generationOf(a);
+        long generation = AllocationStatuses.generationOf(a);
         t.starting(a, generation);
         AllocRunner runner;
         try {

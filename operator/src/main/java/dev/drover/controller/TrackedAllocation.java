@@ -114,7 +114,7 @@ final class TrackedAllocation {
         owner = owner(spec);
         tasks = spec.getSpec().getTasks();
         serviceAccount = spec.getSpec().effectiveServiceAccountName();
-        generation = generationOf(spec);
+        generation = AllocationStatuses.generationOf(spec);
         runner = restored;
     }
 
@@ -429,11 +429,6 @@ final class TrackedAllocation {
                 status.getClientStatus() == ClientStatus.Failed
                         && before != ClientStatus.Failed
                         && (before != null || seenNanos != 0));
-    }
-
-    static long generationOf(Allocation a) {
-        Long g = a.getMetadata().getGeneration();
-        return g == null ? 0 : g;
     }
 
     /** A metadata-only copy of {@code a}: what an Event needs to point at it. */
