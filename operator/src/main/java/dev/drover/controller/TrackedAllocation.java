@@ -10,7 +10,6 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.validation.Violation;
 import dev.drover.state.AllocId;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -111,7 +110,7 @@ final class TrackedAllocation {
     /** The runner rebuilt from the store for a {@link #restoring} allocation; it runs the spec the store held. */
     synchronized void restoredWith(AllocRunner restored) {
         Allocation spec = restored.alloc();
-        owner = owner(spec);
+        owner = EventRecorder.owner(spec);
         tasks = spec.getSpec().getTasks();
         serviceAccount = spec.getSpec().effectiveServiceAccountName();
         generation = generationOf(spec);
@@ -171,7 +170,7 @@ final class TrackedAllocation {
 
     /** The API server's copy was seen: Events point at it, and its status keeps the conditions' transition times. */
     synchronized void observed(Allocation a) {
-        owner = owner(a);
+        owner = EventRecorder.owner(a);
         if (built == null && a.getStatus() != null) {
             built = a.getStatus(); // keeps the conditions' transition times across agent restarts
         }
@@ -268,10 +267,17 @@ final class TrackedAllocation {
         return wasRefused;
     }
 
-    /** Waits to be taken on ({@link StartGate}) with {@code a}, admitted to the node; no start of it is under way. */
-    synchronized void queue(Allocation a) {
+    /**
+     * Waits to be taken on ({@link StartGate}) with {@code a}, admitted to the node, or follows the start under way
+     * (applied once its runner runs). False when its runner was created since the caller saw none: {@code a} is then
+     * an update of that runner, for the caller to apply.
+     */
+    synchronized boolean queue(Allocation a) {
+        if (runner != null && !startUnderWay && !gone) {
+            return false;
+        }
         latest = a;
-        startUnderWay = false;
+        return true;
     }
 
     /** Keeps a newer copy to apply once the runner being created runs; false, keeping nothing, when none is. */
@@ -282,10 +288,13 @@ final class TrackedAllocation {
         return startUnderWay;
     }
 
-    /** Admitted by the gate: the copy to start, or null when it was deleted meanwhile. */
+    /** Admitted by the gate: the copy to start, or null when it was deleted meanwhile or is started (or starting). */
     synchronized Allocation admitted() {
-        startUnderWay = !gone && latest != null;
-        return gone ? null : latest;
+        if (gone || startUnderWay || runner != null) {
+            return null; // one runner per allocation
+        }
+        startUnderWay = latest != null;
+        return latest;
     }
 
     /**
@@ -434,16 +443,5 @@ final class TrackedAllocation {
     static long generationOf(Allocation a) {
         Long g = a.getMetadata().getGeneration();
         return g == null ? 0 : g;
-    }
-
-    /** A metadata-only copy of {@code a}: what an Event needs to point at it. */
-    static Allocation owner(Allocation a) {
-        Allocation o = new Allocation();
-        o.setMetadata(new ObjectMetaBuilder()
-                .withName(a.getMetadata().getName())
-                .withNamespace(a.getMetadata().getNamespace())
-                .withUid(a.getMetadata().getUid())
-                .build());
-        return o;
     }
 }
