@@ -85,6 +85,20 @@ final class Starts {
         }
     }
 
+    /**
+     * The store writes again: the copy that waited for it starts as it was admitted, not taken on again as a newer
+     * copy is (that would clear what was refused of a later copy). Returns whether one waited.
+     */
+    boolean storeRecovered(TrackedAllocation t) {
+        if (!t.storeRecovered()) {
+            return false;
+        }
+        if (gate.admitOrQueue(t.id, () -> startAdmitted(t))) {
+            startAdmitted(t);
+        }
+        return true;
+    }
+
     /** Taken on (the gate admitted it): starts the newest copy, then applies a copy that came meanwhile. */
     private void startAdmitted(TrackedAllocation t) {
         Allocation a = t.admitted();

@@ -309,6 +309,7 @@ final class TrackedAllocation {
     }
 
     synchronized void starting(Allocation a, long newGeneration) {
+        waitingForStore = null; // an older copy, if one waited for the store: this start replaces it
         tasks = a.getSpec().getTasks();
         serviceAccount = a.getSpec().effectiveServiceAccountName();
         generation = newGeneration;
@@ -320,7 +321,6 @@ final class TrackedAllocation {
             return false;
         }
         runner = created;
-        waitingForStore = null;
         List<Task> running = created.tasks();
         if (running.equals(tasks)) {
             tasks = running; // the runner's copy, not a third one (the informer's cache holds the newest)
@@ -360,11 +360,12 @@ final class TrackedAllocation {
         return waitingForStore != null;
     }
 
-    /** The store writes again: the copy that waited to be taken on, or null (taken on, deleted, or none waited). */
-    synchronized Allocation storeRecovered() {
+    /** The store writes again: the copy that waited for it waits to start (unless a later one does); false if none. */
+    synchronized boolean storeRecovered() {
         Allocation waiting = runner == null && !gone ? waitingForStore : null;
         waitingForStore = null;
-        return waiting;
+        latest = latest == null ? waiting : latest;
+        return waiting != null;
     }
 
     /** Deleted or replaced: nothing more is started for it. Returns its runner, if it has one. */
