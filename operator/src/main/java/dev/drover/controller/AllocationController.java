@@ -301,16 +301,12 @@ public final class AllocationController {
         if (t == null) {
             return;
         }
-        Allocation waiting = t.storeRecovered();
-        AllocRunner r = t.runner();
-        if (waiting != null) {
+        if (starts.storeRecovered(t)) {
             LOG.info("the state store writes again; taking on allocation {}", id);
-            try {
-                reconcile(waiting);
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-            }
-        } else if (r != null) {
+            return;
+        }
+        AllocRunner r = t.runner();
+        if (r != null) {
             reports.stateChanged(t, r.allocState(), null, List.of());
         }
     }

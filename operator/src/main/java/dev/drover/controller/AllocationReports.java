@@ -136,7 +136,7 @@ final class AllocationReports {
             String message = "Invalid allocation: " + AllocationStatuses.describe(problems);
             LOG.warn("allocation {}: {}", t.id, message);
             events.recordForAllocation(
-                    TrackedAllocation.owner(a), true, TaskEventType.FailedValidation.name(), message, clock.instant());
+                    EventRecorder.owner(a), true, TaskEventType.FailedValidation.name(), message, clock.instant());
         }
     }
 
@@ -146,7 +146,7 @@ final class AllocationReports {
                 a, AllocationStatuses.generationOf(a), d, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.info("allocation {} refused: {}", t.id, d.message());
-            events.recordForAllocation(TrackedAllocation.owner(a), true, d.reason(), d.message(), clock.instant());
+            events.recordForAllocation(EventRecorder.owner(a), true, d.reason(), d.message(), clock.instant());
         }
     }
 
@@ -159,7 +159,7 @@ final class AllocationReports {
                 t.refuseUpdate(generation, d, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.info("allocation {}: generation {} refused: {}", t.id, generation, d.message());
-            events.recordForAllocation(TrackedAllocation.owner(a), true, d.reason(), d.message(), clock.instant());
+            events.recordForAllocation(EventRecorder.owner(a), true, d.reason(), d.message(), clock.instant());
         }
     }
 
@@ -170,7 +170,7 @@ final class AllocationReports {
         if (b.news()) {
             LOG.warn("allocation {} is taken on once the state store can write: {}", t.id, reason);
             events.recordForAllocation(
-                    TrackedAllocation.owner(a),
+                    EventRecorder.owner(a),
                     true,
                     AllocationStatuses.STATE_STORE_FAILED,
                     storeFailedMessage(reason),

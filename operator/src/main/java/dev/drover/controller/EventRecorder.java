@@ -9,6 +9,7 @@ import dev.drover.concurrent.Worker;
 import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -160,6 +161,17 @@ public final class EventRecorder implements AutoCloseable {
         this.bucket = rate.bucket(System.nanoTime());
         this.incarnation = incarnation;
         this.worker = Worker.startVirtual("drover-events", self -> writeNext());
+    }
+
+    /** A metadata-only copy of {@code a}: what an Event needs to point at it. */
+    static Allocation owner(Allocation a) {
+        Allocation o = new Allocation();
+        o.setMetadata(new ObjectMetaBuilder()
+                .withName(a.getMetadata().getName())
+                .withNamespace(a.getMetadata().getNamespace())
+                .withUid(a.getMetadata().getUid())
+                .build());
+        return o;
     }
 
     /** A task event of {@code task}, unless this recorder's {@link TaskEventFilter} leaves it to status; never blocks. */

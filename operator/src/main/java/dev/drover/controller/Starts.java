@@ -59,9 +59,10 @@ final class Starts {
      * Admits {@code t} to the node in the order allocations come, and refuses it at once (Failed, never run) if its
      * requests do not fit; starts it with {@code a} now, or once the gate admits it (with the newest copy admitted by
      * then). A newer copy of one admitted that has not started is admitted again: if it no longer fits, it is refused
-     * for its generation and the copy admitted before starts.
+     * for its generation and the copy admitted before starts. One whose start ended while {@code a} was admitted
+     * (the caller saw no runner) has {@code a} applied to its runner, as an update.
      */
-    void takeOn(TrackedAllocation t, Allocation a) {
+    void takeOn(TrackedAllocation t, Allocation a) throws InterruptedException {
         if (t.queueIfStarting(a)) {
             return; // its runner is being created with the copy admitted before: this one follows, as an update
         }
@@ -69,7 +70,10 @@ final class Starts {
         Decision d = admission.decision();
         if (d.admitted()) {
             t.accept(); // what was refused of an earlier copy is over
-            t.queue(a);
+            if (!t.queue(a)) {
+                newer.apply(a); // it started meanwhile: this copy is an update of its runner
+                return;
+            }
         } else if (admission.again()) {
             reports.refuseUpdate(t, a, AllocationStatuses.generationOf(a), d); // the copy admitted before starts
         } else {
@@ -79,6 +83,20 @@ final class Starts {
         if (gate.admitOrQueue(t.id, () -> startAdmitted(t))) {
             startAdmitted(t);
         }
+    }
+
+    /**
+     * The store writes again: the copy that waited for it starts as it was admitted, not taken on again as a newer
+     * copy is (that would clear what was refused of a later copy). Returns whether one waited.
+     */
+    boolean storeRecovered(TrackedAllocation t) {
+        if (!t.storeRecovered()) {
+            return false;
+        }
+        if (gate.admitOrQueue(t.id, () -> startAdmitted(t))) {
+            startAdmitted(t);
+        }
+        return true;
     }
 
     /** Taken on (the gate admitted it): starts the newest copy, then applies a copy that came meanwhile. */

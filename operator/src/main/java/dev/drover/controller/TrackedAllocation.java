@@ -10,7 +10,6 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.validation.Violation;
 import dev.drover.state.AllocId;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -111,7 +110,7 @@ final class TrackedAllocation {
     /** The runner rebuilt from the store for a {@link #restoring} allocation; it runs the spec the store held. */
     synchronized void restoredWith(AllocRunner restored) {
         Allocation spec = restored.alloc();
-        owner = owner(spec);
+        owner = EventRecorder.owner(spec);
         tasks = spec.getSpec().getTasks();
         serviceAccount = spec.getSpec().effectiveServiceAccountName();
         generation = AllocationStatuses.generationOf(spec);
@@ -171,7 +170,7 @@ final class TrackedAllocation {
 
     /** The API server's copy was seen: Events point at it, and its status keeps the conditions' transition times. */
     synchronized void observed(Allocation a) {
-        owner = owner(a);
+        owner = EventRecorder.owner(a);
         if (built == null && a.getStatus() != null) {
             built = a.getStatus(); // keeps the conditions' transition times across agent restarts
         }
@@ -268,10 +267,17 @@ final class TrackedAllocation {
         return wasRefused;
     }
 
-    /** Waits to be taken on ({@link StartGate}) with {@code a}, admitted to the node; no start of it is under way. */
-    synchronized void queue(Allocation a) {
+    /**
+     * Waits to be taken on ({@link StartGate}) with {@code a}, admitted to the node, or follows the start under way
+     * (applied once its runner runs). False when its runner was created since the caller saw none: {@code a} is then
+     * an update of that runner, for the caller to apply.
+     */
+    synchronized boolean queue(Allocation a) {
+        if (runner != null && !startUnderWay && !gone) {
+            return false;
+        }
         latest = a;
-        startUnderWay = false;
+        return true;
     }
 
     /** Keeps a newer copy to apply once the runner being created runs; false, keeping nothing, when none is. */
@@ -282,10 +288,13 @@ final class TrackedAllocation {
         return startUnderWay;
     }
 
-    /** Admitted by the gate: the copy to start, or null when it was deleted meanwhile. */
+    /** Admitted by the gate: the copy to start, or null when it was deleted meanwhile or is started (or starting). */
     synchronized Allocation admitted() {
-        startUnderWay = !gone && latest != null;
-        return gone ? null : latest;
+        if (gone || startUnderWay || runner != null) {
+            return null; // one runner per allocation
+        }
+        startUnderWay = latest != null;
+        return latest;
     }
 
     /**
@@ -300,6 +309,7 @@ final class TrackedAllocation {
     }
 
     synchronized void starting(Allocation a, long newGeneration) {
+        waitingForStore = null; // an older copy, if one waited for the store: this start replaces it
         tasks = a.getSpec().getTasks();
         serviceAccount = a.getSpec().effectiveServiceAccountName();
         generation = newGeneration;
@@ -311,7 +321,6 @@ final class TrackedAllocation {
             return false;
         }
         runner = created;
-        waitingForStore = null;
         List<Task> running = created.tasks();
         if (running.equals(tasks)) {
             tasks = running; // the runner's copy, not a third one (the informer's cache holds the newest)
@@ -351,11 +360,12 @@ final class TrackedAllocation {
         return waitingForStore != null;
     }
 
-    /** The store writes again: the copy that waited to be taken on, or null (taken on, deleted, or none waited). */
-    synchronized Allocation storeRecovered() {
+    /** The store writes again: the copy that waited for it waits to start (unless a later one does); false if none. */
+    synchronized boolean storeRecovered() {
         Allocation waiting = runner == null && !gone ? waitingForStore : null;
         waitingForStore = null;
-        return waiting;
+        latest = latest == null ? waiting : latest;
+        return waiting != null;
     }
 
     /** Deleted or replaced: nothing more is started for it. Returns its runner, if it has one. */
@@ -429,16 +439,5 @@ final class TrackedAllocation {
                 status.getClientStatus() == ClientStatus.Failed
                         && before != ClientStatus.Failed
                         && (before != null || seenNanos != 0));
-    }
-
-    /** A metadata-only copy of {@code a}: what an Event needs to point at it. */
-    static Allocation owner(Allocation a) {
-        Allocation o = new Allocation();
-        o.setMetadata(new ObjectMetaBuilder()
-                .withName(a.getMetadata().getName())
-                .withNamespace(a.getMetadata().getNamespace())
-                .withUid(a.getMetadata().getUid())
-                .build());
-        return o;
     }
 }

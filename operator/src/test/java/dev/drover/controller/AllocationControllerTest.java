@@ -50,9 +50,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -87,6 +90,10 @@ class AllocationControllerTest {
 
     NodeAdmission admission;
     final AtomicInteger admissionChanges = new AtomicInteger();
+    /** Runs, on the admitting thread under the admission lock, after each change of what is requested. */
+    volatile Runnable onAdmissionChange = () -> {};
+    /** The name of each allocation a runner was created for by {@link #oneAtATime}, in order. */
+    final List<String> created = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() {
@@ -141,7 +148,10 @@ class AllocationControllerTest {
                 gc,
                 ledger,
                 concurrentStarts,
-                new Admissions(admission = new NodeAdmission(allocatable), ledger, admissionChanges::incrementAndGet),
+                new Admissions(admission = new NodeAdmission(allocatable), ledger, () -> {
+                    admissionChanges.incrementAndGet();
+                    onAdmissionChange.run();
+                }),
                 factory);
         controllers.add(c);
         return c;
@@ -1040,6 +1050,7 @@ class AllocationControllerTest {
         return controller(1, ledger, hooks, real -> new RunnerFactory() {
             @Override
             public AllocRunner create(Allocation a, AllocStateListener listener) {
+                created.add(a.getMetadata().getName());
                 if (a.getMetadata().getName().equals(blocker)) {
                     creating.countDown();
                     try {
@@ -1188,5 +1199,59 @@ class AllocationControllerTest {
         assertThat(admitted.getObservedGeneration()).isEqualTo(2L);
         assertThat(statuses.of(id(a)).orElseThrow().getObservedGeneration()).isEqualTo(2L);
         assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(2000, 768));
+    }
+
+    /**
+     * A copy admitted while the allocation's start slot frees up and its start runs to the end (the controller saw
+     * no runner when it came): it is an update of the runner that started, applied to it, and the allocation gets no
+     * second runner. Before, it was queued as if nothing had started: with the slot free it was started again (two
+     * runners for one allocation), else it waited, never applied, until the next change.
+     */
+    @Test
+    void aSpecUpdatedAsItsStartFinishesIsAppliedToItsOneRunner() throws Exception {
+        stubborn.relent();
+        CountDownLatch creating = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AllocationController c = oneAtATime(null, "blocker", creating, proceed);
+        Thread slow = reconcileInBackground(c, asking("blocker", "1h", 1000, 100));
+        Allocation a = asking("grower", "1h", 1000, 100);
+        AtomicReference<AllocRunner> started = new AtomicReference<>();
+        try {
+            assertThat(creating.await(10, TimeUnit.SECONDS)).isTrue();
+            c.reconcile(a);
+            assertThat(c.waitingToStart()).as("admitted, waiting for the slot").isEqualTo(1);
+            Allocation bigger = nextGeneration(a);
+            bigger.getSpec().getTasks().getFirst().getResources().setCpuMillis(2000);
+            AtomicBoolean once = new AtomicBoolean();
+            onAdmissionChange = () -> { // the newer copy is admitted: meanwhile the slot frees up and it starts
+                if (once.compareAndSet(false, true)) {
+                    proceed.countDown();
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> statuses.clientStatus(id(a)) == ClientStatus.Running);
+                    started.set(c.runner(id(a)).orElseThrow());
+                }
+            };
+
+            c.reconcile(bigger);
+        } finally {
+            proceed.countDown();
+            slow.join();
+        }
+        assertThat(started.get())
+                .as("started while the newer copy was admitted")
+                .isNotNull();
+        assertThat(created).as("one runner each").containsExactly("blocker", "grower");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> started.get().alloc().getMetadata().getGeneration() == 2L);
+        assertThat(started.get()
+                        .alloc()
+                        .getSpec()
+                        .getTasks()
+                        .getFirst()
+                        .getResources()
+                        .getCpuMillis())
+                .isEqualTo(2000);
+        assertThat(c.runner(id(a))).containsSame(started.get());
+        assertThat(admission.usage().requested()).isEqualTo(new CpuMemory(3000, 200));
     }
 }

@@ -10,6 +10,7 @@ import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.api.v1alpha1.Resources;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
@@ -243,6 +244,52 @@ class StoreFailureControllerTest {
                         .map(c -> c.getStatus().equals("True"))
                         .orElse(false));
         assertThat(condition("web", "SpecValid").orElseThrow().getStatus()).isEqualTo("True");
+    }
+
+    /**
+     * An update the node cannot fit, refused while the copy admitted before waits for the store: once the store
+     * writes again, that copy starts and the update stays refused (Admitted=False for its generation). Before, the
+     * older copy was taken on again as if new, which cleared the refusal until the update was delivered again.
+     */
+    @Test
+    void anUpdateRefusedWhileTheStoreFailsStaysRefusedOnceTheStoreRecovers() throws Exception {
+        FailingKvStore kv = FailingKvStore.inMemory();
+        StateDB db = kv.stateDB(Duration.ofMillis(20));
+        open.add(db);
+        controller = controller(db, mock());
+        Allocation web = create("web", "mock", Map.of("runFor", "1h"));
+        kv.fail();
+        controller.reconcile(web);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> condition("web", "StateStored").isPresent());
+
+        Allocation huge = get("web");
+        Resources r = new Resources();
+        r.setMemoryMB(10_000_000); // 10 TB
+        huge.getSpec().getTasks().getFirst().setResources(r);
+        huge = client.resource(huge).update();
+        assertThat(huge.getMetadata().getGeneration()).isEqualTo(2L);
+        controller.reconcile(huge);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> condition("web", "Admitted")
+                        .map(c -> c.getStatus().equals("False"))
+                        .orElse(false));
+
+        kv.recover();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> clientStatus("web") == ClientStatus.Running);
+        assertThat(controller
+                        .runner(new AllocId("default", "web"))
+                        .orElseThrow()
+                        .alloc()
+                        .getMetadata()
+                        .getGeneration())
+                .as("the copy admitted before")
+                .isEqualTo(1L);
+        Condition admitted = condition("web", "Admitted").orElseThrow();
+        assertThat(admitted.getStatus()).as("the update still refused").isEqualTo("False");
+        assertThat(admitted.getReason()).isEqualTo("OutOfmemory");
+        assertThat(admitted.getObservedGeneration()).isEqualTo(2L);
     }
 
     @Test
