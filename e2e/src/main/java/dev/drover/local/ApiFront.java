@@ -7,8 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -17,9 +15,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side of the local API server: discovery, OpenAPI, tables, streaming
- * watches, field and label selectors, and writes ({@link ObjectWrites}: schema,
+ * watches, field and label selectors ({@link QuerySelectors}), and writes ({@link ObjectWrites}: schema,
  * defaults, admission, server-side apply), over the objects an {@link ObjectStore} keeps. Paths it does not
- * serve get 404, as from a real API server.
+ * serve get 404, as from a real API server. Bodies come in through {@link RequestBodies}, answers and errors go out
+ * through {@link ResponseWriters}.
  */
 final class ApiFront implements HttpHandler {
 
@@ -86,15 +85,15 @@ final class ApiFront implements HttpHandler {
         try {
             route(exchange);
         } catch (ApiError e) {
-            status(exchange, e);
+            ResponseWriters.status(exchange, e);
         } catch (IOException e) {
             LOG.debug("client went away: {}", e.toString());
         } catch (RuntimeException e) {
             LOG.warn("{} {} failed", exchange.getRequestMethod(), exchange.getRequestURI(), e);
-            status(exchange, new ApiError(500, "InternalError", e.toString()));
+            ResponseWriters.status(exchange, new ApiError(500, "InternalError", e.toString()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            status(exchange, new ApiError(503, "ServiceUnavailable", "server is shutting down"));
+            ResponseWriters.status(exchange, new ApiError(503, "ServiceUnavailable", "server is shutting down"));
         } finally {
             exchange.close(); // after the catch blocks: they still answer on it
         }
@@ -115,7 +114,10 @@ final class ApiFront implements HttpHandler {
         ObjectNode aggregated = aggregator.serviceFor(path);
         if (aggregated != null) {
             aggregator.proxy(
-                    ex, aggregated, user, method.equals("GET") || method.equals("DELETE") ? new byte[0] : body(ex));
+                    ex,
+                    aggregated,
+                    user,
+                    method.equals("GET") || method.equals("DELETE") ? new byte[0] : RequestBodies.body(ex));
             return;
         }
         if (method.equals("GET") && path.equals(WriteCounts.PATH)) {
@@ -126,7 +128,7 @@ final class ApiFront implements HttpHandler {
         if (method.equals("GET")) {
             JsonNode fixed = fixedDocument(path);
             if (fixed != null) {
-                send(ex, 200, fixed);
+                ResponseWriters.send(ex, 200, fixed);
                 return;
             }
         }
@@ -141,7 +143,10 @@ final class ApiFront implements HttpHandler {
                 throw new ApiError(
                         405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
             }
-            send(ex, 201, review.answer(object(body(ex), type.kind()), user, rp.namespace()));
+            ResponseWriters.send(
+                    ex,
+                    201,
+                    review.answer(RequestBodies.object(RequestBodies.body(ex), type.kind()), user, rp.namespace()));
             return;
         }
         if (type.equals(Catalog.SERVICE_ACCOUNTS) && "token".equals(rp.subresource())) {
@@ -150,10 +155,15 @@ final class ApiFront implements HttpHandler {
                         405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
             }
             // as kube-apiserver: authorized as create on serviceaccounts/token (above), then admitted, then minted
-            send(
+            ResponseWriters.send(
                     ex,
                     201,
-                    tokenRequests.answer(object(body(ex), "TokenRequest"), rp.namespace(), rp.name(), user, admission));
+                    tokenRequests.answer(
+                            RequestBodies.object(RequestBodies.body(ex), "TokenRequest"),
+                            rp.namespace(),
+                            rp.name(),
+                            user,
+                            admission));
             return;
         }
         switch (method) {
@@ -207,11 +217,11 @@ final class ApiFront implements HttpHandler {
         }
         if (rp.name() != null) {
             ObjectNode object = store.get(type, rp.namespace(), rp.name());
-            send(ex, 200, table ? Tables.table(type, object, Instant.now(clock)) : object);
+            ResponseWriters.send(ex, 200, table ? Tables.table(type, object, Instant.now(clock)) : object);
             return;
         }
-        FieldSelector fields = fieldSelector(type, query);
-        LabelSelector labels = labelSelector(query);
+        FieldSelector fields = QuerySelectors.fieldSelector(type, query);
+        LabelSelector labels = QuerySelectors.labelSelector(query);
         ObjectStore.Listing listing = store.list(type, rp.namespace());
         ObjectNode list =
                 JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
@@ -222,7 +232,7 @@ final class ApiFront implements HttpHandler {
                 items.add(item);
             }
         }
-        send(ex, 200, table ? Tables.table(type, list, Instant.now(clock)) : list);
+        ResponseWriters.send(ex, 200, table ? Tables.table(type, list, Instant.now(clock)) : list);
     }
 
     private void write(HttpExchange ex, String method, ResourceType type, ResourcePath rp, Query query, UserInfo user)
@@ -234,11 +244,11 @@ final class ApiFront implements HttpHandler {
                 rp,
                 query,
                 user,
-                body(ex),
+                RequestBodies.body(ex),
                 ex.getRequestHeaders().getFirst("Content-Type"),
                 ex.getRequestHeaders().getFirst("User-Agent"));
         ObjectWrites.Written written = writes.write(request);
-        send(ex, written.code(), written.object());
+        ResponseWriters.send(ex, written.code(), written.object());
     }
 
     private void delete(HttpExchange ex, ResourceType type, ResourcePath rp, Query query, UserInfo user)
@@ -249,11 +259,11 @@ final class ApiFront implements HttpHandler {
             admitDelete(type, rp.namespace(), store.get(type, rp.namespace(), rp.name()), user, dryRun);
             ObjectNode gone = store.delete(type, rp.namespace(), rp.name(), dryRun);
             catalogChanged(type);
-            send(ex, 200, gone);
+            ResponseWriters.send(ex, 200, gone);
             return;
         }
-        FieldSelector fields = fieldSelector(type, query);
-        LabelSelector labels = labelSelector(query);
+        FieldSelector fields = QuerySelectors.fieldSelector(type, query);
+        LabelSelector labels = QuerySelectors.labelSelector(query);
         ObjectNode list =
                 JSON.createObjectNode().put("apiVersion", type.groupVersion()).put("kind", type.kind() + "List");
         ArrayNode items = list.putArray("items");
@@ -273,7 +283,7 @@ final class ApiFront implements HttpHandler {
         }
         catalogChanged(type);
         list.putObject("metadata").put("resourceVersion", Long.toString(store.revision()));
-        send(ex, 200, list);
+        ResponseWriters.send(ex, 200, list);
     }
 
     private void admitDelete(ResourceType type, String namespace, ObjectNode current, UserInfo user, boolean dryRun) {
@@ -313,149 +323,29 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    /** The request's field selector; a malformed one, or one on a field the type cannot select on, is a 400. */
+    /** The request's field selector: {@link QuerySelectors#fieldSelector}. */
     static FieldSelector fieldSelector(ResourceType type, Query query) {
-        FieldSelector fields;
-        try {
-            fields = FieldSelector.parse(query.get("fieldSelector"));
-        } catch (IllegalArgumentException e) {
-            throw new ApiError(400, "BadRequest", e.getMessage());
-        }
-        supported(type, fields, query);
-        return fields;
+        return QuerySelectors.fieldSelector(type, query);
     }
 
-    /**
-     * A custom resource is selected by {@code metadata.name}, {@code metadata.namespace} and its CRD's
-     * {@code selectableFields} only; any other field is refused with the real server's message.
-     */
-    private static void supported(ResourceType type, FieldSelector fields, Query query) {
-        if (Catalog.BUILT_IN.contains(type)) {
-            return;
-        }
-        for (FieldSelector.Term t : fields.terms()) {
-            if (!t.path().equals("metadata.name")
-                    && !t.path().equals("metadata.namespace")
-                    && !type.selectableFields().contains(t.path())) {
-                throw new ApiError(
-                        400,
-                        "BadRequest",
-                        "Unable to find \"" + type.group() + "/" + type.version() + ", Resource=" + type.plural()
-                                + "\" that match label selector \"" + nullToEmpty(query.get("labelSelector"))
-                                + "\", field selector \"" + nullToEmpty(query.get("fieldSelector"))
-                                + "\": field label not supported: " + t.path());
-            }
-        }
-    }
-
-    private static String nullToEmpty(String s) {
-        return s == null ? "" : s;
-    }
-
-    /** The request's label selector; a malformed one is a 400. */
+    /** The request's label selector: {@link QuerySelectors#labelSelector}. */
     static LabelSelector labelSelector(Query query) {
-        try {
-            return LabelSelector.parse(query.get("labelSelector"));
-        } catch (IllegalArgumentException e) {
-            throw new ApiError(400, "BadRequest", e.getMessage());
-        }
+        return QuerySelectors.labelSelector(query);
     }
 
+    /** A body as JSON: {@link RequestBodies#parse}. */
     static JsonNode parse(byte[] raw) {
-        NestingDepth.check(raw, null);
-        try {
-            return JSON.readTree(raw);
-        } catch (IOException e) {
-            throw new ApiError(400, "BadRequest", "the request body is not JSON: " + e.getMessage());
-        }
+        return RequestBodies.parse(raw);
     }
 
-    /** An object of {@code kind} (a review's, a create's): too deep, refused with kube-apiserver's message. */
+    /** A body as an object of {@code kind}: {@link RequestBodies#object}. */
     static ObjectNode object(byte[] raw, String kind) {
-        NestingDepth.check(raw, kind);
-        if (!(parse(raw) instanceof ObjectNode object)) {
-            throw new ApiError(400, "BadRequest", "the request body is not a JSON object");
-        }
-        return object;
+        return RequestBodies.object(raw, kind);
     }
 
-    /** The API server's bound on a request body (3 MiB): larger ones are refused before they are read whole. */
-    static final int MAX_BODY_BYTES = 3 << 20;
-
-    /**
-     * How much of a refused body is read and dropped before the 413 goes out: a client still sending when the
-     * connection closes gets a reset instead of the answer (seen as a flaky test under load). Beyond this the
-     * connection is closed regardless, so a huge body still costs only this much.
-     */
-    static final int DRAIN_BYTES = 4 << 20;
-
-    private static byte[] body(HttpExchange ex) throws IOException {
-        byte[] raw = ex.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
-        if (raw.length > MAX_BODY_BYTES) {
-            drain(ex.getRequestBody(), DRAIN_BYTES);
-            throw new ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is " + MAX_BODY_BYTES);
-        }
-        String contentType = ex.getRequestHeaders().getFirst("Content-Type");
-        return contentType != null && contentType.startsWith("application/vnd.kubernetes.protobuf")
-                ? ProtobufBodies.toJson(raw)
-                : raw;
-    }
-
-    private static void drain(InputStream in, long limit) throws IOException {
-        byte[] buffer = new byte[64 << 10];
-        for (long left = limit; left > 0; ) {
-            int n = in.read(buffer, 0, (int) Math.min(buffer.length, left));
-            if (n < 0) {
-                return;
-            }
-            left -= n;
-        }
-    }
-
-    private static void send(HttpExchange ex, int code, JsonNode body) throws IOException {
-        byte[] bytes = JSON.writeValueAsBytes(body);
-        ex.getResponseHeaders().set("Content-Type", "application/json");
-        ex.sendResponseHeaders(code, bytes.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(bytes);
-        }
-    }
-
-    private static void status(HttpExchange ex, ApiError e) {
-        ObjectNode s = statusOf(e);
-        int code = e.code;
-        try {
-            // a refusal may come before the body was read (authentication, RBAC): read what is left of it first,
-            // so the connection stays usable for the client's next request instead of being closed under it
-            drain(ex.getRequestBody(), DRAIN_BYTES);
-            send(ex, code, s);
-        } catch (IOException io) {
-            LOG.debug("could not send error {}: {}", code, io.toString());
-        }
-    }
-
-    /** The Status object that answers {@code e}. */
+    /** The Status object that answers {@code e}: {@link ResponseWriters#statusOf}. */
     static ObjectNode statusOf(ApiError e) {
-        ObjectNode s = JSON.createObjectNode().put("kind", "Status").put("apiVersion", "v1");
-        s.putObject("metadata");
-        s.put("status", "Failure").put("message", e.getMessage()).put("reason", e.reason);
-        if (e.detailsName != null || e.detailsGroup != null || e.detailsKind != null) {
-            ObjectNode details = s.putObject("details");
-            putIfNotEmpty(details, "name", e.detailsName);
-            putIfNotEmpty(details, "group", e.detailsGroup);
-            putIfNotEmpty(details, "kind", e.detailsKind);
-        }
-        if (e instanceof ServerSideApply.ApplyConflict c) {
-            s.withObjectProperty("details").putArray("causes").addAll(c.causes);
-        }
-        s.put("code", e.code);
-        return s;
-    }
-
-    private static void putIfNotEmpty(ObjectNode node, String field, String value) {
-        if (value != null && !value.isEmpty()) {
-            node.put(field, value);
-        }
+        return ResponseWriters.statusOf(e);
     }
 
     /**
