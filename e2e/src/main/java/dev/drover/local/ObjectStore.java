@@ -2,19 +2,13 @@ package dev.drover.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.security.SecureRandom;
 import java.time.Clock;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
@@ -24,7 +18,9 @@ import java.util.function.UnaryOperator;
  * applies to them: one revision counter for every change (etcd's), server-set
  * metadata, generation counted on spec changes, the status subresource,
  * finalizers before deletion, optimistic concurrency on resourceVersion, and
- * a window of recent changes that watches start from without a gap.
+ * a window of recent changes that watches start from without a gap. What the
+ * registry does to an object before it is kept is {@link RegistryStrategy}'s; the
+ * window of changes and the watches it feeds are {@link ChangeHistory}'s.
  *
  * <p>Objects are kept per resource type by {@code namespace/name}, so a read or
  * write costs one map lookup whatever the store holds. Stored trees are never
@@ -71,7 +67,7 @@ final class ObjectStore {
             return overflowed;
         }
 
-        private void offer(Change change) {
+        void offer(Change change) {
             if (queue.size() >= WATCHER_BACKLOG) {
                 overflowed = true;
                 return;
@@ -79,7 +75,7 @@ final class ObjectStore {
             queue.add(change);
         }
 
-        private boolean wants(Change change) {
+        boolean wants(Change change) {
             return change.typeKey().equals(typeKey)
                     && (namespace == null
                             || namespace.equals(change.object()
@@ -90,7 +86,7 @@ final class ObjectStore {
 
         @Override
         public void close() {
-            watches.remove(this);
+            changes.unregister(this);
         }
     }
 
@@ -99,33 +95,21 @@ final class ObjectStore {
 
     /** etcd's default {@code --max-request-bytes} (1.5 MiB): no stored object is larger. */
     static final int MAX_OBJECT_BYTES = 1_572_864;
-    /** The watch history keeps at most this many bytes of changes (and {@code historySize} changes). */
-    static final long MAX_HISTORY_BYTES = 64L << 20;
 
     private static final com.fasterxml.jackson.databind.ObjectMapper SIZES = NestingDepth.mapper();
-    private static final String ALPHANUMERIC = "bcdfghjklmnpqrstvwxz2456789";
 
-    private final Clock clock;
-    private final int historySize;
-    private final SecureRandom random = new SecureRandom();
+    private final RegistryStrategy strategy;
+    private final ChangeHistory changes;
     private final Map<String, TreeMap<String, ObjectNode>> objects = new HashMap<>();
-    private final ArrayDeque<Change> history = new ArrayDeque<>();
-    /** The serialized size of each change in {@link #history}, in the same order, and their sum. */
-    private final ArrayDeque<Integer> historySizes = new ArrayDeque<>();
-
-    private long historyBytes;
-    private final List<Watch> watches = new CopyOnWriteArrayList<>();
     private long revision;
-    /** The newest revision no longer in {@link #history}: watches from before it get 410 Gone. */
-    private long compacted;
 
     ObjectStore(Clock clock) {
         this(clock, HISTORY);
     }
 
     ObjectStore(Clock clock, int historySize) {
-        this.clock = clock;
-        this.historySize = historySize;
+        this.strategy = new RegistryStrategy(clock);
+        this.changes = new ChangeHistory(historySize);
     }
 
     /** The key objects of a type are kept under: versions of one resource share their objects. */
@@ -189,7 +173,7 @@ final class ObjectStore {
         String name = meta.path("name").asText("");
         if (name.isEmpty() && !meta.path("generateName").asText("").isEmpty()) {
             do {
-                name = meta.path("generateName").asText() + suffix();
+                name = meta.path("generateName").asText() + strategy.suffix();
             } while (bucket(type).containsKey(key(type, namespace, name)));
         }
         if (name.isEmpty()) {
@@ -207,17 +191,7 @@ final class ObjectStore {
             throw new ApiFront.ApiError(
                     409, "AlreadyExists", type.plural() + qualifier(type) + " \"" + name + "\" already exists");
         }
-        meta.put("name", name);
-        meta.put("uid", UUID.randomUUID().toString());
-        meta.put("creationTimestamp", now());
-        meta.put("generation", 1);
-        meta.remove(List.of("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"));
-        if (type.statusSubresource()) {
-            object.remove("status");
-        }
-        if (type.equals(Catalog.SECRETS)) {
-            SecretData.fold(object);
-        }
+        strategy.prepareForCreate(type, object, name);
         if (dryRun) {
             return stamped(object, revision + 1);
         }
@@ -264,7 +238,7 @@ final class ObjectStore {
         if (next.equals(old)) {
             return old; // as a real API server: a write that changes nothing is no change, and no event
         }
-        if (!specOf(next).equals(specOf(old))) {
+        if (!RegistryStrategy.specOf(next).equals(RegistryStrategy.specOf(old))) {
             meta.put("generation", oldMeta.path("generation").asLong(0) + 1);
         }
         if (oldMeta.has("deletionTimestamp") && meta.path("finalizers").isEmpty()) {
@@ -311,12 +285,7 @@ final class ObjectStore {
         if (meta.has("deletionTimestamp")) {
             return old;
         }
-        ObjectNode marked = old.deepCopy();
-        marked.withObjectProperty("metadata")
-                .put("deletionTimestamp", now())
-                .put("deletionGracePeriodSeconds", 0)
-                .put("generation", meta.path("generation").asLong(0) + 1);
-        return commit(typeKey, key, "MODIFIED", marked);
+        return commit(typeKey, key, "MODIFIED", strategy.markedForDeletion(old));
     }
 
     /**
@@ -331,17 +300,9 @@ final class ObjectStore {
                 w.offer(new Change(revision, w.typeKey, "ADDED", o, null));
             }
         } else {
-            if (since < compacted) {
-                throw new ApiFront.ApiError(
-                        410, "Expired", "too old resource version: " + since + " (" + compacted + ")");
-            }
-            for (Change c : history) {
-                if (c.revision() > since && w.wants(c)) {
-                    w.offer(c);
-                }
-            }
+            changes.replay(w, since);
         }
-        watches.add(w);
+        changes.register(w);
         return w;
     }
 
@@ -352,7 +313,7 @@ final class ObjectStore {
     private ObjectNode remove(String typeKey, String key, ObjectNode last) {
         objects.get(typeKey).remove(key);
         ObjectNode gone = stamped(last.deepCopy(), ++revision); // the stored tree may be in readers' hands
-        record(new Change(revision, typeKey, "DELETED", gone, null), sizeOf(gone));
+        changes.record(new Change(revision, typeKey, "DELETED", gone, null), sizeOf(gone));
         return gone;
     }
 
@@ -369,24 +330,8 @@ final class ObjectStore {
         ObjectNode stored = stamped(object, ++revision);
         ObjectNode previous =
                 objects.computeIfAbsent(typeKey, k -> new TreeMap<>()).put(key, stored);
-        record(new Change(revision, typeKey, event, stored, "MODIFIED".equals(event) ? previous : null), size);
+        changes.record(new Change(revision, typeKey, event, stored, "MODIFIED".equals(event) ? previous : null), size);
         return stored;
-    }
-
-    private void record(Change change, int size) {
-        history.addLast(change);
-        historySizes.addLast(size);
-        historyBytes += size;
-        // bounded in entries and in bytes: a few large objects written often must not fill the heap
-        while (history.size() > historySize || (historyBytes > MAX_HISTORY_BYTES && history.size() > 1)) {
-            compacted = history.removeFirst().revision();
-            historyBytes -= historySizes.removeFirst();
-        }
-        for (Watch w : watches) {
-            if (w.wants(change)) {
-                w.offer(change);
-            }
-        }
     }
 
     private static int sizeOf(ObjectNode object) {
@@ -402,71 +347,9 @@ final class ObjectStore {
         return object;
     }
 
-    /**
-     * What an update may change, as the resource's strategy resets it before validation and admission (a real API
-     * server's PrepareForUpdate): through the status subresource only status changes (and, for Nodes, metadata);
-     * through the main resource the status of a status-subresource type never does; metadata the server owns
-     * (name, uid, resourceVersion, generation, deletion) stays the old object's. The result may share parts of
-     * {@code proposed}; preparing a prepared object changes nothing.
-     */
+    /** What an update may change: {@link RegistryStrategy#prepareForUpdate}. */
     static ObjectNode prepareForUpdate(ResourceType type, ObjectNode old, ObjectNode proposed, boolean statusWrite) {
-        ObjectNode next;
-        if (statusWrite) {
-            next = old.deepCopy();
-            if (type.plural().equals("nodes") && type.group().isEmpty()) {
-                next.set("metadata", proposed.path("metadata").deepCopy());
-            }
-            if (proposed.has("status")) {
-                next.set("status", proposed.get("status"));
-            } else {
-                next.remove("status");
-            }
-            // who owns which fields changes with a status write too (the server records it: ManagedFields)
-            JsonNode managed = proposed.path("metadata").get("managedFields");
-            if (managed != null) {
-                next.withObjectProperty("metadata").set("managedFields", managed);
-            } else {
-                next.withObjectProperty("metadata").remove("managedFields");
-            }
-        } else {
-            next = proposed;
-            if (type.statusSubresource()) {
-                if (old.has("status")) {
-                    next.set("status", old.get("status"));
-                } else {
-                    next.remove("status");
-                }
-            }
-        }
-        ObjectNode meta = next.withObjectProperty("metadata");
-        ObjectNode oldMeta = (ObjectNode) old.get("metadata");
-        for (String kept : List.of(
-                "name",
-                "namespace",
-                "uid",
-                "creationTimestamp",
-                "generation",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "resourceVersion")) {
-            if (oldMeta.has(kept)) {
-                meta.set(kept, oldMeta.get(kept));
-            } else {
-                meta.remove(kept);
-            }
-        }
-        return next;
-    }
-
-    /** The object without metadata and status: what generation counts changes of. */
-    private static JsonNode specOf(ObjectNode object) {
-        ObjectNode rest = object.objectNode();
-        for (Map.Entry<String, JsonNode> f : object.properties()) {
-            if (!f.getKey().equals("metadata") && !f.getKey().equals("status")) {
-                rest.set(f.getKey(), f.getValue());
-            }
-        }
-        return rest;
+        return RegistryStrategy.prepareForUpdate(type, old, proposed, statusWrite);
     }
 
     private TreeMap<String, ObjectNode> bucket(ResourceType type) {
@@ -488,17 +371,5 @@ final class ObjectStore {
 
     static ApiFront.ApiError notFound(ResourceType type, String name) {
         return new ApiFront.ApiError(404, "NotFound", type.plural() + qualifier(type) + " \"" + name + "\" not found");
-    }
-
-    private String now() {
-        return Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
-    }
-
-    private String suffix() {
-        StringBuilder s = new StringBuilder(5);
-        for (int i = 0; i < 5; i++) {
-            s.append(ALPHANUMERIC.charAt(random.nextInt(ALPHANUMERIC.length())));
-        }
-        return s.toString();
     }
 }
