@@ -3,12 +3,7 @@ package dev.drover.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.api.v1alpha1.Allocation;
-import dev.drover.api.v1alpha1.AllocationSpec;
-import dev.drover.api.v1alpha1.Check;
-import dev.drover.api.v1alpha1.CheckType;
-import dev.drover.api.v1alpha1.Task;
 import dev.drover.local.LocalApiServer;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -18,8 +13,6 @@ import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,9 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
@@ -45,10 +35,6 @@ public final class Bench {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The node the API server lists and the agent runs as. */
     private static final String NODE = "local";
-    /** How long an agent recording its AOT cache may take to exit: it assembles the cache first. */
-    private static final Duration AOT_ASSEMBLY_WAIT = Duration.ofMinutes(10);
-    /** The heap of an agent recording its AOT cache. */
-    static final String AOT_RECORDING_HEAP = "-Xmx2g";
 
     private final BenchOptions options;
     private final ChildJvms jvms;
@@ -103,59 +89,14 @@ public final class Bench {
             Bench bench = new Bench(BenchOptions.parse(args), jvms, out, err);
             try {
                 int exit = bench.run();
-                return exit == 0 && bench.options.aotOut() != null ? bench.recorded(bench.options.aotOut()) : exit;
+                return exit == 0 && bench.options.aotOut() != null
+                        ? AotCache.recorded(
+                                bench.options.aotOut(), bench.agentEnded, bench.work.resolve("agent.log"), err)
+                        : exit;
             } finally {
                 bench.http.close();
             }
         }
-    }
-
-    /** Whether the agent of an {@code --aot-out} run left its cache: 0 if so, else 1 with one line saying so. */
-    private int recorded(Path cache) throws IOException {
-        if (!agentEnded) {
-            Files.deleteIfExists(cache); // what a killed assembly left is no cache
-            err.println("bench: the agent did not finish its ahead-of-time cache within "
-                    + AOT_ASSEMBLY_WAIT.toMinutes() + " minutes (its log: " + work.resolve("agent.log") + ")");
-            return 1;
-        }
-        if (Files.isRegularFile(cache, java.nio.file.LinkOption.NOFOLLOW_LINKS) && Files.size(cache) > 0) {
-            return 0;
-        }
-        err.println("bench: the agent recorded no ahead-of-time cache at " + cache + " (its log: "
-                + work.resolve("agent.log") + ")");
-        return 1;
-    }
-
-    /**
-     * {@code --aot}: a training run of the agent (its own API server and data, up to
-     * {@link BenchOptions#AOT_TRAINING_ALLOCS} allocations of this run's shape created, running and deleted) that
-     * records the JVM's ahead-of-time cache as the agent exits; returns the cache.
-     */
-    private Path trainAot(Path work, List<String> agentJvm) throws IOException, InterruptedException {
-        Path cache = work.resolve("agent.aot");
-        List<String> args = new ArrayList<>(List.of(
-                "--allocs",
-                Integer.toString(Math.min(options.allocs(), BenchOptions.AOT_TRAINING_ALLOCS)),
-                "--tasks",
-                Integer.toString(options.tasks()),
-                "--driver",
-                options.driver(),
-                "--events",
-                options.taskEvents(),
-                "--delete",
-                "--agent-jar",
-                options.agentJar().toString(),
-                "--agent-jvm",
-                String.join(" ", agentJvm),
-                "--aot-out",
-                cache.toString()));
-        Path log = work.resolve("aot-training.log");
-        int exit = jvms.benchChild(args, log);
-        if (exit != 0 || !Files.isRegularFile(cache)) {
-            throw new IOException(
-                    "the agent's AOT training run (exit " + exit + ") recorded no cache; its log: " + log);
-        }
-        return cache;
     }
 
     /** The flags of {@code bench}, for drover-local's help. */
@@ -209,18 +150,8 @@ public final class Bench {
             if (tasks != null) {
                 agentArgs.addAll(List.of("--enable-raw-exec", "--cgroup-parent", tasks.cgroupParent()));
             }
-            List<String> agentJvm = options.agentJvm() == null ? AgentJvm.options() : options.agentJvm();
-            if (options.aot()) {
-                agentJvm = new ArrayList<>(agentJvm);
-                agentJvm.add("-XX:AOTCache=" + trainAot(work, agentJvm));
-            }
-            if (options.aotOut() != null) {
-                agentJvm = new ArrayList<>(agentJvm);
-                // a heap that fits compressed object pointers, as every agent under a memory limit below about 43 GB
-                // runs: a cache recorded without them (a heap of a large machine's RAM) is refused by those agents
-                agentJvm.add(AOT_RECORDING_HEAP);
-                agentJvm.add("-XX:AOTCacheOutput=" + options.aotOut());
-            }
+            List<String> agentJvm = AotCache.agentJvm(
+                    options, jvms, work, options.agentJvm() == null ? AgentJvm.options() : options.agentJvm());
             Process agent =
                     ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"), probe);
             RssPeak rss = new RssPeak(agent.pid());
@@ -283,7 +214,7 @@ public final class Bench {
                     endTasks(client, tasks, agent);
                 }
                 // an agent recording its AOT cache assembles it as it exits, which takes a while
-                agentEnded = ChildJvms.stop(agent, options.aotOut() == null ? ChildJvms.STOP_WAIT : AOT_ASSEMBLY_WAIT);
+                agentEnded = ChildJvms.stop(agent, AotCache.stopWait(options));
                 if (checks != null) {
                     checks.close();
                 }
@@ -362,7 +293,7 @@ public final class Bench {
         Duration benchCpuBefore = cpu(ProcessHandle.current());
         long begin = System.nanoTime();
         Instant beginWall = Instant.now();
-        createAll(created);
+        new CreatePhase(options, NODE, checks).run(http, serverUrl, created);
         waitUntil(() -> running.size() >= options.allocs(), Duration.ofMinutes(5), running::size, "Running");
         double allRunning = (System.nanoTime() - begin) / 1e9;
         watch.close();
@@ -420,70 +351,6 @@ public final class Bench {
         Config config = Config.fromKubeconfig(Files.readString(kubeconfig));
         config.setRequestRetryBackoffLimit(0);
         return config;
-    }
-
-    /**
-     * Creates the allocations from 16 threads at once, each a plain POST of its JSON (the bench plays the users; a
-     * typed client's serializing and reading back every answer was CPU taken from the agent measured beside it).
-     */
-    private void createAll(Map<String, Long> created) throws Exception {
-        URI collection = serverUrl.resolve("/apis/drover.dev/v1alpha1/namespaces/default/allocations");
-        String template = JSON.writeValueAsString(allocation("NAME-PLACEHOLDER"));
-        try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
-            List<Future<?>> sent = new ArrayList<>();
-            for (int i = 0; i < options.allocs(); i++) {
-                String name = "bench-" + i;
-                String body = template.replace("NAME-PLACEHOLDER", name);
-                sent.add(pool.submit(() -> {
-                    HttpResponse<String> r = http.send(
-                            HttpRequest.newBuilder(collection)
-                                    .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
-                                    .header("Content-Type", "application/json")
-                                    .POST(HttpRequest.BodyPublishers.ofString(body))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString());
-                    if (r.statusCode() != 201) {
-                        throw new IOException("creating " + name + ": HTTP " + r.statusCode() + " " + r.body());
-                    }
-                    created.put(name, System.nanoTime());
-                    return null;
-                }));
-            }
-            for (var f : sent) {
-                f.get();
-            }
-        }
-    }
-
-    private Allocation allocation(String name) {
-        Allocation a = new Allocation();
-        a.setMetadata(
-                new ObjectMetaBuilder().withName(name).withNamespace("default").build());
-        AllocationSpec spec = new AllocationSpec();
-        spec.setNodeName(NODE);
-        List<Task> list = new ArrayList<>();
-        for (int t = 0; t < options.tasks(); t++) {
-            Task task = new Task();
-            task.setName("task-" + t);
-            if (options.rawExec()) {
-                task.setDriver(BenchOptions.RAW_EXEC);
-                task.setConfig(Map.of("command", "/bin/sleep", "args", List.of("3600")));
-            } else {
-                task.setDriver(BenchOptions.MOCK);
-                task.setConfig(Map.of("runFor", "24h"));
-            }
-            if (checks != null) {
-                Check check = new Check("http", CheckType.HTTP);
-                check.setPort(checks.port());
-                check.setPath(CheckTarget.PATH);
-                check.setInterval("10s");
-                task.setChecks(List.of(check));
-            }
-            list.add(task);
-        }
-        spec.setTasks(list);
-        a.setSpec(spec);
-        return a;
     }
 
     private void waitUntil(BooleanSupplier done, Duration timeout, IntSupplier progress, String what)
