@@ -2,6 +2,7 @@ package dev.drover;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -9,12 +10,26 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
  * Which code may use which, read from the compiled classes (every reference counts, not just imports): dependencies
  * point one way, controller → allocrunner → taskrunner → driver, with the state store, the garbage collector, the
- * API model, the device plugins and the common module as leaves; no package and no type is part of a cycle. See CONTRIBUTING.md.
+ * API model, the device plugins and the common module as leaves; no package and no type is part of a cycle. Read from
+ * the sources: no main class of the operator is past {@link #MAX_LINES} lines, and nothing cites a document the
+ * repository does not hold. See CONTRIBUTING.md.
  */
 class ArchitectureTest {
 
@@ -24,6 +39,21 @@ class ArchitectureTest {
 
     /** The packages that run allocations, each using only those after it. */
     private static final String[] RUNNERS = {"agent", "controller", "allocrunner", "taskrunner", "driver"};
+
+    /** The most lines a main source file of the operator may have: one past it is split by responsibility. */
+    private static final int MAX_LINES = 450;
+
+    /** The operator module's main sources; tests run in the module's directory. */
+    private static final Path MAIN_SOURCES = Path.of("src", "main", "java");
+
+    /** The repository: the operator module's parent. */
+    private static final Path REPOSITORY = Path.of("").toAbsolutePath().getParent();
+
+    /**
+     * Documents that were never in the repository, cited by their upper-case names; the repository's own are
+     * {@code docs/*.md} ({@code docs/api.md}, {@code docs/semantics.md}). The pattern itself names none of them.
+     */
+    private static final Pattern FOREIGN_DOCUMENT = Pattern.compile("\\b(?:API|SEMANTICS|DESIGN|STYLE|NOTES)\\.md\\b");
 
     @Test
     void noPackageIsPartOfACycle() {
@@ -100,6 +130,90 @@ class ArchitectureTest {
                 .dependOnClassesThat()
                 .resideOutsideOfPackages("dev.drover.cgroups..", "dev.drover.common..", "java..")
                 .check(DROVER);
+    }
+
+    @Test
+    void noMainSourceFileIsOverTheLineLimit() throws IOException {
+        List<String> over = new ArrayList<>();
+        int files = 0;
+        try (Stream<Path> sources = Files.walk(MAIN_SOURCES)) {
+            for (Path source :
+                    sources.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
+                files++;
+                int lines = lines(source);
+                if (lines > MAX_LINES) {
+                    over.add(MAIN_SOURCES.relativize(source) + " (" + lines + " lines)");
+                }
+            }
+        }
+        assertTrue(files > 0, "no main sources under " + MAIN_SOURCES.toAbsolutePath());
+        assertTrue(
+                over.isEmpty(),
+                () -> over.size() + " main class(es) past " + MAX_LINES
+                        + " lines; split each by responsibility (CONTRIBUTING.md), do not excuse it: "
+                        + String.join(", ", over));
+    }
+
+    @Test
+    void nothingCitesADocumentTheRepositoryDoesNotHold() throws IOException {
+        List<Path> scanned = citingFiles();
+        List<String> citations = new ArrayList<>();
+        for (Path file : scanned) {
+            // ISO-8859-1 reads any bytes (a binary test resource too); the names sought are ASCII
+            String[] lines = new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1).split("\n", -1);
+            for (int i = 0; i < lines.length; i++) {
+                Matcher m = FOREIGN_DOCUMENT.matcher(lines[i]);
+                while (m.find()) {
+                    citations.add(REPOSITORY.relativize(file) + ":" + (i + 1) + " " + m.group());
+                }
+            }
+        }
+        assertTrue(
+                scanned.contains(REPOSITORY.resolve("docs/semantics.md")),
+                "docs/semantics.md not among the files read from " + REPOSITORY);
+        assertTrue(
+                citations.isEmpty(),
+                () -> citations.size() + " citation(s) of documents not in the repository; cite docs/*.md instead: "
+                        + String.join(", ", citations));
+    }
+
+    private static int lines(Path source) throws IOException {
+        try (Stream<String> lines = Files.lines(source, StandardCharsets.UTF_8)) {
+            return (int) lines.count();
+        }
+    }
+
+    /**
+     * Every main and test source of every module (resources included), every doc ({@code docs/}, the top-level
+     * Markdown) and every chart file; build outputs and hidden directories are left out.
+     */
+    private static List<Path> citingFiles() throws IOException {
+        List<Path> files = new ArrayList<>();
+        Files.walkFileTree(REPOSITORY, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
+                String name = dir.getFileName() == null ? "" : dir.getFileName().toString();
+                boolean skipped = !dir.equals(REPOSITORY)
+                        && (name.startsWith(".") || name.equals("target") || name.equals("node_modules"));
+                return skipped ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                Path rel = REPOSITORY.relativize(file);
+                String first = rel.getName(0).toString();
+                boolean source = rel.getNameCount() > 3
+                        && rel.getName(1).toString().equals("src")
+                        && (rel.getName(2).toString().equals("main")
+                                || rel.getName(2).toString().equals("test"));
+                boolean doc = first.equals("docs") || (rel.getNameCount() == 1 && first.endsWith(".md"));
+                if (attrs.isRegularFile() && (source || doc || first.equals("charts"))) {
+                    files.add(file);
+                }
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        return files;
     }
 
     /** A type with the types nested in it: a nested type naming its outer one is no cycle. */

@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -35,7 +34,7 @@ import org.slf4j.MDC;
  * AllocRunnerHooks}), its tasks started stage by stage ({@link LifecycleCoordinator}), the leader, sibling and
  * sidecar rules ({@link SiblingRules}), newer specs as they come, the kills in {@link KillOrder}, and on destroy the
  * destroy hooks. One virtual thread at a time runs the loop; task runners wake it on every change, which the runner
- * stores and publishes. With nothing to do the thread ends, and the next wake starts another ({@link HandOffThreads}):
+ * stores and publishes. With nothing to do the thread ends, and the next wake starts another ({@link LoopWakes}):
  * an allocation that runs costs no parked thread.
  *
  * <p>{@link #alloc()} is the allocation as last given, never written to; {@link #allocState()} is what the runner
@@ -60,7 +59,6 @@ public final class AllocRunner {
     private final LifecycleCoordinator coordinator;
     private final AllocRunnerHooks hooks;
     private final LatestUpdate<Allocation> updates;
-    private final Semaphore wake = new Semaphore(0);
     private final CompletableFuture<Void> terminal = new CompletableFuture<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile boolean shuttingDown;
@@ -71,10 +69,7 @@ public final class AllocRunner {
     private boolean killedAll;
     private boolean siblingsHandled;
     private final HandOffThreads threads;
-    /** Guards {@link #idle}: a wake either finds the loop's thread running (a permit) or starts the next. */
-    private final Object wakeLock = new Object();
-    /** The loop had nothing to do: its thread ended, and the next wake starts one. */
-    private boolean idle;
+    private final LoopWakes wakes;
 
     /**
      * @param listener told of every change of this runner's state (its creator's, not shared with other runners)
@@ -119,6 +114,7 @@ public final class AllocRunner {
         this.alloc = allocation;
         this.id = idOf(alloc);
         this.threads = new HandOffThreads("alloc-" + id);
+        this.wakes = new LoopWakes(threads, () -> stretch(this::passes));
         this.dir = AllocDir.of(cfg.dataDir(), id);
         this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
         long generation = Specs.generation(alloc);
@@ -248,7 +244,7 @@ public final class AllocRunner {
      */
     public void update(Allocation newer) {
         if (updates.offer(Specs.generation(newer), Specs.copy(newer))) {
-            wake();
+            wakes.wake();
         }
     }
 
@@ -271,7 +267,7 @@ public final class AllocRunner {
                 tasks.values().forEach(r -> r.kill(null));
             }
         } else {
-            wake();
+            wakes.wake();
             waitBounded(stopped, cfg.destroyDeadline());
         }
         waitBounded(
@@ -302,7 +298,7 @@ public final class AllocRunner {
     /** Stops the runner for an agent shutdown: tasks keep running. Joins every thread. */
     public void shutdown() throws InterruptedException {
         shuttingDown = true;
-        wake();
+        wakes.wake();
         for (TaskRunner r : tasks.values()) {
             r.shutdown();
         }
@@ -323,18 +319,6 @@ public final class AllocRunner {
         });
     }
 
-    /** Wakes the loop: a pass follows, on its thread or on the next one if it had ended idle. */
-    private void wake() {
-        synchronized (wakeLock) {
-            if (!idle) {
-                wake.release();
-                return;
-            }
-            idle = false;
-            threads.handOff(() -> stretch(this::passes));
-        }
-    }
-
     /** One pass after another while woken; true when idle (its thread ends, the next wake starts another). */
     private boolean passes() throws InterruptedException {
         while (!shuttingDown) {
@@ -347,13 +331,8 @@ public final class AllocRunner {
             if (state.allDead()) {
                 return false;
             }
-            synchronized (wakeLock) {
-                if (!wake.tryAcquire()) {
-                    idle = true;
-                    threads.handingOff();
-                    return true;
-                }
-                wake.drainPermits();
+            if (wakes.idleUnlessWoken()) {
+                return true;
             }
         }
         return false;
@@ -447,7 +426,7 @@ public final class AllocRunner {
 
     private void taskChanged(String task, TaskState taskState, List<TaskEvent> events) {
         state.taskChanged(task, taskState, events);
-        wake();
+        wakes.wake();
     }
 
     private static void waitBounded(CompletableFuture<?> f, Duration deadline) throws InterruptedException {

@@ -64,8 +64,8 @@ public final class StatusWriter implements AutoCloseable {
         /** At most 4 writes a second per allocation. */
         public static final Duration MIN_INTERVAL = Duration.ofMillis(250);
         /**
-         * The longest a new {@code Pending} waits: within the ~200 ms in which SEMANTICS.md promises a change of
-         * {@code clientStatus} is written.
+         * The longest a new {@code Pending} waits: within the ~200 ms in which docs/semantics.md#status-writes promises
+         * a change of {@code clientStatus} is written.
          */
         public static final Duration PENDING_DELAY = Duration.ofMillis(200);
 

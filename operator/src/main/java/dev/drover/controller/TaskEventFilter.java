@@ -11,7 +11,10 @@ import java.util.Set;
  * task's status keeps every one of them whatever this says.
  */
 public enum TaskEventFilter {
-    /** Every task event, so {@code kubectl describe alloc} shows the whole history (the default, API.md). */
+    /**
+     * Every task event, so {@code kubectl describe alloc} shows the whole history: the default, as
+     * docs/allocations.md#status promises.
+     */
     ALL,
     /**
      * Every one but the Normal {@link #ROUTINE} events that every task has on an ordinary start and stop: an Event each

@@ -1,19 +1,22 @@
 package dev.drover.fs;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static dev.drover.fs.Syscalls.AT_FDCWD;
+import static dev.drover.fs.Syscalls.EEXIST;
+import static dev.drover.fs.Syscalls.ELOOP;
+import static dev.drover.fs.Syscalls.ENOENT;
+import static dev.drover.fs.Syscalls.ENOTDIR;
+import static dev.drover.fs.Syscalls.O_CREAT;
+import static dev.drover.fs.Syscalls.O_DIRECTORY;
+import static dev.drover.fs.Syscalls.O_EXCL;
+import static dev.drover.fs.Syscalls.O_NOFOLLOW;
+import static dev.drover.fs.Syscalls.O_NONBLOCK;
+import static dev.drover.fs.Syscalls.O_WRONLY;
+import static dev.drover.fs.Syscalls.closeFd;
+import static dev.drover.fs.Syscalls.openat;
 
 import dev.drover.common.UserText;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -46,37 +49,12 @@ import java.util.Set;
  * resolves that magic link to the open directory itself, and then only the last component, a single validated name,
  * is looked up in it. Operations on that name never follow it ({@code mkdir}, {@code symlink}, {@code rename},
  * {@code unlink}, {@code lstat}, {@code readlink}, {@code lchown}, {@code O_CREAT|O_EXCL}, {@code O_NOFOLLOW}); the
- * mode is changed only on a file the agent created itself, through that file's own descriptor. Linux only (x86-64,
- * arm64), as the agent is. Shared by what writes a task's credentials, gives a task its directories
- * ({@link TreeWalk}), packs them for migration, and removes them ({@link TreeRemover}).
+ * mode is changed only on a file the agent created itself, through that file's own descriptor ({@link Syscalls} makes
+ * the calls Java has no API for). Linux only (x86-64, arm64), as the agent is. Shared by what writes a task's
+ * credentials, gives a task its directories ({@link TreeWalk}), packs them for migration, and removes them
+ * ({@link TreeRemover}).
  */
 public final class DirectoryHandle implements AutoCloseable {
-
-    private static final int AT_FDCWD = -100;
-    private static final int O_WRONLY = 1;
-    private static final int O_CREAT = 0x40;
-    private static final int O_EXCL = 0x80;
-    private static final int O_NONBLOCK = 0x800;
-    private static final int O_CLOEXEC = 0x80000;
-    private static final boolean ARM = "aarch64".equals(System.getProperty("os.arch"));
-    private static final int O_DIRECTORY = ARM ? 0x4000 : 0x10000;
-    private static final int O_NOFOLLOW = ARM ? 0x8000 : 0x20000;
-    private static final int ENOENT = 2;
-    private static final int EEXIST = 17;
-    private static final int ENOTDIR = 20;
-    private static final int ELOOP = 40;
-
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final MemoryLayout CAPTURE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO =
-            CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno")).withInvokeExactBehavior();
-    private static final MethodHandle OPENAT = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("openat").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
-            Linker.Option.captureCallState("errno"),
-            Linker.Option.firstVariadicArg(3));
-    private static final MethodHandle CLOSE = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("close").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private final int fd;
     /** Where the directory was when opened: for messages only, never used to reach it. */
@@ -390,24 +368,6 @@ public final class DirectoryHandle implements AutoCloseable {
                 + " elsewhere)");
     }
 
-    /** {@code openat(2)}: the descriptor, or minus errno. */
-    private static int openat(int dir, String name, int flags, int mode) {
-        return openat(dir, name.getBytes(StandardCharsets.UTF_8), flags, mode);
-    }
-
-    /** {@code openat(2)} of a name given as its bytes: the descriptor, or minus errno. */
-    private static int openat(int dir, byte[] name, int flags, int mode) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE);
-            MemorySegment path = arena.allocate(name.length + 1L); // zeroed: the last byte ends the string
-            MemorySegment.copy(name, 0, path, JAVA_BYTE, 0, name.length);
-            int r = (int) OPENAT.invokeExact(state, dir, path, flags | O_CLOEXEC, mode);
-            return r >= 0 ? r : -(int) ERRNO.get(state, 0L);
-        } catch (Throwable t) {
-            throw new IllegalStateException("openat failed to run", t);
-        }
-    }
-
     /** Where a name's bytes are read back from: a directory that cannot exist, so making its URI looks up nothing. */
     private static final Path NOWHERE = Path.of("/proc/self/fd/-1");
 
@@ -447,13 +407,5 @@ public final class DirectoryHandle implements AutoCloseable {
             }
         }
         return b;
-    }
-
-    private static void closeFd(int f) {
-        try {
-            int ignored = (int) CLOSE.invokeExact(f);
-        } catch (Throwable t) {
-            throw new IllegalStateException("close failed to run", t);
-        }
     }
 }

@@ -54,8 +54,7 @@ public final class TaskRunner {
 
     private final HandOffThreads threads;
     private final LiveTask live;
-    /** Why the task was restarted as a failure (a check's words), for the decision that follows; runner thread. */
-    private String failureCause;
+    private final RunEnd runEnd;
 
     /** A runner for a task not started before. */
     public TaskRunner(TaskRunnerConfig cfg) {
@@ -72,6 +71,7 @@ public final class TaskRunner {
         this.definition = new TaskDefinition(cfg, state::event);
         this.live = new LiveTask(cfg, calls, state);
         this.restartStep = new RestartStep(state, cfg.clock(), killRequest, shutdownRequest);
+        this.runEnd = new RunEnd(state, cfg.clock(), definition, restarts, killRequest, shutdownRequest);
     }
 
     /**
@@ -380,21 +380,21 @@ public final class TaskRunner {
         }
     }
 
-    /** After the watch: what ended it, then on with the supervision loop. */
+    /** After the watch: what ended it ({@link RunEnd}), then on with the supervision loop. */
     private boolean watched(
             Driver driver,
             TaskHandle handle,
             CompletableFuture<ExitResult> exit,
             CompletableFuture<RestartRequests.Ask> restart)
             throws InterruptedException {
-        if (!exit.isDone() && !killRequest.isDone() && !shutdownRequest.isDone() && !restart.isDone()) {
+        if (!runEnd.ended(exit, restart)) {
             state.flush(); // only a held change fell due: the task runs on
             awaitEnd(driver, handle, exit, restart);
             return true;
         }
         Outcome outcome;
         try {
-            outcome = outcome(driver, handle, exit, restart);
+            outcome = runEnd.outcome(driver, handle, exit, restart);
         } finally {
             stopWatching();
         }
@@ -404,62 +404,8 @@ public final class TaskRunner {
         return supervise(driver, null, false);
     }
 
-    /** What ended the watch; null on shutdown. */
-    private Outcome outcome(
-            Driver driver,
-            TaskHandle handle,
-            CompletableFuture<ExitResult> exit,
-            CompletableFuture<RestartRequests.Ask> restart)
-            throws InterruptedException {
-        if (killRequest.isDone() && !exit.isDone()) {
-            TaskEvent cause = killRequest.join();
-            if (cause != null) {
-                state.event(cause);
-            }
-            if (!definition.killer().kill(driver, handle, exit, shutdownRequest)) {
-                state.store();
-                return null; // shutting down before the kill worked: the next agent kills it
-            }
-            return new Outcome.Killed();
-        }
-        if (exit.isDone()) {
-            ExitResult r = DriverCalls.exitResult(exit);
-            state.event(TaskEvent.of(TaskEventType.Terminated, cfg.clock().instant())
-                    .withExit(r.exitCode(), r.signal())
-                    .withOomKilled(r.oomKilled())
-                    .withMessage((r.oomKilled() ? "OOM Killed; " : "")
-                            + (r.error() != null
-                                    ? r.error()
-                                    : "Exit Code: " + r.exitCode()
-                                            + (r.signal() == null ? "" : ", Signal: " + r.signal()))));
-            definition.killer().destroy(driver, handle);
-            return new Outcome.Exited(r.exitCode(), r.signal(), r.error());
-        }
-        if (restart.isDone()) {
-            restarts.taken(restart);
-            RestartRequests.Ask ask = restart.join();
-            if (ask.failure()) {
-                failureCause = ask.reason(); // told by the Restarting or NotRestarting event after the kill
-            } else {
-                state.event(
-                        TaskEvent.of(TaskEventType.RestartSignaled, cfg.clock().instant())
-                                .withRestartReason(ask.reason())
-                                .withMessage(ask.reason()));
-            }
-            if (!definition.killer().kill(driver, handle, exit, shutdownRequest)) {
-                state.store();
-                return null;
-            }
-            return new Outcome.RestartRequested(ask.failure());
-        }
-        state.store();
-        return null;
-    }
-
     /** What follows the run's end ({@link RestartStep}); false when the task is done for good. */
     private boolean decideAndWait(Outcome outcome) throws InterruptedException {
-        String cause = failureCause;
-        failureCause = null;
-        return restartStep.next(definition.tracker(), outcome, cause);
+        return restartStep.next(definition.tracker(), outcome, runEnd.takeFailureCause());
     }
 }

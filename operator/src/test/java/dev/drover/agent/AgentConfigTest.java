@@ -40,7 +40,7 @@ class AgentConfigTest {
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofSeconds(1));
         assertThat(c.statusWrites().pendingDelay()).isEqualTo(Duration.ofMillis(200));
         assertThat(c.taskEvents())
-                .as("every task event is a Kubernetes Event (API.md)")
+                .as("every task event is a Kubernetes Event (docs/allocations.md#status)")
                 .isEqualTo(dev.drover.controller.TaskEventFilter.ALL);
         assertThat(c.events())
                 .as("the kubelet's --event-qps and --event-burst")

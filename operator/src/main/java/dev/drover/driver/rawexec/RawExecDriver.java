@@ -246,63 +246,19 @@ public final class RawExecDriver implements Driver {
     }
 
     /**
-     * The task's status dir names a supervisor that is still running that very dir: an earlier agent started
-     * the task and was killed before it stored the handle. Starting again would run the task twice, and a
-     * destroy that knows no handle would leave it running, so the running one is taken over (its exit watched),
-     * known by the PID and start time its supervisor file records. So is a task whose supervisor died too, known by
-     * the PID and start time its pid file records.
+     * The start of {@code task} an earlier agent made and did not record ({@link UnrecordedStart}), taken over: its
+     * exit watched as {@link #recover} does, its cgroup found again by name.
      */
     @Override
     public Optional<TaskHandle> findUnrecorded(TaskConfig task) throws DriverException {
         Path status = task.taskDir().resolve(STATUS_DIR);
-        Optional<StatusFiles.PidFile> recorded = StatusFiles.PidFile.read(status.resolve("supervisor"));
-        if (recorded.isEmpty()) {
-            return Optional.empty(); // none recorded, or a torn file from a crash: nothing is running it
+        Optional<UnrecordedStart> found = UnrecordedStart.find(status, task.id());
+        if (found.isEmpty()) {
+            return Optional.empty();
         }
-        long supervisorPid = recorded.get().pid();
-        // PID and start time name one process; an older agent's supervisor recorded only its PID
-        boolean supervisorRuns = (recorded.get().startTime() < 0
-                        || Procs.isSame(supervisorPid, recorded.get().startTime()))
-                && Procs.commandLine(supervisorPid).contains(status.toString());
-        if (!supervisorRuns) {
-            // The supervisor is gone (or its PID is another process's now); its task may still run.
-            Optional<StatusFiles.PidFile> orphan = StatusFiles.PidFile.read(status.resolve("pid"))
-                    .filter(p -> !Files.exists(status.resolve("exit")) && Procs.isSame(p.pid(), p.startTime()));
-            return orphan.isEmpty()
-                    ? Optional.empty()
-                    : Optional.of(recover(handle(
-                            task,
-                            status,
-                            orphan.get().pid(),
-                            orphan.get().startTime(),
-                            supervisorPid,
-                            -1,
-                            foundCgroup(task))));
-        }
-        Path pidFile = status.resolve("pid");
-        long deadline = System.nanoTime() + StatusFiles.PID_WAIT.toNanos();
-        while (!Files.exists(pidFile) && Procs.startTime(supervisorPid).isPresent() && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new DriverException("interrupted while taking over a running task", e);
-            }
-        }
-        StatusFiles.PidFile started = StatusFiles.PidFile.read(pidFile)
-                .orElseThrow(() -> new DriverException("task " + task.id() + " has a supervisor (pid " + supervisorPid
-                        + ") from an earlier start but no readable pid file"));
-        long start = started.startTime() >= 0
-                ? started.startTime()
-                : Procs.startTime(started.pid()).orElse(-1);
+        UnrecordedStart s = found.get();
         return Optional.of(recover(handle(
-                task,
-                status,
-                started.pid(),
-                start,
-                supervisorPid,
-                Procs.startTime(supervisorPid).orElse(-1),
-                foundCgroup(task))));
+                task, status, s.pid(), s.pidStart(), s.supervisorPid(), s.supervisorStart(), foundCgroup(task))));
     }
 
     /** The exit, once the supervisor has gone: from its status file, told as an OOM kill when it was one. */
