@@ -216,6 +216,28 @@ class ArchitectureTest {
         return files;
     }
 
+    /**
+     * What the agent's API and the gateway agree on (paths, subresources and their verbs, exec subprotocols, header
+     * and annotation names) is in {@code agentapi}, which knows neither; the agent's API knows nothing of the gateway.
+     */
+    @Test
+    void theAgentApiProtocolStandsApartFromItsServers() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.agentapi..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("dev.drover.httpapi..", "dev.drover.gateway..")
+                .check(DROVER);
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.httpapi..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("dev.drover.gateway..")
+                .check(DROVER);
+    }
+
     /** A type with the types nested in it: a nested type naming its outer one is no cycle. */
     private static final class TopLevelTypes implements SliceAssignment {
         @Override

@@ -571,7 +571,7 @@ class AgentIT {
                 dev.drover.httpapi.AgentClient.AgentException.class,
                 () -> dev.drover.httpapi.AgentClient.get(
                         dev.drover.httpapi.AgentClient.find(server.client(), "local"),
-                        dev.drover.httpapi.AgentClient.path("default", "greeter", "logs/main"),
+                        dev.drover.agentapi.AgentProtocol.agentPath("default", "greeter", "logs/main"),
                         captured,
                         Duration.ofSeconds(10),
                         body -> body.readAllBytes()));

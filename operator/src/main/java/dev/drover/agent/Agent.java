@@ -2,6 +2,7 @@ package dev.drover.agent;
 
 import dev.drover.admission.AdmissionMetrics;
 import dev.drover.admission.NodeAdmission;
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.controller.Admissions;
@@ -256,14 +257,15 @@ public final class Agent implements AutoCloseable {
         if (config.apiPort() >= 0) {
             AgentHttps.Started https = AgentHttps.start(config, client, clock, this::apiView, renewed -> {
                 if (registrar != null) {
-                    registrar.annotate(Map.of(AgentApi.CERTIFICATE_ANNOTATION, renewed.fingerprint()));
+                    registrar.annotate(Map.of(AgentProtocol.CERTIFICATE_ANNOTATION, renewed.fingerprint()));
                 }
             });
             certificates = https.certificates();
             api = https.api();
-            annotations.put(AgentApi.PORT_ANNOTATION, Integer.toString(api.port()));
+            annotations.put(AgentProtocol.PORT_ANNOTATION, Integer.toString(api.port()));
             annotations.put(
-                    AgentApi.CERTIFICATE_ANNOTATION, certificates.identity().fingerprint());
+                    AgentProtocol.CERTIFICATE_ANNOTATION,
+                    certificates.identity().fingerprint());
         }
         registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
         registrar.follow(() -> admission.usage().annotations());

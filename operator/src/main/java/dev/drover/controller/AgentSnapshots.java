@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.allocwatcher.DiskFetcher;
@@ -81,9 +82,9 @@ public final class AgentSnapshots implements DiskFetcher {
             AgentClient.Endpoint agent = AgentClient.find(client, node);
             long bytes = AgentClient.get(
                     agent,
-                    AgentClient.path(previous.namespace(), previous.name(), "snapshot")
-                            + "?successor=" + AgentClient.encode(claimant.name())
-                            + "&uid=" + AgentClient.encode(claimant.uid()),
+                    AgentProtocol.agentPath(previous.namespace(), previous.name(), "snapshot")
+                            + "?successor=" + AgentProtocol.encode(claimant.name())
+                            + "&uid=" + AgentProtocol.encode(claimant.uid()),
                     credential,
                     clientKeys.get(),
                     Map.of(),

@@ -1,6 +1,9 @@
 package dev.drover.gateway;
 
+import dev.drover.agentapi.AgentProtocol;
+import dev.drover.agentapi.Subresource;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -11,16 +14,14 @@ import java.util.Optional;
  */
 final class Discovery {
 
-    static final List<String> SUBRESOURCES = List.of("log", "stats", "snapshot", "signal", "exec");
-
     private Discovery() {}
 
     /** The document at {@code path}, if it is a discovery path. */
     static Optional<byte[]> document(String path) {
         Object doc = switch (path) {
             case "/apis" -> Map.of("kind", "APIGroupList", "apiVersion", "v1", "groups", List.of(group()));
-            case "/apis/" + GatewayRequest.GROUP -> group();
-            case GatewayRequest.PREFIX -> resources();
+            case "/apis/" + AgentProtocol.GROUP -> group();
+            case AgentProtocol.GATEWAY_PREFIX -> resources();
             default -> null;
         };
         if (doc == null) {
@@ -35,14 +36,14 @@ final class Discovery {
 
     private static Map<String, Object> group() {
         Map<String, String> version = Map.of(
-                "groupVersion", GatewayRequest.GROUP + "/" + GatewayRequest.VERSION, "version", GatewayRequest.VERSION);
+                "groupVersion", AgentProtocol.GROUP + "/" + AgentProtocol.VERSION, "version", AgentProtocol.VERSION);
         return Map.of(
                 "kind",
                 "APIGroup",
                 "apiVersion",
                 "v1",
                 "name",
-                GatewayRequest.GROUP,
+                AgentProtocol.GROUP,
                 "versions",
                 List.of(version),
                 "preferredVersion",
@@ -56,12 +57,12 @@ final class Discovery {
                 "apiVersion",
                 "v1",
                 "groupVersion",
-                GatewayRequest.GROUP + "/" + GatewayRequest.VERSION,
+                AgentProtocol.GROUP + "/" + AgentProtocol.VERSION,
                 "resources",
-                SUBRESOURCES.stream()
+                Arrays.stream(Subresource.values())
                         .map(s -> Map.of(
                                 "name",
-                                "allocations/" + s,
+                                "allocations/" + s.apiName(),
                                 "singularName",
                                 "",
                                 "namespaced",
@@ -69,13 +70,7 @@ final class Discovery {
                                 "kind",
                                 "Allocation",
                                 "verbs",
-                                // a signal is a POST, which kube-apiserver authorizes as create; an exec is a
-                                // WebSocket GET that kube-apiserver lets through for get, then checked for create
-                                switch (s) {
-                                    case "signal" -> List.of("create");
-                                    case "exec" -> List.of("create", "get");
-                                    default -> List.of("get");
-                                }))
+                                s.discoveryVerbs()))
                         .toList());
     }
 }

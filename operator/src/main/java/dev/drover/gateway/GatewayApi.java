@@ -1,6 +1,8 @@
 package dev.drover.gateway;
 
 import com.sun.net.httpserver.HttpExchange;
+import dev.drover.agentapi.AgentProtocol;
+import dev.drover.agentapi.Refusal;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.httpapi.AgentClient;
@@ -8,6 +10,7 @@ import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.TcpConnections;
 import dev.drover.web.ConnectionBounds;
 import dev.drover.web.JettyHttps;
+import dev.drover.web.Replies;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.io.IOException;
 import java.io.InputStream;
@@ -107,7 +110,7 @@ public final class GatewayApi implements AutoCloseable {
                 true,
                 authentication::verifies,
                 this::handle,
-                List.of(new JettyHttps.Upgrade(GatewayExec.PATH, exec)));
+                List.of(new JettyHttps.Upgrade(AgentProtocol.GATEWAY_EXEC, exec)));
         this.connections = new TcpConnections(server.port());
     }
 
@@ -214,15 +217,13 @@ public final class GatewayApi implements AutoCloseable {
             return;
         }
         if (discovery.isPresent()) {
-            ex.getResponseHeaders().set("Content-Type", "application/json");
-            ex.sendResponseHeaders(200, discovery.get().length);
-            ex.getResponseBody().write(discovery.get());
+            Replies.send(ex, 200, "application/json", discovery.get());
             return;
         }
         GatewayRequest request;
         try {
             request = GatewayRequest.parse(path, ex.getRequestURI().getRawQuery());
-        } catch (GatewayRequest.BadRequest e) {
+        } catch (Refusal e) {
             GatewayStatus.send(ex, e.status(), e.getMessage());
             return;
         }
@@ -292,7 +293,7 @@ public final class GatewayApi implements AutoCloseable {
                                     + GatewayStatus.cut(String.join(", ", tasks)) + ")");
                     return;
                 }
-                subresource = "logs/" + AgentClient.encode(name) + request.query();
+                subresource = "logs/" + AgentProtocol.encode(name) + request.query();
                 contentType = "text/plain; charset=utf-8";
             }
             case "stats" -> {
@@ -309,7 +310,7 @@ public final class GatewayApi implements AutoCloseable {
             }
         }
         try {
-            String path = AgentClient.path(request.namespace(), request.name(), subresource);
+            String path = AgentProtocol.agentPath(request.namespace(), request.name(), subresource);
             backend.ask(node, request.method(), path, user, body -> {
                 streaming.add(body);
                 try {
@@ -387,10 +388,7 @@ public final class GatewayApi implements AutoCloseable {
     }
 
     private static void text(HttpExchange ex, int code, String text) throws IOException {
-        byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
-        ex.sendResponseHeaders(code, bytes.length);
-        ex.getResponseBody().write(bytes);
+        Replies.send(ex, code, "text/plain; charset=utf-8", text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     /** Stops serving: followed logs end, connections close. Joins the request threads. */

@@ -1,9 +1,10 @@
 package dev.drover.gateway;
 
-import com.sun.net.httpserver.Headers;
+import dev.drover.agentapi.AgentProtocol;
+import dev.drover.agentapi.ExecUpgrade;
+import dev.drover.agentapi.Refusal;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.Task;
-import dev.drover.execstream.Channels;
 import dev.drover.execstream.ExecSession;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.KubernetesAuth;
@@ -14,15 +15,16 @@ import dev.drover.web.MessageSocket;
 import dev.drover.web.Relay;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import org.eclipse.jetty.http.HttpField;
-import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.websocket.core.FrameHandler;
 import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
 import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
-import org.eclipse.jetty.websocket.core.server.WebSocketNegotiator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,10 +36,9 @@ import org.slf4j.LoggerFactory;
  * token and certificate. The user's upgrade is accepted only once the agent accepted its own, so every refusal, the
  * agent's too, is a plain {@code Status}.
  */
-final class GatewayExec implements WebSocketNegotiator {
+final class GatewayExec extends ExecUpgrade {
 
     private static final Logger LOG = LoggerFactory.getLogger(GatewayExec.class);
-    static final String PATH = "^/apis/agent\\.drover\\.dev/v1alpha1/namespaces/[^/]+/allocations/[^/]+/exec$";
     /** Exec sessions relayed at once; each holds two connections and a few virtual threads. */
     static final int MAX_SESSIONS = 512;
     /** Exec sessions one user may have relayed at once, so that one user cannot take them all. */
@@ -80,6 +81,7 @@ final class GatewayExec implements WebSocketNegotiator {
 
     /** {@code userOpens}: how long the user's side has to open once the agent's has. */
     GatewayExec(RequestHeaderAuth authentication, Rights authorizer, Agents backend, java.time.Duration userOpens) {
+        super(LOG, "the gateway failed to open the exec session; its log says why");
         this.userOpens = userOpens;
         this.authentication = authentication;
         this.authorizer = authorizer;
@@ -87,83 +89,54 @@ final class GatewayExec implements WebSocketNegotiator {
     }
 
     @Override
-    public FrameHandler negotiate(ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
-        try {
-            return negotiateOrThrow(request, response, callback);
-        } catch (RuntimeException e) {
-            // Jetty's own error page would show the exception's text to the client
-            LOG.warn("an exec upgrade of {} failed", request.getHttpURI().getPath(), e);
-            return refuse(response, callback, 500, "the gateway failed to open the exec session; its log says why");
-        }
-    }
-
-    private FrameHandler negotiateOrThrow(
-            ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
-        List<String> protocols = Channels.PROTOCOLS.stream()
-                .filter(request.getSubProtocols()::contains)
-                .toList();
-        Headers headers = new Headers();
+    protected FrameHandler open(ServerUpgradeRequest request, ServerUpgradeResponse response) throws Refusal {
+        Map<String, List<String>> headers = new LinkedHashMap<>();
         for (HttpField field : request.getHeaders()) {
-            headers.add(field.getName(), field.getValue());
+            headers.computeIfAbsent(field.getName(), n -> new ArrayList<>()).add(field.getValue());
         }
         RequestHeaderAuth.Result who = authentication.authenticate(JettyHttps.peerCertificates(request), headers);
         if (who instanceof RequestHeaderAuth.Result.Refused r) {
-            return refuse(response, callback, r.status(), r.message());
+            throw new Refusal(r.status(), r.message());
         }
         UserInfo user = ((RequestHeaderAuth.Result.Authenticated) who).user();
-        if (protocols.isEmpty()) {
-            return refuse(
-                    response,
-                    callback,
-                    400,
-                    "exec speaks the WebSocket subprotocol " + Channels.V5 + " (or " + Channels.V4 + ")");
-        }
-        GatewayRequest exec;
-        try {
-            exec = GatewayRequest.parse(
-                    request.getHttpURI().getPath(), request.getHttpURI().getQuery());
-        } catch (GatewayRequest.BadRequest e) {
-            return refuse(response, callback, e.status(), e.getMessage());
-        }
+        List<String> protocols = ExecUpgrade.protocols(request);
+        GatewayRequest exec = GatewayRequest.parse(
+                request.getHttpURI().getPath(), request.getHttpURI().getQuery());
         KubernetesAuth.Decision decision =
                 authorizer.authorize(user, exec.namespace(), exec.name(), exec.verb(), exec.subresource());
         if (decision instanceof KubernetesAuth.Decision.Refused r) {
-            return refuse(response, callback, r.status(), r.message());
+            throw new Refusal(r.status(), r.message());
         }
         String id = exec.namespace() + "/" + exec.name();
         Optional<Allocation> found = backend.allocation(exec.namespace(), exec.name());
         if (found.isEmpty()) {
-            return refuse(response, callback, 404, "allocation " + id + " not found");
+            throw new Refusal(404, "allocation " + id + " not found");
         }
         String node =
                 found.get().getSpec() == null ? null : found.get().getSpec().getNodeName();
         if (node == null || node.isEmpty()) {
-            return refuse(response, callback, 503, "allocation " + id + " names no node");
+            throw new Refusal(503, "allocation " + id + " names no node");
         }
         List<String> tasks = found.get().getSpec().getTasks() == null
                 ? List.of()
                 : found.get().getSpec().getTasks().stream().map(Task::getName).toList();
         String task = exec.task().orElseThrow();
         if (!tasks.contains(task)) {
-            return refuse(
-                    response,
-                    callback,
+            throw new Refusal(
                     404,
                     "allocation " + id + " has no task \"" + task + "\" (its tasks: "
                             + GatewayStatus.cut(String.join(", ", tasks)) + ")");
         }
         String name = user.getUsername();
         if (!admitUser(name)) {
-            return refuse(
-                    response,
-                    callback,
+            throw new Refusal(
                     429,
                     "user " + GatewayStatus.cut(name) + " has " + MAX_SESSIONS_PER_USER
                             + " exec sessions open through the gateway, the most one user may; end one first");
         }
         if (!sessions.tryAcquire()) {
             releaseUser(name);
-            return refuse(response, callback, 503, "the gateway relays as many exec sessions as it may; try again");
+            throw new Refusal(503, "the gateway relays as many exec sessions as it may; try again");
         }
         Runnable release = releasingOnce(name);
         ClientSocket agent = null;
@@ -172,7 +145,7 @@ final class GatewayExec implements WebSocketNegotiator {
             try {
                 agent = backend.exec(
                         node,
-                        AgentClient.path(exec.namespace(), exec.name(), "exec") + exec.query(),
+                        AgentProtocol.agentPath(exec.namespace(), exec.name(), "exec") + exec.query(),
                         user.getUsername(),
                         protocols,
                         relay.fromAgent());
@@ -183,15 +156,11 @@ final class GatewayExec implements WebSocketNegotiator {
                     case 0 -> 503;
                     default -> 500;
                 };
-                return refuse(
-                        response,
-                        callback,
-                        code,
-                        "the agent of node " + node + ": " + GatewayStatus.cut(e.getMessage(), 1024));
+                throw new Refusal(code, "the agent of node " + node + ": " + GatewayStatus.cut(e.getMessage(), 1024));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 release.run();
-                return refuse(response, callback, 503, "the gateway is shutting down");
+                throw new Refusal(503, "the gateway is shutting down");
             }
             LOG.info(
                     "{} runs a command in task {} of {} on node {}",
@@ -267,11 +236,8 @@ final class GatewayExec implements WebSocketNegotiator {
         perUser.computeIfPresent(user, (u, n) -> n <= 1 ? null : n - 1);
     }
 
-    private static FrameHandler refuse(ServerUpgradeResponse response, Callback callback, int code, String message) {
-        byte[] body = GatewayStatus.body(code, message);
-        response.setStatus(code);
-        response.getHeaders().put("Content-Type", "application/json");
-        response.write(true, ByteBuffer.wrap(body), callback);
-        return null;
+    @Override
+    protected byte[] body(int status, String message) {
+        return GatewayStatus.body(status, message);
     }
 }

@@ -1,14 +1,15 @@
 package dev.drover.gateway;
 
+import dev.drover.agentapi.AgentProtocol;
+import dev.drover.agentapi.Refusal;
+import dev.drover.agentapi.Subresource;
 import dev.drover.api.Signals;
 import dev.drover.api.v1alpha1.Names;
-import dev.drover.httpapi.AgentClient;
 import java.net.URLDecoder;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * A request for an allocation's subresource, read from its raw path and query: {@code
@@ -19,43 +20,17 @@ import java.util.regex.Pattern;
  */
 record GatewayRequest(String namespace, String name, String subresource, Optional<String> task, String query) {
 
-    static final String GROUP = "agent.drover.dev";
-    static final String VERSION = "v1alpha1";
-    static final String PREFIX = "/apis/" + GROUP + "/" + VERSION;
-    private static final Pattern ROUTE =
-            Pattern.compile("^/apis/agent\\.drover\\.dev/v1alpha1/namespaces/([^/]+)/allocations/([^/]+)/([^/]+)$");
     private static final int MAX_QUERY = 4096;
     private static final int MAX_PARAMETERS = 16;
 
-    /** A request the gateway cannot read; the message says what is wrong with it. */
-    static final class BadRequest extends Exception {
-        private final int status;
-
-        BadRequest(int status, String message) {
-            super(message, null, false, false);
-            this.status = status;
-        }
-
-        int status() {
-            return status;
-        }
-    }
-
-    /**
-     * The HTTP method a subresource is served for: a signal acts (a POST, RBAC verb create); an exec is a WebSocket
-     * upgrade, a GET; the others read.
-     */
+    /** The HTTP method the subresource is served for ({@link Subresource#method}). */
     String method() {
-        return subresource.equals("signal") ? "POST" : "GET";
+        return Subresource.of(subresource).method();
     }
 
-    /**
-     * The RBAC verb the gateway checks: what kube-apiserver authorized a POST for ({@code create}), and for an exec
-     * {@code create} too, as for {@code pods/exec}: kube-apiserver let its GET through for {@code get}, which only
-     * reads.
-     */
+    /** The RBAC verb the gateway checks ({@link Subresource#verb}). */
     String verb() {
-        return method().equals("POST") || subresource.equals("exec") ? "create" : "get";
+        return Subresource.of(subresource).verb();
     }
 
     /** The longest exec query: a command of many words is longer than any other query. */
@@ -63,30 +38,31 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
 
     /** Whether the path names an allocation's subresource (of any name). */
     static boolean matches(String rawPath) {
-        return ROUTE.matcher(rawPath).matches();
+        return AgentProtocol.GATEWAY_ROUTE.matcher(rawPath).matches();
     }
 
-    static GatewayRequest parse(String rawPath, String rawQuery) throws BadRequest {
-        Matcher m = ROUTE.matcher(rawPath);
+    static GatewayRequest parse(String rawPath, String rawQuery) throws Refusal {
+        Matcher m = AgentProtocol.GATEWAY_ROUTE.matcher(rawPath);
         if (!m.matches()) {
-            throw new BadRequest(
+            throw new Refusal(
                     404,
-                    "no such path; " + PREFIX + "/namespaces/NS/allocations/NAME/{log,stats,snapshot,signal,exec}");
+                    "no such path; " + AgentProtocol.GATEWAY_PREFIX
+                            + "/namespaces/NS/allocations/NAME/{log,stats,snapshot,signal,exec}");
         }
         String namespace = m.group(1);
         String name = m.group(2);
         String subresource = m.group(3);
         if (!Names.isLabel(namespace) || !Names.isSubdomain(name)) {
-            throw new BadRequest(
+            throw new Refusal(
                     400,
                     "\"" + GatewayStatus.cut(namespace) + "/" + GatewayStatus.cut(name)
                             + "\" is not a valid allocation name");
         }
-        if (!Discovery.SUBRESOURCES.contains(subresource)) {
-            throw new BadRequest(
+        if (Subresource.named(subresource).isEmpty()) {
+            throw new Refusal(
                     404,
                     "allocations have no subresource \"" + GatewayStatus.cut(subresource) + "\"; there are "
-                            + String.join(", ", Discovery.SUBRESOURCES));
+                            + String.join(", ", Subresource.NAMES));
         }
         if (subresource.equals("exec")) {
             return exec(namespace, name, rawQuery);
@@ -100,29 +76,29 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
         }
         Optional<String> task = Optional.ofNullable(query.get("task"));
         if (task.isPresent() && !Names.isLabel(task.get())) {
-            throw new BadRequest(400, "task: \"" + GatewayStatus.cut(task.get()) + "\" is not a valid task name");
+            throw new Refusal(400, "task: \"" + GatewayStatus.cut(task.get()) + "\" is not a valid task name");
         }
         String stream = query.getOrDefault("stream", "stdout");
         if (!stream.equals("stdout") && !stream.equals("stderr")) {
-            throw new BadRequest(400, "stream must be stdout or stderr, not \"" + GatewayStatus.cut(stream) + "\"");
+            throw new Refusal(400, "stream must be stdout or stderr, not \"" + GatewayStatus.cut(stream) + "\"");
         }
         String tail = query.getOrDefault("tail", "-1");
         if (!tail.matches("-1|[0-9]{1,9}")) {
-            throw new BadRequest(
+            throw new Refusal(
                     400, "tail must be a number of lines (or -1 for all), not \"" + GatewayStatus.cut(tail) + "\"");
         }
         String follow = query.getOrDefault("follow", "false");
         if (!follow.equals("true") && !follow.equals("false")) {
-            throw new BadRequest(400, "follow must be true or false, not \"" + GatewayStatus.cut(follow) + "\"");
+            throw new Refusal(400, "follow must be true or false, not \"" + GatewayStatus.cut(follow) + "\"");
         }
         return new GatewayRequest(
                 namespace, name, subresource, task, "?stream=" + stream + "&tail=" + tail + "&follow=" + follow);
     }
 
-    private static GatewayRequest signal(String namespace, String name, Map<String, String> query) throws BadRequest {
+    private static GatewayRequest signal(String namespace, String name, Map<String, String> query) throws Refusal {
         String task = query.get("task");
         if (task == null || !Names.isLabel(task)) {
-            throw new BadRequest(
+            throw new Refusal(
                     400,
                     task == null
                             ? "a signal names its task: ?task=TASK&signal=NAME"
@@ -130,7 +106,7 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
         }
         String signal = query.get("signal");
         if (signal == null || !Signals.isKnown(signal)) {
-            throw new BadRequest(
+            throw new Refusal(
                     400,
                     signal == null
                             ? "a signal names the signal: ?task=TASK&signal=NAME, such as SIGUSR1 or HUP"
@@ -147,12 +123,12 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
      * agent reads the command's words and flags again): the task is checked here, the query is passed on as the
      * caller wrote it, less what is not the exec's.
      */
-    private static GatewayRequest exec(String namespace, String name, String raw) throws BadRequest {
+    private static GatewayRequest exec(String namespace, String name, String raw) throws Refusal {
         if (raw == null || raw.isEmpty()) {
-            throw new BadRequest(400, "an exec names its task and command: ?task=TASK&command=PROGRAM&command=ARG...");
+            throw new Refusal(400, "an exec names its task and command: ?task=TASK&command=PROGRAM&command=ARG...");
         }
         if (raw.length() > MAX_EXEC_QUERY) {
-            throw new BadRequest(400, "the query is longer than " + MAX_EXEC_QUERY + " characters");
+            throw new Refusal(400, "the query is longer than " + MAX_EXEC_QUERY + " characters");
         }
         String task = null;
         StringBuilder kept = new StringBuilder();
@@ -165,16 +141,16 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
                 value = URLDecoder.decode(
                         eq < 0 ? "" : pair.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8);
             } catch (IllegalArgumentException e) {
-                throw new BadRequest(400, "malformed % escape in the query \"" + GatewayStatus.cut(pair) + "\"");
+                throw new Refusal(400, "malformed % escape in the query \"" + GatewayStatus.cut(pair) + "\"");
             }
             switch (key) {
                 case "task" -> task = task != null ? task : value;
                 case "command", "stdin", "stdout", "stderr", "tty" -> {
                     if (key.equals("command") && ++words > dev.drover.driver.ExecRequest.MAX_WORDS) {
-                        throw new BadRequest(
+                        throw new Refusal(
                                 400, "a command has at most " + dev.drover.driver.ExecRequest.MAX_WORDS + " words");
                     }
-                    kept.append('&').append(key).append('=').append(AgentClient.encode(value));
+                    kept.append('&').append(key).append('=').append(AgentProtocol.encode(value));
                 }
                 default -> {
                     // container and the like mean nothing here
@@ -182,30 +158,30 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
             }
         }
         if (task == null || !Names.isLabel(task)) {
-            throw new BadRequest(
+            throw new Refusal(
                     400,
                     task == null
                             ? "an exec names its task: ?task=TASK&command=PROGRAM"
                             : "task: \"" + GatewayStatus.cut(task) + "\" is not a valid task name");
         }
         if (words == 0) {
-            throw new BadRequest(400, "an exec names its command: ?task=TASK&command=PROGRAM&command=ARG...");
+            throw new Refusal(400, "an exec names its command: ?task=TASK&command=PROGRAM&command=ARG...");
         }
         return new GatewayRequest(namespace, name, "exec", Optional.of(task), "?task=" + task + kept);
     }
 
     /** Reads the query; repeated parameters keep their first value, as Kubernetes does. */
-    private static Map<String, String> query(String raw) throws BadRequest {
+    private static Map<String, String> query(String raw) throws Refusal {
         Map<String, String> out = new LinkedHashMap<>();
         if (raw == null || raw.isEmpty()) {
             return out;
         }
         if (raw.length() > MAX_QUERY) {
-            throw new BadRequest(400, "the query is longer than " + MAX_QUERY + " characters");
+            throw new Refusal(400, "the query is longer than " + MAX_QUERY + " characters");
         }
         String[] pairs = raw.split("&");
         if (pairs.length > MAX_PARAMETERS) {
-            throw new BadRequest(400, "more than " + MAX_PARAMETERS + " query parameters");
+            throw new Refusal(400, "more than " + MAX_PARAMETERS + " query parameters");
         }
         for (String pair : pairs) {
             int eq = pair.indexOf('=');
@@ -217,7 +193,7 @@ record GatewayRequest(String namespace, String name, String subresource, Optiona
                                 ? ""
                                 : URLDecoder.decode(pair.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8));
             } catch (IllegalArgumentException e) {
-                throw new BadRequest(400, "malformed % escape in the query \"" + GatewayStatus.cut(pair) + "\"");
+                throw new Refusal(400, "malformed % escape in the query \"" + GatewayStatus.cut(pair) + "\"");
             }
         }
         return out;

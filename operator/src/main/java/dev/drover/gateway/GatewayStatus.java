@@ -2,6 +2,7 @@ package dev.drover.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
+import dev.drover.web.Replies;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -59,13 +60,7 @@ final class GatewayStatus {
 
     /** {@code retryAfter}, when not zero, goes out as {@code Retry-After} in whole seconds. */
     static void send(HttpExchange ex, int code, String message, Duration retryAfter) throws IOException {
-        if (!retryAfter.isZero()) {
-            ex.getResponseHeaders().set("Retry-After", Long.toString(Math.max(1, retryAfter.toSeconds())));
-        }
-        byte[] bytes = body(code, message);
-        ex.getResponseHeaders().set("Content-Type", "application/json");
-        ex.sendResponseHeaders(code, bytes.length);
-        ex.getResponseBody().write(bytes);
+        Replies.send(ex, code, "application/json", body(code, message), retryAfter);
     }
 
     /** {@code s} at most {@link #QUOTED} characters, control characters as {@code ?}, fit to quote in a message. */

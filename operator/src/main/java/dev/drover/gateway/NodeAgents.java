@@ -1,7 +1,7 @@
 package dev.drover.gateway;
 
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.api.v1alpha1.Allocation;
-import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.AgentClient;
 import dev.drover.web.ClientSocket;
 import dev.drover.web.MessageReceiver;
@@ -65,7 +65,7 @@ final class NodeAgents implements GatewayApi.Backend {
                 pathAndQuery,
                 token,
                 clientKeys,
-                Map.of(AgentApi.ON_BEHALF_OF, AgentClient.encode(user)),
+                Map.of(AgentProtocol.ON_BEHALF_OF, AgentProtocol.encode(user)),
                 ANSWER_TIMEOUT,
                 reader);
     }
@@ -85,7 +85,7 @@ final class NodeAgents implements GatewayApi.Backend {
                 pathAndQuery,
                 token,
                 clientKeys,
-                Map.of(AgentApi.ON_BEHALF_OF, AgentClient.encode(user)),
+                Map.of(AgentProtocol.ON_BEHALF_OF, AgentProtocol.encode(user)),
                 protocols,
                 receiver);
     }

@@ -2,12 +2,14 @@ package dev.drover.httpapi;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
 import dev.drover.web.ConnectionBounds;
 import dev.drover.web.JettyHttps;
+import dev.drover.web.Replies;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
 import java.io.IOException;
@@ -53,16 +55,6 @@ import org.slf4j.LoggerFactory;
 public final class AgentApi implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentApi.class);
-    /** On the Node: the port of the agent's HTTPS API, and the SHA-256 of its certificate, which clients pin. */
-    public static final String PORT_ANNOTATION = "drover.dev/agent-api-port";
-
-    public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
-    /**
-     * Sent by the gateway (which asks for every user with its own token): the user it asks for, percent-encoded.
-     * Followed logs are counted per that user, so one user's follows do not use up everyone's share; from any other
-     * caller it is ignored.
-     */
-    public static final String ON_BEHALF_OF = AgentGate.ON_BEHALF_OF;
 
     private static final ObjectMapper JSON = new ObjectMapper();
     static final Duration FOLLOW_POLL = Duration.ofMillis(250);
@@ -159,7 +151,7 @@ public final class AgentApi implements AutoCloseable {
                             true,
                             gateway::isGateways,
                             api::handle,
-                            List.of(new JettyHttps.Upgrade(ExecEndpoint.PATH, exec)));
+                            List.of(new JettyHttps.Upgrade(AgentProtocol.AGENT_EXEC, exec)));
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
@@ -224,7 +216,7 @@ public final class AgentApi implements AutoCloseable {
                 ex.getRequestURI().getRawPath(),
                 ex.getRequestURI().getRawQuery(),
                 ex.getRequestHeaders().getFirst("Authorization"),
-                ex.getRequestHeaders().getFirst(ON_BEHALF_OF),
+                ex.getRequestHeaders().getFirst(AgentProtocol.ON_BEHALF_OF),
                 ex.getRemoteAddress().getAddress(),
                 JettyHttps.peerCertificates(ex)));
         if (entry instanceof AgentGate.Refused r) {
@@ -323,9 +315,7 @@ public final class AgentApi implements AutoCloseable {
             error(ex, 503, "the agent is shutting down");
             return;
         }
-        ex.getResponseHeaders().set("Content-Type", "application/json");
-        ex.sendResponseHeaders(200, body.length);
-        ex.getResponseBody().write(body);
+        Replies.send(ex, 200, "application/json", body);
     }
 
     private void signal(HttpExchange ex, AllocId id, LocalAllocation local, ApiRequest.Signal request, String user)
@@ -394,20 +384,14 @@ public final class AgentApi implements AutoCloseable {
 
     /** {@code retryAfter}, when not zero, goes out as {@code Retry-After} in whole seconds. */
     private static void error(HttpExchange ex, int status, String message, Duration retryAfter) throws IOException {
-        if (!retryAfter.isZero()) {
-            ex.getResponseHeaders().set("Retry-After", Long.toString(Math.max(1, retryAfter.toSeconds())));
-        }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("status", status);
         body.put("message", message);
-        json(ex, status, body);
+        Replies.send(ex, status, "application/json", JSON.writeValueAsBytes(body), retryAfter);
     }
 
     private static void json(HttpExchange ex, int status, Map<String, Object> body) throws IOException {
-        byte[] bytes = JSON.writeValueAsBytes(body);
-        ex.getResponseHeaders().set("Content-Type", "application/json");
-        ex.sendResponseHeaders(status, bytes.length);
-        ex.getResponseBody().write(bytes);
+        Replies.send(ex, status, "application/json", JSON.writeValueAsBytes(body));
     }
 
     /** Stops serving: followed logs and exec sessions end, connections close. Joins the request threads. */

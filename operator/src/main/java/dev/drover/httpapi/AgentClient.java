@@ -2,6 +2,7 @@ package dev.drover.httpapi;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.agentapi.AgentProtocol;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -10,7 +11,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -78,8 +78,8 @@ public final class AgentClient {
         Map<String, String> annotations = node.getMetadata().getAnnotations() == null
                 ? Map.of()
                 : node.getMetadata().getAnnotations();
-        String port = annotations.get(AgentApi.PORT_ANNOTATION);
-        String fingerprint = annotations.get(AgentApi.CERTIFICATE_ANNOTATION);
+        String port = annotations.get(AgentProtocol.PORT_ANNOTATION);
+        String fingerprint = annotations.get(AgentProtocol.CERTIFICATE_ANNOTATION);
         if (port == null || fingerprint == null || !port.matches("[0-9]{1,5}")) {
             throw new AgentException("node " + nodeName + " publishes no agent API (is the agent running there, with"
                     + " apiPort set?)");
@@ -97,15 +97,6 @@ public final class AgentClient {
     /** The bearer token a client configuration sends (an exec plugin's or the kubeconfig's), or null. */
     public static String bearerToken(Config config) {
         return config.getAutoOAuthToken() != null ? config.getAutoOAuthToken() : config.getOauthToken();
-    }
-
-    /** The API path of an allocation's subresource, e.g. {@code path("ns", "web", "logs/main")}. */
-    public static String path(String namespace, String name, String subresource) {
-        return "/v1/allocations/" + encode(namespace) + "/" + encode(name) + "/" + subresource;
-    }
-
-    public static String encode(String s) {
-        return URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
 
     /**

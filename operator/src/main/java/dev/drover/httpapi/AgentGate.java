@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.state.AllocId;
 import java.net.InetAddress;
 import java.net.URLDecoder;
@@ -15,11 +16,6 @@ import java.util.Optional;
  * certificate ({@link GatewayTrust}); and the allocation running on this node.
  */
 final class AgentGate {
-
-    /** The header that names the user the gateway asks for ({@link AgentApi#ON_BEHALF_OF}). */
-    static final String ON_BEHALF_OF = "X-Drover-On-Behalf-Of";
-    /** The longest {@link #ON_BEHALF_OF} taken: 1024 characters, 9 each URL-encoded (a character of 3 UTF-8 bytes). */
-    static final int MAX_ON_BEHALF_OF = 9 * 1024;
 
     /** What the gate decided. */
     sealed interface Entry {}
@@ -63,7 +59,7 @@ final class AgentGate {
 
     Entry admit(Asked asked) {
         if (!ApiRequest.served(asked.rawPath())) {
-            return new Refused(404, "no such API path " + asked.rawPath() + "; " + ApiRequest.ROUTES);
+            return new Refused(404, "no such API path " + asked.rawPath() + "; " + AgentProtocol.AGENT_ROUTES);
         }
         ApiRequest request;
         try {
@@ -109,8 +105,8 @@ final class AgentGate {
         if (user.isEmpty()) {
             return new Refused(
                     400,
-                    "a request from the gateway names its user in " + ON_BEHALF_OF + " (URL-encoded, at most "
-                            + MAX_ON_BEHALF_OF + " characters)");
+                    "a request from the gateway names its user in " + AgentProtocol.ON_BEHALF_OF
+                            + " (URL-encoded, at most " + AgentProtocol.MAX_ON_BEHALF_OF + " characters)");
         }
         return new Admitted(request, caller, true, user.get(), local.get());
     }
@@ -120,7 +116,7 @@ final class AgentGate {
      * user name the gateway takes (1024 characters) URL-encoded, where a character may take 9.
      */
     static Optional<String> onBehalfOf(String onBehalfOf) {
-        if (onBehalfOf == null || onBehalfOf.isEmpty() || onBehalfOf.length() > MAX_ON_BEHALF_OF) {
+        if (onBehalfOf == null || onBehalfOf.isEmpty() || onBehalfOf.length() > AgentProtocol.MAX_ON_BEHALF_OF) {
             return Optional.empty();
         }
         try {

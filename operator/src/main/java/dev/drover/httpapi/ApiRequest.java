@@ -1,5 +1,7 @@
 package dev.drover.httpapi;
 
+import dev.drover.agentapi.AgentProtocol;
+import dev.drover.agentapi.Subresource;
 import dev.drover.api.Signals;
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.common.UserText;
@@ -34,20 +36,14 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
         this(id, subresource, logs, null, null, null);
     }
 
-    /**
-     * The HTTP method the subresource is served for: a signal acts, so it is a POST; an exec is a WebSocket upgrade,
-     * which is a GET; the others read.
-     */
+    /** The HTTP method the subresource is served for ({@link Subresource#method}). */
     String method() {
-        return subresource.equals("signal") ? "POST" : "GET";
+        return Subresource.of(subresource).method();
     }
 
-    /**
-     * The verb its right is checked for: {@code create} for what acts (a signal, an exec, which needs {@code create}
-     * on {@code allocations/exec} as {@code pods/exec} does, whatever the upgrade's method), else {@code get}.
-     */
+    /** The verb its right is checked for ({@link Subresource#verb}). */
     String verb() {
-        return subresource.equals("signal") || subresource.equals("exec") ? "create" : "get";
+        return Subresource.of(subresource).verb();
     }
 
     /**
@@ -153,13 +149,6 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
         }
     }
 
-    private static final Pattern ROUTE =
-            Pattern.compile("^/v1/allocations/([^/]+)/([^/]+)/(?:logs/([^/]+)|(stats)|(snapshot)|(signal)|(exec))$");
-    /** The paths served, for the answer to one that is not. */
-    static final String ROUTES =
-            "GET /v1/allocations/NAMESPACE/NAME/{logs/TASK,stats,snapshot}, POST .../signal?task=TASK&signal=NAME, GET .../exec?task=TASK&command=..."
-                    + " (a WebSocket upgrade)";
-
     /** A request target the API cannot read; its message says what is wrong with it. */
     static final class BadRequest extends Exception {
         BadRequest(String message) {
@@ -186,7 +175,7 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
 
     /** Whether the API serves this path, whatever it names. */
     static boolean served(String rawPath) {
-        return ROUTE.matcher(rawPath).matches();
+        return AgentProtocol.AGENT_ROUTE.matcher(rawPath).matches();
     }
 
     /**
@@ -194,9 +183,9 @@ record ApiRequest(AllocId id, String subresource, Logs logs, Successor successor
      * cannot read is a {@link BadRequest}.
      */
     static ApiRequest parse(String rawPath, String rawQuery) throws BadRequest {
-        Matcher m = ROUTE.matcher(rawPath);
+        Matcher m = AgentProtocol.AGENT_ROUTE.matcher(rawPath);
         if (!m.matches()) {
-            throw new BadRequest("no such API path " + rawPath + "; " + ROUTES);
+            throw new BadRequest("no such API path " + rawPath + "; " + AgentProtocol.AGENT_ROUTES);
         }
         String namespace = decode(m.group(1), false);
         String name = decode(m.group(2), false);

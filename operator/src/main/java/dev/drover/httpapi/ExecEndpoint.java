@@ -1,6 +1,9 @@
 package dev.drover.httpapi;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.agentapi.AgentProtocol;
+import dev.drover.agentapi.ExecUpgrade;
+import dev.drover.agentapi.Refusal;
 import dev.drover.common.UserText;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.ExecProcess;
@@ -17,11 +20,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.websocket.core.FrameHandler;
 import org.eclipse.jetty.websocket.core.server.ServerUpgradeRequest;
 import org.eclipse.jetty.websocket.core.server.ServerUpgradeResponse;
-import org.eclipse.jetty.websocket.core.server.WebSocketNegotiator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,13 +32,10 @@ import org.slf4j.LoggerFactory;
  * the command starts (with an {@code Exec} event naming the user), and only then is the connection upgraded, so every
  * refusal is a plain HTTP answer. Sessions are bounded like followed logs ({@link Followers#EXECS}).
  */
-final class ExecEndpoint implements WebSocketNegotiator {
+final class ExecEndpoint extends ExecUpgrade {
 
     private static final Logger LOG = LoggerFactory.getLogger(ExecEndpoint.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** The path regex the server routes here. */
-    static final String PATH = "^/v1/allocations/[^/]+/[^/]+/exec$";
-
     /** How long the upgrade may take after the command started. */
     static final java.time.Duration OPEN_TIMEOUT = java.time.Duration.ofSeconds(30);
 
@@ -47,6 +45,7 @@ final class ExecEndpoint implements WebSocketNegotiator {
     private volatile boolean closed;
 
     ExecEndpoint(AgentGate gate, ApiLimits limits) {
+        super(LOG, "the agent failed to open the exec session; its log says why");
         this.gate = gate;
         this.sessions = new Followers(limits, Followers.EXECS);
     }
@@ -57,37 +56,10 @@ final class ExecEndpoint implements WebSocketNegotiator {
     }
 
     @Override
-    public FrameHandler negotiate(ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
-        try {
-            return negotiateOrThrow(request, response, callback);
-        } catch (RuntimeException e) {
-            // Jetty's own error page would show the exception's text to the client
-            LOG.warn("an exec upgrade of {} failed", request.getHttpURI().getPath(), e);
-            refuse(
-                    response,
-                    callback,
-                    new AgentGate.Refused(500, "the agent failed to open the exec session; its log says why"));
-            return null;
-        }
-    }
-
-    private FrameHandler negotiateOrThrow(
-            ServerUpgradeRequest request, ServerUpgradeResponse response, Callback callback) {
-        String protocol = Channels.PROTOCOLS.stream()
-                .filter(request.getSubProtocols()::contains)
-                .findFirst()
-                .orElse(null);
-        if (protocol == null) {
-            refuse(
-                    response,
-                    callback,
-                    new AgentGate.Refused(
-                            400, "exec speaks the WebSocket subprotocol " + Channels.V5 + " (or " + Channels.V4 + ")"));
-            return null;
-        }
+    protected FrameHandler open(ServerUpgradeRequest request, ServerUpgradeResponse response) throws Refusal {
+        String protocol = ExecUpgrade.protocols(request).getFirst();
         if (closed) {
-            refuse(response, callback, new AgentGate.Refused(503, "the agent is shutting down"));
-            return null;
+            throw new Refusal(503, "the agent is shutting down");
         }
         InetSocketAddress remote =
                 request.getConnectionMetaData().getRemoteSocketAddress() instanceof InetSocketAddress a ? a : null;
@@ -96,31 +68,25 @@ final class ExecEndpoint implements WebSocketNegotiator {
                 request.getHttpURI().getPath(),
                 request.getHttpURI().getQuery(),
                 request.getHeaders().get("Authorization"),
-                request.getHeaders().get(AgentGate.ON_BEHALF_OF),
+                request.getHeaders().get(AgentProtocol.ON_BEHALF_OF),
                 remote == null ? null : remote.getAddress(),
                 JettyHttps.peerCertificates(request)));
         if (entry instanceof AgentGate.Refused r) {
-            refuse(response, callback, r);
-            return null;
+            throw new Refusal(r.status(), r.message(), r.retryAfter());
         }
         AgentGate.Admitted admitted = (AgentGate.Admitted) entry;
         AllocId id = admitted.request().id();
         ApiRequest.Exec exec = admitted.request().exec();
         LocalAllocation local = admitted.local();
         if (!local.tasks().contains(exec.task())) {
-            refuse(
-                    response,
-                    callback,
-                    new AgentGate.Refused(
-                            404,
-                            "allocation " + id + " has no task " + UserText.quote(exec.task()) + " (its tasks: "
-                                    + UserText.join(local.tasks(), ", ") + ")"));
-            return null;
+            throw new Refusal(
+                    404,
+                    "allocation " + id + " has no task " + UserText.quote(exec.task()) + " (its tasks: "
+                            + UserText.join(local.tasks(), ", ") + ")");
         }
         Followers.Admission admission = sessions.admit(admitted.user(), id.namespace());
         if (admission.slot().isEmpty()) {
-            refuse(response, callback, new AgentGate.Refused(429, admission.refusal(), Followers.RETRY));
-            return null;
+            throw new Refusal(429, admission.refusal(), Followers.RETRY);
         }
         Followers.Slot slot = admission.slot().get();
         ExecProcess process;
@@ -131,29 +97,20 @@ final class ExecEndpoint implements WebSocketNegotiator {
                     "Exec " + exec.request().describe() + " by " + UserText.quote(admitted.user()));
         } catch (TaskNotRunningException e) {
             slot.close();
-            refuse(
-                    response,
-                    callback,
-                    new AgentGate.Refused(
-                            409,
-                            "task " + exec.task() + " of allocation " + id + " is not running ("
-                                    + local.state(exec.task()) + "): nothing was run"));
-            return null;
+            throw new Refusal(
+                    409,
+                    "task " + exec.task() + " of allocation " + id + " is not running (" + local.state(exec.task())
+                            + "): nothing was run");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             slot.close();
-            refuse(response, callback, new AgentGate.Refused(503, "the agent is shutting down; nothing was run"));
-            return null;
+            throw new Refusal(503, "the agent is shutting down; nothing was run");
         } catch (DriverException | RuntimeException e) {
             slot.close();
-            refuse(
-                    response,
-                    callback,
-                    new AgentGate.Refused(
-                            500,
-                            "running " + exec.request().describe() + " in task " + exec.task() + " of allocation " + id
-                                    + " failed: " + UserText.bare(String.valueOf(e.getMessage()))));
-            return null;
+            throw new Refusal(
+                    500,
+                    "running " + exec.request().describe() + " in task " + exec.task() + " of allocation " + id
+                            + " failed: " + UserText.bare(String.valueOf(e.getMessage())));
         }
         LOG.info(
                 "{} runs {} in task {} of {}",
@@ -246,26 +203,17 @@ final class ExecEndpoint implements WebSocketNegotiator {
         }
     }
 
-    /** Answers {@code refused} as the agent's other errors are: JSON {@code {"status": ..., "message": ...}}. */
-    private static void refuse(ServerUpgradeResponse response, Callback callback, AgentGate.Refused refused) {
+    /** A refusal as the agent's other errors are: JSON {@code {"status": ..., "message": ...}}. */
+    @Override
+    protected byte[] body(int status, String message) {
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("status", refused.status());
-        body.put("message", refused.message());
-        response.setStatus(refused.status());
-        response.getHeaders().put("Content-Type", "application/json");
-        if (!refused.retryAfter().isZero()) {
-            response.getHeaders()
-                    .put(
-                            "Retry-After",
-                            Long.toString(Math.max(1, refused.retryAfter().toSeconds())));
-        }
-        byte[] bytes;
+        body.put("status", status);
+        body.put("message", message);
         try {
-            bytes = JSON.writeValueAsBytes(body);
+            return JSON.writeValueAsBytes(body);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            bytes = ("{\"status\":" + refused.status() + "}").getBytes(StandardCharsets.UTF_8);
+            return ("{\"status\":" + status + "}").getBytes(StandardCharsets.UTF_8);
         }
-        response.write(true, ByteBuffer.wrap(bytes), callback);
     }
 
     /** Ends every session (their commands are killed) and refuses new ones. */

@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.common.UserText;
 import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
@@ -30,7 +31,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Who may call the agent's HTTPS API: the caller's Kubernetes bearer token is
- * checked with a TokenReview for audience {@link #AUDIENCE} only, so a token
+ * checked with a TokenReview for audience {@link AgentProtocol#AUDIENCE} only, so a token
  * sent here cannot be replayed against the API server (and a token meant for
  * the API server is refused here); the caller's right is checked with a
  * SubjectAccessReview for {@code get} on the virtual subresource
@@ -61,10 +62,6 @@ public final class KubernetesAuth {
     /** Source addresses whose review budget is remembered; the least recently seen is forgotten first. */
     static final int SOURCES = 10_000;
 
-    /** The only audience a token sent to an agent may have: tokens for the API server itself are refused. */
-    public static final String AUDIENCE = "drover.dev/agent";
-
-    static final String GROUP = "agent.drover.dev";
     /** The user extra a node-bound ServiceAccount token carries: the node its pod runs on. */
     static final String NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name";
 
@@ -224,7 +221,7 @@ public final class KubernetesAuth {
                     .create(new TokenReviewBuilder()
                             .withNewSpec()
                             .withToken(token)
-                            .withAudiences(AUDIENCE)
+                            .withAudiences(AgentProtocol.AUDIENCE)
                             .endSpec()
                             .build()));
         } catch (KubernetesClientException | TimeoutException e) {
@@ -242,25 +239,26 @@ public final class KubernetesAuth {
                     null,
                     new Decision.Refused(
                             401,
-                            "the API server does not accept this token for audience " + AUDIENCE + why
+                            "the API server does not accept this token for audience " + AgentProtocol.AUDIENCE + why
                                     + " (a token made for the API server, such as a kubeconfig's, is not taken here:"
                                     + " use kubectl drover, which goes through the aggregated API agent.drover.dev)"));
         }
         // A server that ignored spec.audiences (or an authenticator that is audience-agnostic) says nothing of
         // them: such a token may be one meant for the API server, so it is not taken.
         List<String> audiences = answer.getStatus().getAudiences();
-        if (audiences == null || !audiences.contains(AUDIENCE)) {
+        if (audiences == null || !audiences.contains(AgentProtocol.AUDIENCE)) {
             return new Authenticated(
                     null,
                     new Decision.Refused(
                             401,
-                            "this API takes only tokens with audience " + AUDIENCE + " (the API server reported "
+                            "this API takes only tokens with audience " + AgentProtocol.AUDIENCE
+                                    + " (the API server reported "
                                     + (audiences == null || audiences.isEmpty()
                                             ? "none"
                                             : UserText.bare(String.join(", ", audiences)))
                                     + "): use kubectl drover, which goes through the aggregated API"
                                     + " agent.drover.dev, or a token made with kubectl create token --audience "
-                                    + AUDIENCE));
+                                    + AgentProtocol.AUDIENCE));
         }
         return new Authenticated(answer.getStatus().getUser(), null);
     }
@@ -279,7 +277,7 @@ public final class KubernetesAuth {
                             .withUid(user.getUid())
                             .withExtra(user.getExtra())
                             .withNewResourceAttributes()
-                            .withGroup(GROUP)
+                            .withGroup(AgentProtocol.GROUP)
                             .withResource("allocations")
                             .withSubresource(subresource)
                             .withVerb(verb)
@@ -303,7 +301,7 @@ public final class KubernetesAuth {
                     "user \"" + caller.user() + "\" cannot " + verb + " allocations/" + subresource
                             + " in namespace \"" + namespace + "\"" + reason
                             + "; an RBAC rule with verb " + verb + " on resource \"allocations/"
-                            + subresource + "\" of group " + GROUP + " grants it");
+                            + subresource + "\" of group " + AgentProtocol.GROUP + " grants it");
         }
         return new Decision.Allowed(caller);
     }

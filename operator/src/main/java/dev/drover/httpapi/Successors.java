@@ -1,5 +1,6 @@
 package dev.drover.httpapi;
 
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.Node;
@@ -90,7 +91,7 @@ public final class Successors {
         }
         String published = n == null || n.getMetadata().getAnnotations() == null
                 ? null
-                : n.getMetadata().getAnnotations().get(AgentApi.CERTIFICATE_ANNOTATION);
+                : n.getMetadata().getAnnotations().get(AgentProtocol.CERTIFICATE_ANNOTATION);
         String shown = null;
         if (clientCertificates != null && clientCertificates.length > 0) {
             try {
@@ -105,7 +106,7 @@ public final class Successors {
         return Optional.of(new KubernetesAuth.Decision.Refused(
                 403,
                 "a disk is taken only over a connection that presents the certificate the agent of node \"" + node
-                        + "\" publishes on its Node (" + AgentApi.CERTIFICATE_ANNOTATION + "): "
+                        + "\" publishes on its Node (" + AgentProtocol.CERTIFICATE_ANNOTATION + "): "
                         + (published == null
                                 ? "that node publishes none"
                                 : shown == null ? "this connection presented none" : "this one is another")

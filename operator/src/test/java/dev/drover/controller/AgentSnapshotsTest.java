@@ -7,11 +7,11 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsExchange;
 import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
-import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.AgentCertificate;
 import dev.drover.state.AllocId;
 import dev.drover.testing.MockApi;
@@ -117,9 +117,9 @@ class AgentSnapshotsTest {
                         .withNewMetadata()
                         .withName("a")
                         .withAnnotations(Map.of(
-                                AgentApi.PORT_ANNOTATION,
+                                AgentProtocol.PORT_ANNOTATION,
                                 Integer.toString(nodeA.getAddress().getPort()),
-                                AgentApi.CERTIFICATE_ANNOTATION,
+                                AgentProtocol.CERTIFICATE_ANNOTATION,
                                 identity.fingerprint()))
                         .endMetadata()
                         .withNewStatus()

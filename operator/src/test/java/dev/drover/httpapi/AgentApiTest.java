@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaims;
 import dev.drover.allocwatcher.Snapshots;
@@ -238,7 +239,7 @@ class AgentApiTest {
         kube.serve(new NodeBuilder()
                 .withNewMetadata()
                 .withName("node-b")
-                .withAnnotations(Map.of(AgentApi.CERTIFICATE_ANNOTATION, nodeB.fingerprint()))
+                .withAnnotations(Map.of(AgentProtocol.CERTIFICATE_ANNOTATION, nodeB.fingerprint()))
                 .endMetadata()
                 .build());
         nodeBHttp = presenting(nodeB);
@@ -289,7 +290,7 @@ class AgentApiTest {
             b.header("Authorization", "Bearer " + token);
         }
         if (onBehalfOf != null) {
-            b.header(AgentApi.ON_BEHALF_OF, onBehalfOf);
+            b.header(AgentProtocol.ON_BEHALF_OF, onBehalfOf);
         }
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -336,7 +337,7 @@ class AgentApiTest {
                 await().atMost(Duration.ofSeconds(5)).until(() -> attack.countClosedByServer() >= 100);
                 gateway.getOutputStream()
                         .write(("GET /v1/allocations/team-a/svc/logs/web HTTP/1.1\r\nHost: node-a\r\n"
-                                        + "Authorization: Bearer gateway-token\r\n" + AgentApi.ON_BEHALF_OF
+                                        + "Authorization: Bearer gateway-token\r\n" + AgentProtocol.ON_BEHALF_OF
                                         + ": carol\r\nConnection: close\r\n\r\n")
                                 .getBytes(StandardCharsets.US_ASCII));
                 gateway.getOutputStream().flush();
@@ -418,14 +419,14 @@ class AgentApiTest {
     @Test
     void theGatewayMustNameTheUserOfASignalAndALongNameStillFits() throws Exception {
         String web = "/v1/allocations/team-a/svc/signal?task=web&signal=TERM";
-        for (String bad : new String[] {null, "", "carol%zz", "x".repeat(AgentGate.MAX_ON_BEHALF_OF + 1)}) {
+        for (String bad : new String[] {null, "", "carol%zz", "x".repeat(AgentProtocol.MAX_ON_BEHALF_OF + 1)}) {
             HttpResponse<String> r = post(gatewayHttp, web, "gateway-token", bad);
             assertThat(r.statusCode()).as(String.valueOf(bad)).isEqualTo(400);
-            assertThat(r.body()).contains(AgentApi.ON_BEHALF_OF);
+            assertThat(r.body()).contains(AgentProtocol.ON_BEHALF_OF);
         }
         assertThat(signalled).as("nothing is run as the gateway itself").isEmpty();
         String euros = "\u20ac".repeat(1024);
-        assertThat(post(gatewayHttp, web, "gateway-token", AgentClient.encode(euros))
+        assertThat(post(gatewayHttp, web, "gateway-token", AgentProtocol.encode(euros))
                         .statusCode())
                 .isEqualTo(200);
         // the event quotes the name, cut: its start shows it was decoded, not the gateway's own
@@ -440,7 +441,7 @@ class AgentApiTest {
         Map<String, String> headers = new java.util.LinkedHashMap<>();
         headers.put("Authorization", "Bearer " + token);
         if (onBehalfOf != null) {
-            headers.put(AgentApi.ON_BEHALF_OF, onBehalfOf);
+            headers.put(AgentProtocol.ON_BEHALF_OF, onBehalfOf);
         }
         return ClientSocket.open(
                 http,
@@ -848,7 +849,7 @@ class AgentApiTest {
         s.getOutputStream()
                 .write(("GET /v1/allocations/" + namespace + "/svc/logs/web?tail=1&follow=true HTTP/1.1\r\n"
                                 + "Host: node-a\r\nAuthorization: Bearer " + token + "\r\n"
-                                + (user == null ? "" : AgentApi.ON_BEHALF_OF + ": " + user + "\r\n") + "\r\n")
+                                + (user == null ? "" : AgentProtocol.ON_BEHALF_OF + ": " + user + "\r\n") + "\r\n")
                         .getBytes(StandardCharsets.US_ASCII));
         s.getOutputStream().flush();
         return s;
@@ -1096,7 +1097,7 @@ class AgentApiTest {
         AgentClient.Endpoint impostor = new AgentClient.Endpoint("node-a", base, "ab".repeat(32));
         assertThatThrownBy(() -> AgentClient.get(
                         impostor,
-                        AgentClient.path("team-a", "svc", "stats"),
+                        AgentProtocol.agentPath("team-a", "svc", "stats"),
                         "alice-token",
                         Duration.ofSeconds(10),
                         InputStream::readAllBytes))
@@ -1106,7 +1107,7 @@ class AgentApiTest {
         AgentClient.Endpoint real = new AgentClient.Endpoint("node-a", base, identity.fingerprint());
         assertThatThrownBy(() -> AgentClient.get(
                         real,
-                        AgentClient.path("team-a", "svc", "stats"),
+                        AgentProtocol.agentPath("team-a", "svc", "stats"),
                         "forged",
                         Duration.ofSeconds(10),
                         InputStream::readAllBytes))
@@ -1115,14 +1116,14 @@ class AgentApiTest {
                 .hasMessageNotContaining("{");
         assertThatThrownBy(() -> AgentClient.get(
                         real,
-                        AgentClient.path("team-a", "gone", "stats"),
+                        AgentProtocol.agentPath("team-a", "gone", "stats"),
                         "alice-token",
                         Duration.ofSeconds(10),
                         InputStream::readAllBytes))
                 .hasMessage("allocation team-a/gone does not run on node node-a (HTTP 404)");
         String body = AgentClient.get(
                 real,
-                AgentClient.path("team-a", "svc", "logs/web") + "?tail=1",
+                AgentProtocol.agentPath("team-a", "svc", "logs/web") + "?tail=1",
                 "alice-token",
                 Duration.ofSeconds(10),
                 in -> new String(in.readAllBytes(), StandardCharsets.UTF_8));
