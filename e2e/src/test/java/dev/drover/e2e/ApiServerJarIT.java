@@ -17,10 +17,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The shipped jar, run as a user runs it: {@code java -jar e2e/target/drover-local.jar apiserver}. */
+/** The shipped jar, run as a user runs it: {@code java -jar localcluster/target/drover-local.jar apiserver}. */
 class ApiServerJarIT {
 
-    static final Path JAR = Path.of("target", "drover-local.jar");
+    static final Path JAR = Path.of("..", "localcluster", "target", "drover-local.jar");
 
     @TempDir
     Path dir;
