@@ -76,12 +76,6 @@ class ArchitectureTest {
             "dev.drover.web.MessageSocket",
             "dev.drover.web.ClientSocket");
 
-    /**
-     * The load harness, still in this module: {@code drover-local bench} runs it, and it drives the server as a
-     * user would. It goes when the harness moves to the benchmarks module.
-     */
-    static final List<String> HARNESS_PACKAGES = List.of("dev.drover.bench");
-
     private static final JavaClasses LOCAL = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("dev.drover.local");
@@ -101,8 +95,8 @@ class ArchitectureTest {
     /** A class outside Drover, or one of Drover's the local cluster may use. */
     private static DescribedPredicate<JavaClass> allowed() {
         return DescribedPredicate.describe(
-                "are outside dev.drover, in " + SHARED_PACKAGES + ", " + HARNESS_PACKAGES + ", the agent's "
-                        + AGENT_ENTRY_PACKAGES + " or one of " + AGENT_ENTRY_CLASSES,
+                "are outside dev.drover, in " + SHARED_PACKAGES + ", the agent's " + AGENT_ENTRY_PACKAGES
+                        + " or one of " + AGENT_ENTRY_CLASSES,
                 type -> {
                     String pkg = type.getPackageName();
                     if (!pkg.equals("dev.drover") && !pkg.startsWith("dev.drover.")) {
@@ -110,7 +104,6 @@ class ArchitectureTest {
                     }
                     String topLevel = type.getName().split("\\$", 2)[0];
                     return within(pkg, SHARED_PACKAGES)
-                            || within(pkg, HARNESS_PACKAGES)
                             || AGENT_ENTRY_PACKAGES.contains(pkg)
                             || AGENT_ENTRY_CLASSES.contains(topLevel);
                 });
