@@ -17,10 +17,16 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The shipped jar, run as a user runs it: {@code java -jar e2e/target/drover-local.jar apiserver}. */
+/**
+ * The shipped jars, run as a user runs them: {@code java -jar localcluster/target/drover-local.jar apiserver}, and the
+ * load harness {@code java -jar benchmarks/target/drover-bench.jar}, which starts it.
+ */
 class ApiServerJarIT {
 
-    static final Path JAR = Path.of("target", "drover-local.jar");
+    static final Path JAR = Path.of("..", "localcluster", "target", "drover-local.jar");
+
+    /** The load harness, which starts that jar's API server from its own copy of it. */
+    static final Path BENCH_JAR = Path.of("..", "benchmarks", "target", "drover-bench.jar");
 
     @TempDir
     Path dir;
@@ -31,9 +37,18 @@ class ApiServerJarIT {
 
     /** {@code java -jar drover-local.jar ARGS}, to start once its output is set up. */
     static ProcessBuilder javaCommand(String... args) {
-        assertThat(JAR).as("built by mvn package").exists();
+        return jarCommand(JAR, args);
+    }
+
+    /** {@code java -jar drover-bench.jar ARGS}, to start once its output is set up. */
+    static ProcessBuilder benchJarCommand(String... args) {
+        return jarCommand(BENCH_JAR, args);
+    }
+
+    private static ProcessBuilder jarCommand(Path jar, String... args) {
+        assertThat(jar).as("built by mvn package").exists();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new java.util.ArrayList<>(List.of(java, "-jar", JAR.toString()));
+        List<String> command = new java.util.ArrayList<>(List.of(java, "-jar", jar.toString()));
         command.addAll(List.of(args));
         return new ProcessBuilder(command);
     }
@@ -237,8 +252,7 @@ class ApiServerJarIT {
     void benchWithRawExecMeasuresTheSupervisorsAndLeavesNoProcessOrCgroup() throws Exception {
         Set<Long> sleepsBefore = benchSleeps();
         Set<Path> cgroupsBefore = benchCgroups();
-        Process bench = inTestDir(javaCommand(
-                        "bench",
+        Process bench = inTestDir(benchJarCommand(
                         "--allocs",
                         "2",
                         "--tasks",
@@ -330,12 +344,9 @@ class ApiServerJarIT {
         return out;
     }
 
-    /** {@code bench ARGS}, its agents' cgroups below {@code cgroupParent}, its standard error discarded. */
+    /** {@code drover-bench ARGS}, its agents' cgroups below {@code cgroupParent}, its standard error discarded. */
     private ProcessBuilder benchCommand(String cgroupParent, String... args) {
-        List<String> command = new java.util.ArrayList<>(List.of("bench"));
-        command.addAll(List.of(args));
-        ProcessBuilder builder =
-                inTestDir(javaCommand(command.toArray(String[]::new))).redirectError(ProcessBuilder.Redirect.DISCARD);
+        ProcessBuilder builder = inTestDir(benchJarCommand(args)).redirectError(ProcessBuilder.Redirect.DISCARD);
         builder.environment().put("DROVER_CGROUP_PARENT", cgroupParent); // the bench's agents inherit it
         return builder;
     }

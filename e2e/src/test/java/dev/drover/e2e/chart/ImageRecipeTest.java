@@ -29,7 +29,7 @@ class ImageRecipeTest {
                 .as("a C compiler and a static libc for drover-monitor")
                 .contains("gcc libc6-dev")
                 .contains(
-                        "./mvnw -B -q -pl operator,e2e -am package -DskipTests -Ddrover.aot.skip=true -Ddrover.dist.skip=true");
+                        "./mvnw -B -q -pl operator,benchmarks -am package -DskipTests -Ddrover.aot.skip=true -Ddrover.dist.skip=true");
         for (Matcher copy = Pattern.compile("(?m)^COPY (\\S+) ").matcher(dockerfile); copy.find(); ) {
             if (!copy.group(1).startsWith("--from")) {
                 assertThat(ROOT.resolve(copy.group(1)))
@@ -37,7 +37,7 @@ class ImageRecipeTest {
                         .exists();
             }
         }
-        List<String> modules = List.of("common", "crds", "deviceplugin", "operator", "e2e");
+        List<String> modules = List.of("common", "crds", "deviceplugin", "operator", "localcluster", "benchmarks");
         assertThat(Files.readString(ROOT.resolve("operator/pom.xml")))
                 .as("the agent's own modules are the ones copied")
                 .contains(
@@ -124,7 +124,7 @@ class ImageRecipeTest {
     void theImageTrainsTheAgentsAotCacheWithItsOwnJava() throws IOException {
         String dockerfile = dockerfile();
         String image = dockerfile.substring(dockerfile.indexOf("FROM eclipse-temurin:25-jre"));
-        Matcher training = Pattern.compile("java -jar e2e/target/drover-local.jar bench ((?:[^)\\\n]|\\\\\n)+)\\)")
+        Matcher training = Pattern.compile("java -jar benchmarks/target/drover-bench.jar ((?:[^)\\\n]|\\\\\n)+)\\)")
                 .matcher(image);
         assertThat(training.find()).as("a training run in the final stage").isTrue();
         List<String> words =

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.local.LocalApiServer;
+import dev.drover.local.LocalMain;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -25,7 +26,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
- * {@code drover-local bench --allocs N --tasks M [--driver mock|raw_exec] [--restart] [--delete]}: the load harness. The local
+ * {@code java -jar drover-bench.jar --allocs N --tasks M [--driver mock|raw_exec] [--restart] [--delete]}: the load harness. The local
  * API server and the agent jar (node {@code local}) as child processes, N allocations of M tasks created through
  * the API at once; prints one JSON line of figures (docs/BENCHMARKS.md). Latency is measured as a user sees it:
  * from the create call returning to the first watch event showing the allocation Running.
@@ -60,7 +61,7 @@ public final class Bench {
     /** The agent's writes from the first create until they were quiet after all ran. */
     private Map<String, Long> writesToRunning = Map.of();
 
-    /** A flag the bench does not know or a value it cannot use; drover-local prints it with its usage. */
+    /** A flag the bench does not know or a value it cannot use; {@link BenchMain} prints it with its usage. */
     public static final class UsageException extends IllegalArgumentException {
         UsageException(String message) {
             super(message);
@@ -75,13 +76,12 @@ public final class Bench {
     }
 
     /**
-     * Runs {@code bench ARGS}; {@code launcher} is the main class of drover-local, whose {@code apiserver} command
-     * starts the API server and whose {@code bench} command this is.
+     * Runs the bench with {@code ARGS}: the API server is drover-local's {@code apiserver}, from the same jar.
      *
      * @throws UsageException for a flag it cannot use
      */
-    public static int run(String[] args, PrintStream out, PrintStream err, String launcher) throws Exception {
-        ChildJvms jvms = new ChildJvms(launcher);
+    public static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+        ChildJvms jvms = new ChildJvms(BenchMain.class.getName(), LocalMain.class.getName());
         try (var children = new ChildrenOnExit()) {
             if (!ChildJvms.inLightJvm()) {
                 return jvms.benchInLightJvm(args);
@@ -99,7 +99,7 @@ public final class Bench {
         }
     }
 
-    /** The flags of {@code bench}, for drover-local's help. */
+    /** The flags of the bench, for its help. */
     public static java.util.List<dev.drover.cli.flags.Flag> flags() {
         return BenchOptions.FLAGS;
     }

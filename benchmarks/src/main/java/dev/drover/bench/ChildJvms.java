@@ -20,9 +20,10 @@ import java.util.regex.Pattern;
  * The processes of a bench run, each a JVM of its own: the bench itself in a light JVM, the local API server
  * ({@code drover-local apiserver}) and the agent jar.
  *
- * @param launcher the main class of drover-local, whose {@code apiserver} and {@code bench} commands these run
+ * @param benchMain the bench's main class, run again in a light JVM
+ * @param apiServerMain the main class of drover-local, whose {@code apiserver} command starts the API server
  */
-record ChildJvms(String launcher) {
+record ChildJvms(String benchMain, String apiServerMain) {
 
     /**
      * The local API server's JVM: one compiler tier and the serial collector. It serves for the one run, and C2's
@@ -45,7 +46,7 @@ record ChildJvms(String launcher) {
      */
     int benchInLightJvm(String[] args) throws IOException, InterruptedException {
         List<String> command = benchJvm();
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), launcher, "bench"));
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), benchMain));
         command.addAll(Arrays.asList(args));
         Process bench = new ProcessBuilder(command).inheritIO().start();
         try {
@@ -61,7 +62,7 @@ record ChildJvms(String launcher) {
      */
     int benchChild(List<String> args, Path log) throws IOException, InterruptedException {
         List<String> command = benchJvm();
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), launcher, "bench"));
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), benchMain));
         command.addAll(args);
         Process bench = new ProcessBuilder(command)
                 .redirectErrorStream(true)
@@ -87,7 +88,7 @@ record ChildJvms(String launcher) {
     record Server(Process process, URI url) {}
 
     /**
-     * Starts the local API server ({@code apiserver}, from this jar) with {@link #SERVER_JVM}, for node
+     * Starts the local API server ({@code drover-local apiserver}, from this jar) with {@link #SERVER_JVM}, for node
      * {@code node}, and waits for its ready line; its output goes on to {@code log}. The agent's kubeconfig, under
      * the chart's RBAC, is written to {@code agentKubeconfigs/NODE.kubeconfig}.
      */
@@ -97,7 +98,7 @@ record ChildJvms(String launcher) {
         command.addAll(List.of(
                 "-cp",
                 System.getProperty("java.class.path"),
-                launcher,
+                apiServerMain,
                 "apiserver",
                 "--kubeconfig",
                 kubeconfig.toString(),

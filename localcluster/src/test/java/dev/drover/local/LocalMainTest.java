@@ -66,7 +66,7 @@ class LocalMainTest {
         assertThat(flag.err()).contains("usage: drover-local up");
         Run command = run("down");
         assertThat(command.exit()).isEqualTo(2);
-        assertThat(command.err()).startsWith("drover-local: unknown command \"down\" (commands: apiserver, up, bench)");
+        assertThat(command.err()).startsWith("drover-local: unknown command \"down\" (commands: apiserver, up)");
         assertThat(run("apiserver").err()).startsWith("drover-local: apiserver needs --kubeconfig FILE");
         assertThat(run("apiserver", "--kubeconfig", "k", "--port", "99999").err())
                 .startsWith("drover-local: --port \"99999\" is not a port number");

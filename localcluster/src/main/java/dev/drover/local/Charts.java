@@ -12,9 +12,9 @@ final class Charts {
     private Charts() {}
 
     /**
-     * {@code charts/drover} under the working directory or its parent (the e2e module's tests run in {@code e2e/}),
-     * else in the checkout this code was loaded from ({@code e2e/target/drover-local.jar} or {@code
-     * e2e/target/classes}).
+     * {@code charts/drover} under the working directory or its parent (a module's tests run in its directory),
+     * else in the checkout this code was loaded from ({@code localcluster/target/drover-local.jar} or {@code
+     * localcluster/target/classes}).
      */
     static Path locate() {
         List<Path> candidates =

@@ -1,6 +1,5 @@
 package dev.drover.local;
 
-import dev.drover.bench.Bench;
 import dev.drover.cli.flags.Flag;
 import dev.drover.cli.flags.FlagParser;
 import dev.drover.cli.flags.HelpText;
@@ -69,12 +68,7 @@ final class LocalCommandLine {
                             BIND_ADDRESS,
                             DEVICE_PLUGIN,
                             KUBE_VERSION,
-                            CHART)),
-            new Subcommand(
-                    "bench",
-                    "",
-                    "starts N allocations of M tasks on a local API server and agent and prints one JSON line",
-                    Bench.flags()));
+                            CHART)));
 
     /** What {@code COMMAND --help} says after the flags. */
     private static final Map<String, String> DETAILS = Map.of("apiserver", """
@@ -91,7 +85,7 @@ final class LocalCommandLine {
             the chart's gateway runs too (files in gateway/ beside FILE), for kubectl drover logs.
             The agent's metrics and HTTPS API listen on 127.0.0.1 only unless --bind-address says otherwise.
             kubectl apply an Allocation and watch it run. Before 1.31 the agent runs with --field-selector=false.
-            """, "bench", Bench.details());
+            """);
 
     private LocalCommandLine() {}
 

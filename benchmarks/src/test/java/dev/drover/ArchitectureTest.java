@@ -12,8 +12,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shape of the e2e module's main code, read from its sources: no file is over {@value #MAX_LINES} lines, so a
- * class that grows past it is split by responsibility into collaborators (CONTRIBUTING.md), not excused.
+ * The shape of the benchmarks' main code (the JMH benchmarks and the load harness), read from its sources: no file
+ * is over {@value #MAX_LINES} lines, so a class that grows past it is split by responsibility into collaborators
+ * (CONTRIBUTING.md), not excused.
  */
 class ArchitectureTest {
 

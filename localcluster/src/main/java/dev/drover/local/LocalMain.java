@@ -3,7 +3,6 @@ package dev.drover.local;
 import dev.drover.agent.AgentConfig;
 import dev.drover.agent.ConfigException;
 import dev.drover.agent.StopSignal;
-import dev.drover.bench.Bench;
 import dev.drover.cli.flags.Flag;
 import dev.drover.cli.flags.FlagParser;
 import dev.drover.cli.flags.ParsedArgs;
@@ -45,7 +44,7 @@ public final class LocalMain {
         Subcommand command = LocalCommandLine.command(args[0]);
         if (command == null) {
             err.println("drover-local: " + (args[0].startsWith("-") ? "unknown flag " : "unknown command ")
-                    + UserText.quote(args[0]) + " (commands: apiserver, up, bench)");
+                    + UserText.quote(args[0]) + " (commands: apiserver, up)");
             err.print(LocalCommandLine.usage());
             return 2;
         }
@@ -62,16 +61,12 @@ public final class LocalMain {
             }
             return switch (command.name()) {
                 case "apiserver" -> apiserver(flags, out);
-                case "up" -> up(flags, out, err);
-                default -> Bench.run(rest, out, err, LocalMain.class.getName());
+                default -> up(flags, out, err);
             };
-        } catch (UsageError | UsageException | Bench.UsageException e) {
+        } catch (UsageError | UsageException e) {
             err.println("drover-local: " + e.getMessage());
             err.print(LocalCommandLine.usage(command));
             return 2;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return 1;
         } catch (Exception e) {
             err.println("drover-local: " + e.getMessage());
             return 1;
