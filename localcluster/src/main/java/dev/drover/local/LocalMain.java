@@ -42,6 +42,11 @@ public final class LocalMain {
             return args.length == 0 ? 2 : 0;
         }
         Subcommand command = LocalCommandLine.command(args[0]);
+        if (command == null && args[0].equals("bench")) {
+            err.println("drover-local: the load harness is benchmarks/target/drover-bench.jar: run it with"
+                    + " bin/drover-local bench, or java -jar benchmarks/target/drover-bench.jar");
+            return 2;
+        }
         if (command == null) {
             err.println("drover-local: " + (args[0].startsWith("-") ? "unknown flag " : "unknown command ")
                     + UserText.quote(args[0]) + " (commands: apiserver, up)");

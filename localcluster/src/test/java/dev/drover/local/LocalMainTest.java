@@ -58,6 +58,16 @@ class LocalMainTest {
     }
 
     @Test
+    void benchGivenToTheJarSaysWhereTheLoadHarnessIs() {
+        Run bench = run("bench", "--allocs", "10");
+        assertThat(bench.exit()).isEqualTo(2);
+        assertThat(bench.err())
+                .isEqualTo("drover-local: the load harness is benchmarks/target/drover-bench.jar: run it with"
+                        + " bin/drover-local bench, or java -jar benchmarks/target/drover-bench.jar"
+                        + System.lineSeparator());
+    }
+
+    @Test
     void aBadFlagOrCommandIsOneSentenceThenTheUsageAndExitTwo() {
         Run flag = run("up", "--kubeconfg", "x");
         assertThat(flag.exit()).isEqualTo(2);
