@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.drover.controller.KubeCredentials;
+import dev.drover.kube.KubeCredentials;
 import dev.drover.credentials.CredentialException;
 import dev.drover.credentials.CredentialException.Reason;
 import dev.drover.credentials.ObjectRef;

@@ -1,5 +1,6 @@
 package dev.drover.controller;
 
+import dev.drover.kube.RawWrites;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
+import dev.drover.kube.RawWrites;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.StatusBuilder;

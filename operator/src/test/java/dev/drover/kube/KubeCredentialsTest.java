@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.kube;
 
 import java.io.IOException;
 import java.net.http.HttpResponse;

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.kube;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * {@code Warning} headers, which the typed calls log, are not read.) A refusal throws a {@link KubernetesClientException}
  * with the code and the API server's message, cut and escaped.
  */
-final class RawWrites {
+public final class RawWrites {
 
     /** The longest refusal body whose message is read. */
     private static final int MAX_ERROR_BYTES = 16 * 1024;
@@ -35,7 +35,7 @@ final class RawWrites {
     private final KubernetesClient client;
     private final String base;
 
-    RawWrites(KubernetesClient client) {
+    public RawWrites(KubernetesClient client) {
         this.client = client;
         String master = client.getConfiguration().getMasterUrl();
         this.base = master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
@@ -46,7 +46,7 @@ final class RawWrites {
      * nothing in it needs escaping) with {@code method}; returns the answer's code when it is 2xx. Every failure,
      * a path refused here included, is a {@link KubernetesClientException}, as the typed calls throw.
      */
-    int send(String method, String path, String contentType, String body) {
+    public int send(String method, String path, String contentType, String body) {
         if (!PATH.matcher(path).matches()) {
             throw new KubernetesClientException("not a path of the API's names: " + UserText.quote(path));
         }
@@ -86,7 +86,7 @@ final class RawWrites {
     }
 
     /** A namespace or name for a path; a missing one is refused as the API server would refuse it. */
-    static String named(String what, String value) {
+    public static String named(String what, String value) {
         if (value == null || value.isEmpty()) {
             throw new KubernetesClientException("no " + what + " to write to");
         }

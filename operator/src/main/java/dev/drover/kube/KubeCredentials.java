@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.kube;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.kube;
 
 import dev.drover.web.TrustingAllCertificates;
 import io.fabric8.kubernetes.client.Config;
