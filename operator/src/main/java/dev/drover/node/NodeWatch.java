@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.node;
 
 import dev.drover.common.Backoff;
 import io.fabric8.kubernetes.api.model.Node;

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.node;
 
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.devices.DeviceManager;

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.node;
 
 import dev.drover.concurrent.Worker;
 import dev.drover.devices.DeviceManager;

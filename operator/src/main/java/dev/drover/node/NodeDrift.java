@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.node;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
