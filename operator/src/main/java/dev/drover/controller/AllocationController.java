@@ -12,6 +12,8 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.validation.AllocationValidator;
 import dev.drover.api.validation.Violation;
 import dev.drover.common.UserText;
+import dev.drover.controller.status.AllocationStatuses;
+import dev.drover.controller.status.StatusWriter;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.metrics.DroverMetrics;

@@ -6,6 +6,8 @@ import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.validation.Violation;
+import dev.drover.controller.status.AllocationStatuses;
+import dev.drover.controller.status.StatusWriter;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.metrics.DroverMetrics;

@@ -21,6 +21,8 @@ import dev.drover.api.v1alpha1.RestartMode;
 import dev.drover.api.v1alpha1.RestartPolicy;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskState;
+import dev.drover.controller.status.AllocationStatuses;
+import dev.drover.controller.status.StatusWriter;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;

@@ -15,6 +15,8 @@ import dev.drover.api.v1alpha1.CheckType;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.DesiredStatus;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.controller.status.AllocationStatuses;
+import dev.drover.controller.status.StatusWriter;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.gc.DiskUsage;

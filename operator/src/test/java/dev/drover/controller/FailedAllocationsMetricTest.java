@@ -14,6 +14,7 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.RestartMode;
 import dev.drover.api.v1alpha1.RestartPolicy;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.controller.status.StatusWriter;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.gc.DiskUsage;

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.status;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;

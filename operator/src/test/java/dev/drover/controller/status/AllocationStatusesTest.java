@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.status;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.status;
 
 import dev.drover.admission.Decision;
 import dev.drover.admission.NodeAdmission;
@@ -26,17 +26,17 @@ import java.util.Optional;
  * status stays the same, so an unchanged allocation yields an equal status
  * (and the writer skips it).
  */
-final class AllocationStatuses {
+public final class AllocationStatuses {
 
     static final String READY = "Ready";
     static final String SPEC_VALID = "SpecValid";
     static final String INVALID_SPEC = "InvalidSpec";
-    static final String STATE_STORED = "StateStored";
-    static final String STATE_STORE_FAILED = "StateStoreFailed";
+    public static final String STATE_STORED = "StateStored";
+    public static final String STATE_STORE_FAILED = "StateStoreFailed";
     static final String ADMITTED = NodeAdmission.ADMITTED;
 
     /** The generation of {@code a}'s spec; 0 when the API server gave none. */
-    static long generationOf(Allocation a) {
+    public static long generationOf(Allocation a) {
         Long g = a.getMetadata().getGeneration();
         return g == null ? 0 : g;
     }
@@ -47,7 +47,7 @@ final class AllocationStatuses {
      * @param tasks    the allocation's tasks (which are main tasks)
      * @param previous the status last built for the allocation, or null
      */
-    static AllocationStatus of(AllocState state, List<Task> tasks, AllocationStatus previous, Instant now) {
+    public static AllocationStatus of(AllocState state, List<Task> tasks, AllocationStatus previous, Instant now) {
         AllocationStatus s = new AllocationStatus();
         s.setClientStatus(state.clientStatus());
         s.setClientDescription(state.clientDescription());
@@ -127,7 +127,7 @@ final class AllocationStatuses {
      * The status of an allocation the node cannot fit ({@code d} says why): Failed, never run, with
      * {@code Admitted=False} and {@code d}'s reason ({@code OutOfcpu}, {@code OutOfmemory} or {@code OutOfdevices}).
      */
-    static AllocationStatus notAdmitted(
+    public static AllocationStatus notAdmitted(
             Decision d, long generation, List<Task> tasks, AllocationStatus previous, Instant now) {
         AllocationStatus s = new AllocationStatus();
         s.setClientStatus(ClientStatus.Failed);
@@ -157,7 +157,7 @@ final class AllocationStatuses {
      * ({@code queued} for a start slot, else {@code awaitingStore}, the one waiting for the store, if any). One that
      * waits for the store keeps its {@code StateStored=False}.
      */
-    static AllocationStatus notStarted(
+    public static AllocationStatus notStarted(
             Allocation queued, Allocation awaitingStore, AllocationStatus previous, Instant now) {
         Allocation toStart = queued != null ? queued : awaitingStore;
         List<Task> tasks = toStart == null || toStart.getSpec().getTasks() == null
@@ -202,7 +202,7 @@ final class AllocationStatuses {
      * {@code running}, the status of the definition it runs on, with {@code Admitted=False} and {@code d}'s reason
      * for {@code generation}.
      */
-    static AllocationStatus updateNotAdmitted(
+    public static AllocationStatus updateNotAdmitted(
             Decision d, long generation, AllocationStatus running, AllocationStatus previous, Instant now) {
         running.setObservedGeneration(generation);
         running.getConditions().removeIf(c -> c.getType().equals(ADMITTED));
@@ -215,7 +215,7 @@ final class AllocationStatuses {
      * condition naming every bad field. {@code running} is the status of a runner
      * that keeps the last good spec, or null when none runs.
      */
-    static AllocationStatus invalid(
+    public static AllocationStatus invalid(
             List<Violation> problems,
             long generation,
             AllocationStatus running,
@@ -252,7 +252,7 @@ final class AllocationStatuses {
      * ({@code unstored} says why), True once it was written after such a wait. An allocation whose state the
      * store never failed has no such condition.
      */
-    static AllocationStatus withStateStored(
+    public static AllocationStatus withStateStored(
             AllocationStatus s,
             java.util.Optional<String> unstored,
             long generation,
@@ -293,7 +293,7 @@ final class AllocationStatuses {
      * The status of an allocation not taken on yet because the store could not write its spec (a full disk):
      * Pending, not refused; it is taken on once the store writes again.
      */
-    static AllocationStatus awaitingStore(
+    public static AllocationStatus awaitingStore(
             String reason, long generation, List<Task> tasks, AllocationStatus previous, Instant now) {
         AllocationStatus s = new AllocationStatus();
         s.setClientStatus(ClientStatus.Pending);
@@ -314,11 +314,11 @@ final class AllocationStatuses {
     }
 
     /** "spec.tasks[0].name: ...; spec.restartPolicy.mode: ...", the first few and how many more. */
-    static String describe(List<Violation> problems) {
+    public static String describe(List<Violation> problems) {
         return UserText.join(problems.stream().map(Violation::toString).toList(), "; ");
     }
 
-    static boolean isTerminal(AllocationStatus s) {
+    public static boolean isTerminal(AllocationStatus s) {
         return s != null
                 && (s.getClientStatus() == ClientStatus.Complete
                         || s.getClientStatus() == ClientStatus.Failed
@@ -329,7 +329,7 @@ final class AllocationStatuses {
      * Whether {@code s} is a terminal status for {@code generation}, written by an agent: the allocation ran and was
      * collected (or its directory was lost), and is never run again.
      */
-    static boolean ranBefore(AllocationStatus s, long generation) {
+    public static boolean ranBefore(AllocationStatus s, long generation) {
         if (!isTerminal(s)) {
             return false;
         }

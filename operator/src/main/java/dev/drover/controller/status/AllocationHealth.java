@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.status;
 
 import dev.drover.api.v1alpha1.Check;
 import dev.drover.api.v1alpha1.CheckStatus;

@@ -1,7 +1,7 @@
-package dev.drover.controller;
+package dev.drover.controller.status;
 
-import static dev.drover.controller.AllocationStatusesTest.condition;
-import static dev.drover.controller.AllocationStatusesTest.task;
+import static dev.drover.controller.status.AllocationStatusesTest.condition;
+import static dev.drover.controller.status.AllocationStatusesTest.task;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.drover.admission.Decision;
@@ -15,6 +15,7 @@ import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.api.validation.Violation;
+import dev.drover.controller.UnreadableAllocations;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.time.Instant;
 import java.util.LinkedHashMap;
