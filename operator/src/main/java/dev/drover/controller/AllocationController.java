@@ -12,6 +12,7 @@ import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.validation.AllocationValidator;
 import dev.drover.api.validation.Violation;
 import dev.drover.common.UserText;
+import dev.drover.controller.events.EventRecorder;
 import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.controller.status.StatusWriter;
 import dev.drover.devices.DeviceLedger;

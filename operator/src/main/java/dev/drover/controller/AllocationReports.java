@@ -6,6 +6,7 @@ import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.validation.Violation;
+import dev.drover.controller.events.EventRecorder;
 import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.controller.status.StatusWriter;
 import dev.drover.devices.DeviceLedger;

@@ -12,6 +12,8 @@ import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Resources;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.controller.events.EventPoster;
+import dev.drover.controller.events.EventRecorder;
 import dev.drover.controller.status.StatusPatcher;
 import dev.drover.controller.status.StatusWriter;
 import dev.drover.driver.Driver;

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.events;
 
 import dev.drover.api.v1alpha1.TaskEventType;
 import java.util.Arrays;

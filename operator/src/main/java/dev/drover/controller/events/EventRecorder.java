@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.events;
 
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.CheckStatus;
@@ -164,7 +164,7 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     /** A metadata-only copy of {@code a}: what an Event needs to point at it. */
-    static Allocation owner(Allocation a) {
+    public static Allocation owner(Allocation a) {
         Allocation o = new Allocation();
         o.setMetadata(new ObjectMetaBuilder()
                 .withName(a.getMetadata().getName())

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.events;
 
 import io.fabric8.kubernetes.api.model.Event;
 import java.util.List;
@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** Where an {@link EventRecorder} writes in tests: Events by name, patched as the API server would. */
-final class RecordedEvents implements EventRecorder.Sink {
+public final class RecordedEvents implements EventRecorder.Sink {
 
     private final Map<String, Event> byName = new ConcurrentHashMap<>();
 
@@ -30,12 +30,12 @@ final class RecordedEvents implements EventRecorder.Sink {
         byName.remove(name);
     }
 
-    List<Event> all() {
+    public List<Event> all() {
         return List.copyOf(byName.values());
     }
 
     /** The reasons of the Events on the allocation named {@code allocation}. */
-    List<String> reasons(String allocation) {
+    public List<String> reasons(String allocation) {
         return byName.values().stream()
                 .filter(e -> allocation.equals(e.getInvolvedObject().getName()))
                 .map(Event::getReason)
