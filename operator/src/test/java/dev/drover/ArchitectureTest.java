@@ -27,7 +27,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Which code may use which, read from the compiled classes (every reference counts, not just imports): dependencies
  * point one way, controller → allocrunner → taskrunner → driver, with the state store, the garbage collector, the
- * API model, the device plugins and the common module as leaves; no package and no type is part of a cycle. Read from
+ * API model, the device plugins, the raw path to the API server ({@code kube}) and the common module as leaves; the
+ * controller's status and Events beneath its reconciling classes, the Node registration beside them; no package and
+ * no type is part of a cycle. Read from
  * the sources: no main class of the operator is past {@link #MAX_LINES} lines, and nothing cites a document the
  * repository does not hold. See CONTRIBUTING.md.
  */
@@ -93,12 +95,14 @@ class ArchitectureTest {
                         "dev.drover.deviceplugin..",
                         "dev.drover.cgroups..",
                         "dev.drover.credentials..",
+                        "dev.drover.kube..",
                         "dev.drover.common..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(
                         "dev.drover.agent..",
                         "dev.drover.controller..",
+                        "dev.drover.node..",
                         "dev.drover.allocrunner..",
                         "dev.drover.taskrunner..",
                         "dev.drover.driver..",
@@ -235,6 +239,76 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("dev.drover.gateway..")
+                .check(DROVER);
+    }
+
+    /**
+     * {@code kube} is the agent's one raw HTTP path to the API server (credentials, bounded answers, writes whose
+     * answer is not read): what it is asked to send comes from above, so it knows nothing of who asks.
+     */
+    @Test
+    void theRawApiServerPathKnowsNothingOfItsCallers() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.kube..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "dev.drover.agent..",
+                        "dev.drover.controller..",
+                        "dev.drover.node..",
+                        "dev.drover.allocrunner..",
+                        "dev.drover.taskrunner..",
+                        "dev.drover.driver..",
+                        "dev.drover.cli..")
+                .check(DROVER);
+    }
+
+    /** The agent's Node registration (registrar, drift, watch) stands beside the controller and knows nothing of it. */
+    @Test
+    void theNodeRegistrationKnowsNothingOfTheController() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.node..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("dev.drover.controller..", "dev.drover.agent..")
+                .check(DROVER);
+    }
+
+    /** Only the agent wires the Node registration: nothing that runs allocations reaches for the Node. */
+    @Test
+    void onlyTheAgentWiresTheNodeRegistration() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages("dev.drover.node..", "dev.drover.agent..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("dev.drover.node..")
+                .check(DROVER);
+    }
+
+    /**
+     * Status building and writing ({@code controller.status}) and Kubernetes Events ({@code controller.events}) are
+     * used by the reconciling classes ({@code controller} itself), never the other way.
+     */
+    @Test
+    void statusesAndEventsUseNoReconcilingClass() {
+        noClasses()
+                .that()
+                .resideInAnyPackage("dev.drover.controller.status..", "dev.drover.controller.events..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("dev.drover.controller")
+                .check(DROVER);
+    }
+
+    /** The controller's parts ({@code status}, {@code events}) are side by side: none uses another. */
+    @Test
+    void theControllersPartsDoNotUseEachOther() {
+        slices().matching("dev.drover.controller.(*)..")
+                .should()
+                .notDependOnEachOther()
                 .check(DROVER);
     }
 

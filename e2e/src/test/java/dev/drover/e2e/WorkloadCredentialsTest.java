@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.drover.controller.KubeCredentials;
 import dev.drover.credentials.CredentialException;
 import dev.drover.credentials.CredentialException.Reason;
 import dev.drover.credentials.ObjectRef;
 import dev.drover.credentials.ServiceAccountToken;
+import dev.drover.kube.KubeCredentials;
 import dev.drover.local.LocalApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;

@@ -5,6 +5,7 @@ import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.common.Backoff;
+import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;

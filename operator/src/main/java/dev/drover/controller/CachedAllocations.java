@@ -2,6 +2,7 @@ package dev.drover.controller;
 
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
+import dev.drover.controller.status.StatusWriter;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;

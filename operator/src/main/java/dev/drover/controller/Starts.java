@@ -5,6 +5,7 @@ import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocStateListener;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.validation.Violation;
+import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.state.StateStoreException;
 import java.util.List;

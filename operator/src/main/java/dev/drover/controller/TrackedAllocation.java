@@ -9,6 +9,8 @@ import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.validation.Violation;
+import dev.drover.controller.events.EventRecorder;
+import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.state.AllocId;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -41,10 +41,10 @@ class AgentConfigTest {
         assertThat(c.statusWrites().pendingDelay()).isEqualTo(Duration.ofMillis(200));
         assertThat(c.taskEvents())
                 .as("every task event is a Kubernetes Event (docs/allocations.md#status)")
-                .isEqualTo(dev.drover.controller.TaskEventFilter.ALL);
+                .isEqualTo(dev.drover.controller.events.TaskEventFilter.ALL);
         assertThat(c.events())
                 .as("the kubelet's --event-qps and --event-burst")
-                .isEqualTo(new dev.drover.controller.EventRate(50, 100));
+                .isEqualTo(new dev.drover.controller.events.EventRate(50, 100));
         assertThat(c.concurrentStarts()).isEqualTo(32);
         assertThat(c.peerTokenFile()).isEqualTo(Path.of("/var/run/secrets/drover.dev/peer/token"));
         assertThat(c.credentialPollInterval()).isEqualTo(Duration.ofMinutes(1));
@@ -124,10 +124,10 @@ class AgentConfigTest {
         Path file = dir.resolve("agent.yaml");
         Files.writeString(file, "events: {taskEvents: notable}\n");
         assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).taskEvents())
-                .isEqualTo(dev.drover.controller.TaskEventFilter.NOTABLE);
+                .isEqualTo(dev.drover.controller.events.TaskEventFilter.NOTABLE);
         Files.writeString(file, "events: {taskEvents: all}\n");
         assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).taskEvents())
-                .isEqualTo(dev.drover.controller.TaskEventFilter.ALL);
+                .isEqualTo(dev.drover.controller.events.TaskEventFilter.ALL);
         Files.writeString(file, "events: {taskEvents: \"Warnings\\u001b[31m\"}\n");
         assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
                 .isInstanceOf(ConfigException.class)
@@ -173,7 +173,7 @@ class AgentConfigTest {
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofMillis(500));
         assertThat(c.enableRawExec()).isTrue();
         assertThat(c.rawExecLauncher()).containsExactly("nsenter", "-t", "1", "--", "systemd-run");
-        assertThat(c.events()).isEqualTo(new dev.drover.controller.EventRate(5.5, 20));
+        assertThat(c.events()).isEqualTo(new dev.drover.controller.events.EventRate(5.5, 20));
     }
 
     @Test

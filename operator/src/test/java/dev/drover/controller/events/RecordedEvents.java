@@ -1,0 +1,44 @@
+package dev.drover.controller.events;
+
+import io.fabric8.kubernetes.api.model.Event;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Where an {@link EventRecorder} writes in tests: Events by name, patched as the API server would. */
+public final class RecordedEvents implements EventRecorder.Sink {
+
+    private final Map<String, Event> byName = new ConcurrentHashMap<>();
+
+    @Override
+    public boolean create(Event event) {
+        return byName.putIfAbsent(event.getMetadata().getName(), event) == null;
+    }
+
+    @Override
+    public boolean patch(Event patch) {
+        return byName.computeIfPresent(patch.getMetadata().getName(), (name, e) -> {
+                    e.setCount(patch.getCount());
+                    e.setLastTimestamp(patch.getLastTimestamp());
+                    return e;
+                })
+                != null;
+    }
+
+    /** The API server expires an Event. */
+    void expire(String name) {
+        byName.remove(name);
+    }
+
+    public List<Event> all() {
+        return List.copyOf(byName.values());
+    }
+
+    /** The reasons of the Events on the allocation named {@code allocation}. */
+    public List<String> reasons(String allocation) {
+        return byName.values().stream()
+                .filter(e -> allocation.equals(e.getInvolvedObject().getName()))
+                .map(Event::getReason)
+                .toList();
+    }
+}
