@@ -1,8 +1,6 @@
 package dev.drover.kube;
 
-import dev.drover.web.TrustingAllCertificates;
 import io.fabric8.kubernetes.client.Config;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.Authenticator;
@@ -14,16 +12,11 @@ import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.Collection;
 import java.util.Locale;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * A {@link HttpClient} to the API server that the agent's client {@link Config} names, which carries no credentials
@@ -134,38 +127,20 @@ final class BearerHttp {
 
     private static SSLContext tls(Config config) {
         try {
-            TrustManager[] trust;
-            if (config.isTrustCerts()) {
-                trust = new TrustManager[] {new TrustingAllCertificates()};
-            } else {
-                Collection<? extends Certificate> authorities = authorities(config);
-                TrustManagerFactory factory =
-                        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-                if (authorities == null) {
-                    factory.init((KeyStore) null); // the JDK's CAs, as the agent's own client uses without a CA
-                } else {
-                    KeyStore store = KeyStore.getInstance("PKCS12");
-                    store.load(null, null);
-                    int i = 0;
-                    for (Certificate c : authorities) {
-                        store.setCertificateEntry("ca-" + i++, c);
-                    }
-                    factory.init(store);
-                }
-                trust = factory.getTrustManagers();
-            }
             SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, trust, null); // no key managers: never a client certificate
+            context.init(null, trust(config), null); // no key managers: never a client certificate
             return context;
-        } catch (GeneralSecurityException | IOException e) {
+        } catch (GeneralSecurityException | IOException | PemException e) {
             throw new IllegalArgumentException(
                     "cannot set up TLS to the API server from the agent's client configuration: " + e.getMessage(), e);
         }
     }
 
-    /** The cluster's CA certificates the config names, or null when it names none. */
-    private static Collection<? extends Certificate> authorities(Config config)
-            throws IOException, GeneralSecurityException {
+    /** Every server where the config says trustCerts, else its CA certificates, else the JDK's CAs. */
+    private static TrustManager[] trust(Config config) throws IOException, GeneralSecurityException, PemException {
+        if (config.isTrustCerts()) {
+            return Trust.managers(null, null, true, null);
+        }
         byte[] pem;
         String where;
         if (config.getCaCertData() != null && !config.getCaCertData().isBlank()) {
@@ -181,16 +156,11 @@ final class BearerHttp {
             }
             where = "the CA file " + file;
         } else {
-            return null;
+            return Trust.managers(null, null, false, null); // the JDK's CAs, as the agent's own client uses
         }
         if (pem.length > MAX_CA_BYTES) {
             throw new IOException("caCertData is larger than " + MAX_CA_BYTES + " bytes");
         }
-        Collection<? extends Certificate> read =
-                CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(pem));
-        if (read.isEmpty()) {
-            throw new IOException(where + " holds no PEM certificate");
-        }
-        return read;
+        return Trust.managers(pem, where, false, null);
     }
 }

@@ -6,7 +6,7 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsExchange;
 import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
-import dev.drover.cli.kube.Pem;
+import dev.drover.kube.Pem;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

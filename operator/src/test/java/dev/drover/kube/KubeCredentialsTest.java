@@ -1,6 +1,7 @@
 package dev.drover.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
@@ -223,6 +224,20 @@ class KubeCredentialsTest {
                 new KubeCredentials(null, "node-a", agentConfig(other.certificate(), true), Duration.ofSeconds(2))) {
             assertThat(trustingAll.read(SECRET, SA_TOKEN)).containsKey("password");
         }
+    }
+
+    /** The agent reads its CA as the kubectl plugin reads a kubeconfig's: the same PEM, the same sentence. */
+    @Test
+    void aCaThatHoldsNoCertificateIsRefusedSayingWhere() {
+        Config noCertificate = new ConfigBuilder(Config.empty())
+                .withMasterUrl("https://127.0.0.1:" + server.getAddress().getPort())
+                .withCaCertData(b64("not a certificate"))
+                .build();
+
+        assertThatThrownBy(() -> new KubeCredentials(null, "node-a", noCertificate, Duration.ofSeconds(2)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("cannot set up TLS to the API server from the agent's client configuration: "
+                        + "caCertData holds no PEM block (-----BEGIN ...-----)");
     }
 
     @Test

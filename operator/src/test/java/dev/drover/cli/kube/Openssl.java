@@ -24,12 +24,12 @@ public final class Openssl {
         return dir.resolve(name);
     }
 
-    byte[] bytes(String name) throws IOException {
+    public byte[] bytes(String name) throws IOException {
         return Files.readAllBytes(dir.resolve(name));
     }
 
     /** Runs openssl in the directory; fails the test with its output when it fails. */
-    void run(String... args) throws IOException, InterruptedException {
+    public void run(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("openssl"));
         command.addAll(List.of(args));
         Process p = new ProcessBuilder(command)

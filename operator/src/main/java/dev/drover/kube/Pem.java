@@ -1,4 +1,4 @@
-package dev.drover.cli.kube;
+package dev.drover.kube;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
@@ -17,9 +17,9 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * PEM as kubeconfigs hold it: certificates (one or several), and a private key in PKCS#8 ({@code PRIVATE KEY}),
- * PKCS#1 ({@code RSA PRIVATE KEY}) or SEC1 ({@code EC PRIVATE KEY}). The JDK reads PKCS#8 only: the other two are
- * wrapped into PKCS#8 here, which is a few bytes of DER around them.
+ * PEM as kubeconfigs and CA files hold it: certificates (one or several), and a private key in PKCS#8
+ * ({@code PRIVATE KEY}), PKCS#1 ({@code RSA PRIVATE KEY}) or SEC1 ({@code EC PRIVATE KEY}). The JDK reads PKCS#8
+ * only: the other two are wrapped into PKCS#8 here, which is a few bytes of DER around them.
  */
 public final class Pem {
 
@@ -51,7 +51,7 @@ public final class Pem {
      * when their labels agree (a BEGIN with no END after it ends the search, as nothing after it can close). Each
      * character is looked at a bounded number of times, whatever the text: a file of BEGIN lines alone is no work.
      */
-    static List<Block> blocks(byte[] pem, String what) throws KubeconfigException {
+    static List<Block> blocks(byte[] pem, String what) throws PemException {
         String text = new String(pem, StandardCharsets.US_ASCII);
         List<Block> blocks = new ArrayList<>();
         for (int from = 0; ; ) {
@@ -74,11 +74,11 @@ public final class Pem {
                 continue;
             }
             if (blocks.size() == MAX_BLOCKS) {
-                throw new KubeconfigException(what + " holds more than " + MAX_BLOCKS + " PEM blocks");
+                throw new PemException(what + " holds more than " + MAX_BLOCKS + " PEM blocks");
             }
             String body = text.substring(labelEnd + DASHES.length(), end);
             if (body.contains(":")) { // RFC 1421 headers: Proc-Type: 4,ENCRYPTED and DEK-Info
-                throw new KubeconfigException(
+                throw new PemException(
                         what + " is encrypted (a PEM header such as Proc-Type); kubectl drover needs it unencrypted");
             }
             try {
@@ -86,11 +86,11 @@ public final class Pem {
                         label,
                         Base64.getDecoder().decode(WHITESPACE.matcher(body).replaceAll(""))));
             } catch (IllegalArgumentException e) {
-                throw new KubeconfigException(what + " is not valid PEM (its base64 does not decode)");
+                throw new PemException(what + " is not valid PEM (its base64 does not decode)");
             }
         }
         if (blocks.isEmpty()) {
-            throw new KubeconfigException(what + " holds no PEM block (-----BEGIN ...-----)");
+            throw new PemException(what + " holds no PEM block (-----BEGIN ...-----)");
         }
         return blocks;
     }
@@ -103,7 +103,7 @@ public final class Pem {
     }
 
     /** Every certificate in {@code pem}, in order. */
-    public static List<X509Certificate> certificates(byte[] pem, String what) throws KubeconfigException {
+    public static List<X509Certificate> certificates(byte[] pem, String what) throws PemException {
         List<X509Certificate> certificates = new ArrayList<>();
         try {
             CertificateFactory factory = CertificateFactory.getInstance("X.509");
@@ -113,16 +113,16 @@ public final class Pem {
                 }
             }
         } catch (CertificateException e) {
-            throw new KubeconfigException(what + " holds a certificate that cannot be read: " + e.getMessage());
+            throw new PemException(what + " holds a certificate that cannot be read: " + e.getMessage());
         }
         if (certificates.isEmpty()) {
-            throw new KubeconfigException(what + " holds no certificate (-----BEGIN CERTIFICATE-----)");
+            throw new PemException(what + " holds no certificate (-----BEGIN CERTIFICATE-----)");
         }
         return certificates;
     }
 
     /** The first private key in {@code pem}: PKCS#8, PKCS#1 RSA or SEC1 EC. */
-    public static PrivateKey privateKey(byte[] pem, String what) throws KubeconfigException {
+    public static PrivateKey privateKey(byte[] pem, String what) throws PemException {
         for (Block b : blocks(pem, what)) {
             switch (b.label()) {
                 case "PRIVATE KEY" -> {
@@ -135,20 +135,20 @@ public final class Pem {
                     return pkcs8(ecToPkcs8(b.der(), what), what);
                 }
                 case "ENCRYPTED PRIVATE KEY" ->
-                    throw new KubeconfigException(what + " is encrypted; kubectl drover needs it unencrypted");
+                    throw new PemException(what + " is encrypted; kubectl drover needs it unencrypted");
                 default -> {
                     // EC PARAMETERS before the key, or a certificate in the same file
                 }
             }
         }
-        throw new KubeconfigException(what + " holds no private key (PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)");
+        throw new PemException(what + " holds no private key (PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)");
     }
 
     /**
      * SEC1's {@code ECPrivateKey ::= SEQUENCE { version, privateKey OCTET STRING, [0] parameters, [1] publicKey }}
      * as PKCS#8, whose algorithm names the curve that {@code [0]} holds.
      */
-    private static byte[] ecToPkcs8(byte[] sec1, String what) throws KubeconfigException {
+    private static byte[] ecToPkcs8(byte[] sec1, String what) throws PemException {
         byte[] curve = null;
         try {
             for (Der.Element e : Der.children(Der.read(sec1, 0))) {
@@ -157,28 +157,28 @@ public final class Pem {
                 }
             }
         } catch (IllegalArgumentException e) {
-            throw new KubeconfigException(what + " is not a valid EC private key (" + e.getMessage() + ")");
+            throw new PemException(what + " is not a valid EC private key (" + e.getMessage() + ")");
         }
         if (curve == null) {
-            throw new KubeconfigException(what + " is an EC private key that does not name its curve");
+            throw new PemException(what + " is an EC private key that does not name its curve");
         }
         byte[] algorithm = Der.sequence(Der.oid(EC_PUBLIC_KEY), curve);
         return Der.sequence(Der.integer(0), algorithm, Der.octetString(sec1));
     }
 
-    private static PrivateKey pkcs8(byte[] der, String what) throws KubeconfigException {
+    private static PrivateKey pkcs8(byte[] der, String what) throws PemException {
         String algorithm;
         try {
             List<Der.Element> info = Der.children(Der.read(der, 0));
             algorithm = ALGORITHMS.get(HexFormat.of()
                     .formatHex(Der.children(info.get(1)).getFirst().content()));
         } catch (IllegalArgumentException | IndexOutOfBoundsException | java.util.NoSuchElementException e) {
-            throw new KubeconfigException(what + " is not a valid PKCS#8 private key");
+            throw new PemException(what + " is not a valid PKCS#8 private key");
         }
         try {
             return KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(der));
         } catch (GeneralSecurityException | RuntimeException e) { // a null algorithm: one the JDK lacks
-            throw new KubeconfigException(what + " is a private key that cannot be read ("
+            throw new PemException(what + " is a private key that cannot be read ("
                     + (algorithm == null ? "unknown algorithm" : algorithm) + ")");
         }
     }

@@ -1,4 +1,4 @@
-package dev.drover.cli.kube;
+package dev.drover.kube;
 
 import java.io.ByteArrayOutputStream;
 import java.math.BigInteger;

@@ -1,9 +1,10 @@
-package dev.drover.cli.kube;
+package dev.drover.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.drover.cli.kube.Openssl;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -78,7 +79,7 @@ class PemTest {
         Openssl o = new Openssl(dir);
         o.run("genrsa", "-aes128", "-passout", "pass:x", "-traditional", "-out", "locked.key", "2048");
         assertThatThrownBy(() -> Pem.privateKey(o.bytes("locked.key"), "the client key"))
-                .isInstanceOf(KubeconfigException.class)
+                .isInstanceOf(PemException.class)
                 .hasMessageStartingWith("the client key is encrypted");
         o.run("pkcs8", "-topk8", "-in", "locked.key", "-passin", "pass:x", "-passout", "pass:y", "-out", "locked8.key");
         assertThatThrownBy(() -> Pem.privateKey(o.bytes("locked8.key"), "the client key"))
