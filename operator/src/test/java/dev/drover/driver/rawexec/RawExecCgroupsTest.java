@@ -143,7 +143,9 @@ class RawExecCgroupsTest {
         Cgroup cgroup = cgroupOf("limited");
 
         assertThat(cgroup.name()).isEqualTo("default_alloc_limited");
-        assertThat(cgroup.pids()).containsExactly(h.longState("pid", -1));
+        // the task's shell joins first and runs mv to publish its pid file, which may not have exited yet
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(cgroup.pids()).containsExactly(h.longState("pid", -1)));
         assertThat(cgroup.pids()).doesNotContain(h.longState("supervisorPid", -1));
         if (cgroups.layout().version() == dev.drover.cgroups.CgroupVersion.V1) {
             assertThat(read(cgroup, "memory.limit_in_bytes")).isEqualTo(Long.toString(64L << 20));
