@@ -3,10 +3,9 @@ package dev.drover.kube;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.testing.ExpectingApi;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,27 +17,20 @@ import org.junit.jupiter.api.Test;
  */
 class RawWritesTest {
 
-    final KubernetesMockServer server = new KubernetesMockServer(false);
+    ExpectingApi api;
+    KubernetesMockServer server;
     KubernetesClient client;
 
     @BeforeEach
     void start() {
-        server.start();
-        io.fabric8.kubernetes.client.Config config;
-        try (KubernetesClient mock = server.createClient()) {
-            config = mock.getConfiguration();
-        }
-        // the agent's own HTTP client, the JDK's
-        client = new KubernetesClientBuilder()
-                .withConfig(config)
-                .withHttpClientFactory(new JdkHttpClientFactory())
-                .build();
+        api = new ExpectingApi();
+        server = api.server();
+        client = api.client();
     }
 
     @AfterEach
     void stop() {
-        client.close();
-        server.shutdown();
+        api.close();
     }
 
     @Test

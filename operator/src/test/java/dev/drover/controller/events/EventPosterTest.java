@@ -3,11 +3,10 @@ package dev.drover.controller.events;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.testing.ExpectingApi;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -16,27 +15,20 @@ import org.junit.jupiter.api.Test;
 /** Events are created and patched without reading their answers; a name that exists or an Event that expired is an answer, and a nameless Event is never sent. */
 class EventPosterTest {
 
-    final KubernetesMockServer server = new KubernetesMockServer(false);
+    ExpectingApi api;
+    KubernetesMockServer server;
     KubernetesClient client;
 
     @BeforeEach
     void start() {
-        server.start();
-        io.fabric8.kubernetes.client.Config config;
-        try (KubernetesClient mock = server.createClient()) {
-            config = mock.getConfiguration();
-        }
-        // the agent's own HTTP client, the JDK's
-        client = new KubernetesClientBuilder()
-                .withConfig(config)
-                .withHttpClientFactory(new JdkHttpClientFactory())
-                .build();
+        api = new ExpectingApi();
+        server = api.server();
+        client = api.client();
     }
 
     @AfterEach
     void stop() {
-        client.close();
-        server.shutdown();
+        api.close();
     }
 
     @Test

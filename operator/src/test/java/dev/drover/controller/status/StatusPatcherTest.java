@@ -6,11 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.state.AllocId;
+import dev.drover.testing.ExpectingApi;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,27 +18,20 @@ import org.junit.jupiter.api.Test;
 /** A status is written as one JSON patch whose answer is not read; a refusal still says what the API server said. */
 class StatusPatcherTest {
 
-    final KubernetesMockServer server = new KubernetesMockServer(false);
+    ExpectingApi api;
+    KubernetesMockServer server;
     KubernetesClient client;
 
     @BeforeEach
     void start() {
-        server.start();
-        io.fabric8.kubernetes.client.Config config;
-        try (KubernetesClient mock = server.createClient()) {
-            config = mock.getConfiguration();
-        }
-        // the agent's own HTTP client, the JDK's
-        client = new KubernetesClientBuilder()
-                .withConfig(config)
-                .withHttpClientFactory(new JdkHttpClientFactory())
-                .build();
+        api = new ExpectingApi();
+        server = api.server();
+        client = api.client();
     }
 
     @AfterEach
     void stop() {
-        client.close();
-        server.shutdown();
+        api.close();
     }
 
     @Test
