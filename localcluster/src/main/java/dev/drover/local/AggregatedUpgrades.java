@@ -50,7 +50,7 @@ final class AggregatedUpgrades implements WebSocketNegotiator {
             }
             return aggregator.upgrade(request, response, callback, service, user);
         } catch (ApiFront.ApiError e) {
-            refuse(response, callback, e.code, ApiFront.statusOf(e).toString());
+            refuse(response, callback, e.code, ResponseWriters.statusOf(e).toString());
             return null;
         }
     }

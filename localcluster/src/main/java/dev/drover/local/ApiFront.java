@@ -323,31 +323,6 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    /** The request's field selector: {@link QuerySelectors#fieldSelector}. */
-    static FieldSelector fieldSelector(ResourceType type, Query query) {
-        return QuerySelectors.fieldSelector(type, query);
-    }
-
-    /** The request's label selector: {@link QuerySelectors#labelSelector}. */
-    static LabelSelector labelSelector(Query query) {
-        return QuerySelectors.labelSelector(query);
-    }
-
-    /** A body as JSON: {@link RequestBodies#parse}. */
-    static JsonNode parse(byte[] raw) {
-        return RequestBodies.parse(raw);
-    }
-
-    /** A body as an object of {@code kind}: {@link RequestBodies#object}. */
-    static ObjectNode object(byte[] raw, String kind) {
-        return RequestBodies.object(raw, kind);
-    }
-
-    /** The Status object that answers {@code e}: {@link ResponseWriters#statusOf}. */
-    static ObjectNode statusOf(ApiError e) {
-        return ResponseWriters.statusOf(e);
-    }
-
     /**
      * An error answered as a Kubernetes Status; {@code details} (name, group, kind) is set when the real server sets
      * it, e.g. on a 403.

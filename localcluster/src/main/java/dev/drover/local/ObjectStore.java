@@ -229,7 +229,7 @@ final class ObjectStore {
                             + "\": the object has been modified; please apply your changes"
                             + " to the latest version and try again");
         }
-        ObjectNode next = prepareForUpdate(type, old, proposed, statusWrite);
+        ObjectNode next = RegistryStrategy.prepareForUpdate(type, old, proposed, statusWrite);
         if (type.equals(Catalog.SECRETS)) {
             SecretData.fold(next);
         }
@@ -345,11 +345,6 @@ final class ObjectStore {
     private static ObjectNode stamped(ObjectNode object, long rv) {
         object.withObjectProperty("metadata").put("resourceVersion", Long.toString(rv));
         return object;
-    }
-
-    /** What an update may change: {@link RegistryStrategy#prepareForUpdate}. */
-    static ObjectNode prepareForUpdate(ResourceType type, ObjectNode old, ObjectNode proposed, boolean statusWrite) {
-        return RegistryStrategy.prepareForUpdate(type, old, proposed, statusWrite);
     }
 
     private TreeMap<String, ObjectNode> bucket(ResourceType type) {

@@ -66,7 +66,7 @@ final class ObjectWrites {
         boolean force = FieldManagers.force(query, apply);
         String manager = apply ? FieldManagers.forApply(query) : FieldManagers.forUpdate(query, r.userAgent());
         if (method.equals("POST")) {
-            ObjectNode body = ApiFront.object(raw, type.kind());
+            ObjectNode body = RequestBodies.object(raw, type.kind());
             strictFields(type, body, strict);
             return create(
                     type,
@@ -115,14 +115,14 @@ final class ObjectWrites {
         if (method.equals("PUT")) {
             NestingDepth.check(raw, type.kind()); // the whole object: too deep, refused as a create's body is
         }
-        JsonNode body = ApiFront.parse(raw);
+        JsonNode body = RequestBodies.parse(raw);
         if (!jsonPatch) {
             // No strategic merge here: a strategic merge patch is applied as a merge patch, list fields whole.
             strictFields(type, body, strict);
         }
         UnaryOperator<ObjectNode> change;
         if (method.equals("PUT")) {
-            ObjectNode replacement = ApiFront.object(raw, type.kind());
+            ObjectNode replacement = RequestBodies.object(raw, type.kind());
             change = current -> replacement;
         } else {
             change = current -> {
@@ -187,7 +187,7 @@ final class ObjectWrites {
                             current,
                             rp.subresource());
                     // admission sees what the write can change, as on a real API server: the strategy runs first
-                    ObjectNode prepared = ObjectStore.prepareForUpdate(type, current, checked, statusWrite);
+                    ObjectNode prepared = RegistryStrategy.prepareForUpdate(type, current, checked, statusWrite);
                     if (manager != null) {
                         ManagedFields.recordUpdate(type, current, prepared, manager, rp.subresource(), clock.instant());
                     }

@@ -39,12 +39,12 @@ final class WatchStream {
             BooleanSupplier stopping)
             throws IOException {
         // the same selectors, with the same answer to a bad one, as a list
-        FieldSelector fields = ApiFront.fieldSelector(type, query);
+        FieldSelector fields = QuerySelectors.fieldSelector(type, query);
         if (path.name() != null) {
             fields = FieldSelector.parse(
                     "metadata.name=" + path.name() + (fields.isEmpty() ? "" : "," + query.get("fieldSelector")));
         }
-        LabelSelector labels = ApiFront.labelSelector(query);
+        LabelSelector labels = QuerySelectors.labelSelector(query);
         // "0" means any version: the client gets the current objects first, as without a version.
         long since = parseVersion(query.get("resourceVersion"));
         since = since == 0 ? -1 : since;
