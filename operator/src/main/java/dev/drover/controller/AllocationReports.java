@@ -73,7 +73,7 @@ final class AllocationReports {
         }
         metrics.checks().states(t.id.namespace(), t.id.name(), t.uid, state.version(), state.taskStates());
         Optional<String> unstored = db.unstored(t.id);
-        TrackedAllocation.Change c = t.stateChanged(
+        BuiltStatus.Change c = t.stateChanged(
                 state,
                 unstored,
                 ledger == null ? null : () -> ledger.allocated(t.id).orElse(null),
@@ -133,8 +133,7 @@ final class AllocationReports {
 
     /** The spec cannot be run: every bad field reported, any runner kept on its last good spec. */
     void refuse(TrackedAllocation t, Allocation a, long generation, List<Violation> problems) {
-        TrackedAllocation.Built b =
-                t.refuse(generation, problems, clock.instant(), status -> writer.publish(t.id, status));
+        BuiltStatus.Built b = t.refuse(generation, problems, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             String message = "Invalid allocation: " + AllocationStatuses.describe(problems);
             LOG.warn("allocation {}: {}", t.id, message);
@@ -145,7 +144,7 @@ final class AllocationReports {
 
     /** The node cannot fit the allocation: Failed with Admitted=False, never run, and a Warning Event. */
     void refuseAdmission(TrackedAllocation t, Allocation a, Decision d) {
-        TrackedAllocation.Built b = t.refuseAdmission(
+        BuiltStatus.Built b = t.refuseAdmission(
                 a, AllocationStatuses.generationOf(a), d, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.info("allocation {} refused: {}", t.id, d.message());
@@ -158,8 +157,7 @@ final class AllocationReports {
      * it runs on as it was.
      */
     void refuseUpdate(TrackedAllocation t, Allocation a, long generation, Decision d) {
-        TrackedAllocation.Built b =
-                t.refuseUpdate(generation, d, clock.instant(), status -> writer.publish(t.id, status));
+        BuiltStatus.Built b = t.refuseUpdate(generation, d, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.info("allocation {}: generation {} refused: {}", t.id, generation, d.message());
             events.recordForAllocation(EventRecorder.owner(a), true, d.reason(), d.message(), clock.instant());
@@ -168,7 +166,7 @@ final class AllocationReports {
 
     /** The store could not write the spec of an allocation being taken on: Pending, with StateStored=False. */
     void waitForStore(TrackedAllocation t, Allocation a, long generation, String reason) {
-        TrackedAllocation.Built b =
+        BuiltStatus.Built b =
                 t.waitForStore(a, generation, reason, clock.instant(), status -> writer.publish(t.id, status));
         if (b.news()) {
             LOG.warn("allocation {} is taken on once the state store can write: {}", t.id, reason);

@@ -64,16 +64,20 @@ final class Starts {
      * (the caller saw no runner) has {@code a} applied to its runner, as an update.
      */
     void takeOn(TrackedAllocation t, Allocation a) throws InterruptedException {
-        if (t.queueIfStarting(a)) {
+        if (t.follows(a)) {
             return; // its runner is being created with the copy admitted before: this one follows, as an update
         }
         Admissions.TakeOn admission = admissions.takeOn(t.id, a);
         Decision d = admission.decision();
         if (d.admitted()) {
             t.accept(); // what was refused of an earlier copy is over
-            if (!t.queue(a)) {
+            Phase now = t.admit(a);
+            if (now.runs()) {
                 newer.apply(a); // it started meanwhile: this copy is an update of its runner
                 return;
+            }
+            if (now != Phase.QUEUED) {
+                return; // it follows a start under way, or it was let go meanwhile
             }
         } else if (admission.again()) {
             reports.refuseUpdate(t, a, AllocationStatuses.generationOf(a), d); // the copy admitted before starts
@@ -102,7 +106,7 @@ final class Starts {
 
     /** Taken on (the gate admitted it): starts the newest copy, then applies a copy that came meanwhile. */
     private void startAdmitted(TrackedAllocation t) {
-        Allocation a = t.admitted();
+        Allocation a = t.slotGiven();
         if (a == null) {
             gate.release(t.id);
             return;

@@ -64,7 +64,7 @@ final class Teardown {
      * is destroyed until every task is dead, then its devices are freed. Completes when that is done.
      */
     CompletableFuture<Void> destroy(TrackedAllocation t) {
-        AllocRunner r = t.markGone();
+        AllocRunner r = t.release();
         gate.cancel(t.id);
         gc.forget(t.id.key());
         if (r == null) {
@@ -111,7 +111,7 @@ final class Teardown {
             if (t.uid != null) {
                 collected.add(t.uid);
             }
-            AllocRunner r = t.runner();
+            AllocRunner r = t.release();
             if (r != null && !await(destroyUntilDead(t.id, r))) {
                 LOG.warn("collecting allocation {}: a task may still be alive; tried again until it is dead", t.id);
                 return;

@@ -6,7 +6,6 @@ import dev.drover.allocrunner.AllocState;
 import dev.drover.api.v1alpha1.AllocatedDevice;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationStatus;
-import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.validation.Violation;
 import dev.drover.controller.events.EventRecorder;
@@ -23,38 +22,51 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One allocation the controller holds, from the moment it is seen (or restored) until it is destroyed: its runner,
- * the tasks and generation it runs, why its spec was refused, the status last built for it, and where it is in
- * being taken on. Its state is guarded by itself; the controller routes every event about the allocation here and
- * acts on what comes back (publishing, recording, releasing).
+ * One allocation the controller holds, from the moment it is seen (or restored) until it is let go: its runner, the
+ * tasks and generation it runs, why its spec was refused, the status last built for it, and its {@link Phase}. Its
+ * state is guarded by itself; the controller routes every event about the allocation here, one method per event,
+ * and acts on what comes back (publishing, recording, releasing).
+ *
+ * <pre>{@code
+ *  restored from the store            seen on the API server
+ *           |                                   |
+ *           v                                   v
+ *       RESTORING              +-----------> NEW ------ NOT_FITTED -----> NOT_ADMITTED
+ *           |                  |                |
+ *           |            START_FAILED       ADMITTED
+ *           |                  |                v
+ *           |                  |             QUEUED <----------------------------+
+ *           |                  |                |                                |
+ *           |                  |              SLOT                   ADMITTED, STORE_RECOVERED
+ *           |                  |                v                                |
+ *           |                  +------------ STARTING -- STORE_FAILED --> AWAITING_STORE
+ *           |                                   |
+ *       CONFIRMED                            STARTED
+ *           |                                   |
+ *           +-------------> RUNNING <-----------+
+ *                            |    ^
+ *                       ENDED|    |RESUMED
+ *                            v    |
+ *                           TERMINAL
+ *
+ *  any phase --RELEASED--> RELEASED: deleted, replaced, moved away, swept or collected
+ * }</pre>
+ *
+ * Who drives which edges: {@link Restorer} restores and sweeps; {@link AllocationController#reconcile} confirms,
+ * updates and refuses specs; {@link Starts} admits, queues and starts (with the {@link StartGate}'s slots); the
+ * runner's reports ({@link AllocationReports#stateChanged}) end and resume it; {@link Teardown} releases it. A
+ * restored allocation's runner reports while it waits for confirmation, and a started one's while its start is
+ * under way: an end heard then takes effect once it is confirmed or started. Waiting on a previous allocation is
+ * the runner's own (its client status stays Pending), inside RUNNING.
  */
 final class TrackedAllocation {
 
     private static final Logger LOG = LoggerFactory.getLogger(TrackedAllocation.class);
 
-    /** A status built for the allocation; {@code news} tells whether its user should hear of it beyond the status. */
-    record Built(AllocationStatus status, boolean news) {}
-
-    /**
-     * What a change of the runner's state made of the allocation ({@code status} null: an older state, dropped).
-     *
-     * @param tasksEnded terminal, and every task dead now: nothing of it can use its devices any more
-     * @param enteredFailed its client status became Failed now (not one restored as Failed)
-     */
-    record Change(
-            AllocationStatus status,
-            Allocation owner,
-            boolean storeChanged,
-            boolean becameTerminal,
-            boolean tasksEnded,
-            boolean leftPending,
-            long runningAfterNanos,
-            boolean enteredFailed) {}
-
     final AllocId id;
     final String uid;
-    /** When the agent first saw it (nanoTime), for the seen→running histogram; 0 for restored ones. */
-    private final long seenNanos;
+    /** Written under the lock; read without it where a glance will do. */
+    private volatile Phase phase;
     /** A metadata-only copy of the allocation, for Events. */
     private Allocation owner;
 
@@ -64,49 +76,42 @@ final class TrackedAllocation {
     private String serviceAccount;
 
     private long generation;
-    private List<Violation> problems = List.of();
-    /** Why the node could not fit its newest generation, which it does not run; null when it runs the newest. */
-    private Decision unfitUpdate;
-    /** That generation (one not started yet starts with an older one). */
-    private long unfitGeneration;
-
-    private AllocationStatus built;
-    private long builtVersion = -1;
-    /** Restored from the store and not yet confirmed by the API server: not run, nothing written. */
-    private volatile boolean confirmed;
-
-    private boolean wasRunning;
-    private volatile Instant terminalSince;
-    /** Terminal with every task dead was reported: its devices were freed. */
-    private boolean endedReported;
-    /** The newest copy seen while the allocation waits to be taken on (or is being started). */
+    /** The copy to start (QUEUED), a newer one that came while STARTING, or the one whose start threw (NEW). */
     private Allocation latest;
-    /** Its runner is being created with the copy the gate handed out ({@link #admitted}). */
-    private boolean startUnderWay;
-    /** Deleted (or replaced): a start under way must not leave a runner behind. */
-    private boolean gone;
-    /** Not taken on because the store could not write its spec: taken on once it has. */
-    private volatile Allocation waitingForStore;
-    /** Some of its state waits to be written again (StateStored=False reported). */
-    private boolean storeFailing;
-    /** The node could not fit it: Failed for good, never taken on. */
-    private volatile boolean notAdmitted;
+    /** The copy whose spec the store could not write (AWAITING_STORE, or QUEUED since with a newer copy). */
+    private Allocation waitingForStore;
 
-    private TrackedAllocation(AllocId id, String uid, boolean confirmed, long seenNanos) {
+    private final BuiltStatus status;
+
+    private TrackedAllocation(AllocId id, String uid, Phase phase, long seenNanos) {
         this.id = id;
         this.uid = uid;
-        this.confirmed = confirmed;
-        this.seenNanos = seenNanos;
+        this.phase = phase;
+        this.status = new BuiltStatus(seenNanos);
     }
 
     /** Seen on the API server now: confirmed from the start. */
     static TrackedAllocation seen(AllocId id, String uid) {
-        return new TrackedAllocation(id, uid, true, System.nanoTime());
+        return new TrackedAllocation(id, uid, Phase.NEW, System.nanoTime());
     }
 
     /** Rebuilt from the state store: it waits, not run, until the API server confirms it. */
     static TrackedAllocation restoring(AllocId id, String uid) {
-        return new TrackedAllocation(id, uid, false, 0);
+        return new TrackedAllocation(id, uid, Phase.RESTORING, 0);
+    }
+
+    /** Applies {@code e} to the phase; returns the phase it leads to. Call with the lock held. */
+    private Phase fire(Phase.Event e) {
+        Phase next = phase.on(e);
+        if (next != phase) {
+            LOG.debug("allocation {}: {} on {} -> {}", id, phase, e, next);
+            phase = next;
+        }
+        return next;
+    }
+
+    Phase phase() {
+        return phase;
     }
 
     /** The runner rebuilt from the store for a {@link #restoring} allocation; it runs the spec the store held. */
@@ -123,8 +128,9 @@ final class TrackedAllocation {
         return runner;
     }
 
+    /** Whether the API server confirmed it (one seen there is confirmed from the start). */
     boolean confirmed() {
-        return confirmed;
+        return phase != Phase.RESTORING;
     }
 
     /**
@@ -141,11 +147,16 @@ final class TrackedAllocation {
         return true;
     }
 
-    /** Confirms a restored allocation; returns whether it waited for that. */
-    private boolean confirm() {
-        boolean waited = !confirmed;
-        confirmed = true;
-        return waited;
+    /** {@link Phase.Event#CONFIRMED}; returns whether it waited for that. An end heard meanwhile takes effect. */
+    private synchronized boolean confirm() {
+        if (phase != Phase.RESTORING) {
+            return false;
+        }
+        fire(Phase.Event.CONFIRMED);
+        if (status.terminalSince().isPresent()) {
+            fire(Phase.Event.ENDED);
+        }
+        return true;
     }
 
     synchronized long generation() {
@@ -157,11 +168,12 @@ final class TrackedAllocation {
     }
 
     synchronized AllocationStatus built() {
-        return built;
+        return status.current();
     }
 
+    /** When its runner's allocation became terminal, if it is. */
     Optional<Instant> terminalSince() {
-        return Optional.ofNullable(terminalSince);
+        return status.terminalSince();
     }
 
     /** Its runner's terminal future, for an allocation on this node that replaces it. */
@@ -173,9 +185,7 @@ final class TrackedAllocation {
     /** The API server's copy was seen: Events point at it, and its status keeps the conditions' transition times. */
     synchronized void observed(Allocation a) {
         owner = EventRecorder.owner(a);
-        if (built == null && a.getStatus() != null) {
-            built = a.getStatus(); // keeps the conditions' transition times across agent restarts
-        }
+        status.observed(a.getStatus());
     }
 
     /** Tasks cannot be added or removed in a running allocation: that takes a new allocation. */
@@ -185,10 +195,7 @@ final class TrackedAllocation {
 
     /** Its spec is valid (again) and fits the node; returns whether it was refused before. */
     synchronized boolean accept() {
-        boolean wasRefused = !problems.isEmpty() || unfitUpdate != null;
-        problems = List.of();
-        unfitUpdate = null;
-        return wasRefused;
+        return status.accept();
     }
 
     /**
@@ -196,17 +203,14 @@ final class TrackedAllocation {
      * handed to {@code publish} (as by each method here that builds one) before the lock is let go, so a status built
      * later is never overtaken by this one on its way to the writer.
      */
-    synchronized Built refuse(
+    synchronized BuiltStatus.Built refuse(
             long newGeneration, List<Violation> newProblems, Instant now, Consumer<AllocationStatus> publish) {
-        boolean changed = !newProblems.equals(problems) || newGeneration != generation;
-        problems = newProblems;
-        unfitUpdate = null; // a newer spec, refused before the node is asked
-        generation = Math.max(generation, newGeneration);
         AllocRunner r = runner;
-        AllocationStatus running = r == null ? null : AllocationStatuses.of(r.allocState(), tasks, built, now);
-        built = AllocationStatuses.invalid(newProblems, newGeneration, running, built, now);
-        publish.accept(built);
-        return new Built(built, changed);
+        BuiltStatus.Built b =
+                status.refuse(newGeneration, generation, newProblems, r == null ? null : r.allocState(), tasks, now);
+        generation = Math.max(generation, newGeneration);
+        publish.accept(b.status());
+        return b;
     }
 
     /**
@@ -214,36 +218,21 @@ final class TrackedAllocation {
      * keeps the definition it runs, as for a refused spec; one not started yet starts with the copy admitted before
      * (Pending until then). The status goes to {@code publish} under the lock.
      */
-    synchronized Built refuseUpdate(long newGeneration, Decision d, Instant now, Consumer<AllocationStatus> publish) {
-        boolean changed =
-                unfitUpdate == null || !unfitUpdate.message().equals(d.message()) || newGeneration != unfitGeneration;
-        unfitUpdate = d;
-        unfitGeneration = newGeneration;
-        problems = List.of();
-        generation = Math.max(generation, newGeneration);
+    synchronized BuiltStatus.Built refuseUpdate(
+            long newGeneration, Decision d, Instant now, Consumer<AllocationStatus> publish) {
         AllocRunner r = runner;
         AllocationStatus running = r != null
-                ? AllocationStatuses.of(r.allocState(), tasks, built, now)
-                : AllocationStatuses.notStarted(latest, waitingForStore, built, now);
-        built = AllocationStatuses.updateNotAdmitted(d, newGeneration, running, built, now);
-        publish.accept(built);
-        return new Built(built, changed);
+                ? AllocationStatuses.of(r.allocState(), tasks, status.current(), now)
+                : AllocationStatuses.notStarted(latest, waitingForStore, status.current(), now);
+        BuiltStatus.Built b = status.refuseUpdate(newGeneration, d, running, now);
+        generation = Math.max(generation, newGeneration);
+        publish.accept(b.status());
+        return b;
     }
 
     /** Whether the node could not fit its newest generation ({@link #refuseUpdate}). */
     synchronized boolean updateUnfit() {
-        return unfitUpdate != null;
-    }
-
-    /** A runner keeps its tasks (adding or removing tasks needs a new allocation): only definitions change. */
-    synchronized void updateTasks(Allocation a, long newGeneration) {
-        List<Task> now = new ArrayList<>();
-        for (Task t : tasks) {
-            Task newer = a.getSpec().task(t.getName());
-            now.add(newer != null ? newer : t);
-        }
-        tasks = now;
-        generation = Math.max(generation, newGeneration);
+        return status.updateUnfit();
     }
 
     /**
@@ -269,47 +258,55 @@ final class TrackedAllocation {
         return wasRefused;
     }
 
+    /** A runner keeps its tasks (adding or removing tasks needs a new allocation): only definitions change. */
+    private synchronized void updateTasks(Allocation a, long newGeneration) {
+        List<Task> now = new ArrayList<>();
+        for (Task t : tasks) {
+            Task newer = a.getSpec().task(t.getName());
+            now.add(newer != null ? newer : t);
+        }
+        tasks = now;
+        generation = Math.max(generation, newGeneration);
+    }
+
     /**
-     * Waits to be taken on ({@link StartGate}) with {@code a}, admitted to the node, or follows the start under way
-     * (applied once its runner runs). False when its runner was created since the caller saw none: {@code a} is then
-     * an update of that runner, for the caller to apply.
+     * Keeps {@code a}, a copy that came while the runner is being created, to apply once it runs; false, keeping
+     * nothing, when no start is under way (the copy is then admitted as any other).
      */
-    synchronized boolean queue(Allocation a) {
-        if (runner != null && !startUnderWay && !gone) {
+    synchronized boolean follows(Allocation a) {
+        if (phase != Phase.STARTING) {
             return false;
         }
         latest = a;
         return true;
     }
 
-    /** Keeps a newer copy to apply once the runner being created runs; false, keeping nothing, when none is. */
-    synchronized boolean queueIfStarting(Allocation a) {
-        if (startUnderWay) {
+    /**
+     * {@link Phase.Event#ADMITTED} with {@code a}: it waits for a start slot with that copy ({@link Phase#QUEUED}),
+     * or follows the start under way ({@link Phase#STARTING}), or is an update of the runner that runs now
+     * ({@link Phase#runs()}: its runner was created since the caller saw none). Returns the phase it leads to.
+     */
+    synchronized Phase admit(Allocation a) {
+        Phase next = fire(Phase.Event.ADMITTED);
+        if (next == Phase.QUEUED || next == Phase.STARTING) {
             latest = a;
         }
-        return startUnderWay;
-    }
-
-    /** Admitted by the gate: the copy to start, or null when it was deleted meanwhile or is started (or starting). */
-    synchronized Allocation admitted() {
-        if (gone || startUnderWay || runner != null) {
-            return null; // one runner per allocation
-        }
-        startUnderWay = latest != null;
-        return latest;
+        return next;
     }
 
     /**
-     * Started with {@code started}, or {@code failed} to (it waits, admitted, to start again on its next change): a
-     * newer copy that came meanwhile, or null.
+     * {@link Phase.Event#SLOT}: the copy to start, or null when the slot came for one that is not queued (released
+     * meanwhile, or started already: one runner per allocation).
      */
-    synchronized Allocation startedWith(Allocation started, boolean failed) {
-        Allocation newer = latest != started && !gone ? latest : null;
-        latest = failed ? started : null;
-        startUnderWay = false;
-        return newer;
+    synchronized Allocation slotGiven() {
+        if (phase != Phase.QUEUED) {
+            return null;
+        }
+        fire(Phase.Event.SLOT);
+        return latest;
     }
 
+    /** Its runner is being created with {@code a}: the tasks and generation it runs from now on. */
     synchronized void starting(Allocation a, long newGeneration) {
         waitingForStore = null; // an older copy, if one waited for the store: this start replaces it
         tasks = a.getSpec().getTasks();
@@ -317,9 +314,9 @@ final class TrackedAllocation {
         generation = newGeneration;
     }
 
-    /** The runner created for it; false when it was deleted while the runner was created (never to run). */
+    /** The runner created for it; false when it was released while the runner was created (never to run). */
     synchronized boolean attach(AllocRunner created) {
-        if (gone) {
+        if (phase == Phase.RELEASED) {
             return false;
         }
         runner = created;
@@ -330,116 +327,106 @@ final class TrackedAllocation {
         return true;
     }
 
-    /** The node cannot fit it: Failed with Admitted=False, for good (a later copy is not admitted again). */
-    synchronized Built refuseAdmission(
+    /**
+     * The start with {@code started} is over: {@link Phase.Event#STARTED} when its runner was attached (then
+     * {@link Phase.Event#ENDED} if it ended meanwhile), {@link Phase.Event#STORE_FAILED} when the store could not
+     * write its spec, {@link Phase.Event#START_FAILED} otherwise ({@code failed}: the start threw, and it starts with
+     * that copy on its next change). Returns a newer copy that came meanwhile, to apply now, or null.
+     */
+    synchronized Allocation startedWith(Allocation started, boolean failed) {
+        Allocation newer = latest != started && phase == Phase.STARTING ? latest : null;
+        latest = failed ? started : null;
+        if (runner != null) {
+            fire(Phase.Event.STARTED);
+            if (status.terminalSince().isPresent()) {
+                fire(Phase.Event.ENDED);
+            }
+        } else {
+            fire(waitingForStore != null ? Phase.Event.STORE_FAILED : Phase.Event.START_FAILED);
+        }
+        return newer;
+    }
+
+    /** {@link Phase.Event#NOT_FITTED}: Failed with Admitted=False, for good (a later copy is not admitted again). */
+    synchronized BuiltStatus.Built refuseAdmission(
             Allocation a, long newGeneration, Decision d, Instant now, Consumer<AllocationStatus> publish) {
-        boolean first = !notAdmitted;
-        notAdmitted = true;
+        boolean first = phase != Phase.NOT_ADMITTED;
+        fire(Phase.Event.NOT_FITTED);
         generation = Math.max(generation, newGeneration);
-        built = AllocationStatuses.notAdmitted(d, newGeneration, a.getSpec().getTasks(), built, now);
-        publish.accept(built);
-        return new Built(built, first);
+        BuiltStatus.Built b = status.notAdmitted(d, newGeneration, a.getSpec().getTasks(), first, now);
+        publish.accept(b.status());
+        return b;
     }
 
     /** Whether the node could not fit it ({@link #refuseAdmission}). */
     boolean notAdmitted() {
-        return notAdmitted;
+        return phase == Phase.NOT_ADMITTED;
     }
 
-    /** The store could not write the spec of an allocation being taken on: Pending, with StateStored=False. */
-    synchronized Built waitForStore(
+    /**
+     * The store could not write the spec of an allocation being started: Pending, with StateStored=False; it waits
+     * for the store once the start is over ({@link #startedWith}).
+     */
+    synchronized BuiltStatus.Built waitForStore(
             Allocation a, long newGeneration, String reason, Instant now, Consumer<AllocationStatus> publish) {
         waitingForStore = a;
-        boolean first = !storeFailing;
-        storeFailing = true;
-        built = AllocationStatuses.awaitingStore(
-                reason, newGeneration, a.getSpec().getTasks(), built, now);
-        publish.accept(built);
-        return new Built(built, first);
+        BuiltStatus.Built b =
+                status.awaitingStore(reason, newGeneration, a.getSpec().getTasks(), now);
+        publish.accept(b.status());
+        return b;
     }
 
     boolean waitsForStore() {
-        return waitingForStore != null;
+        return phase == Phase.AWAITING_STORE;
     }
 
-    /** The store writes again: the copy that waited for it waits to start (unless a later one does); false if none. */
+    /**
+     * {@link Phase.Event#STORE_RECOVERED}: the copy that waited for the store waits for a start slot; false if none
+     * waited (a newer copy queued since starts instead of it).
+     */
     synchronized boolean storeRecovered() {
-        Allocation waiting = runner == null && !gone ? waitingForStore : null;
+        if (phase == Phase.QUEUED) {
+            waitingForStore = null;
+        }
+        if (phase != Phase.AWAITING_STORE) {
+            return false;
+        }
+        fire(Phase.Event.STORE_RECOVERED);
+        latest = waitingForStore;
         waitingForStore = null;
-        latest = latest == null ? waiting : latest;
-        return waiting != null;
+        return true;
     }
 
-    /** Deleted or replaced: nothing more is started for it. Returns its runner, if it has one. */
-    synchronized AllocRunner markGone() {
-        gone = true;
+    /** {@link Phase.Event#RELEASED}: nothing more is started for it or reported. Returns its runner, if it has one. */
+    synchronized AllocRunner release() {
+        fire(Phase.Event.RELEASED);
         return runner;
     }
 
     /**
-     * Builds its status from the runner's {@code state}: the tasks it runs, a refused spec, the store's trouble and
-     * the devices it holds, given by {@code devices} (null on an agent without devices; read only for a state that is
-     * not older than the last). The status goes to {@code publish} under this allocation's lock, once the API server
-     * has confirmed the allocation: task runners report from their own threads, and a status built from an older
-     * state must not reach the writer after a newer one (it would stay, written, until the next change).
+     * Builds its status from the runner's {@code state} ({@link BuiltStatus#fromState}) and hands it to
+     * {@code publish} under this allocation's lock, once the API server has confirmed the allocation and until it is
+     * released: task runners report from their own threads, and a status built from an older state must not reach
+     * the writer after a newer one (it would stay, written, until the next change). Then
+     * {@link Phase.Event#ENDED} or {@link Phase.Event#RESUMED}, as the status says.
      */
-    synchronized Change stateChanged(
+    synchronized BuiltStatus.Change stateChanged(
             AllocState state,
             Optional<String> unstored,
             Supplier<List<AllocatedDevice>> devices,
             Instant now,
             Consumer<AllocationStatus> publish) {
-        if (state.version() < builtVersion || tasks == null) {
-            return new Change(null, owner, false, false, false, false, 0, false);
+        if (tasks == null) {
+            return BuiltStatus.Change.dropped(owner);
         }
-        builtVersion = state.version();
-        ClientStatus before = built == null ? null : built.getClientStatus();
-        AllocationStatus status = AllocationStatuses.of(state, tasks, built, now);
-        if (devices != null) {
-            status.setAllocatedDevices(devices.get());
+        BuiltStatus.Change c = status.fromState(state, tasks, generation, unstored, devices, owner, now);
+        if (c.status() == null) {
+            return c;
         }
-        if (!problems.isEmpty()) {
-            status = AllocationStatuses.invalid(problems, generation, status, built, now);
+        if (phase != Phase.RESTORING && phase != Phase.RELEASED) {
+            publish.accept(c.status());
         }
-        if (unfitUpdate != null) {
-            status = AllocationStatuses.updateNotAdmitted(unfitUpdate, unfitGeneration, status, built, now);
-        }
-        status = AllocationStatuses.withStateStored(status, unstored, state.observedGeneration(), built, now);
-        boolean storeChanged = unstored.isPresent() != storeFailing;
-        storeFailing = unstored.isPresent();
-        built = status;
-        if (confirmed) {
-            publish.accept(status);
-        }
-        long runningAfter = 0;
-        if (state.clientStatus() == ClientStatus.Running && !wasRunning) {
-            wasRunning = true;
-            runningAfter = seenNanos == 0 ? 0 : System.nanoTime() - seenNanos;
-        }
-        boolean terminal = AllocationStatuses.isTerminal(status) && problems.isEmpty();
-        boolean becameTerminal = terminal && terminalSince == null;
-        if (becameTerminal) {
-            terminalSince = now;
-        } else if (!terminal) {
-            terminalSince = null;
-        }
-        // A Failed allocation may still have tasks being killed (siblings of the one that failed): it is over for
-        // its devices only once they are dead too.
-        boolean ended = terminal && state.allDead();
-        boolean tasksEnded = ended && !endedReported;
-        endedReported = ended;
-        return new Change(
-                status,
-                owner,
-                storeChanged,
-                becameTerminal,
-                tasksEnded,
-                state.clientStatus() != ClientStatus.Pending,
-                runningAfter,
-                // one the agent restored had its status before: only a change to Failed counts, or a first status
-                // of one this agent's watch delivered
-                status.getClientStatus() == ClientStatus.Failed
-                        && before != ClientStatus.Failed
-                        && (before != null || seenNanos != 0));
+        fire(status.terminalSince().isPresent() ? Phase.Event.ENDED : Phase.Event.RESUMED);
+        return c;
     }
 }

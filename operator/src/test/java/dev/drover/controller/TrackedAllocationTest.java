@@ -2,6 +2,7 @@ package dev.drover.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.drover.admission.Decision;
 import dev.drover.allocrunner.AllocState;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.ClientStatus;
@@ -74,6 +75,90 @@ class TrackedAllocationTest {
         older.join();
         newer.join();
         assertThat(published).containsExactly("1/2", "2/2");
+    }
+
+    @Test
+    void aCopyThatComesWhileTheRunnerIsCreatedFollowsTheStartInsteadOfQueueingAgain() {
+        TrackedAllocation t = TrackedAllocation.seen(new AllocId("default", "web"), "uid-web");
+        Allocation first = AllocationControllerTest.alloc("web", Map.of());
+        Allocation second = AllocationControllerTest.alloc("web", Map.of());
+        assertThat(t.admit(first)).isEqualTo(Phase.QUEUED);
+        assertThat(t.slotGiven()).isSameAs(first);
+        assertThat(t.slotGiven())
+                .as("one runner per allocation: a second slot starts nothing")
+                .isNull();
+        assertThat(t.follows(second)).isTrue();
+        assertThat(t.admit(second)).isEqualTo(Phase.STARTING);
+        // its runner could not be created (refused): it waits for its next change, the newer copy handed back
+        assertThat(t.startedWith(first, false)).isSameAs(second);
+        assertThat(t.phase()).isEqualTo(Phase.NEW);
+        assertThat(t.follows(second)).isFalse();
+    }
+
+    @Test
+    void aSpecTheStoreCouldNotWriteStartsWithThatCopyOnceTheStoreWritesAgain() {
+        TrackedAllocation t = TrackedAllocation.seen(new AllocId("default", "web"), "uid-web");
+        Allocation a = AllocationControllerTest.alloc("web", Map.of());
+        t.admit(a);
+        t.starting(t.slotGiven(), 1);
+        t.waitForStore(a, 1, "disk full", Instant.now(), status -> {});
+        assertThat(t.storeRecovered()).as("not while its start is under way").isFalse();
+        assertThat(t.startedWith(a, false)).isNull();
+        assertThat(t.waitsForStore()).isTrue();
+        assertThat(t.storeRecovered()).isTrue();
+        assertThat(t.phase()).isEqualTo(Phase.QUEUED);
+        assertThat(t.slotGiven()).isSameAs(a);
+        assertThat(t.storeRecovered()).isFalse();
+    }
+
+    @Test
+    void anAllocationReleasedWhileItsRunnerIsCreatedNeverTakesItAndReportsNothing() {
+        TrackedAllocation t = TrackedAllocation.seen(new AllocId("default", "web"), "uid-web");
+        Allocation a = AllocationControllerTest.alloc("web", Map.of());
+        t.admit(a);
+        t.starting(t.slotGiven(), 1);
+        assertThat(t.release()).isNull();
+        assertThat(t.attach(null)).isFalse();
+        assertThat(t.startedWith(a, false)).isNull();
+        assertThat(t.phase()).isEqualTo(Phase.RELEASED);
+        List<String> published = new CopyOnWriteArrayList<>();
+        t.stateChanged(
+                state(1, TaskState.State.Dead, TaskState.State.Dead),
+                Optional.empty(),
+                null,
+                Instant.now(),
+                status -> published.add(status.getReady()));
+        assertThat(published).isEmpty();
+        assertThat(t.admit(a)).isEqualTo(Phase.RELEASED);
+        assertThat(t.slotGiven()).isNull();
+    }
+
+    @Test
+    void aRestoredAllocationReportsNothingUntilConfirmed() {
+        TrackedAllocation t = TrackedAllocation.restoring(new AllocId("default", "web"), "uid-web");
+        assertThat(t.confirmed()).isFalse();
+        t.starting(AllocationControllerTest.alloc("web", Map.of()), 1);
+        List<String> published = new CopyOnWriteArrayList<>();
+        t.stateChanged(
+                state(1, TaskState.State.Running, TaskState.State.Running),
+                Optional.empty(),
+                null,
+                Instant.now(),
+                status -> published.add(status.getReady()));
+        assertThat(published).isEmpty();
+        assertThat(t.phase()).isEqualTo(Phase.RESTORING);
+    }
+
+    @Test
+    void theNodeRefusingItsFirstCopyIsNewsOnceAndForGood() {
+        TrackedAllocation t = TrackedAllocation.seen(new AllocId("default", "web"), "uid-web");
+        Allocation a = AllocationControllerTest.alloc("web", Map.of());
+        Decision no = new Decision(false, "OutOfcpu", "cpu: asked 4000m, 1000m free", Map.of());
+        assertThat(t.refuseAdmission(a, 1, no, Instant.now(), s -> {}).news()).isTrue();
+        assertThat(t.refuseAdmission(a, 1, no, Instant.now(), s -> {}).news()).isFalse();
+        assertThat(t.notAdmitted()).isTrue();
+        assertThat(t.admit(a)).isEqualTo(Phase.NOT_ADMITTED);
+        assertThat(t.slotGiven()).isNull();
     }
 
     private static void await(CountDownLatch latch) {
