@@ -303,7 +303,30 @@ class ArchitectureTest {
                 .check(DROVER);
     }
 
-    /** The controller's parts ({@code status}, {@code events}) are side by side: none uses another. */
+    /**
+     * Previous allocations on other nodes ({@code controller.previous}: their status, their disks from their agents)
+     * are reached through the allocation watcher's interfaces: no reconciling class uses them, and only the agent
+     * wires them.
+     */
+    @Test
+    void onlyTheAgentWiresThePreviousAllocationsOfOtherNodes() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages("dev.drover.controller.previous..", "dev.drover.agent..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("dev.drover.controller.previous..")
+                .check(DROVER);
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.controller.previous..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("dev.drover.controller")
+                .check(DROVER);
+    }
+
+    /** The controller's parts ({@code status}, {@code events}, {@code previous}) are side by side: none uses another. */
     @Test
     void theControllersPartsDoNotUseEachOther() {
         slices().matching("dev.drover.controller.(*)..")

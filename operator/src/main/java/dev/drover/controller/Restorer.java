@@ -4,14 +4,12 @@ import dev.drover.allocrunner.AllocRunner;
 import dev.drover.allocrunner.AllocState;
 import dev.drover.allocrunner.AllocStateListener;
 import dev.drover.api.v1alpha1.Allocation;
-import dev.drover.api.v1alpha1.ClientStatus;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StoredAllocation;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,8 +31,6 @@ import org.slf4j.LoggerFactory;
 final class Restorer {
 
     private static final Logger LOG = LoggerFactory.getLogger(Restorer.class);
-    private static final Set<ClientStatus> TERMINAL =
-            EnumSet.of(ClientStatus.Complete, ClientStatus.Failed, ClientStatus.Lost);
 
     private final StateDB db;
     private final DeviceLedger ledger;
@@ -106,7 +102,7 @@ final class Restorer {
                 t.restoredWith(runner);
                 restored++;
                 AllocState state = runner.allocState();
-                if (!(TERMINAL.contains(state.clientStatus()) && state.allDead())) {
+                if (!(state.clientStatus().isTerminal() && state.allDead())) {
                     notOver.put(stored.id(), runner.alloc());
                 }
             } catch (RuntimeException ex) {

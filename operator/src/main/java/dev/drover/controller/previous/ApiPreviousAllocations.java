@@ -1,11 +1,11 @@
-package dev.drover.controller;
+package dev.drover.controller.previous;
 
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskFetcher;
 import dev.drover.allocwatcher.PreviousAllocations;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.common.Backoff;
-import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
@@ -73,7 +73,7 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
                             .inNamespace(id.namespace())
                             .withName(id.name())
                             .get();
-                    if (a == null || AllocationStatuses.isTerminal(a.getStatus())) {
+                    if (a == null || terminal(a.getStatus())) {
                         done.complete(null);
                         return;
                     }
@@ -110,5 +110,9 @@ public final class ApiPreviousAllocations implements PreviousAllocations, AutoCl
                 return;
             }
         }
+    }
+
+    private static boolean terminal(AllocationStatus s) {
+        return s != null && s.getClientStatus() != null && s.getClientStatus().isTerminal();
     }
 }

@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.previous;
 
 import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocwatcher.Claimant;

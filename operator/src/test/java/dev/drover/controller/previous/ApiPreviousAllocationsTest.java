@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.previous;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

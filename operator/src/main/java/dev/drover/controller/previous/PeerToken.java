@@ -1,4 +1,4 @@
-package dev.drover.controller;
+package dev.drover.controller.previous;
 
 import java.io.IOException;
 import java.io.InputStream;
