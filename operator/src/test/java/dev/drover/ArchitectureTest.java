@@ -96,6 +96,7 @@ class ArchitectureTest {
                         "dev.drover.cgroups..",
                         "dev.drover.credentials..",
                         "dev.drover.kube..",
+                        "dev.drover.image..",
                         "dev.drover.common..")
                 .should()
                 .dependOnClassesThat()

@@ -19,6 +19,8 @@ import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
 import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
 import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.bouncycastle.asn1.x509.KeyUsage;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
@@ -70,6 +72,34 @@ public final class TestCa {
         return new Leaf(leaf.getPrivate(), c);
     }
 
+    /** A server's key and certificate for the IP address {@code ip} (in its subjectAltName, as clients check). */
+    public Leaf signServer(String ip, KeyPurposeId... usages) throws Exception {
+        KeyPair leaf = ecKeys();
+        X509Certificate c = sign(
+                new X500Name("CN=" + ip),
+                leaf.getPublic(),
+                new X500Name(certificate.getSubjectX500Principal().getName()),
+                pair.getPrivate(),
+                builder -> builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
+                        .addExtension(
+                                Extension.keyUsage,
+                                true,
+                                new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment))
+                        .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(usages))
+                        .addExtension(
+                                Extension.subjectAlternativeName,
+                                false,
+                                new GeneralNames(new GeneralName(GeneralName.iPAddress, ip))));
+        return new Leaf(leaf.getPrivate(), c);
+    }
+
+    /** {@code key} as PKCS #8 PEM. */
+    public static String pemKey(PrivateKey key) {
+        return "-----BEGIN PRIVATE KEY-----\n"
+                + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(key.getEncoded())
+                + "\n-----END PRIVATE KEY-----\n";
+    }
+
     /** Writes this CA's certificate, PEM, to {@code file} (replacing it whole). */
     public Path writePem(Path file) throws IOException {
         Path next = file.resolveSibling(file.getFileName() + ".new");
@@ -81,7 +111,7 @@ public final class TestCa {
                 java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
-    static String pem(X509Certificate c) throws IOException {
+    public static String pem(X509Certificate c) throws IOException {
         try {
             return "-----BEGIN CERTIFICATE-----\n"
                     + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(c.getEncoded())
