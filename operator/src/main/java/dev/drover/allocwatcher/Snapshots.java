@@ -2,6 +2,8 @@ package dev.drover.allocwatcher;
 
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.common.UserText;
+import dev.drover.fs.ArchiveException;
+import dev.drover.fs.BoundedTarInput;
 import dev.drover.fs.DirectoryHandle;
 import dev.drover.fs.TreeWalk;
 import java.io.FilterInputStream;
@@ -40,7 +42,7 @@ import org.apache.commons.compress.archivers.tar.TarConstants;
  * or goes through a link is refused, as is a link whose target resolves out of
  * the directory, a hard link to anything but a file unpacked before it, a
  * device, fifo, sparse or other special file, more bytes than the allocation's
- * disk allows (every byte of the stream counts, {@link SnapshotInput}), or more
+ * disk allows (every byte of the stream counts, {@link BoundedTarInput}), or more
  * entries than {@link #MAX_ENTRIES}. The first refusal ends the unpacking with
  * a {@link SnapshotException} naming the entry; the caller discards what was
  * unpacked so far.
@@ -113,10 +115,22 @@ public final class Snapshots {
      *                 stream may be only this and tar's framing
      */
     public static long unpack(InputStream in, Path staging, Set<String> tasks, long maxBytes) throws IOException {
+        try {
+            return unpackChecked(in, staging, tasks, maxBytes);
+        } catch (SnapshotException refused) {
+            throw refused;
+        } catch (ArchiveException refused) {
+            throw new SnapshotException(refused.getMessage()); // the bounded reader's refusal, as a snapshot's
+        }
+    }
+
+    private static long unpackChecked(InputStream in, Path staging, Set<String> tasks, long maxBytes)
+            throws IOException {
         StagingTree tree = new StagingTree(staging);
         long total = 0;
         int entries = 0;
-        SnapshotInput tar = new SnapshotInput(in, maxBytes);
+        BoundedTarInput tar = new BoundedTarInput(
+                in, maxBytes, "the snapshot", "the ephemeral disk's " + maxBytes / (1024 * 1024) + " MB");
         TarArchiveEntry e;
         while ((e = tar.next()) != null) {
             if (++entries > MAX_ENTRIES) {
@@ -160,13 +174,13 @@ public final class Snapshots {
     }
 
     /** An entry's content; a stream that ends inside it is a cut snapshot, said so with the entry's name. */
-    private static InputStream content(SnapshotInput tar, String path) {
+    private static InputStream content(BoundedTarInput tar, String path) {
         return new FilterInputStream(tar.content()) {
             @Override
             public int read(byte[] b, int off, int len) throws IOException {
                 try {
                     return super.read(b, off, len);
-                } catch (SnapshotException refused) {
+                } catch (ArchiveException refused) {
                     throw refused;
                 } catch (IOException cut) {
                     throw new SnapshotException("the snapshot ends in the middle of " + UserText.quote(path));

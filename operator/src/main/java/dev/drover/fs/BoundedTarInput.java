@@ -1,4 +1,4 @@
-package dev.drover.allocwatcher;
+package dev.drover.fs;
 
 import dev.drover.common.UserText;
 import java.io.FilterInputStream;
@@ -10,63 +10,73 @@ import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarUtils;
 
 /**
- * A peer's tar stream, read by Commons Compress under Drover's bounds. Commons
- * Compress bounds a PAX record only by the size its header declares, reads a
- * run of extended headers by recursion, and keeps every global PAX record; so
- * the bytes are counted beneath it:
+ * A tar stream from outside the agent (a peer's snapshot, an image layer), read
+ * by Commons Compress under Drover's bounds. Commons Compress bounds a PAX
+ * record only by the size its header declares, reads a run of extended headers
+ * by recursion, and keeps every global PAX record; so the bytes are counted
+ * beneath it:
  * <ul>
- * <li>every byte read counts against a budget: the allocation's disk size plus
+ * <li>every byte read counts against a budget: the content allowed plus
  * {@link #FRAMING} per entry for tar's own headers and padding (headers, long
  * names and the entries of tasks that are not taken count too);</li>
  * <li>what is read to find one entry (its headers, PAX and GNU long-name
  * records, sparse maps, and the padding before them) is at most
  * {@link #MAX_HEADER_BYTES}, which bounds both the count and the size of
  * header records held in memory;</li>
- * <li>a global PAX header is refused (a snapshot never holds one, and its
- * records would outlive the entry);</li>
+ * <li>a global PAX header is refused (its records would apply to every later
+ * entry; neither snapshots nor image layers need one);</li>
  * <li>each header's checksum is checked, and an end without tar's end-of-archive
  * block is a cut stream, not an end.</li>
  * </ul>
+ * Every refusal is an {@link ArchiveException} naming the stream as its caller
+ * does ("the snapshot", "layer sha256:…").
  */
-final class SnapshotInput {
+public final class BoundedTarInput {
 
     /** What a header record, padding and a short PAX record take, allowed per entry on top of the disk size. */
-    static final long FRAMING = 2048;
+    public static final long FRAMING = 2048;
     /** Bytes read to find one entry: its header records, PAX or long-name data, and the padding before them. */
-    static final int MAX_HEADER_BYTES = 64 * 1024;
+    public static final int MAX_HEADER_BYTES = 64 * 1024;
 
     private static final int RECORD = 512;
 
     private final Counted counted;
     private final Tar tar;
+    private final String name;
     private String last = null;
 
-    SnapshotInput(InputStream in, long maxBytes) {
-        this.counted = new Counted(in, saturatedAdd(maxBytes, 2 * FRAMING), maxBytes);
-        this.tar = new Tar(counted);
+    /**
+     * @param maxBytes what the entries may hold in all
+     * @param name     the stream as messages name it ("the snapshot")
+     * @param budget   what {@code maxBytes} is, for the message when it is passed ("the ephemeral disk's 300 MB")
+     */
+    public BoundedTarInput(InputStream in, long maxBytes, String name, String budget) {
+        this.name = name;
+        this.counted = new Counted(in, saturatedAdd(maxBytes, 2 * FRAMING), name, budget);
+        this.tar = new Tar(counted, name);
     }
 
     /**
      * The next entry, or empty at the end of the archive. Whatever is left of the current entry's content is read
      * (and counted) first. Throws when the stream is not tar, is cut short, or breaks a bound.
      */
-    TarArchiveEntry next() throws IOException {
+    public TarArchiveEntry next() throws IOException {
         drain();
         TarArchiveEntry e;
         try {
             e = tar.getNextEntry();
-        } catch (SnapshotException refused) {
+        } catch (ArchiveException refused) {
             throw refused;
         } catch (IOException | RuntimeException broken) {
             if (counted.ended) {
-                throw new SnapshotException("the snapshot ends in the middle of a header (" + after() + ")");
+                throw new ArchiveException(name + " ends in the middle of a header (" + after() + ")");
             }
-            throw new SnapshotException(
-                    "the snapshot is not a tar stream, or is corrupt (" + after() + "): " + broken.getMessage());
+            throw new ArchiveException(
+                    name + " is not a tar stream, or is corrupt (" + after() + "): " + broken.getMessage());
         }
         if (e == null) {
             if (!tar.sawEnd) {
-                throw new SnapshotException("the snapshot ends without its end-of-archive blocks (cut short?)");
+                throw new ArchiveException(name + " ends without its end-of-archive blocks (cut short?)");
             }
             return null;
         }
@@ -76,12 +86,12 @@ final class SnapshotInput {
     }
 
     /** The current entry's content. */
-    InputStream content() {
+    public InputStream content() {
         return tar;
     }
 
     /** Where in the stream a problem lies, for messages about what has no name yet. */
-    String after() {
+    public String after() {
         return last == null ? "at its first entry" : "after entry " + UserText.quote(last);
     }
 
@@ -94,10 +104,10 @@ final class SnapshotInput {
             while (tar.read(skip, 0, skip.length) >= 0) {
                 // counted beneath
             }
-        } catch (SnapshotException refused) {
+        } catch (ArchiveException refused) {
             throw refused;
         } catch (IOException cut) {
-            throw new SnapshotException("the snapshot ends in the middle of " + UserText.quote(last));
+            throw new ArchiveException(name + " ends in the middle of " + UserText.quote(last));
         }
     }
 
@@ -108,16 +118,18 @@ final class SnapshotInput {
 
     /** Counts every byte from the peer against the budget, and those read to find one entry against their own. */
     private static final class Counted extends FilterInputStream {
-        private final long maxBytes;
+        private final String name;
+        private final String budget;
         private long limit;
         private long read;
         private long headerStart = -1;
         private boolean ended;
 
-        Counted(InputStream in, long limit, long maxBytes) {
+        Counted(InputStream in, long limit, String name, String budget) {
             super(in);
             this.limit = limit;
-            this.maxBytes = maxBytes;
+            this.name = name;
+            this.budget = budget;
         }
 
         void allow(long more) {
@@ -156,15 +168,14 @@ final class SnapshotInput {
             return skipped;
         }
 
-        private void count(long n) throws SnapshotException {
+        private void count(long n) throws ArchiveException {
             read += n;
             if (read > limit) {
-                throw new SnapshotException("the snapshot is larger than the ephemeral disk's "
-                        + maxBytes / (1024 * 1024) + " MB allow (every byte of the stream counts: headers,"
-                        + " padding and entries that are not taken too)");
+                throw new ArchiveException(name + " is larger than " + budget + " allow (every byte of the stream"
+                        + " counts: headers, padding and entries that are not taken too)");
             }
             if (headerStart >= 0 && read - headerStart > MAX_HEADER_BYTES + RECORD) {
-                throw new SnapshotException("the headers of one entry take more than " + MAX_HEADER_BYTES / 1024
+                throw new ArchiveException("the headers of one entry take more than " + MAX_HEADER_BYTES / 1024
                         + " KiB (a flood of PAX or long-name records?)");
             }
         }
@@ -173,12 +184,14 @@ final class SnapshotInput {
     /** Commons Compress's reader, told where an entry's headers begin and end, and checking what it does not. */
     private static final class Tar extends TarArchiveInputStream {
         private final Counted counted;
+        private final String name;
         private int depth;
         private boolean sawEnd;
 
-        Tar(Counted counted) {
+        Tar(Counted counted, String name) {
             super(counted, RECORD, RECORD, StandardCharsets.UTF_8.name(), false);
             this.counted = counted;
+            this.name = name;
         }
 
         /** Commons Compress calls this again for each header in a run of extended headers: only the outer one counts. */
@@ -212,7 +225,8 @@ final class SnapshotInput {
         public int read(byte[] b, int off, int len) throws IOException {
             TarArchiveEntry current = getCurrentEntry();
             if (current != null && current.isGlobalPaxHeader()) {
-                throw new SnapshotException("the snapshot holds a global PAX header, which a snapshot never holds");
+                throw new ArchiveException(name + " holds a global PAX header, which Drover refuses (its records"
+                        + " would apply to every later entry)");
             }
             return super.read(b, off, len);
         }
