@@ -50,6 +50,7 @@ final class TestImage {
         private final ByteArrayOutputStream tar = new ByteArrayOutputStream();
         private final TarArchiveOutputStream out = new TarArchiveOutputStream(tar);
         private final Compression compression;
+        private byte[] raw;
 
         Layer(Compression compression) {
             this.compression = compression;
@@ -127,10 +128,22 @@ final class TestImage {
             return this;
         }
 
+        /** A layer of one header claiming {@code size} bytes for {@code path}, and none of them. */
+        static Layer claiming(String path, long size) throws IOException {
+            Layer l = new Layer(Compression.GZIP);
+            TarArchiveEntry e = new TarArchiveEntry(path);
+            e.setSize(size);
+            byte[] header = new byte[512];
+            e.writeEntryHeader(
+                    header, org.apache.commons.compress.archivers.zip.ZipEncodingHelper.getZipEncoding("UTF-8"), true);
+            l.raw = java.util.Arrays.copyOf(header, 512 * 3); // the header, then the end-of-archive blocks
+            return l;
+        }
+
         /** The layer as pushed, and its diff ID (the digest of its uncompressed tar). */
         Blob[] finish() throws IOException {
             out.finish();
-            byte[] raw = tar.toByteArray();
+            byte[] raw = this.raw != null ? this.raw : tar.toByteArray();
             ByteArrayOutputStream packed = new ByteArrayOutputStream();
             try (OutputStream c = switch (compression) {
                 case NONE -> packed;
@@ -158,13 +171,26 @@ final class TestImage {
      * {@code WorkingDir}, {@code User}); an OCI manifest, or a Docker one when {@code docker}.
      */
     static TestImage of(Map<String, Object> process, boolean docker, Layer... layers) throws IOException {
+        return build(process, docker, false, layers);
+    }
+
+    /** An image whose config names other diff IDs than its layers unpack to. */
+    static TestImage withWrongDiffIds(Layer... layers) throws IOException {
+        return build(Map.of(), false, true, layers);
+    }
+
+    private static TestImage build(Map<String, Object> process, boolean docker, boolean lie, Layer... layers)
+            throws IOException {
         List<Blob> blobs = new ArrayList<>();
         ArrayNode diffIds = JSON.createArrayNode();
         ArrayNode layerDescriptors = JSON.createArrayNode();
         for (Layer l : layers) {
             Blob[] packed = l.finish();
             blobs.add(packed[0]);
-            diffIds.add(packed[1].digest().toString());
+            diffIds.add(
+                    lie
+                            ? Digest.of("not this layer".getBytes()).toString()
+                            : packed[1].digest().toString());
             layerDescriptors.add(descriptor(
                     docker ? "application/vnd.docker.image.rootfs.diff.tar.gzip" : packed[0].mediaType(), packed[0]));
         }

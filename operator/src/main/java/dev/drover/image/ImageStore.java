@@ -1,0 +1,313 @@
+package dev.drover.image;
+
+import dev.drover.common.UserText;
+import dev.drover.fs.ArchiveException;
+import dev.drover.fs.DirectoryHandle;
+import dev.drover.fs.TreeRemover;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutionException;
+import java.util.zip.GZIPInputStream;
+import org.apache.commons.compress.compressors.zstandard.ZstdCompressorInputStream;
+
+/**
+ * The node's images, content-addressed and shared by every allocation, under the agent's data directory
+ * ({@code images/}, {@code 0700}). An image is kept by the digest of its platform's manifest: its root filesystem,
+ * every layer applied in order ({@link LayerUnpacker}), its config and manifest; a reference ({@code r.io/app:1.0})
+ * names the manifest it last resolved to. A pull of an image another pull is fetching waits for that one; each blob
+ * is checked against its digest before it is unpacked, each unpacked layer against its config's diff ID, and an image
+ * is in the store only once all of it is (it is built aside and moved in).
+ */
+public final class ImageStore {
+
+    private static final String IMAGES = "images";
+    private static final String REFS = "refs";
+    private static final String TMP = "tmp";
+    /** Trailing bytes after a layer's end-of-archive blocks (record padding) read to check its diff ID. */
+    private static final long MAX_TRAILER = 16 * 1024 * 1024;
+
+    /** An image on the node: its manifest's digest, its root filesystem (read-only to tasks) and its config. */
+    public record Image(Digest manifest, Path rootfs, ImageConfig config) {}
+
+    private final Path dir;
+    private final RegistryClient registries;
+    private final Platform platform;
+    private final long maxImageBytes;
+    private final InstantSource clock;
+    private final ConcurrentMap<Digest, CompletableFuture<Image>> pulling = new ConcurrentHashMap<>();
+
+    /** @param maxImageBytes what one image may hold, compressed and unpacked alike */
+    public ImageStore(Path dir, RegistryClient registries, Platform platform, long maxImageBytes, InstantSource clock)
+            throws IOException {
+        this.dir = dir;
+        this.registries = registries;
+        this.platform = platform;
+        this.maxImageBytes = maxImageBytes;
+        this.clock = clock;
+        for (String sub : List.of("", IMAGES, REFS, TMP)) {
+            Path p = dir.resolve(sub);
+            Files.createDirectories(p);
+            Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwx------"));
+        }
+        sweepTmp();
+    }
+
+    /**
+     * The image {@code ref} names, pulled as {@code policy} says: {@code Never} only looks on the node,
+     * {@code IfNotPresent} asks the registry only when the node has nothing for the reference, {@code Always} asks
+     * what the reference names now and fetches it if the node does not have it.
+     */
+    public Image pull(ImageReference ref, PullPolicy policy, Optional<RegistryCredentials> creds, PullListener listener)
+            throws IOException, InterruptedException {
+        Optional<Image> cached = policy == PullPolicy.Always ? Optional.empty() : cached(ref);
+        if (cached.isPresent()) {
+            listener.downloaded(ref, 0, Duration.ZERO, true);
+            return cached.get();
+        }
+        if (policy == PullPolicy.Never) {
+            throw new ImagePullException("image " + ref + " is not on this node, and its pullPolicy is Never");
+        }
+        long started = System.nanoTime();
+        String host = ref.apiHost();
+        RegistryClient.Fetched top = registries.manifest(host, ref, ref.manifestReference(), creds);
+        RegistryClient.Fetched manifest = top;
+        if (Manifests.isIndex(top.mediaType())) {
+            Descriptor mine = Manifests.forPlatform(top.body(), platform)
+                    .orElseThrow(() -> new ImagePullException(noPlatform(ref, top.body())));
+            manifest = registries.manifest(host, ref, mine.digest().toString(), creds);
+        }
+        Digest digest = manifest.digest();
+        Optional<Image> have = stored(digest);
+        if (have.isEmpty()) {
+            have = Optional.of(fetchOnce(ref, host, manifest, creds, listener, started));
+        } else {
+            listener.downloaded(ref, 0, Duration.ofNanos(System.nanoTime() - started), true);
+        }
+        remember(ref, digest);
+        return have.get();
+    }
+
+    /** The image the node holds for {@code ref} (the manifest it last resolved to), if it holds one. */
+    public Optional<Image> cached(ImageReference ref) throws IOException {
+        if (ref.digest() != null) {
+            Optional<Image> byDigest = stored(ref.digest());
+            if (byDigest.isPresent()) {
+                return byDigest;
+            }
+        }
+        Path file = dir.resolve(REFS)
+                .resolve(Digest.of(ref.toString().getBytes(StandardCharsets.UTF_8))
+                        .hex());
+        if (!Files.isRegularFile(file)) {
+            return Optional.empty();
+        }
+        String[] lines = Files.readString(file).split("\n", 2);
+        try {
+            return stored(Digest.parse(lines[0]));
+        } catch (IllegalArgumentException damaged) {
+            return Optional.empty();
+        }
+    }
+
+    private Image fetchOnce(
+            ImageReference ref,
+            String host,
+            RegistryClient.Fetched manifest,
+            Optional<RegistryCredentials> creds,
+            PullListener listener,
+            long started)
+            throws IOException, InterruptedException {
+        CompletableFuture<Image> mine = new CompletableFuture<>();
+        CompletableFuture<Image> running = pulling.putIfAbsent(manifest.digest(), mine);
+        if (running != null) {
+            Image image = join(running);
+            listener.downloaded(ref, 0, Duration.ofNanos(System.nanoTime() - started), true);
+            return image;
+        }
+        try {
+            Image image = fetch(ref, host, manifest, creds, listener, started);
+            mine.complete(image);
+            return image;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            mine.completeExceptionally(e);
+            throw e;
+        } finally {
+            pulling.remove(manifest.digest(), mine);
+        }
+    }
+
+    private Image fetch(
+            ImageReference ref,
+            String host,
+            RegistryClient.Fetched fetched,
+            Optional<RegistryCredentials> creds,
+            PullListener listener,
+            long started)
+            throws IOException, InterruptedException {
+        Manifests.Image manifest = Manifests.image(fetched.body());
+        long total = manifest.config().size();
+        for (Descriptor l : manifest.layers()) {
+            total += l.size();
+        }
+        if (manifest.config().size() > ImageConfig.MAX_BYTES || total > maxImageBytes) {
+            throw new ImagePullException("image " + ref + " is " + total / (1024 * 1024) + " MB, more than this"
+                    + " node's bound of " + maxImageBytes / (1024 * 1024) + " MB");
+        }
+        Path work =
+                Files.createDirectory(dir.resolve(TMP).resolve(UUID.randomUUID().toString()));
+        try {
+            long[] done = {0};
+            long all = total;
+            Path configFile = work.resolve("config.json");
+            registries.blob(host, ref, manifest.config(), creds, configFile, n -> {});
+            done[0] += manifest.config().size();
+            ImageConfig config = ImageConfig.parse(Files.readAllBytes(configFile));
+            if (config.diffIds().size() != manifest.layers().size()) {
+                throw new ImagePullException(
+                        "image " + ref + " has " + manifest.layers().size() + " layers but its" + " config lists "
+                                + config.diffIds().size());
+            }
+            Path rootfs = Files.createDirectory(work.resolve("rootfs"));
+            LayerUnpacker unpacker = new LayerUnpacker(rootfs, maxImageBytes);
+            for (int i = 0; i < manifest.layers().size(); i++) {
+                Descriptor layer = manifest.layers().get(i);
+                Path blob = work.resolve("layer");
+                long before = done[0];
+                registries.blob(host, ref, layer, creds, blob, n -> listener.downloading(ref, before + n, all));
+                done[0] += layer.size();
+                apply(unpacker, blob, layer, config.diffIds().get(i), "layer " + layer.digest() + " of " + ref);
+                Files.delete(blob);
+            }
+            Files.write(work.resolve("manifest.json"), fetched.body());
+            Path target = dir.resolve(IMAGES).resolve(fetched.digest().hex());
+            try {
+                Files.move(work, target, StandardCopyOption.ATOMIC_MOVE);
+            } catch (FileAlreadyExistsException | java.nio.file.DirectoryNotEmptyException another) {
+                // stored meanwhile by an agent before this one (a restart mid-pull): it is the same content
+            }
+            listener.downloaded(ref, done[0], Duration.ofNanos(System.nanoTime() - started), false);
+            return stored(fetched.digest())
+                    .orElseThrow(() -> new IOException("image " + ref + " vanished from the store as it was stored"));
+        } finally {
+            if (Files.exists(work)) {
+                removeTree(work);
+            }
+        }
+    }
+
+    /** Decompresses {@code blob} as its media type says and applies it, checking the tar against its diff ID. */
+    private static void apply(LayerUnpacker unpacker, Path blob, Descriptor layer, Digest diffId, String name)
+            throws IOException {
+        MessageDigest sha = Digest.sha256();
+        try (InputStream file = new BufferedInputStream(Files.newInputStream(blob), 64 * 1024);
+                InputStream raw = decompressed(file, layer.mediaType(), name);
+                DigestInputStream tar = new DigestInputStream(raw, sha)) {
+            unpacker.apply(tar, name);
+            long trailing = tar.transferTo(OutputStream.nullOutputStream());
+            if (trailing > MAX_TRAILER) {
+                throw new ArchiveException(name + " has " + trailing + " bytes after its end");
+            }
+        } catch (ArchiveException refused) {
+            throw new ImagePullException(refused.getMessage());
+        } catch (IOException broken) {
+            throw new ImagePullException(name + " cannot be unpacked: " + UserText.cut(broken.getMessage(), 200));
+        }
+        if (!diffId.matches(sha)) {
+            throw new ImagePullException(
+                    name + " does not unpack to the content its image's config names (" + diffId + "): refused");
+        }
+    }
+
+    private static InputStream decompressed(InputStream in, String mediaType, String name) throws IOException {
+        if (mediaType.endsWith("+zstd")) {
+            return new ZstdCompressorInputStream(in);
+        }
+        if (mediaType.endsWith("gzip")) {
+            return new GZIPInputStream(in, 64 * 1024);
+        }
+        return in;
+    }
+
+    private Optional<Image> stored(Digest manifest) throws IOException {
+        Path at = dir.resolve(IMAGES).resolve(manifest.hex());
+        Path config = at.resolve("config.json");
+        if (!Files.isRegularFile(config)) {
+            return Optional.empty();
+        }
+        Files.setLastModifiedTime(at, FileTime.from(clock.instant())); // last use, for garbage collection
+        return Optional.of(new Image(manifest, at.resolve("rootfs"), ImageConfig.parse(Files.readAllBytes(config))));
+    }
+
+    private void remember(ImageReference ref, Digest manifest) throws IOException {
+        Path refs = dir.resolve(REFS);
+        Path next = refs.resolve(UUID.randomUUID() + ".new");
+        Files.writeString(next, manifest + "\n" + ref + "\n");
+        try {
+            Files.move(
+                    next,
+                    refs.resolve(Digest.of(ref.toString().getBytes(StandardCharsets.UTF_8))
+                            .hex()),
+                    StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.deleteIfExists(next);
+            throw e;
+        }
+    }
+
+    /** What a pull left unfinished (an agent stopped mid-pull) goes. */
+    private void sweepTmp() throws IOException {
+        try (var left = Files.list(dir.resolve(TMP))) {
+            for (Path p : left.toList()) {
+                removeTree(p);
+            }
+        }
+    }
+
+    private static void removeTree(Path p) throws IOException {
+        try (DirectoryHandle parent = DirectoryHandle.open(p.getParent())) {
+            TreeRemover.remove(parent, p.getFileName().toString(), LayerUnpacker.MAX_ENTRIES, 512);
+        }
+    }
+
+    private static Image join(CompletableFuture<Image> running) throws IOException, InterruptedException {
+        try {
+            return running.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw new ImagePullException(io.getMessage(), io);
+            }
+            throw new ImagePullException("pulling failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    private String noPlatform(ImageReference ref, byte[] index) {
+        String listed;
+        try {
+            listed = String.join(", ", Manifests.platforms(index));
+        } catch (IOException e) {
+            listed = "none readable";
+        }
+        return "image " + ref + " has no manifest for this node's platform (" + platform + "); it has " + listed;
+    }
+}
