@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
@@ -20,7 +21,10 @@ import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -43,6 +47,7 @@ public final class ImageStore {
     private static final String IMAGES = "images";
     private static final String REFS = "refs";
     private static final String TMP = "tmp";
+    private static final String SIZE = "size";
     /** Trailing bytes after a layer's end-of-archive blocks (record padding) read to check its diff ID. */
     private static final long MAX_TRAILER = 16 * 1024 * 1024;
 
@@ -55,6 +60,8 @@ public final class ImageStore {
     private final long maxImageBytes;
     private final InstantSource clock;
     private final ConcurrentMap<Digest, CompletableFuture<Image>> pulling = new ConcurrentHashMap<>();
+    /** Images tasks use, with how many use each: never collected. Guarded by {@code this}. */
+    private final Map<Digest, Integer> retained = new HashMap<>();
 
     /** @param maxImageBytes what one image may hold, compressed and unpacked alike */
     public ImageStore(Path dir, RegistryClient registries, Platform platform, long maxImageBytes, InstantSource clock)
@@ -75,12 +82,13 @@ public final class ImageStore {
     /**
      * The image {@code ref} names, pulled as {@code policy} says: {@code Never} only looks on the node,
      * {@code IfNotPresent} asks the registry only when the node has nothing for the reference, {@code Always} asks
-     * what the reference names now and fetches it if the node does not have it.
+     * what the reference names now and fetches it if the node does not have it. The image is retained for the caller
+     * (the garbage collector leaves it) until {@link #release}d.
      */
     public Image pull(ImageReference ref, PullPolicy policy, Optional<RegistryCredentials> creds, PullListener listener)
             throws IOException, InterruptedException {
         Optional<Image> cached = policy == PullPolicy.Always ? Optional.empty() : cached(ref);
-        if (cached.isPresent()) {
+        if (cached.isPresent() && retain(cached.get().manifest())) {
             listener.downloaded(ref, 0, Duration.ZERO, true);
             return cached.get();
         }
@@ -98,13 +106,78 @@ public final class ImageStore {
         }
         Digest digest = manifest.digest();
         Optional<Image> have = stored(digest);
-        if (have.isEmpty()) {
-            have = Optional.of(fetchOnce(ref, host, manifest, creds, listener, started));
-        } else {
+        if (have.isPresent() && retain(digest)) {
             listener.downloaded(ref, 0, Duration.ofNanos(System.nanoTime() - started), true);
+        } else {
+            have = Optional.of(fetchOnce(ref, host, manifest, creds, listener, started));
+            if (!retain(digest)) {
+                throw new ImagePullException("image " + ref + " was collected as it was pulled; try again");
+            }
         }
         remember(ref, digest);
         return have.get();
+    }
+
+    /**
+     * Keeps the image {@code manifest} from the garbage collector for one more user (a task restored after an agent
+     * restart says so again); false when the node no longer holds it.
+     */
+    public synchronized boolean retain(Digest manifest) {
+        if (!Files.isDirectory(dir.resolve(IMAGES).resolve(manifest.hex()))) {
+            return false;
+        }
+        retained.merge(manifest, 1, Integer::sum);
+        return true;
+    }
+
+    /** One user of {@code manifest} is done with it. */
+    public synchronized void release(Digest manifest) {
+        retained.computeIfPresent(manifest, (d, n) -> n > 1 ? n - 1 : null);
+    }
+
+    /** An image the node holds: when a task last used it, and what its root filesystem holds. */
+    record Stored(Digest manifest, java.time.Instant lastUsed, long bytes) {}
+
+    /** The images the node holds. */
+    List<Stored> list() throws IOException {
+        List<Stored> out = new ArrayList<>();
+        try (var images = Files.list(dir.resolve(IMAGES))) {
+            for (Path p : images.toList()) {
+                Digest d;
+                try {
+                    d = new Digest(p.getFileName().toString());
+                } catch (IllegalArgumentException notOurs) {
+                    continue;
+                }
+                long bytes = Files.isRegularFile(p.resolve(SIZE))
+                        ? Long.parseLong(Files.readString(p.resolve(SIZE)).strip())
+                        : 0;
+                out.add(new Stored(d, Files.getLastModifiedTime(p).toInstant(), bytes));
+            }
+        }
+        return out;
+    }
+
+    /** Removes the image {@code manifest} unless a task uses it; returns whether it did. */
+    boolean removeUnused(Digest manifest) throws IOException {
+        Path gone = dir.resolve(TMP).resolve("collected-" + manifest.hex());
+        synchronized (this) {
+            if (retained.containsKey(manifest)) {
+                return false;
+            }
+            Path at = dir.resolve(IMAGES).resolve(manifest.hex());
+            if (!Files.isDirectory(at)) {
+                return false;
+            }
+            Files.move(at, gone, StandardCopyOption.ATOMIC_MOVE); // out of reach of pulls before it is removed
+        }
+        removeTree(gone);
+        return true;
+    }
+
+    /** The store's directory, for the file system it is on. */
+    Path directory() {
+        return dir;
     }
 
     /** The image the node holds for {@code ref} (the manifest it last resolved to), if it holds one. */
@@ -199,6 +272,7 @@ public final class ImageStore {
                 Files.delete(blob);
             }
             Files.write(work.resolve("manifest.json"), fetched.body());
+            Files.writeString(work.resolve(SIZE), Long.toString(maxImageBytes - unpacker.left()));
             Path target = dir.resolve(IMAGES).resolve(fetched.digest().hex());
             try {
                 Files.move(work, target, StandardCopyOption.ATOMIC_MOVE);
@@ -254,8 +328,13 @@ public final class ImageStore {
         if (!Files.isRegularFile(config)) {
             return Optional.empty();
         }
-        Files.setLastModifiedTime(at, FileTime.from(clock.instant())); // last use, for garbage collection
-        return Optional.of(new Image(manifest, at.resolve("rootfs"), ImageConfig.parse(Files.readAllBytes(config))));
+        try {
+            Files.setLastModifiedTime(at, FileTime.from(clock.instant())); // last use, for garbage collection
+            return Optional.of(
+                    new Image(manifest, at.resolve("rootfs"), ImageConfig.parse(Files.readAllBytes(config))));
+        } catch (NoSuchFileException collected) {
+            return Optional.empty();
+        }
     }
 
     private void remember(ImageReference ref, Digest manifest) throws IOException {

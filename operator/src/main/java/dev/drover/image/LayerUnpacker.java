@@ -62,6 +62,11 @@ final class LayerUnpacker {
         this.owners = "root".equals(System.getProperty("user.name"));
     }
 
+    /** What file content may still be written. */
+    long left() {
+        return left;
+    }
+
     /** Applies one layer's (uncompressed) tar stream; {@code name} names it in messages. */
     void apply(InputStream tar, String name) throws IOException {
         BoundedTarInput in = new BoundedTarInput(tar, left, name, "the image size bound of " + mb(left));
