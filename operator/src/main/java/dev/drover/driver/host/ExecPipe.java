@@ -1,17 +1,17 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
-import static dev.drover.driver.rawexec.NonBlockingIo.CAPTURE;
-import static dev.drover.driver.rawexec.NonBlockingIo.ERRNO_OPTION;
-import static dev.drover.driver.rawexec.NonBlockingIo.NOT_READY;
-import static dev.drover.driver.rawexec.NonBlockingIo.O_CLOEXEC;
-import static dev.drover.driver.rawexec.NonBlockingIo.O_NONBLOCK;
-import static dev.drover.driver.rawexec.NonBlockingIo.again;
-import static dev.drover.driver.rawexec.NonBlockingIo.call;
-import static dev.drover.driver.rawexec.NonBlockingIo.callVariadic;
-import static dev.drover.driver.rawexec.NonBlockingIo.closeQuietly;
-import static dev.drover.driver.rawexec.NonBlockingIo.errno;
-import static dev.drover.driver.rawexec.NonBlockingIo.read;
-import static dev.drover.driver.rawexec.NonBlockingIo.write;
+import static dev.drover.driver.host.NonBlockingIo.CAPTURE;
+import static dev.drover.driver.host.NonBlockingIo.ERRNO_OPTION;
+import static dev.drover.driver.host.NonBlockingIo.NOT_READY;
+import static dev.drover.driver.host.NonBlockingIo.O_CLOEXEC;
+import static dev.drover.driver.host.NonBlockingIo.O_NONBLOCK;
+import static dev.drover.driver.host.NonBlockingIo.again;
+import static dev.drover.driver.host.NonBlockingIo.call;
+import static dev.drover.driver.host.NonBlockingIo.callVariadic;
+import static dev.drover.driver.host.NonBlockingIo.closeQuietly;
+import static dev.drover.driver.host.NonBlockingIo.errno;
+import static dev.drover.driver.host.NonBlockingIo.read;
+import static dev.drover.driver.host.NonBlockingIo.write;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
