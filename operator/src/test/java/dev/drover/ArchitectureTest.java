@@ -1,9 +1,12 @@
 package dev.drover;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -28,8 +31,8 @@ import org.junit.jupiter.api.Test;
  * Which code may use which, read from the compiled classes (every reference counts, not just imports): dependencies
  * point one way, controller → allocrunner → taskrunner → driver, with the state store, the garbage collector, the
  * API model, the device plugins, the raw path to the API server ({@code kube}) and the common module as leaves; the
- * controller's status and Events beneath its reconciling classes, the Node registration beside them; no package and
- * no type is part of a cycle. Read from
+ * controller's status and Events beneath its reconciling classes, the Node registration beside them; the drivers
+ * side by side, over the host-process engine they may share; no package and no type is part of a cycle. Read from
  * the sources: no main class of the operator is past {@link #MAX_LINES} lines, and nothing cites a document the
  * repository does not hold. See CONTRIBUTING.md.
  */
@@ -41,6 +44,9 @@ class ArchitectureTest {
 
     /** The packages that run allocations, each using only those after it. */
     private static final String[] RUNNERS = {"agent", "controller", "allocrunner", "taskrunner", "driver"};
+
+    /** The package below {@code driver} that the drivers of host processes share, itself no driver. */
+    private static final String HOST_PROCESSES = "host";
 
     /** The most lines a main source file of the operator may have: one past it is split by responsibility. */
     private static final int MAX_LINES = 450;
@@ -333,6 +339,33 @@ class ArchitectureTest {
         slices().matching("dev.drover.controller.(*)..")
                 .should()
                 .notDependOnEachOther()
+                .check(DROVER);
+    }
+
+    /**
+     * The drivers ({@code driver.mock}, {@code driver.rawexec}, {@code driver.exec}, and any added beside them) stand
+     * side by side: none uses another. What the drivers of host processes share is in {@code driver.host}, which is
+     * no driver of its own.
+     */
+    @Test
+    void driversDoNotUseEachOther() {
+        slices().matching("dev.drover.driver.(*)..")
+                .that(DescribedPredicate.describe(
+                        "are drivers", slice -> !slice.getNamePart(1).equals(HOST_PROCESSES)))
+                .should()
+                .notDependOnEachOther()
+                .check(DROVER);
+    }
+
+    /** The host-process engine ({@code driver.host}) serves the drivers and uses none of them. */
+    @Test
+    void theHostProcessEngineUsesNoDriver() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.driver." + HOST_PROCESSES + "..")
+                .should()
+                .dependOnClassesThat(resideInAPackage("dev.drover.driver.*..")
+                        .and(not(resideInAPackage("dev.drover.driver." + HOST_PROCESSES + ".."))))
                 .check(DROVER);
     }
 

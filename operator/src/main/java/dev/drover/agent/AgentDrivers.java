@@ -3,12 +3,11 @@ package dev.drover.agent;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.exec.ExecDriver;
+import dev.drover.driver.host.LogRotator;
+import dev.drover.driver.host.TaskCgroups;
+import dev.drover.driver.host.TaskMonitor;
 import dev.drover.driver.mock.MockDriver;
-import dev.drover.driver.rawexec.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
-import dev.drover.driver.rawexec.TaskCgroups;
-import dev.drover.driver.rawexec.TaskMonitor;
-import dev.drover.driver.rawexec.UserSwitch;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -35,14 +34,7 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups) {
             monitor = monitor(config.dataDir());
         }
         if (config.enableRawExec()) {
-            enabled.add(new RawExecDriver(
-                    RawExecDriver.NAME,
-                    clock,
-                    rotator,
-                    config.rawExecLauncher(),
-                    cgroups,
-                    new UserSwitch(Path.of("/etc/passwd")),
-                    monitor));
+            enabled.add(new RawExecDriver(clock, rotator, config.rawExecLauncher(), cgroups, monitor));
             LOG.warn("raw_exec is enabled: allocations on this node run host processes with the agent's privileges");
         }
         if (config.enableExec()) {

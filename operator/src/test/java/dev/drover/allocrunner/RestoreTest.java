@@ -11,7 +11,7 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.driver.DriverRegistry;
-import dev.drover.driver.rawexec.LogRotator;
+import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStores;

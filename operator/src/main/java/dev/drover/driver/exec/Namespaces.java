@@ -3,10 +3,10 @@ package dev.drover.driver.exec;
 import dev.drover.common.UserText;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
-import dev.drover.driver.rawexec.Confinement;
-import dev.drover.driver.rawexec.RawExecDriver;
-import dev.drover.driver.rawexec.TaskUser;
-import dev.drover.driver.rawexec.UserSwitch;
+import dev.drover.driver.host.Confinement;
+import dev.drover.driver.host.HostProcessDriver;
+import dev.drover.driver.host.TaskUser;
+import dev.drover.driver.host.UserSwitch;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,7 +142,7 @@ final class Namespaces implements Confinement {
                 dataDir.toString(),
                 allocRoot.toString(),
                 task.taskDir().toString(),
-                statusDir.resolve(RawExecDriver.TASK_ENV).toString(),
+                statusDir.resolve(HostProcessDriver.TASK_ENV).toString(),
                 Integer.toString(hidden.size())));
         hidden.stream().map(Path::toString).sorted().forEach(argv::add);
         argv.addAll(UserSwitch.words(user, commandAndArgs));

@@ -15,7 +15,7 @@ import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
-import dev.drover.driver.rawexec.LogRotator;
+import dev.drover.driver.host.LogRotator;
 import dev.drover.logging.LogThrottle;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -13,10 +13,9 @@ import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskNotRunningException;
-import dev.drover.driver.rawexec.LogRotator;
-import dev.drover.driver.rawexec.RawExecDriver;
-import dev.drover.driver.rawexec.TaskCgroups;
-import dev.drover.driver.rawexec.TaskMonitor;
+import dev.drover.driver.host.LogRotator;
+import dev.drover.driver.host.TaskCgroups;
+import dev.drover.driver.host.TaskMonitor;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -391,23 +390,6 @@ class ExecDriverKernelTest {
         assertThat(r.stdout()).isEqualTo(marker + "\n");
         assertThat(Path.of("/tmp", marker)).as("the host's /tmp is untouched").doesNotExist();
         assertThat(t.taskDir().resolve("tmp").resolve(marker)).exists();
-    }
-
-    @Test
-    void aRawExecTaskWithAUserRunsAsThatUserAndOwnsItsSecrets() throws Exception {
-        try (RawExecDriver rawExec = new RawExecDriver(Clock.systemUTC(), rotator, List.of(), TaskCgroups.none())) {
-            TaskConfig t = task("raw", "daemon", "echo \"$(id -un) $(id -G) $DROVER_TASK_DIR\"; echo $PPID");
-            TaskHandle h = rawExec.start(t);
-            ExitResult exit = rawExec.exit(h).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-
-            assertThat(exit.exitCode()).isZero();
-            assertThat(Files.readString(t.stdout()))
-                    .startsWith("daemon 1 " + t.taskDir() + "\n")
-                    .as("no PID namespace for raw_exec")
-                    .doesNotEndWith("\n1\n");
-            assertThat(Files.getAttribute(t.secretsDir(), "unix:uid", LinkOption.NOFOLLOW_LINKS))
-                    .isEqualTo(1);
-        }
     }
 
     /**

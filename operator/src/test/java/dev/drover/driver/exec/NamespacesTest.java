@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
-import dev.drover.driver.rawexec.TaskUser;
+import dev.drover.driver.host.TaskUser;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -183,7 +183,7 @@ class NamespacesTest {
                 Clock.systemUTC(),
                 null,
                 List.of(),
-                dev.drover.driver.rawexec.TaskCgroups.none(),
+                dev.drover.driver.host.TaskCgroups.none(),
                 namespaces(DATA),
                 Optional.of("the setpriv command (util-linux) is not installed"),
                 Optional.empty())) {

@@ -10,7 +10,7 @@ import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskNotRunningException;
-import dev.drover.driver.rawexec.LogRotator;
+import dev.drover.driver.host.LogRotator;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;

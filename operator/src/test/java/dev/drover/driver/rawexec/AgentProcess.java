@@ -2,6 +2,7 @@ package dev.drover.driver.rawexec;
 
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.host.LogRotator;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.host.LogRotator;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -122,7 +122,7 @@ class ExecCgroupCleanupTest {
         Path status = Files.createDirectories(root.resolve("task/.drover-raw-exec"));
         Files.writeString(status.resolve("env"), "");
         return new TaskHandle(
-                "raw_exec",
+                HostDrivers.NAME,
                 "t1",
                 Instant.now(),
                 Map.of(

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import dev.drover.api.Signals;
 import dev.drover.driver.DriverException;

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

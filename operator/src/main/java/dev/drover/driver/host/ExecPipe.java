@@ -1,17 +1,13 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
-import static dev.drover.driver.rawexec.NonBlockingIo.CAPTURE;
-import static dev.drover.driver.rawexec.NonBlockingIo.ERRNO_OPTION;
-import static dev.drover.driver.rawexec.NonBlockingIo.NOT_READY;
-import static dev.drover.driver.rawexec.NonBlockingIo.O_CLOEXEC;
-import static dev.drover.driver.rawexec.NonBlockingIo.O_NONBLOCK;
-import static dev.drover.driver.rawexec.NonBlockingIo.again;
-import static dev.drover.driver.rawexec.NonBlockingIo.call;
-import static dev.drover.driver.rawexec.NonBlockingIo.callVariadic;
-import static dev.drover.driver.rawexec.NonBlockingIo.closeQuietly;
-import static dev.drover.driver.rawexec.NonBlockingIo.errno;
-import static dev.drover.driver.rawexec.NonBlockingIo.read;
-import static dev.drover.driver.rawexec.NonBlockingIo.write;
+import static dev.drover.driver.host.NonBlockingIo.CAPTURE;
+import static dev.drover.driver.host.NonBlockingIo.ERRNO_OPTION;
+import static dev.drover.driver.host.NonBlockingIo.O_CLOEXEC;
+import static dev.drover.driver.host.NonBlockingIo.O_NONBLOCK;
+import static dev.drover.driver.host.NonBlockingIo.call;
+import static dev.drover.driver.host.NonBlockingIo.callVariadic;
+import static dev.drover.driver.host.NonBlockingIo.closeQuietly;
+import static dev.drover.driver.host.NonBlockingIo.errno;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
@@ -31,8 +27,9 @@ import java.util.Optional;
  * A pipe to or from a command run in a task, whose end the agent keeps is non-blocking, so that {@link #close()}
  * ends every read and write at once. The JDK's own process pipes block in {@code read} until every process holding
  * the other end closed it, which a process the command left behind in a session of its own may never do; such a
- * read would hold a thread (and a virtual thread's carrier) for good. Here a read or write that would block parks
- * the thread a little ({@link #MAX_WAIT_MILLIS} at most) and tries again, until the pipe is closed.
+ * read would hold a thread (and a virtual thread's carrier) for good. Here, through {@link NonBlockingIo} as a
+ * terminal's master, a read or write that would block parks the thread a little ({@link #MAX_WAIT_MILLIS} at most)
+ * and tries again, until the pipe is closed.
  *
  * <p>Made with libc ({@code pipe2}) through {@code java.lang.foreign}; the command's end is handed to {@link
  * ProcessBuilder} as {@code /proc/self/fd/N}, which opens a new, blocking, description of that pipe for the command,
@@ -89,6 +86,7 @@ final class ExecPipe implements AutoCloseable {
             callVariadic("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), 2);
     private static final int F_GETFL = 3;
     private static final int F_SETFL = 4;
+    private static final String WHAT = "the command's pipe";
 
     /** The agent's end, and the command's until it has started. */
     private final NonBlockingIo fds;
@@ -127,7 +125,8 @@ final class ExecPipe implements AutoCloseable {
                 closeQuietly(write);
                 throw new IOException("cannot make a pipe non-blocking");
             }
-            return new ExecPipe(toCommand ? new NonBlockingIo(write, read) : new NonBlockingIo(read, write), toCommand);
+            return new ExecPipe(
+                    toCommand ? new NonBlockingIo(write, read, WHAT) : new NonBlockingIo(read, write, WHAT), toCommand);
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {
@@ -148,36 +147,12 @@ final class ExecPipe implements AutoCloseable {
 
     /** What the command writes; ends when all its writers closed it, or when this pipe is closed. */
     InputStream input() {
-        return NonBlockingIo.input(this::transfer, this::close);
+        return fds.input();
     }
 
     /** What the command reads; closing it ends the command's input. */
     OutputStream output() {
-        return NonBlockingIo.output(this::transfer, stream -> close());
-    }
-
-    /** One read (-1: the end) or write of at least a byte, waiting as long as the pipe is open. */
-    private int transfer(byte[] b, int off, int len) throws IOException {
-        return fds.retrying("the command's pipe", () -> {
-            if (fds.closed()) {
-                if (toCommand) {
-                    throw new IOException("the command's input is closed");
-                }
-                return -1;
-            }
-            long n = toCommand ? write(fds.own(), b, off, len) : read(fds.own(), b, off, len);
-            if (n > 0) {
-                return (int) n;
-            }
-            if (n == 0) {
-                return -1; // every writer closed it, and all was read
-            }
-            if (!again(-n)) {
-                throw new IOException(
-                        "cannot " + (toCommand ? "write to" : "read") + " the command's pipe: errno " + -n);
-            }
-            return NOT_READY;
-        });
+        return NonBlockingIo.output(fds::write, stream -> close());
     }
 
     /** Closes both ends, once every read and write in progress has seen that it is closed; reads then end. */

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -10,7 +10,6 @@ import dev.drover.driver.TaskHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,14 +29,14 @@ class TaskMonitorTest {
 
     final LogRotator rotator = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
     final List<TaskHandle> started = new ArrayList<>();
-    RawExecDriver driver;
+    HostProcessDriver driver;
     Path monitor;
 
     @BeforeEach
     void install() throws Exception {
         assumeTrue(TaskMonitor.class.getResource(TaskMonitor.RESOURCE) != null, "drover-monitor was not built");
         monitor = TaskMonitor.install(dir.resolve("data")).orElseThrow();
-        driver = new RawExecDriver(Clock.systemUTC(), rotator, List.of(), TaskCgroups.none(), monitor);
+        driver = HostDrivers.monitored(rotator, monitor);
     }
 
     @AfterEach
@@ -145,8 +144,7 @@ class TaskMonitorTest {
     void aNextAgentTakesOverAMonitoredTaskAndReadsItsExactEnd() throws Exception {
         Path go = dir.resolve("go");
         TaskHandle h = start("t", "while [ ! -e " + go + " ]; do sleep 0.05; done; kill -INT $$");
-        try (RawExecDriver nextAgent =
-                new RawExecDriver(Clock.systemUTC(), rotator, List.of(), TaskCgroups.none(), monitor)) {
+        try (HostProcessDriver nextAgent = HostDrivers.monitored(rotator, monitor)) {
             TaskHandle recovered = nextAgent.recover(h);
             Files.writeString(go, "");
             assertThat(nextAgent.exit(recovered).get(10, TimeUnit.SECONDS))

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import dev.drover.common.UserText;
 import dev.drover.driver.DriverStartException;

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
@@ -29,7 +29,7 @@ public interface Confinement {
 
     /**
      * Whether the words of {@link #argv} apply the task's environment themselves, after dropping privileges, from
-     * {@link RawExecDriver#TASK_ENV} in the status dir: then the supervisor's shell runs with only {@code PATH}, so
+     * {@link HostProcessDriver#TASK_ENV} in the status dir: then the supervisor's shell runs with only {@code PATH}, so
      * no variable of the task ({@code LD_PRELOAD}) is in force while anything runs with the agent's privileges.
      */
     boolean appliesEnvironment(TaskConfig task);

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -20,11 +20,12 @@ import java.util.Objects;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * The descriptors of {@link ExecPipe} and {@link Pty}: the non-blocking one the agent reads or writes through libc
- * ({@code java.lang.foreign}), and one it holds for the command until {@link #releaseHeld}. A read or write takes
- * the read lock, {@link #close} the write lock, so a descriptor is never used once closed (or once its number is
- * another file's); one that would block parks the thread a little (at most {@link #MAX_WAIT_MILLIS}, never in native
- * code, so a virtual thread gives its carrier back) and tries again. Linux only.
+ * The one non-blocking descriptor stream of {@link ExecPipe} and {@link Pty}: the descriptor the agent reads or
+ * writes through libc ({@code java.lang.foreign}), non-blocking, and one it holds for the command until {@link
+ * #releaseHeld}. {@link #read} and {@link #write} move at least a byte: a try that would block parks the thread a
+ * little (at most {@link #MAX_WAIT_MILLIS}, never in native code, so a virtual thread gives its carrier back) and
+ * tries again, until the descriptor is closed. A read or write takes the read lock, {@link #close} the write lock,
+ * so a descriptor is never used once closed (or once its number is another file's). Linux only.
  */
 final class NonBlockingIo implements AutoCloseable {
 
@@ -34,9 +35,9 @@ final class NonBlockingIo implements AutoCloseable {
 
     static final int O_NONBLOCK = 0x800;
     static final int O_CLOEXEC = 0x80000;
-    static final int EINTR = 4;
-    static final int EIO = 5;
-    static final int EAGAIN = 11;
+    private static final int EINTR = 4;
+    private static final int EIO = 5;
+    private static final int EAGAIN = 11;
 
     static final Linker LINKER = Linker.nativeLinker();
     static final MemoryLayout CAPTURE = Linker.Option.captureStateLayout();
@@ -50,7 +51,7 @@ final class NonBlockingIo implements AutoCloseable {
     private static final MethodHandle CLOSE = call("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     /** What an {@link Attempt} returns when the descriptor was not ready: park, then try again. */
-    static final int NOT_READY = Integer.MIN_VALUE;
+    private static final int NOT_READY = Integer.MIN_VALUE;
 
     /** One try at a read or write: its result, or {@link #NOT_READY}. */
     @FunctionalInterface
@@ -58,7 +59,7 @@ final class NonBlockingIo implements AutoCloseable {
         int attempt() throws IOException;
     }
 
-    /** A read or write of at least a byte (a read: -1 at the end), waiting as long as it takes. */
+    /** A write of at least a byte, waiting as long as it takes: {@link #write}, or one with a guard before it. */
     @FunctionalInterface
     interface Transfer {
         int transfer(byte[] b, int off, int len) throws IOException;
@@ -76,12 +77,17 @@ final class NonBlockingIo implements AutoCloseable {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     /** The descriptor held for the command; -1 once let go. */
     private int held;
+    /** What the descriptor is, for messages: {@code the terminal}. */
+    private final String what;
 
     private volatile boolean closed;
+    /** Whether a read met the end: every writer (every terminal's slave) closed it, and all was read. */
+    private volatile boolean ended;
 
-    NonBlockingIo(int own, int held) {
+    NonBlockingIo(int own, int held, String what) {
         this.own = own;
         this.held = held;
+        this.what = what;
     }
 
     /** The descriptor the agent reads or writes. */
@@ -165,10 +171,49 @@ final class NonBlockingIo implements AutoCloseable {
     }
 
     /**
-     * Runs {@code attempt} under the read lock until it returns a result, parking between tries; {@code
-     * what} names the descriptor in the message of an interrupt.
+     * Reads at least a byte, waiting as long as it takes: how many, or -1 at the end, which is when this is closed, or
+     * when every writer closed it and all was read: a pipe reads 0 bytes then, a terminal's master fails with {@code
+     * EIO} once every descriptor of its slave is closed.
      */
-    int retrying(String what, Attempt attempt) throws IOException {
+    int read(byte[] b, int off, int len) throws IOException {
+        return retrying(() -> {
+            if (closed || ended) {
+                return -1;
+            }
+            long n = readOnce(own, b, off, len);
+            if (n > 0) {
+                return (int) n;
+            }
+            if (n == 0 || n == -EIO) {
+                ended = true;
+                return -1;
+            }
+            if (!again(-n)) {
+                throw new IOException("cannot read " + what + ": errno " + -n);
+            }
+            return NOT_READY;
+        });
+    }
+
+    /** Writes at least a byte, waiting as long as it takes: how many; once this is closed, none. */
+    int write(byte[] b, int off, int len) throws IOException {
+        return retrying(() -> {
+            if (closed) {
+                throw new IOException(what + " is closed");
+            }
+            long n = writeOnce(own, b, off, len);
+            if (n > 0) {
+                return (int) n;
+            }
+            if (!again(-n)) {
+                throw new IOException("cannot write to " + what + ": errno " + -n);
+            }
+            return NOT_READY;
+        });
+    }
+
+    /** Runs {@code attempt} under the read lock until it returns a result, parking between tries. */
+    private int retrying(Attempt attempt) throws IOException {
         long wait = 1;
         while (true) {
             int result = once(attempt);
@@ -186,7 +231,7 @@ final class NonBlockingIo implements AutoCloseable {
     }
 
     /** One {@code read} of at most {@code len} bytes: how many (more than 0), 0 at the end, or minus the errno. */
-    static long read(int fd, byte[] b, int off, int len) throws IOException {
+    private static long readOnce(int fd, byte[] b, int off, int len) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(len);
             MemorySegment capture = arena.allocate(CAPTURE);
@@ -201,7 +246,7 @@ final class NonBlockingIo implements AutoCloseable {
     }
 
     /** One {@code write} of at most {@code len} bytes: how many (more than 0), or minus the errno. */
-    static long write(int fd, byte[] b, int off, int len) throws IOException {
+    private static long writeOnce(int fd, byte[] b, int off, int len) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(len);
             MemorySegment.copy(b, off, buf, JAVA_BYTE, 0, len);
@@ -214,12 +259,13 @@ final class NonBlockingIo implements AutoCloseable {
     }
 
     /** Whether {@code errno} means only that the call is to be tried again. */
-    static boolean again(long errno) {
+    private static boolean again(long errno) {
         return errno == EAGAIN || errno == EINTR;
     }
 
-    /** A stream of {@code read} (of at most {@link #CHUNK} at a time, -1 at the end), closed by {@code close}. */
-    static InputStream input(Transfer read, Runnable close) {
+    /** What is read here ({@link #read}, at most {@link #CHUNK} at a time); closing it closes both descriptors. */
+    InputStream input() {
+        NonBlockingIo fds = this;
         return new InputStream() {
             @Override
             public int read() throws IOException {
@@ -230,12 +276,12 @@ final class NonBlockingIo implements AutoCloseable {
             @Override
             public int read(byte[] b, int off, int len) throws IOException {
                 Objects.checkFromIndexSize(off, len, b.length);
-                return len == 0 ? 0 : read.transfer(b, off, Math.min(len, CHUNK));
+                return len == 0 ? 0 : fds.read(b, off, Math.min(len, CHUNK));
             }
 
             @Override
             public void close() {
-                close.run();
+                fds.close();
             }
         };
     }

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import dev.drover.driver.TaskConfig;
 import java.nio.file.Path;
@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The shell script every raw_exec task runs under; it is what lets a task
+ * The shell script every host-process task runs under; it is what lets a task
  * outlive the agent and still report its exit code. The agent starts it with
  * {@code setsid} and no pipes, so it is in a session of its own. It starts the
  * task in the foreground through {@code setsid} again: the task gets its own

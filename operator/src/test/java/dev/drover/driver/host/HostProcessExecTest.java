@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -20,7 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,11 +33,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Commands run inside raw_exec tasks on the real kernel, as root: the task's cgroup is made below this test process's
+ * Commands run inside host-process tasks on the real kernel, as root: the task's cgroup is made below this test process's
  * own cgroup and removed after; only processes these tests started are ended, and each test checks by PID that the
  * commands it ran left nothing running. Skipped where cgroups cannot be made.
  */
-class RawExecExecTest {
+class HostProcessExecTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
 
@@ -52,7 +51,7 @@ class RawExecExecTest {
     private Cgroups cgroups;
     private CgroupParent parent;
     private TaskCgroups taskCgroups;
-    private RawExecDriver driver;
+    private HostProcessDriver driver;
 
     @BeforeEach
     void aParentBelowOurOwnCgroup() throws IOException {
@@ -66,14 +65,14 @@ class RawExecExecTest {
             abort("cannot make cgroups below this process's own: " + e.getMessage());
         }
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // a user's task enters it
-        driver = new RawExecDriver(Clock.systemUTC(), rotator, List.of(), taskCgroups);
+        driver = HostDrivers.inCgroups(rotator, taskCgroups);
     }
 
     @AfterEach
     void endWhatWeStartedAndRemoveWhatWeMade() throws Exception {
         commands.forEach(ExecProcess::close);
         List<String> left = new ArrayList<>(); // checked once all is cleaned up, so a failure leaves nothing behind
-        pids.stream().filter(RawExecExecTest::running).forEach(pid -> left.add("process " + pid));
+        pids.stream().filter(HostProcessExecTest::running).forEach(pid -> left.add("process " + pid));
         for (TaskHandle h : started) {
             Optional<Cgroup> c = taskCgroups.find(h);
             if (c.isPresent()) {
@@ -184,7 +183,7 @@ class RawExecExecTest {
     void aTaskReattachedByALaterAgentRunsCommandsAsItsUserToo() throws Exception {
         TaskHandle h = start(task("kept", "daemon"));
         driver.close();
-        driver = new RawExecDriver(Clock.systemUTC(), rotator, List.of(), taskCgroups);
+        driver = HostDrivers.inCgroups(rotator, taskCgroups);
         driver.recover(h);
 
         ExecProcess p = exec(h, false, false, "sh", "-c", "id -un; echo $GREETING");
@@ -213,7 +212,7 @@ class RawExecExecTest {
         p.close();
 
         assertThat(exitOf(p)).as("SIGKILL").isEqualTo(137);
-        await().atMost(TIMEOUT).until(() -> family.stream().noneMatch(RawExecExecTest::running));
+        await().atMost(TIMEOUT).until(() -> family.stream().noneMatch(HostProcessExecTest::running));
         assertThat(cgroup.pids()).as("the task itself lives on").containsExactly(h.longState("pid", -1));
     }
 
@@ -356,7 +355,7 @@ class RawExecExecTest {
                 ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
                 pids.add(Long.parseLong(pid));
             }
-            await().atMost(TIMEOUT).until(() -> pids.stream().noneMatch(RawExecExecTest::running));
+            await().atMost(TIMEOUT).until(() -> pids.stream().noneMatch(HostProcessExecTest::running));
             readers.forEach(Thread::interrupt);
         }
     }

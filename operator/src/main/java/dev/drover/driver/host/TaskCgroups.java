@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import dev.drover.cgroups.Cgroup;
 import dev.drover.cgroups.CgroupLimits;
@@ -29,7 +29,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cgroup of each raw_exec task (issue 20), under the agent's {@code cgroupParent}: made before the task starts
+ * The cgroup of each host-process task (issue 20), under the agent's {@code cgroupParent}: made before the task starts
  * (the task's own process joins it before it execs, its supervisor stays out), held to the task's limits, emptied
  * with kill-all on stop and destroy so nothing escapes by leaving the task's session, asked whether the OOM killer
  * struck, and removed once the task is dead. Without cgroups (not root, nothing writable) tasks run unconfined, as

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -16,7 +16,6 @@ import dev.drover.driver.TaskStats;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,10 +29,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * raw_exec tasks in cgroups on the real kernel: every cgroup is made below this test process's own cgroup and
+ * Host-process tasks in cgroups on the real kernel: every cgroup is made below this test process's own cgroup and
  * removed after; only processes these tests started are ended. Skipped where cgroups cannot be made.
  */
-class RawExecCgroupsTest {
+class HostProcessCgroupsTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
 
@@ -42,11 +41,11 @@ class RawExecCgroupsTest {
 
     private final LogRotator rotator = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
     private final List<TaskHandle> started = new ArrayList<>();
-    private final List<RawExecDriver> drivers = new ArrayList<>();
+    private final List<HostProcessDriver> drivers = new ArrayList<>();
     private Cgroups cgroups;
     private CgroupParent parent;
     private TaskCgroups taskCgroups;
-    private RawExecDriver driver;
+    private HostProcessDriver driver;
 
     @BeforeEach
     void aParentBelowOurOwnCgroup() throws IOException {
@@ -62,8 +61,8 @@ class RawExecCgroupsTest {
         driver = driver();
     }
 
-    private RawExecDriver driver() {
-        RawExecDriver d = new RawExecDriver(Clock.systemUTC(), rotator, List.of(), taskCgroups);
+    private HostProcessDriver driver() {
+        HostProcessDriver d = HostDrivers.inCgroups(rotator, taskCgroups);
         drivers.add(d);
         return d;
     }
@@ -81,7 +80,7 @@ class RawExecCgroupsTest {
                     .until(() ->
                             ProcessHandle.of(supervisor).map(p -> !p.isAlive()).orElse(true));
         }
-        drivers.forEach(RawExecDriver::close);
+        drivers.forEach(HostProcessDriver::close);
         rotator.close();
         if (parent != null) {
             List<String> up = parent.segments().subList(0, parent.segments().size() - 1);
@@ -105,7 +104,7 @@ class RawExecCgroupsTest {
         driver.close();
         assertThat(parentExists()).as("a task still runs in it").isTrue();
 
-        RawExecDriver next = driver();
+        HostProcessDriver next = driver();
         next.destroy(running); // ends the task and removes its cgroup
         next.close();
         assertThat(parentExists()).as("nothing left in it at the agent's stop").isFalse();
@@ -209,7 +208,7 @@ class RawExecCgroupsTest {
         long daemon = Long.parseLong(Files.readString(pidFile).trim());
         driver.close();
 
-        RawExecDriver next = driver();
+        HostProcessDriver next = driver();
         TaskHandle recovered = next.recover(h);
         assertThat(cgroupOf("again").pids()).contains(h.longState("pid", -1), daemon);
         next.stop(recovered, Duration.ofSeconds(2), "SIGTERM");

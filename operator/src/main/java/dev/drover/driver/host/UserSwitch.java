@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
@@ -11,7 +11,7 @@ import java.util.Optional;
  * Runs a task as another user with util-linux {@code setpriv}: real, effective and saved uid and gid switched, no
  * supplementary groups, no inheritable capabilities and {@code no_new_privs} (a set-uid program cannot give root
  * back). The task's environment is applied only after the switch: the agent's shell opens
- * {@link RawExecDriver#TASK_ENV} as descriptor 3, and the task's own shell, already the task's user, evaluates it
+ * {@link HostProcessDriver#TASK_ENV} as descriptor 3, and the task's own shell, already the task's user, evaluates it
  * and execs the command, so no task variable is in force while anything runs with the agent's privileges.
  *
  * <p>raw_exec uses it when a task sets {@code user}; without one it runs as the agent's user, as before.
@@ -72,7 +72,7 @@ public final class UserSwitch implements Confinement {
                 "/bin/sh",
                 "-c",
                 "exec 3< \"$0\" || exit 126; exec \"$@\"",
-                statusDir.resolve(RawExecDriver.TASK_ENV).toString()));
+                statusDir.resolve(HostProcessDriver.TASK_ENV).toString()));
         argv.addAll(words(user, commandAndArgs));
         return argv;
     }

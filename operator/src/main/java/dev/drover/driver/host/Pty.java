@@ -1,18 +1,13 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
-import static dev.drover.driver.rawexec.NonBlockingIo.CAPTURE;
-import static dev.drover.driver.rawexec.NonBlockingIo.EIO;
-import static dev.drover.driver.rawexec.NonBlockingIo.ERRNO_OPTION;
-import static dev.drover.driver.rawexec.NonBlockingIo.NOT_READY;
-import static dev.drover.driver.rawexec.NonBlockingIo.O_CLOEXEC;
-import static dev.drover.driver.rawexec.NonBlockingIo.O_NONBLOCK;
-import static dev.drover.driver.rawexec.NonBlockingIo.again;
-import static dev.drover.driver.rawexec.NonBlockingIo.call;
-import static dev.drover.driver.rawexec.NonBlockingIo.callVariadic;
-import static dev.drover.driver.rawexec.NonBlockingIo.closeQuietly;
-import static dev.drover.driver.rawexec.NonBlockingIo.errno;
-import static dev.drover.driver.rawexec.NonBlockingIo.read;
-import static dev.drover.driver.rawexec.NonBlockingIo.write;
+import static dev.drover.driver.host.NonBlockingIo.CAPTURE;
+import static dev.drover.driver.host.NonBlockingIo.ERRNO_OPTION;
+import static dev.drover.driver.host.NonBlockingIo.O_CLOEXEC;
+import static dev.drover.driver.host.NonBlockingIo.O_NONBLOCK;
+import static dev.drover.driver.host.NonBlockingIo.call;
+import static dev.drover.driver.host.NonBlockingIo.callVariadic;
+import static dev.drover.driver.host.NonBlockingIo.closeQuietly;
+import static dev.drover.driver.host.NonBlockingIo.errno;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -36,10 +31,11 @@ import java.nio.file.Path;
  * controlling terminal; the agent opens it only with {@code O_NOCTTY} (never its own terminal) and holds it open
  * until {@link #commandEnded()}, so the master's end ({@code EIO}) means the command and all it started closed it.
  *
- * <p>Both descriptors are non-blocking: a read or write that would block parks the thread (at most {@link
- * #POLL_MILLIS} at a time, never in native code, so a virtual thread gives its carrier back) and tries again. A
- * {@link #close()} from another thread ends a read or write within that time, and only then are the descriptors
- * closed, so none is used after it is closed (or once its number is another file's). Linux only (x86-64, arm64).
+ * <p>The master is read and written as a command's pipes are, through {@link NonBlockingIo}: non-blocking, a read or
+ * write that would block parks the thread (at most {@link #POLL_MILLIS} at a time, never in native code, so a virtual
+ * thread gives its carrier back) and tries again. A {@link #close()} from another thread ends a read or write within
+ * that time, and only then are the descriptors closed, so none is used after it is closed (or once its number is
+ * another file's). Linux only (x86-64, arm64).
  */
 final class Pty implements AutoCloseable {
 
@@ -66,10 +62,9 @@ final class Pty implements AutoCloseable {
 
     private final Path slave;
     private volatile boolean inputClosed;
-    private volatile boolean outputEnded;
 
     private Pty(int master, Path slave, int heldSlave) {
-        this.fds = new NonBlockingIo(master, heldSlave);
+        this.fds = new NonBlockingIo(master, heldSlave, "the terminal");
         this.slave = slave;
     }
 
@@ -148,12 +143,12 @@ final class Pty implements AutoCloseable {
 
     /** What the terminal shows: the command's output and errors. */
     InputStream output() {
-        return NonBlockingIo.input(this::readMaster, this::close);
+        return fds.input();
     }
 
     /** What is typed on the terminal; closing it types {@link #END_OF_INPUT} once. */
     OutputStream input() {
-        return NonBlockingIo.output(this::writeMaster, stream -> {
+        return NonBlockingIo.output(this::type, stream -> {
             if (!inputClosed && !fds.closed()) {
                 stream.write(END_OF_INPUT);
             }
@@ -161,44 +156,11 @@ final class Pty implements AutoCloseable {
         });
     }
 
-    private int readMaster(byte[] b, int off, int len) throws IOException {
-        return fds.retrying("the terminal", () -> {
-            if (fds.closed() || outputEnded) {
-                return -1;
-            }
-            long n = read(fds.own(), b, off, len);
-            if (n > 0) {
-                return (int) n;
-            }
-            long errno = n == 0 ? EIO : -n;
-            if (errno == EIO) {
-                outputEnded = true; // every slave descriptor is closed and all was read
-                return -1;
-            }
-            if (!again(errno)) {
-                throw new IOException("cannot read the terminal: errno " + errno);
-            }
-            return NOT_READY;
-        });
-    }
-
-    private int writeMaster(byte[] b, int off, int len) throws IOException {
+    private int type(byte[] b, int off, int len) throws IOException {
         if (inputClosed) {
             throw new IOException("the terminal's input is closed");
         }
-        return fds.retrying("the terminal", () -> {
-            if (fds.closed()) {
-                throw new IOException("the terminal is closed");
-            }
-            long n = write(fds.own(), b, off, len);
-            if (n > 0) {
-                return (int) n;
-            }
-            if (!again(-n)) {
-                throw new IOException("cannot write to the terminal: errno " + -n);
-            }
-            return NOT_READY;
-        });
+        return fds.write(b, off, len);
     }
 
     /** Closes both descriptors, once every read and write in progress has seen that it is closed. */

@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import dev.drover.cgroups.Cgroup;
 import dev.drover.driver.DriverException;
@@ -122,8 +122,8 @@ final class TaskExec {
             throws DriverException {
         TaskSignals.Target task = TaskSignals.find(handle, depth);
         Path status = Path.of(handle.state().get("statusDir"));
-        Path env = Files.exists(status.resolve(RawExecDriver.TASK_ENV))
-                ? status.resolve(RawExecDriver.TASK_ENV)
+        Path env = Files.exists(status.resolve(HostProcessDriver.TASK_ENV))
+                ? status.resolve(HostProcessDriver.TASK_ENV)
                 : status.resolve("env");
         Optional<TaskUser> user = user(status, task.pid());
         List<String> enter = namespaces(handle, task.pid());

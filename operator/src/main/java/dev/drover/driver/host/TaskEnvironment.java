@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.TaskConfig;
@@ -15,7 +15,7 @@ import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
- * The environment a raw_exec task runs with, and nothing else: a default {@code PATH}, {@code HOME} (the task
+ * The environment a host-process task runs with, and nothing else: a default {@code PATH}, {@code HOME} (the task
  * directory), then the task's own variables (Drover's, the devices', the spec's), which may override both. None
  * of the agent's environment reaches it. The supervisor never runs with it either: it is written to a file
  * (readable by its owner only: it holds secret values) that the last shell before the task's {@code exec}

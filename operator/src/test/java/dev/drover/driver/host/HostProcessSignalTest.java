@@ -1,4 +1,4 @@
-package dev.drover.driver.rawexec;
+package dev.drover.driver.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,7 +10,6 @@ import dev.drover.driver.TaskHandle;
 import dev.drover.driver.TaskNotRunningException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,8 +20,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Signals sent to running raw_exec tasks (a template change's SIGHUP, {@code kubectl drover signal}), real processes. */
-class RawExecSignalTest {
+/** Signals sent to running host-process tasks (a template change's SIGHUP, {@code kubectl drover signal}), real processes. */
+class HostProcessSignalTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
@@ -30,7 +29,7 @@ class RawExecSignalTest {
     Path dir;
 
     final LogRotator rotator = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
-    final RawExecDriver driver = new RawExecDriver(Clock.systemUTC(), rotator);
+    final HostProcessDriver driver = HostDrivers.plain(rotator);
     final List<TaskHandle> started = new ArrayList<>();
     final List<Process> others = new ArrayList<>();
 
@@ -145,7 +144,7 @@ class RawExecSignalTest {
     @Test
     void aTaskThisAgentDoesNotWatchIsNotSignalled() throws Exception {
         TaskHandle h = start("t", "exec sleep 100");
-        try (RawExecDriver other = new RawExecDriver(Clock.systemUTC(), rotator)) {
+        try (HostProcessDriver other = HostDrivers.plain(rotator)) {
             assertThatThrownBy(() -> other.signal(h, "SIGHUP"))
                     .isInstanceOf(TaskNotRunningException.class)
                     .hasMessageContaining("recover it first");
