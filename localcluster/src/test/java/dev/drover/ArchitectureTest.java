@@ -58,7 +58,8 @@ class ArchitectureTest {
      *   <li>{@code httpapi.AgentCertificate}: the gateway's client certificate, issued as the chart's would be;
      *   <li>{@code web.JettyHttps}, {@code web.Relay}, {@code web.MessageSocket}, {@code web.ClientSocket}: the HTTPS
      *       server and the WebSocket relay the agent's API uses, which the server reuses to proxy aggregated exec
-     *       upgrades rather than keep a second WebSocket stack.
+     *       upgrades rather than keep a second WebSocket stack;
+     *   <li>{@code web.Exchange}: the request and reply that server hands its handlers.
      * </ul>
      *
      * A new entry needs a reason here; anything else the local cluster needs from the agent is a sign it is
@@ -72,6 +73,7 @@ class ArchitectureTest {
             "dev.drover.gateway.Gateway",
             "dev.drover.httpapi.AgentCertificate",
             "dev.drover.web.JettyHttps",
+            "dev.drover.web.Exchange",
             "dev.drover.web.Relay",
             "dev.drover.web.MessageSocket",
             "dev.drover.web.ClientSocket");
