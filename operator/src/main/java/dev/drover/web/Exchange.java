@@ -21,8 +21,8 @@ import org.eclipse.jetty.server.Response;
  * One request and its one reply, as the servers' handlers see them: what was asked (method, target as sent, headers,
  * body) over which connection, and a reply either whole, of a known length ({@link #send}), or streamed as it is
  * written ({@link #stream}). A reply that has no body (to a HEAD, a 204, a 304) goes out without one, whatever the
- * handler gives. Jetty serves it ({@link JettyHttps}); the client's certificates are {@link
- * JettyHttps#peerCertificates(Exchange)}.
+ * handler gives. Jetty serves it ({@link JettyHttps}, {@link PlainHttp}); over TLS, the client's certificates are
+ * {@link JettyHttps#peerCertificates(Exchange)}.
  */
 public final class Exchange {
 

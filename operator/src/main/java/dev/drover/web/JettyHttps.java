@@ -7,8 +7,6 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
@@ -73,17 +71,14 @@ public final class JettyHttps implements AutoCloseable {
         }
     }
 
-    private final Server server;
+    private final VirtualThreadServer server;
     private final ServerConnector connector;
     private final ServerConnector probing;
-    private final ExecutorService virtualThreads;
 
-    private JettyHttps(
-            Server server, ServerConnector connector, ServerConnector probing, ExecutorService virtualThreads) {
+    private JettyHttps(VirtualThreadServer server, ServerConnector connector, ServerConnector probing) {
         this.server = server;
         this.connector = connector;
         this.probing = probing;
-        this.virtualThreads = virtualThreads;
     }
 
     /**
@@ -128,10 +123,10 @@ public final class JettyHttps implements AutoCloseable {
     }
 
     /**
-     * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, Exchange.Handler, List)}, within {@code bounds};
-     * with {@code probes} (null: none), the handler also gets its probe paths on their own port. A handler marks a
-     * connection whose request showed a client's credentials with {@link #trust}; a connection presenting a client
-     * certificate {@code known} knows is trusted from its handshake.
+     * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, Exchange.Handler, List)}, within {@code
+     * bounds}; with {@code probes} (null: none), the handler also gets its probe paths on their own port. A handler
+     * marks a connection whose request showed a client's credentials with {@link #trust}; a connection presenting a
+     * client certificate {@code known} knows is trusted from its handshake.
      */
     public static JettyHttps start(
             String name,
@@ -145,12 +140,8 @@ public final class JettyHttps implements AutoCloseable {
             Exchange.Handler handler,
             List<Upgrade> upgrades)
             throws IOException {
-        QueuedThreadPool threads = new QueuedThreadPool();
-        threads.setName(name);
-        ExecutorService virtualThreads = Executors.newThreadPerTaskExecutor(
-                Thread.ofVirtual().name(name + "-", 0).factory());
-        threads.setVirtualThreadsExecutor(virtualThreads);
-        Server server = new Server(threads);
+        VirtualThreadServer jetty = new VirtualThreadServer(name, new QueuedThreadPool());
+        Server server = jetty.server();
 
         SslContextFactory.Server ssl = new SslContextFactory.Server();
         ssl.setSslContext(tls);
@@ -163,18 +154,8 @@ public final class JettyHttps implements AutoCloseable {
         Handler exchanges = new Exchanges(handler);
         Handler served = upgrades.isEmpty() ? exchanges : new Upgrades(upgrades, exchanges);
         server.setHandler(probes == null ? served : new ProbesOnly(probing, probes.paths(), served));
-        try {
-            server.start();
-        } catch (Exception e) {
-            try {
-                server.stop();
-            } catch (Exception suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            virtualThreads.close();
-            throw e instanceof IOException io ? io : new IOException("cannot serve on " + address + ": " + e, e);
-        }
-        return new JettyHttps(server, connector, probing, virtualThreads);
+        jetty.start(address);
+        return new JettyHttps(jetty, connector, probing);
     }
 
     /** A TLS connector of {@code server} on {@code address}, within {@code bounds}. */
@@ -270,14 +251,7 @@ public final class JettyHttps implements AutoCloseable {
     /** Stops serving: connections close, requests in flight end, their threads are joined. */
     @Override
     public void close() {
-        try {
-            server.stop();
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot stop the server on port " + port() + ": " + e, e);
-        } finally {
-            virtualThreads.shutdownNow();
-            virtualThreads.close();
-        }
+        server.stop(port());
     }
 
     /** Sends a WebSocket upgrade of a path an {@link Upgrade} takes to its negotiator, everything else on. */
