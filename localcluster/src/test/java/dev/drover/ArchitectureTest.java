@@ -1,6 +1,7 @@
 package dev.drover;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.base.DescribedPredicate;
@@ -91,6 +92,19 @@ class ArchitectureTest {
                 .onlyDependOnClassesThat(allowed())
                 .because("the local cluster runs the agent, it does not reach into it: a new entry point is listed,"
                         + " with its reason, in ArchitectureTest")
+                .check(LOCAL);
+    }
+
+    /** The API server's handlers take {@code web.Exchange}, as the agent's do; none is written for the JDK's server. */
+    @Test
+    void noHandlerIsWrittenForTheJdksHttpServer() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.local..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("com.sun.net.httpserver..")
+                .because("the server's handlers take dev.drover.web.Exchange and JettyHttps serves them")
                 .check(LOCAL);
     }
 
