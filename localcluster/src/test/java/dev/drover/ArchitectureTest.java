@@ -1,6 +1,7 @@
 package dev.drover;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.base.DescribedPredicate;
@@ -58,7 +59,8 @@ class ArchitectureTest {
      *   <li>{@code httpapi.AgentCertificate}: the gateway's client certificate, issued as the chart's would be;
      *   <li>{@code web.JettyHttps}, {@code web.Relay}, {@code web.MessageSocket}, {@code web.ClientSocket}: the HTTPS
      *       server and the WebSocket relay the agent's API uses, which the server reuses to proxy aggregated exec
-     *       upgrades rather than keep a second WebSocket stack.
+     *       upgrades rather than keep a second WebSocket stack;
+     *   <li>{@code web.Exchange}: the request and reply that server hands its handlers.
      * </ul>
      *
      * A new entry needs a reason here; anything else the local cluster needs from the agent is a sign it is
@@ -72,6 +74,7 @@ class ArchitectureTest {
             "dev.drover.gateway.Gateway",
             "dev.drover.httpapi.AgentCertificate",
             "dev.drover.web.JettyHttps",
+            "dev.drover.web.Exchange",
             "dev.drover.web.Relay",
             "dev.drover.web.MessageSocket",
             "dev.drover.web.ClientSocket");
@@ -89,6 +92,19 @@ class ArchitectureTest {
                 .onlyDependOnClassesThat(allowed())
                 .because("the local cluster runs the agent, it does not reach into it: a new entry point is listed,"
                         + " with its reason, in ArchitectureTest")
+                .check(LOCAL);
+    }
+
+    /** The API server's handlers take {@code web.Exchange}, as the agent's do; none is written for the JDK's server. */
+    @Test
+    void noHandlerIsWrittenForTheJdksHttpServer() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.local..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("com.sun.net.httpserver..")
+                .because("the server's handlers take dev.drover.web.Exchange and JettyHttps serves them")
                 .check(LOCAL);
     }
 

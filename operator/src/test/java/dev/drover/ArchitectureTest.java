@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Test;
  * point one way, controller → allocrunner → taskrunner → driver, with the state store, the garbage collector, the
  * API model, the device plugins, the raw path to the API server ({@code kube}) and the common module as leaves; the
  * controller's status and Events beneath its reconciling classes, the Node registration beside them; the drivers
- * side by side, over the host-process engine they may share; no package and no type is part of a cycle. Read from
+ * side by side, over the host-process engine they may share; no package and no type is part of a cycle; no server is
+ * written for the JDK's {@code com.sun.net.httpserver}. Read from
  * the sources: no main class of the operator is past {@link #MAX_LINES} lines, and nothing cites a document the
  * repository does not hold. See CONTRIBUTING.md.
  */
@@ -366,6 +367,24 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat(resideInAPackage("dev.drover.driver.*..")
                         .and(not(resideInAPackage("dev.drover.driver." + HOST_PROCESSES + ".."))))
+                .check(DROVER);
+    }
+
+    /**
+     * The servers' handlers are written against {@code web.Exchange} and served by Jetty; none uses the JDK's
+     * {@code com.sun.net.httpserver}. {@code cli.AotTraining} alone may: its fake API server runs in the training that
+     * records {@code kubectl drover}'s ahead-of-time cache, whose every class loads at each start of the plugin, and
+     * the JDK's server adds 57 classes to it where Jetty's would add over 400.
+     */
+    @Test
+    void noServerIsWrittenForTheJdksHttpServer() {
+        noClasses()
+                .that()
+                .doNotHaveFullyQualifiedName("dev.drover.cli.AotTraining")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("com.sun.net.httpserver..")
+                .because("handlers take dev.drover.web.Exchange and Jetty serves them (JettyHttps, PlainHttp)")
                 .check(DROVER);
     }
 

@@ -2,8 +2,8 @@ package dev.drover.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
 import dev.drover.web.ClientSocket;
+import dev.drover.web.Exchange;
 import dev.drover.web.MessageSocket;
 import dev.drover.web.Relay;
 import java.io.ByteArrayInputStream;
@@ -141,26 +141,22 @@ final class Aggregator {
         return new MessageSocket(relay.fromUser());
     }
 
-    void proxy(HttpExchange ex, ObjectNode apiService, UserInfo user, byte[] body)
+    void proxy(Exchange ex, ObjectNode apiService, UserInfo user, byte[] body)
             throws IOException, InterruptedException {
-        if (ex.getRequestHeaders().containsKey("Upgrade")) {
+        if (ex.header("Upgrade") != null) {
             throw new ApiFront.ApiError(
                     501, "NotImplemented", "the local API server proxies only WebSocket upgrades to aggregated APIs");
         }
         JsonNode spec = apiService.path("spec");
-        URI target = backend(spec)
-                .resolve(ex.getRequestURI().getRawPath()
-                        + (ex.getRequestURI().getRawQuery() == null
-                                ? ""
-                                : "?" + ex.getRequestURI().getRawQuery()));
+        URI target = backend(spec).resolve(ex.rawPath() + (ex.rawQuery() == null ? "" : "?" + ex.rawQuery()));
         HttpRequest.Builder request = HttpRequest.newBuilder(target)
                 .method(
-                        ex.getRequestMethod(),
+                        ex.method(),
                         body.length == 0
                                 ? HttpRequest.BodyPublishers.noBody()
                                 : HttpRequest.BodyPublishers.ofByteArray(body));
         for (String h : FORWARDED) {
-            String v = ex.getRequestHeaders().getFirst(h);
+            String v = ex.header(h);
             if (v != null) {
                 request.header(h, v);
             }
@@ -180,11 +176,10 @@ final class Aggregator {
             throw unavailable(e);
         }
         try (InputStream in = response.body()) {
-            response.headers()
-                    .firstValue("Content-Type")
-                    .ifPresent(t -> ex.getResponseHeaders().set("Content-Type", t));
-            ex.sendResponseHeaders(response.statusCode(), 0); // chunked: passed on as it comes
-            OutputStream out = ex.getResponseBody();
+            // chunked: passed on as it comes
+            OutputStream out = ex.stream(
+                    response.statusCode(),
+                    response.headers().firstValue("Content-Type").orElse(null));
             byte[] buffer = new byte[8192];
             for (int n; (n = in.read(buffer)) >= 0; ) {
                 out.write(buffer, 0, n);

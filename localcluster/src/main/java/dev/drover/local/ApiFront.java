@@ -4,8 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
+import dev.drover.web.Exchange;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;
@@ -20,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * serve get 404, as from a real API server. Bodies come in through {@link RequestBodies}, answers and errors go out
  * through {@link ResponseWriters}.
  */
-final class ApiFront implements HttpHandler {
+final class ApiFront implements Exchange.Handler {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApiFront.class);
     private static final ObjectMapper JSON = NestingDepth.mapper();
@@ -81,7 +80,7 @@ final class ApiFront implements HttpHandler {
     }
 
     @Override
-    public void handle(HttpExchange exchange) throws IOException {
+    public void handle(Exchange exchange) {
         try {
             route(exchange);
         } catch (ApiError e) {
@@ -89,22 +88,20 @@ final class ApiFront implements HttpHandler {
         } catch (IOException e) {
             LOG.debug("client went away: {}", e.toString());
         } catch (RuntimeException e) {
-            LOG.warn("{} {} failed", exchange.getRequestMethod(), exchange.getRequestURI(), e);
+            LOG.warn("{} {} failed", exchange.method(), exchange.target(), e);
             ResponseWriters.status(exchange, new ApiError(500, "InternalError", e.toString()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             ResponseWriters.status(exchange, new ApiError(503, "ServiceUnavailable", "server is shutting down"));
-        } finally {
-            exchange.close(); // after the catch blocks: they still answer on it
         }
     }
 
-    private void route(HttpExchange ex) throws IOException, InterruptedException {
-        String method = ex.getRequestMethod();
-        String path = ex.getRequestURI().getRawPath();
-        Query query = Query.parse(ex.getRequestURI().getRawQuery());
-        LOG.debug("{} {} {}", method, ex.getRequestURI(), ex.getRequestHeaders().getFirst("Content-Type"));
-        UserInfo user = authenticator.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
+    private void route(Exchange ex) throws IOException, InterruptedException {
+        String method = ex.method();
+        String path = ex.rawPath();
+        Query query = Query.parse(ex.rawQuery());
+        LOG.debug("{} {} {}", method, ex.target(), ex.header("Content-Type"));
+        UserInfo user = authenticator.authenticate(ex.header("Authorization"));
         RequestInfo request = RequestInfo.of(method, path, query);
         writeCounts.count(user, request);
         Authorizer.Decision decision = authorizer.authorize(user, request);
@@ -124,7 +121,7 @@ final class ApiFront implements HttpHandler {
             writeCounts.serve(ex); // Prometheus text, not JSON
             return;
         }
-        MediaTypes.requireJson(ex.getRequestHeaders().get("Accept")); // after authorization, as kube-apiserver
+        MediaTypes.requireJson(ex.headers("Accept")); // after authorization, as kube-apiserver
         if (method.equals("GET")) {
             JsonNode fixed = fixedDocument(path);
             if (fixed != null) {
@@ -203,11 +200,11 @@ final class ApiFront implements HttpHandler {
         }
     }
 
-    private void get(HttpExchange ex, ResourceType type, ResourcePath rp, Query query) throws IOException {
+    private void get(Exchange ex, ResourceType type, ResourcePath rp, Query query) throws IOException {
         checkPath(type, rp, false);
-        boolean table = Tables.wanted(ex.getRequestHeaders().getFirst("Accept"));
+        boolean table = Tables.wanted(ex.header("Accept"));
         if (query.isWatch()) {
-            if ("websocket".equalsIgnoreCase(ex.getRequestHeaders().getFirst("Upgrade"))) {
+            if ("websocket".equalsIgnoreCase(ex.header("Upgrade"))) {
                 // The JDK server cannot hand over the socket for a websocket; a fabric8 client whose upgrade
                 // is answered 200 falls back to an HTTP streaming watch at once, so default settings work.
                 throw new ApiError(200, "WebsocketNotServed", "websocket watches are not served; use HTTP streaming");
@@ -235,7 +232,7 @@ final class ApiFront implements HttpHandler {
         ResponseWriters.send(ex, 200, table ? Tables.table(type, list, Instant.now(clock)) : list);
     }
 
-    private void write(HttpExchange ex, String method, ResourceType type, ResourcePath rp, Query query, UserInfo user)
+    private void write(Exchange ex, String method, ResourceType type, ResourcePath rp, Query query, UserInfo user)
             throws IOException {
         checkPath(type, rp, method.equals("POST"));
         ObjectWrites.Request request = new ObjectWrites.Request(
@@ -245,13 +242,13 @@ final class ApiFront implements HttpHandler {
                 query,
                 user,
                 RequestBodies.body(ex),
-                ex.getRequestHeaders().getFirst("Content-Type"),
-                ex.getRequestHeaders().getFirst("User-Agent"));
+                ex.header("Content-Type"),
+                ex.header("User-Agent"));
         ObjectWrites.Written written = writes.write(request);
         ResponseWriters.send(ex, written.code(), written.object());
     }
 
-    private void delete(HttpExchange ex, ResourceType type, ResourcePath rp, Query query, UserInfo user)
+    private void delete(Exchange ex, ResourceType type, ResourcePath rp, Query query, UserInfo user)
             throws IOException {
         checkPath(type, rp, false);
         boolean dryRun = "All".equals(query.get("dryRun"));

@@ -1,7 +1,6 @@
 package dev.drover.local;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
+import dev.drover.web.Exchange;
 import java.io.IOException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -14,18 +13,18 @@ import java.util.concurrent.RejectedExecutionException;
  * (as kube-apiserver, whose Go stacks grow, takes them), past what the server's virtual threads hold. The calling
  * (virtual) thread waits.
  */
-final class DeepStacks implements HttpHandler {
+final class DeepStacks implements Exchange.Handler {
 
-    private final HttpHandler handler;
+    private final Exchange.Handler handler;
     private final ExecutorService threads;
 
-    DeepStacks(HttpHandler handler, ExecutorService threads) {
+    DeepStacks(Exchange.Handler handler, ExecutorService threads) {
         this.handler = handler;
         this.threads = threads;
     }
 
     @Override
-    public void handle(HttpExchange exchange) throws IOException {
+    public void handle(Exchange exchange) throws IOException {
         Future<?> handled;
         try {
             handled = threads.submit(() -> {

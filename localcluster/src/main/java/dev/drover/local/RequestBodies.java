@@ -3,7 +3,7 @@ package dev.drover.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
+import dev.drover.web.Exchange;
 import java.io.IOException;
 import java.io.InputStream;
 
@@ -47,14 +47,14 @@ final class RequestBodies {
     }
 
     /** The body of {@code ex}, as JSON bytes; one over {@link #MAX_BODY_BYTES} is a 413. */
-    static byte[] body(HttpExchange ex) throws IOException {
-        byte[] raw = ex.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
+    static byte[] body(Exchange ex) throws IOException {
+        byte[] raw = ex.body().readNBytes(MAX_BODY_BYTES + 1);
         if (raw.length > MAX_BODY_BYTES) {
-            drain(ex.getRequestBody(), DRAIN_BYTES);
+            drain(ex.body(), DRAIN_BYTES);
             throw new ApiFront.ApiError(
                     413, "RequestEntityTooLarge", "Request entity too large: limit is " + MAX_BODY_BYTES);
         }
-        String contentType = ex.getRequestHeaders().getFirst("Content-Type");
+        String contentType = ex.header("Content-Type");
         return contentType != null && contentType.startsWith("application/vnd.kubernetes.protobuf")
                 ? ProtobufBodies.toJson(raw)
                 : raw;

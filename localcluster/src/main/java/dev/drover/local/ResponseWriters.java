@@ -3,9 +3,8 @@ package dev.drover.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
+import dev.drover.web.Exchange;
 import java.io.IOException;
-import java.io.OutputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,22 +21,17 @@ final class ResponseWriters {
 
     private ResponseWriters() {}
 
-    static void send(HttpExchange ex, int code, JsonNode body) throws IOException {
-        byte[] bytes = JSON.writeValueAsBytes(body);
-        ex.getResponseHeaders().set("Content-Type", "application/json");
-        ex.sendResponseHeaders(code, bytes.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(bytes);
-        }
+    static void send(Exchange ex, int code, JsonNode body) throws IOException {
+        ex.send(code, "application/json", JSON.writeValueAsBytes(body));
     }
 
-    static void status(HttpExchange ex, ApiFront.ApiError e) {
+    static void status(Exchange ex, ApiFront.ApiError e) {
         ObjectNode s = statusOf(e);
         int code = e.code;
         try {
             // a refusal may come before the body was read (authentication, RBAC): read what is left of it first,
             // so the connection stays usable for the client's next request instead of being closed under it
-            RequestBodies.drain(ex.getRequestBody(), RequestBodies.DRAIN_BYTES);
+            RequestBodies.drain(ex.body(), RequestBodies.DRAIN_BYTES);
             send(ex, code, s);
         } catch (IOException io) {
             LOG.debug("could not send error {}: {}", code, io.toString());

@@ -2,7 +2,7 @@ package dev.drover.local;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
+import dev.drover.web.Exchange;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Duration;
@@ -30,7 +30,7 @@ final class WatchStream {
 
     /** Streams until the client goes away, the timeout passes or {@code stopping} is set; blocks the calling thread. */
     static void serve(
-            HttpExchange exchange,
+            Exchange exchange,
             ObjectStore store,
             ResourceType type,
             ResourcePath path,
@@ -52,15 +52,12 @@ final class WatchStream {
         long deadline = timeoutSeconds > 0
                 ? System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos()
                 : Long.MAX_VALUE;
-        exchange.getResponseHeaders().set("Content-Type", "application/json");
-        exchange.getResponseHeaders().set("Transfer-Encoding", "chunked");
         ObjectStore.Watch watch;
         try {
             watch = store.watch(type, path.namespace(), since);
         } catch (ApiFront.ApiError expired) {
             // As the API server: the stream opens and its one event says the version is gone; the client lists again.
-            exchange.sendResponseHeaders(200, 0);
-            try (OutputStream out = exchange.getResponseBody()) {
+            try (OutputStream out = exchange.stream(200, "application/json")) {
                 ObjectNode event = JSON.createObjectNode().put("type", "ERROR");
                 event.putObject("object")
                         .put("kind", "Status")
@@ -74,9 +71,8 @@ final class WatchStream {
             }
             return;
         }
-        exchange.sendResponseHeaders(200, 0);
         try (watch;
-                OutputStream out = exchange.getResponseBody()) {
+                OutputStream out = exchange.stream(200, "application/json")) {
             if (tables == null && "true".equals(query.get("allowWatchBookmarks"))) {
                 // The JDK server sends the response headers with the first chunk; a client that waits for them
                 // (fabric8's informer counts as watching only then) would wait for the first change. A real API

@@ -1,8 +1,7 @@
 package dev.drover.local;
 
-import com.sun.net.httpserver.HttpExchange;
+import dev.drover.web.Exchange;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Set;
@@ -62,13 +61,8 @@ final class WriteCounts {
     }
 
     /** Answers {@code GET /metrics}. */
-    void serve(HttpExchange ex) throws IOException {
-        byte[] body = exposition().getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-        ex.sendResponseHeaders(200, body.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(body);
-        }
+    void serve(Exchange ex) throws IOException {
+        ex.send(200, "text/plain; version=0.0.4; charset=utf-8", exposition().getBytes(StandardCharsets.UTF_8));
     }
 
     /** A label value as the exposition format escapes it. */

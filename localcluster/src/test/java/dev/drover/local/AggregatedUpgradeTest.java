@@ -75,10 +75,7 @@ class AggregatedUpgradeTest {
                 16,
                 backendTls,
                 true,
-                ex -> {
-                    ex.sendResponseHeaders(404, -1);
-                    ex.close();
-                },
+                ex -> ex.send(404, "text/plain", new byte[0]),
                 List.of(new JettyHttps.Upgrade(".*", (request, response, callback) -> {
                     X509Certificate[] peer = JettyHttps.peerCertificates(request);
                     String who = "peer="

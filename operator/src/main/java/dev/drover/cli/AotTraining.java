@@ -75,6 +75,7 @@ public final class AotTraining {
         keys.init(store, args[1].toCharArray());
         SSLContext tls = SSLContext.getInstance("TLS");
         tls.init(keys.getKeyManagers(), null, null);
+        // the JDK's own server, not the agent's Jetty: its classes land in the cache too, 57 of them against 400-odd
         HttpsServer server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
         server.setHttpsConfigurator(new HttpsConfigurator(tls));
         server.createContext("/", AotTraining::answer);

@@ -1,6 +1,5 @@
 package dev.drover.gateway;
 
-import com.sun.net.httpserver.HttpExchange;
 import dev.drover.agentapi.AgentProtocol;
 import dev.drover.agentapi.Refusal;
 import dev.drover.api.v1alpha1.Allocation;
@@ -9,8 +8,8 @@ import dev.drover.httpapi.AgentClient;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.TcpConnections;
 import dev.drover.web.ConnectionBounds;
+import dev.drover.web.Exchange;
 import dev.drover.web.JettyHttps;
-import dev.drover.web.Replies;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.io.IOException;
 import java.io.InputStream;
@@ -156,9 +155,9 @@ public final class GatewayApi implements AutoCloseable {
         return server.probePort();
     }
 
-    private void handle(HttpExchange ex) {
-        try (ex) {
-            boolean health = HEALTH.contains(ex.getRequestURI().getRawPath());
+    private void handle(Exchange ex) {
+        try {
+            boolean health = HEALTH.contains(ex.rawPath());
             if (!health && !requests.tryAcquire()) {
                 GatewayStatus.send(ex, 503, "the gateway is serving as many requests as it may; try again", BUSY_RETRY);
                 return;
@@ -167,16 +166,13 @@ public final class GatewayApi implements AutoCloseable {
                 serve(ex);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                if (ex.getResponseCode() < 0) {
+                if (!ex.started()) {
                     GatewayStatus.send(ex, 503, "the gateway is shutting down");
                 }
             } catch (RuntimeException e) {
                 // what failed is for the gateway's log only: its class and message may tell internals
-                LOG.warn(
-                        "request {} failed",
-                        GatewayStatus.cut(ex.getRequestURI().getRawPath()),
-                        e);
-                if (ex.getResponseCode() < 0) {
+                LOG.warn("request {} failed", GatewayStatus.cut(ex.rawPath()), e);
+                if (!ex.started()) {
                     GatewayStatus.send(ex, 500, "the gateway failed to answer; its log says why");
                 }
             } finally {
@@ -189,8 +185,8 @@ public final class GatewayApi implements AutoCloseable {
         }
     }
 
-    private void serve(HttpExchange ex) throws IOException, InterruptedException {
-        String path = ex.getRequestURI().getRawPath();
+    private void serve(Exchange ex) throws IOException, InterruptedException {
+        String path = ex.rawPath();
         switch (path) {
             case "/healthz", "/livez" -> {
                 text(ex, 200, "ok");
@@ -203,8 +199,7 @@ public final class GatewayApi implements AutoCloseable {
             }
             default -> {}
         }
-        RequestHeaderAuth.Result who =
-                authentication.authenticate(JettyHttps.peerCertificates(ex), ex.getRequestHeaders());
+        RequestHeaderAuth.Result who = authentication.authenticate(JettyHttps.peerCertificates(ex), ex.headers());
         if (who instanceof RequestHeaderAuth.Result.Refused r) {
             GatewayStatus.send(ex, r.status(), r.message());
             return;
@@ -212,24 +207,23 @@ public final class GatewayApi implements AutoCloseable {
         JettyHttps.trust(ex);
         UserInfo user = ((RequestHeaderAuth.Result.Authenticated) who).user();
         Optional<byte[]> discovery = Discovery.document(path);
-        if (discovery.isPresent() && !ex.getRequestMethod().equals("GET")) {
-            GatewayStatus.send(ex, 405, ex.getRequestMethod() + " is not served for discovery; use GET");
+        if (discovery.isPresent() && !ex.method().equals("GET")) {
+            GatewayStatus.send(ex, 405, ex.method() + " is not served for discovery; use GET");
             return;
         }
         if (discovery.isPresent()) {
-            Replies.send(ex, 200, "application/json", discovery.get());
+            ex.send(200, "application/json", discovery.get());
             return;
         }
         GatewayRequest request;
         try {
-            request = GatewayRequest.parse(path, ex.getRequestURI().getRawQuery());
+            request = GatewayRequest.parse(path, ex.rawQuery());
         } catch (Refusal e) {
             GatewayStatus.send(ex, e.status(), e.getMessage());
             return;
         }
-        if (!ex.getRequestMethod().equals(request.method())) {
-            GatewayStatus.send(
-                    ex, 405, ex.getRequestMethod() + " is not served for this path; use " + request.method());
+        if (!ex.method().equals(request.method())) {
+            GatewayStatus.send(ex, 405, ex.method() + " is not served for this path; use " + request.method());
             return;
         }
         KubernetesAuth.Decision decision =
@@ -250,8 +244,7 @@ public final class GatewayApi implements AutoCloseable {
         forward(ex, request, user.getUsername());
     }
 
-    private void forward(HttpExchange ex, GatewayRequest request, String user)
-            throws IOException, InterruptedException {
+    private void forward(Exchange ex, GatewayRequest request, String user) throws IOException, InterruptedException {
         String id = request.namespace() + "/" + request.name();
         Optional<Allocation> found = backend.allocation(request.namespace(), request.name());
         if (found.isEmpty()) {
@@ -317,10 +310,9 @@ public final class GatewayApi implements AutoCloseable {
                     if (closed) {
                         throw new IOException("the gateway is shutting down");
                     }
-                    ex.getResponseHeaders().set("Content-Type", contentType);
-                    ex.sendResponseHeaders(200, 0);
+                    OutputStream out = ex.stream(200, contentType);
                     try (PeerWatch _ = new PeerWatch(ex, body)) {
-                        copy(body, ex.getResponseBody());
+                        copy(body, out);
                     }
                 } finally {
                     streaming.remove(body);
@@ -328,7 +320,7 @@ public final class GatewayApi implements AutoCloseable {
                 return null;
             });
         } catch (AgentClient.AgentException e) {
-            if (ex.getResponseCode() >= 0) {
+            if (ex.started()) {
                 throw new IOException("the agent's answer ended early: " + e.getMessage());
             }
             int code = switch (e.status()) {
@@ -358,9 +350,9 @@ public final class GatewayApi implements AutoCloseable {
     private final class PeerWatch implements AutoCloseable {
         private final Thread thread;
 
-        PeerWatch(HttpExchange ex, InputStream body) {
-            InetSocketAddress local = ex.getLocalAddress();
-            InetSocketAddress remote = ex.getRemoteAddress();
+        PeerWatch(Exchange ex, InputStream body) {
+            InetSocketAddress local = ex.localAddress();
+            InetSocketAddress remote = ex.remoteAddress();
             thread = Thread.ofVirtual().name("gateway-peer-watch").start(() -> {
                 try {
                     do {
@@ -387,8 +379,8 @@ public final class GatewayApi implements AutoCloseable {
         }
     }
 
-    private static void text(HttpExchange ex, int code, String text) throws IOException {
-        Replies.send(ex, code, "text/plain; charset=utf-8", text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    private static void text(Exchange ex, int code, String text) throws IOException {
+        ex.send(code, "text/plain; charset=utf-8", text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     /** Stops serving: followed logs end, connections close. Joins the request threads. */

@@ -1,8 +1,7 @@
 package dev.drover.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
-import dev.drover.web.Replies;
+import dev.drover.web.Exchange;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -54,13 +53,13 @@ final class GatewayStatus {
         }
     }
 
-    static void send(HttpExchange ex, int code, String message) throws IOException {
+    static void send(Exchange ex, int code, String message) throws IOException {
         send(ex, code, message, Duration.ZERO);
     }
 
     /** {@code retryAfter}, when not zero, goes out as {@code Retry-After} in whole seconds. */
-    static void send(HttpExchange ex, int code, String message, Duration retryAfter) throws IOException {
-        Replies.send(ex, code, "application/json", body(code, message), retryAfter);
+    static void send(Exchange ex, int code, String message, Duration retryAfter) throws IOException {
+        ex.send(code, "application/json", body(code, message), retryAfter);
     }
 
     /** {@code s} at most {@link #QUOTED} characters, control characters as {@code ?}, fit to quote in a message. */

@@ -1,15 +1,14 @@
 package dev.drover.httpapi;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
 import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
 import dev.drover.web.ConnectionBounds;
+import dev.drover.web.Exchange;
 import dev.drover.web.JettyHttps;
-import dev.drover.web.Replies;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeAddress;
 import java.io.IOException;
@@ -194,14 +193,14 @@ public final class AgentApi implements AutoCloseable {
         return out;
     }
 
-    private void handle(HttpExchange ex) {
-        try (ex) {
+    private void handle(Exchange ex) {
+        try {
             try {
                 serve(ex);
             } catch (RuntimeException e) {
                 // a bug, not the client's doing: say so rather than drop the connection without a word
-                LOG.warn("API request {} failed", ex.getRequestURI(), e);
-                if (ex.getResponseCode() < 0) {
+                LOG.warn("API request {} failed", ex.target(), e);
+                if (!ex.started()) {
                     error(ex, 500, "the agent failed to answer: " + e);
                 }
             }
@@ -210,14 +209,14 @@ public final class AgentApi implements AutoCloseable {
         }
     }
 
-    private void serve(HttpExchange ex) throws IOException {
+    private void serve(Exchange ex) throws IOException {
         AgentGate.Entry entry = gate.admit(new AgentGate.Asked(
-                ex.getRequestMethod(),
-                ex.getRequestURI().getRawPath(),
-                ex.getRequestURI().getRawQuery(),
-                ex.getRequestHeaders().getFirst("Authorization"),
-                ex.getRequestHeaders().getFirst(AgentProtocol.ON_BEHALF_OF),
-                ex.getRemoteAddress().getAddress(),
+                ex.method(),
+                ex.rawPath(),
+                ex.rawQuery(),
+                ex.header("Authorization"),
+                ex.header(AgentProtocol.ON_BEHALF_OF),
+                ex.remoteAddress().getAddress(),
                 JettyHttps.peerCertificates(ex)));
         if (entry instanceof AgentGate.Refused r) {
             error(ex, r.status(), r.message(), r.retryAfter());
@@ -251,7 +250,7 @@ public final class AgentApi implements AutoCloseable {
         }
     }
 
-    private void logs(HttpExchange ex, AllocId id, LocalAllocation local, ApiRequest.Logs request, String caller)
+    private void logs(Exchange ex, AllocId id, LocalAllocation local, ApiRequest.Logs request, String caller)
             throws IOException {
         if (!local.tasks().contains(request.task())) {
             error(ex, 404, "allocation " + id + " has no task \"" + request.task() + "\"");
@@ -259,9 +258,7 @@ public final class AgentApi implements AutoCloseable {
         }
         LogFiles files = new LogFiles(local.logsDir(), request.task(), request.stream());
         if (!request.follow()) {
-            ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
-            ex.sendResponseHeaders(200, 0);
-            try (OutputStream out = ex.getResponseBody()) {
+            try (OutputStream out = ex.stream(200, "text/plain; charset=utf-8")) {
                 files.tail(request.tail(), out);
             }
             return;
@@ -272,11 +269,9 @@ public final class AgentApi implements AutoCloseable {
             return;
         }
         try (Followers.Slot _ = admission.slot().get()) {
-            ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
-            ex.sendResponseHeaders(200, 0);
-            try (OutputStream out = ex.getResponseBody()) {
+            try (OutputStream out = ex.stream(200, "text/plain; charset=utf-8")) {
                 long position = files.tail(request.tail(), out);
-                BooleanSupplier departed = peerGone(ex.getLocalAddress(), ex.getRemoteAddress());
+                BooleanSupplier departed = peerGone(ex.localAddress(), ex.remoteAddress());
                 files.follow(
                         position,
                         out,
@@ -305,7 +300,7 @@ public final class AgentApi implements AutoCloseable {
         };
     }
 
-    private void stats(HttpExchange ex, AllocId id, LocalAllocation local) throws IOException {
+    private void stats(Exchange ex, AllocId id, LocalAllocation local) throws IOException {
         byte[] body;
         try {
             body = JSON.writerWithDefaultPrettyPrinter()
@@ -315,10 +310,10 @@ public final class AgentApi implements AutoCloseable {
             error(ex, 503, "the agent is shutting down");
             return;
         }
-        Replies.send(ex, 200, "application/json", body);
+        ex.send(200, "application/json", body);
     }
 
-    private void signal(HttpExchange ex, AllocId id, LocalAllocation local, ApiRequest.Signal request, String user)
+    private void signal(Exchange ex, AllocId id, LocalAllocation local, ApiRequest.Signal request, String user)
             throws IOException {
         SignalAction.Answer answer = SignalAction.send(id, local, request, user);
         if (answer.status() != 200) {
@@ -330,7 +325,7 @@ public final class AgentApi implements AutoCloseable {
     }
 
     private void snapshot(
-            HttpExchange ex,
+            Exchange ex,
             AllocId id,
             LocalAllocation local,
             KubernetesAuth.Caller caller,
@@ -367,10 +362,9 @@ public final class AgentApi implements AutoCloseable {
             }
             LOG.info("the disk of {} is claimed by {} on node {}", id, successor.name(), caller.node());
         }
-        ex.getResponseHeaders().set("Content-Type", "application/x-tar");
-        ex.sendResponseHeaders(200, 0);
-        try (OutputStream out = ex.getResponseBody()) {
-            local.snapshot(out);
+        OutputStream tar = ex.stream(200, "application/x-tar");
+        try (tar) {
+            local.snapshot(tar);
         } catch (IOException e) {
             // the stream ends without its end-of-archive blocks, which the reader refuses as cut short
             LOG.warn("snapshot of {} ended early: {}", id, e.toString());
@@ -378,20 +372,20 @@ public final class AgentApi implements AutoCloseable {
         }
     }
 
-    private static void error(HttpExchange ex, int status, String message) throws IOException {
+    private static void error(Exchange ex, int status, String message) throws IOException {
         error(ex, status, message, Duration.ZERO);
     }
 
     /** {@code retryAfter}, when not zero, goes out as {@code Retry-After} in whole seconds. */
-    private static void error(HttpExchange ex, int status, String message, Duration retryAfter) throws IOException {
+    private static void error(Exchange ex, int status, String message, Duration retryAfter) throws IOException {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("status", status);
         body.put("message", message);
-        Replies.send(ex, status, "application/json", JSON.writeValueAsBytes(body), retryAfter);
+        ex.send(status, "application/json", JSON.writeValueAsBytes(body), retryAfter);
     }
 
-    private static void json(HttpExchange ex, int status, Map<String, Object> body) throws IOException {
-        Replies.send(ex, status, "application/json", JSON.writeValueAsBytes(body));
+    private static void json(Exchange ex, int status, Map<String, Object> body) throws IOException {
+        ex.send(status, "application/json", JSON.writeValueAsBytes(body));
     }
 
     /** Stops serving: followed logs and exec sessions end, connections close. Joins the request threads. */

@@ -1,7 +1,7 @@
 package dev.drover.metrics;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.drover.web.Exchange;
+import dev.drover.web.PlainHttp;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.exporter.common.TextFormat;
 import java.io.ByteArrayOutputStream;
@@ -11,8 +11,6 @@ import java.io.Writer;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
 /**
@@ -22,8 +20,9 @@ import java.util.function.Supplier;
  */
 public final class MetricsServer implements AutoCloseable {
 
-    private final HttpServer server;
-    private final ExecutorService executor;
+    private static final String TEXT = "text/plain; charset=utf-8";
+
+    private final PlainHttp server;
 
     /**
      * @param address where to listen (a wildcard address: every interface)
@@ -36,57 +35,53 @@ public final class MetricsServer implements AutoCloseable {
             Supplier<Optional<String>> healthy,
             Supplier<Optional<String>> ready)
             throws IOException {
-        this.server = HttpServer.create(address, 0);
-        this.executor = Executors.newVirtualThreadPerTaskExecutor();
-        server.setExecutor(executor);
-        server.createContext("/metrics", ex -> metrics(ex, registry));
-        server.createContext("/healthz", ex -> check(ex, healthy.get()));
-        server.createContext("/readyz", ex -> check(ex, ready.get()));
-        server.start();
+        this.server = PlainHttp.start("metrics", address, ex -> route(ex, registry, healthy, ready));
     }
 
     /** Where it listens, the port a free one when 0 was asked. */
     public InetSocketAddress address() {
-        return server.getAddress();
+        return server.address();
     }
 
     public int port() {
-        return server.getAddress().getPort();
+        return server.port();
     }
 
-    private static void metrics(HttpExchange ex, CollectorRegistry registry) throws IOException {
-        try (ex) {
-            String accept = ex.getRequestHeaders().getFirst("Accept");
-            String type = TextFormat.chooseContentType(accept);
-            ByteArrayOutputStream body = new ByteArrayOutputStream(16 * 1024);
-            try (Writer w = new OutputStreamWriter(body, StandardCharsets.UTF_8)) {
-                Exposition.write(type, w, registry);
-            }
-            ex.getResponseHeaders().set("Content-Type", type);
-            send(ex, 200, body.toByteArray());
+    /** Each of the three paths, and any path that begins with one, is answered as that path; anything else is a 404. */
+    private static void route(
+            Exchange ex,
+            CollectorRegistry registry,
+            Supplier<Optional<String>> healthy,
+            Supplier<Optional<String>> ready)
+            throws IOException {
+        String path = ex.rawPath();
+        if (path.startsWith("/metrics")) {
+            metrics(ex, registry);
+        } else if (path.startsWith("/healthz")) {
+            check(ex, healthy.get());
+        } else if (path.startsWith("/readyz")) {
+            check(ex, ready.get());
+        } else {
+            ex.send(404, TEXT, "this port serves /metrics, /healthz and /readyz\n".getBytes(StandardCharsets.UTF_8));
         }
     }
 
-    private static void check(HttpExchange ex, Optional<String> problem) throws IOException {
-        try (ex) {
-            ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
-            send(ex, problem.isEmpty() ? 200 : 503, (problem.orElse("ok") + "\n").getBytes(StandardCharsets.UTF_8));
+    private static void metrics(Exchange ex, CollectorRegistry registry) throws IOException {
+        String type = TextFormat.chooseContentType(ex.header("Accept"));
+        ByteArrayOutputStream body = new ByteArrayOutputStream(16 * 1024);
+        try (Writer w = new OutputStreamWriter(body, StandardCharsets.UTF_8)) {
+            Exposition.write(type, w, registry);
         }
+        ex.send(200, type, body.toByteArray());
     }
 
-    private static void send(HttpExchange ex, int code, byte[] body) throws IOException {
-        if (ex.getRequestMethod().equals("HEAD")) {
-            ex.sendResponseHeaders(code, -1);
-            return;
-        }
-        ex.sendResponseHeaders(code, body.length);
-        ex.getResponseBody().write(body);
+    private static void check(Exchange ex, Optional<String> problem) throws IOException {
+        ex.send(problem.isEmpty() ? 200 : 503, TEXT, (problem.orElse("ok") + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
     /** Stops serving and waits for the requests being answered. */
     @Override
     public void close() {
-        server.stop(0);
-        executor.close();
+        server.close();
     }
 }

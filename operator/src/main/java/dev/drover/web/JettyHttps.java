@@ -1,23 +1,15 @@
 package dev.drover.web;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
-import com.sun.net.httpserver.HttpsExchange;
 import dev.drover.execstream.Channels;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLPeerUnverifiedException;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.http.pathmap.RegexPathSpec;
 import org.eclipse.jetty.io.EndPoint;
@@ -42,10 +34,9 @@ import org.eclipse.jetty.websocket.core.server.WebSocketNegotiator;
 import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
 
 /**
- * An HTTPS server (Jetty) that runs handlers written for {@code com.sun.net.httpserver} unchanged and also takes
- * WebSocket upgrades on chosen paths, which the JDK's server cannot (it closes a connection after a 101). TLS comes
- * from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing so); a client
- * certificate is asked for, never required, when {@code wantClientAuth}. Upgrades speak the exec channel protocol, whose
+ * An HTTPS server (Jetty) that runs an {@link Exchange.Handler} for each request and also takes WebSocket upgrades on
+ * chosen paths. TLS comes from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing
+ * so); a client certificate is asked for, never required, when {@code wantClientAuth}. Upgrades speak the exec channel protocol, whose
  * bounds they get ({@link Channels#MAX_MESSAGE}, {@link #UPGRADED_IDLE}). Requests, blocking as the handlers are, run
  * on virtual threads. Connections are bounded against floods and slowloris ({@link ConnectionBounds}); health probes
  * may get a port of their own ({@link Probes}), which the clients' connections never use up.
@@ -80,17 +71,14 @@ public final class JettyHttps implements AutoCloseable {
         }
     }
 
-    private final Server server;
+    private final VirtualThreadServer server;
     private final ServerConnector connector;
     private final ServerConnector probing;
-    private final ExecutorService virtualThreads;
 
-    private JettyHttps(
-            Server server, ServerConnector connector, ServerConnector probing, ExecutorService virtualThreads) {
+    private JettyHttps(VirtualThreadServer server, ServerConnector connector, ServerConnector probing) {
         this.server = server;
         this.connector = connector;
         this.probing = probing;
-        this.virtualThreads = virtualThreads;
     }
 
     /**
@@ -118,7 +106,7 @@ public final class JettyHttps implements AutoCloseable {
             int backlog,
             SSLContext tls,
             boolean wantClientAuth,
-            HttpHandler handler,
+            Exchange.Handler handler,
             List<Upgrade> upgrades)
             throws IOException {
         return start(
@@ -135,10 +123,10 @@ public final class JettyHttps implements AutoCloseable {
     }
 
     /**
-     * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, HttpHandler, List)}, within {@code bounds};
-     * with {@code probes} (null: none), the handler also gets its probe paths on their own port. A handler marks a
-     * connection whose request showed a client's credentials with {@link #trust}; a connection presenting a client
-     * certificate {@code known} knows is trusted from its handshake.
+     * As {@link #start(String, InetSocketAddress, int, SSLContext, boolean, Exchange.Handler, List)}, within {@code
+     * bounds}; with {@code probes} (null: none), the handler also gets its probe paths on their own port. A handler
+     * marks a connection whose request showed a client's credentials with {@link #trust}; a connection presenting a
+     * client certificate {@code known} knows is trusted from its handshake.
      */
     public static JettyHttps start(
             String name,
@@ -149,15 +137,11 @@ public final class JettyHttps implements AutoCloseable {
             SSLContext tls,
             boolean wantClientAuth,
             KnownCertificates known,
-            HttpHandler handler,
+            Exchange.Handler handler,
             List<Upgrade> upgrades)
             throws IOException {
-        QueuedThreadPool threads = new QueuedThreadPool();
-        threads.setName(name);
-        ExecutorService virtualThreads = Executors.newThreadPerTaskExecutor(
-                Thread.ofVirtual().name(name + "-", 0).factory());
-        threads.setVirtualThreadsExecutor(virtualThreads);
-        Server server = new Server(threads);
+        VirtualThreadServer jetty = new VirtualThreadServer(name, new QueuedThreadPool());
+        Server server = jetty.server();
 
         SslContextFactory.Server ssl = new SslContextFactory.Server();
         ssl.setSslContext(tls);
@@ -170,18 +154,8 @@ public final class JettyHttps implements AutoCloseable {
         Handler exchanges = new Exchanges(handler);
         Handler served = upgrades.isEmpty() ? exchanges : new Upgrades(upgrades, exchanges);
         server.setHandler(probes == null ? served : new ProbesOnly(probing, probes.paths(), served));
-        try {
-            server.start();
-        } catch (Exception e) {
-            try {
-                server.stop();
-            } catch (Exception suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            virtualThreads.close();
-            throw e instanceof IOException io ? io : new IOException("cannot serve on " + address + ": " + e, e);
-        }
-        return new JettyHttps(server, connector, probing, virtualThreads);
+        jetty.start(address);
+        return new JettyHttps(jetty, connector, probing);
     }
 
     /** A TLS connector of {@code server} on {@code address}, within {@code bounds}. */
@@ -223,13 +197,11 @@ public final class JettyHttps implements AutoCloseable {
      * Marks the connection of {@code ex} as a known client's, whose request showed its credentials: it no longer
      * counts among the untrusted connections, which make way for new ones ({@link ConnectionBounds#maxUntrusted}).
      */
-    public static void trust(HttpExchange ex) {
-        if (ex instanceof JettyExchange jetty) {
-            trust(jetty.request());
-        }
+    public static void trust(Exchange ex) {
+        trust(ex.request());
     }
 
-    /** {@link #trust(HttpExchange)} of a request Jetty serves itself (a WebSocket upgrade). */
+    /** {@link #trust(Exchange)} of a request Jetty serves itself (a WebSocket upgrade). */
     public static void trust(Request request) {
         PendingConnections pending =
                 request.getConnectionMetaData().getConnector().getBean(PendingConnections.class);
@@ -263,21 +235,11 @@ public final class JettyHttps implements AutoCloseable {
     }
 
     /** The certificates a client presented in the handshake; null when it presented none. */
-    public static X509Certificate[] peerCertificates(HttpExchange ex) {
-        if (!(ex instanceof HttpsExchange https) || https.getSSLSession() == null) {
-            return null;
-        }
-        try {
-            Certificate[] chain = https.getSSLSession().getPeerCertificates();
-            return Arrays.stream(chain)
-                    .map(c -> c instanceof X509Certificate x ? x : null)
-                    .toArray(X509Certificate[]::new);
-        } catch (SSLPeerUnverifiedException none) {
-            return null;
-        }
+    public static X509Certificate[] peerCertificates(Exchange ex) {
+        return peerCertificates(ex.request());
     }
 
-    /** {@link #peerCertificates(HttpExchange)} of a request Jetty serves itself (a WebSocket upgrade). */
+    /** {@link #peerCertificates(Exchange)} of a request Jetty serves itself (a WebSocket upgrade). */
     public static X509Certificate[] peerCertificates(Request request) {
         return request.getAttribute(EndPoint.SslSessionData.ATTRIBUTE) instanceof EndPoint.SslSessionData ssl
                         && ssl.peerCertificates() != null
@@ -289,14 +251,7 @@ public final class JettyHttps implements AutoCloseable {
     /** Stops serving: connections close, requests in flight end, their threads are joined. */
     @Override
     public void close() {
-        try {
-            server.stop();
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot stop the server on port " + port() + ": " + e, e);
-        } finally {
-            virtualThreads.shutdownNow();
-            virtualThreads.close();
-        }
+        server.stop(port());
     }
 
     /** Sends a WebSocket upgrade of a path an {@link Upgrade} takes to its negotiator, everything else on. */
@@ -378,45 +333,6 @@ public final class JettyHttps implements AutoCloseable {
                 return true;
             }
             return super.handle(request, response, callback);
-        }
-    }
-
-    /** Runs the JDK-server handler for each request, blocking, on a virtual thread. */
-    private static final class Exchanges extends Handler.Abstract {
-
-        private final HttpHandler handler;
-
-        Exchanges(HttpHandler handler) {
-            super(InvocationType.BLOCKING);
-            this.handler = handler;
-        }
-
-        @Override
-        public boolean handle(Request request, Response response, Callback callback) {
-            // a handler that writes nothing for a while (a quiet followed log) is working, not idle
-            request.addIdleTimeoutListener(timeout -> false);
-            JettyExchange exchange;
-            try {
-                exchange = new JettyExchange(request, response);
-            } catch (IllegalArgumentException e) {
-                // as the JDK server: a target that is no URI (a malformed escape) is the client's error
-                Response.writeError(request, response, callback, 400, "malformed request target: " + e.getMessage());
-                return true;
-            }
-            try {
-                handler.handle(exchange);
-            } catch (IOException | RuntimeException e) {
-                exchange.close();
-                callback.failed(e);
-                return true;
-            }
-            Throwable failure = exchange.failure();
-            if (failure == null) {
-                callback.succeeded();
-            } else {
-                callback.failed(failure);
-            }
-            return true;
         }
     }
 }

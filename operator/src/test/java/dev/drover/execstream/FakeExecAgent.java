@@ -100,10 +100,7 @@ public final class FakeExecAgent implements AutoCloseable {
                 16,
                 identity.sslContext(),
                 false,
-                ex -> {
-                    ex.sendResponseHeaders(404, -1);
-                    ex.close();
-                },
+                ex -> ex.send(404, "text/plain", new byte[0]),
                 List.of(new JettyHttps.Upgrade(".*/exec$", negotiator)));
     }
 

@@ -1,16 +1,21 @@
 package dev.drover.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.drover.api.v1alpha1.TaskEventType;
+import dev.drover.testing.LiveThreads;
 import io.prometheus.client.Summary;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -67,5 +72,46 @@ class MetricsServerTest {
                     .as("accept %s", accept)
                     .isEmpty();
         }
+    }
+
+    @Test
+    void theChecksAnswerWithTheirReasonAHeadHasNoBodyAndClosingLeavesNoThread() throws Exception {
+        Set<Long> before = LiveThreads.ids(LiveThreads.now());
+        try (MetricsServer server = new MetricsServer(
+                        new InetSocketAddress(0),
+                        metrics().registry(),
+                        Optional::empty,
+                        () -> Optional.of("not watching the API server yet"));
+                HttpClient http = HttpClient.newHttpClient()) {
+            String base = "http://127.0.0.1:" + server.port();
+            HttpResponse<String> healthz = http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/healthz")).build(), BodyHandlers.ofString());
+            assertThat(healthz.statusCode()).isEqualTo(200);
+            assertThat(healthz.body()).isEqualTo("ok\n");
+            HttpResponse<String> readyz = http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/readyz")).build(), BodyHandlers.ofString());
+            assertThat(readyz.statusCode()).isEqualTo(503);
+            assertThat(readyz.body()).isEqualTo("not watching the API server yet\n");
+            HttpResponse<String> head = http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/healthz"))
+                            .method("HEAD", HttpRequest.BodyPublishers.noBody())
+                            .build(),
+                    BodyHandlers.ofString());
+            assertThat(head.statusCode()).isEqualTo(200);
+            assertThat(head.body()).isEmpty();
+            assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/")).build(), BodyHandlers.ofString())
+                            .statusCode())
+                    .isEqualTo(404);
+        }
+        // the test's HTTP client and the pools it used are its own; the JDK starts its unblocker with the first
+        // virtual thread, for good
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(LiveThreads.startedSince(
+                                before,
+                                t -> t.name().startsWith("HttpClient")
+                                        || t.name().startsWith("ForkJoinPool")
+                                        || t.name().startsWith("awaitility")
+                                        || t.name().equals("VirtualThread-unblocker")))
+                        .isEmpty());
     }
 }

@@ -45,10 +45,7 @@ class MessageSocketTest {
                 16,
                 identity.sslContext(),
                 false,
-                ex -> {
-                    ex.sendResponseHeaders(404, -1);
-                    ex.close();
-                },
+                ex -> ex.send(404, "text/plain", new byte[0]),
                 List.of(new JettyHttps.Upgrade(".*/exec$", (request, response, callback) -> {
                     response.setAcceptedSubProtocol(request.getSubProtocols().getFirst());
                     return new MessageSocket(new MessageReceiver() {
