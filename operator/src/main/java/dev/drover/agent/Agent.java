@@ -189,6 +189,8 @@ public final class Agent implements AutoCloseable {
                                 ? null
                                 : certificates.identity().clientKeys()));
         gc = new GarbageCollector(config.gc(), DiskUsage.of(config.dataDir()));
+        gc.afterEachPass(enabled::collectImages);
+        closeLast.add(enabled);
 
         DroverMetrics metrics = new DroverMetrics(new DroverMetrics.Sources(
                 () -> controller == null ? Map.of() : controller.countByClientStatus(),

@@ -51,6 +51,7 @@ import java.util.Set;
  * @param gatewayUser    the username of the Drover gateway's token (its ServiceAccount); empty: no gateway
  * @param gatewayCaFile  the CA that signs the gateway's client certificate, read again when it changes
  * @param credentialPollInterval how often a running task's Secrets and ConfigMaps are read again
+ * @param containers     the oci driver's and the image store's settings
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -79,7 +80,8 @@ public record AgentConfig(
         CpuMemory allocatable,
         Optional<String> gatewayUser,
         Path gatewayCaFile,
-        Duration credentialPollInterval) {
+        Duration credentialPollInterval,
+        ContainerSettings containers) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -98,7 +100,7 @@ public record AgentConfig(
     public static AgentConfig load(List<String> args, Map<String, String> env) throws ConfigException {
         AgentFlags flags = AgentFlags.parse(args);
         JsonNode file = AgentConfigFile.named(flags.config(), env);
-        Settings s = new Settings(flags, env, file);
+        AgentSettings s = new AgentSettings(flags, env, file);
 
         Optional<Path> kubeconfig =
                 s.text("kubeconfig", "--kubeconfig", "KUBECONFIG").map(Path::of);
@@ -248,11 +250,12 @@ public record AgentConfig(
                 allocatable(s),
                 gatewayUser,
                 gatewayCaFile,
-                poll);
+                poll,
+                ContainerSettings.load(s));
     }
 
     /** {@code bindAddress}: an IP address, taken as written (a host name would be a lookup at each start). */
-    private static Optional<InetAddress> bindAddress(Settings s) throws ConfigException {
+    private static Optional<InetAddress> bindAddress(AgentSettings s) throws ConfigException {
         Optional<String> v = s.text("bindAddress", "--bind-address", "DROVER_BIND_ADDRESS");
         if (v.isEmpty()) {
             return Optional.empty();
@@ -267,7 +270,7 @@ public record AgentConfig(
     }
 
     /** {@code events.taskEvents}: {@code all} (the default) or {@code notable}. */
-    private static TaskEventFilter taskEvents(Settings s) throws ConfigException {
+    private static TaskEventFilter taskEvents(AgentSettings s) throws ConfigException {
         Optional<String> v = s.text("events.taskEvents", null, null);
         if (v.isEmpty()) {
             return TaskEventFilter.ALL;
@@ -282,7 +285,7 @@ public record AgentConfig(
     }
 
     /** {@code allocatable.*}, else the node's amounts less {@code reserved.*} (docs/configuration.md). */
-    private static CpuMemory allocatable(Settings s) throws ConfigException {
+    private static CpuMemory allocatable(AgentSettings s) throws ConfigException {
         CpuMemory d = NodeCapacity.DEFAULT_RESERVED;
         CpuMemory reserved = new CpuMemory(
                 amount(s, "reserved.cpuMillis", null, null).orElse(d.cpuMillis()),
@@ -294,101 +297,11 @@ public record AgentConfig(
         return NodeCapacity.allocatable(cpu, memory, reserved, NodeCapacity.detect());
     }
 
-    private static Optional<Long> amount(Settings s, String key, String flag, String env) throws ConfigException {
+    private static Optional<Long> amount(AgentSettings s, String key, String flag, String env) throws ConfigException {
         Optional<Integer> v = s.integer(key, flag, env);
         if (v.isPresent() && v.get() < 0) {
             throw new ConfigException(key + " must be 0 or more, not " + v.get());
         }
         return v.map(Long::valueOf);
-    }
-
-    private static Optional<String> nonBlank(String s) {
-        return s == null || s.isBlank() ? Optional.empty() : Optional.of(s.trim());
-    }
-
-    /** Looks a setting up in flags, then environment, then file. */
-    private record Settings(AgentFlags flags, Map<String, String> env, JsonNode file) {
-
-        Optional<String> text(String key, String flag, String envName) {
-            if (flag != null && flags.values().containsKey(flag)) {
-                return Optional.of(flags.values().get(flag));
-            }
-            if (envName != null) {
-                Optional<String> v = nonBlank(env.get(envName));
-                if (v.isPresent()) {
-                    return v;
-                }
-            }
-            JsonNode n = fileValue(key);
-            return n == null || n.isNull() ? Optional.empty() : Optional.of(n.asText());
-        }
-
-        JsonNode fileValue(String key) {
-            if (file == null) {
-                return null;
-            }
-            JsonNode n = file;
-            for (String part : key.split("\\.")) {
-                n = n.get(part);
-                if (n == null) {
-                    return null;
-                }
-            }
-            return n;
-        }
-
-        Optional<Boolean> bool(String key, String flag, String envName) throws ConfigException {
-            Optional<String> v = text(key, flag, envName);
-            if (v.isEmpty()) {
-                return Optional.empty();
-            }
-            return switch (v.get().toLowerCase(Locale.ROOT)) {
-                case "true", "1", "yes" -> Optional.of(true);
-                case "false", "0", "no" -> Optional.of(false);
-                default -> throw new ConfigException(key + ": \"" + v.get() + "\" is not a boolean (true or false)");
-            };
-        }
-
-        Optional<Integer> integer(String key, String flag, String envName) throws ConfigException {
-            Optional<String> v = text(key, flag, envName);
-            try {
-                return v.map(Integer::parseInt);
-            } catch (NumberFormatException e) {
-                throw new ConfigException(key + ": \"" + v.get() + "\" is not a whole number");
-            }
-        }
-
-        Optional<Double> number(String key) throws ConfigException {
-            return number(key, "");
-        }
-
-        Optional<Double> fraction(String key) throws ConfigException {
-            return number(key, " (a fraction such as 0.8)");
-        }
-
-        private Optional<Double> number(String key, String example) throws ConfigException {
-            Optional<String> v = text(key, null, null);
-            try {
-                return v.map(Double::parseDouble);
-            } catch (NumberFormatException e) {
-                throw new ConfigException(key + ": \"" + v.get() + "\" is not a number" + example);
-            }
-        }
-
-        Optional<Duration> duration(String key, String flag, String envName) throws ConfigException {
-            Optional<String> v = text(key, flag, envName);
-            if (v.isEmpty()) {
-                return Optional.empty();
-            }
-            try {
-                Duration d = Durations.parse(v.get());
-                if (d.isNegative() || d.isZero()) {
-                    throw new ConfigException(key + ": " + v.get() + " must be positive");
-                }
-                return Optional.of(d);
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(key + ": \"" + v.get() + "\" is not a duration (such as 30s, 1m, 250ms)");
-            }
-        }
     }
 }

@@ -20,7 +20,7 @@ final class AgentConfigFile {
 
     /** Groups of keys in the YAML file ({@code gc: {interval: ...}}). */
     private static final Set<String> FILE_GROUPS =
-            Set.of("gc", "statusWrites", "events", "api", "allocatable", "reserved");
+            Set.of("gc", "statusWrites", "events", "api", "allocatable", "reserved", "imageGC");
 
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
     static final Set<String> FILE_KEYS = Set.of(
@@ -29,6 +29,17 @@ final class AgentConfigFile {
             "dataDir",
             "enableRawExec",
             "enableExec",
+            "enableOci",
+            "ociRuntime",
+            "ociAllowPrivileged",
+            "ociAllowUnconfined",
+            "registryCAFile",
+            "registryMirrors",
+            "maxImageSizeMB",
+            "imageGC.highThresholdPercent",
+            "imageGC.lowThresholdPercent",
+            "imageGC.minAge",
+            "imageGC.maxAge",
             "rawExecLauncher",
             "cgroupParent",
             "pidsMax",

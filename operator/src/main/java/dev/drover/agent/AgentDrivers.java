@@ -7,10 +7,18 @@ import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
 import dev.drover.driver.host.TaskMonitor;
 import dev.drover.driver.mock.MockDriver;
+import dev.drover.driver.oci.OciDriver;
 import dev.drover.driver.rawexec.RawExecDriver;
+import dev.drover.image.ImageGc;
+import dev.drover.image.ImageStore;
+import dev.drover.image.Platform;
+import dev.drover.image.RegistryClient;
+import dev.drover.image.RegistryTls;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -18,10 +26,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The task drivers the agent's config enables (mock always; raw_exec and exec when asked), and the cgroups their
- * tasks run in (detected once, shared by both; none when neither runs process tasks).
+ * The task drivers the agent's config enables (mock always; raw_exec, exec and oci when asked), the cgroups their
+ * tasks run in (detected once, shared by them; none when none runs process tasks), and for oci the node's images.
  */
-record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups) {
+record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups, Optional<Images> images) implements AutoCloseable {
+
+    /** The node's images, for the oci driver: the store's collector and the registry client to close. */
+    record Images(ImageGc gc, RegistryClient registries) {}
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentDrivers.class);
 
@@ -29,7 +40,8 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups) {
         List<Driver> enabled = new ArrayList<>(List.of(new MockDriver(clock, rotator)));
         TaskCgroups cgroups = TaskCgroups.none();
         Optional<Path> monitor = Optional.empty();
-        if (config.enableRawExec() || config.enableExec()) {
+        ContainerSettings oci = config.containers();
+        if (config.enableRawExec() || config.enableExec() || oci.enabled()) {
             cgroups = TaskCgroups.detect(config.cgroupParent(), config.pidsMax());
             monitor = monitor(config.dataDir());
         }
@@ -53,7 +65,76 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups) {
                                     "exec is enabled but cannot run tasks here, each will fail validation: {}", m),
                             () -> LOG.info("exec is enabled: tasks run confined in namespaces, as their own user"));
         }
-        return new AgentDrivers(new DriverRegistry(enabled), cgroups);
+        Optional<Images> images = Optional.empty();
+        if (oci.enabled()) {
+            Images made = containers(config, oci, clock, rotator, cgroups, monitor, enabled);
+            images = Optional.ofNullable(made);
+        }
+        return new AgentDrivers(new DriverRegistry(enabled), cgroups, images);
+    }
+
+    /**
+     * Adds the oci driver, with the node's image store under the data dir; when the node cannot run containers (no
+     * runtime, no store), the driver is still there and every oci task fails validation saying why.
+     */
+    private static Images containers(
+            AgentConfig config,
+            ContainerSettings oci,
+            Clock clock,
+            LogRotator rotator,
+            TaskCgroups cgroups,
+            Optional<Path> monitor,
+            List<Driver> enabled) {
+        Optional<String> missing = oci.runtime().isEmpty()
+                ? Optional.of("no OCI runtime: install runc or crun, or set ociRuntime")
+                : oci.runtime().filter(r -> !Files.isExecutable(r)).map(r -> "ociRuntime " + r + " is not executable");
+        Images made = null;
+        ImageStore store = null;
+        try {
+            RegistryClient registries =
+                    new RegistryClient(RegistryTls.context(oci.registryCaFile()), Duration.ofSeconds(30), clock);
+            store = new ImageStore(
+                    config.dataDir().resolve("images"),
+                    registries,
+                    Platform.node(),
+                    oci.maxImageBytes(),
+                    clock,
+                    oci.registryMirrors());
+            made = new Images(new ImageGc(store, oci.imageGc(), ImageGc.diskOf(store), clock), registries);
+        } catch (IOException e) {
+            missing = Optional.of("the image store cannot be set up: " + e.getMessage());
+        }
+        OciDriver driver = new OciDriver(
+                clock,
+                rotator,
+                config.rawExecLauncher(),
+                cgroups,
+                monitor,
+                store,
+                oci.runtime().orElse(Path.of("/nonexistent")),
+                new OciDriver.OciSettings(oci.allowPrivileged(), oci.allowUnconfined(), missing));
+        enabled.add(driver);
+        missing.ifPresentOrElse(
+                m -> LOG.warn("oci is enabled but cannot run containers here, each task will fail validation: {}", m),
+                () -> LOG.info(
+                        "oci is enabled: containers run by {}", oci.runtime().get()));
+        return made;
+    }
+
+    /** One pass of image garbage collection, for the agent's collector; what fails is logged, not thrown. */
+    void collectImages() {
+        images.ifPresent(i -> {
+            try {
+                i.gc().collect();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("image garbage collection failed: {}", e.toString());
+            }
+        });
+    }
+
+    @Override
+    public void close() {
+        images.ifPresent(i -> i.registries().close());
     }
 
     /** The task monitor, put in the data dir; without it exit 130 and SIGINT cannot be told apart. */

@@ -37,6 +37,9 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
                     "state store and allocation directories (default " + AgentDefaults.DATA_DIR + ")"),
             new Flag("--enable-raw-exec", null, "enable the raw_exec driver (host processes)"),
             new Flag("--enable-exec", null, "enable the exec driver (host processes in namespaces, as their own user)"),
+            new Flag("--enable-oci", null, "enable the oci driver (container images run by runc or crun)"),
+            new Flag("--oci-runtime", "PATH", "the OCI runtime the oci driver runs (default: runc or crun, found)"),
+            new Flag("--registry-ca-file", "FILE", "a CA that image registries' certificates may chain to"),
             new Flag(
                     "--cgroup-parent",
                     "PATH",

@@ -33,6 +33,8 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
 import java.util.zip.GZIPInputStream;
 import org.apache.commons.compress.compressors.zstandard.ZstdCompressorInputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The node's images, content-addressed and shared by every allocation, under the agent's data directory
@@ -43,6 +45,8 @@ import org.apache.commons.compress.compressors.zstandard.ZstdCompressorInputStre
  * is in the store only once all of it is (it is built aside and moved in).
  */
 public final class ImageStore {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ImageStore.class);
 
     private static final String IMAGES = "images";
     private static final String REFS = "refs";
@@ -59,6 +63,7 @@ public final class ImageStore {
     private final Platform platform;
     private final long maxImageBytes;
     private final InstantSource clock;
+    private final Map<String, List<String>> mirrors;
     private final ConcurrentMap<Digest, CompletableFuture<Image>> pulling = new ConcurrentHashMap<>();
     /** Images tasks use, with how many use each: never collected. Guarded by {@code this}. */
     private final Map<Digest, Integer> retained = new HashMap<>();
@@ -66,6 +71,19 @@ public final class ImageStore {
     /** @param maxImageBytes what one image may hold, compressed and unpacked alike */
     public ImageStore(Path dir, RegistryClient registries, Platform platform, long maxImageBytes, InstantSource clock)
             throws IOException {
+        this(dir, registries, platform, maxImageBytes, clock, Map.of());
+    }
+
+    /** @param mirrors hosts tried, in order, before each registry ({@code docker.io: [mirror.local:5000]}) */
+    public ImageStore(
+            Path dir,
+            RegistryClient registries,
+            Platform platform,
+            long maxImageBytes,
+            InstantSource clock,
+            Map<String, List<String>> mirrors)
+            throws IOException {
+        this.mirrors = Map.copyOf(mirrors);
         this.dir = dir;
         this.registries = registries;
         this.platform = platform;
@@ -96,7 +114,26 @@ public final class ImageStore {
             throw new ImagePullException("image " + ref + " is not on this node, and its pullPolicy is Never");
         }
         long started = System.nanoTime();
-        String host = ref.apiHost();
+        List<String> hosts = new ArrayList<>(mirrors.getOrDefault(ref.registry(), List.of()));
+        hosts.add(ref.apiHost());
+        for (int i = 0; ; i++) {
+            String host = hosts.get(i);
+            boolean mirror = i < hosts.size() - 1;
+            try {
+                return pullFrom(host, ref, mirror ? Optional.empty() : creds, listener, started);
+            } catch (IOException e) {
+                if (!mirror) {
+                    throw e;
+                }
+                LOG.info("image {}: mirror {} failed ({}); trying the next", ref, host, e.getMessage());
+            }
+        }
+    }
+
+    /** Resolves {@code ref} at {@code host} (the registry or a mirror of it) and fetches what the node lacks. */
+    private Image pullFrom(
+            String host, ImageReference ref, Optional<RegistryCredentials> creds, PullListener listener, long started)
+            throws IOException, InterruptedException {
         RegistryClient.Fetched top = registries.manifest(host, ref, ref.manifestReference(), creds);
         RegistryClient.Fetched manifest = top;
         if (Manifests.isIndex(top.mediaType())) {

@@ -82,6 +82,42 @@ class AgentConfigTest {
     }
 
     @Test
+    void containerSettingsComeFromFlagsEnvironmentAndFileAndBadOnesAreRefused() throws Exception {
+        assertThat(load(Map.of("NODE_NAME", "n")).containers().enabled()).isFalse();
+        Path file = dir.resolve("oci.yaml");
+        Files.writeString(file, """
+                enableOci: true
+                ociAllowUnconfined: true
+                registryMirrors:
+                  docker.io: [mirror.local:5000]
+                maxImageSizeMB: 512
+                imageGC:
+                  highThresholdPercent: 90
+                  lowThresholdPercent: 70
+                  maxAge: 168h
+                """);
+        ContainerSettings c = load(Map.of("NODE_NAME", "n"), "--config", file.toString(), "--oci-runtime", "/opt/runc")
+                .containers();
+        assertThat(c.enabled()).isTrue();
+        assertThat(c.runtime()).contains(Path.of("/opt/runc"));
+        assertThat(c.allowUnconfined()).isTrue();
+        assertThat(c.allowPrivileged()).isFalse();
+        assertThat(c.registryMirrors()).containsEntry("docker.io", List.of("mirror.local:5000"));
+        assertThat(c.maxImageBytes()).isEqualTo(512L << 20);
+        assertThat(c.imageGc().highPercent()).isEqualTo(90);
+        assertThat(c.imageGc().maxAge()).isEqualTo(java.time.Duration.ofDays(7));
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--oci-runtime", "runc"))
+                .hasMessageContaining("ociRuntime")
+                .hasMessageContaining("absolute path");
+        Files.writeString(file, "imageGC:\n  highThresholdPercent: 50\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .hasMessageContaining("must be at most highThresholdPercent");
+        Files.writeString(file, "registryMirrors:\n  docker.io: [https://mirror/path]\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .hasMessageContaining("is not a host[:port]");
+    }
+
+    @Test
     void thePeerTokenFileComesFromFlagEnvironmentOrFile() throws Exception {
         Path file = dir.resolve("agent.yaml");
         Files.writeString(file, "peerTokenFile: /from/file\n");

@@ -57,39 +57,32 @@ public final class TestCa {
     }
 
     public Leaf sign(String commonName, KeyPurposeId... usages) throws Exception {
+        return leaf(commonName, null, usages);
+    }
+
+    /** A server's key and certificate for the IP address {@code ip} (in its subjectAltName, as clients check). */
+    public Leaf signServer(String ip, KeyPurposeId... usages) throws Exception {
+        return leaf(ip, new GeneralNames(new GeneralName(GeneralName.iPAddress, ip)), usages);
+    }
+
+    private Leaf leaf(String commonName, GeneralNames altNames, KeyPurposeId... usages) throws Exception {
         KeyPair leaf = ecKeys();
         X509Certificate c = sign(
                 new X500Name("CN=" + commonName),
                 leaf.getPublic(),
                 new X500Name(certificate.getSubjectX500Principal().getName()),
                 pair.getPrivate(),
-                builder -> builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
-                        .addExtension(
-                                Extension.keyUsage,
-                                true,
-                                new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment))
-                        .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(usages)));
-        return new Leaf(leaf.getPrivate(), c);
-    }
-
-    /** A server's key and certificate for the IP address {@code ip} (in its subjectAltName, as clients check). */
-    public Leaf signServer(String ip, KeyPurposeId... usages) throws Exception {
-        KeyPair leaf = ecKeys();
-        X509Certificate c = sign(
-                new X500Name("CN=" + ip),
-                leaf.getPublic(),
-                new X500Name(certificate.getSubjectX500Principal().getName()),
-                pair.getPrivate(),
-                builder -> builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
-                        .addExtension(
-                                Extension.keyUsage,
-                                true,
-                                new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment))
-                        .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(usages))
-                        .addExtension(
-                                Extension.subjectAlternativeName,
-                                false,
-                                new GeneralNames(new GeneralName(GeneralName.iPAddress, ip))));
+                builder -> {
+                    builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
+                            .addExtension(
+                                    Extension.keyUsage,
+                                    true,
+                                    new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment))
+                            .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(usages));
+                    return altNames == null
+                            ? builder
+                            : builder.addExtension(Extension.subjectAlternativeName, false, altNames);
+                });
         return new Leaf(leaf.getPrivate(), c);
     }
 

@@ -258,6 +258,34 @@ class ImageStoreTest {
         assertThat(Files.exists(dir.resolve("evil"), LinkOption.NOFOLLOW_LINKS)).isFalse();
     }
 
+    @Test
+    void aMirrorThatFailsGivesWayToTheRegistryAndTheAgentsCaFileIsTrusted(@TempDir Path at) throws Exception {
+        registry.push(
+                "tools/mirrored",
+                "1",
+                TestImage.of(Map.of(), false, new TestImage.Layer(TestImage.Compression.GZIP).file("m", "m", 0644)));
+        ImageStore store = new ImageStore(
+                at,
+                new RegistryClient(
+                        RegistryTls.context(Optional.of(registry.caFile())),
+                        Duration.ofSeconds(5),
+                        InstantSource.system()),
+                Platform.node(),
+                BOUND,
+                InstantSource.system(),
+                Map.of(registry.host(), List.of("127.0.0.1:1")));
+        assertThat(store.pull(ref("tools/mirrored:1"), PullPolicy.Always, Optional.empty(), PullListener.NONE)
+                        .rootfs()
+                        .resolve("m"))
+                .hasContent("m");
+        try (RegistryClient systemOnly = new RegistryClient(
+                RegistryTls.context(Optional.empty()), Duration.ofSeconds(5), InstantSource.system())) {
+            assertThatThrownBy(
+                            () -> systemOnly.manifest(registry.host(), ref("tools/mirrored:1"), "1", Optional.empty()))
+                    .isInstanceOf(javax.net.ssl.SSLHandshakeException.class);
+        }
+    }
+
     private static TestImage.Layer layer() {
         return new TestImage.Layer(TestImage.Compression.GZIP);
     }

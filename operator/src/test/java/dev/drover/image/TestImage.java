@@ -22,18 +22,18 @@ import org.apache.commons.compress.compressors.zstandard.ZstdCompressorOutputStr
  * An image built by a test, as a registry stores it: layers (tar, gzip or zstd), a config, a manifest (OCI or
  * Docker schema 2), or an index of such images by platform.
  */
-final class TestImage {
+public final class TestImage {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Bytes as pushed, with their digest. */
-    record Blob(String mediaType, Digest digest, byte[] bytes) {
+    public record Blob(String mediaType, Digest digest, byte[] bytes) {
         static Blob of(String mediaType, byte[] bytes) {
             return new Blob(mediaType, Digest.of(bytes), bytes);
         }
     }
 
-    enum Compression {
+    public enum Compression {
         NONE("application/vnd.oci.image.layer.v1.tar"),
         GZIP("application/vnd.oci.image.layer.v1.tar+gzip"),
         ZSTD("application/vnd.oci.image.layer.v1.tar+zstd");
@@ -46,49 +46,49 @@ final class TestImage {
     }
 
     /** A layer's tar stream, entry by entry. */
-    static final class Layer {
+    public static final class Layer {
         private final ByteArrayOutputStream tar = new ByteArrayOutputStream();
         private final TarArchiveOutputStream out = new TarArchiveOutputStream(tar);
         private final Compression compression;
         private byte[] raw;
 
-        Layer(Compression compression) {
+        public Layer(Compression compression) {
             this.compression = compression;
             out.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
             out.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
         }
 
-        Layer dir(String path, int mode) throws IOException {
+        public Layer dir(String path, int mode) throws IOException {
             TarArchiveEntry e = new TarArchiveEntry(path.endsWith("/") ? path : path + "/");
             e.setMode(040000 | mode);
             return entry(e, new byte[0]);
         }
 
-        Layer file(String path, String content, int mode) throws IOException {
+        public Layer file(String path, String content, int mode) throws IOException {
             return file(path, content.getBytes(StandardCharsets.UTF_8), mode);
         }
 
-        Layer file(String path, byte[] content, int mode) throws IOException {
+        public Layer file(String path, byte[] content, int mode) throws IOException {
             TarArchiveEntry e = new TarArchiveEntry(path);
             e.setMode(0100000 | mode);
             e.setSize(content.length);
             return entry(e, content);
         }
 
-        Layer symlink(String path, String target) throws IOException {
+        public Layer symlink(String path, String target) throws IOException {
             TarArchiveEntry e = new TarArchiveEntry(path, TarConstants.LF_SYMLINK);
             e.setLinkName(target);
             e.setMode(0120777);
             return entry(e, new byte[0]);
         }
 
-        Layer hardlink(String path, String target) throws IOException {
+        public Layer hardlink(String path, String target) throws IOException {
             TarArchiveEntry e = new TarArchiveEntry(path, TarConstants.LF_LINK);
             e.setLinkName(target);
             return entry(e, new byte[0]);
         }
 
-        Layer charDevice(String path, int major, int minor) throws IOException {
+        public Layer charDevice(String path, int major, int minor) throws IOException {
             TarArchiveEntry e = new TarArchiveEntry(path, TarConstants.LF_CHR);
             e.setDevMajor(major);
             e.setDevMinor(minor);
@@ -97,17 +97,17 @@ final class TestImage {
         }
 
         /** A whiteout: {@code path} of the layers below is deleted. */
-        Layer whiteout(String path) throws IOException {
+        public Layer whiteout(String path) throws IOException {
             int slash = path.lastIndexOf('/');
             return file(path.substring(0, slash + 1) + ".wh." + path.substring(slash + 1), new byte[0], 0644);
         }
 
         /** An opaque directory: what the layers below have in {@code dir} is hidden. */
-        Layer opaque(String dir) throws IOException {
+        public Layer opaque(String dir) throws IOException {
             return file(dir + "/.wh..wh..opq", new byte[0], 0644);
         }
 
-        Layer entry(TarArchiveEntry e, byte[] content) throws IOException {
+        public Layer entry(TarArchiveEntry e, byte[] content) throws IOException {
             out.putArchiveEntry(e);
             out.write(content);
             out.closeArchiveEntry();
@@ -115,7 +115,7 @@ final class TestImage {
         }
 
         /** Busybox (Debian's busybox-static) at /bin/busybox, with /bin/sh naming it. */
-        Layer busybox() throws IOException {
+        public Layer busybox() throws IOException {
             Path binary = Path.of("/bin/busybox");
             if (!Files.isRegularFile(binary)) {
                 throw new IOException("/bin/busybox is missing: install Debian's busybox-static (.ci/tools does)");
@@ -129,7 +129,7 @@ final class TestImage {
         }
 
         /** A layer of one header claiming {@code size} bytes for {@code path}, and none of them. */
-        static Layer claiming(String path, long size) throws IOException {
+        public static Layer claiming(String path, long size) throws IOException {
             Layer l = new Layer(Compression.GZIP);
             TarArchiveEntry e = new TarArchiveEntry(path);
             e.setSize(size);
@@ -170,12 +170,12 @@ final class TestImage {
      * An image of {@code layers} whose config gives {@code process} ({@code Entrypoint}, {@code Cmd}, {@code Env},
      * {@code WorkingDir}, {@code User}); an OCI manifest, or a Docker one when {@code docker}.
      */
-    static TestImage of(Map<String, Object> process, boolean docker, Layer... layers) throws IOException {
+    public static TestImage of(Map<String, Object> process, boolean docker, Layer... layers) throws IOException {
         return build(process, docker, false, layers);
     }
 
     /** An image whose config names other diff IDs than its layers unpack to. */
-    static TestImage withWrongDiffIds(Layer... layers) throws IOException {
+    public static TestImage withWrongDiffIds(Layer... layers) throws IOException {
         return build(Map.of(), false, true, layers);
     }
 
@@ -211,7 +211,7 @@ final class TestImage {
     }
 
     /** An OCI index of {@code images} by platform ({@code os/arch[/variant]}). */
-    static TestImage index(Map<String, TestImage> images) throws IOException {
+    public static TestImage index(Map<String, TestImage> images) throws IOException {
         ObjectNode index = JSON.createObjectNode();
         index.put("schemaVersion", 2).put("mediaType", Manifests.OCI_INDEX);
         ArrayNode manifests = index.putArray("manifests");
@@ -235,16 +235,16 @@ final class TestImage {
         return d;
     }
 
-    List<Blob> blobs() {
+    public List<Blob> blobs() {
         return blobs;
     }
 
-    List<TestImage> children() {
+    public List<TestImage> children() {
         return children;
     }
 
     /** The manifest (or index) the tag names. */
-    Blob top() {
+    public Blob top() {
         return top;
     }
 }

@@ -28,14 +28,14 @@ import org.bouncycastle.crypto.generators.OpenBSDBCrypt;
  * test's own, and optionally htpasswd authentication; its storage, config and certificates under a directory of the
  * test's. Stopped by its PID on {@link #close}.
  */
-final class TestRegistry implements AutoCloseable {
+public final class TestRegistry implements AutoCloseable {
 
     static final String BINARY = "/usr/bin/docker-registry";
-    static final String USER = "puller";
-    static final String PASSWORD = "s3cret-pull";
+    public static final String USER = "puller";
+    public static final String PASSWORD = "s3cret-pull";
 
     /** How the registry authenticates its callers. */
-    enum Auth {
+    public enum Auth {
         /** Not at all. */
         NONE,
         /** {@code Basic}, against an htpasswd file holding {@link #USER}. */
@@ -62,7 +62,7 @@ final class TestRegistry implements AutoCloseable {
     }
 
     /** Starts a registry in {@code dir}, authenticating as {@code auth} says. */
-    static TestRegistry start(Path dir, Auth auth) throws Exception {
+    public static TestRegistry start(Path dir, Auth auth) throws Exception {
         if (!Files.isExecutable(Path.of(BINARY))) {
             fail(BINARY + " is missing: install Debian's docker-registry package (.ci/tools does)");
         }
@@ -132,21 +132,21 @@ final class TestRegistry implements AutoCloseable {
     }
 
     /** Where the registry answers: {@code 127.0.0.1:PORT}. */
-    String host() {
+    public String host() {
         return host;
     }
 
-    Path caFile() {
+    public Path caFile() {
         return caFile;
     }
 
     /** A TLS context trusting this registry's CA (and nothing else). */
-    SSLContext tls() {
+    public SSLContext tls() {
         return tls;
     }
 
     /** Pushes {@code image} as {@code repository:tag}; returns the digest of what the tag names. */
-    Digest push(String repository, String tag, TestImage image) throws Exception {
+    public Digest push(String repository, String tag, TestImage image) throws Exception {
         try (HttpClient http = HttpClient.newBuilder().sslContext(tls).build()) {
             return push(http, repository, tag, image);
         }
@@ -208,7 +208,7 @@ final class TestRegistry implements AutoCloseable {
     }
 
     /** How many tokens the token service handed out (to clients, not to pushes). */
-    int tokensIssued() {
+    public int tokensIssued() {
         return tokens.issued.get();
     }
 
@@ -257,7 +257,7 @@ final class TestRegistry implements AutoCloseable {
     }
 
     /** Basic credentials for {@code host} as a {@code .dockerconfigjson} holds them. */
-    static byte[] dockerConfig(String host, String user, String password) {
+    public static byte[] dockerConfig(String host, String user, String password) {
         String auth = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
         return ("{\"auths\":{\"" + host + "\":{\"auth\":\"" + auth + "\"}}}").getBytes(StandardCharsets.UTF_8);
     }

@@ -117,6 +117,14 @@ public final class HostProcessDriver implements Driver {
         if (!Files.isRegularFile(command) || !Files.isExecutable(command)) {
             throw new DriverStartException("command " + command + " does not exist or is not executable", false);
         }
+        return start(task, command, config.args());
+    }
+
+    /**
+     * Starts {@code task} running {@code command} with {@code args} under this driver's {@link Confinement}: for a
+     * driver whose tasks' config does not name a host command (the oci driver runs its runtime).
+     */
+    public TaskHandle start(TaskConfig task, Path command, List<String> args) throws DriverStartException {
         Path status = task.taskDir().resolve(STATUS_DIR);
         Optional<TaskHandle> unrecorded;
         try {
@@ -145,7 +153,7 @@ public final class HostProcessDriver implements Driver {
             TaskEnvironment.write(status.resolve("env"), TaskEnvironment.of(task));
         }
         TaskExec.recordUser(status, confinement.user(task));
-        List<String> run = confinement.argv(task, status, command, config.args());
+        List<String> run = confinement.argv(task, status, command, args);
         Optional<Cgroup> cgroup = cgroups.create(task);
         Map<String, String> cgroupState;
         try {

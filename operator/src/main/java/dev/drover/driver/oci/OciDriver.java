@@ -1,0 +1,321 @@
+package dev.drover.driver.oci;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.common.UserText;
+import dev.drover.driver.Driver;
+import dev.drover.driver.DriverException;
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExitResult;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskStats;
+import dev.drover.driver.host.HostProcessDriver;
+import dev.drover.driver.host.LogRotator;
+import dev.drover.driver.host.TaskCgroups;
+import dev.drover.image.Digest;
+import dev.drover.image.ImagePullException;
+import dev.drover.image.ImageStore;
+import dev.drover.image.PullListener;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The {@code oci} driver: a task runs an OCI or Docker image, pulled into the node's {@link ImageStore}, as a
+ * container of a real OCI runtime ({@code runc} or {@code crun}) with the spec Drover writes ({@link OciSpec}). The
+ * runtime runs in the foreground under the same supervision as a host process ({@link HostProcessDriver}: the
+ * monitor, the task's cgroup, which the container's is below, restore after an agent restart, stop and kill-all,
+ * logs, stats), its root file system an overlay of the image with an upper directory of the task's own
+ * ({@link OciConfinement}). Inside: {@code /alloc}, {@code /local}, {@code /secrets} (read-only) and a private
+ * {@code /tmp}, and the {@code DROVER_*_DIR} variables name those paths.
+ */
+public final class OciDriver implements Driver {
+
+    public static final String NAME = "oci";
+    /** In the task's directory: the container's bundle, its upper directory and the runtime's state. */
+    static final String BUNDLE = ".drover-oci";
+    /** In a handle: the manifest digest of the image the task runs, held from the garbage collector. */
+    static final String IMAGE_KEY = "image";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HostProcessDriver tasks;
+    private final ImageStore images;
+    private final Path runtime;
+    private final OciConfig.Allowed allowed;
+    private final Optional<String> missing;
+
+    /**
+     * @param launcher words put before each task's supervisor ({@link HostProcessDriver})
+     * @param runtime  the OCI runtime's binary ({@code ociRuntime})
+     */
+    public OciDriver(
+            InstantSource clock,
+            LogRotator rotator,
+            List<String> launcher,
+            TaskCgroups cgroups,
+            Optional<Path> monitor,
+            ImageStore images,
+            Path runtime,
+            OciSettings settings) {
+        this.tasks = new HostProcessDriver(NAME, clock, rotator, launcher, cgroups, new OciConfinement(), monitor);
+        this.images = images;
+        this.runtime = runtime;
+        this.allowed = new OciConfig.Allowed(settings.allowPrivileged(), settings.allowUnconfined());
+        this.missing = settings.missing();
+    }
+
+    /** What this agent lacks to run containers, or empty when it can. */
+    public Optional<String> missing() {
+        return missing;
+    }
+
+    /**
+     * What the agent lets containers ask for, and what this node lacks to run them.
+     *
+     * @param missing why no container can run here (no runtime, not root), or empty when they can
+     */
+    public record OciSettings(boolean allowPrivileged, boolean allowUnconfined, Optional<String> missing) {}
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public List<String> validate(Map<String, Object> config) {
+        if (missing.isPresent()) {
+            return List.of("the oci driver cannot run containers on this node: " + missing.get());
+        }
+        List<String> problems = new ArrayList<>();
+        OciConfig.read(config, allowed, problems);
+        return problems;
+    }
+
+    @Override
+    public TaskHandle start(TaskConfig task) throws DriverStartException {
+        if (missing.isPresent()) {
+            throw new DriverStartException(
+                    "the oci driver cannot run containers on this node: " + missing.get(), false);
+        }
+        List<String> problems = new ArrayList<>();
+        OciConfig config = OciConfig.read(task.config(), allowed, problems);
+        if (!problems.isEmpty()) {
+            throw new DriverStartException(String.join("; ", problems), false);
+        }
+        ImageStore.Image image;
+        try {
+            image = images.pull(config.image(), config.pullPolicy(), Optional.empty(), PullListener.NONE);
+        } catch (ImagePullException e) {
+            throw new DriverStartException(e.getMessage(), true, e);
+        } catch (IOException e) {
+            throw new DriverStartException("pulling " + config.image() + " failed: " + e.getMessage(), true, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DriverStartException("interrupted while pulling " + config.image(), true, e);
+        }
+        boolean started = false;
+        try {
+            Path bundle = prepare(task, config, image);
+            String id = containerId(task);
+            TaskHandle handle = tasks.start(
+                    task,
+                    runtime,
+                    List.of(
+                            image.rootfs().toString(),
+                            bundle.resolve("upper").toString(),
+                            bundle.resolve("work").toString(),
+                            bundle.resolve("rootfs").toString(),
+                            "--root",
+                            bundle.resolve("runtime").toString(),
+                            "run",
+                            "--bundle",
+                            bundle.toString(),
+                            id));
+            Map<String, String> state = new HashMap<>(handle.state());
+            state.put(IMAGE_KEY, image.manifest().toString());
+            started = true;
+            return new TaskHandle(handle.driver(), handle.taskId(), handle.startedAt(), state);
+        } finally {
+            if (!started) {
+                images.release(image.manifest());
+            }
+        }
+    }
+
+    /** Writes the container's bundle in the task's directory: a fresh upper layer and the spec. */
+    private Path prepare(TaskConfig task, OciConfig config, ImageStore.Image image) throws DriverStartException {
+        Path bundle = task.taskDir().resolve(BUNDLE);
+        ImageUser user = ImageUser.resolve(
+                image.rootfs(),
+                task.user() != null ? task.user() : image.config().user());
+        List<String> argv =
+                config.argv(image.config().entrypoint(), image.config().cmd());
+        if (argv.isEmpty()) {
+            throw new DriverStartException(
+                    "image " + config.image() + " has neither Entrypoint nor Cmd, and"
+                            + " config.command is not set: there is nothing to run",
+                    false);
+        }
+        String cwd = config.workingDir() != null
+                ? config.workingDir()
+                : image.config().workingDir().isEmpty() ? "/" : image.config().workingDir();
+        OciSpec.Container container = new OciSpec.Container(
+                argv,
+                environment(image.config().env(), task),
+                cwd,
+                user.uid(),
+                user.gid(),
+                user.groups(),
+                config.capabilities(),
+                config.seccomp(),
+                config.privileged(),
+                config.readOnlyRootFilesystem(),
+                config.shmSizeMB(),
+                task.taskName(),
+                binds(task),
+                List.of(),
+                "drover-" + containerId(task));
+        try {
+            if (Files.exists(bundle)) {
+                remove(bundle); // a restarted task starts from the image again, as a new container does
+            }
+            Files.createDirectories(bundle);
+            Files.setPosixFilePermissions(bundle, PosixFilePermissions.fromString("rwx------"));
+            for (String dir : List.of("upper", "work", "rootfs", "runtime")) {
+                Files.createDirectory(bundle.resolve(dir));
+            }
+            Files.writeString(
+                    bundle.resolve("config.json"),
+                    JSON.writeValueAsString(
+                            OciSpec.of(container, bundle.resolve("rootfs").toString())),
+                    StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new DriverStartException("cannot write the container's bundle: " + e.getMessage(), true, e);
+        }
+        return bundle;
+    }
+
+    /** The image's environment, then the task's over it, Drover's directories named as the container sees them. */
+    private static List<String> environment(List<String> imageEnv, TaskConfig task) {
+        Map<String, String> env = new LinkedHashMap<>();
+        for (String kv : imageEnv) {
+            int eq = kv.indexOf('=');
+            if (eq > 0) {
+                env.put(kv.substring(0, eq), kv.substring(eq + 1));
+            }
+        }
+        env.putIfAbsent("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        Map<String, String> inside = Map.of(
+                task.secretsDir().toString(), "/secrets",
+                task.taskDir().resolve("local").toString(), "/local",
+                task.taskDir().toString(), "/local",
+                task.allocDir().toString(), "/alloc");
+        task.env().forEach((k, v) -> env.put(k, containerPath(v, inside)));
+        List<String> out = new ArrayList<>();
+        env.forEach((k, v) -> out.add(k + "=" + v));
+        return out;
+    }
+
+    /** {@code value} with a host directory the container sees elsewhere replaced by its path there. */
+    private static String containerPath(String value, Map<String, String> inside) {
+        String best = null;
+        for (String host : inside.keySet()) {
+            if ((value.equals(host) || value.startsWith(host + "/"))
+                    && (best == null || host.length() > best.length())) {
+                best = host;
+            }
+        }
+        return best == null ? value : inside.get(best) + value.substring(best.length());
+    }
+
+    private static List<OciSpec.Bind> binds(TaskConfig task) {
+        return List.of(
+                new OciSpec.Bind(task.allocDir().toString(), "/alloc", false),
+                new OciSpec.Bind(task.taskDir().resolve("local").toString(), "/local", false),
+                new OciSpec.Bind(task.secretsDir().toString(), "/secrets", true),
+                new OciSpec.Bind(task.taskDir().resolve("tmp").toString(), "/tmp", false));
+    }
+
+    /** The runtime's name for the task's container: unique on the node, in the runtime's alphabet. */
+    static String containerId(TaskConfig task) {
+        String hash =
+                Digest.of(task.id().getBytes(StandardCharsets.UTF_8)).hex().substring(0, 16);
+        return task.taskName() + "-" + hash;
+    }
+
+    @Override
+    public CompletableFuture<ExitResult> exit(TaskHandle handle) {
+        return tasks.exit(handle);
+    }
+
+    @Override
+    public void stop(TaskHandle handle, Duration timeout, String signal) throws DriverException {
+        tasks.stop(handle, timeout, signal);
+    }
+
+    @Override
+    public void signal(TaskHandle handle, String signal) throws DriverException {
+        tasks.signal(handle, signal);
+    }
+
+    @Override
+    public void destroy(TaskHandle handle) {
+        tasks.destroy(handle);
+        String digest = handle.state().get(IMAGE_KEY);
+        if (digest != null) {
+            images.release(Digest.parse(digest));
+        }
+        Path status = Path.of(handle.state().getOrDefault("statusDir", "/nonexistent"));
+        Path bundle = status.getParent().resolve(BUNDLE);
+        try {
+            if (Files.exists(bundle)) {
+                remove(bundle);
+            }
+        } catch (IOException e) {
+            // the task's directory goes with its allocation
+        }
+    }
+
+    @Override
+    public TaskHandle recover(TaskHandle handle) throws DriverException {
+        TaskHandle recovered = tasks.recover(handle);
+        String digest = handle.state().get(IMAGE_KEY);
+        if (digest != null && !images.retain(Digest.parse(digest))) {
+            throw new DriverException(
+                    "task " + handle.taskId() + ": its image " + UserText.quote(digest) + " is no longer on this node");
+        }
+        Map<String, String> state = new HashMap<>(recovered.state());
+        if (digest != null) {
+            state.put(IMAGE_KEY, digest);
+        }
+        return new TaskHandle(recovered.driver(), recovered.taskId(), recovered.startedAt(), state);
+    }
+
+    @Override
+    public TaskStats stats(TaskHandle handle) throws DriverException {
+        return tasks.stats(handle);
+    }
+
+    @Override
+    public void close() {
+        tasks.close();
+    }
+
+    private static void remove(Path dir) throws IOException {
+        try (dev.drover.fs.DirectoryHandle parent = dev.drover.fs.DirectoryHandle.open(dir.getParent())) {
+            dev.drover.fs.TreeRemover.remove(parent, dir.getFileName().toString(), 1_000_000, 512);
+        }
+    }
+}

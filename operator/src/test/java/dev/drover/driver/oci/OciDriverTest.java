@@ -1,0 +1,226 @@
+package dev.drover.driver.oci;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExitResult;
+import dev.drover.driver.TaskConfig;
+import dev.drover.driver.TaskHandle;
+import dev.drover.driver.host.LogRotator;
+import dev.drover.driver.host.TaskCgroups;
+import dev.drover.image.ImageStore;
+import dev.drover.image.Platform;
+import dev.drover.image.RegistryClient;
+import dev.drover.image.TestImage;
+import dev.drover.image.TestRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The oci driver end to end on this node: an image from a real registry, run by the real runc under supervision. */
+class OciDriverTest {
+
+    @TempDir
+    static Path shared;
+
+    @TempDir
+    Path dir;
+
+    private static TestRegistry registry;
+    private static String image;
+
+    private final LogRotator rotator = new LogRotator(1 << 20, 3, Duration.ofMillis(50));
+    private OciDriver driver;
+
+    @BeforeAll
+    static void registry() throws Exception {
+        registry = TestRegistry.start(Files.createDirectory(shared.resolve("registry")), TestRegistry.Auth.NONE);
+        registry.push(
+                "apps/shell",
+                "1",
+                TestImage.of(
+                        Map.of(
+                                "Entrypoint",
+                                List.of("/bin/sh", "-c"),
+                                "Cmd",
+                                List.of("echo from the image"),
+                                "Env",
+                                List.of("GREETING=hello", "PATH=/bin"),
+                                "WorkingDir",
+                                "/srv"),
+                        false,
+                        new TestImage.Layer(TestImage.Compression.GZIP)
+                                .busybox()
+                                .dir("srv", 0755)
+                                .dir("etc", 0755)
+                                .file("etc/passwd", "root:x:0:0::/:/bin/sh\napp:x:1234:2345::/srv:/bin/sh\n", 0644)
+                                .file("etc/group", "root:x:0:\napp:x:2345:\nextra:x:3456:app\n", 0644)));
+        image = registry.host() + "/apps/shell:1";
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        registry.close();
+    }
+
+    private OciDriver driver() throws Exception {
+        if (driver == null) {
+            ImageStore store = new ImageStore(
+                    dir.resolve("images"),
+                    new RegistryClient(registry.tls(), Duration.ofSeconds(10), InstantSource.system()),
+                    Platform.node(),
+                    256L * 1024 * 1024,
+                    InstantSource.system());
+            driver = new OciDriver(
+                    Clock.systemUTC(),
+                    rotator,
+                    List.of(),
+                    TaskCgroups.none(),
+                    Optional.empty(),
+                    store,
+                    RuncContainerTest.RUNC,
+                    new OciDriver.OciSettings(false, false, Optional.empty()));
+        }
+        return driver;
+    }
+
+    @AfterEach
+    void close() {
+        if (driver != null) {
+            driver.close();
+        }
+        rotator.close();
+    }
+
+    private TaskConfig task(String name, Map<String, Object> config, String user) throws Exception {
+        Path alloc = Files.createDirectories(dir.resolve("alloc"));
+        Path taskDir = dir.resolve(name);
+        for (String sub : List.of("local", "secrets", "tmp")) {
+            Files.createDirectories(taskDir.resolve(sub));
+        }
+        Files.createDirectories(alloc.resolve("logs"));
+        Map<String, Object> c = new HashMap<>(config);
+        c.putIfAbsent("image", image);
+        return new TaskConfig(
+                "default",
+                "web",
+                name,
+                c,
+                Map.of(
+                        "DROVER_ALLOC_DIR",
+                        alloc.toString(),
+                        "DROVER_SECRETS_DIR",
+                        taskDir.resolve("secrets").toString()),
+                alloc,
+                taskDir,
+                alloc.resolve("logs"),
+                taskDir.resolve("secrets"),
+                null,
+                user);
+    }
+
+    private ExitResult run(TaskConfig t) throws Exception {
+        TaskHandle h = driver().start(t);
+        try {
+            return driver().exit(h).get(30, TimeUnit.SECONDS);
+        } finally {
+            driver().destroy(h);
+        }
+    }
+
+    private static String stdout(TaskConfig t) throws Exception {
+        return Files.readString(t.stdout());
+    }
+
+    @Test
+    void theImagesProcessRunsWithItsEnvironmentInItsWorkingDirectory() throws Exception {
+        TaskConfig t =
+                task("plain", Map.of("args", List.of("echo $GREETING; pwd; echo dir=$DROVER_ALLOC_DIR; exit 3")), null);
+        assertThat(run(t)).isEqualTo(ExitResult.code(3));
+        assertThat(stdout(t)).isEqualTo("hello\n/srv\ndir=/alloc\n");
+    }
+
+    @Test
+    void commandAndArgsReplaceTheEntrypointAndCmdAsInKubernetes() throws Exception {
+        TaskConfig t = task("cmd", Map.of("command", "/bin/echo", "args", List.of("replaced")), null);
+        assertThat(run(t)).isEqualTo(ExitResult.code(0));
+        assertThat(stdout(t)).isEqualTo("replaced\n");
+    }
+
+    @Test
+    void theTaskUserIsLookedUpInTheImageAndTheAllocationDirectoriesAreMounted() throws Exception {
+        TaskConfig t = task(
+                "user", Map.of("args", List.of("id; echo shared > /alloc/data-from-task; ls /local /secrets")), "app");
+        Files.setPosixFilePermissions(
+                t.allocDir(), java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        assertThat(run(t)).as(stdout(t)).isEqualTo(ExitResult.code(0));
+        assertThat(stdout(t)).startsWith("uid=1234(app) gid=2345(app) groups=2345(app),3456(extra)");
+        assertThat(dir.resolve("alloc/data-from-task")).hasContent("shared");
+    }
+
+    @Test
+    void aContainerWritesToItsOwnLayerAndTheNextStartBeginsFromTheImageAgain() throws Exception {
+        TaskConfig first =
+                task("fresh", Map.of("args", List.of("ls /marker 2>/dev/null; touch /marker; echo done")), null);
+        assertThat(run(first)).isEqualTo(ExitResult.code(0));
+        TaskConfig second = task("fresh", Map.of("args", List.of("ls /marker 2>&1; true")), null);
+        Files.delete(second.stdout());
+        assertThat(run(second)).isEqualTo(ExitResult.code(0));
+        assertThat(stdout(second)).contains("No such file");
+    }
+
+    @Test
+    void aStopEndsTheContainerAndLeavesNothingMounted() throws Exception {
+        TaskConfig t = task(
+                "long", Map.of("args", List.of("trap 'echo term; exit 0' TERM; while true; do sleep 1; done")), null);
+        TaskHandle h = driver().start(t);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> Files.readString(t.stdout()).isEmpty()
+                        && Files.exists(t.taskDir().resolve(OciDriver.BUNDLE).resolve("upper")));
+        Thread.sleep(500);
+        driver().stop(h, Duration.ofSeconds(10), "SIGTERM");
+        assertThat(driver().exit(h).get(20, TimeUnit.SECONDS).exitCode()).isEqualTo(0);
+        driver().destroy(h);
+        assertThat(Files.readString(Path.of("/proc/self/mountinfo")))
+                .doesNotContain(t.taskDir().toString());
+        assertThat(t.taskDir().resolve(OciDriver.BUNDLE)).doesNotExist();
+    }
+
+    @Test
+    void aBadConfigIsRefusedNamingItsKeys() throws Exception {
+        assertThat(driver().validate(Map.of(
+                        "image",
+                        "Bad Image",
+                        "seccompProfile",
+                        "Unconfined",
+                        "privileged",
+                        true,
+                        "capAdd",
+                        List.of("FLY"),
+                        "shmSizeMB",
+                        0)))
+                .anySatisfy(p -> assertThat(p).startsWith("config.image:"))
+                .anySatisfy(p -> assertThat(p).contains("Unconfined is not allowed on this node"))
+                .anySatisfy(p -> assertThat(p).contains("privileged containers are not allowed"))
+                .anySatisfy(p -> assertThat(p).contains("\"FLY\" is not a Linux capability"))
+                .anySatisfy(p -> assertThat(p).startsWith("config.shmSizeMB:"));
+        assertThatThrownBy(() -> driver().start(task(
+                        "never", Map.of("image", registry.host() + "/apps/none:1", "pullPolicy", "Never"), null)))
+                .isInstanceOf(DriverStartException.class)
+                .hasMessageContaining("is not on this node, and its pullPolicy is Never");
+    }
+}
