@@ -23,6 +23,16 @@ public interface Driver extends AutoCloseable {
      */
     List<String> validate(Map<String, Object> config);
 
+    /**
+     * Readies what the task needs before it starts, for as long as that takes (the oci driver fetches its image):
+     * called before each {@link #start}, under a bound of its own ({@link #PREPARE_DEADLINE}), so a start's own
+     * deadline is for starting alone. Nothing to do by default.
+     */
+    default void prepare(TaskConfig task) throws DriverStartException {}
+
+    /** How long {@link #prepare} may take: an image of some gigabytes over a slow link. */
+    Duration PREPARE_DEADLINE = Duration.ofMinutes(30);
+
     /** Starts the task; returns once it runs. */
     TaskHandle start(TaskConfig task) throws DriverStartException;
 

@@ -2,6 +2,7 @@ package dev.drover.driver;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * What a driver needs to start one task.
@@ -11,6 +12,7 @@ import java.util.Map;
  * @param logsDir where {@code <task>.stdout.N} and {@code <task>.stderr.N} go
  * @param resources what the task asked for, which drivers that confine tasks hold it to
  * @param user    the user (a name or a uid) the task asked to run as; null for the driver's default
+ * @param events  where the driver tells what happens as it starts the task ({@link DriverEvent})
  */
 public record TaskConfig(
         String namespace,
@@ -23,12 +25,59 @@ public record TaskConfig(
         Path logsDir,
         Path secretsDir,
         TaskResources resources,
-        String user) {
+        String user,
+        Consumer<DriverEvent> events) {
 
     public TaskConfig {
         config = Map.copyOf(config);
         env = Map.copyOf(env);
         resources = resources == null ? TaskResources.NONE : resources;
+        events = events == null ? e -> {} : events;
+    }
+
+    /** A task whose driver's events are not heard. */
+    public TaskConfig(
+            String namespace,
+            String allocName,
+            String taskName,
+            Map<String, Object> config,
+            Map<String, String> env,
+            Path allocDir,
+            Path taskDir,
+            Path logsDir,
+            Path secretsDir,
+            TaskResources resources,
+            String user) {
+        this(
+                namespace,
+                allocName,
+                taskName,
+                config,
+                env,
+                allocDir,
+                taskDir,
+                logsDir,
+                secretsDir,
+                resources,
+                user,
+                null);
+    }
+
+    /** This task, its driver's events told to {@code sink}. */
+    public TaskConfig withEvents(Consumer<DriverEvent> sink) {
+        return new TaskConfig(
+                namespace,
+                allocName,
+                taskName,
+                config,
+                env,
+                allocDir,
+                taskDir,
+                logsDir,
+                secretsDir,
+                resources,
+                user,
+                sink);
     }
 
     /** Names the environment's variables but never their values: some are read from Secrets. */
@@ -51,7 +100,19 @@ public record TaskConfig(
             Path logsDir,
             Path secretsDir,
             TaskResources resources) {
-        this(namespace, allocName, taskName, config, env, allocDir, taskDir, logsDir, secretsDir, resources, null);
+        this(
+                namespace,
+                allocName,
+                taskName,
+                config,
+                env,
+                allocDir,
+                taskDir,
+                logsDir,
+                secretsDir,
+                resources,
+                null,
+                null);
     }
 
     /** A task that asked for no resources. */
@@ -76,6 +137,7 @@ public record TaskConfig(
                 logsDir,
                 secretsDir,
                 TaskResources.NONE,
+                null,
                 null);
     }
 

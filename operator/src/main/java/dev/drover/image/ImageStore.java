@@ -167,6 +167,15 @@ public final class ImageStore {
         return true;
     }
 
+    /** The image {@code manifest}, retained for the caller as {@link #retain} does; empty when the node lacks it. */
+    public synchronized Optional<Image> hold(Digest manifest) throws IOException {
+        Optional<Image> image = stored(manifest);
+        if (image.isPresent()) {
+            retained.merge(manifest, 1, Integer::sum);
+        }
+        return image;
+    }
+
     /** One user of {@code manifest} is done with it. */
     public synchronized void release(Digest manifest) {
         retained.computeIfPresent(manifest, (d, n) -> n > 1 ? n - 1 : null);

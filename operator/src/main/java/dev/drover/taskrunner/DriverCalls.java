@@ -35,6 +35,23 @@ final class DriverCalls {
         this.name = cfg.task().getName();
     }
 
+    /** {@link Driver#prepare}, within {@link Driver#PREPARE_DEADLINE}. */
+    void prepare(Driver driver, TaskConfig config) throws DriverStartException, InterruptedException {
+        try {
+            Deadlines.call("preparing " + name, Driver.PREPARE_DEADLINE, () -> {
+                driver.prepare(config);
+                return null;
+            });
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof DriverStartException d) {
+                throw d;
+            }
+            throw new DriverStartException("driver failed: " + e.getCause(), true, e.getCause());
+        } catch (Deadlines.DeadlineExceeded e) {
+            throw new DriverStartException(e.getMessage(), true);
+        }
+    }
+
     TaskHandle start(Driver driver, TaskConfig config) throws DriverStartException, InterruptedException {
         try {
             return Deadlines.call("starting " + name, cfg.driverDeadline(), () -> driver.start(config));

@@ -7,6 +7,7 @@ import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.concurrent.HandOffThreads;
 import dev.drover.driver.Driver;
+import dev.drover.driver.DriverEvent;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExecProcess;
@@ -331,11 +332,23 @@ public final class TaskRunner {
     }
 
     private TaskHandle start(Driver driver, TaskConfig config) throws DriverStartException, InterruptedException {
-        TaskHandle handle = calls.start(driver, config);
+        TaskConfig told = config.withEvents(this::driverEvent);
+        calls.prepare(driver, told);
+        TaskHandle handle = calls.start(driver, told);
         restartStep.started();
         state.running(handle);
         state.event(TaskEvent.of(TaskEventType.Started, cfg.clock().instant()).withMessage("Task started by client"));
         return handle;
+    }
+
+    /** What the driver told as it started the task (an image fetched), as a task event. */
+    private void driverEvent(DriverEvent e) {
+        TaskEventType type = switch (e.kind()) {
+            case DOWNLOADING -> TaskEventType.Downloading;
+            case DOWNLOADED -> TaskEventType.Downloaded;
+            case PULL_FAILED -> TaskEventType.PullFailed;
+        };
+        state.event(TaskEvent.of(type, cfg.clock().instant()).withMessage(e.message()));
     }
 
     /**

@@ -22,5 +22,8 @@ public enum TaskEventType {
     Signaling,
     CredentialRefreshFailed,
     Exec,
-    CheckStatusChanged
+    CheckStatusChanged,
+    Downloading,
+    Downloaded,
+    PullFailed
 }

@@ -70,7 +70,8 @@ public final class EventRecorder implements AutoCloseable {
             TaskEventType.DriverFailure,
             TaskEventType.NotRestarting,
             TaskEventType.FailedRestoringTask,
-            TaskEventType.SiblingTaskFailed);
+            TaskEventType.SiblingTaskFailed,
+            TaskEventType.PullFailed);
 
     /** Where Events go: the Kubernetes side creates and patches them ({@link EventPoster}). */
     public interface Sink {

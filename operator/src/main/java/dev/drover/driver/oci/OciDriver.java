@@ -3,6 +3,7 @@ package dev.drover.driver.oci;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.common.UserText;
 import dev.drover.driver.Driver;
+import dev.drover.driver.DriverEvent;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
@@ -14,8 +15,8 @@ import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
 import dev.drover.image.Digest;
 import dev.drover.image.ImagePullException;
+import dev.drover.image.ImageReference;
 import dev.drover.image.ImageStore;
-import dev.drover.image.PullListener;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The {@code oci} driver: a task runs an OCI or Docker image, pulled into the node's {@link ImageStore}, as a
@@ -55,6 +57,8 @@ public final class OciDriver implements Driver {
     private final Path runtime;
     private final OciConfig.Allowed allowed;
     private final Optional<String> missing;
+    /** By task id: what {@link #prepare} fetched, for the start that follows. */
+    private final Map<String, Prepared> prepared = new ConcurrentHashMap<>();
 
     /**
      * @param launcher words put before each task's supervisor ({@link HostProcessDriver})
@@ -114,20 +118,13 @@ public final class OciDriver implements Driver {
         if (!problems.isEmpty()) {
             throw new DriverStartException(String.join("; ", problems), false);
         }
-        ImageStore.Image image;
-        try {
-            image = images.pull(config.image(), config.pullPolicy(), Optional.empty(), PullListener.NONE);
-        } catch (ImagePullException e) {
-            throw new DriverStartException(e.getMessage(), true, e);
-        } catch (IOException e) {
-            throw new DriverStartException("pulling " + config.image() + " failed: " + e.getMessage(), true, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DriverStartException("interrupted while pulling " + config.image(), true, e);
+        ImageStore.Image image = heldPrepared(task, config);
+        if (image == null) {
+            image = pull(task, config);
         }
         boolean started = false;
         try {
-            Path bundle = prepare(task, config, image);
+            Path bundle = bundle(task, config, image);
             String id = containerId(task);
             TaskHandle handle = tasks.start(
                     task,
@@ -154,8 +151,59 @@ public final class OciDriver implements Driver {
         }
     }
 
+    /**
+     * Fetches the task's image ahead of its start (under the prepare bound, not the start's), and notes which image
+     * it resolved to: the start then runs that one, held from the garbage collector, without asking the registry
+     * again.
+     */
+    @Override
+    public void prepare(TaskConfig task) throws DriverStartException {
+        if (missing.isPresent()) {
+            return; // the start says why
+        }
+        List<String> problems = new ArrayList<>();
+        OciConfig config = OciConfig.read(task.config(), allowed, problems);
+        if (!problems.isEmpty()) {
+            return;
+        }
+        ImageStore.Image image = pull(task, config);
+        prepared.put(task.id(), new Prepared(config.image(), image.manifest()));
+        images.release(image.manifest()); // held again, by the start, for the task's life
+    }
+
+    /** An image the task's {@link #prepare} fetched for this reference, held for the task; null when none. */
+    private ImageStore.Image heldPrepared(TaskConfig task, OciConfig config) throws DriverStartException {
+        Prepared p = prepared.remove(task.id());
+        if (p == null || !p.reference().equals(config.image())) {
+            return null;
+        }
+        try {
+            return images.hold(p.manifest()).orElse(null);
+        } catch (IOException e) {
+            return null; // pulled again below
+        }
+    }
+
+    private ImageStore.Image pull(TaskConfig task, OciConfig config) throws DriverStartException {
+        try {
+            return images.pull(config.image(), config.pullPolicy(), Optional.empty(), new PullEvents(task.events()));
+        } catch (IOException e) {
+            String why = e instanceof ImagePullException
+                    ? e.getMessage()
+                    : "pulling " + config.image() + " failed: " + e.getMessage();
+            task.events().accept(new DriverEvent(DriverEvent.Kind.PULL_FAILED, UserText.cut(why, 1000)));
+            throw new DriverStartException(why, true, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DriverStartException("interrupted while pulling " + config.image(), true, e);
+        }
+    }
+
+    /** The image a task's prepare resolved its reference to. */
+    private record Prepared(ImageReference reference, Digest manifest) {}
+
     /** Writes the container's bundle in the task's directory: a fresh upper layer and the spec. */
-    private Path prepare(TaskConfig task, OciConfig config, ImageStore.Image image) throws DriverStartException {
+    private Path bundle(TaskConfig task, OciConfig config, ImageStore.Image image) throws DriverStartException {
         Path bundle = task.taskDir().resolve(BUNDLE);
         ImageUser user = ImageUser.resolve(
                 image.rootfs(),

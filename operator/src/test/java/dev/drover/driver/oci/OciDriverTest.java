@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.driver.DriverEvent;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
@@ -198,6 +199,29 @@ class OciDriverTest {
         assertThat(Files.readString(Path.of("/proc/self/mountinfo")))
                 .doesNotContain(t.taskDir().toString());
         assertThat(t.taskDir().resolve(OciDriver.BUNDLE)).doesNotExist();
+    }
+
+    @Test
+    void aPullIsToldAsTaskEventsAndAPreparedImageIsStartedWithoutAskingAgain() throws Exception {
+        List<DriverEvent> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        TaskConfig t = task("told", Map.of("args", List.of("true")), null).withEvents(told::add);
+        driver().prepare(t);
+        assertThat(told)
+                .extracting(DriverEvent::kind)
+                .containsExactly(DriverEvent.Kind.DOWNLOADING, DriverEvent.Kind.DOWNLOADED);
+        assertThat(told.get(0).message()).startsWith("Downloading image " + image + " (");
+        assertThat(told.get(1).message()).startsWith("Downloaded image " + image + ": ");
+        told.clear();
+        assertThat(run(t)).isEqualTo(ExitResult.code(0));
+        assertThat(told).as("the start runs the prepared image").isEmpty();
+        assertThat(run(t)).isEqualTo(ExitResult.code(0));
+        assertThat(told).extracting(DriverEvent::message).containsExactly("Image " + image + " is already on the node");
+        told.clear();
+        TaskConfig missing = task("missing", Map.of("image", registry.host() + "/apps/none:1"), null)
+                .withEvents(told::add);
+        assertThatThrownBy(() -> driver().prepare(missing)).isInstanceOf(DriverStartException.class);
+        assertThat(told).extracting(DriverEvent::kind).containsExactly(DriverEvent.Kind.PULL_FAILED);
+        assertThat(told.getFirst().message()).contains("answered 404").contains("MANIFEST_UNKNOWN");
     }
 
     @Test
