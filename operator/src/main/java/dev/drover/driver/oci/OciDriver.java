@@ -1,15 +1,20 @@
 package dev.drover.driver.oci;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.common.UserText;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverEvent;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.TaskStats;
+import dev.drover.driver.host.HostCommand;
 import dev.drover.driver.host.HostProcessDriver;
 import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
@@ -49,6 +54,8 @@ public final class OciDriver implements Driver {
     static final String BUNDLE = ".drover-oci";
     /** In a handle: the manifest digest of the image the task runs, held from the garbage collector. */
     static final String IMAGE_KEY = "image";
+    /** In a handle: the runtime's name for the container. */
+    static final String CONTAINER_KEY = "container";
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -142,6 +149,7 @@ public final class OciDriver implements Driver {
                             id));
             Map<String, String> state = new HashMap<>(handle.state());
             state.put(IMAGE_KEY, image.manifest().toString());
+            state.put(CONTAINER_KEY, id);
             started = true;
             return new TaskHandle(handle.driver(), handle.taskId(), handle.startedAt(), state);
         } finally {
@@ -318,6 +326,57 @@ public final class OciDriver implements Driver {
         tasks.signal(handle, signal);
     }
 
+    /**
+     * Runs {@code request}'s command inside the running container ({@code runtime exec}): its namespaces, root,
+     * capabilities, seccomp profile and cgroup, as its user, in its working directory, with its environment, all as
+     * the container's spec gave them.
+     */
+    @Override
+    public ExecProcess exec(TaskHandle handle, ExecRequest request) throws DriverException {
+        if (tasks.exit(handle).isDone()) {
+            throw new TaskNotRunningException("task " + handle.taskId() + " is not running");
+        }
+        if (request.tty()) {
+            // the runtime hands a terminal only through a console socket (a descriptor passed over a unix socket),
+            // which the JDK cannot receive; a pty of the agent's would reach the command as pipes
+            throw new DriverException("a terminal (-t) is not available in oci tasks yet: run the command without -t");
+        }
+        Path bundle = Path.of(handle.state().getOrDefault("statusDir", "/nonexistent"))
+                .getParent()
+                .resolve(BUNDLE);
+        JsonNode process;
+        try {
+            process = JSON.readTree(bundle.resolve("config.json").toFile()).path("process");
+        } catch (IOException e) {
+            throw new DriverException(
+                    "task " + handle.taskId() + ": cannot read its container's spec: " + e.getMessage(), e);
+        }
+        List<String> argv = new ArrayList<>(List.of(
+                runtime.toString(),
+                "--root",
+                bundle.resolve("runtime").toString(),
+                "exec",
+                "--user",
+                process.path("user").path("uid").asLong() + ":"
+                        + process.path("user").path("gid").asLong(),
+                "--cwd",
+                process.path("cwd").asText("/")));
+        for (JsonNode g : process.path("user").path("additionalGids")) {
+            argv.addAll(List.of("--additional-gids", Long.toString(g.asLong())));
+        }
+        for (JsonNode e : process.path("env")) {
+            argv.addAll(List.of("--env", e.asText()));
+        }
+        argv.add(handle.state().getOrDefault(CONTAINER_KEY, ""));
+        argv.addAll(request.command());
+        try {
+            return HostCommand.start(argv, request);
+        } catch (IOException e) {
+            throw new DriverException(
+                    "cannot run " + request.describe() + " in task " + handle.taskId() + ": " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public void destroy(TaskHandle handle) {
         tasks.destroy(handle);
@@ -345,8 +404,10 @@ public final class OciDriver implements Driver {
                     "task " + handle.taskId() + ": its image " + UserText.quote(digest) + " is no longer on this node");
         }
         Map<String, String> state = new HashMap<>(recovered.state());
-        if (digest != null) {
-            state.put(IMAGE_KEY, digest);
+        for (String key : List.of(IMAGE_KEY, CONTAINER_KEY)) {
+            if (handle.state().containsKey(key)) {
+                state.put(key, handle.state().get(key));
+            }
         }
         return new TaskHandle(recovered.driver(), recovered.taskId(), recovered.startedAt(), state);
     }

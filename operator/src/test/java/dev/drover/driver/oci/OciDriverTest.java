@@ -225,6 +225,36 @@ class OciDriverTest {
     }
 
     @Test
+    void aCommandRunsInsideTheContainerAsItsUserSeeingItsProcessesAndFiles() throws Exception {
+        TaskConfig t = task("inside", Map.of("args", List.of("echo ready; exec sleep 60")), "app");
+        TaskHandle h = driver().start(t);
+        try {
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> Files.readString(t.stdout()).contains("ready"));
+            try (var p = driver().exec(
+                            h,
+                            new dev.drover.driver.ExecRequest(
+                                    List.of(
+                                            "sh",
+                                            "-c",
+                                            "id -u; cat /proc/1/comm; pwd; echo $GREETING; read line; echo got $line"),
+                                    true,
+                                    false))) {
+                p.stdin().write("hello\n".getBytes());
+                p.stdin().close();
+                String out = new String(p.stdout().readAllBytes());
+                assertThat(p.exit().get(20, TimeUnit.SECONDS)).as(out).isZero();
+                assertThat(out).isEqualTo("1234\nsleep\n/srv\nhello\ngot hello\n");
+            }
+            assertThatThrownBy(() -> driver().exec(h, new dev.drover.driver.ExecRequest(List.of("sh"), true, true)))
+                    .hasMessageContaining("a terminal (-t) is not available in oci tasks yet");
+        } finally {
+            driver().stop(h, Duration.ofSeconds(5), "SIGTERM");
+            driver().destroy(h);
+        }
+    }
+
+    @Test
     void aBadConfigIsRefusedNamingItsKeys() throws Exception {
         assertThat(driver().validate(Map.of(
                         "image",
