@@ -2,7 +2,6 @@ package dev.drover.allocrunner;
 
 import dev.drover.allocwatcher.Snapshots;
 import dev.drover.api.v1alpha1.Names;
-import dev.drover.fs.DirectoryHandle;
 import dev.drover.fs.TreeRemover;
 import dev.drover.fs.TreeWalk;
 import dev.drover.state.AllocId;
@@ -229,9 +228,7 @@ public final class AllocDir {
      * followed, even one a task's process puts in place of a directory while the tree is removed.
      */
     private static void deleteTree(Path dir) throws IOException {
-        try (DirectoryHandle parent = DirectoryHandle.open(dir.getParent())) {
-            TreeRemover.remove(parent, dir.getFileName().toString(), MAX_REMOVED, TreeWalk.PATH_DEPTH);
-        }
+        TreeRemover.remove(dir, MAX_REMOVED, TreeWalk.PATH_DEPTH);
     }
 
     /** Creates {@code dir}, refusing to go through any link below the data dir (it could lead anywhere). */

@@ -37,6 +37,17 @@ public final class TreeRemover {
         remove(parent, name, MAX_ENTRIES, MAX_DEPTH);
     }
 
+    /**
+     * Removes the tree at {@code path}, whose parent the agent owns: the parent is held by descriptor
+     * ({@link DirectoryHandle#open}) and the tree removed in it as {@link #remove(DirectoryHandle, String, int, int)}
+     * does, so a link put in its place is removed, never followed.
+     */
+    public static void remove(Path path, int maxEntries, int maxDepth) throws IOException {
+        try (DirectoryHandle parent = DirectoryHandle.open(path.getParent())) {
+            remove(parent, path.getFileName().toString(), maxEntries, maxDepth);
+        }
+    }
+
     /** {@link #remove(DirectoryHandle, String)} with other bounds. */
     public static void remove(DirectoryHandle parent, String name, int maxEntries, int maxDepth) throws IOException {
         new TreeRemover(maxEntries, maxDepth).removeEntry(parent, Path.of(PathNames.component(name)), 0);

@@ -2,7 +2,6 @@ package dev.drover.image;
 
 import dev.drover.common.UserText;
 import dev.drover.fs.ArchiveException;
-import dev.drover.fs.DirectoryHandle;
 import dev.drover.fs.TreeRemover;
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -410,9 +409,7 @@ public final class ImageStore {
     }
 
     private static void removeTree(Path p) throws IOException {
-        try (DirectoryHandle parent = DirectoryHandle.open(p.getParent())) {
-            TreeRemover.remove(parent, p.getFileName().toString(), LayerUnpacker.MAX_ENTRIES, 512);
-        }
+        TreeRemover.remove(p, LayerUnpacker.MAX_ENTRIES, LayerUnpacker.REMOVE_DEPTH);
     }
 
     private static Image join(CompletableFuture<Image> running) throws IOException, InterruptedException {

@@ -46,7 +46,8 @@ final class LayerUnpacker {
     static final int MAX_PATH_BYTES = 4096;
     private static final String WHITEOUT = ".wh.";
     private static final String OPAQUE = ".wh..wh..opq";
-    private static final int REMOVE_DEPTH = 512;
+    /** How deep a tree removed from an image (or the store) may be. */
+    static final int REMOVE_DEPTH = 512;
 
     private final Path root;
     private final boolean owners;

@@ -18,6 +18,7 @@ import dev.drover.driver.host.HostCommand;
 import dev.drover.driver.host.HostProcessDriver;
 import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
+import dev.drover.fs.TreeRemover;
 import dev.drover.image.Digest;
 import dev.drover.image.ImagePullException;
 import dev.drover.image.ImageReference;
@@ -422,9 +423,8 @@ public final class OciDriver implements Driver {
         tasks.close();
     }
 
+    /** A bundle's upper layer holds what the container wrote: bounded as an image's tree is. */
     private static void remove(Path dir) throws IOException {
-        try (dev.drover.fs.DirectoryHandle parent = dev.drover.fs.DirectoryHandle.open(dir.getParent())) {
-            dev.drover.fs.TreeRemover.remove(parent, dir.getFileName().toString(), 1_000_000, 512);
-        }
+        TreeRemover.remove(dir, 1_000_000, 512);
     }
 }
