@@ -155,6 +155,11 @@ public final class GatewayApi implements AutoCloseable {
         return server.probePort();
     }
 
+    /** Connections waiting for a request's head without having shown a known client's credentials. */
+    int untrustedConnections() {
+        return server.untrustedConnections();
+    }
+
     private void handle(Exchange ex) {
         try {
             boolean health = HEALTH.contains(ex.rawPath());

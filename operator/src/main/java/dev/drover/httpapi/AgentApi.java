@@ -174,6 +174,11 @@ public final class AgentApi implements AutoCloseable {
         return followers.count();
     }
 
+    /** Connections waiting for a request's head without having shown a known client's credentials. */
+    int untrustedConnections() {
+        return server.untrustedConnections();
+    }
+
     /**
      * Where clients dial a node's agent: its {@code InternalIP} addresses, then its {@code ExternalIP} ones, as the
      * Node lists them (the certificate names them all).

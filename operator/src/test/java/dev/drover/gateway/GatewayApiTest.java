@@ -307,6 +307,8 @@ class GatewayApiTest {
                 .createSocket("localhost", api.port())) {
             front.setSoTimeout(10_000);
             front.startHandshake();
+            // the client ends its handshake before the server has read its certificate: wait for the server
+            await().atMost(Duration.ofSeconds(5)).until(() -> api.untrustedConnections() == 0);
             int flood = GatewayApi.CONNECTIONS.maxUntrusted() + 20; // few: the head deadline (10 s) runs meanwhile
             try (Slowloris attack = Slowloris.open(api.port(), flood, SECONDS_2)) {
                 await().atMost(Duration.ofSeconds(5)).until(() -> attack.countClosedByServer() >= 20);
