@@ -26,12 +26,14 @@ public record TaskConfig(
         Path secretsDir,
         TaskResources resources,
         String user,
+        TaskAttachments attachments,
         Consumer<DriverEvent> events) {
 
     public TaskConfig {
         config = Map.copyOf(config);
         env = Map.copyOf(env);
         resources = resources == null ? TaskResources.NONE : resources;
+        attachments = attachments == null ? TaskAttachments.NONE : attachments;
         events = events == null ? e -> {} : events;
     }
 
@@ -60,6 +62,7 @@ public record TaskConfig(
                 secretsDir,
                 resources,
                 user,
+                null,
                 null);
     }
 
@@ -77,6 +80,7 @@ public record TaskConfig(
                 secretsDir,
                 resources,
                 user,
+                attachments,
                 sink);
     }
 
@@ -85,7 +89,7 @@ public record TaskConfig(
     public String toString() {
         return "TaskConfig[" + namespace + "/" + allocName + "/" + taskName + ", config=" + config.keySet()
                 + ", env=" + new java.util.TreeSet<>(env.keySet()) + ", taskDir=" + taskDir + ", resources="
-                + resources + ", user=" + user + "]";
+                + resources + ", user=" + user + ", " + attachments + "]";
     }
 
     /** A task that runs as the driver's default user. */
@@ -112,6 +116,7 @@ public record TaskConfig(
                 secretsDir,
                 resources,
                 null,
+                null,
                 null);
     }
 
@@ -137,6 +142,7 @@ public record TaskConfig(
                 logsDir,
                 secretsDir,
                 TaskResources.NONE,
+                null,
                 null,
                 null);
     }

@@ -4,6 +4,7 @@ import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.Resources;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.driver.TaskAttachments;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskResources;
 import dev.drover.state.AllocId;
@@ -26,6 +27,7 @@ public final class TaskHookContext {
     private final Consumer<TaskEvent> events;
     private final Map<String, String> env = new LinkedHashMap<>();
     private final Map<Integer, String> valuesFrom = new java.util.HashMap<>();
+    private final TaskAttachments.Builder attachments = new TaskAttachments.Builder();
 
     TaskHookContext(
             AllocId allocId,
@@ -81,6 +83,11 @@ public final class TaskHookContext {
         return valuesFrom;
     }
 
+    /** What the task is lent beyond its directories (mounts, devices, registry credentials): hooks add to it. */
+    public TaskAttachments.Builder attachments() {
+        return attachments;
+    }
+
     /** The driver's view of the task once every hook has run. */
     TaskConfig taskConfig() {
         return new TaskConfig(
@@ -94,7 +101,9 @@ public final class TaskHookContext {
                 template.logsDir(),
                 template.secretsDir(),
                 resources(task.getResources()),
-                task.getUser());
+                task.getUser(),
+                attachments.build(),
+                null);
     }
 
     private static TaskResources resources(Resources r) {
