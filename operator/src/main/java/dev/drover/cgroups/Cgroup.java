@@ -74,6 +74,13 @@ public sealed interface Cgroup permits CgroupV1, CgroupV2 {
      */
     long oomKills() throws IOException;
 
+    /**
+     * How many times its memory use reached its limit (v1 memory.failcnt, v2 memory.events max), below too: a
+     * v1 kernel counts an OOM kill only in the cgroup of the process killed, so a kill in a cgroup below that is
+     * then removed (as an OCI runtime removes a container's) is known to this one only by the limit it hit.
+     */
+    long memoryLimitHits() throws IOException;
+
     /** Whether the OOM killer has killed any of its processes. */
     default boolean oomKilled() throws IOException {
         return oomKills() > 0;

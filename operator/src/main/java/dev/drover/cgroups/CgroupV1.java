@@ -65,6 +65,7 @@ final class CgroupV1 implements Cgroup {
     /**
      * memory.limit_in_bytes, and memory.memsw.limit_in_bytes (memory plus swap) to the same value, so no swap,
      * where swap is accounted. The kernel keeps memsw at least the memory limit, so a raise writes memsw first.
+     * Their high-water marks start again, so that reaching the limit is this run's ({@link #memoryLimitHits()}).
      */
     private static void limitMemory(Path memory, long bytes) throws IOException {
         Path limit = memory.resolve("memory.limit_in_bytes");
@@ -78,6 +79,11 @@ final class CgroupV1 implements Cgroup {
         } else {
             CgroupFiles.write(limit, value);
             CgroupFiles.write(memsw, value);
+        }
+        for (String mark : List.of("memory.max_usage_in_bytes", "memory.memsw.max_usage_in_bytes")) {
+            if (CgroupFiles.exists(memory.resolve(mark))) {
+                CgroupFiles.write(memory.resolve(mark), "0");
+            }
         }
     }
 
@@ -176,6 +182,20 @@ final class CgroupV1 implements Cgroup {
             return kills;
         }
         return CgroupFiles.readLong(memory.resolve("memory.failcnt")) > 0 ? 1 : 0;
+    }
+
+    @Override
+    public long memoryLimitHits() throws IOException {
+        Path memory = dir("memory", "tell an OOM kill");
+        long hits = CgroupFiles.readLong(memory.resolve("memory.failcnt"));
+        // where swap is accounted the memory-plus-swap limit, set to the same, is reached first, and recent kernels
+        // count failures of neither then: its high-water mark at the limit says it was reached
+        if (CgroupFiles.exists(memory.resolve("memory.memsw.max_usage_in_bytes"))
+                && CgroupFiles.readLong(memory.resolve("memory.memsw.max_usage_in_bytes"))
+                        >= CgroupFiles.readLong(memory.resolve("memory.memsw.limit_in_bytes"))) {
+            hits++;
+        }
+        return hits;
     }
 
     @Override

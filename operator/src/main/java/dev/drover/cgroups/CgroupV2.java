@@ -150,6 +150,12 @@ final class CgroupV2 implements Cgroup {
     }
 
     @Override
+    public long memoryLimitHits() throws IOException {
+        Path events = file("memory.events");
+        return CgroupFiles.entry(events, CgroupFiles.readTable(events), "max");
+    }
+
+    @Override
     public void remove(Duration timeout) throws IOException, InterruptedException {
         teardown.remove(List.of(dir), timeout);
     }

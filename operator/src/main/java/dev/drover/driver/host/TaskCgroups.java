@@ -50,6 +50,7 @@ public final class TaskCgroups {
 
     static final String NAME_KEY = "cgroup";
     static final String OOM_KEY = "cgroupOomKills";
+    static final String LIMIT_HITS_KEY = "cgroupMemoryLimitHits";
 
     private final Cgroups cgroups;
     private final CgroupParent parent;
@@ -181,7 +182,7 @@ public final class TaskCgroups {
         return new CgroupLimits(memory, r.cpuMillis(), r.cpuHardLimit() && r.cpuMillis() > 0, pidsMax);
     }
 
-    /** What a handle keeps of the task's cgroup: its name and its OOM count at start. */
+    /** What a handle keeps of the task's cgroup: its name, and its OOM and memory limit counts at start. */
     static Map<String, String> state(Optional<Cgroup> cgroup) throws IOException {
         if (cgroup.isEmpty()) {
             return Map.of();
@@ -190,7 +191,9 @@ public final class TaskCgroups {
                 NAME_KEY,
                 cgroup.get().name(),
                 OOM_KEY,
-                Long.toString(cgroup.get().oomKills()));
+                Long.toString(cgroup.get().oomKills()),
+                LIMIT_HITS_KEY,
+                Long.toString(cgroup.get().memoryLimitHits()));
     }
 
     /** The files the task's process writes its PID to, to join the cgroup before it execs. */
@@ -232,11 +235,24 @@ public final class TaskCgroups {
         return cgroups.find(parent, name);
     }
 
-    /** {@code result}, told as an OOM kill when the task's cgroup counted one more since the task started. */
+    /**
+     * {@code result}, told as an OOM kill when the task's cgroup counted one more since the task started, or when
+     * the task ended by SIGKILL (directly, or as 137 from a runtime that ran it) after its memory reached the limit:
+     * what the OOM killer does, counted on a v1 kernel only in a cgroup below that its runtime has since removed.
+     */
     ExitResult withOom(TaskHandle handle, ExitResult result) {
         try {
             Optional<Cgroup> cgroup = find(handle);
-            if (cgroup.isPresent() && cgroup.get().oomKills() > handle.longState(OOM_KEY, 0)) {
+            if (cgroup.isEmpty()) {
+                return result;
+            }
+            if (cgroup.get().oomKills() > handle.longState(OOM_KEY, 0)) {
+                return result.withOomKilled();
+            }
+            boolean sigkill = "SIGKILL".equals(result.signal()) || result.signal() == null && result.exitCode() == 137;
+            if (sigkill
+                    && handle.state().containsKey(LIMIT_HITS_KEY)
+                    && cgroup.get().memoryLimitHits() > handle.longState(LIMIT_HITS_KEY, 0)) {
                 return result.withOomKilled();
             }
         } catch (IOException | NumberFormatException e) {

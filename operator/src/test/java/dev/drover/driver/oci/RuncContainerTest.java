@@ -32,9 +32,7 @@ class RuncContainerTest {
 
     @BeforeAll
     static void rootfs() throws Exception {
-        if (!Files.isExecutable(RUNC)) {
-            fail(RUNC + " is missing: install Debian's runc package (.ci/tools does)");
-        }
+        requireRunc();
         rootfs = Files.createDirectories(dir.resolve("rootfs/bin"));
         Files.copy(Path.of("/bin/busybox"), rootfs.resolve("busybox"));
         for (String applet : List.of("sh", "cat", "grep", "id", "unshare", "mount", "touch", "echo", "head")) {
@@ -43,6 +41,13 @@ class RuncContainerTest {
         rootfs = rootfs.getParent();
         Files.createDirectories(rootfs.resolve("proc"));
         Files.createDirectories(rootfs.resolve("mnt"));
+    }
+
+    /** Fails, saying how to get it, where this machine has no runc. */
+    static void requireRunc() {
+        if (!Files.isExecutable(RUNC)) {
+            fail(RUNC + " is missing: install Debian's runc package (.ci/tools does)");
+        }
     }
 
     /** What the container printed, and its exit code. */
