@@ -1,0 +1,255 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.drover.cgroups.CgroupParent;
+import dev.drover.cgroups.Cgroups;
+import dev.drover.image.TestImage;
+import dev.drover.image.TestRegistry;
+import dev.drover.local.LocalApiServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Container images on the local cluster, as a user runs them: the agent jar for node {@code local} with the oci
+ * driver, images from a real registry (Debian's {@code docker-registry}, TLS from a CA of the test's own) run by the
+ * real runc, in task cgroups below this test's own cgroup (removed after), Allocations applied with the real
+ * kubectl. Only processes these tests started are ended.
+ */
+class OciIT {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final Path RUNC = Path.of("/usr/sbin/runc");
+    private static final String BATCH =
+            "  type: Batch\n  restartPolicy: {attempts: 0, interval: 1m, delay: 1s, mode: Fail}\n";
+
+    @TempDir
+    static Path dir;
+
+    static TestRegistry registry;
+    static String image;
+    static LocalApiServer server;
+    static dev.drover.local.LocalGateway gateway;
+    static Kubectl kubectl;
+    static AgentProcess agent;
+    static Path data;
+    static String cgroupParent;
+
+    @BeforeAll
+    static void start() throws Exception {
+        assertThat(RUNC)
+                .as(RUNC + " is missing: install Debian's runc package (.ci/tools does)")
+                .isExecutable();
+        registry = TestRegistry.start(Files.createDirectory(dir.resolve("registry")), TestRegistry.Auth.NONE);
+        registry.push(
+                "apps/shell",
+                "1",
+                TestImage.of(
+                        Map.of("Entrypoint", List.of("/bin/sh", "-c"), "Env", List.of("PATH=/bin")),
+                        false,
+                        new TestImage.Layer(TestImage.Compression.GZIP)
+                                .busybox()
+                                .file("etc/motd", "from the image\n", 0644)));
+        image = registry.host() + "/apps/shell:1";
+
+        server = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("local"))
+                .withKubeconfig(dir.resolve("kubeconfig")));
+        kubectl = new Kubectl(server.kubeconfig());
+        // below target/: each task has a /tmp of its own, so the data dir is not in one
+        data = Files.createTempDirectory(
+                Files.createDirectories(Path.of("target", "oci-it").toAbsolutePath()), "data");
+        cgroupParent = TestCgroups.newName();
+        agent = new AgentProcess(
+                        Files.createDirectories(Path.of("target", "agent-logs")).resolve("oci-it.log"),
+                        AgentKubeconfig.withGateway(
+                                server,
+                                dir,
+                                "--kubeconfig",
+                                AgentKubeconfig.forNode(server, "local", dir).toString(),
+                                "--node",
+                                "local",
+                                "--data-dir",
+                                data.toString(),
+                                "--enable-oci",
+                                "--oci-runtime",
+                                RUNC.toString(),
+                                "--registry-ca-file",
+                                registry.caFile().toString(),
+                                "--cgroup-parent",
+                                cgroupParent,
+                                "--metrics-port",
+                                "-1",
+                                "--api-port",
+                                "0"))
+                .start();
+        gateway = AgentKubeconfig.gateway(server, dir);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (gateway != null) {
+            gateway.close();
+        }
+        if (agent != null) {
+            agent.close();
+        }
+        if (cgroupParent != null) {
+            TestCgroups.remove(cgroupParent);
+        }
+        if (server != null) {
+            server.close();
+        }
+        if (registry != null) {
+            registry.close();
+        }
+    }
+
+    static String oci(String name, String spec, String config, String resources) {
+        return """
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: %s, namespace: default}
+                spec:
+                  nodeName: local
+                %s  tasks:
+                  - name: main
+                    driver: oci
+                    config: %s
+                    killTimeout: 2s
+                    resources: %s
+                """.formatted(name, spec, config, resources);
+    }
+
+    private static String terminated(String alloc, String field) {
+        return kubectl.allocJsonpath(alloc, ".status.taskStates.main.events[?(@.type==\"Terminated\")]." + field);
+    }
+
+    @Test
+    void anImagesTaskRunsWritesItsLogAndEndsWithItsExitCode() throws IOException {
+        String config = "{image: \"%s\", args: [\"cat /etc/motd; echo in $(pwd); exit 3\"], workingDir: /local}"
+                .formatted(image);
+        kubectl.runWithInput(oci("image", BATCH, config, "{}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("image", "Failed", TIMEOUT);
+
+        assertThat(terminated("image", "exitCode")).isEqualTo("3");
+        String types = kubectl.allocJsonpath("image", ".status.taskStates.main.events[*].type");
+        assertThat(types).contains("Downloading", "Downloaded", "Started", "Terminated");
+        Path stdout = data.resolve("allocs/default/image/alloc/logs/main.stdout.0");
+        assertThat(Files.readString(stdout)).isEqualTo("from the image\nin /local\n");
+        kubectl.run("delete", "alloc", "image", "--timeout=30s").assertOk();
+    }
+
+    @Test
+    void pullPolicyNeverWithoutTheImageOnTheNodeFailsSayingSo() {
+        String config = "{image: \"%s/apps/absent:1\", pullPolicy: Never}".formatted(registry.host());
+        kubectl.runWithInput(oci("never", BATCH, config, "{}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("never", "Failed", TIMEOUT);
+
+        String messages = kubectl.allocJsonpath("never", ".status.taskStates.main.events[*].message");
+        assertThat(messages).contains("is not on this node, and its pullPolicy is Never");
+        kubectl.run("delete", "alloc", "never", "--timeout=30s").assertOk();
+    }
+
+    @Test
+    void aContainerPastItsMemoryLimitIsReportedOomKilled() {
+        String config = "{image: \"%s\", args: [\"head -c 209715200 /dev/zero | tail\"]}".formatted(image);
+        kubectl.runWithInput(oci("oom", BATCH, config, "{memoryMB: 64}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("oom", "Failed", TIMEOUT);
+
+        assertThat(terminated("oom", "oomKilled")).isEqualTo("true");
+        assertThat(terminated("oom", "message")).startsWith("OOM Killed");
+        kubectl.run("delete", "alloc", "oom", "--timeout=30s").assertOk();
+    }
+
+    /**
+     * The container survives its agent's SIGKILL and is supervised again by the next agent, not restarted;
+     * {@code kubectl drover exec} runs inside it (its root, its PID namespace); deleting the allocation leaves no
+     * process, mount, cgroup or runtime state behind.
+     */
+    @Test
+    void aKilledAgentReattachesExecReachesInsideAndDeleteLeavesNothing() throws Exception {
+        String config = "{image: \"%s\", args: [\"echo up; exec sleep 600\"]}".formatted(image);
+        kubectl.runWithInput(oci("kept", "", config, "{memoryMB: 64}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("kept", "Running", TIMEOUT);
+        Path task = data.resolve("allocs/default/kept/main");
+        await().atMost(TIMEOUT).until(() -> containerInit(task) > 0);
+        long init = containerInit(task);
+
+        agent.kill();
+        assertThat(ProcessHandle.of(init))
+                .as("the container outlives its agent")
+                .isPresent();
+        agent.start();
+
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            var exec = kubectl.plugin(
+                    AgentIT.PLUGINS,
+                    "drover",
+                    "exec",
+                    "kept",
+                    "main",
+                    "--",
+                    "sh",
+                    "-c",
+                    "cat /etc/motd; cat /proc/1/cmdline | tr '\\0' ' '");
+            assertThat(exec.exitCode()).as(exec.err()).isZero();
+            assertThat(exec.out()).isEqualTo("from the image\nsleep 600 ");
+        });
+        assertThat(containerInit(task)).as("the same container").isEqualTo(init);
+        assertThat(kubectl.allocJsonpath("kept", ".status.taskStates.main.restarts"))
+                .isIn("", "0");
+        assertThat(Files.readString(data.resolve("allocs/default/kept/alloc/logs/main.stdout.0")))
+                .as("started once")
+                .isEqualTo("up\n");
+
+        kubectl.run("delete", "alloc", "kept", "--timeout=60s").assertOk();
+
+        await().atMost(TIMEOUT).until(() -> ProcessHandle.of(init).isEmpty());
+        assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).doesNotContain(data.toString());
+        assertThat(Cgroups.detect().find(CgroupParent.own().child(cgroupParent), "default_kept_main"))
+                .as("its cgroup removed")
+                .isEmpty();
+        try (Stream<Path> left = Files.exists(task) ? Files.walk(task) : Stream.empty()) {
+            assertThat(left.filter(p -> p.toString().contains(".drover-oci")).toList())
+                    .as("no runtime state")
+                    .isEmpty();
+        }
+    }
+
+    /** The host PID of the container's first process, as its runtime's state names it; 0 before it runs. */
+    private static long containerInit(Path task) throws IOException {
+        Path runtime = task.resolve(".drover-oci/runtime");
+        if (!Files.isDirectory(runtime)) {
+            return 0;
+        }
+        try (Stream<Path> states = Files.list(runtime)) {
+            for (Path container : states.toList()) {
+                Path state = container.resolve("state.json");
+                if (Files.exists(state)) {
+                    Matcher m = Pattern.compile("\"init_process_pid\":(\\d+)").matcher(Files.readString(state));
+                    if (m.find()) {
+                        return Long.parseLong(m.group(1));
+                    }
+                }
+            }
+        }
+        return 0;
+    }
+}
