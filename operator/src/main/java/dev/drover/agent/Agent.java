@@ -24,6 +24,7 @@ import dev.drover.devices.NoDevicesHook;
 import dev.drover.driver.DriverRegistry;
 import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
+import dev.drover.driver.oci.OciDriver;
 import dev.drover.gc.DiskUsage;
 import dev.drover.gc.GarbageCollector;
 import dev.drover.httpapi.AgentApi;
@@ -62,6 +63,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -166,7 +168,11 @@ public final class Agent implements AutoCloseable {
                 LOG.warn("device plugins gave no fingerprint within 30 s; their devices appear when they do");
             }
             ledger = new DeviceLedger(devices, state);
-            deviceHook = new DeviceReservationHook(ledger, devices);
+            deviceHook = new DeviceReservationHook(
+                    ledger,
+                    devices,
+                    config.containers().cdi(),
+                    config.containers().enabled() ? Set.of(OciDriver.NAME) : Set.of());
             LOG.info(
                     "device plugins {}: {} device instance(s)",
                     config.devicePlugins(),

@@ -33,6 +33,8 @@ final class AgentConfigFile {
             "ociRuntime",
             "ociAllowPrivileged",
             "ociAllowUnconfined",
+            "cdiSpecDirs",
+            "cdiAllowedHooks",
             "registryCAFile",
             "registryMirrors",
             "maxImageSizeMB",

@@ -112,7 +112,7 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups, Optional<Image
                 monitor,
                 store,
                 oci.runtime().orElse(Path.of("/nonexistent")),
-                new OciDriver.OciSettings(oci.allowPrivileged(), oci.allowUnconfined(), missing));
+                new OciDriver.OciSettings(oci.allowPrivileged(), oci.allowUnconfined(), missing, oci.cdi()));
         enabled.add(driver);
         missing.ifPresentOrElse(
                 m -> LOG.warn("oci is enabled but cannot run containers here, each task will fail validation: {}", m),

@@ -2,6 +2,7 @@ package dev.drover.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.drover.common.UserText;
+import dev.drover.devices.cdi.CdiRegistry;
 import dev.drover.image.ImageGc;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,13 +12,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The agent's settings for container tasks (the {@code oci} driver) and the images they run: whether it is on
  * ({@code enableOci}), the OCI runtime ({@code ociRuntime}: runc or crun, found on the usual paths when not named),
  * what containers may ask for ({@code ociAllowPrivileged}, {@code ociAllowUnconfined}), the registries
- * ({@code registryCAFile}, {@code registryMirrors}: mirror hosts tried before each registry), and the image store
- * ({@code maxImageSizeMB}, {@code imageGC} thresholds).
+ * ({@code registryCAFile}, {@code registryMirrors}: mirror hosts tried before each registry), the image store
+ * ({@code maxImageSizeMB}, {@code imageGC} thresholds), and the CDI specs that give containers their devices
+ * ({@code cdiSpecDirs}, {@code cdiAllowedHooks}: the only hooks a spec may have the runtime run).
  *
  * @param runtime empty when none was named and none is installed: every oci task then fails validation saying so
  */
@@ -29,7 +32,9 @@ public record ContainerSettings(
         Optional<Path> registryCaFile,
         Map<String, List<String>> registryMirrors,
         long maxImageBytes,
-        ImageGc.Thresholds imageGc) {
+        ImageGc.Thresholds imageGc,
+        List<Path> cdiSpecDirs,
+        Set<String> cdiAllowedHooks) {
 
     /** Where a runtime is looked for when {@code ociRuntime} is not set, in order. */
     static final List<Path> RUNTIMES = List.of(
@@ -43,6 +48,13 @@ public record ContainerSettings(
 
     public ContainerSettings {
         registryMirrors = Map.copyOf(registryMirrors);
+        cdiSpecDirs = List.copyOf(cdiSpecDirs);
+        cdiAllowedHooks = Set.copyOf(cdiAllowedHooks);
+    }
+
+    /** The resolver of CDI device names over this node's spec directories. */
+    public CdiRegistry cdi() {
+        return new CdiRegistry(cdiSpecDirs, cdiAllowedHooks);
     }
 
     /** Off: no container tasks. */
@@ -54,7 +66,9 @@ public record ContainerSettings(
             Optional.empty(),
             Map.of(),
             DEFAULT_MAX_IMAGE_MB << 20,
-            ImageGc.Thresholds.DEFAULTS);
+            ImageGc.Thresholds.DEFAULTS,
+            CdiRegistry.DEFAULT_DIRS,
+            Set.of());
 
     static ContainerSettings load(AgentSettings s) throws ConfigException {
         boolean enabled =
@@ -94,7 +108,48 @@ public record ContainerSettings(
                 ca,
                 mirrors(s.fileValue("registryMirrors")),
                 maxMb << 20,
-                gc);
+                gc,
+                cdiSpecDirs(s),
+                Set.copyOf(absolutePaths("cdiAllowedHooks", s.fileValue("cdiAllowedHooks"), null).stream()
+                        .map(Path::toString)
+                        .toList()));
+    }
+
+    /** {@code cdiSpecDirs} (or {@code DROVER_CDI_SPEC_DIRS}, colon-separated); {@code /etc/cdi}, {@code /var/run/cdi}. */
+    private static List<Path> cdiSpecDirs(AgentSettings s) throws ConfigException {
+        String env = s.env().get("DROVER_CDI_SPEC_DIRS");
+        JsonNode file = s.fileValue("cdiSpecDirs");
+        boolean set = (env != null && !env.isBlank()) || (file != null && !file.isNull());
+        return set ? absolutePaths("cdiSpecDirs", file, env) : CdiRegistry.DEFAULT_DIRS;
+    }
+
+    /**
+     * Absolute paths: from the environment as a colon-separated list when {@code fromEnv} is set, else from the file's
+     * list.
+     */
+    private static List<Path> absolutePaths(String key, JsonNode node, String fromEnv) throws ConfigException {
+        List<String> raw = new ArrayList<>();
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            raw.addAll(List.of(fromEnv.split(":")));
+        } else if (node != null && !node.isNull()) {
+            if (!node.isArray()) {
+                throw new ConfigException(key + " must be a list of absolute paths");
+            }
+            node.forEach(n -> raw.add(n.asText()));
+        }
+        if (raw.size() > 64) {
+            throw new ConfigException(key + " lists " + raw.size() + " paths, more than the 64 allowed");
+        }
+        List<Path> out = new ArrayList<>();
+        for (String p : raw) {
+            if (!p.startsWith("/")
+                    || p.indexOf('\0') >= 0
+                    || !Path.of(p).normalize().toString().equals(p)) {
+                throw new ConfigException(key + ": " + UserText.quote(p) + " is not an absolute, clean path");
+            }
+            out.add(Path.of(p));
+        }
+        return out;
     }
 
     /** {@code registryMirrors: {docker.io: [mirror.local:5000]}}: hosts (and ports) tried, in order, before each. */

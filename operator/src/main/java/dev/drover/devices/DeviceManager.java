@@ -239,7 +239,7 @@ public final class DeviceManager implements AutoCloseable {
         return dev.drover.admission.Device.matches(g.vendor(), g.type(), g.model(), request);
     }
 
-    /** What a task gets for {@code ids} (environment, mounts, device nodes), from their plugin(s). */
+    /** What a task gets for {@code ids} (environment, mounts, device nodes, CDI names), from their plugin(s). */
     public Reservation reserve(Collection<String> ids) throws DevicePluginException, InterruptedException {
         Map<String, List<String>> byPlugin = new LinkedHashMap<>();
         Map<String, Device> devices = index; // one snapshot for the whole reservation
@@ -253,6 +253,7 @@ public final class DeviceManager implements AutoCloseable {
         Map<String, String> env = new LinkedHashMap<>();
         List<Reservation.Mount> mounts = new ArrayList<>();
         List<Reservation.DeviceNode> nodes = new ArrayList<>();
+        List<String> cdi = new ArrayList<>();
         for (Map.Entry<String, List<String>> e : byPlugin.entrySet()) {
             Runner r = runners.stream()
                     .filter(x -> x.name.equals(e.getKey()))
@@ -275,8 +276,9 @@ public final class DeviceManager implements AutoCloseable {
             env.putAll(res.env());
             mounts.addAll(res.mounts());
             nodes.addAll(res.deviceNodes());
+            cdi.addAll(res.cdiDevices());
         }
-        return new Reservation(env, mounts, nodes);
+        return new Reservation(env, mounts, nodes, cdi);
     }
 
     /** Stops every plugin loop and joins its threads; closes the plugins. */

@@ -118,6 +118,26 @@ class AgentConfigTest {
     }
 
     @Test
+    void cdiSpecDirsDefaultToEtcAndVarRunAndHooksRunOnlyWhenListed() throws Exception {
+        ContainerSettings plain = load(Map.of("NODE_NAME", "n")).containers();
+        assertThat(plain.cdiSpecDirs()).containsExactly(Path.of("/etc/cdi"), Path.of("/var/run/cdi"));
+        assertThat(plain.cdiAllowedHooks()).isEmpty();
+        Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, "cdiSpecDirs: [/opt/cdi]\ncdiAllowedHooks: [/usr/bin/nvidia-cdi-hook]\n");
+        ContainerSettings set =
+                load(Map.of("NODE_NAME", "n"), "--config", file.toString()).containers();
+        assertThat(set.cdiSpecDirs()).containsExactly(Path.of("/opt/cdi"));
+        assertThat(set.cdiAllowedHooks()).containsExactly("/usr/bin/nvidia-cdi-hook");
+        assertThat(load(Map.of("NODE_NAME", "n", "DROVER_CDI_SPEC_DIRS", "/a:/b"), "--config", file.toString())
+                        .containers()
+                        .cdiSpecDirs())
+                .containsExactly(Path.of("/a"), Path.of("/b"));
+        Files.writeString(file, "cdiSpecDirs: [cdi/../x]\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .hasMessage("cdiSpecDirs: \"cdi/../x\" is not an absolute, clean path");
+    }
+
+    @Test
     void thePeerTokenFileComesFromFlagEnvironmentOrFile() throws Exception {
         Path file = dir.resolve("agent.yaml");
         Files.writeString(file, "peerTokenFile: /from/file\n");

@@ -45,6 +45,9 @@ public final class FakeDevicePlugin implements DevicePlugin {
 
     static final String NAME = "fake";
     static final String FILE_KEY = "file";
+    /** Where it writes a CDI spec of its devices ({@link FakeCdiSpec}); none is written without it. */
+    static final String CDI_SPEC_DIR_KEY = "cdiSpecDir";
+
     private static final String NVIDIA = "nvidia";
     private static final Logger LOG = LoggerFactory.getLogger(FakeDevicePlugin.class);
 
@@ -55,6 +58,8 @@ public final class FakeDevicePlugin implements DevicePlugin {
     private volatile FakeDeviceFile file;
     /** IDs of the file's instances that the GPU selection leaves out. */
     private volatile Set<String> unmanaged = Set.of();
+    /** Where its CDI spec was written; empty when none was, and then reservations name no CDI devices. */
+    private volatile Optional<Path> cdiSpecDir = Optional.empty();
 
     private volatile String crashed;
     private volatile boolean closed;
@@ -78,6 +83,7 @@ public final class FakeDevicePlugin implements DevicePlugin {
     public void configure(Map<String, Object> config) throws DevicePluginException {
         ConfigReader reader = new ConfigReader(config);
         String path = reader.string(FILE_KEY);
+        String cdi = reader.string(CDI_SPEC_DIR_KEY);
         GpuSelection gpus = GpuSelection.read(reader);
         DevicePluginException.checkConfig(NAME, reader);
         if (path == null || path.isBlank()) {
@@ -85,12 +91,25 @@ public final class FakeDevicePlugin implements DevicePlugin {
                     + "pass the device file as --device-plugin fake:FILE");
         }
         configure(FakeDeviceFileParser.parse(Path.of(path)), gpus);
+        if (cdi != null && !cdi.isBlank()) {
+            writeCdiSpec(Path.of(cdi));
+        }
+    }
+
+    /**
+     * Writes a CDI spec of the managed devices into {@code dir} ({@link FakeCdiSpec}); reservations then name them by
+     * their CDI names.
+     */
+    public void writeCdiSpec(Path dir) throws DevicePluginException {
+        FakeCdiSpec.write(dir, configured(), unmanaged);
+        cdiSpecDir = Optional.of(dir);
     }
 
     /** Fails on what {@link #configure(Map)} would refuse in {@code config} itself (the file is read later). */
     static void checkConfig(Map<String, Object> config) throws DevicePluginException {
         ConfigReader reader = new ConfigReader(config);
         reader.string(FILE_KEY);
+        reader.string(CDI_SPEC_DIR_KEY);
         GpuSelection.read(reader);
         DevicePluginException.checkConfig(NAME, reader);
     }
@@ -169,7 +188,16 @@ public final class FakeDevicePlugin implements DevicePlugin {
             throw new DevicePluginException(
                     "device plugin fake: cannot reserve unknown or unmanaged instance(s) " + unknown);
         }
-        return NvidiaReservations.visibleDevices(nvidia);
+        Reservation r = NvidiaReservations.visibleDevices(nvidia);
+        if (cdiSpecDir.isEmpty()) {
+            return r;
+        }
+        Map<String, String> names = FakeCdiSpec.names(configured(), unmanaged);
+        return r.withCdiDevices(instanceIds.stream()
+                .distinct()
+                .map(names::get)
+                .filter(java.util.Objects::nonNull)
+                .toList());
     }
 
     @Override

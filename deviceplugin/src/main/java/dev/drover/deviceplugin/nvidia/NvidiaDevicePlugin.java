@@ -210,7 +210,7 @@ public final class NvidiaDevicePlugin implements DevicePlugin {
             throw new DevicePluginException("device plugin nvidia: cannot reserve " + unknown
                     + ": no such GPU managed on this host (managed: " + known + ")");
         }
-        return NvidiaReservations.visibleDevices(List.copyOf(wanted));
+        return NvidiaReservations.withCdi(List.copyOf(wanted));
     }
 
     /** Called on the event thread. */

@@ -14,6 +14,8 @@ public final class NvidiaReservations {
 
     public static final String VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES";
     public static final String CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES";
+    /** The CDI kind of the spec {@code nvidia-ctk cdi generate} writes. */
+    public static final String CDI_KIND = "nvidia.com/gpu";
 
     private NvidiaReservations() {}
 
@@ -23,6 +25,16 @@ public final class NvidiaReservations {
         }
         String list = String.join(",", uuids);
         return Reservation.ofEnv(Map.of(VISIBLE_DEVICES, list, CUDA_VISIBLE_DEVICES, list));
+    }
+
+    /**
+     * As {@link #visibleDevices}, with each GPU's CDI name as {@code nvidia-ctk cdi generate} writes it for its UUID
+     * ({@code nvidia.com/gpu=GPU-...}, a MIG device's {@code nvidia.com/gpu=MIG-...}): a container is given the
+     * device nodes, libraries and hooks that spec lists for exactly these.
+     */
+    public static Reservation withCdi(List<String> uuids) {
+        return visibleDevices(uuids)
+                .withCdiDevices(uuids.stream().map(u -> CDI_KIND + "=" + u).toList());
     }
 
     /**

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.deviceplugin.AttributeValue;
 import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.DevicePlugin;
@@ -14,6 +16,8 @@ import dev.drover.deviceplugin.InstanceStats;
 import dev.drover.deviceplugin.InvalidFingerprintException;
 import dev.drover.deviceplugin.ThreadLeaks;
 import dev.drover.deviceplugin.Unit;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -25,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class FakeDevicePluginTest {
 
@@ -118,6 +123,40 @@ class FakeDevicePluginTest {
             assertThat(p.reserve(List.of("fpga-0")).env()).isEmpty();
             assertThatThrownBy(() -> p.reserve(List.of("GPU-a", "GPU-z")))
                     .hasMessageContaining("unknown or unmanaged instance(s) [GPU-z]");
+        }
+    }
+
+    @Test
+    void withACdiSpecDirItDescribesItsDevicesAndReservationsNameThem(@TempDir Path cdi) throws Exception {
+        Path gpus = Files.writeString(cdi.resolve("gpus.yaml"), GPUS);
+        try (DevicePlugin p = factory.create()) {
+            p.configure(Map.of(
+                    "file", gpus.toString(), "cdiSpecDir", cdi.resolve("specs").toString()));
+            assertThat(p.reserve(List.of("GPU-b", "fpga-0", "GPU-b")).cdiDevices())
+                    .containsExactly("fake.drover.dev/device=GPU-b", "fake.drover.dev/device=fpga-0");
+            JsonNode spec = new ObjectMapper()
+                    .readTree(cdi.resolve("specs/drover-fake.json").toFile());
+            assertThat(spec.path("kind").asText()).isEqualTo("fake.drover.dev/device");
+            assertThat(spec.path("containerEdits").path("env").toString()).isEqualTo("[\"DROVER_FAKE_CDI=1\"]");
+            JsonNode b = spec.path("devices").get(1);
+            assertThat(b.path("name").asText()).isEqualTo("GPU-b");
+            assertThat(b.path("containerEdits").path("env").get(0).asText()).isEqualTo("FAKE_GPU_1=GPU-b");
+            JsonNode node = b.path("containerEdits").path("deviceNodes").get(0);
+            assertThat(node.path("path").asText()).isEqualTo("/dev/fake-gpu1");
+            assertThat(node.path("hostPath").asText()).isEqualTo("/dev/null");
+            assertThat(spec.path("devices")
+                            .get(2)
+                            .path("containerEdits")
+                            .path("deviceNodes")
+                            .get(0)
+                            .path("path")
+                            .asText())
+                    .isEqualTo("/dev/fake-fpga0");
+        }
+        try (DevicePlugin p = plugin("")) {
+            assertThat(p.reserve(List.of("GPU-a")).cdiDevices())
+                    .as("without a spec, no CDI names: a container would be refused devices nothing describes")
+                    .isEmpty();
         }
     }
 

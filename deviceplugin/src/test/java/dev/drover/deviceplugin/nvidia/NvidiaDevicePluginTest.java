@@ -227,6 +227,7 @@ class NvidiaDevicePluginTest {
         assertThat(fp.instances()).extracting(DeviceInstance::id).doesNotContain(A100);
         assertThat(plugin.reserve(List.of(MIG_2)).env())
                 .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", MIG_2, "CUDA_VISIBLE_DEVICES", MIG_2));
+        assertThat(plugin.reserve(List.of(MIG_2)).cdiDevices()).containsExactly("nvidia.com/gpu=" + MIG_2);
         assertThat(plugin.stats()).extracting(InstanceStats::id).containsExactly(T4, MIG_1, MIG_2);
         assertThat(plugin.stats().get(1).memoryTotalMiB()).hasValue(19968);
         assertThat(plugin.stats().get(1).temperatureC()).isEmpty();
@@ -250,6 +251,9 @@ class NvidiaDevicePluginTest {
                 .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", A100 + "," + T4, "CUDA_VISIBLE_DEVICES", A100 + "," + T4));
         assertThat(plugin.reserve(List.of(T4)).env())
                 .isEqualTo(Map.of("NVIDIA_VISIBLE_DEVICES", T4, "CUDA_VISIBLE_DEVICES", T4));
+        assertThat(plugin.reserve(List.of(A100, T4)).cdiDevices())
+                .as("the names nvidia-ctk cdi generate gives them by UUID")
+                .containsExactly("nvidia.com/gpu=" + A100, "nvidia.com/gpu=" + T4);
         assertThatThrownBy(() -> plugin.reserve(List.of("GPU-gone")))
                 .hasMessageContaining("cannot reserve [GPU-gone]: no such GPU managed on this host");
     }

@@ -2,7 +2,10 @@ package dev.drover.driver.oci;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.common.UserText;
+import dev.drover.devices.cdi.CdiRegistry;
+import dev.drover.devices.cdi.ContainerEdits;
 import dev.drover.driver.Driver;
 import dev.drover.driver.DriverEvent;
 import dev.drover.driver.DriverException;
@@ -65,6 +68,7 @@ public final class OciDriver implements Driver {
     private final Path runtime;
     private final OciConfig.Allowed allowed;
     private final Optional<String> missing;
+    private final CdiRegistry cdi;
     /** By task id: what {@link #prepare} fetched, for the start that follows. */
     private final Map<String, Prepared> prepared = new ConcurrentHashMap<>();
 
@@ -86,6 +90,7 @@ public final class OciDriver implements Driver {
         this.runtime = runtime;
         this.allowed = new OciConfig.Allowed(settings.allowPrivileged(), settings.allowUnconfined());
         this.missing = settings.missing();
+        this.cdi = settings.cdi();
     }
 
     /** What this agent lacks to run containers, or empty when it can. */
@@ -97,8 +102,10 @@ public final class OciDriver implements Driver {
      * What the agent lets containers ask for, and what this node lacks to run them.
      *
      * @param missing why no container can run here (no runtime, not root), or empty when they can
+     * @param cdi     the CDI specs that give containers their devices ({@link ContainerDevices})
      */
-    public record OciSettings(boolean allowPrivileged, boolean allowUnconfined, Optional<String> missing) {}
+    public record OciSettings(
+            boolean allowPrivileged, boolean allowUnconfined, Optional<String> missing, CdiRegistry cdi) {}
 
     @Override
     public String name() {
@@ -126,13 +133,14 @@ public final class OciDriver implements Driver {
         if (!problems.isEmpty()) {
             throw new DriverStartException(String.join("; ", problems), false);
         }
+        ContainerEdits devices = ContainerDevices.resolve(task.attachments(), cdi);
         ImageStore.Image image = heldPrepared(task, config);
         if (image == null) {
             image = pull(task, config);
         }
         boolean started = false;
         try {
-            Path bundle = bundle(task, config, image);
+            Path bundle = bundle(task, config, image, devices);
             String id = containerId(task);
             TaskHandle handle = tasks.start(
                     task,
@@ -212,7 +220,8 @@ public final class OciDriver implements Driver {
     private record Prepared(ImageReference reference, Digest manifest) {}
 
     /** Writes the container's bundle in the task's directory: a fresh upper layer and the spec. */
-    private Path bundle(TaskConfig task, OciConfig config, ImageStore.Image image) throws DriverStartException {
+    private Path bundle(TaskConfig task, OciConfig config, ImageStore.Image image, ContainerEdits devices)
+            throws DriverStartException {
         Path bundle = task.taskDir().resolve(BUNDLE);
         ImageUser user = ImageUser.resolve(
                 image.rootfs(),
@@ -242,8 +251,9 @@ public final class OciDriver implements Driver {
                 config.shmSizeMB(),
                 task.taskName(),
                 binds(task),
-                List.of(),
                 "drover-" + containerId(task));
+        ObjectNode spec = OciSpec.of(container, bundle.resolve("rootfs").toString());
+        ContainerDevices.apply(spec, devices);
         try {
             if (Files.exists(bundle)) {
                 remove(bundle); // a restarted task starts from the image again, as a new container does
@@ -253,11 +263,7 @@ public final class OciDriver implements Driver {
             for (String dir : List.of("upper", "work", "rootfs", "runtime")) {
                 Files.createDirectory(bundle.resolve(dir));
             }
-            Files.writeString(
-                    bundle.resolve("config.json"),
-                    JSON.writeValueAsString(
-                            OciSpec.of(container, bundle.resolve("rootfs").toString())),
-                    StandardCharsets.UTF_8);
+            Files.writeString(bundle.resolve("config.json"), JSON.writeValueAsString(spec), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new DriverStartException("cannot write the container's bundle: " + e.getMessage(), true, e);
         }

@@ -18,9 +18,6 @@ final class OciSpec {
     /** A bind mount from the host into the container. */
     record Bind(String source, String destination, boolean readOnly) {}
 
-    /** A device node the container is given (a reserved GPU), by its number. */
-    record Device(String path, char type, long major, long minor) {}
-
     /**
      * What one container is.
      *
@@ -42,7 +39,6 @@ final class OciSpec {
             int shmSizeMB,
             String hostname,
             List<Bind> binds,
-            List<Device> devices,
             String cgroupsPath) {}
 
     static final List<String> MASKED = List.of(
@@ -127,24 +123,7 @@ final class OciSpec {
         ObjectNode resources = linux.putObject("resources");
         ArrayNode deviceRules = resources.putArray("devices");
         deviceRules.addObject().put("allow", c.privileged()).put("access", "rwm");
-        ArrayNode devices = linux.putArray("devices");
-        for (Device d : c.devices()) {
-            devices.addObject()
-                    .put("path", d.path())
-                    .put("type", String.valueOf(d.type()))
-                    .put("major", d.major())
-                    .put("minor", d.minor())
-                    .put("fileMode", 0666)
-                    .put("uid", 0)
-                    .put("gid", 0);
-            deviceRules
-                    .addObject()
-                    .put("allow", true)
-                    .put("type", String.valueOf(d.type()))
-                    .put("major", d.major())
-                    .put("minor", d.minor())
-                    .put("access", "rwm");
-        }
+        linux.putArray("devices"); // a reserved device's node, by ContainerDevices
         if (!c.privileged()) {
             strings(linux.putArray("maskedPaths"), MASKED);
             strings(linux.putArray("readonlyPaths"), READ_ONLY);

@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.drover.deviceplugin.PluginClock;
+import dev.drover.deviceplugin.fake.FakeDeviceFileParser;
+import dev.drover.deviceplugin.fake.FakeDevicePlugin;
+import dev.drover.devices.cdi.CdiRegistry;
 import dev.drover.driver.DriverEvent;
 import dev.drover.driver.DriverStartException;
 import dev.drover.driver.ExitResult;
+import dev.drover.driver.TaskAttachments;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.host.LogRotator;
@@ -20,11 +25,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -94,7 +101,8 @@ class OciDriverTest {
                     Optional.empty(),
                     store,
                     RuncContainerTest.RUNC,
-                    new OciDriver.OciSettings(false, false, Optional.empty()));
+                    new OciDriver.OciSettings(
+                            false, false, Optional.empty(), new CdiRegistry(List.of(dir.resolve("cdi")), Set.of())));
         }
         return driver;
     }
@@ -252,6 +260,61 @@ class OciDriverTest {
             driver().stop(h, Duration.ofSeconds(5), "SIGTERM");
             driver().destroy(h);
         }
+    }
+
+    @Test
+    void aTaskReservingAFakeGpuSeesItsDeviceNodeAndTheVariablesOfItsCdiSpec() throws Exception {
+        FakeDevicePlugin gpus = new FakeDevicePlugin(PluginClock.system(), Instant.now());
+        gpus.configure(FakeDeviceFileParser.parse("""
+                groups:
+                  - vendor: nvidia
+                    type: gpu
+                    model: Tesla T4
+                    instances:
+                      - id: GPU-a
+                      - id: GPU-b
+                """, "gpus.yaml"));
+        gpus.writeCdiSpec(dir.resolve("cdi"));
+        TaskAttachments.Builder lent = new TaskAttachments.Builder();
+        gpus.reserve(List.of("GPU-b")).cdiDevices().forEach(lent::cdiDevice);
+        gpus.close();
+        TaskConfig t = lent(
+                task(
+                        "gpu",
+                        Map.of(
+                                "args",
+                                List.of("test -c /dev/fake-gpu1 && echo node; echo $FAKE_GPU_1 $DROVER_FAKE_CDI;"
+                                        + " echo x > /dev/fake-gpu1 && echo written; test -e /dev/fake-gpu0 || echo"
+                                        + " not GPU-a")),
+                        "app"),
+                lent.build());
+        assertThat(run(t)).as(stdout(t)).isEqualTo(ExitResult.code(0));
+        assertThat(stdout(t)).isEqualTo("node\nGPU-b 1\nwritten\nnot GPU-a\n");
+
+        TaskConfig unknown = lent(
+                task("nospec", Map.of("args", List.of("true")), null),
+                new TaskAttachments.Builder().cdiDevice("nvidia.com/gpu=GPU-z").build());
+        assertThatThrownBy(() -> driver().start(unknown))
+                .isInstanceOf(DriverStartException.class)
+                .hasMessageContaining(
+                        "unknown CDI device \"nvidia.com/gpu=GPU-z\": no spec file in " + dir.resolve("cdi"));
+    }
+
+    private static TaskConfig lent(TaskConfig t, TaskAttachments attachments) {
+        return new TaskConfig(
+                t.namespace(),
+                t.allocName(),
+                t.taskName(),
+                t.config(),
+                t.env(),
+                t.allocDir(),
+                t.taskDir(),
+                t.logsDir(),
+                t.secretsDir(),
+                t.resources(),
+                t.user(),
+                attachments,
+                t.events());
     }
 
     @Test

@@ -74,7 +74,6 @@ class RuncContainerTest {
                 64,
                 "task",
                 List.of(),
-                List.of(),
                 ownCgroup() + "/" + id);
         Files.write(
                 bundle.resolve("config.json"), new ObjectMapper().writeValueAsBytes(OciSpec.of(c, rootfs.toString())));
