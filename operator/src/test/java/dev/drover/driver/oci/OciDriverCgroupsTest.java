@@ -112,7 +112,11 @@ class OciDriverCgroupsTest {
                 Optional.empty(),
                 store,
                 RuncContainerTest.RUNC,
-                new OciDriver.OciSettings(false, false, Optional.empty()));
+                new OciDriver.OciSettings(
+                        false,
+                        false,
+                        Optional.empty(),
+                        new dev.drover.devices.cdi.CdiRegistry(List.of(), java.util.Set.of())));
         drivers.add(d);
         return d;
     }
