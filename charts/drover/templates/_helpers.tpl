@@ -71,9 +71,9 @@ app.kubernetes.io/managed-by: {{ $ctx.Release.Service }}
 {{- if and (include "drover.processTasks" .) .Values.agent.rawExec.hostProcesses }}true{{ end }}
 {{- end }}
 
-{{/* "true" when a driver that runs host processes (raw_exec, exec) is enabled. */}}
+{{/* "true" when a driver that runs processes on the node (raw_exec, exec, oci) is enabled. */}}
 {{- define "drover.processTasks" -}}
-{{- if or .Values.agent.rawExec.enabled .Values.agent.exec.enabled }}true{{ end }}
+{{- if or .Values.agent.rawExec.enabled .Values.agent.exec.enabled .Values.agent.oci.enabled }}true{{ end }}
 {{- end }}
 
 {{/* "true" when the NVIDIA driver library is mounted from the host instead of injected by a RuntimeClass. */}}
@@ -95,7 +95,7 @@ GPUs' device nodes). Otherwise, with only the mock driver, the configured
 context as it is: not root by default.
 */}}
 {{- define "drover.containerSecurityContext" -}}
-{{- if or (include "drover.rawExecOnHost" .) (include "drover.nvidiaHostLibrary" .) .Values.agent.exec.enabled }}
+{{- if or (include "drover.rawExecOnHost" .) (include "drover.nvidiaHostLibrary" .) .Values.agent.exec.enabled .Values.agent.oci.enabled }}
 runAsUser: 0
 runAsGroup: 0
 privileged: true

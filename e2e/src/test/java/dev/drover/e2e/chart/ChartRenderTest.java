@@ -554,6 +554,48 @@ class ChartRenderTest {
     }
 
     @Test
+    void ociRunsTheNodesRuntimeOnTheHostWithTheNodesCdiSpecsMountedReadOnly() {
+        Rendered rendered = DroverChart.render(
+                ValueSet.DEFAULTS, Map.of("agent.oci.enabled", true, "agent.oci.runtime", "/usr/bin/runc"));
+        assertThat(rendered.env())
+                .containsEntry("DROVER_ENABLE_OCI", "true")
+                .containsEntry("DROVER_OCI_RUNTIME", "/usr/bin/runc")
+                .doesNotContainKey("DROVER_ENABLE_EXEC")
+                .doesNotContainKey("DROVER_ENABLE_RAW_EXEC")
+                .containsEntry("DROVER_CGROUP_PARENT", "/drover")
+                .containsEntry("DROVER_PIDS_MAX", "0");
+        assertThat(rendered.pod().getHostPID()).isTrue();
+        assertThat(rendered.agent().getSecurityContext().getPrivileged())
+                .as("overlay mounts and the runtime's namespaces")
+                .isTrue();
+        for (String dir : List.of("/etc/cdi", "/var/run/cdi")) {
+            assertThat(rendered.agent().getVolumeMounts())
+                    .filteredOn(m -> m.getMountPath().equals(dir))
+                    .singleElement()
+                    .satisfies(m -> assertThat(m.getReadOnly()).isTrue());
+            assertThat(rendered.pod().getVolumes())
+                    .anySatisfy(v -> assertThat(v.getHostPath())
+                            .isNotNull()
+                            .satisfies(h -> assertThat(h.getPath()).isEqualTo(dir)));
+        }
+
+        assertThatThrownBy(() -> DroverChart.template(ValueSet.DEFAULTS, Map.of("agent.oci.enabled", true)))
+                .as("on the host, the image's runc is out of reach")
+                .hasMessageContaining("agent.oci.runtime: set the path of runc or crun on the nodes");
+
+        Rendered inContainer = DroverChart.render(
+                ValueSet.DEFAULTS,
+                Map.of("agent.oci.enabled", true, "agent.rawExec.hostProcesses", false, "agent.oci.cdi", false));
+        assertThat(inContainer.env())
+                .as("the image's own runc, found at start")
+                .doesNotContainKey("DROVER_OCI_RUNTIME");
+        assertThat(inContainer.pod().getHostPID()).isNull();
+        assertThat(inContainer.agent().getSecurityContext().getPrivileged()).isTrue();
+        assertThat(inContainer.agent().getVolumeMounts())
+                .noneMatch(m -> m.getMountPath().endsWith("/cdi"));
+    }
+
+    @Test
     void onlyTheMockDriverRunsTheAgentAsItsOwnUserOnADataDirAnInitContainerGaveIt() {
         Rendered rendered = DroverChart.render(ValueSet.DEFAULTS);
         var security = rendered.agent().getSecurityContext();

@@ -96,6 +96,14 @@ class ImageRecipeTest {
     }
 
     @Test
+    void theImageCarriesTheToolsItsProcessAndContainerTasksNeed() throws IOException {
+        String runStage = dockerfile().substring(dockerfile().indexOf("FROM eclipse-temurin:25-jre"));
+        assertThat(runStage)
+                .as("setsid, nsenter and mount; kill; an OCI runtime for oci tasks in the agent's container")
+                .contains("apt-get install -y --no-install-recommends util-linux procps runc");
+    }
+
+    @Test
     void theDocumentedBuildTagsTheChartsDefaultImage() throws IOException {
         String chart = Files.readString(ROOT.resolve("charts/drover/Chart.yaml"));
         Matcher appVersion = Pattern.compile("(?m)^appVersion: \"([^\"]+)\"").matcher(chart);
