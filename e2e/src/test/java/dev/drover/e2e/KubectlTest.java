@@ -97,7 +97,8 @@ class KubectlTest {
         String table = kubectl.run("get", "alloc").assertOk().out();
         assertThat(table.lines().findFirst().orElseThrow().split("\\s+"))
                 .containsExactly("NAME", "NODE", "STATUS", "READY", "RESTARTS", "AGE");
-        assertThat(table).contains("hello", "batch", "lifecycle", "raw-exec", "restart-policy", "gpu");
+        assertThat(table)
+                .contains("hello", "batch", "lifecycle", "raw-exec", "restart-policy", "gpu", "web", "gpu-container");
         assertThat(kubectl.run("get", "drover").assertOk().out())
                 .as("the category")
                 .contains("hello");

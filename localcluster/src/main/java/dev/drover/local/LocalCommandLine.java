@@ -43,6 +43,11 @@ final class LocalCommandLine {
             "ADDRESS",
             "where the agent's metrics and HTTPS API listen (default 127.0.0.1: this machine only; 0.0.0.0 or ::"
                     + " every interface)");
+    static final Flag ENABLE_OCI = Flag.on(
+            "--enable-oci",
+            null,
+            "runs container images too (the oci driver: runc and root on this machine,"
+                    + " images from their registries)");
     static final Flag DEVICE_PLUGIN = Flag.valued(
             "--device-plugin",
             null,
@@ -66,6 +71,7 @@ final class LocalCommandLine {
                             METRICS_PORT,
                             API_PORT,
                             BIND_ADDRESS,
+                            ENABLE_OCI,
                             DEVICE_PLUGIN,
                             KUBE_VERSION,
                             CHART)));
@@ -80,7 +86,7 @@ final class LocalCommandLine {
             system:serviceaccount:drover-system:drover-gateway --gateway-ca-file DIR/gateway/ca.crt.
             Before Kubernetes 1.31 CRDs lose selectableFields, so a field selector on spec.nodeName is refused.
             """, "up", """
-            The agent runs with the mock and raw_exec drivers, as the chart's ServiceAccount with the chart's
+            The agent runs with the mock and raw_exec drivers (and oci with --enable-oci), as the chart's ServiceAccount with the chart's
             RBAC, from the kubeconfig agent-local.kubeconfig beside FILE (its peer token agent-local.peer-token);
             the chart's gateway runs too (files in gateway/ beside FILE), for kubectl drover logs.
             The agent's metrics and HTTPS API listen on 127.0.0.1 only unless --bind-address says otherwise.

@@ -173,6 +173,7 @@ public final class LocalMain {
                 port(flags, LocalCommandLine.METRICS_PORT),
                 port(flags, LocalCommandLine.API_PORT),
                 bindAddress(flags.value(LocalCommandLine.BIND_ADDRESS.name())),
+                flags.has(LocalCommandLine.ENABLE_OCI.name()),
                 flags.values(LocalCommandLine.DEVICE_PLUGIN.name()),
                 kubeVersion(flags.value(LocalCommandLine.KUBE_VERSION.name())),
                 path(flags, LocalCommandLine.CHART));

@@ -32,6 +32,7 @@ final class LocalUp implements AutoCloseable {
             int metricsPort,
             int apiPort,
             InetAddress bindAddress,
+            boolean enableOci,
             List<String> devicePlugins,
             KubeVersion kubeVersion,
             Path chart) {
@@ -87,6 +88,9 @@ final class LocalUp implements AutoCloseable {
                 Integer.toString(settings.apiPort()),
                 "--bind-address",
                 settings.bindAddress().getHostAddress()));
+        if (settings.enableOci()) {
+            args.add("--enable-oci");
+        }
         settings.devicePlugins().forEach(p -> args.addAll(List.of("--device-plugin", p)));
         if (!settings.kubeVersion().selectableFields()) {
             args.addAll(List.of("--field-selector", "false")); // what docs/install.md tells such users

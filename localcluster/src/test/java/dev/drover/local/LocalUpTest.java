@@ -52,6 +52,20 @@ class LocalUpTest {
         }
     }
 
+    @Test
+    void enableOciGivesTheAgentTheOciDriverAndNothingElseDoes() {
+        List<String> flags = List.of("--kubeconfig", dir.resolve("kubeconfig").toString());
+        List<String> plain = LocalUp.agentArgs(LocalMain.upSettings(
+                FlagParser.parse(LocalCommandLine.flags(LocalCommandLine.command("up")), flags, false)));
+        List<String> withOci = new ArrayList<>(flags);
+        withOci.add("--enable-oci");
+        List<String> oci = LocalUp.agentArgs(LocalMain.upSettings(
+                FlagParser.parse(LocalCommandLine.flags(LocalCommandLine.command("up")), withOci, false)));
+
+        assertThat(plain).doesNotContain("--enable-oci");
+        assertThat(oci).contains("--enable-oci", "--enable-raw-exec");
+    }
+
     /** The local addresses of the TCP sockets listening on {@code port}, as the kernel lists them. */
     static List<InetAddress> listeners(int port) throws IOException {
         List<InetAddress> found = new ArrayList<>();
