@@ -103,6 +103,15 @@ public final class DockerConfig {
         return Optional.empty();
     }
 
+    /** As {@link #choose}, over the documents themselves; throws when one cannot be read. */
+    public static Optional<RegistryCredentials> first(List<String> documents, String registry) throws IOException {
+        List<DockerConfig> configs = new java.util.ArrayList<>();
+        for (String d : documents) {
+            configs.add(parse(d.getBytes(StandardCharsets.UTF_8)));
+        }
+        return choose(configs, registry);
+    }
+
     /** The credentials for {@code registry} (a host, with its port if it has one), if the config has some. */
     public Optional<RegistryCredentials> forRegistry(String registry) {
         String want = registry.toLowerCase(Locale.ROOT);
