@@ -10,6 +10,7 @@ import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.credentials.ObjectRef;
 import dev.drover.driver.TaskConfig;
 import dev.drover.state.AllocId;
+import dev.drover.taskrunner.hooks.NoCredentialsHook;
 import dev.drover.taskrunner.identity.ImagePullSecrets;
 import dev.drover.taskrunner.identity.WorkloadIdentity;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -156,5 +157,26 @@ class ImagePullSecretsTest {
                         tasks: [{name: web, driver: oci, config: {image: r.io/app:1}}]
                         """)))
                 .hasMessage("Secret team/empty (spec.imagePullSecrets[0]) has no key .dockerconfigjson");
+    }
+
+    @Test
+    void anAgentWithoutWorkloadIdentityRefusesAnOciTaskThatNamesPullSecrets() throws Exception {
+        AllocationSpec oci = spec("""
+                imagePullSecrets: [{name: first}]
+                tasks: [{name: web, driver: oci, config: {image: r.io/app:1}}]
+                """);
+        Path dir = Path.of("/nonexistent");
+        TaskConfig paths = new TaskConfig("team", "a", "web", Map.of(), Map.of(), dir, dir, dir, dir);
+        TaskHookContext ctx = new TaskHookContext(ALLOC, oci.getTasks().get(0), oci, paths, Clock.systemUTC(), e -> {});
+        assertThatThrownBy(() -> new NoCredentialsHook().prestart(ctx))
+                .hasMessage("this agent reads no Secrets (it runs without workload identity); the allocation names"
+                        + " spec.imagePullSecrets for its image");
+        AllocationSpec other = spec("""
+                imagePullSecrets: [{name: first}]
+                tasks: [{name: web, driver: mock}]
+                """);
+        new NoCredentialsHook()
+                .prestart(
+                        new TaskHookContext(ALLOC, other.getTasks().get(0), other, paths, Clock.systemUTC(), e -> {}));
     }
 }
