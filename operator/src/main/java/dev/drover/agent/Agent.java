@@ -208,6 +208,7 @@ public final class Agent implements AutoCloseable {
                 },
                 () -> new long[] {events.written(), events.dropped(), events.failed()},
                 () -> controller == null ? 0 : controller.longestWaitToStart().toNanos() / 1e9));
+        enabled.images().ifPresent(i -> i.metrics().register(metrics.registry()));
         TaskRunnerConfig.Shared tasks = new TaskRunnerConfig.Shared(
                 drivers,
                 state,

@@ -10,6 +10,7 @@ import dev.drover.driver.mock.MockDriver;
 import dev.drover.driver.oci.OciDriver;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.image.ImageGc;
+import dev.drover.image.ImageMetrics;
 import dev.drover.image.ImageStore;
 import dev.drover.image.Platform;
 import dev.drover.image.RegistryClient;
@@ -31,8 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups, Optional<Images> images) implements AutoCloseable {
 
-    /** The node's images, for the oci driver: the store's collector and the registry client to close. */
-    record Images(ImageGc gc, RegistryClient registries) {}
+    /** The node's images, for the oci driver: the store's collector, its series, and the registry client to close. */
+    record Images(ImageGc gc, ImageMetrics metrics, RegistryClient registries) {}
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentDrivers.class);
 
@@ -100,7 +101,8 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups, Optional<Image
                     oci.maxImageBytes(),
                     clock,
                     oci.registryMirrors());
-            made = new Images(new ImageGc(store, oci.imageGc(), ImageGc.diskOf(store), clock), registries);
+            made = new Images(
+                    new ImageGc(store, oci.imageGc(), ImageGc.diskOf(store), clock), store.metrics(), registries);
         } catch (IOException e) {
             missing = Optional.of("the image store cannot be set up: " + e.getMessage());
         }

@@ -11,12 +11,16 @@ import dev.drover.taskrunner.TaskStateListener;
 import dev.drover.taskrunner.checks.TaskChecks;
 import dev.drover.taskrunner.hooks.NoCredentialsHook;
 import dev.drover.taskrunner.hooks.TaskHooks;
+import dev.drover.taskrunner.identity.ImagePullSecrets;
 import dev.drover.taskrunner.identity.TaskCredentials;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** What one task runner of an allocation is built from: its paths, its hooks, its credentials, its checks. */
+/**
+ * What one task runner of an allocation is built from: its paths, its hooks, its credentials (an oci task's registry
+ * credentials among them), its checks.
+ */
 final class TaskSetup {
 
     private TaskSetup() {}
@@ -34,12 +38,15 @@ final class TaskSetup {
                 dir.logs(),
                 dir.taskSecrets(t.getName()));
         TaskPrestartHook credentials = new NoCredentialsHook();
+        List<TaskPrestartHook> extra = new ArrayList<>();
         List<TaskRunningHook> running = new ArrayList<>();
         if (cfg.identity() != null) {
             TaskCredentials c = TaskCredentials.of(cfg.identity(), id, spec, t, dir.taskDir(t.getName()));
             credentials = c;
             running.add(c);
+            extra.add(new ImagePullSecrets(cfg.identity()));
         }
+        extra.addAll(cfg.extraPrestartHooks());
         if (cfg.checks() != null) {
             running.add(new TaskChecks(
                     cfg.checks(), id.key(), cfg.clock())); // idle for a run whose definition has no checks
@@ -49,7 +56,7 @@ final class TaskSetup {
                 spec,
                 t,
                 template,
-                TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, credentials, cfg.extraPrestartHooks()),
+                TaskHooks.defaults(cfg.tasks().drivers(), dir::buildTask, credentials, extra),
                 List.copyOf(running),
                 listener,
                 cfg.tasks());

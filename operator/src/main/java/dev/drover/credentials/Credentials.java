@@ -23,4 +23,7 @@ public interface Credentials {
      * {@code token}.
      */
     Map<String, byte[]> read(ObjectRef ref, String token) throws CredentialException;
+
+    /** Secret {@code name} of {@code namespace} with its type, read with {@code token}, as {@link #read} reads it. */
+    TypedSecret secret(String namespace, String name, String token) throws CredentialException;
 }

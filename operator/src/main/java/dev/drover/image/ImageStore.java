@@ -1,12 +1,7 @@
 package dev.drover.image;
 
-import dev.drover.common.UserText;
-import dev.drover.fs.ArchiveException;
 import dev.drover.fs.TreeRemover;
-import java.io.BufferedInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -16,8 +11,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.DigestInputStream;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -30,8 +23,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
-import java.util.zip.GZIPInputStream;
-import org.apache.commons.compress.compressors.zstandard.ZstdCompressorInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,8 +42,6 @@ public final class ImageStore {
     private static final String REFS = "refs";
     private static final String TMP = "tmp";
     private static final String SIZE = "size";
-    /** Trailing bytes after a layer's end-of-archive blocks (record padding) read to check its diff ID. */
-    private static final long MAX_TRAILER = 16 * 1024 * 1024;
 
     /** An image on the node: its manifest's digest, its root filesystem (read-only to tasks) and its config. */
     public record Image(Digest manifest, Path rootfs, ImageConfig config) {}
@@ -66,6 +55,8 @@ public final class ImageStore {
     private final ConcurrentMap<Digest, CompletableFuture<Image>> pulling = new ConcurrentHashMap<>();
     /** Images tasks use, with how many use each: never collected. Guarded by {@code this}. */
     private final Map<Digest, Integer> retained = new HashMap<>();
+
+    private final ImageMetrics metrics = new ImageMetrics(this::totals);
 
     /** @param maxImageBytes what one image may hold, compressed and unpacked alike */
     public ImageStore(Path dir, RegistryClient registries, Platform platform, long maxImageBytes, InstantSource clock)
@@ -102,8 +93,9 @@ public final class ImageStore {
      * what the reference names now and fetches it if the node does not have it. The image is retained for the caller
      * (the garbage collector leaves it) until {@link #release}d.
      */
-    public Image pull(ImageReference ref, PullPolicy policy, Optional<RegistryCredentials> creds, PullListener listener)
+    public Image pull(ImageReference ref, PullPolicy policy, Optional<RegistryCredentials> creds, PullListener told)
             throws IOException, InterruptedException {
+        PullListener listener = metrics.observing(told);
         Optional<Image> cached = policy == PullPolicy.Always ? Optional.empty() : cached(ref);
         if (cached.isPresent() && retain(cached.get().manifest())) {
             listener.downloaded(ref, 0, Duration.ZERO, true);
@@ -203,6 +195,16 @@ public final class ImageStore {
         return out;
     }
 
+    /** How many images the node holds, and what their root file systems hold. */
+    private long[] totals() throws IOException {
+        long bytes = 0;
+        List<Stored> all = list();
+        for (Stored s : all) {
+            bytes += s.bytes();
+        }
+        return new long[] {all.size(), bytes};
+    }
+
     /** Removes the image {@code manifest} unless a task uses it; returns whether it did. */
     boolean removeUnused(Digest manifest) throws IOException {
         Path gone = dir.resolve(TMP).resolve("collected-" + manifest.hex());
@@ -218,6 +220,11 @@ public final class ImageStore {
         }
         removeTree(gone);
         return true;
+    }
+
+    /** The store's series, to register where the agent's metrics are served. */
+    public ImageMetrics metrics() {
+        return metrics;
     }
 
     /** The store's directory, for the file system it is on. */
@@ -313,7 +320,7 @@ public final class ImageStore {
                 long before = done[0];
                 registries.blob(host, ref, layer, creds, blob, n -> listener.downloading(ref, before + n, all));
                 done[0] += layer.size();
-                apply(unpacker, blob, layer, config.diffIds().get(i), "layer " + layer.digest() + " of " + ref);
+                unpacker.applyBlob(blob, layer, config.diffIds().get(i), "layer " + layer.digest() + " of " + ref);
                 Files.delete(blob);
             }
             Files.write(work.resolve("manifest.json"), fetched.body());
@@ -332,39 +339,6 @@ public final class ImageStore {
                 removeTree(work);
             }
         }
-    }
-
-    /** Decompresses {@code blob} as its media type says and applies it, checking the tar against its diff ID. */
-    private static void apply(LayerUnpacker unpacker, Path blob, Descriptor layer, Digest diffId, String name)
-            throws IOException {
-        MessageDigest sha = Digest.sha256();
-        try (InputStream file = new BufferedInputStream(Files.newInputStream(blob), 64 * 1024);
-                InputStream raw = decompressed(file, layer.mediaType(), name);
-                DigestInputStream tar = new DigestInputStream(raw, sha)) {
-            unpacker.apply(tar, name);
-            long trailing = tar.transferTo(OutputStream.nullOutputStream());
-            if (trailing > MAX_TRAILER) {
-                throw new ArchiveException(name + " has " + trailing + " bytes after its end");
-            }
-        } catch (ArchiveException refused) {
-            throw new ImagePullException(refused.getMessage());
-        } catch (IOException broken) {
-            throw new ImagePullException(name + " cannot be unpacked: " + UserText.cut(broken.getMessage(), 200));
-        }
-        if (!diffId.matches(sha)) {
-            throw new ImagePullException(
-                    name + " does not unpack to the content its image's config names (" + diffId + "): refused");
-        }
-    }
-
-    private static InputStream decompressed(InputStream in, String mediaType, String name) throws IOException {
-        if (mediaType.endsWith("+zstd")) {
-            return new ZstdCompressorInputStream(in);
-        }
-        if (mediaType.endsWith("gzip")) {
-            return new GZIPInputStream(in, 64 * 1024);
-        }
-        return in;
     }
 
     private Optional<Image> stored(Digest manifest) throws IOException {

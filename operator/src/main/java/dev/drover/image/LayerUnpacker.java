@@ -5,6 +5,7 @@ import dev.drover.fs.ArchiveException;
 import dev.drover.fs.BoundedTarInput;
 import dev.drover.fs.DirectoryHandle;
 import dev.drover.fs.TreeRemover;
+import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -15,12 +16,16 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.zip.GZIPInputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarConstants;
+import org.apache.commons.compress.compressors.zstandard.ZstdCompressorInputStream;
 
 /**
  * Applies an image's layers, bottom first, to one directory, the image's root filesystem, as a container runtime
@@ -66,6 +71,44 @@ final class LayerUnpacker {
     /** What file content may still be written. */
     long left() {
         return left;
+    }
+
+    /** Trailing bytes after a layer's end-of-archive blocks (record padding) read to check its diff ID. */
+    private static final long MAX_TRAILER = 16 * 1024 * 1024;
+
+    /**
+     * Decompresses the layer {@code blob} as its media type says and applies it, checking the tar against its diff
+     * ID.
+     */
+    void applyBlob(Path blob, Descriptor layer, Digest diffId, String name) throws IOException {
+        MessageDigest sha = Digest.sha256();
+        try (InputStream file = new BufferedInputStream(Files.newInputStream(blob), 64 * 1024);
+                InputStream raw = decompressed(file, layer.mediaType());
+                DigestInputStream tar = new DigestInputStream(raw, sha)) {
+            apply(tar, name);
+            long trailing = tar.transferTo(OutputStream.nullOutputStream());
+            if (trailing > MAX_TRAILER) {
+                throw new ArchiveException(name + " has " + trailing + " bytes after its end");
+            }
+        } catch (ArchiveException refused) {
+            throw new ImagePullException(refused.getMessage());
+        } catch (IOException broken) {
+            throw new ImagePullException(name + " cannot be unpacked: " + UserText.cut(broken.getMessage(), 200));
+        }
+        if (!diffId.matches(sha)) {
+            throw new ImagePullException(
+                    name + " does not unpack to the content its image's config names (" + diffId + "): refused");
+        }
+    }
+
+    private static InputStream decompressed(InputStream in, String mediaType) throws IOException {
+        if (mediaType.endsWith("+zstd")) {
+            return new ZstdCompressorInputStream(in);
+        }
+        if (mediaType.endsWith("gzip")) {
+            return new GZIPInputStream(in, 64 * 1024);
+        }
+        return in;
     }
 
     /** Applies one layer's (uncompressed) tar stream; {@code name} names it in messages. */

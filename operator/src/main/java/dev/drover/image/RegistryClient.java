@@ -19,16 +19,14 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongConsumer;
 import javax.net.ssl.SSLContext;
 
 /**
  * Talks to OCI distribution registries over HTTPS: manifests and blobs of one repository, as anonymous callers or
  * with credentials, answering the registry's {@code WWW-Authenticate} challenge ({@code Basic}, or {@code Bearer} with
- * a token from the realm it names, cached until it expires). Every answer is read under a bound; blobs are written
+ * a token from the realm it names, cached until it expires for that repository and those credentials alone). Every answer is read under a bound; blobs are written
  * to a file as they come and checked against their digest and size before the caller may use them. Redirects (blob
  * stores behind a CDN) are followed by hand: credentials never go to another host, nor over plain HTTP.
  */
@@ -50,10 +48,13 @@ public final class RegistryClient implements AutoCloseable {
 
     private record Token(String header, Instant expires) {}
 
+    /** Basic credentials are sent again without asking for an hour before the registry is asked to challenge. */
+    private static final Duration BASIC_LIFE = Duration.ofHours(1);
+
     private final HttpClient http;
     private final Duration timeout;
     private final InstantSource clock;
-    private final Map<String, Token> tokens = new ConcurrentHashMap<>();
+    private final AuthCache tokens;
 
     /** @param tls trusts the system's CAs and the agent's {@code registryCAFile} */
     public RegistryClient(SSLContext tls, Duration timeout, InstantSource clock) {
@@ -64,6 +65,7 @@ public final class RegistryClient implements AutoCloseable {
                 .build();
         this.timeout = timeout;
         this.clock = clock;
+        this.tokens = new AuthCache(clock);
     }
 
     /**
@@ -142,11 +144,12 @@ public final class RegistryClient implements AutoCloseable {
     private HttpResponse<InputStream> send(
             URI uri, String method, ImageReference image, Optional<RegistryCredentials> creds, String accept)
             throws IOException, InterruptedException {
-        String scopeKey = uri.getAuthority() + "/" + image.repository();
-        Token cached = tokens.get(scopeKey);
-        String auth = cached != null && cached.expires().isAfter(clock.instant()) ? cached.header() : null;
+        // keyed by the credentials too: what one Secret won never answers for another's (or no) credentials
+        AuthCache.Key scopeKey = AuthCache.Key.of(uri.getAuthority(), image.repository(), creds);
+        String auth = tokens.get(scopeKey);
         HttpResponse<InputStream> r = follow(uri, method, auth, accept, image);
         if (r.statusCode() == 401) {
+            tokens.forget(scopeKey);
             Optional<Challenge> challenge =
                     Challenge.parse(r.headers().firstValue("WWW-Authenticate").orElse(null));
             discard(r);
@@ -173,7 +176,7 @@ public final class RegistryClient implements AutoCloseable {
             Optional<Challenge> challenge,
             ImageReference image,
             Optional<RegistryCredentials> creds,
-            String scopeKey)
+            AuthCache.Key scopeKey)
             throws IOException, InterruptedException {
         if (challenge.isEmpty()) {
             throw new ImagePullException(
@@ -186,13 +189,13 @@ public final class RegistryClient implements AutoCloseable {
                     throw new ImagePullException("the registry " + uri.getAuthority() + " asks for credentials for "
                             + image + ": name a Secret in spec.imagePullSecrets");
                 }
-                Token basic = new Token(creds.get().basic(), clock.instant().plus(Duration.ofHours(1)));
-                tokens.put(scopeKey, basic);
-                return basic.header();
+                String basic = creds.get().basic();
+                tokens.put(scopeKey, basic, clock.instant().plus(BASIC_LIFE));
+                return basic;
             }
             case "bearer" -> {
                 Token t = token(c, image, creds);
-                tokens.put(scopeKey, t);
+                tokens.put(scopeKey, t.header(), t.expires());
                 return t.header();
             }
             default ->

@@ -9,6 +9,7 @@ import dev.drover.credentials.CredentialException.Reason;
 import dev.drover.credentials.Credentials;
 import dev.drover.credentials.ObjectRef;
 import dev.drover.credentials.ServiceAccountToken;
+import dev.drover.credentials.TypedSecret;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
@@ -154,6 +155,18 @@ public final class KubeCredentials implements Credentials, AutoCloseable {
 
     @Override
     public Map<String, byte[]> read(ObjectRef ref, String token) throws CredentialException {
+        return ObjectData.of(ref, fetch(ref, token));
+    }
+
+    @Override
+    public TypedSecret secret(String namespace, String name, String token) throws CredentialException {
+        ObjectRef ref = new ObjectRef(ObjectRef.Kind.Secret, namespace, name);
+        byte[] body = fetch(ref, token);
+        return new TypedSecret(ObjectData.type(body), ObjectData.of(ref, body));
+    }
+
+    /** The API server's answer for {@code ref}, read with {@code token}: 200's body, or a throw saying why not. */
+    private byte[] fetch(ObjectRef ref, String token) throws CredentialException {
         String namespace = name(ref.namespace(), Names::isLabel, "namespace");
         String name = name(ref.name(), Names::isSubdomain, ref.kind() + " name");
         if (token == null
@@ -180,7 +193,7 @@ public final class KubeCredentials implements Credentials, AutoCloseable {
             }
             throw failed(response.statusCode(), ref.toString(), said, "read", null);
         }
-        return ObjectData.of(ref, response.body());
+        return response.body();
     }
 
     private HttpResponse<byte[]> send(HttpRequest request, ObjectRef ref) throws CredentialException {
@@ -303,6 +316,17 @@ public final class KubeCredentials implements Credentials, AutoCloseable {
     /** The data of a Secret or ConfigMap answer: Secret {@code data}, ConfigMap {@code data} and {@code binaryData}. */
     static final class ObjectData {
         private ObjectData() {}
+
+        /** A Secret answer's {@code type} (escaped and cut: it is the user's text), or null when it has none. */
+        static String type(byte[] body) {
+            try {
+                JsonNode object = JSON.readTree(body);
+                JsonNode type = object == null ? null : object.get("type");
+                return type == null || !type.isTextual() ? null : said(type.asText());
+            } catch (IOException e) {
+                return null; // of() says the answer is no JSON
+            }
+        }
 
         static Map<String, byte[]> of(ObjectRef ref, byte[] body) throws CredentialException {
             JsonNode object;

@@ -113,8 +113,9 @@ class RegistryClientTest {
                     .hasMessageContaining("refused the credentials")
                     .hasMessageNotContaining("guess");
         }
-        Optional<RegistryCredentials> right = RegistryCredentials.fromDockerConfig(
-                TestRegistry.dockerConfig(locked.host(), TestRegistry.USER, TestRegistry.PASSWORD), locked.host());
+        Optional<RegistryCredentials> right = DockerConfig.parse(
+                        TestRegistry.dockerConfig(locked.host(), TestRegistry.USER, TestRegistry.PASSWORD))
+                .forRegistry(locked.host());
         try (RegistryClient client = client(locked)) {
             assertThat(client.manifest(locked.host(), ref, "1.36", right).digest())
                     .isEqualTo(pushed);
@@ -150,6 +151,44 @@ class RegistryClientTest {
                     Optional.of(new RegistryCredentials(TestRegistry.USER, TestRegistry.PASSWORD));
             assertThat(client.manifest(tokened.host(), closed, "1.36", user).digest())
                     .isEqualTo(pushed);
+        }
+    }
+
+    @Test
+    void aTokenWonWithOneTenantsCredentialsNeverServesAnothersPull() throws Exception {
+        ImageReference closed = ImageReference.parse(tokened.host() + "/private/busybox:1.36");
+        Optional<RegistryCredentials> tenantA =
+                Optional.of(new RegistryCredentials(TestRegistry.USER, TestRegistry.PASSWORD));
+        try (RegistryClient client = client(tokened)) {
+            assertThat(client.manifest(tokened.host(), closed, "1.36", tenantA).digest())
+                    .isEqualTo(pushed);
+            assertThatThrownBy(() -> client.manifest(tokened.host(), closed, "1.36", Optional.empty()))
+                    .as("no credentials: A's cached token must not be sent")
+                    .hasMessageContaining("refused an anonymous pull");
+            Optional<RegistryCredentials> tenantB = Optional.of(new RegistryCredentials(TestRegistry.USER, "guess"));
+            assertThatThrownBy(() -> client.manifest(tokened.host(), closed, "1.36", tenantB))
+                    .as("wrong credentials: A's cached token must not be sent")
+                    .hasMessageContaining("refused the credentials")
+                    .hasMessageNotContaining("guess");
+            assertThat(client.manifest(tokened.host(), closed, "1.36", tenantA).digest())
+                    .as("A's own pull still has its token")
+                    .isEqualTo(pushed);
+        }
+    }
+
+    @Test
+    void basicCredentialsOneTenantSentAreNeverSentForAnothersPull() throws Exception {
+        ImageReference ref = ImageReference.parse(locked.host() + "/private/busybox:1.36");
+        Optional<RegistryCredentials> tenantA =
+                Optional.of(new RegistryCredentials(TestRegistry.USER, TestRegistry.PASSWORD));
+        try (RegistryClient client = client(locked)) {
+            assertThat(client.manifest(locked.host(), ref, "1.36", tenantA).digest())
+                    .isEqualTo(pushed);
+            assertThatThrownBy(() -> client.manifest(locked.host(), ref, "1.36", Optional.empty()))
+                    .hasMessageContaining("asks for credentials");
+            Optional<RegistryCredentials> tenantB = Optional.of(new RegistryCredentials("intruder", "guess"));
+            assertThatThrownBy(() -> client.manifest(locked.host(), ref, "1.36", tenantB))
+                    .hasMessageContaining("refused the credentials");
         }
     }
 }

@@ -34,25 +34,24 @@ class RegistryDocumentsTest {
                         + "\"https://index.docker.io/v1/\":{\"auth\":\"aHViOmh1YnBhc3M=\"},"
                         + "\"r.io:5000\":{\"username\":\"u\",\"password\":\"p:w\"}}}")
                 .getBytes(StandardCharsets.UTF_8);
-        assertThat(RegistryCredentials.fromDockerConfig(config, "docker.io"))
+        assertThat(DockerConfig.parse(config).forRegistry("docker.io"))
                 .contains(new RegistryCredentials("hub", "hubpass"));
-        assertThat(RegistryCredentials.fromDockerConfig(config, "r.io:5000"))
-                .contains(new RegistryCredentials("u", "p:w"));
-        assertThat(RegistryCredentials.fromDockerConfig(config, "r.io")).isEmpty();
+        assertThat(DockerConfig.parse(config).forRegistry("r.io:5000")).contains(new RegistryCredentials("u", "p:w"));
+        assertThat(DockerConfig.parse(config).forRegistry("r.io")).isEmpty();
         assertThat(new RegistryCredentials("u", "p:w").toString()).doesNotContain("p:w");
     }
 
     @Test
     void aBadDockerConfigIsRefusedWithoutShowingItsSecrets() {
-        assertThatThrownBy(() -> RegistryCredentials.fromDockerConfig("not json".getBytes(), "r.io"))
+        assertThatThrownBy(() -> DockerConfig.parse("not json".getBytes()).forRegistry("r.io"))
                 .hasMessage("the Docker config is not JSON");
-        assertThatThrownBy(() -> RegistryCredentials.fromDockerConfig("{}".getBytes(), "r.io"))
+        assertThatThrownBy(() -> DockerConfig.parse("{}".getBytes()).forRegistry("r.io"))
                 .hasMessageContaining("no \"auths\"");
-        assertThatThrownBy(() -> RegistryCredentials.fromDockerConfig(
-                        "{\"auths\":{\"r.io\":{\"auth\":\"!!secret!!\"}}}".getBytes(), "r.io"))
+        assertThatThrownBy(() -> DockerConfig.parse("{\"auths\":{\"r.io\":{\"auth\":\"!!secret!!\"}}}".getBytes())
+                        .forRegistry("r.io"))
                 .hasMessageContaining("not base64")
                 .hasMessageNotContaining("secret");
-        assertThatThrownBy(() -> RegistryCredentials.fromDockerConfig(new byte[300_000], "r.io"))
+        assertThatThrownBy(() -> DockerConfig.parse(new byte[300_000]).forRegistry("r.io"))
                 .hasMessageContaining("larger than");
     }
 

@@ -11,6 +11,7 @@ import com.sun.net.httpserver.HttpsServer;
 import dev.drover.credentials.CredentialException;
 import dev.drover.credentials.CredentialException.Reason;
 import dev.drover.credentials.ObjectRef;
+import dev.drover.credentials.TypedSecret;
 import dev.drover.httpapi.AgentCertificate;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -185,6 +186,25 @@ class KubeCredentialsTest {
                 .isFalse();
         assertThat(request.headers())
                 .noneMatch(h -> h.equalsIgnoreCase("Cookie") || h.equalsIgnoreCase("Impersonate-User"));
+    }
+
+    @Test
+    void aSecretIsReadWithItsTypeForUsesThatDependOnIt() throws Exception {
+        answer.set(json(
+                200,
+                "{\"kind\":\"Secret\",\"apiVersion\":\"v1\",\"type\":\"kubernetes.io/dockerconfigjson\","
+                        + "\"data\":{\".dockerconfigjson\":\"" + b64("{\"auths\":{}}") + "\"}}"));
+        TypedSecret pull = credentials.secret("team", "pull", SA_TOKEN);
+        assertThat(seen.getFirst().path()).isEqualTo("/api/v1/namespaces/team/secrets/pull");
+        assertThat(seen.getFirst().authorization()).containsExactly("Bearer " + SA_TOKEN);
+        assertThat(pull.type()).isEqualTo("kubernetes.io/dockerconfigjson");
+        assertThat(new String(pull.data().get(".dockerconfigjson"), StandardCharsets.UTF_8))
+                .isEqualTo("{\"auths\":{}}");
+
+        answer.set(json(200, secret(Map.of("password", "s3cret"))));
+        assertThat(credentials.secret("team", "db", SA_TOKEN).type())
+                .as("a Secret created without a type")
+                .isEqualTo(TypedSecret.OPAQUE);
     }
 
     @Test

@@ -4,6 +4,7 @@ import dev.drover.credentials.CredentialException;
 import dev.drover.credentials.Credentials;
 import dev.drover.credentials.ObjectRef;
 import dev.drover.credentials.ServiceAccountToken;
+import dev.drover.credentials.TypedSecret;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,6 +30,8 @@ final class FakeCredentials implements Credentials {
     final AtomicInteger reads = new AtomicInteger();
     final List<String> tokenRequests = new ArrayList<>();
     volatile Duration life = Duration.ofHours(1);
+    /** Secrets' types by name (namespace team); Opaque when not given. */
+    final Map<String, String> types = new ConcurrentHashMap<>();
 
     FakeCredentials put(ObjectRef.Kind kind, String name, Map<String, String> data) {
         Map<String, byte[]> bytes = new ConcurrentHashMap<>();
@@ -71,5 +74,11 @@ final class FakeCredentials implements Credentials {
             throw new CredentialException(CredentialException.Reason.NOT_FOUND, ref + " not found");
         }
         return Map.copyOf(data);
+    }
+
+    @Override
+    public TypedSecret secret(String namespace, String name, String token) throws CredentialException {
+        Map<String, byte[]> data = read(new ObjectRef(ObjectRef.Kind.Secret, namespace, name), token);
+        return new TypedSecret(types.get(name), data);
     }
 }

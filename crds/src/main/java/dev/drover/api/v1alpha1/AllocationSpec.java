@@ -22,6 +22,9 @@ public class AllocationSpec {
 
     public static final String DEFAULT_SERVICE_ACCOUNT = "default";
 
+    /** The most Secrets {@code imagePullSecrets} may name. */
+    public static final int MAX_IMAGE_PULL_SECRETS = 16;
+
     @Required
     @SelectableField
     @Size(min = 1, max = 253)
@@ -66,6 +69,12 @@ public class AllocationSpec {
 
     @JsonPropertyDescription("Whether each task gets its ServiceAccount's token in secrets/token; true when not given.")
     private Boolean automountServiceAccountToken;
+
+    @ListMapKeys("name")
+    @Size(max = MAX_IMAGE_PULL_SECRETS)
+    @JsonPropertyDescription(
+            "Secrets of type kubernetes.io/dockerconfigjson in the allocation's namespace, read with its ServiceAccount, whose credentials pull the images of its oci tasks: the first whose auths name an image's registry is used. At most 16.")
+    private List<LocalObjectReference> imagePullSecrets;
 
     @Required
     @ListMapKeys("name")
@@ -150,6 +159,30 @@ public class AllocationSpec {
         this.automountServiceAccountToken = automountServiceAccountToken;
     }
 
+    /** The Secrets whose credentials pull the images of the oci tasks, in order; null when not given. */
+    public List<LocalObjectReference> getImagePullSecrets() {
+        return imagePullSecrets;
+    }
+
+    public void setImagePullSecrets(List<LocalObjectReference> imagePullSecrets) {
+        this.imagePullSecrets = imagePullSecrets;
+    }
+
+    /** The names {@code imagePullSecrets} gives, in order; empty when none. */
+    @JsonIgnore
+    public List<String> imagePullSecretNames() {
+        if (imagePullSecrets == null) {
+            return List.of();
+        }
+        List<String> names = new ArrayList<>();
+        for (LocalObjectReference r : imagePullSecrets) {
+            if (r != null && r.getName() != null) {
+                names.add(r.getName());
+            }
+        }
+        return List.copyOf(names);
+    }
+
     /** {@code serviceAccountName}, {@code default} when not given. */
     @JsonIgnore
     public String effectiveServiceAccountName() {
@@ -215,6 +248,7 @@ public class AllocationSpec {
                 && Objects.equals(restartPolicy, s.restartPolicy)
                 && Objects.equals(serviceAccountName, s.serviceAccountName)
                 && Objects.equals(automountServiceAccountToken, s.automountServiceAccountToken)
+                && Objects.equals(imagePullSecrets, s.imagePullSecrets)
                 && Objects.equals(tasks, s.tasks);
     }
 
@@ -229,6 +263,7 @@ public class AllocationSpec {
                 restartPolicy,
                 serviceAccountName,
                 automountServiceAccountToken,
+                imagePullSecrets,
                 tasks);
     }
 }

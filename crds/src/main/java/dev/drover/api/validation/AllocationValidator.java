@@ -84,6 +84,7 @@ public final class AllocationValidator {
             validateEffective("spec.restartPolicy", spec, null, out);
         }
         CredentialRules.serviceAccountName(spec.getServiceAccountName(), out);
+        CredentialRules.imagePullSecrets(spec.getImagePullSecrets(), out);
         validateTasks(spec, out);
     }
 

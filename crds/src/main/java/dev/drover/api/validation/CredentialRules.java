@@ -1,12 +1,14 @@
 package dev.drover.api.validation;
 
 import dev.drover.api.Signals;
+import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.ChangeMode;
 import dev.drover.api.v1alpha1.EnvVar;
 import dev.drover.api.v1alpha1.EnvVarSource;
 import dev.drover.api.v1alpha1.FileProjection;
 import dev.drover.api.v1alpha1.KeySelector;
 import dev.drover.api.v1alpha1.KeyToPath;
+import dev.drover.api.v1alpha1.LocalObjectReference;
 import dev.drover.api.v1alpha1.Names;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TokenProjection;
@@ -45,6 +47,35 @@ final class CredentialRules {
             out.add(new Violation(
                     "spec.serviceAccountName",
                     quote(name) + " is not a ServiceAccount name (lower-case letters, digits, '-' and '.')"));
+        }
+    }
+
+    static void imagePullSecrets(List<LocalObjectReference> secrets, List<Violation> out) {
+        if (secrets == null) {
+            return;
+        }
+        String path = "spec.imagePullSecrets";
+        if (secrets.size() > AllocationSpec.MAX_IMAGE_PULL_SECRETS) {
+            out.add(new Violation(
+                    path,
+                    "has " + secrets.size() + " entries; at most " + AllocationSpec.MAX_IMAGE_PULL_SECRETS
+                            + " are allowed"));
+            return;
+        }
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < secrets.size(); i++) {
+            LocalObjectReference r = secrets.get(i);
+            String at = path + "[" + i + "]";
+            if (r == null || r.getName() == null) {
+                out.add(new Violation(at + ".name", "is required: the name of a Secret of the allocation's namespace"));
+            } else if (!Names.isSubdomain(r.getName())) {
+                out.add(new Violation(
+                        at + ".name",
+                        quote(r.getName()) + " is not a Secret name (lower-case letters, digits, '-'"
+                                + " and '.', at most 253 characters)"));
+            } else if (!names.add(r.getName())) {
+                out.add(new Violation(at + ".name", quote(r.getName()) + " is named twice; name each Secret once"));
+            }
         }
     }
 

@@ -127,6 +127,13 @@ class CrdTest {
                     .as("a list map's key must be required")
                     .contains("name");
         }
+        JSONSchemaProps pullSecrets = spec.getProperties().get("imagePullSecrets");
+        assertThat(pullSecrets.getXKubernetesListType()).isEqualTo("map");
+        assertThat(pullSecrets.getMaxItems()).as("imagePullSecrets").isEqualTo(16L);
+        JSONSchemaProps pullSecret = pullSecrets.getItems().getSchema();
+        assertThat(pullSecret.getRequired()).containsExactly("name");
+        assertThat(pullSecret.getProperties().get("name").getPattern())
+                .isEqualTo(dev.drover.api.v1alpha1.Names.DNS1123_SUBDOMAIN);
         assertThat(task.getProperties().get("files").getXKubernetesListType())
                 .as("files have no key: atomic")
                 .isNull();

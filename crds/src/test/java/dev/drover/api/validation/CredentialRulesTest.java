@@ -167,4 +167,32 @@ class CredentialRulesTest {
                 .containsExactly(
                         "spec.tasks[0].changeSignal", "spec.tasks[1].changeSignal", "spec.tasks[2].changeSignal");
     }
+
+    @Test
+    void imagePullSecretsNameSecretsOnceEachAndAtMostSixteen() {
+        assertThat(validate("""
+                imagePullSecrets: [{name: registry-a}, {name: registry.b}]
+                tasks: [{name: web, driver: oci, config: {image: r.io/app:1}}]
+                """)).isEmpty();
+        assertThat(validate("""
+                imagePullSecrets: [{name: Registry_A}, {}, {name: ok}, {name: ok}]
+                tasks: [{name: web, driver: oci, config: {image: r.io/app:1}}]
+                """))
+                .containsExactly(
+                        new Violation(
+                                "spec.imagePullSecrets[0].name",
+                                "\"Registry_A\" is not a Secret name (lower-case letters, digits, '-' and '.', at"
+                                        + " most 253 characters)"),
+                        new Violation(
+                                "spec.imagePullSecrets[1].name",
+                                "is required: the name of a Secret of the allocation's namespace"),
+                        new Violation("spec.imagePullSecrets[3].name", "\"ok\" is named twice; name each Secret once"));
+        StringBuilder many = new StringBuilder("imagePullSecrets:\n");
+        for (int i = 0; i < 17; i++) {
+            many.append("- {name: s").append(i).append("}\n");
+        }
+        many.append("tasks: [{name: web, driver: mock}]\n");
+        assertThat(validate(many.toString()))
+                .containsExactly(new Violation("spec.imagePullSecrets", "has 17 entries; at most 16 are allowed"));
+    }
 }

@@ -23,6 +23,7 @@ import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
 import dev.drover.fs.TreeRemover;
 import dev.drover.image.Digest;
+import dev.drover.image.DockerConfig;
 import dev.drover.image.ImagePullException;
 import dev.drover.image.ImageReference;
 import dev.drover.image.ImageStore;
@@ -203,7 +204,13 @@ public final class OciDriver implements Driver {
 
     private ImageStore.Image pull(TaskConfig task, OciConfig config) throws DriverStartException {
         try {
-            return images.pull(config.image(), config.pullPolicy(), Optional.empty(), new PullEvents(task.events()));
+            return images.pull(
+                    config.image(),
+                    config.pullPolicy(),
+                    // the first of the allocation's imagePullSecrets (lent by a prestart hook) naming the registry
+                    DockerConfig.first(
+                            task.attachments().registryConfigs(), config.image().registry()),
+                    new PullEvents(task.events()));
         } catch (IOException e) {
             String why = e instanceof ImagePullException
                     ? e.getMessage()

@@ -7,7 +7,8 @@ import dev.drover.taskrunner.TaskPrestartHook;
 
 /**
  * For an agent run without an API server to ask (an embedded or test setup): a task gets no token, and one that
- * refers to a Secret or ConfigMap cannot be set up, rather than run without what it asked for.
+ * refers to a Secret or ConfigMap, or an oci task whose allocation names {@code imagePullSecrets}, cannot be set up,
+ * rather than run without what it asked for.
  */
 public final class NoCredentialsHook implements TaskPrestartHook {
 
@@ -23,6 +24,13 @@ public final class NoCredentialsHook implements TaskPrestartHook {
                     TaskEventType.SetupFailure,
                     "this agent reads no Secrets or ConfigMaps (it runs without workload identity); the task refers"
                             + " to some");
+        }
+        if ("oci".equals(ctx.task().getDriver())
+                && !ctx.spec().imagePullSecretNames().isEmpty()) {
+            throw new TaskHookException(
+                    TaskEventType.SetupFailure,
+                    "this agent reads no Secrets (it runs without workload identity); the allocation names"
+                            + " spec.imagePullSecrets for its image");
         }
     }
 }

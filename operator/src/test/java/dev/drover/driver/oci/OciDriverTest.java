@@ -21,6 +21,7 @@ import dev.drover.image.Platform;
 import dev.drover.image.RegistryClient;
 import dev.drover.image.TestImage;
 import dev.drover.image.TestRegistry;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -339,5 +340,78 @@ class OciDriverTest {
                         "never", Map.of("image", registry.host() + "/apps/none:1", "pullPolicy", "Never"), null)))
                 .isInstanceOf(DriverStartException.class)
                 .hasMessageContaining("is not on this node, and its pullPolicy is Never");
+    }
+
+    @Test
+    void aPrivateImageIsPulledWithTheFirstLentSecretThatNamesItsRegistry() throws Exception {
+        try (TestRegistry locked =
+                        TestRegistry.start(Files.createDirectory(dir.resolve("locked")), TestRegistry.Auth.HTPASSWD);
+                RegistryClient client =
+                        new RegistryClient(locked.tls(), Duration.ofSeconds(10), InstantSource.system())) {
+            locked.push(
+                    "private/shell",
+                    "1",
+                    TestImage.of(
+                            Map.of("Entrypoint", List.of("/bin/sh")),
+                            false,
+                            new TestImage.Layer(TestImage.Compression.GZIP).busybox()));
+            OciDriver privateDriver = new OciDriver(
+                    Clock.systemUTC(),
+                    rotator,
+                    List.of(),
+                    TaskCgroups.none(),
+                    Optional.empty(),
+                    new ImageStore(
+                            dir.resolve("private-images"),
+                            client,
+                            Platform.node(),
+                            256L * 1024 * 1024,
+                            InstantSource.system()),
+                    RuncContainerTest.RUNC,
+                    new OciDriver.OciSettings(
+                            false, false, Optional.empty(), new CdiRegistry(List.of(dir.resolve("cdi")), Set.of())));
+            try {
+                TaskConfig plain = task("private", Map.of("image", locked.host() + "/private/shell:1"), null);
+                List<DriverEvent> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+                assertThatThrownBy(() -> privateDriver.prepare(plain.withEvents(told::add)))
+                        .isInstanceOf(DriverStartException.class)
+                        .hasMessageContaining("asks for credentials")
+                        .hasMessageContaining("spec.imagePullSecrets");
+                assertThat(told).extracting(DriverEvent::kind).containsExactly(DriverEvent.Kind.PULL_FAILED);
+
+                TaskAttachments lent = new TaskAttachments.Builder()
+                        .registryConfig(new String(
+                                TestRegistry.dockerConfig("other.example.com", "someone", "else"),
+                                StandardCharsets.UTF_8))
+                        .registryConfig(new String(
+                                TestRegistry.dockerConfig(locked.host(), TestRegistry.USER, TestRegistry.PASSWORD),
+                                StandardCharsets.UTF_8))
+                        .build();
+                told.clear();
+                privateDriver.prepare(withAttachments(plain, lent).withEvents(told::add));
+                assertThat(told)
+                        .extracting(DriverEvent::kind)
+                        .containsExactly(DriverEvent.Kind.DOWNLOADING, DriverEvent.Kind.DOWNLOADED);
+            } finally {
+                privateDriver.close();
+            }
+        }
+    }
+
+    private static TaskConfig withAttachments(TaskConfig t, TaskAttachments attachments) {
+        return new TaskConfig(
+                t.namespace(),
+                t.allocName(),
+                t.taskName(),
+                t.config(),
+                t.env(),
+                t.allocDir(),
+                t.taskDir(),
+                t.logsDir(),
+                t.secretsDir(),
+                t.resources(),
+                t.user(),
+                attachments,
+                null);
     }
 }

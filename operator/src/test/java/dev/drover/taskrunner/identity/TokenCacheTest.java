@@ -7,6 +7,7 @@ import dev.drover.credentials.CredentialException;
 import dev.drover.credentials.Credentials;
 import dev.drover.credentials.ObjectRef;
 import dev.drover.credentials.ServiceAccountToken;
+import dev.drover.credentials.TypedSecret;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -76,6 +77,11 @@ class TokenCacheTest {
 
             @Override
             public Map<String, byte[]> read(ObjectRef ref, String token) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public TypedSecret secret(String namespace, String name, String token) {
                 throw new UnsupportedOperationException();
             }
         };
