@@ -35,6 +35,7 @@ final class AgentConfigFile {
             "ociAllowUnconfined",
             "registryCAFile",
             "registryMirrors",
+            "hostVolumes",
             "maxImageSizeMB",
             "imageGC.highThresholdPercent",
             "imageGC.lowThresholdPercent",

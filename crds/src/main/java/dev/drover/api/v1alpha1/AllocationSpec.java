@@ -21,6 +21,8 @@ import java.util.Objects;
 public class AllocationSpec {
 
     public static final String DEFAULT_SERVICE_ACCOUNT = "default";
+    /** The most volumes an allocation may name. */
+    public static final int MAX_VOLUMES = 32;
 
     @Required
     @SelectableField
@@ -66,6 +68,12 @@ public class AllocationSpec {
 
     @JsonPropertyDescription("Whether each task gets its ServiceAccount's token in secrets/token; true when not given.")
     private Boolean automountServiceAccountToken;
+
+    @ListMapKeys("name")
+    @Size(max = MAX_VOLUMES)
+    @JsonPropertyDescription(
+            "Volumes the tasks may mount (a task's config.volumeMounts), at most 32, keyed by name: each is a host volume of the node's agent config (hostVolumes) that lets this namespace use it; the agent refuses the allocation (Admitted=False) otherwise.")
+    private List<Volume> volumes;
 
     @Required
     @ListMapKeys("name")
@@ -122,6 +130,28 @@ public class AllocationSpec {
 
     public void setRestartPolicy(RestartPolicy restartPolicy) {
         this.restartPolicy = restartPolicy;
+    }
+
+    /** The volumes the tasks may mount; null when none are given. */
+    public List<Volume> getVolumes() {
+        return volumes;
+    }
+
+    public void setVolumes(List<Volume> volumes) {
+        this.volumes = volumes;
+    }
+
+    /** The volume called {@code name}, or null. */
+    public Volume volume(String name) {
+        if (volumes == null) {
+            return null;
+        }
+        for (Volume v : volumes) {
+            if (v != null && Objects.equals(v.getName(), name)) {
+                return v;
+            }
+        }
+        return null;
     }
 
     public List<Task> getTasks() {
@@ -215,6 +245,7 @@ public class AllocationSpec {
                 && Objects.equals(restartPolicy, s.restartPolicy)
                 && Objects.equals(serviceAccountName, s.serviceAccountName)
                 && Objects.equals(automountServiceAccountToken, s.automountServiceAccountToken)
+                && Objects.equals(volumes, s.volumes)
                 && Objects.equals(tasks, s.tasks);
     }
 
@@ -229,6 +260,7 @@ public class AllocationSpec {
                 restartPolicy,
                 serviceAccountName,
                 automountServiceAccountToken,
+                volumes,
                 tasks);
     }
 }
