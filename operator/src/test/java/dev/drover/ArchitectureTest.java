@@ -104,6 +104,7 @@ class ArchitectureTest {
                         "dev.drover.credentials..",
                         "dev.drover.kube..",
                         "dev.drover.image..",
+                        "dev.drover.volumes..",
                         "dev.drover.common..")
                 .should()
                 .dependOnClassesThat()

@@ -127,6 +127,11 @@ public final class ConfigReader {
         return null;
     }
 
+    /** The value as it is, for a key whose nested shape the caller reads itself; null when absent. */
+    public Object raw(String key) {
+        return take(key);
+    }
+
     /** Records a problem found by the driver itself (a missing key, a bad combination). */
     public void problem(String message) {
         problems.add(message);

@@ -53,7 +53,7 @@ class LocalUpTest {
     }
 
     @Test
-    void enableOciGivesTheAgentTheOciDriverAndNothingElseDoes() {
+    void enableOciGivesTheAgentTheOciDriverAndNothingElseDoes() throws Exception {
         List<String> flags = List.of("--kubeconfig", dir.resolve("kubeconfig").toString());
         List<String> plain = LocalUp.agentArgs(LocalMain.upSettings(
                 FlagParser.parse(LocalCommandLine.flags(LocalCommandLine.command("up")), flags, false)));

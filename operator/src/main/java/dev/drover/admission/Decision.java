@@ -7,8 +7,9 @@ import java.util.Map;
  * Whether an allocation fits on the node beside the ones admitted before it, and the device instances it gets.
  *
  * @param reason  {@link NodeAdmission#OUT_OF_CPU}, {@link NodeAdmission#OUT_OF_MEMORY} or
- *                {@link NodeAdmission#OUT_OF_DEVICES} when refused (kubelet's words), {@link NodeAdmission#ADMITTED}
- *                when admitted
+ *                {@link NodeAdmission#OUT_OF_DEVICES} when refused (kubelet's words), or a host volume's refusal
+ *                ({@code UnknownHostVolume}, {@code HostVolumeForbidden}), {@link NodeAdmission#ADMITTED} when
+ *                admitted
  * @param message requested and free amounts, for the allocation's condition and Event
  * @param devices when admitted, the instances each of its tasks that asks for devices is to hold, by task name;
  *                empty when refused

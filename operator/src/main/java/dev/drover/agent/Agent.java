@@ -46,6 +46,7 @@ import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.checks.CheckProber;
 import dev.drover.taskrunner.checks.CheckScheduler;
 import dev.drover.taskrunner.checks.ProbeMetrics;
+import dev.drover.taskrunner.hooks.VolumeMountHook;
 import dev.drover.taskrunner.identity.WorkloadIdentity;
 import dev.drover.web.VirtualThreadHttpClients;
 import io.fabric8.kubernetes.client.Config;
@@ -227,7 +228,7 @@ public final class Agent implements AutoCloseable {
         AllocRunnerConfig runners = new AllocRunnerConfig(
                 config.dataDir(),
                 tasks,
-                List.of(hook),
+                List.of(new VolumeMountHook(config.hostVolumes()), hook),
                 List.of(),
                 WorkloadIdentity.of(credentials, config.credentialPollInterval(), clock),
                 checks);
@@ -236,12 +237,16 @@ public final class Agent implements AutoCloseable {
                 "allocations may request {} millicores of CPU and {} MB of memory on this node",
                 config.allocatable().cpuMillis(),
                 config.allocatable().memoryMB());
-        Admissions admissions = new Admissions(admission, ledger, () -> {
-            NodeRegistrar r = registrar;
-            if (r != null) {
-                r.nudge();
-            }
-        });
+        Admissions admissions = new Admissions(
+                admission,
+                ledger,
+                () -> {
+                    NodeRegistrar r = registrar;
+                    if (r != null) {
+                        r.nudge();
+                    }
+                },
+                config.hostVolumes());
         controller = new AllocationController(
                 config.nodeName(),
                 runners,

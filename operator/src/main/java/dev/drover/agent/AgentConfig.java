@@ -14,6 +14,7 @@ import dev.drover.controller.status.StatusWriter;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.gc.GcPolicy;
 import dev.drover.httpapi.ApiLimits;
+import dev.drover.volumes.HostVolumes;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -52,6 +53,7 @@ import java.util.Set;
  * @param gatewayCaFile  the CA that signs the gateway's client certificate, read again when it changes
  * @param credentialPollInterval how often a running task's Secrets and ConfigMaps are read again
  * @param containers     the oci driver's and the image store's settings
+ * @param hostVolumes    the node's directories allocations may mount by name ({@code hostVolumes}); none by default
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -81,7 +83,8 @@ public record AgentConfig(
         Optional<String> gatewayUser,
         Path gatewayCaFile,
         Duration credentialPollInterval,
-        ContainerSettings containers) {
+        ContainerSettings containers,
+        HostVolumes hostVolumes) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -251,7 +254,8 @@ public record AgentConfig(
                 gatewayUser,
                 gatewayCaFile,
                 poll,
-                ContainerSettings.load(s));
+                ContainerSettings.load(s),
+                HostVolumeSettings.load(s, dataDir));
     }
 
     /** {@code bindAddress}: an IP address, taken as written (a host name would be a lookup at each start). */

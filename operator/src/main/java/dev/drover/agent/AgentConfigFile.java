@@ -37,6 +37,7 @@ final class AgentConfigFile {
             "cdiAllowedHooks",
             "registryCAFile",
             "registryMirrors",
+            "hostVolumes",
             "maxImageSizeMB",
             "imageGC.highThresholdPercent",
             "imageGC.lowThresholdPercent",

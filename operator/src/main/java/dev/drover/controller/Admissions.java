@@ -12,10 +12,12 @@ import dev.drover.api.v1alpha1.DesiredStatus;
 import dev.drover.api.v1alpha1.DeviceRequest;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.state.AllocId;
+import dev.drover.volumes.HostVolumes;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * on, CPU, memory and devices together, their device instances reserved in the ledger at once; an update, also one
  * that comes before the allocation started, is admitted again or refused; restored ones are re-admitted before
  * anything new; terminal and destroyed ones free their share and their devices. Deciding and reserving happen under
- * one lock, so no other admission comes between what was offered and what is reserved. Every change of what is
+ * one lock, so no other admission comes between what was offered and what is reserved. An allocation whose volumes
+ * name host volumes the agent does not lend its namespace is refused before its requests are looked at. Every change of what is
  * requested is told to {@code changed} (the Node's annotations follow, throttled there).
  */
 public final class Admissions {
@@ -36,6 +39,7 @@ public final class Admissions {
     private final NodeAdmission node;
     private final DeviceLedger ledger;
     private final Runnable changed;
+    private final HostVolumes volumes;
 
     /**
      * @param ledger  the node's device reservations, or null when the agent runs no device plugins (an allocation
@@ -43,9 +47,16 @@ public final class Admissions {
      * @param changed told after each change of what is requested (it must not block)
      */
     public Admissions(NodeAdmission node, DeviceLedger ledger, Runnable changed) {
+        this(node, ledger, changed, HostVolumes.NONE);
+    }
+
+    /** @param volumes the host volumes this agent lends: an allocation naming another, or one not lent to its
+     *                 namespace, is refused ({@link HostVolumes#admit}) */
+    public Admissions(NodeAdmission node, DeviceLedger ledger, Runnable changed, HostVolumes volumes) {
         this.node = node;
         this.ledger = ledger;
         this.changed = changed;
+        this.volumes = volumes;
     }
 
     /**
@@ -66,6 +77,10 @@ public final class Admissions {
     }
 
     private Decision admit(AllocId id, Allocation a) {
+        Optional<Decision> noVolumes = volumes(id, a);
+        if (noVolumes.isPresent()) {
+            return noVolumes.get();
+        }
         DeviceOffer offer = offer(id);
         Requests asks = Requests.of(a.getSpec());
         Decision d = node.admit(id, asks, offer);
@@ -84,6 +99,10 @@ public final class Admissions {
      * asks for nothing more, and its tasks keep their devices until they are dead.
      */
     synchronized Decision resize(AllocId id, Allocation a) {
+        Optional<Decision> noVolumes = volumes(id, a);
+        if (noVolumes.isPresent()) {
+            return noVolumes.get();
+        }
         CpuMemory before = node.usage().requested();
         DeviceOffer offer = offer(id);
         Requests asks = Requests.of(a.getSpec());
@@ -149,6 +168,12 @@ public final class Admissions {
         if (node.release(id)) {
             changed.run();
         }
+    }
+
+    /** A refusal when the allocation names volumes this agent does not lend it; empty when it may have them. */
+    private Optional<Decision> volumes(AllocId id, Allocation a) {
+        return volumes.admit(id.namespace(), a.getSpec().getVolumes())
+                .map(r -> new Decision(false, r.reason(), r.message(), Map.of()));
     }
 
     private DeviceOffer offer(AllocId id) {

@@ -84,6 +84,42 @@ public record TaskConfig(
                 sink);
     }
 
+    /** This task with {@code config} for its driver config (a driver that reads some keys itself passes the rest on). */
+    public TaskConfig withConfig(Map<String, Object> config) {
+        return new TaskConfig(
+                namespace,
+                allocName,
+                taskName,
+                config,
+                env,
+                allocDir,
+                taskDir,
+                logsDir,
+                secretsDir,
+                resources,
+                user,
+                attachments,
+                events);
+    }
+
+    /** This task lent {@code attachments}. */
+    public TaskConfig withAttachments(TaskAttachments attachments) {
+        return new TaskConfig(
+                namespace,
+                allocName,
+                taskName,
+                config,
+                env,
+                allocDir,
+                taskDir,
+                logsDir,
+                secretsDir,
+                resources,
+                user,
+                attachments,
+                events);
+    }
+
     /** Names the environment's variables but never their values: some are read from Secrets. */
     @Override
     public String toString() {

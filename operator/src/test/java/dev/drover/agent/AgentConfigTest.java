@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.drover.admission.CpuMemory;
 import dev.drover.admission.NodeCapacity;
 import dev.drover.httpapi.ApiLimits;
+import dev.drover.volumes.HostVolume;
+import dev.drover.volumes.HostVolumes;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,6 +81,76 @@ class AgentConfigTest {
         assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n", "DROVER_PIDS_MAX", "-1")))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("pidsMax");
+    }
+
+    @Test
+    void hostVolumesAreNoneByDefaultAndLentOnlyToTheNamespacesTheyList() throws Exception {
+        assertThat(load(Map.of("NODE_NAME", "n")).hostVolumes().all()).isEmpty();
+        Path models = Files.createDirectories(dir.resolve("models"));
+        Path scratch = Files.createDirectories(dir.resolve("scratch"));
+        Path file = dir.resolve("volumes.yaml");
+        Files.writeString(
+                file,
+                "dataDir: " + dir.resolve("data") + "\nhostVolumes:\n"
+                        + "  models: {path: " + models + ", readOnly: true, namespaces: [\"*\"]}\n"
+                        + "  scratch: {path: " + scratch + "}\n");
+        HostVolumes v =
+                load(Map.of("NODE_NAME", "n"), "--config", file.toString()).hostVolumes();
+        assertThat(v.get("models").orElseThrow())
+                .isEqualTo(new HostVolume("models", models, true, java.util.Set.of("*")));
+        assertThat(v.get("models").orElseThrow().allows("any")).isTrue();
+        assertThat(v.get("scratch").orElseThrow().readOnly()).isFalse();
+        assertThat(v.get("scratch").orElseThrow().allows("default"))
+                .as("no namespaces: lent to none")
+                .isFalse();
+    }
+
+    @Test
+    void aHostVolumePathMustBeAnAbsoluteCleanRealDirectoryOutsideTheDataDir() throws Exception {
+        Path real = Files.createDirectories(dir.resolve("real"));
+        Files.createSymbolicLink(dir.resolve("link"), real);
+        Files.writeString(dir.resolve("file"), "x");
+        Path data = Files.createDirectories(dir.resolve("data"));
+        Map<String, String> cases = new java.util.LinkedHashMap<>();
+        cases.put("relative/dir", "hostVolumes.v.path: \"relative/dir\" is not an absolute path");
+        cases.put(
+                real + "/../real",
+                "hostVolumes.v.path: \"" + real + "/../real\" is not a clean path (no '.', '..',"
+                        + " '//' or trailing '/')");
+        cases.put(
+                dir + "/missing",
+                "hostVolumes.v.path: \"" + dir + "/missing\" does not exist: create the directory" + " first");
+        cases.put(
+                dir + "/link",
+                "hostVolumes.v.path: \"" + dir + "/link\" is a symbolic link: name the directory" + " itself");
+        cases.put(
+                dir + "/link/",
+                "hostVolumes.v.path: \"" + dir + "/link/\" is not a clean path (no '.', '..', '//'"
+                        + " or trailing '/')");
+        cases.put(dir + "/file", "hostVolumes.v.path: \"" + dir + "/file\" is not a directory");
+        cases.put(
+                data + "/allocs",
+                "hostVolumes.v.path: \"" + data + "/allocs\" is, holds or is inside the agent's" + " data dir " + data
+                        + ", whose other allocations no task may see");
+        cases.put(
+                "/",
+                "hostVolumes.v.path: \"/\" is, holds or is inside the agent's data dir " + data
+                        + ", whose other allocations no task may see");
+        for (var c : cases.entrySet()) {
+            Path file = dir.resolve("bad.yaml");
+            Files.writeString(file, "dataDir: " + data + "\nhostVolumes:\n  v: {path: \"" + c.getKey() + "\"}\n");
+            assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessage(c.getValue());
+        }
+        Path file = dir.resolve("bad.yaml");
+        Files.writeString(file, "hostVolumes:\n  v: {path: " + real + ", namespaces: [Team_A]}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .hasMessage("hostVolumes.v.namespaces: \"Team_A\" is not a namespace name (or \"*\" for every"
+                        + " namespace)");
+        Files.writeString(file, "hostVolumes:\n  v: {path: " + real + ", writable: true}\n");
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
+                .hasMessage("hostVolumes.v.writable: unknown key (known: path, readOnly, namespaces)");
     }
 
     @Test

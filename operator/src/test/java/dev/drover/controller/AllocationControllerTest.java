@@ -727,6 +727,25 @@ class AllocationControllerTest {
     }
 
     @Test
+    void anAllocationNamingAHostVolumeTheAgentDoesNotHaveFailsAtOnceWithUnknownHostVolume() throws Exception {
+        AllocationController c = controllerFor(new CpuMemory(4000, 1024));
+        Allocation a = asking("wants-volume", "1h", 100, 64);
+        a.getSpec().setVolumes(List.of(new dev.drover.api.v1alpha1.Volume("data", "datasets")));
+
+        c.reconcile(a);
+
+        awaitStatus(a, ClientStatus.Failed);
+        var admitted = statuses.condition(id(a), "Admitted").orElseThrow();
+        assertThat(admitted.getStatus()).isEqualTo("False");
+        assertThat(admitted.getReason()).isEqualTo("UnknownHostVolume");
+        assertThat(admitted.getMessage())
+                .isEqualTo("The node cannot give this allocation its volumes: volume \"data\" names host volume"
+                        + " \"datasets\", which this node's agent does not have (it has none)");
+        assertThat(c.runner(id(a))).as("never run").isEmpty();
+        assertThat(admission.usage().requested()).isEqualTo(CpuMemory.ZERO);
+    }
+
+    @Test
     void anAllocationThatDoesNotFitFailsAtOnceWithOutOfmemoryAndNeverRuns() throws Exception {
         AllocationController c = controllerFor(new CpuMemory(4000, 1024));
         Allocation first = asking("first", "1h", 1000, 768);

@@ -21,6 +21,8 @@ import java.util.Objects;
 public class AllocationSpec {
 
     public static final String DEFAULT_SERVICE_ACCOUNT = "default";
+    /** The most volumes an allocation may name. */
+    public static final int MAX_VOLUMES = 32;
 
     /** The most Secrets {@code imagePullSecrets} may name. */
     public static final int MAX_IMAGE_PULL_SECRETS = 16;
@@ -75,6 +77,11 @@ public class AllocationSpec {
     @JsonPropertyDescription(
             "Secrets of type kubernetes.io/dockerconfigjson in the allocation's namespace, read with its ServiceAccount, whose credentials pull the images of its oci tasks: the first whose auths name an image's registry is used. At most 16.")
     private List<LocalObjectReference> imagePullSecrets;
+
+    @Size(max = MAX_VOLUMES)
+    @JsonPropertyDescription(
+            "Volumes the tasks may mount (a task's config.volumeMounts), at most 32, keyed by name: each is a host volume of the node's agent config (hostVolumes) that lets this namespace use it; the agent refuses the allocation (Admitted=False) otherwise.")
+    private List<Volume> volumes;
 
     @Required
     @ListMapKeys("name")
@@ -131,6 +138,28 @@ public class AllocationSpec {
 
     public void setRestartPolicy(RestartPolicy restartPolicy) {
         this.restartPolicy = restartPolicy;
+    }
+
+    /** The volumes the tasks may mount; null when none are given. */
+    public List<Volume> getVolumes() {
+        return volumes;
+    }
+
+    public void setVolumes(List<Volume> volumes) {
+        this.volumes = volumes;
+    }
+
+    /** The volume called {@code name}, or null. */
+    public Volume volume(String name) {
+        if (volumes == null) {
+            return null;
+        }
+        for (Volume v : volumes) {
+            if (v != null && Objects.equals(v.getName(), name)) {
+                return v;
+            }
+        }
+        return null;
     }
 
     public List<Task> getTasks() {
@@ -249,6 +278,7 @@ public class AllocationSpec {
                 && Objects.equals(serviceAccountName, s.serviceAccountName)
                 && Objects.equals(automountServiceAccountToken, s.automountServiceAccountToken)
                 && Objects.equals(imagePullSecrets, s.imagePullSecrets)
+                && Objects.equals(volumes, s.volumes)
                 && Objects.equals(tasks, s.tasks);
     }
 
@@ -264,6 +294,7 @@ public class AllocationSpec {
                 serviceAccountName,
                 automountServiceAccountToken,
                 imagePullSecrets,
+                volumes,
                 tasks);
     }
 }

@@ -11,6 +11,7 @@ import dev.drover.api.v1alpha1.RestartMode;
 import dev.drover.api.v1alpha1.RestartPolicy;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.Users;
+import dev.drover.api.v1alpha1.Volume;
 import dev.drover.common.Durations;
 import dev.drover.common.UserText;
 import java.time.Duration;
@@ -85,6 +86,7 @@ public final class AllocationValidator {
         }
         CredentialRules.serviceAccountName(spec.getServiceAccountName(), out);
         CredentialRules.imagePullSecrets(spec.getImagePullSecrets(), out);
+        validateVolumes(spec.getVolumes(), out);
         validateTasks(spec, out);
     }
 
@@ -92,6 +94,43 @@ public final class AllocationValidator {
         if (disk != null && disk.getSizeMB() != null && disk.getSizeMB() < 1) {
             out.add(new Violation(
                     "spec.ephemeralDisk.sizeMB", disk.getSizeMB() + " is too small; give at least 1 (MB)"));
+        }
+    }
+
+    private static void validateVolumes(List<Volume> volumes, List<Violation> out) {
+        if (volumes == null) {
+            return;
+        }
+        if (volumes.size() > AllocationSpec.MAX_VOLUMES) {
+            out.add(new Violation(
+                    "spec.volumes",
+                    "has " + volumes.size() + " volumes; at most " + AllocationSpec.MAX_VOLUMES + " are allowed"));
+            return;
+        }
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < volumes.size(); i++) {
+            String path = "spec.volumes[" + i + "]";
+            Volume v = volumes.get(i);
+            if (v == null) {
+                out.add(new Violation(path, "is empty; a volume needs a name and a hostVolume"));
+                continue;
+            }
+            if (!Names.isLabel(v.getName())) {
+                out.add(new Violation(
+                        path + ".name",
+                        quote(v.getName()) + " is not a DNS-1123 label (lower-case letters, digits and '-', at most"
+                                + " 63 characters)"));
+            } else if (!names.add(v.getName())) {
+                out.add(new Violation(
+                        path + ".name",
+                        quote(v.getName()) + " is used by another volume; volume names must be unique"));
+            }
+            if (!Names.isLabel(v.getHostVolume())) {
+                out.add(new Violation(
+                        path + ".hostVolume",
+                        quote(v.getHostVolume()) + " is not a host volume name (a DNS-1123 label, as the agent's"
+                                + " hostVolumes names them)"));
+            }
         }
     }
 

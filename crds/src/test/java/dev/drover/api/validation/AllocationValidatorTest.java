@@ -243,6 +243,40 @@ class AllocationValidatorTest {
     }
 
     @Test
+    void volumesAreNamedByUniqueLabelsAndNameAHostVolume() {
+        assertThat(validate("nodeName: n\nvolumes: [{name: data, hostVolume: shared-data}, {name: cache, hostVolume:"
+                        + " cache}]\n" + TASK))
+                .isEmpty();
+        assertThat(validate("nodeName: n\nvolumes: [{name: data, hostVolume: a}, {name: data, hostVolume: b},"
+                        + " {name: Data_1, hostVolume: \"/srv\"}, {name: x}]\n" + TASK))
+                .containsExactly(
+                        new Violation(
+                                "spec.volumes[1].name",
+                                "\"data\" is used by another volume; volume names must be unique"),
+                        new Violation(
+                                "spec.volumes[2].name",
+                                "\"Data_1\" is not a DNS-1123 label (lower-case letters, digits and '-', at most 63"
+                                        + " characters)"),
+                        new Violation(
+                                "spec.volumes[2].hostVolume",
+                                "\"/srv\" is not a host volume name (a DNS-1123 label, as the agent's hostVolumes"
+                                        + " names them)"),
+                        new Violation(
+                                "spec.volumes[3].hostVolume",
+                                "(none) is not a host volume name (a DNS-1123 label, as the agent's hostVolumes names"
+                                        + " them)"));
+    }
+
+    @Test
+    void atMost32Volumes() {
+        String volumes = IntStream.range(0, 33)
+                .mapToObj(i -> "{name: v" + i + ", hostVolume: h}")
+                .collect(Collectors.joining(", ", "volumes: [", "]\n"));
+        assertThat(validate("nodeName: n\n" + volumes + TASK))
+                .containsExactly(new Violation("spec.volumes", "has 33 volumes; at most 32 are allowed"));
+    }
+
+    @Test
     void reportsEveryViolationAtOnce() {
         assertThat(validate("tasks: [{name: A}, {name: b, driver: mock, killTimeout: x}]\n"))
                 .hasSize(4);

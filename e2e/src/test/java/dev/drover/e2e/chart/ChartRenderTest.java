@@ -320,6 +320,51 @@ class ChartRenderTest {
     }
 
     @Test
+    void hostVolumesGoIntoTheAgentsConfigAndAreMountedIntoItsPodAtTheSamePath() throws Exception {
+        java.nio.file.Path models = java.nio.file.Files.createTempDirectory("models");
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("agent", ".yaml");
+        try {
+            Rendered rendered = DroverChart.render(
+                    ValueSet.DEFAULTS,
+                    Map.of(
+                            "agent.hostVolumes.models.path",
+                            models.toString(),
+                            "agent.hostVolumes.models.readOnly",
+                            true,
+                            "agent.hostVolumes.models.namespaces[0]",
+                            "ml"));
+            Volume volume = volume(rendered, "hv-models");
+            assertThat(volume.getHostPath().getPath()).isEqualTo(models.toString());
+            assertThat(volume.getHostPath().getType()).isEqualTo("Directory");
+            assertThat(mount(rendered, "hv-models").getMountPath()).isEqualTo(models.toString());
+            assertThat(mount(rendered, "hv-models").getReadOnly()).isTrue();
+            String agentYaml =
+                    rendered.configMap("drover").orElseThrow().getData().get("agent.yaml");
+            assertThat(YAML.readTree(agentYaml).path("logLevel").asText())
+                    .as("the rest of the config is kept")
+                    .isEqualTo("info");
+            java.nio.file.Files.writeString(file, agentYaml);
+            var lent = dev.drover.agent.AgentConfig.load(List.of("--config", file.toString(), "--node", "n1"), Map.of())
+                    .hostVolumes()
+                    .get("models")
+                    .orElseThrow();
+            assertThat(lent.path())
+                    .as("the agent reads the volume the chart renders")
+                    .isEqualTo(models);
+            assertThat(lent.readOnly()).isTrue();
+            assertThat(lent.allows("ml")).isTrue();
+            assertThat(lent.allows("default")).isFalse();
+        } finally {
+            java.nio.file.Files.delete(file);
+            java.nio.file.Files.delete(models);
+        }
+        assertThat(DroverChart.render(ValueSet.DEFAULTS).agent().getVolumeMounts())
+                .noneMatch(m -> m.getName().startsWith("hv-"));
+        assertThatThrownBy(() -> DroverChart.template(ValueSet.DEFAULTS, Map.of("agent.hostVolumes.x.path", "rel")))
+                .hasMessageContaining("/agent/hostVolumes/x/path");
+    }
+
+    @Test
     void theFieldSelectorCanBeTurnedOffForClustersBefore131() throws Exception {
         Rendered rendered = DroverChart.render(ValueSet.DEFAULTS, Map.of("agent.config.fieldSelector", false));
         String agentYaml = rendered.configMap("drover").orElseThrow().getData().get("agent.yaml");

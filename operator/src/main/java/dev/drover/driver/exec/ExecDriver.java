@@ -7,8 +7,11 @@ import dev.drover.driver.host.HostDriver;
 import dev.drover.driver.host.HostProcessDriver;
 import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
+import dev.drover.volumes.VolumeMounts;
 import java.nio.file.Path;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -78,12 +81,18 @@ public final class ExecDriver extends HostDriver {
         return missing;
     }
 
+    /**
+     * raw_exec's keys and {@code volumeMounts}, whose destinations must be below {@code /local/} or {@code /alloc/}
+     * ({@link VolumeMounts.Where#TASK_DIRECTORIES}).
+     */
     @Override
     public List<String> validate(Map<String, Object> config) {
         if (missing.isPresent()) {
             return List.of("the exec driver cannot run tasks on this node: " + missing.get());
         }
-        return super.validate(config);
+        List<String> problems = new ArrayList<>(super.validate(withoutMounts(config)));
+        VolumeMounts.read(config.get(VolumeMounts.KEY), VolumeMounts.Where.TASK_DIRECTORIES, problems);
+        return problems;
     }
 
     @Override
@@ -91,6 +100,21 @@ public final class ExecDriver extends HostDriver {
         if (missing.isPresent()) {
             throw new DriverStartException("the exec driver cannot run tasks on this node: " + missing.get(), false);
         }
-        return super.start(task);
+        List<String> problems = new ArrayList<>();
+        VolumeMounts.read(task.config().get(VolumeMounts.KEY), VolumeMounts.Where.TASK_DIRECTORIES, problems);
+        if (!problems.isEmpty()) {
+            throw new DriverStartException(String.join("; ", problems), false);
+        }
+        return super.start(task.withConfig(withoutMounts(task.config())));
+    }
+
+    /** The config less {@code volumeMounts}, which the engine does not read: they come resolved as attachments. */
+    private static Map<String, Object> withoutMounts(Map<String, Object> config) {
+        if (!config.containsKey(VolumeMounts.KEY)) {
+            return config;
+        }
+        Map<String, Object> rest = new HashMap<>(config);
+        rest.remove(VolumeMounts.KEY);
+        return rest;
     }
 }

@@ -27,24 +27,45 @@ import java.util.Set;
  * directory is mounted again (through a descriptor opened before the cover), at its own path, so the
  * {@code DROVER_*} paths work and no other allocation nor the agent's store can be seen; {@code /tmp} is the task's
  * own {@code tmp/} directory (so the data dir must not be below {@code /tmp}); each GPU device node the task
- * was not given has {@code /dev/null} mounted over it. The rest of the host's file system is seen as it is, with
+ * was not given has {@code /dev/null} mounted over it; each host volume it mounts is bound below its local or alloc
+ * directory ({@link VolumeBinds}), {@code nosuid} and {@code nodev}. The rest of the host's file system is seen as it is, with
  * the task user's permissions.
  */
 final class Namespaces implements Confinement {
 
     /**
      * Arguments: the data dir, the allocation's directory, the task's directory, the task's environment file, the
-     * number N of device nodes to hide, those N nodes, then what runs the task (the user switch and command).
-     * Exits 126, saying why on stderr, when a mount fails.
+     * number M of volumes, for each its host directory, where it goes and {@code ro} or {@code rw}, the number N of
+     * device nodes to hide, those N nodes, then what runs the task (the user switch and command). Exits 126, saying
+     * why on stderr, when a mount fails.
+     *
+     * <p>A volume is bound first to a directory of the cover (no other process sees it) and made read-only there if
+     * it is to be, then moved onto its destination. Both ends are opened first and used through their descriptors,
+     * after checking that each opened the very path it names: a symbolic link on either (one a task left in its
+     * directory, to {@code /etc}) fails the start rather than being followed.
      */
     static final String SETUP = """
-            data=$1; alloc=$2; task=$3; env=$4; n=$5; shift 5
+            data=$1; alloc=$2; task=$3; env=$4; m=$5; shift 5
             fail() { echo "drover: exec: $*" >&2; exit 126; }
             exec 3< "$env" || fail "cannot read the task's environment"
             exec 4< "$alloc" || fail "cannot open $alloc"
             mount -t tmpfs -o mode=0711,nosuid,nodev,size=1m tmpfs "$data" || fail "cannot cover $data"
             mkdir -p "$alloc" && mount --no-canonicalize --bind /proc/self/fd/4 "$alloc" || fail "cannot mount $alloc"
             exec 4<&-
+            i=0
+            while [ "$i" -lt "$m" ]; do
+                src=$1; dst=$2; mode=$3; shift 3; stage="$data/.volume-$i"
+                exec 5< "$src" || fail "cannot open host volume $src"
+                [ "$(readlink /proc/self/fd/5)" = "$src" ] || fail "host volume $src is reached through a link"
+                mkdir "$stage" && mount --no-canonicalize --bind /proc/self/fd/5 "$stage" || fail "cannot bind $src"
+                mount -o "remount,bind,$mode,nosuid,nodev" "$stage" || fail "cannot make $src $mode"
+                exec 5< "$dst" || fail "cannot open $dst"
+                [ "$(readlink /proc/self/fd/5)" = "$dst" ] || fail "$dst is reached through a link: no volume goes there"
+                mount --no-canonicalize --move "$stage" /proc/self/fd/5 || fail "cannot mount $src on $dst"
+                exec 5<&-
+                i=$((i + 1))
+            done
+            n=$1; shift
             mount --bind "$task/tmp" /tmp || fail "cannot mount $task/tmp on /tmp"
             while [ "$n" -gt 0 ]; do
                 mount --bind /dev/null "$1" || fail "cannot hide $1"; shift; n=$((n - 1))
@@ -142,8 +163,13 @@ final class Namespaces implements Confinement {
                 dataDir.toString(),
                 allocRoot.toString(),
                 task.taskDir().toString(),
-                statusDir.resolve(HostProcessDriver.TASK_ENV).toString(),
-                Integer.toString(hidden.size())));
+                statusDir.resolve(HostProcessDriver.TASK_ENV).toString()));
+        List<VolumeBinds.Bind> binds = VolumeBinds.prepare(task);
+        argv.add(Integer.toString(binds.size()));
+        for (VolumeBinds.Bind b : binds) {
+            argv.addAll(List.of(b.source().toString(), b.target().toString(), b.readOnly() ? "ro" : "rw"));
+        }
+        argv.add(Integer.toString(hidden.size()));
         hidden.stream().map(Path::toString).sorted().forEach(argv::add);
         argv.addAll(UserSwitch.words(user, commandAndArgs));
         return argv;

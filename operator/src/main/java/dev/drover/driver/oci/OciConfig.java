@@ -4,13 +4,15 @@ import dev.drover.common.ConfigReader;
 import dev.drover.common.UserText;
 import dev.drover.image.ImageReference;
 import dev.drover.image.PullPolicy;
+import dev.drover.volumes.VolumeMounts;
 import java.util.List;
 import java.util.Map;
 
 /**
  * An {@code oci} task's {@code config}, read and checked: the image and how it is pulled, what replaces the image's
  * process ({@code command}, {@code args}, {@code workingDir}), and the container's security ({@code capAdd},
- * {@code capDrop}, {@code seccompProfile}, {@code privileged}, {@code readOnlyRootFilesystem}, {@code shmSizeMB}).
+ * {@code capDrop}, {@code seccompProfile}, {@code privileged}, {@code readOnlyRootFilesystem}, {@code shmSizeMB}),
+ * and where volumes go ({@code volumeMounts}, checked here, bound from what the task is lent at its start).
  *
  * @param command replaces the image's Entrypoint (and its Cmd unless {@code args} is given); null to keep them
  * @param args    replaces the image's Cmd; null to keep it
@@ -105,6 +107,9 @@ record OciConfig(
         if (shm != null && (shm < 1 || shm > MAX_SHM_MB)) {
             r.problem("config.shmSizeMB: " + shm + " is not between 1 and " + MAX_SHM_MB);
         }
+        List<String> mountProblems = new java.util.ArrayList<>();
+        VolumeMounts.read(r.raw(VolumeMounts.KEY), VolumeMounts.Where.ANYWHERE, mountProblems);
+        mountProblems.forEach(r::problem);
         List<String> args = r.strings("args");
         boolean readOnlyRoot = Boolean.TRUE.equals(r.bool("readOnlyRootFilesystem"));
         problems.addAll(r.problems());

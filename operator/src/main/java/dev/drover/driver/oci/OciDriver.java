@@ -36,7 +36,6 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -246,7 +245,7 @@ public final class OciDriver implements Driver {
                 : image.config().workingDir().isEmpty() ? "/" : image.config().workingDir();
         OciSpec.Container container = new OciSpec.Container(
                 argv,
-                environment(image.config().env(), task),
+                ContainerView.environment(image.config().env(), task),
                 cwd,
                 user.uid(),
                 user.gid(),
@@ -257,7 +256,7 @@ public final class OciDriver implements Driver {
                 config.readOnlyRootFilesystem(),
                 config.shmSizeMB(),
                 task.taskName(),
-                binds(task),
+                ContainerView.binds(task),
                 "drover-" + containerId(task));
         ObjectNode spec = OciSpec.of(container, bundle.resolve("rootfs").toString());
         ContainerDevices.apply(spec, devices);
@@ -275,47 +274,6 @@ public final class OciDriver implements Driver {
             throw new DriverStartException("cannot write the container's bundle: " + e.getMessage(), true, e);
         }
         return bundle;
-    }
-
-    /** The image's environment, then the task's over it, Drover's directories named as the container sees them. */
-    private static List<String> environment(List<String> imageEnv, TaskConfig task) {
-        Map<String, String> env = new LinkedHashMap<>();
-        for (String kv : imageEnv) {
-            int eq = kv.indexOf('=');
-            if (eq > 0) {
-                env.put(kv.substring(0, eq), kv.substring(eq + 1));
-            }
-        }
-        env.putIfAbsent("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-        Map<String, String> inside = Map.of(
-                task.secretsDir().toString(), "/secrets",
-                task.taskDir().resolve("local").toString(), "/local",
-                task.taskDir().toString(), "/local",
-                task.allocDir().toString(), "/alloc");
-        task.env().forEach((k, v) -> env.put(k, containerPath(v, inside)));
-        List<String> out = new ArrayList<>();
-        env.forEach((k, v) -> out.add(k + "=" + v));
-        return out;
-    }
-
-    /** {@code value} with a host directory the container sees elsewhere replaced by its path there. */
-    private static String containerPath(String value, Map<String, String> inside) {
-        String best = null;
-        for (String host : inside.keySet()) {
-            if ((value.equals(host) || value.startsWith(host + "/"))
-                    && (best == null || host.length() > best.length())) {
-                best = host;
-            }
-        }
-        return best == null ? value : inside.get(best) + value.substring(best.length());
-    }
-
-    private static List<OciSpec.Bind> binds(TaskConfig task) {
-        return List.of(
-                new OciSpec.Bind(task.allocDir().toString(), "/alloc", false),
-                new OciSpec.Bind(task.taskDir().resolve("local").toString(), "/local", false),
-                new OciSpec.Bind(task.secretsDir().toString(), "/secrets", true),
-                new OciSpec.Bind(task.taskDir().resolve("tmp").toString(), "/tmp", false));
     }
 
     /** The runtime's name for the task's container: unique on the node, in the runtime's alphabet. */

@@ -10,8 +10,10 @@ import dev.drover.cgroups.Cgroup;
 import dev.drover.cgroups.CgroupParent;
 import dev.drover.cgroups.Cgroups;
 import dev.drover.driver.ExitResult;
+import dev.drover.driver.TaskAttachments;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskMount;
 import dev.drover.driver.TaskNotRunningException;
 import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
@@ -249,6 +251,108 @@ class ExecDriverKernelTest {
                 .isEqualTo(0);
         assertThat(Files.getAttribute(t.taskDir().resolve("local"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
                 .isEqualTo(65534);
+    }
+
+    @Test
+    void aVolumeIsBoundInsideTheTasksDirectoriesWritableOrReadOnly() throws Exception {
+        Path shared = Files.createTempDirectory(data.getParent(), "exec-shared");
+        Path reference = Files.createTempDirectory(data.getParent(), "exec-reference");
+        try {
+            Files.writeString(reference.resolve("data.txt"), "kept");
+            for (Path p : List.of(shared, reference)) {
+                Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxrwxrwx"));
+            }
+            Map<String, Object> config = Map.of(
+                    "command",
+                    "/bin/sh",
+                    "args",
+                    List.of(
+                            "-c",
+                            "echo written > local/shared/out; cat $DROVER_ALLOC_DIR/ref/data.txt; echo;"
+                                    + " (echo no > $DROVER_ALLOC_DIR/ref/data.txt) 2>&1; true"),
+                    "volumeMounts",
+                    List.of(
+                            Map.of("volume", "shared", "destination", "/local/shared"),
+                            Map.of("volume", "reference", "destination", "/alloc/ref", "readOnly", true)));
+            assertThat(driver.validate(config)).isEmpty();
+            TaskConfig t = task("volumes", null, "")
+                    .withConfig(config)
+                    .withAttachments(new TaskAttachments.Builder()
+                            .mount(new TaskMount(shared, "/local/shared", false))
+                            .mount(new TaskMount(reference, "/alloc/ref", true))
+                            .build());
+
+            Run r = run(t);
+
+            assertThat(r.exit().exitCode()).as(r.stderr()).isZero();
+            assertThat(shared.resolve("out")).hasContent("written");
+            assertThat(reference.resolve("data.txt")).hasContent("kept");
+            assertThat(r.stdout()).startsWith("kept\n").contains("Read-only file system");
+            assertThat(Files.readString(Path.of("/proc/self/mountinfo")))
+                    .as("the binds were in the task's namespace only")
+                    .doesNotContain(t.taskDir().resolve("local/shared").toString());
+        } finally {
+            for (Path p : List.of(shared.resolve("out"), reference.resolve("data.txt"), shared, reference)) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    @Test
+    void aLinkATaskLeftWhereAVolumeGoesIsNotFollowedAndAnExecVolumeOverEtcIsRefused() throws Exception {
+        Path shared = Files.createTempDirectory(data.getParent(), "exec-shared");
+        try {
+            Map<String, Object> config = Map.of(
+                    "command",
+                    "/bin/true",
+                    "volumeMounts",
+                    List.of(Map.of("volume", "shared", "destination", "/local/etc")));
+            TaskConfig t = task("linked", null, "")
+                    .withConfig(config)
+                    .withAttachments(new TaskAttachments.Builder()
+                            .mount(new TaskMount(shared, "/local/etc", false))
+                            .build());
+            Files.createSymbolicLink(t.taskDir().resolve("local/etc"), Path.of("/etc"));
+
+            assertThatThrownBy(() -> driver.start(t))
+                    .hasMessageContaining("local/etc is a symbolic link, which a volume is never mounted through");
+            assertThat(driver.validate(Map.of(
+                            "command",
+                            "/bin/true",
+                            "volumeMounts",
+                            List.of(Map.of("volume", "shared", "destination", "/etc")))))
+                    .singleElement()
+                    .asString()
+                    .startsWith("config.volumeMounts[0].destination: \"/etc\" is outside the task's directories: an"
+                            + " exec task shares the host's root file system");
+        } finally {
+            Files.deleteIfExists(shared);
+        }
+    }
+
+    /** The setup shell's own guard, for a link put in place after the agent made the mount point. */
+    @Test
+    void theSetupShellMountsNoVolumeThroughALinkEvenWhenTheAgentsCheckWasRaced() throws Exception {
+        Path shared = Files.createTempDirectory(data.getParent(), "exec-shared");
+        try {
+            TaskConfig t = task("raced", null, "");
+            Path env = Files.writeString(t.taskDir().resolve("env"), "");
+            Path link = Files.createSymbolicLink(t.taskDir().resolve("local/etc"), Path.of("/etc"));
+            List<String> argv = new ArrayList<>(List.of("unshare", "--mount", "--propagation", "private", "--"));
+            argv.addAll(List.of("/bin/sh", "-c", Namespaces.SETUP, "drover-exec", data.toString(), alloc.toString()));
+            argv.addAll(List.of(t.taskDir().toString(), env.toString(), "1", shared.toString(), link.toString()));
+            argv.addAll(List.of("rw", "0", "/bin/echo", "ran"));
+            Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+
+            assertThat(p.exitValue()).as(out).isEqualTo(126);
+            assertThat(out)
+                    .contains(link + " is reached through a link: no volume goes there")
+                    .doesNotContain("ran");
+        } finally {
+            Files.deleteIfExists(shared);
+        }
     }
 
     @Test

@@ -74,6 +74,7 @@ class NamespacesTest {
                         "/var/lib/drover/allocs/default/web",
                         "/var/lib/drover/allocs/default/web/api",
                         "/var/lib/drover/allocs/default/web/api/.drover-raw-exec/task-env",
+                        "0",
                         "2",
                         "/dev/nvidia0",
                         "/dev/nvidia1",

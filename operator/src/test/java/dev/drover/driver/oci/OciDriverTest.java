@@ -14,6 +14,7 @@ import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskAttachments;
 import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
+import dev.drover.driver.TaskMount;
 import dev.drover.driver.host.LogRotator;
 import dev.drover.driver.host.TaskCgroups;
 import dev.drover.image.ImageStore;
@@ -316,6 +317,70 @@ class OciDriverTest {
                 t.user(),
                 attachments,
                 t.events());
+    }
+
+    @Test
+    void aWritableVolumeTakesTheContainersWritesAndAReadOnlyOneRefusesThem() throws Exception {
+        Path shared = Files.createDirectories(dir.resolve("volumes/shared"));
+        Path reference = Files.createDirectories(dir.resolve("volumes/reference"));
+        Files.writeString(reference.resolve("data.txt"), "kept");
+        for (Path p : List.of(shared, reference)) {
+            Files.setPosixFilePermissions(p, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        }
+        Map<String, Object> config = Map.of(
+                "image",
+                image,
+                "args",
+                List.of(
+                        "echo written > /srv/shared/out && cat /mnt/ref/data.txt && echo"
+                                + " && (echo no > /mnt/ref/data.txt) 2>&1; cat /mnt/ref/data.txt; grep -E ' /(srv|mnt)' /proc/mounts"),
+                "volumeMounts",
+                List.of(
+                        Map.of("volume", "shared", "destination", "/srv/shared"),
+                        Map.of("volume", "reference", "destination", "/mnt/ref", "readOnly", true)));
+        assertThat(driver().validate(config)).isEmpty();
+        TaskConfig t = task("volumes", config, "app")
+                .withAttachments(new TaskAttachments.Builder()
+                        .mount(new TaskMount(shared, "/srv/shared", false))
+                        .mount(new TaskMount(reference, "/mnt/ref", true))
+                        .build());
+
+        run(t);
+
+        assertThat(shared.resolve("out")).hasContent("written");
+        assertThat(reference.resolve("data.txt")).hasContent("kept");
+        assertThat(stdout(t))
+                .startsWith("kept\n")
+                .contains("Read-only file system")
+                .contains("/srv/shared")
+                .containsPattern("/mnt/ref \\S+ ro,nosuid,nodev");
+    }
+
+    @Test
+    void volumeMountsAreRefusedOverDroversDirectoriesAndTheKernelsFiles() throws Exception {
+        assertThat(driver().validate(Map.of(
+                        "image",
+                        image,
+                        "volumeMounts",
+                        List.of(
+                                Map.of("volume", "a", "destination", "/secrets"),
+                                Map.of("volume", "a", "destination", "/proc/sys"),
+                                Map.of("volume", "a", "destination", "/"),
+                                Map.of("volume", "a", "destination", "/data/../etc"),
+                                Map.of("volume", "a", "destination", "/data"),
+                                Map.of("volume", "b", "destination", "/data"),
+                                Map.of("volume", "a", "destination", "/var/lib/x", "readOnly", "yes")))))
+                .containsExactly(
+                        "config.volumeMounts[0].destination: \"/secrets\" would cover /secrets, which Drover gives the"
+                                + " task itself",
+                        "config.volumeMounts[1].destination: \"/proc/sys\" is inside /proc, where no volume may go",
+                        "config.volumeMounts[2].destination: \"/\" would cover the whole file system; mount the volume"
+                                + " on a directory",
+                        "config.volumeMounts[3].destination: \"/data/../etc\" is not a clean path (no '.', '..', '//'"
+                                + " or trailing '/')",
+                        "config.volumeMounts[5].destination: \"/data\" is mounted by another entry; each destination"
+                                + " takes one volume",
+                        "config.volumeMounts[6].readOnly: \"yes\" is not true or false");
     }
 
     @Test
