@@ -129,6 +129,25 @@ public final class Kubectl {
                 .out();
     }
 
+    /** {@link #allocJsonpath(String, String)} of an allocation in {@code namespace}. */
+    public String allocJsonpath(String alloc, String path, String namespace) {
+        return run("get", "alloc", alloc, "-n", namespace, "-o", "jsonpath={" + path + "}")
+                .assertOk()
+                .out();
+    }
+
+    /** {@link #waitForClientStatus(String, String, java.time.Duration)} of an allocation in {@code namespace}. */
+    public void waitForClientStatus(String alloc, String status, java.time.Duration timeout, String namespace) {
+        run(
+                        "wait",
+                        "-n",
+                        namespace,
+                        "alloc/" + alloc,
+                        "--for=jsonpath={.status.clientStatus}=" + status,
+                        "--timeout=" + timeout.toSeconds() + "s")
+                .assertOk();
+    }
+
     /** {@code kubectl wait} until the allocation's {@code clientStatus} is {@code status}, within {@code timeout}. */
     public void waitForClientStatus(String alloc, String status, java.time.Duration timeout) {
         run(

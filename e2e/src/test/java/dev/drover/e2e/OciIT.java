@@ -39,7 +39,9 @@ class OciIT {
     static Path dir;
 
     static TestRegistry registry;
+    static TestRegistry privateRegistry;
     static String image;
+    static Path readOnlyVolume;
     static LocalApiServer server;
     static dev.drover.local.LocalGateway gateway;
     static Kubectl kubectl;
@@ -63,6 +65,37 @@ class OciIT {
                                 .busybox()
                                 .file("etc/motd", "from the image\n", 0644)));
         image = registry.host() + "/apps/shell:1";
+        privateRegistry = TestRegistry.start(Files.createDirectory(dir.resolve("private")), TestRegistry.Auth.HTPASSWD);
+        privateRegistry.push(
+                "team/private",
+                "1",
+                TestImage.of(
+                        Map.of("Entrypoint", List.of("/bin/sh", "-c"), "Env", List.of("PATH=/bin")),
+                        false,
+                        new TestImage.Layer(TestImage.Compression.ZSTD).busybox()));
+        Path cas = dir.resolve("registry-cas.pem");
+        Files.writeString(cas, Files.readString(registry.caFile()) + Files.readString(privateRegistry.caFile()));
+        readOnlyVolume = Files.createDirectories(dir.resolve("volumes/reference"));
+        Files.writeString(readOnlyVolume.resolve("data.txt"), "kept\n");
+        Path gpus = dir.resolve("fake-gpus.yaml");
+        Files.writeString(gpus, """
+                groups:
+                  - vendor: nvidia
+                    type: gpu
+                    model: Tesla T4
+                    instances:
+                      - id: GPU-a
+                      - id: GPU-b
+                """);
+        Path cdi = Files.createDirectories(dir.resolve("cdi"));
+        Path config = dir.resolve("agent.yaml");
+        Files.writeString(config, """
+                hostVolumes:
+                  reference: {path: %s, readOnly: true, namespaces: ["*"]}
+                devicePluginConfig:
+                  fake: {cdiSpecDir: %s}
+                cdiSpecDirs: [%s]
+                """.formatted(readOnlyVolume, cdi, cdi));
 
         server = LocalApiServer.start(LocalApiServer.Options.defaults()
                 .withNodes(List.of("local"))
@@ -87,7 +120,11 @@ class OciIT {
                                 "--oci-runtime",
                                 RUNC.toString(),
                                 "--registry-ca-file",
-                                registry.caFile().toString(),
+                                cas.toString(),
+                                "--config",
+                                config.toString(),
+                                "--device-plugin",
+                                "fake:" + gpus,
                                 "--cgroup-parent",
                                 cgroupParent,
                                 "--metrics-port",
@@ -114,6 +151,9 @@ class OciIT {
         }
         if (registry != null) {
             registry.close();
+        }
+        if (privateRegistry != null) {
+            privateRegistry.close();
         }
     }
 
@@ -147,7 +187,9 @@ class OciIT {
 
         assertThat(terminated("image", "exitCode")).isEqualTo("3");
         String types = kubectl.allocJsonpath("image", ".status.taskStates.main.events[*].type");
-        assertThat(types).contains("Downloading", "Downloaded", "Started", "Terminated");
+        assertThat(types)
+                .as("Downloading too, unless another test pulled it first")
+                .contains("Downloaded", "Started", "Terminated");
         Path stdout = data.resolve("allocs/default/image/alloc/logs/main.stdout.0");
         assertThat(Files.readString(stdout)).isEqualTo("from the image\nin /local\n");
         kubectl.run("delete", "alloc", "image", "--timeout=30s").assertOk();
@@ -175,6 +217,109 @@ class OciIT {
         assertThat(terminated("oom", "oomKilled")).isEqualTo("true");
         assertThat(terminated("oom", "message")).startsWith("OOM Killed");
         kubectl.run("delete", "alloc", "oom", "--timeout=30s").assertOk();
+    }
+
+    @Test
+    void aPrivateImageIsPulledWithTheAllocationsPullSecretAndRefusedWithoutIt() {
+        kubectl.runWithInput(
+                        """
+                        apiVersion: v1
+                        kind: Namespace
+                        metadata:
+                          name: team
+                          labels: {drover.dev/workloads: enabled}
+                        ---
+                        apiVersion: v1
+                        kind: ServiceAccount
+                        metadata: {name: puller, namespace: team}
+                        ---
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: Role
+                        metadata: {name: pull-secret, namespace: team}
+                        rules:
+                        - {apiGroups: [""], resources: [secrets], resourceNames: [regcred], verbs: [get]}
+                        ---
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: RoleBinding
+                        metadata: {name: pull-secret, namespace: team}
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pull-secret}
+                        subjects:
+                        - {kind: ServiceAccount, name: puller, namespace: team}
+                        ---
+                        apiVersion: v1
+                        kind: Secret
+                        metadata: {name: regcred, namespace: team}
+                        type: kubernetes.io/dockerconfigjson
+                        data:
+                          .dockerconfigjson: %s
+                        """.formatted(java.util.Base64.getEncoder()
+                                .encodeToString(TestRegistry.dockerConfig(
+                                        privateRegistry.host(), TestRegistry.USER, TestRegistry.PASSWORD))),
+                        "apply",
+                        "-f",
+                        "-")
+                .assertOk();
+        String privateImage = privateRegistry.host() + "/team/private:1";
+        String batch = BATCH + "  serviceAccountName: puller\n";
+        String config = "{image: \"%s\", pullPolicy: Always, args: [\"echo private\"]}".formatted(privateImage);
+
+        kubectl.runWithInput(
+                        oci("anonymous", batch, config, "{}").replace("namespace: default", "namespace: team"),
+                        "apply",
+                        "-f",
+                        "-")
+                .assertOk();
+        kubectl.runWithInput(
+                        oci("authorized", batch + "  imagePullSecrets: [{name: regcred}]\n", config, "{}")
+                                .replace("namespace: default", "namespace: team"),
+                        "apply",
+                        "-f",
+                        "-")
+                .assertOk();
+        kubectl.waitForClientStatus("authorized", "Complete", TIMEOUT, "team");
+        kubectl.waitForClientStatus("anonymous", "Failed", TIMEOUT, "team");
+
+        assertThat(kubectl.allocJsonpath("anonymous", ".status.taskStates.main.events[*].type", "team"))
+                .contains("PullFailed");
+        assertThat(kubectl.allocJsonpath("authorized", ".status.taskStates.main.events[*].type", "team"))
+                .contains("Downloading", "Downloaded")
+                .doesNotContain("PullFailed");
+        kubectl.run("delete", "alloc", "-n", "team", "anonymous", "authorized", "--timeout=30s")
+                .assertOk();
+    }
+
+    @Test
+    void aReadOnlyHostVolumeIsReadButCannotBeWritten() throws IOException {
+        String spec = BATCH + "  volumes: [{name: ref, hostVolume: reference}]\n";
+        String config = ("{image: \"%s\", volumeMounts: [{volume: ref, destination: /mnt/ref}],"
+                        + " args: [\"cat /mnt/ref/data.txt; echo changed > /mnt/ref/data.txt || echo refused\"]}")
+                .formatted(image);
+        kubectl.runWithInput(oci("volume", spec, config, "{}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("volume", "Complete", TIMEOUT);
+
+        assertThat(Files.readString(data.resolve("allocs/default/volume/alloc/logs/main.stdout.0")))
+                .isEqualTo("kept\nrefused\n");
+        assertThat(Files.readString(data.resolve("allocs/default/volume/alloc/logs/main.stderr.0")))
+                .contains("Read-only file system");
+        assertThat(readOnlyVolume.resolve("data.txt")).hasContent("kept");
+        kubectl.run("delete", "alloc", "volume", "--timeout=30s").assertOk();
+    }
+
+    @Test
+    void aTaskReservingOneFakeGpuSeesThatDeviceNodeAlone() throws IOException {
+        String config = ("{image: \"%s\", args: [\"ls /dev | grep fake-; env | grep ^FAKE_GPU_ | cut -d= -f2\"]}")
+                .formatted(image);
+        kubectl.runWithInput(oci("gpu", BATCH, config, "{devices: [{name: nvidia/gpu, count: 1}]}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("gpu", "Complete", TIMEOUT);
+
+        String reserved = kubectl.allocJsonpath("gpu", ".status.allocatedDevices[*].ids[*]");
+        List<String> lines = Files.readAllLines(data.resolve("allocs/default/gpu/alloc/logs/main.stdout.0"));
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(0)).as("one device node, of the GPU reserved").matches("fake-gpu[01]");
+        assertThat(lines.get(1)).isEqualTo(reserved);
+        kubectl.run("delete", "alloc", "gpu", "--timeout=30s").assertOk();
     }
 
     /**
