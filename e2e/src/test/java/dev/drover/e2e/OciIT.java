@@ -322,6 +322,57 @@ class OciIT {
         kubectl.run("delete", "alloc", "gpu", "--timeout=30s").assertOk();
     }
 
+    @Test
+    void rootInTheContainerHasTheDefaultCapabilitiesAndCannotUnshareOrMount() throws IOException {
+        String config = ("{image: \"%s\", args: [\"grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status;"
+                        + " unshare -m true || echo unshare refused; mount -t tmpfs x /mnt || echo mount refused\"]}")
+                .formatted(image);
+        kubectl.runWithInput(oci("attack", BATCH, config, "{}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("attack", "Complete", TIMEOUT);
+
+        assertThat(Files.readString(data.resolve("allocs/default/attack/alloc/logs/main.stdout.0")))
+                .as("the runtime default set (as a kubelet's), no new privileges, a seccomp filter")
+                .isEqualTo("CapEff:\t00000000a80425fb\nNoNewPrivs:\t1\nSeccomp:\t2\n"
+                        + "unshare refused\nmount refused\n");
+        kubectl.run("delete", "alloc", "attack", "--timeout=30s").assertOk();
+    }
+
+    @Test
+    void aHostileImageIsRefusedNamingItsEntryAndWritesNothingOutsideTheStore() throws Exception {
+        Path outside = Files.createDirectories(dir.resolve("outside"));
+        Files.writeString(outside.resolve("canary"), "untouched");
+        registry.push(
+                "hostile/link-out",
+                "1",
+                TestImage.of(
+                        Map.of(),
+                        false,
+                        new TestImage.Layer(TestImage.Compression.GZIP).symlink("escape", outside.toString()),
+                        new TestImage.Layer(TestImage.Compression.GZIP).file("escape/canary", "overwritten", 0644)));
+        registry.push(
+                "hostile/huge",
+                "1",
+                TestImage.of(Map.of(), false, TestImage.Layer.claiming("big", 10L * 1024 * 1024 * 1024)));
+
+        for (String name : List.of("link-out", "huge")) {
+            String config = "{image: \"%s/hostile/%s:1\", command: /bin/true}".formatted(registry.host(), name);
+            kubectl.runWithInput(oci(name, BATCH, config, "{}"), "apply", "-f", "-")
+                    .assertOk();
+        }
+        for (String name : List.of("link-out", "huge")) {
+            kubectl.waitForClientStatus(name, "Failed", TIMEOUT);
+            assertThat(kubectl.allocJsonpath(name, ".status.taskStates.main.events[?(@.type==\"PullFailed\")].message"))
+                    .as(name)
+                    .contains("entry \"");
+        }
+        assertThat(outside.resolve("canary")).hasContent("untouched");
+        try (Stream<Path> files = Files.list(outside)) {
+            assertThat(files.toList()).containsExactly(outside.resolve("canary"));
+        }
+        kubectl.run("delete", "alloc", "link-out", "huge", "--timeout=30s").assertOk();
+    }
+
     /**
      * The container survives its agent's SIGKILL and is supervised again by the next agent, not restarted;
      * {@code kubectl drover exec} runs inside it (its root, its PID namespace); deleting the allocation leaves no

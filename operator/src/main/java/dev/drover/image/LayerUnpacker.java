@@ -178,7 +178,13 @@ final class LayerUnpacker {
                 left -= size;
                 try (OutputStream out = Files.newOutputStream(
                         at, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-                    long copied = in.content().transferTo(out);
+                    long copied;
+                    try {
+                        copied = in.content().transferTo(out);
+                    } catch (IOException truncated) {
+                        // the archive ends inside it: a header that claims what the layer does not hold
+                        throw refused(name, path, "claims " + size + " bytes the layer does not hold");
+                    }
                     if (copied != size) {
                         throw refused(name, path, "ends after " + copied + " of its " + size + " bytes");
                     }

@@ -259,6 +259,24 @@ class ImageStoreTest {
     }
 
     @Test
+    void aFileClaimingBytesItsLayerDoesNotHoldIsRefusedNamingIt(@TempDir Path at) throws Exception {
+        registry.push("hostile/claim", "1", TestImage.of(Map.of(), false, TestImage.Layer.claiming("big", 10L << 30)));
+        ImageStore roomy = new ImageStore(
+                at,
+                new RegistryClient(registry.tls(), Duration.ofSeconds(10), InstantSource.system()),
+                Platform.node(),
+                20L << 30, // the agent's default bound: the claim fits in it
+                InstantSource.system());
+
+        assertThatThrownBy(() ->
+                        roomy.pull(ref("hostile/claim:1"), PullPolicy.Always, Optional.empty(), PullListener.NONE))
+                .isInstanceOf(ImagePullException.class)
+                .hasMessageContaining("entry \"big\"")
+                .hasMessageContaining("claims 10737418240 bytes the layer does not hold");
+        assertThat(at.resolve("tmp")).isEmptyDirectory();
+    }
+
+    @Test
     void aMirrorThatFailsGivesWayToTheRegistryAndTheAgentsCaFileIsTrusted(@TempDir Path at) throws Exception {
         registry.push(
                 "tools/mirrored",
