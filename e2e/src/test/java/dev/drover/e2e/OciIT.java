@@ -40,6 +40,7 @@ class OciIT {
 
     static TestRegistry registry;
     static TestRegistry privateRegistry;
+    static TamperingProxy tampering;
     static String image;
     static Path readOnlyVolume;
     static LocalApiServer server;
@@ -73,8 +74,13 @@ class OciIT {
                         Map.of("Entrypoint", List.of("/bin/sh", "-c"), "Env", List.of("PATH=/bin")),
                         false,
                         new TestImage.Layer(TestImage.Compression.ZSTD).busybox()));
+        tampering = TamperingProxy.start(registry.host(), registry.tls(), dir.resolve("tampering-ca.pem"));
         Path cas = dir.resolve("registry-cas.pem");
-        Files.writeString(cas, Files.readString(registry.caFile()) + Files.readString(privateRegistry.caFile()));
+        Files.writeString(
+                cas,
+                Files.readString(registry.caFile())
+                        + Files.readString(privateRegistry.caFile())
+                        + Files.readString(dir.resolve("tampering-ca.pem")));
         readOnlyVolume = Files.createDirectories(dir.resolve("volumes/reference"));
         Files.writeString(readOnlyVolume.resolve("data.txt"), "kept\n");
         Path gpus = dir.resolve("fake-gpus.yaml");
@@ -154,6 +160,9 @@ class OciIT {
         }
         if (privateRegistry != null) {
             privateRegistry.close();
+        }
+        if (tampering != null) {
+            tampering.close();
         }
     }
 
@@ -371,6 +380,23 @@ class OciIT {
             assertThat(files.toList()).containsExactly(outside.resolve("canary"));
         }
         kubectl.run("delete", "alloc", "link-out", "huge", "--timeout=30s").assertOk();
+    }
+
+    @Test
+    void anImageWhoseBlobsWereTamperedWithOnTheWayIsRefused() {
+        String config =
+                "{image: \"%s/apps/shell:1\", pullPolicy: Always, args: [\"echo ran\"]}".formatted(tampering.host());
+        kubectl.runWithInput(oci("tampered", BATCH, config, "{}"), "apply", "-f", "-")
+                .assertOk();
+        kubectl.waitForClientStatus("tampered", "Failed", TIMEOUT);
+
+        assertThat(kubectl.allocJsonpath(
+                        "tampered", ".status.taskStates.main.events[?(@.type==\"PullFailed\")].message"))
+                .contains("does not have that digest");
+        assertThat(tampering.tampered()).isPositive();
+        assertThat(kubectl.allocJsonpath("tampered", ".status.taskStates.main.events[*].type"))
+                .doesNotContain("Started");
+        kubectl.run("delete", "alloc", "tampered", "--timeout=30s").assertOk();
     }
 
     /**
