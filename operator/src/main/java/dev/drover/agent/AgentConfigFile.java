@@ -33,6 +33,7 @@ final class AgentConfigFile {
             "ociRuntime",
             "ociAllowPrivileged",
             "ociAllowUnconfined",
+            "ociRootfs",
             "cdiSpecDirs",
             "cdiAllowedHooks",
             "registryCAFile",

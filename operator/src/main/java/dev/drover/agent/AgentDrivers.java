@@ -8,6 +8,8 @@ import dev.drover.driver.host.TaskCgroups;
 import dev.drover.driver.host.TaskMonitor;
 import dev.drover.driver.mock.MockDriver;
 import dev.drover.driver.oci.OciDriver;
+import dev.drover.driver.oci.OverlayCheck;
+import dev.drover.driver.oci.RootfsMode;
 import dev.drover.driver.rawexec.RawExecDriver;
 import dev.drover.image.ImageGc;
 import dev.drover.image.ImageMetrics;
@@ -114,13 +116,40 @@ record AgentDrivers(DriverRegistry registry, TaskCgroups cgroups, Optional<Image
                 monitor,
                 store,
                 oci.runtime().orElse(Path.of("/nonexistent")),
-                new OciDriver.OciSettings(oci.allowPrivileged(), oci.allowUnconfined(), missing, oci.cdi()));
+                new OciDriver.OciSettings(
+                        oci.allowPrivileged(),
+                        oci.allowUnconfined(),
+                        missing,
+                        oci.cdi(),
+                        missing.isPresent() ? RootfsMode.OVERLAY : rootfs(config, oci)));
         enabled.add(driver);
         missing.ifPresentOrElse(
                 m -> LOG.warn("oci is enabled but cannot run containers here, each task will fail validation: {}", m),
                 () -> LOG.info(
                         "oci is enabled: containers run by {}", oci.runtime().get()));
         return made;
+    }
+
+    /**
+     * How containers' root filesystems are made: as {@code ociRootfs} says, else an overlay where a trial mount shows
+     * the node can mount one, else a copy, with a warning of what that costs.
+     */
+    private static RootfsMode rootfs(AgentConfig config, ContainerSettings oci) {
+        if (oci.rootfs().isPresent()) {
+            if (oci.rootfs().get() == RootfsMode.COPY) {
+                LOG.info("ociRootfs is copy: each container start copies its image's root filesystem");
+            }
+            return oci.rootfs().get();
+        }
+        OverlayCheck.Detected found = OverlayCheck.detect(config.dataDir().resolve("oci-overlay-check"));
+        found.why()
+                .ifPresent(why -> LOG.warn(
+                        "containers' root filesystems are copies, not overlays: {}. Each container start copies its"
+                                + " image's root filesystem into the task's directory: starts take longer (seconds"
+                                + " per GiB) and each task takes as much disk again as its image (set ociRootfs to"
+                                + " copy to skip this check)",
+                        why));
+        return found.mode();
     }
 
     /** One pass of image garbage collection, for the agent's collector; what fails is logged, not thrown. */

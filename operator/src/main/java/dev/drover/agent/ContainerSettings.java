@@ -3,6 +3,7 @@ package dev.drover.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.drover.common.UserText;
 import dev.drover.devices.cdi.CdiRegistry;
+import dev.drover.driver.oci.RootfsMode;
 import dev.drover.image.ImageGc;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,9 +21,12 @@ import java.util.Set;
  * what containers may ask for ({@code ociAllowPrivileged}, {@code ociAllowUnconfined}), the registries
  * ({@code registryCAFile}, {@code registryMirrors}: mirror hosts tried before each registry), the image store
  * ({@code maxImageSizeMB}, {@code imageGC} thresholds), and the CDI specs that give containers their devices
- * ({@code cdiSpecDirs}, {@code cdiAllowedHooks}: the only hooks a spec may have the runtime run).
+ * ({@code cdiSpecDirs}, {@code cdiAllowedHooks}: the only hooks a spec may have the runtime run), and how containers'
+ * root filesystems are made ({@code ociRootfs}).
  *
  * @param runtime empty when none was named and none is installed: every oci task then fails validation saying so
+ * @param rootfs  {@code ociRootfs}: an overlay or a copy of the image; empty ({@code auto}) to find at start which the
+ *     node can do
  */
 public record ContainerSettings(
         boolean enabled,
@@ -34,7 +38,8 @@ public record ContainerSettings(
         long maxImageBytes,
         ImageGc.Thresholds imageGc,
         List<Path> cdiSpecDirs,
-        Set<String> cdiAllowedHooks) {
+        Set<String> cdiAllowedHooks,
+        Optional<RootfsMode> rootfs) {
 
     /** Where a runtime is looked for when {@code ociRuntime} is not set, in order. */
     static final List<Path> RUNTIMES = List.of(
@@ -68,7 +73,8 @@ public record ContainerSettings(
             DEFAULT_MAX_IMAGE_MB << 20,
             ImageGc.Thresholds.DEFAULTS,
             CdiRegistry.DEFAULT_DIRS,
-            Set.of());
+            Set.of(),
+            Optional.empty());
 
     static ContainerSettings load(AgentSettings s) throws ConfigException {
         boolean enabled =
@@ -112,7 +118,18 @@ public record ContainerSettings(
                 cdiSpecDirs(s),
                 Set.copyOf(absolutePaths("cdiAllowedHooks", s.fileValue("cdiAllowedHooks"), null).stream()
                         .map(Path::toString)
-                        .toList()));
+                        .toList()),
+                rootfs(s));
+    }
+
+    /** {@code ociRootfs}: {@code auto} (the default), {@code overlay} or {@code copy}. */
+    private static Optional<RootfsMode> rootfs(AgentSettings s) throws ConfigException {
+        String named = s.text("ociRootfs", null, "DROVER_OCI_ROOTFS").orElse("auto");
+        Optional<RootfsMode> mode = RootfsMode.parse(named);
+        if (mode.isEmpty() && !named.equals("auto")) {
+            throw new ConfigException("ociRootfs: " + UserText.quote(named) + " is not auto, overlay or copy");
+        }
+        return mode;
     }
 
     /** {@code cdiSpecDirs} (or {@code DROVER_CDI_SPEC_DIRS}, colon-separated); {@code /etc/cdi}, {@code /var/run/cdi}. */

@@ -44,7 +44,13 @@ public final class ImageStore {
     private static final String SIZE = "size";
 
     /** An image on the node: its manifest's digest, its root filesystem (read-only to tasks) and its config. */
-    public record Image(Digest manifest, Path rootfs, ImageConfig config) {}
+    /**
+     * An image the store holds.
+     *
+     * @param bytes what its layers' files held together as they were unpacked (files later replaced included): at
+     *     least what its root filesystem holds, and at most the image size bound
+     */
+    public record Image(Digest manifest, Path rootfs, ImageConfig config, long bytes) {}
 
     private final Path dir;
     private final RegistryClient registries;
@@ -349,10 +355,20 @@ public final class ImageStore {
         }
         try {
             Files.setLastModifiedTime(at, FileTime.from(clock.instant())); // last use, for garbage collection
-            return Optional.of(
-                    new Image(manifest, at.resolve("rootfs"), ImageConfig.parse(Files.readAllBytes(config))));
+            return Optional.of(new Image(
+                    manifest, at.resolve("rootfs"), ImageConfig.parse(Files.readAllBytes(config)), bytes(at)));
         } catch (NoSuchFileException collected) {
             return Optional.empty();
+        }
+    }
+
+    /** What the image at {@code at} unpacked to, as its pull noted; the size bound where it is not noted. */
+    private long bytes(Path at) throws IOException {
+        Path size = at.resolve(SIZE);
+        try {
+            return Long.parseLong(Files.readString(size).strip());
+        } catch (NoSuchFileException | NumberFormatException unnoted) {
+            return maxImageBytes;
         }
     }
 

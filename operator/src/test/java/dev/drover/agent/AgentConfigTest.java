@@ -160,6 +160,7 @@ class AgentConfigTest {
         Files.writeString(file, """
                 enableOci: true
                 ociAllowUnconfined: true
+                ociRootfs: copy
                 registryMirrors:
                   docker.io: [mirror.local:5000]
                 maxImageSizeMB: 512
@@ -178,6 +179,18 @@ class AgentConfigTest {
         assertThat(c.maxImageBytes()).isEqualTo(512L << 20);
         assertThat(c.imageGc().highPercent()).isEqualTo(90);
         assertThat(c.imageGc().maxAge()).isEqualTo(java.time.Duration.ofDays(7));
+        assertThat(c.rootfs()).contains(dev.drover.driver.oci.RootfsMode.COPY);
+        assertThat(load(Map.of("NODE_NAME", "n")).containers().rootfs())
+                .as("auto")
+                .isEmpty();
+        assertThat(load(Map.of("NODE_NAME", "n", "DROVER_OCI_ROOTFS", "overlay"))
+                        .containers()
+                        .rootfs())
+                .contains(dev.drover.driver.oci.RootfsMode.OVERLAY);
+        assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n", "DROVER_OCI_ROOTFS", "copy".repeat(100))))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage(
+                        "ociRootfs: \"" + "copy".repeat(25) + "\"... (400 characters) is not auto, overlay or copy");
         assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--oci-runtime", "runc"))
                 .hasMessageContaining("ociRuntime")
                 .hasMessageContaining("absolute path");

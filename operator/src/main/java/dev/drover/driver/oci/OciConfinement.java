@@ -11,7 +11,9 @@ import java.util.List;
  * fork: the runtime keeps the recorded PID), where the image's root filesystem is mounted with an overlay whose upper
  * directory is the task's, and the runtime then runs the container in the foreground, passing signals on to it. The
  * overlay lives only as long as that namespace: nothing is left mounted on the host when the container ends, nor
- * when the agent dies. The container's environment is in its spec, so the runtime runs with only {@code PATH}.
+ * when the agent dies. Where the root filesystem is a copy of the image's ({@link RootfsMode#COPY}, made by the
+ * driver before the start), the runtime runs as it is, with no namespace or shell before it. The container's
+ * environment is in its spec, so the runtime runs with only {@code PATH}.
  */
 final class OciConfinement implements Confinement {
 
@@ -28,14 +30,28 @@ final class OciConfinement implements Confinement {
 
     static final List<String> UNSHARE = List.of("unshare", "--mount", "--propagation", "private", "--");
 
+    private final RootfsMode rootfs;
+
+    OciConfinement(RootfsMode rootfs) {
+        this.rootfs = rootfs;
+    }
+
     @Override
     public boolean appliesEnvironment(TaskConfig task) {
         return true;
     }
 
-    /** {@code args}: the lower, upper and work directories and the mount point, then the runtime's own arguments. */
+    /**
+     * {@code args}: for an overlay, the lower, upper and work directories and the mount point, then the runtime's own
+     * arguments; for a copy, the runtime's arguments alone.
+     */
     @Override
     public List<String> argv(TaskConfig task, Path statusDir, Path command, List<String> args) {
+        if (rootfs == RootfsMode.COPY) {
+            List<String> argv = new ArrayList<>(List.of(command.toString()));
+            argv.addAll(args);
+            return argv;
+        }
         List<String> argv = new ArrayList<>(UNSHARE);
         argv.addAll(List.of("/bin/sh", "-c", MOUNT, "oci"));
         argv.addAll(args.subList(0, 4));

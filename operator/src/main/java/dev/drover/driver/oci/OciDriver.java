@@ -48,7 +48,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * runtime runs in the foreground under the same supervision as a host process ({@link HostProcessDriver}: the
  * monitor, the task's cgroup, which the container's is below, restore after an agent restart, stop and kill-all,
  * logs, stats), its root file system an overlay of the image with an upper directory of the task's own
- * ({@link OciConfinement}). Inside: {@code /alloc}, {@code /local}, {@code /secrets} (read-only) and a private
+ * ({@link OciConfinement}), or a copy of the image's made for each start where the node has no overlays
+ * ({@link RootfsCopy}). Inside: {@code /alloc}, {@code /local}, {@code /secrets} (read-only) and a private
  * {@code /tmp}, and the {@code DROVER_*_DIR} variables name those paths.
  */
 public final class OciDriver implements Driver {
@@ -69,6 +70,7 @@ public final class OciDriver implements Driver {
     private final OciConfig.Allowed allowed;
     private final Optional<String> missing;
     private final CdiRegistry cdi;
+    private final RootfsMode rootfs;
     /** By task id: what {@link #prepare} fetched, for the start that follows. */
     private final Map<String, Prepared> prepared = new ConcurrentHashMap<>();
 
@@ -85,12 +87,14 @@ public final class OciDriver implements Driver {
             ImageStore images,
             Path runtime,
             OciSettings settings) {
-        this.tasks = new HostProcessDriver(NAME, clock, rotator, launcher, cgroups, new OciConfinement(), monitor);
+        this.tasks = new HostProcessDriver(
+                NAME, clock, rotator, launcher, cgroups, new OciConfinement(settings.rootfs()), monitor);
         this.images = images;
         this.runtime = runtime;
         this.allowed = new OciConfig.Allowed(settings.allowPrivileged(), settings.allowUnconfined());
         this.missing = settings.missing();
         this.cdi = settings.cdi();
+        this.rootfs = settings.rootfs();
     }
 
     /** What this agent lacks to run containers, or empty when it can. */
@@ -103,9 +107,21 @@ public final class OciDriver implements Driver {
      *
      * @param missing why no container can run here (no runtime, not root), or empty when they can
      * @param cdi     the CDI specs that give containers their devices ({@link ContainerDevices})
+     * @param rootfs  how containers' root filesystems are made from their images
      */
     public record OciSettings(
-            boolean allowPrivileged, boolean allowUnconfined, Optional<String> missing, CdiRegistry cdi) {}
+            boolean allowPrivileged,
+            boolean allowUnconfined,
+            Optional<String> missing,
+            CdiRegistry cdi,
+            RootfsMode rootfs) {
+
+        /** With overlays. */
+        public OciSettings(
+                boolean allowPrivileged, boolean allowUnconfined, Optional<String> missing, CdiRegistry cdi) {
+            this(allowPrivileged, allowUnconfined, missing, cdi, RootfsMode.OVERLAY);
+        }
+    }
 
     @Override
     public String name() {
@@ -135,27 +151,24 @@ public final class OciDriver implements Driver {
         }
         ContainerEdits devices = ContainerDevices.resolve(task.attachments(), cdi);
         ImageStore.Image image = heldPrepared(task, config);
+        boolean copied = image != null; // in copy mode, by the prepare of that image
         if (image == null) {
             image = pull(task, config);
         }
         boolean started = false;
         try {
-            Path bundle = bundle(task, config, image, devices);
+            Path bundle = bundle(task, config, image, devices, copied);
             String id = containerId(task);
-            TaskHandle handle = tasks.start(
-                    task,
-                    runtime,
-                    List.of(
-                            image.rootfs().toString(),
-                            bundle.resolve("upper").toString(),
-                            bundle.resolve("work").toString(),
-                            bundle.resolve("rootfs").toString(),
-                            "--root",
-                            bundle.resolve("runtime").toString(),
-                            "run",
-                            "--bundle",
-                            bundle.toString(),
-                            id));
+            List<String> args = new ArrayList<>();
+            if (rootfs == RootfsMode.OVERLAY) {
+                for (Path dir : List.of(image.rootfs(), bundle.resolve("upper"), bundle.resolve("work"))) {
+                    args.add(dir.toString());
+                }
+                args.add(bundle.resolve("rootfs").toString());
+            }
+            args.addAll(List.of("--root", bundle.resolve("runtime").toString(), "run", "--bundle", bundle.toString()));
+            args.add(id);
+            TaskHandle handle = tasks.start(task, runtime, args);
             Map<String, String> state = new HashMap<>(handle.state());
             state.put(IMAGE_KEY, image.manifest().toString());
             state.put(CONTAINER_KEY, id);
@@ -171,7 +184,7 @@ public final class OciDriver implements Driver {
     /**
      * Fetches the task's image ahead of its start (under the prepare bound, not the start's), and notes which image
      * it resolved to: the start then runs that one, held from the garbage collector, without asking the registry
-     * again.
+     * again. In copy mode the copy of its root filesystem is made here too, under the same bound.
      */
     @Override
     public void prepare(TaskConfig task) throws DriverStartException {
@@ -183,9 +196,18 @@ public final class OciDriver implements Driver {
         if (!problems.isEmpty()) {
             return;
         }
+        prepared.remove(task.id()); // an earlier prepare's copy is no longer whole
         ImageStore.Image image = pull(task, config);
+        try {
+            if (rootfs == RootfsMode.COPY) {
+                RootfsCopy.prepare(image, task.taskDir());
+            }
+        } catch (IOException e) {
+            throw new DriverStartException("cannot copy the image's root filesystem: " + e.getMessage(), true, e);
+        } finally {
+            images.release(image.manifest()); // held again, by the start, for the task's life
+        }
         prepared.put(task.id(), new Prepared(config.image(), image.manifest()));
-        images.release(image.manifest()); // held again, by the start, for the task's life
     }
 
     /** An image the task's {@link #prepare} fetched for this reference, held for the task; null when none. */
@@ -225,8 +247,12 @@ public final class OciDriver implements Driver {
     /** The image a task's prepare resolved its reference to. */
     private record Prepared(ImageReference reference, Digest manifest) {}
 
-    /** Writes the container's bundle in the task's directory: a fresh upper layer and the spec. */
-    private Path bundle(TaskConfig task, OciConfig config, ImageStore.Image image, ContainerEdits devices)
+    /**
+     * Writes the container's bundle in the task's directory: the spec, and a fresh upper layer or copy of the image's
+     * root filesystem ({@code copied}: the one the task's prepare made).
+     */
+    private Path bundle(
+            TaskConfig task, OciConfig config, ImageStore.Image image, ContainerEdits devices, boolean copied)
             throws DriverStartException {
         Path bundle = task.taskDir().resolve(BUNDLE);
         ImageUser user = ImageUser.resolve(
@@ -266,12 +292,21 @@ public final class OciDriver implements Driver {
             }
             Files.createDirectories(bundle);
             Files.setPosixFilePermissions(bundle, PosixFilePermissions.fromString("rwx------"));
-            for (String dir : List.of("upper", "work", "rootfs", "runtime")) {
+            for (String dir : rootfs == RootfsMode.COPY
+                    ? List.of("rootfs", "runtime")
+                    : List.of("upper", "work", "rootfs", "runtime")) {
                 Files.createDirectory(bundle.resolve(dir));
             }
             Files.writeString(bundle.resolve("config.json"), JSON.writeValueAsString(spec), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new DriverStartException("cannot write the container's bundle: " + e.getMessage(), true, e);
+        }
+        try {
+            if (rootfs == RootfsMode.COPY) {
+                RootfsCopy.place(image, task.taskDir(), bundle.resolve("rootfs"), copied);
+            }
+        } catch (IOException e) {
+            throw new DriverStartException("cannot copy the image's root filesystem: " + e.getMessage(), true, e);
         }
         return bundle;
     }
@@ -362,6 +397,7 @@ public final class OciDriver implements Driver {
             if (Files.exists(bundle)) {
                 remove(bundle);
             }
+            RootfsCopy.discard(status.getParent()); // one a prepare made for a start that did not come
         } catch (IOException e) {
             // the task's directory goes with its allocation
         }
