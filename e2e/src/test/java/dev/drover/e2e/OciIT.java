@@ -383,9 +383,19 @@ class OciIT {
     }
 
     @Test
-    void anImageWhoseBlobsWereTamperedWithOnTheWayIsRefused() {
-        String config =
-                "{image: \"%s/apps/shell:1\", pullPolicy: Always, args: [\"echo ran\"]}".formatted(tampering.host());
+    void anImageWhoseBlobsWereTamperedWithOnTheWayIsRefused() throws Exception {
+        // an image the node has not had from elsewhere: content it already holds, verified, is not fetched again
+        registry.push(
+                "apps/tampered",
+                "1",
+                TestImage.of(
+                        Map.of("Entrypoint", List.of("/bin/sh", "-c")),
+                        false,
+                        new TestImage.Layer(TestImage.Compression.GZIP)
+                                .busybox()
+                                .file("etc/motd", "only through the proxy\n", 0644)));
+        String config = "{image: \"%s/apps/tampered:1\", pullPolicy: Always, args: [\"echo ran\"]}"
+                .formatted(tampering.host());
         kubectl.runWithInput(oci("tampered", BATCH, config, "{}"), "apply", "-f", "-")
                 .assertOk();
         kubectl.waitForClientStatus("tampered", "Failed", TIMEOUT);
