@@ -9,38 +9,66 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A command a driver runs on the host on a caller's behalf, with pipes for its standard streams, in a session and
- * process group of its own that closing it ends ({@link HostExecProcess}): for drivers whose tasks have their own way
- * in (the oci driver's {@code runc exec}), where {@link TaskExec}'s namespaces do not apply. No terminal: the caller
- * refuses a request for one.
+ * A command a driver runs on the host on a caller's behalf, in a session and process group of its own that closing
+ * it ends ({@link HostExecProcess}): for drivers whose tasks have their own way in (the oci driver's {@code runc
+ * exec}), where {@link TaskExec}'s namespaces do not apply. Without a terminal its standard streams are pipes. With
+ * one, they are a {@link Pty#forRelay() relayed} terminal of the agent's, the controlling terminal of the command's
+ * session: the command is a program that makes the terminal of what it runs and relays between the two, as the OCI
+ * runtime's {@code exec -t} does in the foreground (it sets this terminal raw, copies both ways, and at each SIGWINCH,
+ * which a {@link ExecProcess#resize} sends its process group, gives its own terminal this one's size).
  */
 public final class HostCommand {
+
+    /** Arguments: the terminal, then the command. The terminal becomes the new session's controlling terminal. */
+    static final String ON_TERMINAL = """
+            command exec <>"$1" >&0 2>&0 || { echo "drover: exec: cannot open $1" >&2; exit 126; }
+            shift
+            exec "$@"
+            """;
 
     private HostCommand() {}
 
     /** Starts {@code argv} (a host program and its arguments) for {@code request}; the agent's variables stay out. */
     public static ExecProcess start(List<String> argv, ExecRequest request) throws IOException {
-        if (request.tty()) {
-            throw new IllegalArgumentException("a host command runs without a terminal");
-        }
-        ExecPipe.Streams pipes = ExecPipe.Streams.open(request.stdin());
+        Pty pty = null;
+        ExecPipe.Streams pipes = null;
         Process process = null;
         try {
             List<String> words = new ArrayList<>(List.of("setsid"));
+            if (request.tty()) {
+                pty = Pty.forRelay();
+                words.addAll(List.of(
+                        "/bin/sh", "-c", ON_TERMINAL, "drover-exec", pty.slave().toString()));
+            } else {
+                pipes = ExecPipe.Streams.open(request.stdin());
+            }
             words.addAll(argv);
             ProcessBuilder pb = new ProcessBuilder(words).directory(new File("/"));
             pb.environment().clear();
             pb.environment().put("PATH", TaskEnvironment.DEFAULT_PATH);
-            pipes.redirect(pb);
+            if (pty != null) {
+                pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                        .redirectError(ProcessBuilder.Redirect.DISCARD);
+            } else {
+                pipes.redirect(pb);
+            }
             process = pb.start();
-            pipes.started();
+            if (pipes != null) {
+                pipes.started();
+            }
             return new HostExecProcess(
-                    process, Optional.empty(), Optional.of(pipes), request.stdin(), Optional.empty());
+                    process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin(), Optional.empty());
         } catch (IOException | RuntimeException e) {
             if (process != null) {
                 process.destroyForcibly();
             }
-            pipes.close();
+            if (pty != null) {
+                pty.close();
+            }
+            if (pipes != null) {
+                pipes.close();
+            }
             throw e;
         }
     }

@@ -36,6 +36,11 @@ import java.nio.file.Path;
  * thread gives its carrier back) and tries again. A {@link #close()} from another thread ends a read or write within
  * that time, and only then are the descriptors closed, so none is used after it is closed (or once its number is
  * another file's). Linux only (x86-64, arm64).
+ *
+ * <p>A terminal {@linkplain #forRelay() for a relay} is one that a program (the OCI runtime's {@code exec -t}) sets
+ * raw and copies to a terminal of its own, where the command runs: its end of input is typed only once the relay has
+ * set it raw, so that it is copied, and the command's terminal reads it as its end; typed before, it would end the
+ * relay's reading instead, and the command's input would never end.
  */
 final class Pty implements AutoCloseable {
 
@@ -46,6 +51,11 @@ final class Pty implements AutoCloseable {
     private static final int O_RDWR = 2;
     private static final int O_NOCTTY = 0x100;
     private static final long TIOCSWINSZ = 0x5414;
+    private static final long TCGETS = 0x5401;
+    /** In {@code c_lflag}, the fourth word of {@code struct termios}: line by line, with Ctrl-D the end of input. */
+    private static final int ICANON = 2;
+    /** How long a relay has to set the terminal raw, after which the end of input is typed anyway. */
+    private static final long RELAY_WAIT_NANOS = 10_000_000_000L;
 
     private static final MethodHandle POSIX_OPENPT = call("posix_openpt", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle GRANTPT = call("grantpt", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
@@ -61,15 +71,26 @@ final class Pty implements AutoCloseable {
     private final NonBlockingIo fds;
 
     private final Path slave;
+    private final boolean relayed;
     private volatile boolean inputClosed;
 
-    private Pty(int master, Path slave, int heldSlave) {
+    private Pty(int master, Path slave, int heldSlave, boolean relayed) {
         this.fds = new NonBlockingIo(master, heldSlave, "the terminal");
         this.slave = slave;
+        this.relayed = relayed;
     }
 
     /** A new terminal: its master open here, its slave unlocked for the command to open. */
     static Pty open() throws IOException {
+        return open(false);
+    }
+
+    /** A new terminal for a program that relays it to the command's own (see the class's description). */
+    static Pty forRelay() throws IOException {
+        return open(true);
+    }
+
+    private static Pty open(boolean relayed) throws IOException {
         int master;
         try {
             master = (int) POSIX_OPENPT.invokeExact(O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
@@ -95,7 +116,7 @@ final class Pty implements AutoCloseable {
             if (held < 0) {
                 throw new IOException("cannot open " + path + ": errno " + errno(capture));
             }
-            return new Pty(master, Path.of(path), held);
+            return new Pty(master, Path.of(path), held, relayed);
         } catch (IOException e) {
             closeQuietly(master);
             throw e;
@@ -146,14 +167,59 @@ final class Pty implements AutoCloseable {
         return fds.input();
     }
 
-    /** What is typed on the terminal; closing it types {@link #END_OF_INPUT} once. */
+    /**
+     * What is typed on the terminal; closing it types {@link #END_OF_INPUT} once: at once, or for a relay on a thread
+     * of its own once the relay set the terminal raw (within {@link #RELAY_WAIT_NANOS}; it ends when the terminal is
+     * closed).
+     */
     OutputStream input() {
         return NonBlockingIo.output(this::type, stream -> {
-            if (!inputClosed && !fds.closed()) {
+            if (inputClosed || fds.closed()) {
+                inputClosed = true;
+            } else if (relayed) {
+                inputClosed = true;
+                Thread.ofVirtual().name("pty-end-of-input").start(this::endInputOnceRaw);
+            } else {
                 stream.write(END_OF_INPUT);
+                inputClosed = true;
             }
-            inputClosed = true;
         });
+    }
+
+    private void endInputOnceRaw() {
+        long deadline = System.nanoTime() + RELAY_WAIT_NANOS;
+        try {
+            while (canonical() && System.nanoTime() - deadline < 0) {
+                Thread.sleep(POLL_MILLIS);
+            }
+            fds.write(new byte[] {END_OF_INPUT}, 0, 1);
+        } catch (IOException e) {
+            // the terminal was closed meanwhile: there is no input to end
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Whether the terminal reads line by line, as it does until a relay sets it raw. */
+    private boolean canonical() throws IOException {
+        return fds.once(() -> {
+                    if (fds.closed()) {
+                        throw new IOException("the terminal is closed");
+                    }
+                    try (Arena arena = Arena.ofConfined()) {
+                        MemorySegment termios = arena.allocate(64);
+                        MemorySegment capture = arena.allocate(CAPTURE);
+                        if ((int) IOCTL.invokeExact(capture, fds.own(), TCGETS, termios) != 0) {
+                            throw new IOException("cannot read the terminal's settings: errno " + errno(capture));
+                        }
+                        return termios.get(JAVA_INT, 12) & ICANON;
+                    } catch (IOException e) {
+                        throw e;
+                    } catch (Throwable t) {
+                        throw new IOException("cannot call ioctl", t);
+                    }
+                })
+                != 0;
     }
 
     private int type(byte[] b, int off, int len) throws IOException {

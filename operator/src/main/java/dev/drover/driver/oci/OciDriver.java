@@ -336,17 +336,13 @@ public final class OciDriver implements Driver {
     /**
      * Runs {@code request}'s command inside the running container ({@code runtime exec}): its namespaces, root,
      * capabilities, seccomp profile and cgroup, as its user, in its working directory, with its environment, all as
-     * the container's spec gave them.
+     * the container's spec gave them. With a terminal, the runtime runs in the foreground on one of the agent's and
+     * makes the command's own, which it relays and resizes ({@link HostCommand}).
      */
     @Override
     public ExecProcess exec(TaskHandle handle, ExecRequest request) throws DriverException {
         if (tasks.exit(handle).isDone()) {
             throw new TaskNotRunningException("task " + handle.taskId() + " is not running");
-        }
-        if (request.tty()) {
-            // the runtime hands a terminal only through a console socket (a descriptor passed over a unix socket),
-            // which the JDK cannot receive; a pty of the agent's would reach the command as pipes
-            throw new DriverException("a terminal (-t) is not available in oci tasks yet: run the command without -t");
         }
         Path bundle = Path.of(handle.state().getOrDefault("statusDir", "/nonexistent"))
                 .getParent()
@@ -371,8 +367,17 @@ public final class OciDriver implements Driver {
         for (JsonNode g : process.path("user").path("additionalGids")) {
             argv.addAll(List.of("--additional-gids", Long.toString(g.asLong())));
         }
+        boolean term = false;
         for (JsonNode e : process.path("env")) {
             argv.addAll(List.of("--env", e.asText()));
+            term |= e.asText().startsWith("TERM=");
+        }
+        if (request.tty()) {
+            // in the foreground the runtime makes the command's terminal itself and relays it to the agent's
+            argv.add("--tty");
+            if (!term) {
+                argv.addAll(List.of("--env", "TERM=xterm"));
+            }
         }
         argv.add(handle.state().getOrDefault(CONTAINER_KEY, ""));
         argv.addAll(request.command());

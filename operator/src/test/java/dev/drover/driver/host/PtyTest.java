@@ -118,4 +118,21 @@ class PtyTest {
                     .isEqualTo(-1);
         }
     }
+
+    @Test
+    void aRelayedTerminalsEndOfInputIsTypedOnceTheRelaySetItRawSoThatItPassesOn() throws Exception {
+        try (Pty pty = Pty.forRelay()) {
+            pty.input().close(); // before the relay set it raw: typed in line mode it would end the relay's reading
+            assertThatThrownBy(() -> pty.input().write(1)).isInstanceOf(IOException.class);
+
+            Process relay = new ProcessBuilder("sh", "-c", "stty raw -echo && od -An -tx1 -N1")
+                    .redirectInput(ProcessBuilder.Redirect.from(pty.slave().toFile()))
+                    .start();
+
+            assertThat(new String(relay.getInputStream().readAllBytes()).trim())
+                    .as("Ctrl-D, as a byte")
+                    .isEqualTo("04");
+            assertThat(relay.waitFor(5, TimeUnit.SECONDS)).isTrue();
+        }
+    }
 }

@@ -10,6 +10,8 @@ import dev.drover.deviceplugin.fake.FakeDevicePlugin;
 import dev.drover.devices.cdi.CdiRegistry;
 import dev.drover.driver.DriverEvent;
 import dev.drover.driver.DriverStartException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.driver.ExitResult;
 import dev.drover.driver.TaskAttachments;
 import dev.drover.driver.TaskConfig;
@@ -22,6 +24,8 @@ import dev.drover.image.Platform;
 import dev.drover.image.RegistryClient;
 import dev.drover.image.TestImage;
 import dev.drover.image.TestRegistry;
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -243,7 +247,7 @@ class OciDriverTest {
                     .until(() -> Files.readString(t.stdout()).contains("ready"));
             try (var p = driver().exec(
                             h,
-                            new dev.drover.driver.ExecRequest(
+                            new ExecRequest(
                                     List.of(
                                             "sh",
                                             "-c",
@@ -256,12 +260,117 @@ class OciDriverTest {
                 assertThat(p.exit().get(20, TimeUnit.SECONDS)).as(out).isZero();
                 assertThat(out).isEqualTo("1234\nsleep\n/srv\nhello\ngot hello\n");
             }
-            assertThatThrownBy(() -> driver().exec(h, new dev.drover.driver.ExecRequest(List.of("sh"), true, true)))
-                    .hasMessageContaining("a terminal (-t) is not available in oci tasks yet");
         } finally {
             driver().stop(h, Duration.ofSeconds(5), "SIGTERM");
             driver().destroy(h);
         }
+    }
+
+    @Test
+    void aCommandOnATerminalSeesOneOfTheSizeAskedThatFollowsResizesAndEndsWithItsCode() throws Exception {
+        TaskConfig t = task("terminal", Map.of("args", List.of("echo ready; exec sleep 60")), "app");
+        TaskHandle h = driver().start(t);
+        try {
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> Files.readString(t.stdout()).contains("ready"));
+            try (ExecProcess p = driver().exec(
+                            h,
+                            new ExecRequest(
+                                    List.of(
+                                            "sh",
+                                            "-c",
+                                            "test -t 0 && test -t 1 && echo tty > /dev/tty; echo $TERM; busybox stty -echo; echo ready;"
+                                                    + " while read line; do busybox stty size; done; exit 3"),
+                                    true,
+                                    true))) {
+                p.resize(100, 30);
+                assertThat(readUntil(p.stdout(), "ready\n")).isEqualTo("tty\nxterm\nready\n");
+                assertThat(p.stderr().read()).as("all on the terminal").isEqualTo(-1);
+                shownSize(p, "30 100");
+                p.resize(132, 43);
+                shownSize(p, "43 132");
+                p.stdin().close(); // Ctrl-D: the end of the command's input
+
+                assertThat(p.exit().get(20, TimeUnit.SECONDS)).isEqualTo(3);
+            }
+        } finally {
+            driver().stop(h, Duration.ofSeconds(5), "SIGTERM");
+            driver().destroy(h);
+        }
+    }
+
+    @Test
+    void onATerminalTheEndOfInputAndCtrlCReachTheCommandAndClosingEndsAllItStarted() throws Exception {
+        TaskConfig t = task("ended", Map.of("args", List.of("echo ready; exec sleep 60")), null);
+        TaskHandle h = driver().start(t);
+        try {
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> Files.readString(t.stdout()).contains("ready"));
+            try (ExecProcess p =
+                    driver().exec(h, new ExecRequest(List.of("sh", "-c", "read x || echo no input"), false, true))) {
+                assertThat(readUntil(p.stdout(), "no input\n")).isEqualTo("no input\n");
+                assertThat(p.exit().get(20, TimeUnit.SECONDS)).isZero();
+            }
+
+            try (ExecProcess p = driver().exec(
+                            h,
+                            new ExecRequest(
+                                    List.of("sh", "-c", "trap 'echo interrupted; exit 5' INT; echo ready; read x"),
+                                    true,
+                                    true))) {
+                readUntil(p.stdout(), "ready\n");
+                p.stdin().write(3); // Ctrl-C, a SIGINT for what runs in the foreground on the command's terminal
+                p.stdin().flush();
+                assertThat(readUntil(p.stdout(), "interrupted\n")).isEqualTo("^Cinterrupted\n");
+                assertThat(p.exit().get(20, TimeUnit.SECONDS)).isEqualTo(5);
+            }
+
+            ExecProcess p = driver().exec(
+                            h, new ExecRequest(List.of("sh", "-c", "sleep 300 & echo started; sleep 301"), true, true));
+            assertThat(readUntil(p.stdout(), "started\n")).isEqualTo("started\n");
+            p.close();
+
+            assertThat(p.exit().get(20, TimeUnit.SECONDS)).isEqualTo(137);
+            try (ExecProcess ps = driver().exec(
+                            h,
+                            new ExecRequest(
+                                    List.of("sh", "-c", "cat /proc/[0-9]*/stat | busybox grep -c '(sleep) [^Z]'"),
+                                    false,
+                                    false))) {
+                assertThat(new String(ps.stdout().readAllBytes(), StandardCharsets.UTF_8))
+                        .as(
+                                "the task's own sleep alone (its sleeps are dead; the task's, its init, does not reap them)")
+                        .isEqualTo("1\n");
+            }
+            assertThat(driver().exit(h)).as("the task lives on").isNotDone();
+        } finally {
+            driver().stop(h, Duration.ofSeconds(5), "SIGTERM");
+            driver().destroy(h);
+        }
+    }
+
+    /** What the terminal shows up to and with {@code end}, without the carriage returns a terminal may add. */
+    private static String readUntil(InputStream in, String end) throws IOException {
+        StringBuilder shown = new StringBuilder();
+        while (!shown.toString().endsWith(end)) {
+            int b = in.read();
+            assertThat(b).as("shown so far: %s", shown).isNotNegative();
+            if (b != '\r') {
+                shown.append((char) b);
+            }
+        }
+        return shown.toString();
+    }
+
+    /** Asks the command for its terminal's size until it shows {@code size}: the runtime passes a resize on. */
+    private static void shownSize(ExecProcess p, String size) {
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    p.stdin().write('\n');
+                    p.stdin().flush();
+                    return readUntil(p.stdout(), "\n").equals(size + "\n");
+                });
     }
 
     @Test
