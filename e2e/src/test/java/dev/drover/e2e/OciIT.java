@@ -394,8 +394,8 @@ class OciIT {
                         new TestImage.Layer(TestImage.Compression.GZIP)
                                 .busybox()
                                 .file("etc/motd", "only through the proxy\n", 0644)));
-        String config = "{image: \"%s/apps/tampered:1\", pullPolicy: Always, args: [\"echo ran\"]}"
-                .formatted(tampering.host());
+        String config =
+                "{image: \"%s/apps/tampered:1\", pullPolicy: Always, args: [\"echo ran\"]}".formatted(tampering.host());
         kubectl.runWithInput(oci("tampered", BATCH, config, "{}"), "apply", "-f", "-")
                 .assertOk();
         kubectl.waitForClientStatus("tampered", "Failed", TIMEOUT);
@@ -407,6 +407,49 @@ class OciIT {
         assertThat(kubectl.allocJsonpath("tampered", ".status.taskStates.main.events[*].type"))
                 .doesNotContain("Started");
         kubectl.run("delete", "alloc", "tampered", "--timeout=30s").assertOk();
+    }
+
+    /**
+     * A container service, as examples/image-service.yaml: busybox's httpd behind an http check that makes the
+     * allocation Ready; {@code kubectl drover signal} reaches the container's process and {@code kubectl drover
+     * restart} starts it again from the image.
+     */
+    @Test
+    void aContainerServiceIsReadyByItsHttpCheckAndSignalAndRestartReachIt() throws Exception {
+        int port = AgentIT.freePort();
+        String script = ("trap 'echo saw USR1' USR1; echo up; echo hello > /local/index.html;"
+                        + " httpd -p %d -h /local; while true; do sleep 1; done")
+                .formatted(port);
+        String yaml =
+                oci("web", "", "{image: \"%s\", args: [\"%s\"]}".formatted(image, script), "{}") + """
+                    checks:
+                    - {name: http, type: http, port: %d, path: /index.html, interval: 1s, timeout: 1s}
+                """.formatted(port);
+        kubectl.runWithInput(yaml, "apply", "-f", "-").assertOk();
+        kubectl.run(
+                        "wait",
+                        "alloc/web",
+                        "--for=jsonpath={.status.conditions[?(@.type==\"Ready\")].status}=True",
+                        "--timeout=" + TIMEOUT.toSeconds() + "s")
+                .assertOk();
+        Path stdout = data.resolve("allocs/default/web/alloc/logs/main.stdout.0");
+
+        var signal = kubectl.plugin(AgentIT.PLUGINS, "drover", "signal", "web", "main", "SIGUSR1");
+        assertThat(signal.exitCode()).as(signal.err()).isZero();
+        await().atMost(TIMEOUT).until(() -> Files.readString(stdout).contains("saw USR1"));
+
+        var restart = kubectl.plugin(AgentIT.PLUGINS, "drover", "restart", "web", "main");
+        assertThat(restart.exitCode()).as(restart.err()).isZero();
+        await().atMost(TIMEOUT)
+                .until(() ->
+                        Files.readString(stdout).lines().filter("up"::equals).count() == 2);
+        kubectl.run(
+                        "wait",
+                        "alloc/web",
+                        "--for=jsonpath={.status.conditions[?(@.type==\"Ready\")].status}=True",
+                        "--timeout=" + TIMEOUT.toSeconds() + "s")
+                .assertOk();
+        kubectl.run("delete", "alloc", "web", "--timeout=30s").assertOk();
     }
 
     /**
