@@ -389,43 +389,26 @@ class OciDriverTest {
         TaskAttachments.Builder lent = new TaskAttachments.Builder();
         gpus.reserve(List.of("GPU-b")).cdiDevices().forEach(lent::cdiDevice);
         gpus.close();
-        TaskConfig t = lent(
-                task(
+        TaskConfig t = task(
                         "gpu",
                         Map.of(
                                 "args",
                                 List.of("test -c /dev/fake-gpu1 && echo node; echo $FAKE_GPU_1 $DROVER_FAKE_CDI;"
                                         + " echo x > /dev/fake-gpu1 && echo written; test -e /dev/fake-gpu0 || echo"
                                         + " not GPU-a")),
-                        "app"),
-                lent.build());
+                        "app")
+                .withAttachments(lent.build());
         assertThat(run(t)).as(stdout(t)).isEqualTo(ExitResult.code(0));
         assertThat(stdout(t)).isEqualTo("node\nGPU-b 1\nwritten\nnot GPU-a\n");
 
-        TaskConfig unknown = lent(
-                task("nospec", Map.of("args", List.of("true")), null),
-                new TaskAttachments.Builder().cdiDevice("nvidia.com/gpu=GPU-z").build());
+        TaskConfig unknown = task("nospec", Map.of("args", List.of("true")), null)
+                .withAttachments(new TaskAttachments.Builder()
+                        .cdiDevice("nvidia.com/gpu=GPU-z")
+                        .build());
         assertThatThrownBy(() -> driver().start(unknown))
                 .isInstanceOf(DriverStartException.class)
                 .hasMessageContaining(
                         "unknown CDI device \"nvidia.com/gpu=GPU-z\": no spec file in " + dir.resolve("cdi"));
-    }
-
-    private static TaskConfig lent(TaskConfig t, TaskAttachments attachments) {
-        return new TaskConfig(
-                t.namespace(),
-                t.allocName(),
-                t.taskName(),
-                t.config(),
-                t.env(),
-                t.allocDir(),
-                t.taskDir(),
-                t.logsDir(),
-                t.secretsDir(),
-                t.resources(),
-                t.user(),
-                attachments,
-                t.events());
     }
 
     @Test
@@ -562,7 +545,7 @@ class OciDriverTest {
                                 StandardCharsets.UTF_8))
                         .build();
                 told.clear();
-                privateDriver.prepare(withAttachments(plain, lent).withEvents(told::add));
+                privateDriver.prepare(plain.withAttachments(lent).withEvents(told::add));
                 assertThat(told)
                         .extracting(DriverEvent::kind)
                         .containsExactly(DriverEvent.Kind.DOWNLOADING, DriverEvent.Kind.DOWNLOADED);
@@ -570,22 +553,5 @@ class OciDriverTest {
                 privateDriver.close();
             }
         }
-    }
-
-    private static TaskConfig withAttachments(TaskConfig t, TaskAttachments attachments) {
-        return new TaskConfig(
-                t.namespace(),
-                t.allocName(),
-                t.taskName(),
-                t.config(),
-                t.env(),
-                t.allocDir(),
-                t.taskDir(),
-                t.logsDir(),
-                t.secretsDir(),
-                t.resources(),
-                t.user(),
-                attachments,
-                null);
     }
 }
