@@ -26,7 +26,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
- * {@code java -jar drover-bench.jar --allocs N --tasks M [--driver mock|raw_exec] [--restart] [--delete]}: the load harness. The local
+ * {@code java -jar drover-bench.jar --allocs N --tasks M [--driver mock|raw_exec|oci] [--restart] [--delete]}: the load harness. The local
  * API server and the agent jar (node {@code local}) as child processes, N allocations of M tasks created through
  * the API at once; prints one JSON line of figures (docs/BENCHMARKS.md). Latency is measured as a user sees it:
  * from the create call returning to the first watch event showing the allocation Running.
@@ -145,10 +145,13 @@ public final class Bench {
                     "warn",
                     "--config",
                     agentConfig(work).toString()));
-            RawExecTasks tasks = options.rawExec() ? new RawExecTasks() : null;
+            RawExecTasks tasks = options.hostTasks() ? new RawExecTasks() : null;
             checks = options.httpCheck() ? new CheckTarget() : null;
             if (tasks != null) {
-                agentArgs.addAll(List.of("--enable-raw-exec", "--cgroup-parent", tasks.cgroupParent()));
+                agentArgs.addAll(tasks.agentFlags(options));
+            }
+            if (options.oci()) { // into the store the agent opens: its tasks start from a cached image
+                ImagePulls.pull(work.resolve("data").resolve("images"), options.image(), options.registryCaFile());
             }
             List<String> agentJvm = AotCache.agentJvm(
                     options, jvms, work, options.agentJvm() == null ? AgentJvm.options() : options.agentJvm());
@@ -311,6 +314,7 @@ public final class Bench {
         Duration serverCpu = cpu(serverProcess.toHandle()).minus(serverCpuBefore);
         Duration benchCpu = cpu(ProcessHandle.current()).minus(benchCpuBefore);
         long supervisorPss = options.rawExec() ? RawExecTasks.supervisorPssPerTask(agent.toHandle()) : 0;
+        RawExecTasks.Memory taskMemory = options.hostTasks() ? RawExecTasks.descendants(agent.toHandle()) : null;
         String metrics = probe.metrics();
         ObjectNode result = JSON.createObjectNode();
         result.put("allocs", options.allocs()).put("tasksPerAlloc", options.tasks());
@@ -336,6 +340,12 @@ public final class Bench {
         result.put("benchCpuSeconds", round(benchCpu.toNanos() / 1e9));
         if (options.rawExec()) {
             result.put("supervisorPssBytesPerTask", supervisorPss);
+        }
+        if (taskMemory != null) {
+            int tasks = options.allocs() * options.tasks();
+            result.put("taskProcesses", taskMemory.processes());
+            result.put("taskPssBytesPerTask", taskMemory.pssBytes() / tasks);
+            result.put("taskRssBytesPerTask", taskMemory.rssBytes() / tasks);
         }
         writesToRunning = ApiWrites.between(writesBefore, apiWrites.readOnceQuiet());
         return result;

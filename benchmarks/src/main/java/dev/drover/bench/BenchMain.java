@@ -23,6 +23,9 @@ public final class BenchMain {
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length > 0 && args[0].equals("pull")) {
+            return pull(List.of(args).subList(1, args.length), out, err);
+        }
         try {
             ParsedArgs flags = FlagParser.parse(flags(), List.of(args), false);
             if (flags.help()) {
@@ -47,9 +50,27 @@ public final class BenchMain {
         }
     }
 
+    /** {@code pull IMAGE}: the agent's image pull, timed ({@link PullBench}). */
+    private static int pull(List<String> args, PrintStream out, PrintStream err) {
+        try {
+            return PullBench.run(args, out, err);
+        } catch (UsageError e) {
+            err.println("drover-bench pull: " + e.getMessage());
+            err.print(PullBench.usage());
+            return 2;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        } catch (Exception e) {
+            err.println("drover-bench pull: " + e.getMessage());
+            return 1;
+        }
+    }
+
     /** {@code --help}: the flags, then what the bench prints. */
     static String usage() {
-        return "usage: java -jar drover-bench.jar --allocs N --tasks M [FLAGS]\n\n"
+        return "usage: java -jar drover-bench.jar --allocs N --tasks M [FLAGS]\n"
+                + "   or: java -jar drover-bench.jar pull [--runs N] [--registry-ca-file FILE] IMAGE\n\n"
                 + "starts N allocations of M tasks on a local API server and agent and prints one JSON line\n\n"
                 + "flags:\n" + HelpText.flags(flags()) + "\n" + Bench.details();
     }

@@ -4,6 +4,8 @@ import dev.drover.cli.flags.Flag;
 import dev.drover.cli.flags.FlagParser;
 import dev.drover.cli.flags.ParsedArgs;
 import dev.drover.cli.flags.UsageError;
+import dev.drover.common.UserText;
+import dev.drover.image.ImageReference;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -13,7 +15,8 @@ import java.util.List;
  *
  * @param agentJvm the agent's JVM options; null: the image's ({@link AgentJvm})
  * @param timeline where to write each allocation's timeline as CSV, or null
- * @param driver the tasks' driver: {@code mock}, or {@code raw_exec} (each task a host {@code /bin/sleep})
+ * @param driver the tasks' driver: {@code mock}, {@code raw_exec} (each task a host {@code /bin/sleep}), or
+ *     {@code oci} (each task a container of {@code image} running its {@code /bin/sleep})
  * @param httpCheck whether each task has one http check every 10 s (at the bench's {@link CheckTarget})
  * @param steadySeconds how long to measure the agent at steady state once all run; 0 for not at all
  * @param delete whether to delete every allocation at the end and time until all are gone
@@ -21,6 +24,9 @@ import java.util.List;
  * @param aot whether the measured agent starts with an ahead-of-time cache recorded by a training run first
  * @param aotOut where the agent records its ahead-of-time cache as it exits (the image build's training run), or
  *     null
+ * @param image with {@code oci}: the image every task runs, pulled into the agent's image store before it starts;
+ *     else null
+ * @param registryCaFile with {@code oci}: a CA the image's registry's certificate may chain to, or null
  */
 record BenchOptions(
         int allocs,
@@ -35,16 +41,28 @@ record BenchOptions(
         boolean delete,
         String taskEvents,
         boolean aot,
-        Path aotOut) {
+        Path aotOut,
+        String image,
+        Path registryCaFile) {
 
     /** The steady window {@code --http-check} measures when {@code --steady} is not given. */
     static final int DEFAULT_CHECK_STEADY_SECONDS = 60;
 
     static final String MOCK = "mock";
     static final String RAW_EXEC = "raw_exec";
+    static final String OCI = "oci";
 
     boolean rawExec() {
         return RAW_EXEC.equals(driver);
+    }
+
+    boolean oci() {
+        return OCI.equals(driver);
+    }
+
+    /** Whether the tasks are processes on the host (raw_exec, or oci's monitors, runtimes and containers). */
+    boolean hostTasks() {
+        return rawExec() || oci();
     }
 
     static final Flag ALLOCS = Flag.valued("--allocs", null, "N", "how many allocations (default 100)");
@@ -52,9 +70,21 @@ record BenchOptions(
     static final Flag DRIVER = Flag.valued(
             "--driver",
             null,
-            "mock|raw_exec",
-            "the tasks' driver; raw_exec tasks are"
-                    + " host /bin/sleep 3600, ended and their cgroups removed afterwards (default mock)");
+            "mock|raw_exec|oci",
+            "the tasks' driver; raw_exec tasks are host /bin/sleep 3600, oci tasks containers of --image running"
+                    + " its /bin/sleep 3600, ended and their cgroups removed afterwards (default mock)");
+    static final Flag IMAGE = Flag.valued(
+            "--image",
+            null,
+            "REF",
+            "with --driver oci: the image the tasks run (it needs /bin/sleep), pulled into the agent's store"
+                    + " before the agent starts, so the tasks start from a cached image");
+    static final Flag REGISTRY_CA = Flag.valued(
+            "--registry-ca-file",
+            null,
+            "FILE",
+            "with --driver oci: a CA (PEM) the image's registry's certificate may chain to, for the pull and the"
+                    + " agent's --registry-ca-file");
     static final Flag RESTART = Flag.on(
             "--restart",
             null,
@@ -118,7 +148,9 @@ record BenchOptions(
             DELETE,
             EVENTS,
             AOT,
-            AOT_OUT);
+            AOT_OUT,
+            IMAGE,
+            REGISTRY_CA);
 
     static BenchOptions parse(String[] args) {
         ParsedArgs p;
@@ -150,6 +182,8 @@ record BenchOptions(
         }
         int steadySeconds = steady != null ? steady : httpCheck ? DEFAULT_CHECK_STEADY_SECONDS : 0;
         Path aotOut = aotOut(p, restart);
+        String image = image(p, driver);
+        Path ca = registryCa(p, driver);
         return new BenchOptions(
                 allocs,
                 tasks,
@@ -163,7 +197,45 @@ record BenchOptions(
                 p.has(DELETE.name()),
                 taskEvents,
                 p.has(AOT.name()),
-                aotOut);
+                aotOut,
+                image,
+                ca);
+    }
+
+    /** {@code --image}: a valid reference, required with {@code --driver oci} and refused with any other. */
+    private static String image(ParsedArgs p, String driver) {
+        String value = p.value(IMAGE.name());
+        if (!OCI.equals(driver)) {
+            if (value != null) {
+                throw new Bench.UsageException("--image is for --driver oci");
+            }
+            return null;
+        }
+        if (value == null) {
+            throw new Bench.UsageException("--driver oci needs --image REF");
+        }
+        try {
+            ImageReference.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new Bench.UsageException("--image: " + e.getMessage());
+        }
+        return value;
+    }
+
+    /** {@code --registry-ca-file}: a file that exists, with {@code --driver oci} only. */
+    private static Path registryCa(ParsedArgs p, String driver) {
+        String value = p.value(REGISTRY_CA.name());
+        if (value == null) {
+            return null;
+        }
+        if (!OCI.equals(driver)) {
+            throw new Bench.UsageException("--registry-ca-file is for --driver oci");
+        }
+        Path file = Path.of(value).toAbsolutePath();
+        if (!Files.isRegularFile(file)) {
+            throw new Bench.UsageException("--registry-ca-file names no file: " + UserText.quote(value));
+        }
+        return file;
     }
 
     /** {@code --aot-out}: one agent's run, into a directory that exists; not with an agent that starts twice. */
@@ -200,12 +272,12 @@ record BenchOptions(
     }
 
     private static String driver(String value) {
-        if (value.equals(MOCK) || value.equals(RAW_EXEC)) {
+        if (value.equals(MOCK) || value.equals(RAW_EXEC) || value.equals(OCI)) {
             return value;
         }
         String shown = value.length() > 40 ? value.substring(0, 40) + "..." : value;
         throw new Bench.UsageException(
-                "--driver is mock or raw_exec, not \"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"");
+                "--driver is mock, raw_exec or oci, not \"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"");
     }
 
     private static int positive(ParsedArgs p, Flag flag, int otherwise) {
@@ -236,7 +308,9 @@ record BenchOptions(
                 raw_exec task's own CPU is in none of them), agentRssBytes (peak), eventsDropped, apiWrites (the
                 agent's write requests by verb and resource, as the API server counted them) and
                 apiWritesPerAllocation (from the first create until all run, with --delete until all are gone),
-                taskEvents (--events), with raw_exec supervisorPssBytesPerTask, with --restart restoreSeconds and
+                taskEvents (--events), with raw_exec supervisorPssBytesPerTask, with raw_exec or oci taskProcesses,
+                taskPssBytesPerTask and taskRssBytesPerTask (every process below the agent: monitors, runtimes,
+                containers), with --restart restoreSeconds and
                 restartsAfterRestore, with --delete deleteAllSeconds, with --steady steadyAgentCpuPercent,
                 steadyStatusWritesPerMinute, steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot
                 aot: true. Without jcmd (a Java runtime, not a JDK) the heap is not measured: heapBytesPerAlloc and

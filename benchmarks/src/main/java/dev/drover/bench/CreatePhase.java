@@ -87,6 +87,9 @@ final class CreatePhase {
             if (options.rawExec()) {
                 task.setDriver(BenchOptions.RAW_EXEC);
                 task.setConfig(Map.of("command", "/bin/sleep", "args", List.of("3600")));
+            } else if (options.oci()) {
+                task.setDriver(BenchOptions.OCI);
+                task.setConfig(Map.of("image", options.image(), "command", "/bin/sleep", "args", List.of("3600")));
             } else {
                 task.setDriver(BenchOptions.MOCK);
                 task.setConfig(Map.of("runFor", "24h"));

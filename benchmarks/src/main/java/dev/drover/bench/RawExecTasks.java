@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The host processes of a {@code --driver raw_exec} run: what their supervisors cost, and their end. The agent puts
+ * The host processes of a {@code --driver raw_exec} or {@code --driver oci} run (for oci: each task's monitor, the
+ * runtime it runs and the container's processes): what they cost, and their end. The agent puts
  * the task cgroups below a parent of the run's own ({@link #cgroupParent()}, below the bench's cgroup); at the end
  * every process the agent started is ended and that parent removed, so a run leaves nothing behind.
  */
@@ -34,6 +35,45 @@ final class RawExecTasks {
     /** The agent's {@code --cgroup-parent}: a fresh name relative to the bench's (and so the agent's) own cgroup. */
     String cgroupParent() {
         return cgroupParent;
+    }
+
+    /** The agent's flags for the run's driver: the driver enabled, its tasks' cgroups below the run's parent. */
+    List<String> agentFlags(BenchOptions options) {
+        List<String> flags = new ArrayList<>(List.of("--cgroup-parent", cgroupParent));
+        if (options.rawExec()) {
+            flags.add("--enable-raw-exec");
+        }
+        if (options.oci()) {
+            flags.add("--enable-oci");
+            if (options.registryCaFile() != null) {
+                flags.addAll(
+                        List.of("--registry-ca-file", options.registryCaFile().toString()));
+            }
+        }
+        return flags;
+    }
+
+    /** The memory of every process below the agent (the tasks' processes, all of them) and how many there were. */
+    record Memory(int processes, long pssBytes, long rssBytes) {}
+
+    /**
+     * The summed {@code Pss} ({@code /proc/PID/smaps_rollup}) and {@code VmRSS} ({@code /proc/PID/status}) of every
+     * process below {@code agent}: each task's monitor, and for oci the runtime and the container's processes.
+     */
+    static Memory descendants(ProcessHandle agent) {
+        int count = 0;
+        long pss = 0;
+        long rss = 0;
+        for (ProcessHandle p : agent.descendants().toList()) {
+            Optional<Long> one = pss(p.pid());
+            long resident = RssPeak.rssBytes(p.pid());
+            if (one.isPresent()) {
+                count++;
+                pss += one.get();
+                rss += resident;
+            }
+        }
+        return new Memory(count, pss, rss);
     }
 
     /** Remembers the processes below {@code agent}, to end any the agent leaves. */

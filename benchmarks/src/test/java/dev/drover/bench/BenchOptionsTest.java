@@ -50,8 +50,11 @@ class BenchOptionsTest {
                         true,
                         "notable",
                         true,
+                        null,
+                        null,
                         null));
         assertThat(o.rawExec()).isTrue();
+        assertThat(o.hostTasks()).isTrue();
     }
 
     @Test
@@ -126,13 +129,68 @@ class BenchOptionsTest {
         assertThat(o.rawExec()).isFalse();
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver", "exec"}))
                 .isInstanceOf(Bench.UsageException.class)
-                .hasMessage("--driver is mock or raw_exec, not \"exec\"");
+                .hasMessage("--driver is mock, raw_exec or oci, not \"exec\"");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver", "x\n".repeat(50)}))
                 .isInstanceOf(Bench.UsageException.class)
-                .hasMessage("--driver is mock or raw_exec, not \"" + "x?".repeat(20) + "...\"");
+                .hasMessage("--driver is mock, raw_exec or oci, not \"" + "x?".repeat(20) + "...\"");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver"}))
                 .isInstanceOf(Bench.UsageException.class)
-                .hasMessage("--driver needs a value (--driver mock|raw_exec)");
+                .hasMessage("--driver needs a value (--driver mock|raw_exec|oci)");
+    }
+
+    @Test
+    void ociTasksRunTheImageGivenTrustingTheRegistrysCa() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        Path ca = Files.writeString(dir.resolve("ca.pem"), "PEM");
+        BenchOptions o = BenchOptions.parse(new String[] {
+            "--agent-jar", jar, "--driver", "oci", "--image", "127.0.0.1:5000/busybox:1", "--registry-ca-file", "" + ca
+        });
+        assertThat(o.oci()).isTrue();
+        assertThat(o.hostTasks()).isTrue();
+        assertThat(o.rawExec()).isFalse();
+        assertThat(o.image()).isEqualTo("127.0.0.1:5000/busybox:1");
+        assertThat(o.registryCaFile()).isEqualTo(ca.toAbsolutePath());
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver", "oci", "--image", "busybox:1"})
+                        .registryCaFile())
+                .isNull();
+        assertThat(new RawExecTasks().agentFlags(o))
+                .containsSubsequence(
+                        "--enable-oci",
+                        "--registry-ca-file",
+                        ca.toAbsolutePath().toString())
+                .contains("--cgroup-parent")
+                .doesNotContain("--enable-raw-exec");
+    }
+
+    @Test
+    void ociNeedsAValidImageAndTheOtherDriversTakeNone() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        Path ca = Files.writeString(dir.resolve("ca.pem"), "PEM");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--driver", "oci"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--driver oci needs --image REF");
+        assertThatThrownBy(() -> BenchOptions.parse(
+                        new String[] {"--agent-jar", jar, "--driver", "oci", "--image", "Busy Box:1\n"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessageStartingWith("--image: image \"Busy Box:1\\u000a\"");
+        assertThatThrownBy(() -> BenchOptions.parse(
+                        new String[] {"--agent-jar", jar, "--driver", "oci", "--image", "x".repeat(10_000)}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessageEndingWith("is too long")
+                .message()
+                .hasSizeLessThan(200);
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--image", "busybox:1"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--image is for --driver oci");
+        assertThatThrownBy(() -> BenchOptions.parse(
+                        new String[] {"--agent-jar", jar, "--driver", "raw_exec", "--registry-ca-file", ca.toString()}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--registry-ca-file is for --driver oci");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {
+                    "--agent-jar", jar, "--driver", "oci", "--image", "busybox:1", "--registry-ca-file", "no\tca.pem"
+                }))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--registry-ca-file names no file: \"no\\u0009ca.pem\"");
     }
 
     @Test
