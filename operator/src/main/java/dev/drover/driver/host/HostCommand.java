@@ -30,45 +30,25 @@ public final class HostCommand {
 
     /** Starts {@code argv} (a host program and its arguments) for {@code request}; the agent's variables stay out. */
     public static ExecProcess start(List<String> argv, ExecRequest request) throws IOException {
-        Pty pty = null;
-        ExecPipe.Streams pipes = null;
+        CommandStdio stdio = CommandStdio.open(request, true);
         Process process = null;
         try {
             List<String> words = new ArrayList<>(List.of("setsid"));
-            if (request.tty()) {
-                pty = Pty.forRelay();
-                words.addAll(List.of(
-                        "/bin/sh", "-c", ON_TERMINAL, "drover-exec", pty.slave().toString()));
-            } else {
-                pipes = ExecPipe.Streams.open(request.stdin());
+            if (stdio.terminal()) {
+                words.addAll(List.of("/bin/sh", "-c", ON_TERMINAL, "drover-exec", stdio.slave()));
             }
             words.addAll(argv);
             ProcessBuilder pb = new ProcessBuilder(words).directory(new File("/"));
             pb.environment().clear();
             pb.environment().put("PATH", TaskEnvironment.DEFAULT_PATH);
-            if (pty != null) {
-                pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                        .redirectError(ProcessBuilder.Redirect.DISCARD);
-            } else {
-                pipes.redirect(pb);
-            }
+            stdio.redirect(pb);
             process = pb.start();
-            if (pipes != null) {
-                pipes.started();
-            }
-            return new HostExecProcess(
-                    process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin(), Optional.empty());
+            return stdio.started(process, request, Optional.empty());
         } catch (IOException | RuntimeException e) {
             if (process != null) {
                 process.destroyForcibly();
             }
-            if (pty != null) {
-                pty.close();
-            }
-            if (pipes != null) {
-                pipes.close();
-            }
+            stdio.close();
             throw e;
         }
     }

@@ -127,24 +127,19 @@ final class TaskExec {
                 : status.resolve("env");
         Optional<TaskUser> user = user(status, task.pid());
         List<String> enter = namespaces(handle, task.pid());
-        Pty pty = null;
-        ExecPipe.Streams pipes = null;
+        CommandStdio stdio = null;
         Optional<Cgroup> session = Optional.empty();
         Process process = null;
         try {
             session = TaskCgroups.forCommand(cgroup);
-            if (request.tty()) {
-                pty = Pty.open();
-            } else {
-                pipes = ExecPipe.Streams.open(request.stdin());
-            }
+            stdio = CommandStdio.open(request, false);
             List<String> argv = new ArrayList<>(List.of(
                     "setsid",
                     "/bin/sh",
                     "-c",
                     JOIN,
                     "drover-exec",
-                    pty == null ? "-" : pty.slave().toString(),
+                    stdio.slave(),
                     env.toString(),
                     Long.toString(task.pid()),
                     Long.toString(task.start())));
@@ -167,29 +162,18 @@ final class TaskExec {
             ProcessBuilder pb = new ProcessBuilder(argv).directory(new File("/"));
             pb.environment().clear(); // the agent's variables stay with it; the task's come from its file
             pb.environment().put("PATH", TaskEnvironment.DEFAULT_PATH);
-            if (pty != null) {
+            if (stdio.terminal()) {
                 pb.environment().put("TERM", "xterm"); // what the terminal is, unless the task's env says otherwise
-                pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                        .redirectError(ProcessBuilder.Redirect.DISCARD);
-            } else {
-                pipes.redirect(pb);
             }
+            stdio.redirect(pb);
             process = launcher.start(pb);
-            if (pipes != null) {
-                pipes.started();
-            }
-            return new HostExecProcess(
-                    process, Optional.ofNullable(pty), Optional.ofNullable(pipes), request.stdin(), session);
+            return stdio.started(process, request, session);
         } catch (IOException | RuntimeException e) { // the command, terminal, pipes and cgroup go whatever failed
             if (process != null) {
                 process.destroyForcibly();
             }
-            if (pty != null) {
-                pty.close();
-            }
-            if (pipes != null) {
-                pipes.close();
+            if (stdio != null) {
+                stdio.close();
             }
             session.ifPresent(HostExecProcess::end); // killed first: the command may have joined it
             if (e instanceof RuntimeException unchecked) {
