@@ -1,7 +1,6 @@
 package dev.drover.taskrunner.identity;
 
 import dev.drover.api.v1alpha1.TaskEventType;
-import dev.drover.api.v1alpha1.TokenProjection;
 import dev.drover.common.UserText;
 import dev.drover.credentials.CredentialException;
 import dev.drover.credentials.TypedSecret;
@@ -11,7 +10,6 @@ import dev.drover.taskrunner.TaskHookException;
 import dev.drover.taskrunner.TaskPrestartHook;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -28,9 +26,6 @@ public final class ImagePullSecrets implements TaskPrestartHook {
     public static final String TYPE = "kubernetes.io/dockerconfigjson";
     /** The key such a Secret holds its document under. */
     public static final String KEY = ".dockerconfigjson";
-
-    private static final List<Duration> RETRIES =
-            List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4));
 
     private final WorkloadIdentity identity;
 
@@ -61,24 +56,16 @@ public final class ImagePullSecrets implements TaskPrestartHook {
     /** The Secret, read with the ServiceAccount's token; the API server's absence is retried a few times. */
     private TypedSecret read(String namespace, String serviceAccount, String name, String what)
             throws TaskHookException {
-        TokenCache.Key key =
-                new TokenCache.Key(namespace, serviceAccount, null, TokenProjection.DEFAULT_EXPIRATION_SECONDS);
         for (int attempt = 0; ; attempt++) {
             try {
-                String token = identity.tokens().get(key).token();
-                try {
-                    return identity.source().secret(namespace, name, token);
-                } catch (CredentialException e) {
-                    if (e.reason() == CredentialException.Reason.FORBIDDEN) {
-                        identity.tokens().forgetIfOlder(key, Duration.ofMinutes(1)); // its identity may be new
-                    }
-                    throw e;
-                }
+                return identity.readAs(
+                        namespace, serviceAccount, token -> identity.source().secret(namespace, name, token));
             } catch (CredentialException e) {
-                if (e.reason() != CredentialException.Reason.UNAVAILABLE || attempt >= RETRIES.size()) {
+                if (e.reason() != CredentialException.Reason.UNAVAILABLE
+                        || attempt >= WorkloadIdentity.SETUP_RETRIES.size()) {
                     throw new TaskHookException(TaskEventType.SetupFailure, failure(e, what, serviceAccount), e);
                 }
-                pause(RETRIES.get(attempt));
+                WorkloadIdentity.pauseBeforeRetry(WorkloadIdentity.SETUP_RETRIES.get(attempt));
             }
         }
     }
@@ -119,14 +106,5 @@ public final class ImagePullSecrets implements TaskPrestartHook {
             case UNAVAILABLE -> "the API server could not be reached to read " + what + ": " + said;
             case INVALID -> "cannot read " + what + ": " + said;
         };
-    }
-
-    private static void pause(Duration d) throws TaskHookException {
-        try {
-            Thread.sleep(d);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TaskHookException(TaskEventType.SetupFailure, "interrupted while waiting for the API server");
-        }
     }
 }

@@ -38,15 +38,8 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     /** The variable naming the token's file. */
     public static final String TOKEN_PATH_VARIABLE = "DROVER_TOKEN_PATH";
 
-    /** Waits between tries when the API server cannot be reached during setup. */
-    /** A refused read makes a token older than this be minted again (its identity may have been recreated). */
-    private static final Duration STALE_TOKEN_AGE = Duration.ofMinutes(1);
-
     /** How long a stopping task waits for its refresher, which may be in the middle of a read. */
     private static final Duration STOP_WAIT = Duration.ofSeconds(10);
-
-    private static final List<Duration> SETUP_RETRIES =
-            List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4));
 
     /**
      * Longest reason an event repeats: the API server's whole message (KubeCredentials keeps 500 characters of it)
@@ -151,10 +144,11 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
                 }
                 return;
             } catch (CredentialException e) {
-                if (e.reason() != CredentialException.Reason.UNAVAILABLE || attempt >= SETUP_RETRIES.size()) {
+                if (e.reason() != CredentialException.Reason.UNAVAILABLE
+                        || attempt >= WorkloadIdentity.SETUP_RETRIES.size()) {
                     throw new TaskHookException(TaskEventType.SetupFailure, setupFailure(e), e);
                 }
-                pause(SETUP_RETRIES.get(attempt));
+                WorkloadIdentity.pauseBeforeRetry(WorkloadIdentity.SETUP_RETRIES.get(attempt));
             } catch (IOException e) {
                 throw new TaskHookException(
                         TaskEventType.SetupFailure,
@@ -275,16 +269,10 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
         if (!t.usesObjects()) {
             return null;
         }
-        String token = identity.tokens().get(readTokenKey()).token();
-        ObjectReads.Resolved resolved;
-        try {
-            resolved = ObjectReads.resolve(identity.source(), alloc.namespace(), token, t);
-        } catch (CredentialException e) {
-            if (e.reason() == CredentialException.Reason.FORBIDDEN) {
-                identity.tokens().forgetIfOlder(readTokenKey(), STALE_TOKEN_AGE);
-            }
-            throw e;
-        }
+        ObjectReads.Resolved resolved = identity.readAs(
+                alloc.namespace(),
+                serviceAccount,
+                token -> ObjectReads.resolve(identity.source(), alloc.namespace(), token, t));
         for (Map.Entry<String, Map<String, FileContent>> dir : resolved.files().entrySet()) {
             if (identity.files().project(taskDir, dir.getKey(), dir.getValue())) {
                 changed.add("files in " + dir.getKey());
@@ -327,10 +315,6 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
     }
 
     /** Objects are read with a token for the API server itself, whatever audience the task's own token has. */
-    private TokenCache.Key readTokenKey() {
-        return new TokenCache.Key(alloc.namespace(), serviceAccount, null, TokenProjection.DEFAULT_EXPIRATION_SECONDS);
-    }
-
     private String setupFailure(CredentialException e) {
         String m = UserText.cut(String.valueOf(e.getMessage()), REASON_LIMIT);
         if (e.reason() == CredentialException.Reason.UNAVAILABLE) {
@@ -355,15 +339,6 @@ public final class TaskCredentials implements TaskPrestartHook, TaskRunningHook 
         Duration wait = Duration.between(identity.clock().instant(), when);
         if (wait.isPositive()) {
             Thread.sleep(wait);
-        }
-    }
-
-    private static void pause(Duration d) throws TaskHookException {
-        try {
-            Thread.sleep(d);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TaskHookException(TaskEventType.SetupFailure, "interrupted while waiting for the API server");
         }
     }
 
