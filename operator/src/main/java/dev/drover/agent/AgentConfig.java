@@ -54,6 +54,7 @@ import java.util.Set;
  * @param credentialPollInterval how often a running task's Secrets and ConfigMaps are read again
  * @param containers     the oci driver's and the image store's settings
  * @param hostVolumes    the node's directories allocations may mount by name ({@code hostVolumes}); none by default
+ * @param networks       allocations' networks and ports: the CNI plugins, the dynamic port range, the bridge
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -84,7 +85,8 @@ public record AgentConfig(
         Path gatewayCaFile,
         Duration credentialPollInterval,
         ContainerSettings containers,
-        HostVolumes hostVolumes) {
+        HostVolumes hostVolumes,
+        NetworkSettings networks) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -255,7 +257,8 @@ public record AgentConfig(
                 gatewayCaFile,
                 poll,
                 ContainerSettings.load(s),
-                HostVolumeSettings.load(s, dataDir));
+                HostVolumeSettings.load(s, dataDir),
+                NetworkSettings.load(s));
     }
 
     /** {@code bindAddress}: an IP address, taken as written (a host name would be a lookup at each start). */

@@ -39,6 +39,9 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
             new Flag("--enable-exec", null, "enable the exec driver (host processes in namespaces, as their own user)"),
             new Flag("--enable-oci", null, "enable the oci driver (container images run by runc or crun)"),
             new Flag("--oci-runtime", "PATH", "the OCI runtime the oci driver runs (default: runc or crun, found)"),
+            new Flag("--cni-bin-dir", "DIR", "the CNI plugins for bridge and none networks (default /opt/cni/bin)"),
+            new Flag("--dynamic-ports", "LOW-HIGH", "the range dynamic host ports come from (default 20000-32000)"),
+            new Flag("--node-address", "IP", "where the node's ports are reached (default: the Node's InternalIP)"),
             new Flag("--registry-ca-file", "FILE", "a CA that image registries' certificates may chain to"),
             new Flag(
                     "--cgroup-parent",

@@ -25,6 +25,11 @@ public final class AllocHooks {
         boolean prerun(AllocHookContext ctx) throws Exception;
     }
 
+    /** Every task is dead for good (the allocation is terminal): what only running tasks used may go. */
+    public interface Postrun extends Hook {
+        void postrun(AllocHookContext ctx);
+    }
+
     /** A newer spec that keeps the allocation running (not Stop). */
     public interface Update extends Hook {
         void update(AllocHookContext ctx, Allocation newer);

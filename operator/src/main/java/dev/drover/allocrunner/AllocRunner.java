@@ -70,6 +70,7 @@ public final class AllocRunner {
     private boolean siblingsHandled;
     private final HandOffThreads threads;
     private final LoopWakes wakes;
+    private final NetworkHook network;
 
     /**
      * @param listener told of every change of this runner's state (its creator's, not shared with other runners)
@@ -130,6 +131,7 @@ public final class AllocRunner {
                 () -> destroying,
                 (now, task, events) -> listener.allocStateChanged(id, now, task, events));
         this.prerunDone = stored.prerunDone();
+        this.network = new NetworkHook(cfg.networks(), id, cfg.stateDB(), n -> state.network(n.status()));
         for (Task t : alloc.getSpec().getTasks()) {
             TaskState saved = stored.states().get(t.getName());
             TaskRunner runner;
@@ -159,6 +161,7 @@ public final class AllocRunner {
                 (reason, message) -> listener.allocWarning(id, reason, message));
         this.hooks = new AllocRunnerHooks(
                 previous,
+                network,
                 cfg.allocHooks(),
                 ctx,
                 (hook, phase, failure) -> listener.hookFailed(id, hook, phase, failure));
@@ -169,7 +172,7 @@ public final class AllocRunner {
     }
 
     private TaskRunnerConfig taskConfig(Task t) {
-        return TaskSetup.config(cfg, id, alloc.getSpec(), dir, t, this::taskChanged);
+        return TaskSetup.config(cfg, id, alloc.getSpec(), dir, t, this::taskChanged, network, network::checkAddress);
     }
 
     public AllocId id() {
@@ -359,6 +362,7 @@ public final class AllocRunner {
         } finally {
             if (!waiting) {
                 if (state.allDead()) {
+                    hooks.postrun();
                     terminal.complete(null);
                 }
                 stopped.complete(null);

@@ -20,6 +20,7 @@ import java.util.List;
  *                   task that refers to a Secret or ConfigMap then fails its setup, and no task gets a token)
  * @param checks     probes the tasks' checks, for the whole agent; null for runners whose tasks' checks are not run
  *                   (their status then never says they pass)
+ * @param networks   the allocations' ports and networks of their own ({@link NetworkSetup#HOST_ONLY}: none)
  */
 public record AllocRunnerConfig(
         Path dataDir,
@@ -27,7 +28,19 @@ public record AllocRunnerConfig(
         List<TaskPrestartHook> extraPrestartHooks,
         List<AllocHooks.Hook> allocHooks,
         WorkloadIdentity identity,
-        CheckProber checks) {
+        CheckProber checks,
+        NetworkSetup networks) {
+
+    /** Runners whose allocations have the host's network only. */
+    public AllocRunnerConfig(
+            Path dataDir,
+            TaskRunnerConfig.Shared tasks,
+            List<TaskPrestartHook> extraPrestartHooks,
+            List<AllocHooks.Hook> allocHooks,
+            WorkloadIdentity identity,
+            CheckProber checks) {
+        this(dataDir, tasks, extraPrestartHooks, allocHooks, identity, checks, NetworkSetup.HOST_ONLY);
+    }
 
     /** Runners whose tasks' checks are not run. */
     public AllocRunnerConfig(

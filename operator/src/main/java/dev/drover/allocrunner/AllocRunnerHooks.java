@@ -28,9 +28,13 @@ final class AllocRunnerHooks {
     private final Failures failures;
 
     AllocRunnerHooks(
-            PreviousAllocations previous, List<AllocHooks.Hook> agentHooks, AllocHookContext ctx, Failures failures) {
+            PreviousAllocations previous,
+            NetworkHook network,
+            List<AllocHooks.Hook> agentHooks,
+            AllocHookContext ctx,
+            Failures failures) {
         List<AllocHooks.Hook> all =
-                new ArrayList<>(List.of(new AllocDirHook(), new PreviousAllocHook(previous), new StateHook()));
+                new ArrayList<>(List.of(new AllocDirHook(), new PreviousAllocHook(previous), new StateHook(), network));
         all.addAll(agentHooks);
         this.hooks = List.copyOf(all);
         this.ctx = ctx;
@@ -45,6 +49,11 @@ final class AllocRunnerHooks {
             }
         }
         return true;
+    }
+
+    /** Every task is dead for good; isolated as destroy is. */
+    void postrun() {
+        each(AllocHooks.Postrun.class, "postrun", hook -> hook.postrun(ctx));
     }
 
     void update(Allocation newer) {

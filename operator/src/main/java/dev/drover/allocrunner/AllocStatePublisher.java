@@ -35,6 +35,7 @@ final class AllocStatePublisher {
     private final Map<String, TaskState> states = new LinkedHashMap<>();
     private final AtomicLong version = new AtomicLong();
     private long observedGeneration;
+    private dev.drover.api.v1alpha1.NetworkStatus network;
     /** The {@code drover.dev/restartedAt} value last acted on ({@link UserRestart}), stored with the state. */
     private String restartedAt;
 
@@ -108,7 +109,19 @@ final class AllocStatePublisher {
 
     synchronized AllocState allocState() {
         ClientStatuses.Result status = ClientStatuses.of(states.values());
-        return new AllocState(version.get(), status.status(), status.description(), observedGeneration, states);
+        return new AllocState(
+                version.get(), status.status(), status.description(), observedGeneration, states, network);
+    }
+
+    /** The allocation's network changed: published as a change of no task. */
+    void network(dev.drover.api.v1alpha1.NetworkStatus now) {
+        synchronized (this) {
+            if (java.util.Objects.equals(network, now)) {
+                return;
+            }
+            network = now;
+        }
+        publish(null, List.of());
     }
 
     /** Every task's state as the lifecycle rules need it, in spec order; a task not heard from yet is pending. */

@@ -26,7 +26,14 @@ final class TaskSetup {
     private TaskSetup() {}
 
     static TaskRunnerConfig config(
-            AllocRunnerConfig cfg, AllocId id, AllocationSpec spec, AllocDir dir, Task t, TaskStateListener listener) {
+            AllocRunnerConfig cfg,
+            AllocId id,
+            AllocationSpec spec,
+            AllocDir dir,
+            Task t,
+            TaskStateListener listener,
+            TaskPrestartHook network,
+            TaskChecks.PortAddresses ports) {
         TaskConfig template = new TaskConfig(
                 id.namespace(),
                 id.name(),
@@ -46,10 +53,11 @@ final class TaskSetup {
             running.add(c);
             extra.add(new ImagePullSecrets(cfg.identity()));
         }
+        extra.add(network);
         extra.addAll(cfg.extraPrestartHooks());
         if (cfg.checks() != null) {
             running.add(new TaskChecks(
-                    cfg.checks(), id.key(), cfg.clock())); // idle for a run whose definition has no checks
+                    cfg.checks(), id.key(), cfg.clock(), ports)); // idle for a run whose definition has no checks
         }
         return new TaskRunnerConfig(
                 id,

@@ -6,12 +6,14 @@ import dev.drover.admission.Device;
 import dev.drover.admission.DeviceOffer;
 import dev.drover.admission.DevicePicker;
 import dev.drover.admission.NodeAdmission;
+import dev.drover.admission.NodePorts;
 import dev.drover.admission.Requests;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.DesiredStatus;
 import dev.drover.api.v1alpha1.DeviceRequest;
 import dev.drover.devices.DeviceLedger;
 import dev.drover.state.AllocId;
+import dev.drover.state.StateDB;
 import dev.drover.volumes.HostVolumes;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -40,6 +42,8 @@ public final class Admissions {
     private final DeviceLedger ledger;
     private final Runnable changed;
     private final HostVolumes volumes;
+    private final NodePorts ports;
+    private final StateDB state;
 
     /**
      * @param ledger  the node's device reservations, or null when the agent runs no device plugins (an allocation
@@ -53,10 +57,27 @@ public final class Admissions {
     /** @param volumes the host volumes this agent lends: an allocation naming another, or one not lent to its
      *                 namespace, is refused ({@link HostVolumes#admit}) */
     public Admissions(NodeAdmission node, DeviceLedger ledger, Runnable changed, HostVolumes volumes) {
+        this(node, ledger, changed, volumes, new NodePorts(NodePorts.Range.DEFAULT), null);
+    }
+
+    /**
+     * @param ports the node's host ports: an allocation's ports are decided with its other requests (a static port
+     *              held by another is a {@link NodePorts#PORT_CONFLICT}), and stored in {@code state} once taken
+     * @param state where the ports an allocation holds are kept across agent restarts; null: not kept
+     */
+    public Admissions(
+            NodeAdmission node,
+            DeviceLedger ledger,
+            Runnable changed,
+            HostVolumes volumes,
+            NodePorts ports,
+            StateDB state) {
         this.node = node;
         this.ledger = ledger;
         this.changed = changed;
         this.volumes = volumes;
+        this.ports = ports;
+        this.state = state;
     }
 
     /**
@@ -81,12 +102,18 @@ public final class Admissions {
         if (noVolumes.isPresent()) {
             return noVolumes.get();
         }
+        boolean stopped = a.getSpec().effectiveDesiredStatus() == DesiredStatus.Stop;
+        NodePorts.Picks picks = ports.pick(id, stopped ? List.of() : a.getSpec().ports());
+        if (!picks.admitted()) {
+            return new Decision(false, picks.reason(), picks.message(), Map.of());
+        }
         DeviceOffer offer = offer(id);
         Requests asks = Requests.of(a.getSpec());
         Decision d = node.admit(id, asks, offer);
         if (!d.admitted()) {
             return explained(d, asks);
         }
+        takePorts(id, picks.hostPorts());
         reserve(id, d, offer);
         LOG.debug("allocation {} admitted: {}", id, d.message());
         changed.run();
@@ -129,6 +156,7 @@ public final class Admissions {
                 .toList();
         for (AllocId id : ids) {
             node.force(id, CpuMemory.requestsOf(running.get(id).getSpec()));
+            restorePorts(id, running.get(id));
             if (ledger != null) {
                 reserveMissing(id, Requests.of(running.get(id).getSpec()));
             }
@@ -147,8 +175,14 @@ public final class Admissions {
         changed.run();
     }
 
-    /** The allocation is over (every task dead): its share and its devices are free. */
+    /** The host ports {@code id} holds, by port name; empty when none. */
+    public synchronized Map<String, Integer> hostPorts(AllocId id) {
+        return ports.held(id);
+    }
+
+    /** The allocation is over (every task dead): its share, its devices and its ports are free. */
     synchronized void release(AllocId id) {
+        ports.release(id);
         if (ledger != null) {
             ledger.release(id);
         }
@@ -162,11 +196,38 @@ public final class Admissions {
      * (it would bring back a row of the allocation just removed).
      */
     synchronized void forget(AllocId id) {
+        ports.release(id);
         if (ledger != null) {
             ledger.forget(id);
         }
         if (node.release(id)) {
             changed.run();
+        }
+    }
+
+    private void takePorts(AllocId id, Map<String, Integer> hostPorts) {
+        ports.take(id, hostPorts);
+        if (state != null && !hostPorts.isEmpty()) {
+            state.putPorts(id, hostPorts);
+        }
+    }
+
+    /**
+     * A restored allocation takes back the ports stored for it; one stored without (an agent before ports were kept)
+     * takes them as a new one would, whoever holds them (it ran with them), and a clash is logged.
+     */
+    private void restorePorts(AllocId id, Allocation a) {
+        Map<String, Integer> stored =
+                state == null ? Map.of() : state.getPorts(id).orElse(Map.of());
+        if (!stored.isEmpty() || a.getSpec().ports().isEmpty()) {
+            ports.take(id, stored);
+            return;
+        }
+        NodePorts.Picks picks = ports.pick(id, a.getSpec().ports());
+        if (picks.admitted()) {
+            takePorts(id, picks.hostPorts());
+        } else {
+            LOG.warn("restored allocation {} holds no ports and none fit: {}", id, picks.message());
         }
     }
 

@@ -11,15 +11,27 @@ import java.util.List;
  * @param deviceNodes     device files of its reserved devices (where no CDI spec names them)
  * @param cdiDevices      its reserved devices by their fully qualified CDI names ({@code vendor/class=name})
  * @param registryConfigs {@code .dockerconfigjson} documents of its allocation's {@code imagePullSecrets}, in order
+ * @param networkNamespace the network namespace its allocation's tasks share (a path the agent bound it to); null: the
+ *                        driver's own choice (the node's network)
  */
 public record TaskAttachments(
         List<TaskMount> mounts,
         List<TaskDeviceNode> deviceNodes,
         List<String> cdiDevices,
-        List<String> registryConfigs) {
+        List<String> registryConfigs,
+        java.nio.file.Path networkNamespace) {
 
     /** Nothing lent. */
-    public static final TaskAttachments NONE = new TaskAttachments(List.of(), List.of(), List.of(), List.of());
+    public static final TaskAttachments NONE = new TaskAttachments(List.of(), List.of(), List.of(), List.of(), null);
+
+    /** Nothing lent but these, in the node's network. */
+    public TaskAttachments(
+            List<TaskMount> mounts,
+            List<TaskDeviceNode> deviceNodes,
+            List<String> cdiDevices,
+            List<String> registryConfigs) {
+        this(mounts, deviceNodes, cdiDevices, registryConfigs, null);
+    }
 
     public TaskAttachments {
         mounts = List.copyOf(mounts);
@@ -32,7 +44,7 @@ public record TaskAttachments(
     @Override
     public String toString() {
         return "TaskAttachments[mounts=" + mounts + ", deviceNodes=" + deviceNodes + ", cdiDevices=" + cdiDevices
-                + ", registryConfigs=" + registryConfigs.size() + "]";
+                + ", registryConfigs=" + registryConfigs.size() + ", networkNamespace=" + networkNamespace + "]";
     }
 
     /** Collects a start's attachments as its hooks run. */
@@ -41,6 +53,7 @@ public record TaskAttachments(
         private final List<TaskDeviceNode> deviceNodes = new ArrayList<>();
         private final List<String> cdiDevices = new ArrayList<>();
         private final List<String> registryConfigs = new ArrayList<>();
+        private java.nio.file.Path networkNamespace;
 
         public Builder mount(TaskMount m) {
             mounts.add(m);
@@ -62,8 +75,13 @@ public record TaskAttachments(
             return this;
         }
 
+        public Builder networkNamespace(java.nio.file.Path namespace) {
+            networkNamespace = namespace;
+            return this;
+        }
+
         public TaskAttachments build() {
-            return new TaskAttachments(mounts, deviceNodes, cdiDevices, registryConfigs);
+            return new TaskAttachments(mounts, deviceNodes, cdiDevices, registryConfigs, networkNamespace);
         }
     }
 }

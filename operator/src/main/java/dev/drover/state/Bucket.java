@@ -11,6 +11,10 @@ public enum Bucket {
     ALLOC_STATE("allocState", false),
     /** Device instances reserved for the allocation. */
     DEVICES("devices", false),
+    /** The host ports the allocation holds, by port name. */
+    PORTS("ports", false),
+    /** The allocation's network as its agent set it up (its namespace, address and plugins' result). */
+    NETWORK("network", false),
     /** Task runner local state: driver handle for reattach, hooks done. */
     TASK_LOCAL("taskLocal", true),
     /** The task state as reported in the allocation status. */

@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
 final class KvStateDB implements StateDB {
 
     private static final TypeReference<List<DeviceReservation>> RESERVATIONS = new TypeReference<>() {};
+    private static final TypeReference<Map<String, Integer>> PORTS = new TypeReference<>() {};
 
     private static final Logger LOG = LoggerFactory.getLogger(KvStateDB.class);
 
@@ -112,6 +113,28 @@ final class KvStateDB implements StateDB {
         return get(Bucket.DEVICES, id.key()).map(b -> codec.decode(b, RESERVATIONS, Bucket.DEVICES, id.key()));
     }
 
+    @Override
+    public void putPorts(AllocId id, Map<String, Integer> hostPorts) {
+        requireValue(hostPorts, Bucket.PORTS, id.key());
+        put(Bucket.PORTS, id.key(), new java.util.TreeMap<>(hostPorts), UnaryOperator.identity());
+    }
+
+    @Override
+    public Optional<Map<String, Integer>> getPorts(AllocId id) {
+        return get(Bucket.PORTS, id.key()).map(b -> codec.decode(b, PORTS, Bucket.PORTS, id.key()));
+    }
+
+    @Override
+    public void putNetwork(AllocId id, String network) {
+        requireValue(network, Bucket.NETWORK, id.key());
+        put(Bucket.NETWORK, id.key(), network, UnaryOperator.identity());
+    }
+
+    @Override
+    public Optional<String> getNetwork(AllocId id) {
+        return get(Bucket.NETWORK, id.key()).map(b -> codec.decode(b, String.class, Bucket.NETWORK, id.key()));
+    }
+
     /**
      * Reads every entry; one that cannot be read (not JSON, not the shape expected, a key that names no
      * allocation) is moved to the quarantine and left out, so the rest restores: what it held is taken on
@@ -152,8 +175,13 @@ final class KvStateDB implements StateDB {
             List<DeviceReservation> devices = decoded(
                             buckets, Bucket.DEVICES, key, lost, b -> codec.decode(b, RESERVATIONS, Bucket.DEVICES, key))
                     .orElse(List.of());
+            Map<String, Integer> ports = decoded(
+                            buckets, Bucket.PORTS, key, lost, b -> codec.decode(b, PORTS, Bucket.PORTS, key))
+                    .orElse(Map.of());
+            Optional<String> network = decoded(
+                    buckets, Bucket.NETWORK, key, lost, b -> codec.decode(b, String.class, Bucket.NETWORK, key));
             SortedMap<String, StoredTask> tasks = tasksOf(id, buckets, lost);
-            restored.add(new StoredAllocation(id, spec, state, devices, tasks, !lost.isEmpty()));
+            restored.add(new StoredAllocation(id, spec, state, devices, ports, network, tasks, !lost.isEmpty()));
         }
         return List.copyOf(restored);
     }
@@ -234,6 +262,8 @@ final class KvStateDB implements StateDB {
                 new Mutation.Delete(Bucket.ALLOC, key),
                 new Mutation.Delete(Bucket.ALLOC_STATE, key),
                 new Mutation.Delete(Bucket.DEVICES, key),
+                new Mutation.Delete(Bucket.PORTS, key),
+                new Mutation.Delete(Bucket.NETWORK, key),
                 new Mutation.DeletePrefix(Bucket.TASK_LOCAL, tasks),
                 new Mutation.DeletePrefix(Bucket.TASK_STATE, tasks)));
     }

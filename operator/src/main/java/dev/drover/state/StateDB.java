@@ -53,6 +53,21 @@ public interface StateDB extends AutoCloseable {
     /** Empty when none were ever stored. */
     Optional<List<DeviceReservation>> getDeviceReservations(AllocId id);
 
+    /** Replaces the host ports the allocation holds (by port name); an empty map keeps "none held" explicit. */
+    void putPorts(AllocId id, java.util.Map<String, Integer> hostPorts);
+
+    /** Empty when none were ever stored. */
+    Optional<java.util.Map<String, Integer>> getPorts(AllocId id);
+
+    /**
+     * The allocation's network as its agent set it up: an opaque document (JSON) the network's owner writes and
+     * reads back after a restart.
+     */
+    void putNetwork(AllocId id, String network);
+
+    /** Empty when none was stored. */
+    Optional<String> getNetwork(AllocId id);
+
     /**
      * Everything stored, one entry per allocation that has any entry, ordered by id. An entry that cannot be
      * read is moved to the store's quarantine and left out; its allocation is marked {@link StoredAllocation#damaged}.

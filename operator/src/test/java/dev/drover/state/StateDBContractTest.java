@@ -74,8 +74,15 @@ abstract class StateDBContractTest {
         db.putTaskLocalState(WEB, "main", local);
         db.putTaskState(WEB, "main", taskState);
         db.putDeviceReservations(WEB, devices);
+        db.putPorts(WEB, Map.of("http", 20000, "admin", 8080));
+        db.putNetwork(WEB, "{\"mode\":\"bridge\"}");
 
         assertThat(db.getAllocation(WEB)).contains(spec);
+        assertThat(db.getPorts(WEB)).contains(Map.of("http", 20000, "admin", 8080));
+        assertThat(db.getNetwork(WEB)).contains("{\"mode\":\"bridge\"}");
+        StoredAllocation stored = db.loadAll().getFirst();
+        assertThat(stored.ports()).isEqualTo(Map.of("http", 20000, "admin", 8080));
+        assertThat(stored.network()).contains("{\"mode\":\"bridge\"}");
         assertThat(db.getAllocRunnerState(WEB)).contains(allocState);
         assertThat(db.getTaskLocalState(WEB, "main")).contains(local);
         assertThat(db.getTaskState(WEB, "main")).contains(taskState);
@@ -202,6 +209,8 @@ abstract class StateDBContractTest {
             db.putAllocation(id, spec("{'nodeName':'" + id.name() + "'}"));
             db.putAllocRunnerState(id, new AllocRunnerState("Running", null, 1L));
             db.putDeviceReservations(id, List.of());
+            db.putPorts(id, Map.of("http", 20001));
+            db.putNetwork(id, "{}");
             db.putTaskLocalState(id, "main", TaskLocalState.initial("mock"));
             db.putTaskState(id, "main", taskState("{'state':'Running'}"));
         }
@@ -211,6 +220,8 @@ abstract class StateDBContractTest {
         assertThat(db.getAllocation(WEB)).isEmpty();
         assertThat(db.getAllocRunnerState(WEB)).isEmpty();
         assertThat(db.getDeviceReservations(WEB)).isEmpty();
+        assertThat(db.getPorts(WEB)).isEmpty();
+        assertThat(db.getNetwork(WEB)).isEmpty();
         assertThat(db.getTaskLocalState(WEB, "main")).isEmpty();
         assertThat(db.getTaskState(WEB, "main")).isEmpty();
         assertThat(db.loadAll()).extracting(StoredAllocation::id).containsExactly(WEB2);

@@ -60,6 +60,7 @@ public final class AllocationStatuses {
             }
         }
         s.setTaskStates(taskStates);
+        s.setNetwork(state.network() != null ? state.network() : previous == null ? null : previous.getNetwork());
         int main = 0;
         int running = 0;
         int restarts = 0;

@@ -41,7 +41,7 @@ public interface CheckProber extends AutoCloseable {
          */
         default Optional<InetSocketAddress> address(IntOrString port) {
             return port != null && port.getIntVal() != null
-                    ? Optional.of(new InetSocketAddress(TcpProbe.LOOPBACK, port.getIntVal()))
+                    ? Optional.of(new InetSocketAddress(Loopback.IPV4, port.getIntVal()))
                     : Optional.empty();
         }
 

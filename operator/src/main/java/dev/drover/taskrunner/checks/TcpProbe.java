@@ -3,7 +3,6 @@ package dev.drover.taskrunner.checks;
 import dev.drover.api.v1alpha1.Check;
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -15,16 +14,7 @@ import java.util.Optional;
 final class TcpProbe implements Probe {
 
     /** Where http and tcp checks connect: the node's IPv4 loopback address, as a Nomad or Kubernetes check does. */
-    static final InetAddress LOOPBACK =
-            InetAddress.getLoopbackAddress() instanceof Inet4Address v4 ? v4 : ipv4Loopback();
-
-    private static InetAddress ipv4Loopback() {
-        try {
-            return InetAddress.getByAddress("localhost", new byte[] {127, 0, 0, 1});
-        } catch (java.net.UnknownHostException e) {
-            throw new IllegalStateException("four bytes are an address", e);
-        }
-    }
+    static final InetAddress LOOPBACK = Loopback.IPV4;
 
     @Override
     public ProbeResult run(Check check, CheckProber.Target target) throws InterruptedException {
