@@ -116,6 +116,20 @@ class AllocNetworksTest {
     }
 
     @Test
+    void aSetupAfterACrashClearsWhatTheEarlierOneLeft() throws Exception {
+        node.networks.setUp("alloc-crash", NetworkMode.BRIDGE, List.of(new PortMapping("http", 20001, 8080)));
+        // the agent died before storing that one: the next start sets up the same allocation again
+
+        AttachedNetwork again = node.setUp("alloc-crash", NetworkMode.BRIDGE, new PortMapping("http", 20001, 8080));
+        node.serve(again, "second try\n");
+
+        assertThat(node.leases()).containsExactly(again.ip());
+        assertThat(node.curl("http://127.0.0.1:20001/")).isEqualTo("second try\n");
+        assertThat(node.inNode("ip", "-o", "link").lines().filter(l -> l.contains("veth")))
+                .hasSize(1);
+    }
+
+    @Test
     void aFailedAddThrowsNamingThePluginAndLeavesNothing() throws Exception {
         // host-local cannot keep leases where a file stands in for its directory; bridge has made the veth by then
         Files.createDirectories(node.dataDir.resolve("cni"));
