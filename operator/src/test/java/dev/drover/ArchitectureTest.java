@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Which code may use which, read from the compiled classes (every reference counts, not just imports): dependencies
  * point one way, controller → allocrunner → taskrunner → driver, with the state store, the garbage collector, the
- * API model, the device plugins, the raw path to the API server ({@code kube}) and the common module as leaves; the
+ * API model, the device plugins, the raw path to the API server ({@code kube}), allocation networks ({@code network}) and the common module as
+ * leaves; the
  * controller's status and Events beneath its reconciling classes, the Node registration beside them; the drivers
  * side by side, over the host-process engine they may share; no package and no type is part of a cycle; no server is
  * written for the JDK's {@code com.sun.net.httpserver}. Read from
@@ -105,6 +106,7 @@ class ArchitectureTest {
                         "dev.drover.kube..",
                         "dev.drover.image..",
                         "dev.drover.volumes..",
+                        "dev.drover.network..",
                         "dev.drover.common..")
                 .should()
                 .dependOnClassesThat()
@@ -142,6 +144,27 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideOutsideOfPackages("dev.drover.cgroups..", "dev.drover.common..", "java..")
+                .check(DROVER);
+    }
+
+    /**
+     * Allocation networks ({@code network}: namespaces, CNI plugins) are a leaf the agent wires: the JDK, the API
+     * model, the common module, Jackson and SLF4J, nothing else.
+     */
+    @Test
+    void theNetworkPackageUsesOnlyTheApiTheCommonModuleJacksonAndSlf4j() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.drover.network..")
+                .should()
+                .dependOnClassesThat()
+                .resideOutsideOfPackages(
+                        "dev.drover.network..",
+                        "dev.drover.api..",
+                        "dev.drover.common..",
+                        "com.fasterxml.jackson..",
+                        "org.slf4j..",
+                        "java..")
                 .check(DROVER);
     }
 
