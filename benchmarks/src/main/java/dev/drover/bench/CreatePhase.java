@@ -96,7 +96,7 @@ final class CreatePhase {
             }
             if (checks != null) {
                 Check check = new Check("http", CheckType.HTTP);
-                check.setPort(checks.port());
+                check.setPort(new io.fabric8.kubernetes.api.model.IntOrString(checks.port()));
                 check.setPath(CheckTarget.PATH);
                 check.setInterval("10s");
                 task.setChecks(List.of(check));

@@ -205,7 +205,57 @@ class CrdRulesTest {
                     "tasks:\n- name: main\n  driver: mock\n  serviceAccountToken: {audience: drover.dev/agent}\n",
                     "spec.tasks[0].serviceAccountToken",
                     "spec.tasks[0].serviceAccountToken: Invalid value: \"object\": drover.dev/agent is the audience of"
-                            + " Drover's agents; a task's token may not be for it"));
+                            + " Drover's agents; a task's token may not be for it"),
+            new Case(
+                    "spec.network.ports[*].name",
+                    "self.matches('[a-z]')",
+                    "network: {ports: [{name: '123'}]}\ntasks:\n" + TASK,
+                    "spec.network.ports[0].name",
+                    "spec.network.ports[0].name: Invalid value: \"string\": a port name needs at least one letter"),
+            new Case(
+                    "spec.network",
+                    "!has(self.ports) || size(self.ports) == 0 || !has(self.mode) || self.mode != 'none'",
+                    "network: {mode: none, ports: [{name: http}]}\ntasks:\n" + TASK,
+                    "spec.network",
+                    "spec.network: Invalid value: \"object\": a none network has no ports: nothing reaches it"),
+            new Case(
+                    "spec.network",
+                    "!has(self.ports) || (has(self.mode) && self.mode == 'bridge')"
+                            + " || self.ports.all(p, !has(p.to) || (has(p.static) && p.to == p.static))",
+                    "network: {ports: [{name: http, to: 80}]}\ntasks:\n" + TASK,
+                    "spec.network",
+                    "spec.network: Invalid value: \"object\": to maps a host port into a bridge network; in host mode a"
+                            + " task listens on the host port itself"),
+            new Case(
+                    "spec.network",
+                    "!has(self.ports) || self.ports.all(p, !has(p.static)"
+                            + " || self.ports.filter(q, has(q.static) && q.static == p.static).size() == 1)",
+                    "network: {ports: [{name: a, static: 80}, {name: b, static: 80}]}\ntasks:\n" + TASK,
+                    "spec.network",
+                    "spec.network: Invalid value: \"object\": two ports name the same static port"),
+            new Case(
+                    "spec.tasks[*].checks[*]",
+                    "!has(self.port) || (type(self.port) == int ? self.port >= 1 && self.port <= 65535"
+                            + " : self.port.matches('^[a-z0-9]+(-[a-z0-9]+)*$'))",
+                    "tasks:\n- name: main\n  driver: mock\n  checks: [{name: c, type: tcp, port: '-x'}]\n",
+                    "spec.tasks[0].checks[0]",
+                    "spec.tasks[0].checks[0]: Invalid value: \"object\": port is a port number (1 to 65535) or the name"
+                            + " of a port of spec.network.ports"),
+            new Case(
+                    "spec",
+                    "!has(self.network) || !has(self.network.mode) || self.network.mode == 'host'"
+                            + " || self.tasks.all(t, t.driver != 'raw_exec')",
+                    "network: {mode: bridge}\ntasks:\n- {name: main, driver: raw_exec}\n",
+                    "spec",
+                    "spec: Invalid value: \"object\": raw_exec tasks run in the node's network: give them network mode"
+                            + " host, or use exec or oci"),
+            new Case(
+                    "spec",
+                    "!has(self.services) || self.services.all(s, has(self.network) && has(self.network.ports)"
+                            + " && self.network.ports.exists(p, p.name == s.port))",
+                    "services: [{name: web, port: http}]\ntasks:\n" + TASK,
+                    "spec",
+                    "spec: Invalid value: \"object\": each of services names a port of spec.network.ports"));
 
     static String allocation(String name, String node, String spec) {
         return "apiVersion: drover.dev/v1alpha1\nkind: Allocation\nmetadata: {name: " + name
@@ -293,6 +343,7 @@ class CrdRulesTest {
         CASES.forEach(c -> covered.add(c.path() + " | " + c.rule()));
         covered.add("spec.nodeName | self == oldSelf");
         covered.add("spec.serviceAccountName | self == oldSelf");
+        covered.add("spec.network | self == oldSelf");
         assertThat(new TreeSet<>(rulesOfTheCrd())).isEqualTo(covered);
     }
 

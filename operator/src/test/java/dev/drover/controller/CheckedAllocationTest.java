@@ -34,6 +34,7 @@ import dev.drover.taskrunner.checks.FakeProber;
 import dev.drover.taskrunner.checks.ProbeResult;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -147,7 +148,7 @@ class CheckedAllocationTest {
         t.setDriver("mock");
         t.setConfig(Map.of("runFor", "1h"));
         Check c = new Check("http", CheckType.HTTP);
-        c.setPort(8080);
+        c.setPort(new IntOrString(8080));
         c.setFailureThreshold(1);
         t.setChecks(List.of(c));
         AllocationSpec spec = new AllocationSpec();

@@ -44,6 +44,11 @@ import io.fabric8.kubernetes.model.annotation.Version;
         type = AdditionalPrinterColumn.Type.STRING,
         priority = 1)
 @AdditionalPrinterColumn(
+        name = "IP",
+        jsonPath = ".status.network.ip",
+        type = AdditionalPrinterColumn.Type.STRING,
+        priority = 1)
+@AdditionalPrinterColumn(
         name = "Devices",
         jsonPath = ".status.devices",
         type = AdditionalPrinterColumn.Type.STRING,

@@ -18,6 +18,14 @@ import java.util.Objects;
         + " docs/allocations.md gives.")
 /** What the user asked for. Fields left out are null here; defaults are resolved by the {@code effective...} methods. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(
+        value = "!has(self.network) || !has(self.network.mode) || self.network.mode == 'host'"
+                + " || self.tasks.all(t, t.driver != 'raw_exec')",
+        message = "raw_exec tasks run in the node's network: give them network mode host, or use exec or oci")
+@ValidationRule(
+        value = "!has(self.services) || self.services.all(s, has(self.network) && has(self.network.ports)"
+                + " && self.network.ports.exists(p, p.name == s.port))",
+        message = "each of services names a port of spec.network.ports")
 public class AllocationSpec {
 
     public static final String DEFAULT_SERVICE_ACCOUNT = "default";
@@ -82,6 +90,20 @@ public class AllocationSpec {
     @JsonPropertyDescription(
             "Volumes the tasks may mount (a task's config.volumeMounts), at most 32, keyed by name: each is a host volume of the node's agent config (hostVolumes) that lets this namespace use it; the agent refuses the allocation (Admitted=False) otherwise.")
     private List<Volume> volumes;
+
+    @ValidationRule(
+            value = "self == oldSelf",
+            message = "network is immutable: its namespace and ports are the allocation's for its life; create a new"
+                    + " allocation to change them")
+    @JsonPropertyDescription("The network the tasks share (host, none or bridge) and the node's ports the allocation"
+            + " holds; the node's own network with no ports when not given. Immutable.")
+    private Network network;
+
+    @ListMapKeys({"name", "port"})
+    @Size(max = ServicePublication.MAX)
+    @JsonPropertyDescription("Kubernetes Services of the allocation's namespace that reach it: each names a Service"
+            + " and the allocation's port (a spec.network.ports name) published there, at most 16.")
+    private List<ServicePublication> services;
 
     @Required
     @ListMapKeys("name")
@@ -160,6 +182,44 @@ public class AllocationSpec {
             }
         }
         return null;
+    }
+
+    /** The network as given; null when not given (the node's network, no ports). */
+    public Network getNetwork() {
+        return network;
+    }
+
+    public void setNetwork(Network network) {
+        this.network = network;
+    }
+
+    /** The Services the allocation is published into; null when not given. */
+    public List<ServicePublication> getServices() {
+        return services;
+    }
+
+    public void setServices(List<ServicePublication> services) {
+        this.services = services;
+    }
+
+    /** The network's mode, {@code host} when not given. */
+    @JsonIgnore
+    public NetworkMode effectiveNetworkMode() {
+        return network == null ? NetworkMode.HOST : network.effectiveMode();
+    }
+
+    /** The ports the allocation holds, empty when none. */
+    @JsonIgnore
+    public List<Port> ports() {
+        return network == null ? List.of() : network.portList();
+    }
+
+    /** The Services the allocation is published into, empty when none. */
+    @JsonIgnore
+    public List<ServicePublication> serviceList() {
+        return services == null
+                ? List.of()
+                : services.stream().filter(Objects::nonNull).toList();
     }
 
     public List<Task> getTasks() {
@@ -279,6 +339,8 @@ public class AllocationSpec {
                 && Objects.equals(automountServiceAccountToken, s.automountServiceAccountToken)
                 && Objects.equals(imagePullSecrets, s.imagePullSecrets)
                 && Objects.equals(volumes, s.volumes)
+                && Objects.equals(network, s.network)
+                && Objects.equals(services, s.services)
                 && Objects.equals(tasks, s.tasks);
     }
 
@@ -295,6 +357,8 @@ public class AllocationSpec {
                 automountServiceAccountToken,
                 imagePullSecrets,
                 volumes,
+                network,
+                services,
                 tasks);
     }
 }

@@ -41,6 +41,9 @@ public class AllocationStatus {
             + " kubectl get -o wide.")
     private String devices;
 
+    @JsonPropertyDescription("The network the agent gave the allocation: mode, address and the host ports it holds.")
+    private NetworkStatus network;
+
     @JsonPropertyDescription(
             "Kubernetes conditions: Ready, Healthy (with checks), SpecValid, Admitted and StateStored.")
     private List<Condition> conditions = new ArrayList<>();
@@ -102,6 +105,14 @@ public class AllocationStatus {
         this.devices = devices;
     }
 
+    public NetworkStatus getNetwork() {
+        return network;
+    }
+
+    public void setNetwork(NetworkStatus network) {
+        this.network = network;
+    }
+
     public List<Condition> getConditions() {
         return conditions;
     }
@@ -135,6 +146,7 @@ public class AllocationStatus {
                 && Objects.equals(taskStates, s.taskStates)
                 && Objects.equals(allocatedDevices, s.allocatedDevices)
                 && Objects.equals(devices, s.devices)
+                && Objects.equals(network, s.network)
                 && Objects.equals(conditions, s.conditions)
                 && Objects.equals(ready, s.ready)
                 && Objects.equals(restarts, s.restarts);
@@ -149,6 +161,7 @@ public class AllocationStatus {
                 taskStates,
                 allocatedDevices,
                 devices,
+                network,
                 conditions,
                 ready,
                 restarts);

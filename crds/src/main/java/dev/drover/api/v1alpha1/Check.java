@@ -11,6 +11,7 @@ import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -32,6 +33,10 @@ import java.util.Objects;
         value = "self.type == 'http' || !(has(self.path) || has(self.method) || has(self.headers))",
         message = "path, method and headers are for http checks only")
 @ValidationRule(value = "self.type != 'exec' || !has(self.port)", message = "an exec check has no port")
+@ValidationRule(
+        value = "!has(self.port) || (type(self.port) == int ? self.port >= 1 && self.port <= 65535"
+                + " : self.port.matches('" + Port.NAME_PATTERN + "'))",
+        message = "port is a port number (1 to 65535) or the name of a port of spec.network.ports")
 @ValidationRule(
         value = "!has(self.interval) || duration(self.interval) >= duration('1s')",
         message = "interval must be at least 1s")
@@ -96,10 +101,10 @@ public class Check {
     @JsonPropertyDescription("http only: the request's path and query; / when not given.")
     private String path;
 
-    @Min(1)
-    @Max(65535)
-    @JsonPropertyDescription("http and tcp (required there): the port on the node's loopback address.")
-    private Integer port;
+    @JsonPropertyDescription("http and tcp (required there): a port number on the node's loopback address, or the"
+            + " name of a port of spec.network.ports (its host port on loopback; in a bridge network, its port at the"
+            + " allocation's address).")
+    private IntOrString port;
 
     @Pattern(METHOD_PATTERN)
     @JsonPropertyDescription(
@@ -183,12 +188,12 @@ public class Check {
         this.path = path;
     }
 
-    /** http and tcp (required there): the port on the node's loopback address. */
-    public Integer getPort() {
+    /** http and tcp (required there): a port number on the node's loopback, or a port's name. */
+    public IntOrString getPort() {
         return port;
     }
 
-    public void setPort(Integer port) {
+    public void setPort(IntOrString port) {
         this.port = port;
     }
 

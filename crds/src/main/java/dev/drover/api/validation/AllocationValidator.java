@@ -88,6 +88,7 @@ public final class AllocationValidator {
         CredentialRules.imagePullSecrets(spec.getImagePullSecrets(), out);
         validateVolumes(spec.getVolumes(), out);
         validateTasks(spec, out);
+        NetworkRules.validate(spec, out);
     }
 
     private static void validateDisk(EphemeralDisk disk, List<Violation> out) {
@@ -184,7 +185,7 @@ public final class AllocationValidator {
                                     + " and '-', starting and ending with a letter or digit, at most 63 characters); it names the task's directory"));
         }
         if (task.getDriver() == null || task.getDriver().isBlank()) {
-            out.add(new Violation(path + ".driver", "is required (mock, raw_exec or exec)"));
+            out.add(new Violation(path + ".driver", "is required (mock, raw_exec, exec or oci)"));
         }
         validateEnv(path, task.getEnv(), out);
         CredentialRules.validate(path, task, out);

@@ -5,9 +5,11 @@ import dev.drover.api.v1alpha1.CheckHeader;
 import dev.drover.api.v1alpha1.CheckRestart;
 import dev.drover.api.v1alpha1.CheckType;
 import dev.drover.api.v1alpha1.Names;
+import dev.drover.api.v1alpha1.Port;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.common.Durations;
 import dev.drover.common.UserText;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -59,6 +61,23 @@ final class CheckRules {
         }
     }
 
+    /** A number 1 to 65535, or a port name (whether the allocation has it is checked beside its network). */
+    private static void port(String at, IntOrString port, List<Violation> out) {
+        if (port == null) {
+            return;
+        }
+        if (port.getIntVal() != null) {
+            if (port.getIntVal() < 1 || port.getIntVal() > 65535) {
+                out.add(new Violation(at, port.getIntVal() + " is not a port; give 1 to 65535 or a port's name"));
+            }
+        } else if (!Port.isName(port.getStrVal())) {
+            out.add(new Violation(
+                    at,
+                    quote(port.getStrVal()) + " is neither a port number nor a port name (lower-case letters,"
+                            + " digits and '-', at most " + Port.MAX_NAME + ")"));
+        }
+    }
+
     private static void check(String at, Check c, List<Violation> out) {
         CheckType type = c.getType();
         if (type == null) {
@@ -87,9 +106,7 @@ final class CheckRules {
                 }
             }
         }
-        if (c.getPort() != null && (c.getPort() < 1 || c.getPort() > 65535)) {
-            out.add(new Violation(at + ".port", c.getPort() + " is not a port; give 1 to 65535"));
-        }
+        port(at + ".port", c.getPort(), out);
         if (c.getPath() != null
                 && (c.getPath().length() > Check.MAX_PATH || !c.getPath().matches(Check.PATH_PATTERN))) {
             out.add(new Violation(

@@ -71,12 +71,13 @@ class CrdTest {
                         org.assertj.core.groups.Tuple.tuple("Age", ".metadata.creationTimestamp"),
                         org.assertj.core.groups.Tuple.tuple("Type", ".spec.type"),
                         org.assertj.core.groups.Tuple.tuple("Desired", ".spec.desiredStatus"),
+                        org.assertj.core.groups.Tuple.tuple("IP", ".status.network.ip"),
                         org.assertj.core.groups.Tuple.tuple("Devices", ".status.devices"),
                         org.assertj.core.groups.Tuple.tuple("Description", ".status.clientDescription"));
         assertThat(version().getAdditionalPrinterColumns())
                 .as("kubectl get shows the first five; -o wide adds the rest")
                 .extracting(CustomResourceColumnDefinition::getPriority)
-                .containsExactly(0, 0, 0, 0, 0, 1, 1, 1, 1);
+                .containsExactly(0, 0, 0, 0, 0, 1, 1, 1, 1, 1);
     }
 
     @Test

@@ -94,7 +94,7 @@ class AllocationValidatorTest {
         assertThat(validate("nodeName: n\ntasks: [{config: {}}]\n"))
                 .containsExactly(
                         new Violation("spec.tasks[0].name", "is required"),
-                        new Violation("spec.tasks[0].driver", "is required (mock, raw_exec or exec)"));
+                        new Violation("spec.tasks[0].driver", "is required (mock, raw_exec, exec or oci)"));
     }
 
     @Test

@@ -4,7 +4,10 @@ import dev.drover.api.v1alpha1.Check;
 import dev.drover.driver.DriverException;
 import dev.drover.driver.ExecProcess;
 import dev.drover.driver.ExecRequest;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Probes the checks of running tasks, for the whole agent: one schedule, a bounded number of probes at a time shared
@@ -25,9 +28,23 @@ public interface CheckProber extends AutoCloseable {
     @Override
     void close();
 
-    /** What a task's probes reach: http and tcp checks the node's loopback address, exec checks the task itself. */
+    /**
+     * What a task's probes reach: http and tcp checks a port number on the node's loopback address or a port of the
+     * allocation by name ({@link #address}), exec checks the task itself.
+     */
     @FunctionalInterface
     interface Target {
+
+        /**
+         * Where an http or tcp check of {@code port} connects: a number on the node's loopback address; a name
+         * nowhere unless the target knows the allocation's ports (empty: no such port).
+         */
+        default Optional<InetSocketAddress> address(IntOrString port) {
+            return port != null && port.getIntVal() != null
+                    ? Optional.of(new InetSocketAddress(TcpProbe.LOOPBACK, port.getIntVal()))
+                    : Optional.empty();
+        }
+
         /** Starts an exec check's command inside the task, in its confinement. */
         ExecProcess exec(ExecRequest request) throws DriverException, InterruptedException;
     }

@@ -9,6 +9,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -36,19 +37,20 @@ final class HttpProbe implements Probe {
 
     @Override
     public ProbeResult run(Check check, CheckProber.Target target) throws InterruptedException {
-        if (check.getPort() == null) {
-            return ProbeResult.critical("the check has no port");
+        Optional<InetSocketAddress> to = target.address(check.getPort());
+        if (to.isEmpty()) {
+            return ProbeResult.critical(TcpProbe.noPort(check));
         }
         byte[] request;
         try {
-            request = request(check);
+            request = request(check, to.get());
         } catch (IllegalArgumentException e) {
             return ProbeResult.critical(e.getMessage());
         }
         Duration timeout = check.effectiveTimeout();
         long deadline = System.nanoTime() + timeout.toNanos();
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(TcpProbe.LOOPBACK, check.getPort()), TcpProbe.timeoutMillis(timeout));
+            socket.connect(to.get(), TcpProbe.timeoutMillis(timeout));
             socket.setTcpNoDelay(true);
             socket.getOutputStream().write(request);
             HttpResponseReader.Response response = new HttpResponseReader(socket, deadline)
@@ -78,7 +80,7 @@ final class HttpProbe implements Probe {
      * The request's bytes. Throws {@link IllegalArgumentException} saying what to change for a method, path or
      * header that the API server should have refused, or that only the probe may set.
      */
-    static byte[] request(Check check) {
+    static byte[] request(Check check, InetSocketAddress to) {
         String method = check.effectiveMethod();
         if (!METHOD.matcher(method).matches()) {
             throw new IllegalArgumentException("method " + UserText.quote(method)
@@ -124,9 +126,9 @@ final class HttpProbe implements Probe {
         }
         if (!given.contains("host")) {
             head.append("Host: ")
-                    .append(TcpProbe.LOOPBACK.getHostAddress())
+                    .append(to.getAddress().getHostAddress())
                     .append(':')
-                    .append(check.getPort())
+                    .append(to.getPort())
                     .append("\r\n");
         }
         if (!given.contains("user-agent")) {

@@ -7,8 +7,13 @@ import dev.drover.api.v1alpha1.CheckStatus.Status;
 import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.common.UserText;
+import dev.drover.driver.DriverException;
+import dev.drover.driver.ExecProcess;
+import dev.drover.driver.ExecRequest;
 import dev.drover.taskrunner.RunningTask;
 import dev.drover.taskrunner.TaskRunningHook;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import java.net.InetSocketAddress;
 import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -37,14 +42,33 @@ public final class TaskChecks implements TaskRunningHook {
     private final CheckProber prober;
     private final String allocation;
     private final InstantSource clock;
+    private final PortAddresses ports;
     /** The checks of the run being watched; null when none is. */
     private Run run;
 
+    /**
+     * Where a check that names one of the allocation's ports connects: the port's host port on the node's loopback,
+     * or its port at the allocation's address in a bridge network; empty when it has no such port.
+     */
+    @FunctionalInterface
+    public interface PortAddresses {
+        Optional<InetSocketAddress> address(String portName);
+
+        /** An allocation without ports. */
+        PortAddresses NONE = name -> Optional.empty();
+    }
+
     /** The checks of a task of {@code allocation} ({@code namespace/name}), probed by {@code prober}. */
     public TaskChecks(CheckProber prober, String allocation, InstantSource clock) {
+        this(prober, allocation, clock, PortAddresses.NONE);
+    }
+
+    /** As above, checks naming a port of the allocation reaching it through {@code ports}. */
+    public TaskChecks(CheckProber prober, String allocation, InstantSource clock, PortAddresses ports) {
         this.prober = prober;
         this.allocation = allocation;
         this.clock = clock;
+        this.ports = ports;
     }
 
     /** The checks of one run of the task. */
@@ -87,7 +111,7 @@ public final class TaskChecks implements TaskRunningHook {
             run = r;
             task.checks(r.reports(), null);
             try {
-                r.probing = prober.probe(allocation, task::exec, checks, new CheckProber.Listener() {
+                r.probing = prober.probe(allocation, target(task), checks, new CheckProber.Listener() {
                     @Override
                     public void result(Check check, ProbeResult result) {
                         TaskChecks.this.result(r, check, result);
@@ -103,6 +127,23 @@ public final class TaskChecks implements TaskRunningHook {
                 LOG.warn("task {}: its checks cannot be probed: {}", task.task().getName(), e.toString());
             }
         }
+    }
+
+    /** The running task's exec, and its allocation's ports by name beside numbers on loopback. */
+    private CheckProber.Target target(RunningTask task) {
+        return new CheckProber.Target() {
+            @Override
+            public ExecProcess exec(ExecRequest request) throws DriverException, InterruptedException {
+                return task.exec(request);
+            }
+
+            @Override
+            public Optional<InetSocketAddress> address(IntOrString port) {
+                return port != null && port.getStrVal() != null
+                        ? ports.address(port.getStrVal())
+                        : CheckProber.Target.super.address(port);
+            }
+        };
     }
 
     @Override

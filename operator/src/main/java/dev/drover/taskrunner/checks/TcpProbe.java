@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
+import java.util.Optional;
 
 /** A tcp check: passes when a connection to the check's port on the node's loopback address opens in time. */
 final class TcpProbe implements Probe {
@@ -27,11 +28,12 @@ final class TcpProbe implements Probe {
 
     @Override
     public ProbeResult run(Check check, CheckProber.Target target) throws InterruptedException {
-        if (check.getPort() == null) {
-            return ProbeResult.critical("the check has no port");
+        Optional<InetSocketAddress> to = target.address(check.getPort());
+        if (to.isEmpty()) {
+            return ProbeResult.critical(noPort(check));
         }
         Duration timeout = check.effectiveTimeout();
-        InetSocketAddress address = new InetSocketAddress(LOOPBACK, check.getPort());
+        InetSocketAddress address = to.get();
         try (Socket socket = new Socket()) {
             socket.connect(address, timeoutMillis(timeout));
             return ProbeResult.passing("connected");
@@ -41,6 +43,14 @@ final class TcpProbe implements Probe {
             }
             return ProbeResult.critical(failure(e, timeout));
         }
+    }
+
+    /** Why a check has nowhere to connect. */
+    static String noPort(Check check) {
+        return check.getPort() == null || check.getPort().getStrVal() == null
+                ? "the check has no port"
+                : "the allocation has no port "
+                        + ProbeOutput.clean(String.valueOf(check.getPort().getStrVal())) + " (spec.network.ports)";
     }
 
     /** {@code timeout} as a socket's timeout in milliseconds: at least 1, as 0 would mean none. */

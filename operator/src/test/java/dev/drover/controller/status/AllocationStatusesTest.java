@@ -14,6 +14,7 @@ import dev.drover.api.v1alpha1.LifecycleHook;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.api.v1alpha1.TaskState;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,7 +34,7 @@ class AllocationStatusesTest {
             t.setChecks(List.of(checks).stream()
                     .map(c -> {
                         Check check = new Check(c, CheckType.TCP);
-                        check.setPort(8080);
+                        check.setPort(new IntOrString(8080));
                         return check;
                     })
                     .toList());

@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 import dev.drover.api.v1alpha1.Check;
 import dev.drover.api.v1alpha1.CheckType;
 import dev.drover.testing.LiveThreads;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,7 +90,7 @@ class CheckSchedulerTest {
 
     static Check check(String name, String initialDelay, String interval, String timeout) {
         Check c = new Check(name, CheckType.TCP);
-        c.setPort(1);
+        c.setPort(new IntOrString(1));
         c.setInitialDelay(initialDelay);
         c.setInterval(interval);
         c.setTimeout(timeout);
@@ -418,7 +419,7 @@ class CheckSchedulerTest {
             // The agent's own: its thread, its timer, its jitter and the real probes.
             CheckScheduler real = new CheckScheduler(4);
             Check tcp = new Check("port", CheckType.TCP);
-            tcp.setPort(port.getLocalPort());
+            tcp.setPort(new IntOrString(port.getLocalPort()));
             tcp.setInterval("1s");
             real.probe(ALLOC, NO_EXEC, List.of(tcp), listener);
             Got got = next();

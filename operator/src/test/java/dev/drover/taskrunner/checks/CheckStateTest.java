@@ -9,6 +9,7 @@ import dev.drover.api.v1alpha1.Check;
 import dev.drover.api.v1alpha1.CheckStatus;
 import dev.drover.api.v1alpha1.CheckStatus.Status;
 import dev.drover.api.v1alpha1.CheckType;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -40,7 +41,7 @@ class CheckStateTest {
 
     static Check check(int successThreshold, int failureThreshold) {
         Check c = new Check("web", CheckType.HTTP);
-        c.setPort(8080);
+        c.setPort(new IntOrString(8080));
         c.setSuccessThreshold(successThreshold);
         c.setFailureThreshold(failureThreshold);
         return c;

@@ -12,6 +12,7 @@ import dev.drover.api.v1alpha1.Check;
 import dev.drover.api.v1alpha1.CheckHeader;
 import dev.drover.api.v1alpha1.CheckStatus;
 import dev.drover.api.v1alpha1.CheckType;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -76,7 +77,7 @@ class HttpProbeTest {
 
     static Check check(int port) {
         Check c = new Check("web", CheckType.HTTP);
-        c.setPort(port);
+        c.setPort(new IntOrString(port));
         c.setPath("/health");
         return c;
     }

@@ -11,6 +11,7 @@ import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.driver.ExecProcess;
 import dev.drover.driver.ExecRequest;
 import dev.drover.taskrunner.RunningTask;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,7 +76,7 @@ class TaskChecksResumeTest {
 
     static Check check(String name) {
         Check c = new Check(name, CheckType.TCP);
-        c.setPort(5432);
+        c.setPort(new IntOrString(5432));
         return c;
     }
 

@@ -31,6 +31,7 @@ import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.hooks.NoCredentialsHook;
 import dev.drover.taskrunner.hooks.TaskHooks;
 import dev.drover.testing.ForwardingDriver;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -88,7 +89,7 @@ class TaskChecksTest {
 
     static Check check(String name, int failureThreshold) {
         Check c = new Check(name, CheckType.HTTP);
-        c.setPort(8080);
+        c.setPort(new IntOrString(8080));
         c.setFailureThreshold(failureThreshold);
         return c;
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.drover.api.v1alpha1.Check;
 import dev.drover.api.v1alpha1.CheckType;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import java.net.ServerSocket;
 import org.junit.jupiter.api.Test;
 
@@ -13,7 +14,7 @@ class TcpProbeTest {
 
     static Check check(Integer port) {
         Check c = new Check("port", CheckType.TCP);
-        c.setPort(port);
+        c.setPort(new IntOrString(port));
         return c;
     }
 
