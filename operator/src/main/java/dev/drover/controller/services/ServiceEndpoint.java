@@ -7,7 +7,8 @@ import java.util.regex.Pattern;
  * One port of an allocation published into one Kubernetes Service: the allocation's port {@code portName}, open on
  * the node at {@code hostPort}, goes into the Service {@code service} of the allocation's namespace.
  *
- * @param service the Service's name (a DNS-1035 label, as Kubernetes names Services)
+ * @param service the Service's name (a DNS-1123 label, as {@code spec.services} names it; one Kubernetes cannot name
+ *     a Service, starting with a digit, gets no slice, since its Service never exists)
  * @param portName the allocation's port name ({@code spec.network.ports[].name})
  * @param hostPort the port open on the node's address for it
  * @param ready whether the allocation is ready: the endpoint's {@code serving} condition
@@ -15,13 +16,13 @@ import java.util.regex.Pattern;
  */
 public record ServiceEndpoint(String service, String portName, int hostPort, boolean ready, boolean terminating) {
 
-    private static final Pattern DNS_1035_LABEL = Pattern.compile("[a-z]([-a-z0-9]{0,61}[a-z0-9])?");
+    private static final Pattern DNS_1123_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
     private static final Pattern PORT_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
 
     public ServiceEndpoint {
-        if (service == null || !DNS_1035_LABEL.matcher(service).matches()) {
+        if (service == null || !DNS_1123_LABEL.matcher(service).matches()) {
             throw new IllegalArgumentException("service " + UserText.quote(service)
-                    + " is not a Service name: lower-case letters, digits and '-', at most 63, starting with a letter");
+                    + " is not a Service name: lower-case letters, digits and '-', at most 63");
         }
         if (portName == null || !PORT_NAME.matcher(portName).matches()) {
             throw new IllegalArgumentException("port " + UserText.quote(portName) + " of service " + service

@@ -24,7 +24,7 @@ record SliceKey(String namespace, String service, String portName, int hostPort)
     private static final Pattern LABEL_VALUE = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
 
     /**
-     * The slice's name on {@code node}: the Service's name (a DNS-1035 label, at most 63 characters), a dash and a
+     * The slice's name on {@code node}: the Service's name (a DNS-1123 label, at most 63 characters), a dash and a
      * hash of node, namespace, Service, port name and host port, so it is at most 80 characters, a DNS-1123
      * subdomain, and the same every time. Kubernetes' own EndpointSlice controller names its slices
      * {@code <service>-} plus a random suffix (generateName); a deterministic name lets a restarted agent find and
