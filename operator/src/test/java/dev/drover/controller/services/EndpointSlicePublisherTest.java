@@ -54,7 +54,8 @@ class EndpointSlicePublisherTest {
         @Override
         public MockResponse dispatch(RecordedRequest request) {
             boolean write = !request.getMethod().equals("GET")
-                    && request.getPath().startsWith("/apis/discovery.k8s.io/v1/namespaces/");
+                    && (request.getPath().startsWith("/apis/discovery.k8s.io/v1/namespaces/")
+                            || request.getPath().startsWith("/api/v1/namespaces/" + NS + "/services/"));
             if (write && writesToFail.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 return new MockResponse().setResponseCode(500).setBody("""
                         {"kind":"Status","apiVersion":"v1","status":"Failure","reason":"InternalError","code":500}""");
@@ -218,6 +219,24 @@ class EndpointSlicePublisherTest {
         client.services().inNamespace(NS).withName("web").delete();
 
         await().atMost(SOON).until(() -> slices().isEmpty());
+    }
+
+    @Test
+    void aSliceTheGarbageCollectorTookFirstIsDeletedOnce() {
+        service("web", "http", null);
+        publisher(RECHECKING);
+        publisher.publish(alloc("web-1"), List.of(ServiceEndpoint.ready("web", "http", 20001)));
+        await().atMost(SOON).until(() -> slices().size() == 1);
+        int before = api.writes.get();
+
+        // as a real cluster's garbage collector: the slice goes with its Service, before the agent looks
+        client.resource(slices().getFirst()).delete();
+        client.services().inNamespace(NS).withName("web").delete();
+        await().pollDelay(Duration.ofMillis(600)).atMost(SOON).until(() -> true);
+
+        // the test's own two deletions, and the agent's one of a slice already gone: no retries of it
+        assertThat(api.writes.get() - before).isEqualTo(3);
+        assertThat(slices()).isEmpty();
     }
 
     @Test
