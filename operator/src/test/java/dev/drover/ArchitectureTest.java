@@ -321,14 +321,18 @@ class ArchitectureTest {
     }
 
     /**
-     * Status building and writing ({@code controller.status}) and Kubernetes Events ({@code controller.events}) are
-     * used by the reconciling classes ({@code controller} itself), never the other way.
+     * Status building and writing ({@code controller.status}), Kubernetes Events ({@code controller.events}) and the
+     * EndpointSlices of allocations' Services ({@code controller.services}) are used by the reconciling classes
+     * ({@code controller} itself) or wired by the agent, never the other way.
      */
     @Test
-    void statusesAndEventsUseNoReconcilingClass() {
+    void statusesEventsAndServicesUseNoReconcilingClass() {
         noClasses()
                 .that()
-                .resideInAnyPackage("dev.drover.controller.status..", "dev.drover.controller.events..")
+                .resideInAnyPackage(
+                        "dev.drover.controller.status..",
+                        "dev.drover.controller.events..",
+                        "dev.drover.controller.services..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("dev.drover.controller")
@@ -358,7 +362,10 @@ class ArchitectureTest {
                 .check(DROVER);
     }
 
-    /** The controller's parts ({@code status}, {@code events}, {@code previous}) are side by side: none uses another. */
+    /**
+     * The controller's parts ({@code status}, {@code events}, {@code previous}, {@code services}) are side by side:
+     * none uses another.
+     */
     @Test
     void theControllersPartsDoNotUseEachOther() {
         slices().matching("dev.drover.controller.(*)..")

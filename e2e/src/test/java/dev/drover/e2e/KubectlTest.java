@@ -329,6 +329,43 @@ class KubectlTest {
     }
 
     @Test
+    void endpointSlicesAreServedAndGoWithTheirService() {
+        kubectl.runWithInput("""
+                        apiVersion: v1
+                        kind: Service
+                        metadata: {name: web, namespace: default}
+                        spec:
+                          ports: [{name: http, port: 80, targetPort: http}]
+                        """, "apply", "-f", "-").assertOk();
+        String uid = kubectl.run("get", "service", "web", "-o", "jsonpath={.metadata.uid}")
+                .assertOk()
+                .out()
+                .trim();
+        kubectl.runWithInput("""
+                        apiVersion: discovery.k8s.io/v1
+                        kind: EndpointSlice
+                        metadata:
+                          name: web-1
+                          namespace: default
+                          labels: {kubernetes.io/service-name: web}
+                          ownerReferences: [{apiVersion: v1, kind: Service, name: web, uid: %s, controller: true}]
+                        addressType: IPv4
+                        endpoints: [{addresses: [10.0.0.7], nodeName: local, conditions: {ready: true}}]
+                        ports: [{name: http, port: 20001, protocol: TCP}]
+                        """.formatted(uid), "apply", "-f", "-").assertOk();
+        assertThat(kubectl.run("get", "endpointslices", "-l", "kubernetes.io/service-name=web", "-o", "name")
+                        .assertOk()
+                        .out())
+                .contains("endpointslice.discovery.k8s.io/web-1");
+
+        kubectl.run("delete", "service", "web").assertOk();
+
+        assertThat(kubectl.run("get", "endpointslices", "-o", "name").assertOk().out())
+                .as("the garbage collector deletes the slices the Service owned")
+                .doesNotContain("web-1");
+    }
+
+    @Test
     void nodesExist() {
         assertThat(kubectl.run("get", "nodes", "-o", "name").assertOk().out()).contains("node/local", "node/other");
     }

@@ -77,6 +77,7 @@ final class Catalog {
             Rbac.ROLE_BINDINGS,
             CRDS,
             ResourceType.builtIn("coordination.k8s.io", "v1", "leases", "Lease", true),
+            ResourceType.builtIn("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true),
             ResourceType.builtIn("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor", true));
 
     private static final ObjectMapper JSON = NestingDepth.mapper();

@@ -18,7 +18,8 @@ import java.util.function.UnaryOperator;
  * applies to them: one revision counter for every change (etcd's), server-set
  * metadata, generation counted on spec changes, the status subresource,
  * finalizers before deletion, optimistic concurrency on resourceVersion, and
- * a window of recent changes that watches start from without a gap. What the
+ * a window of recent changes that watches start from without a gap, and the
+ * deletion of dependents whose owners are gone ({@link Dependents}). What the
  * registry does to an object before it is kept is {@link RegistryStrategy}'s; the
  * window of changes and the watches it feeds are {@link ChangeHistory}'s.
  *
@@ -102,6 +103,7 @@ final class ObjectStore {
     private final ChangeHistory changes;
     private final Map<String, TreeMap<String, ObjectNode>> objects = new HashMap<>();
     private long revision;
+    private final Dependents dependents = new Dependents();
 
     ObjectStore(Clock clock) {
         this(clock, HISTORY);
@@ -270,7 +272,11 @@ final class ObjectStore {
             for (Map.Entry<String, TreeMap<String, ObjectNode>> bucket : new ArrayList<>(objects.entrySet())) {
                 for (ObjectNode held : new ArrayList<>(
                         bucket.getValue().subMap(name + "/", name + "0").values())) {
-                    deleteOne(bucket.getKey(), key(held), held);
+                    // as it is now: deleting another may have deleted or marked it (its owner's garbage collection)
+                    ObjectNode current = bucket.getValue().get(key(held));
+                    if (current != null) {
+                        deleteOne(bucket.getKey(), key(held), current);
+                    }
                 }
             }
         }
@@ -311,10 +317,22 @@ final class ObjectStore {
     }
 
     private ObjectNode remove(String typeKey, String key, ObjectNode last) {
-        objects.get(typeKey).remove(key);
+        ObjectNode stored = objects.get(typeKey).remove(key);
         ObjectNode gone = stamped(last.deepCopy(), ++revision); // the stored tree may be in readers' hands
         changes.record(new Change(revision, typeKey, "DELETED", gone, null), sizeOf(gone));
+        collect(dependents.removed(new Dependents.Ref(typeKey, key), stored == null ? last : stored));
         return gone;
+    }
+
+    /** Deletes the dependents of a removed object whose owners are all gone (their own dependents follow). */
+    private void collect(List<Dependents.Ref> orphans) {
+        for (Dependents.Ref ref : orphans) {
+            TreeMap<String, ObjectNode> bucket = objects.get(ref.typeKey());
+            ObjectNode dependent = bucket == null ? null : bucket.get(ref.key());
+            if (dependent != null && dependents.orphaned(dependent)) {
+                deleteOne(ref.typeKey(), ref.key(), dependent);
+            }
+        }
     }
 
     private ObjectNode commit(ResourceType type, String key, String event, ObjectNode object) {
@@ -330,6 +348,7 @@ final class ObjectStore {
         ObjectNode stored = stamped(object, ++revision);
         ObjectNode previous =
                 objects.computeIfAbsent(typeKey, k -> new TreeMap<>()).put(key, stored);
+        dependents.stored(new Dependents.Ref(typeKey, key), previous, stored);
         changes.record(new Change(revision, typeKey, event, stored, "MODIFIED".equals(event) ? previous : null), size);
         return stored;
     }

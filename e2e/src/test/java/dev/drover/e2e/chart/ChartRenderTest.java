@@ -136,7 +136,9 @@ class ChartRenderTest {
                         " nodes/status [patch]",
                         "authentication.k8s.io tokenreviews [create]",
                         "authorization.k8s.io subjectaccessreviews [create]",
-                        " serviceaccounts/token [create]");
+                        " serviceaccounts/token [create]",
+                        " services [get, list, watch]",
+                        "discovery.k8s.io endpointslices [create, delete, get, list, patch, update, watch]");
     }
 
     @Test
@@ -146,6 +148,9 @@ class ChartRenderTest {
         assertThat(role.getRules())
                 .as("unconfined, minting would reach every ServiceAccount of the cluster")
                 .noneMatch(r -> r.getResources().stream().anyMatch(res -> res.startsWith("serviceaccounts")));
+        assertThat(role.getRules())
+                .as("unconfined, writing EndpointSlices would let any agent point any Service anywhere")
+                .noneMatch(r -> r.getResources().contains("endpointslices"));
         assertThat(role.getRules())
                 .as("the agent never reads Secrets or ConfigMaps with its own rights")
                 .noneMatch(r ->
@@ -420,6 +425,7 @@ class ChartRenderTest {
                         List.of("[drover.dev][allocations, allocations/status]"),
                         List.of("[][events]"),
                         List.of("[events.k8s.io][events]"),
+                        List.of("[discovery.k8s.io][endpointslices]"),
                         List.of("[][serviceaccounts/token]"));
         String agent = "system:serviceaccount:" + DroverChart.NAMESPACE + ":"
                 + rendered.one(ServiceAccount.class).getMetadata().getName();
