@@ -2,6 +2,7 @@ package dev.drover.agent;
 
 import dev.drover.admission.AdmissionMetrics;
 import dev.drover.admission.NodeAdmission;
+import dev.drover.admission.NodePorts;
 import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocrunner.AllocRunnerConfig;
 import dev.drover.api.v1alpha1.Allocation;
@@ -225,13 +226,6 @@ public final class Agent implements AutoCloseable {
         CheckScheduler scheduler = new CheckScheduler(CheckScheduler.DEFAULT_MAX_CONCURRENT_PROBES);
         new ProbeMetrics(scheduler).register(metrics.registry());
         checks = scheduler;
-        AllocRunnerConfig runners = new AllocRunnerConfig(
-                config.dataDir(),
-                tasks,
-                List.of(new VolumeMountHook(config.hostVolumes()), hook),
-                List.of(),
-                WorkloadIdentity.of(credentials, config.credentialPollInterval(), clock),
-                checks);
         NodeAdmission admission = new NodeAdmission(config.allocatable());
         LOG.info(
                 "allocations may request {} millicores of CPU and {} MB of memory on this node",
@@ -246,7 +240,17 @@ public final class Agent implements AutoCloseable {
                         r.nudge();
                     }
                 },
-                config.hostVolumes());
+                config.hostVolumes(),
+                new NodePorts(config.networks().dynamicPorts()),
+                state);
+        AllocRunnerConfig runners = new AllocRunnerConfig(
+                config.dataDir(),
+                tasks,
+                List.of(new VolumeMountHook(config.hostVolumes()), hook),
+                List.of(),
+                WorkloadIdentity.of(credentials, config.credentialPollInterval(), clock),
+                checks,
+                AgentNetworks.create(config, client, admissions));
         controller = new AllocationController(
                 config.nodeName(),
                 runners,

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class ExecSupport {
 
-    private static final List<String> TOOLS = List.of("unshare", "setpriv", "mount", "umount");
+    private static final List<String> TOOLS = List.of("unshare", "nsenter", "setpriv", "mount", "umount");
     private static final List<Path> BIN = List.of(Path.of("/usr/bin"), Path.of("/bin"), Path.of("/usr/sbin"));
 
     private ExecSupport() {}

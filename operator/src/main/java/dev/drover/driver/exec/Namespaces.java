@@ -154,7 +154,13 @@ final class Namespaces implements Confinement {
                             + " give the agent a data dir elsewhere (the default is /var/lib/drover)",
                     false);
         }
-        List<String> argv = new ArrayList<>(UNSHARE);
+        List<String> argv = new ArrayList<>();
+        if (task.attachments().networkNamespace() != null) {
+            // the allocation's network, joined before the task's own namespaces are made; nsenter execs, adding no
+            // process between the supervisor and unshare
+            argv.addAll(List.of("nsenter", "--net=" + task.attachments().networkNamespace(), "--"));
+        }
+        argv.addAll(UNSHARE);
         argv.addAll(List.of(
                 "/bin/sh",
                 "-c",

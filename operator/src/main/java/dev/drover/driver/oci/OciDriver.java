@@ -283,7 +283,10 @@ public final class OciDriver implements Driver {
                 config.shmSizeMB(),
                 task.taskName(),
                 ContainerView.binds(task),
-                "drover-" + containerId(task));
+                "drover-" + containerId(task),
+                task.attachments().networkNamespace() == null
+                        ? null
+                        : task.attachments().networkNamespace().toString());
         ObjectNode spec = OciSpec.of(container, bundle.resolve("rootfs").toString());
         ContainerDevices.apply(spec, devices);
         try {

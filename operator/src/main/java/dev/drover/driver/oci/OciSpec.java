@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * The OCI runtime spec ({@code config.json}) Drover writes for a container task, with the defaults a Pod's container
- * gets from a kubelet's runtime: its own PID, mount, IPC and UTS namespaces (the host's network until networks come),
+ * gets from a kubelet's runtime: its own PID, mount, IPC and UTS namespaces (the node's network, or its allocation's),
  * the runtime default capabilities, {@code no_new_privileges}, the kernel's sensitive {@code /proc} and {@code /sys}
  * paths masked or read-only, Drover's seccomp profile, {@code /proc}, {@code /dev}, {@code /dev/pts},
  * {@code /dev/shm}, {@code /dev/mqueue} and a read-only {@code /sys} of its own. A privileged container gets every
@@ -39,7 +39,8 @@ final class OciSpec {
             int shmSizeMB,
             String hostname,
             List<Bind> binds,
-            String cgroupsPath) {}
+            String cgroupsPath,
+            String networkNamespace) {}
 
     static final List<String> MASKED = List.of(
             "/proc/acpi",
@@ -118,6 +119,10 @@ final class OciSpec {
         ArrayNode namespaces = linux.putArray("namespaces");
         for (String ns : List.of("pid", "mount", "ipc", "uts")) {
             namespaces.addObject().put("type", ns);
+        }
+        if (c.networkNamespace() != null) {
+            // the allocation's network, which its tasks share as a Pod's containers do; else the node's
+            namespaces.addObject().put("type", "network").put("path", c.networkNamespace());
         }
         linux.put("cgroupsPath", c.cgroupsPath());
         ObjectNode resources = linux.putObject("resources");

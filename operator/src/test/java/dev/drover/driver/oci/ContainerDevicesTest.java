@@ -35,7 +35,8 @@ class ContainerDevicesTest {
                         64,
                         "task",
                         List.of(),
-                        "drover-test"),
+                        "drover-test",
+                        null),
                 "rootfs");
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.drover.network.NetNs;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,6 +59,10 @@ class RuncContainerTest {
     }
 
     private static Run run(String script, boolean readOnlyRoot, long uid) throws Exception {
+        return run(script, readOnlyRoot, uid, null);
+    }
+
+    private static Run run(String script, boolean readOnlyRoot, long uid, String netns) throws Exception {
         Path bundle = Files.createDirectories(dir.resolve("bundle-" + UUID.randomUUID()));
         String id = "drover-test-" + UUID.randomUUID();
         OciSpec.Container c = new OciSpec.Container(
@@ -74,7 +79,8 @@ class RuncContainerTest {
                 64,
                 "task",
                 List.of(),
-                ownCgroup() + "/" + id);
+                ownCgroup() + "/" + id,
+                netns);
         Files.write(
                 bundle.resolve("config.json"), new ObjectMapper().writeValueAsBytes(OciSpec.of(c, rootfs.toString())));
         Path state = Files.createDirectories(dir.resolve("runc-state"));
@@ -138,5 +144,25 @@ class RuncContainerTest {
         assertThat(masked.output()).contains("sysrq=1");
         Run ro = run("touch /new; echo touched=$?", true);
         assertThat(ro.output()).contains("Read-only file system").contains("touched=1");
+    }
+
+    @Test
+    void containerJoinsTheNetworkNamespaceItIsGiven() throws Exception {
+        NetNs namespaces = NetNs.in(dir.resolve("netns"));
+        Path netns = namespaces.create("runc-test");
+        try {
+            Run joined = run("cat /proc/net/dev", false, 1000, netns.toString());
+            assertThat(joined.exit()).isZero();
+            assertThat(joined.output()
+                            .lines()
+                            .filter(l -> l.contains(":"))
+                            .map(l -> l.strip().split(":")[0]))
+                    .as("a fresh network namespace has loopback alone")
+                    .containsExactly("lo");
+            Run own = run("cat /proc/net/dev", false);
+            assertThat(own.output()).as("without one, the node's network").isNotEqualTo(joined.output());
+        } finally {
+            namespaces.remove(netns);
+        }
     }
 }
