@@ -15,6 +15,8 @@ import dev.drover.controller.events.EventRecorder;
 import dev.drover.controller.previous.AgentSnapshots;
 import dev.drover.controller.previous.ApiPreviousAllocations;
 import dev.drover.controller.previous.PeerToken;
+import dev.drover.controller.services.AllocationEndpoints;
+import dev.drover.controller.services.EndpointSlicePublisher;
 import dev.drover.controller.status.StatusPatcher;
 import dev.drover.controller.status.StatusWriter;
 import dev.drover.devices.DeviceLedger;
@@ -243,6 +245,14 @@ public final class Agent implements AutoCloseable {
                 config.hostVolumes(),
                 new NodePorts(config.networks().dynamicPorts()),
                 state);
+        AgentNetworks networks = AgentNetworks.create(config, client, admissions);
+        EndpointSlicePublisher slices = EndpointSlicePublisher.start(
+                client,
+                config.nodeName(),
+                networks.nodeAddress(),
+                EndpointSlicePublisher.Timing.DEFAULT,
+                System::nanoTime);
+        closeLast.add(slices);
         AllocRunnerConfig runners = new AllocRunnerConfig(
                 config.dataDir(),
                 tasks,
@@ -250,7 +260,7 @@ public final class Agent implements AutoCloseable {
                 List.of(),
                 WorkloadIdentity.of(credentials, config.credentialPollInterval(), clock),
                 checks,
-                AgentNetworks.create(config, client, admissions));
+                networks);
         controller = new AllocationController(
                 config.nodeName(),
                 runners,
@@ -261,7 +271,8 @@ public final class Agent implements AutoCloseable {
                 gc,
                 ledger,
                 config.concurrentStarts(),
-                admissions);
+                admissions,
+                new AllocationEndpoints(slices));
         new AdmissionMetrics(admission).register(metrics.registry());
 
         if (devices != null) {

@@ -13,6 +13,7 @@ import dev.drover.api.validation.AllocationValidator;
 import dev.drover.api.validation.Violation;
 import dev.drover.common.UserText;
 import dev.drover.controller.events.EventRecorder;
+import dev.drover.controller.services.AllocationEndpoints;
 import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.controller.status.StatusWriter;
 import dev.drover.devices.DeviceLedger;
@@ -59,6 +60,7 @@ public final class AllocationController {
     private final Leftovers leftovers;
     private final Teardown teardown;
     private final Restorer restorer;
+    private final AllocationEndpoints endpoints;
     private final Starts starts;
     private final Admissions admissions;
 
@@ -91,6 +93,35 @@ public final class AllocationController {
                 ledger,
                 concurrentStarts,
                 admissions,
+                AllocationEndpoints.NONE,
+                UnaryOperator.identity());
+    }
+
+    /** @param endpoints where the allocations' endpoints of Services go ({@code spec.services}) */
+    public AllocationController(
+            String node,
+            AllocRunnerConfig runnerConfig,
+            PreviousAllocations elsewhere,
+            StatusWriter writer,
+            EventRecorder events,
+            DroverMetrics metrics,
+            GarbageCollector gc,
+            DeviceLedger ledger,
+            int concurrentStarts,
+            Admissions admissions,
+            AllocationEndpoints endpoints) {
+        this(
+                node,
+                runnerConfig,
+                elsewhere,
+                writer,
+                events,
+                metrics,
+                gc,
+                ledger,
+                concurrentStarts,
+                admissions,
+                endpoints,
                 UnaryOperator.identity());
     }
 
@@ -106,16 +137,18 @@ public final class AllocationController {
             DeviceLedger ledger,
             int concurrentStarts,
             Admissions admissions,
+            AllocationEndpoints endpoints,
             UnaryOperator<RunnerFactory> factory) {
         this.node = node;
+        this.endpoints = endpoints;
         this.db = runnerConfig.stateDB();
         this.writer = writer;
         this.gate = new StartGate(concurrentStarts, START_HOLD);
         this.admissions = admissions;
         RunnerFactory runners = factory.apply(
                 RunnerFactory.of(runnerConfig, new LocalFirst(this::localTerminal, elsewhere, elsewhere::fetchDisk)));
-        this.reports =
-                new AllocationReports(writer, events, metrics, gc, ledger, gate, db, runnerConfig.clock(), admissions);
+        this.reports = new AllocationReports(
+                writer, events, metrics, gc, ledger, gate, db, runnerConfig.clock(), admissions, endpoints);
         this.leftovers = new Leftovers(
                 runnerConfig.dataDir(), db, held, runnerConfig.tasks().drivers());
         this.teardown = new Teardown(held, gate, gc, leftovers, runnerConfig.destroyDeadline(), admissions);
@@ -152,6 +185,7 @@ public final class AllocationController {
     public int sweep(Collection<Allocation> present) throws InterruptedException {
         int gone = restorer.sweep(present);
         sweepLeftovers();
+        endpoints.allocationsKnown();
         return gone;
     }
 
@@ -271,6 +305,7 @@ public final class AllocationController {
                 id,
                 a.getSpec() == null ? null : UserText.quote(a.getSpec().getNodeName()));
         writer.forget(id);
+        endpoints.gone(a);
         teardown.destroy(t); // goes on in the background, until every task is dead
         return true;
     }
@@ -288,6 +323,7 @@ public final class AllocationController {
         if (id == null) {
             return true; // never taken on (see reconcile): nothing here to destroy, and the delete must complete
         }
+        endpoints.gone(a);
         if (!teardown.deleted(id, held.remove(id))) {
             return false;
         }

@@ -7,6 +7,7 @@ import dev.drover.api.v1alpha1.TaskEvent;
 import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.validation.Violation;
 import dev.drover.controller.events.EventRecorder;
+import dev.drover.controller.services.AllocationEndpoints;
 import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.controller.status.StatusWriter;
 import dev.drover.devices.DeviceLedger;
@@ -38,6 +39,7 @@ final class AllocationReports {
     private final StateDB db;
     private final InstantSource clock;
     private final Admissions admissions;
+    private final AllocationEndpoints endpoints;
 
     /** @param ledger the node's device reservations, or null when the agent runs no device plugins */
     AllocationReports(
@@ -49,7 +51,9 @@ final class AllocationReports {
             StartGate gate,
             StateDB db,
             InstantSource clock,
-            Admissions admissions) {
+            Admissions admissions,
+            AllocationEndpoints endpoints) {
+        this.endpoints = endpoints;
         this.writer = writer;
         this.events = events;
         this.metrics = metrics;
@@ -78,7 +82,10 @@ final class AllocationReports {
                 unstored,
                 ledger == null ? null : () -> ledger.allocated(t.id).orElse(null),
                 clock.instant(),
-                status -> writer.publish(t.id, status));
+                status -> {
+                    writer.publish(t.id, status);
+                    endpoints.statusBuilt(t.owner(), status);
+                });
         if (c.leftPending()) {
             gate.release(t.id);
         }

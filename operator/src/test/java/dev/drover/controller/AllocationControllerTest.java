@@ -157,6 +157,7 @@ class AllocationControllerTest {
                     admissionChanges.incrementAndGet();
                     onAdmissionChange.run();
                 }),
+                dev.drover.controller.services.AllocationEndpoints.NONE,
                 factory);
         controllers.add(c);
         return c;
