@@ -106,6 +106,11 @@ class ChartNetworkTest {
             assertThat(cni.getHostPath().getType()).isEqualTo("DirectoryOrCreate");
             assertThat(mount(rendered, "cni-bin").getMountPath()).isEqualTo("/opt/cni/bin");
             assertThat(mount(rendered, "cni-bin").getReadOnly()).isTrue();
+            assertThat(volume(rendered, "xtables-lock").getHostPath().getPath())
+                    .as("iptables takes the node's lock, as kube-proxy does")
+                    .isEqualTo("/run/xtables.lock");
+            assertThat(volume(rendered, "xtables-lock").getHostPath().getType()).isEqualTo("FileOrCreate");
+            assertThat(mount(rendered, "xtables-lock").getMountPath()).isEqualTo("/run/xtables.lock");
         }
     }
 
