@@ -76,6 +76,32 @@ app.kubernetes.io/managed-by: {{ $ctx.Release.Service }}
 {{- if or .Values.agent.rawExec.enabled .Values.agent.exec.enabled .Values.agent.oci.enabled }}true{{ end }}
 {{- end }}
 
+{{/*
+"true" when the agent runs in the node's network (hostNetwork): its tasks'
+ports are the node's, so the agent's checks of them (127.0.0.1), and the
+bridge and port mappings of bridge networks, must be in the node's network
+too. That is when tasks run on the host (raw_exec's hostProcesses) or when
+exec or oci tasks may join networks of their own.
+*/}}
+{{- define "drover.nodeNetwork" -}}
+{{- if or (include "drover.rawExecOnHost" .) (include "drover.allocNetworks" .) }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the agent makes allocations' network namespaces (exec or oci
+enabled: the drivers that join them): the CNI plugins are mounted, and the
+data dir propagates mounts both ways, so the namespaces (nsfs mounts under
+<dataDir>/netns) outlive the agent's container and the node's runtime sees them.
+*/}}
+{{- define "drover.allocNetworks" -}}
+{{- if or .Values.agent.exec.enabled .Values.agent.oci.enabled }}true{{ end }}
+{{- end }}
+
+{{/* "true" when cniBinDir is the node's plugins (mounted), not the image's own in /usr/lib/cni. */}}
+{{- define "drover.nodeCniBinDir" -}}
+{{- if and (include "drover.allocNetworks" .) (ne (clean .Values.agent.network.cniBinDir) "/usr/lib/cni") }}true{{ end }}
+{{- end }}
+
 {{/* "true" when the NVIDIA driver library is mounted from the host instead of injected by a RuntimeClass. */}}
 {{- define "drover.nvidiaHostLibrary" -}}
 {{- if and .Values.devicePlugins.nvidia.enabled (not .Values.devicePlugins.nvidia.runtimeClassName) }}true{{ end }}

@@ -20,7 +20,7 @@ final class AgentConfigFile {
 
     /** Groups of keys in the YAML file ({@code gc: {interval: ...}}). */
     private static final Set<String> FILE_GROUPS =
-            Set.of("gc", "statusWrites", "events", "api", "allocatable", "reserved", "imageGC");
+            Set.of("gc", "statusWrites", "events", "api", "allocatable", "reserved", "imageGC", "bridge");
 
     /** The keys the YAML file may hold; anything else is an error rather than silently ignored. */
     static final Set<String> FILE_KEYS = Set.of(
@@ -79,7 +79,12 @@ final class AgentConfigFile {
             "allocatable.cpuMillis",
             "allocatable.memoryMB",
             "reserved.cpuMillis",
-            "reserved.memoryMB");
+            "reserved.memoryMB",
+            "cniBinDir",
+            "dynamicPorts",
+            "bridge.name",
+            "bridge.subnet",
+            "nodeAddress");
 
     /** The environment variable naming the file when {@code --config} does not. */
     static final String ENV = "DROVER_CONFIG";

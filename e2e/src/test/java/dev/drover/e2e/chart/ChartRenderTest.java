@@ -310,11 +310,14 @@ class ChartRenderTest {
     }
 
     @Test
-    void agentConfigFileIsExactlyTheConfigValues() throws IOException {
+    void agentConfigFileIsExactlyTheConfigValuesAndTheNetworkSettings() throws IOException {
         Rendered rendered = DroverChart.render(ValueSet.DEFAULTS);
         ConfigMap config = rendered.configMap("drover").orElseThrow();
         JsonNode values = YAML.readTree(DroverChart.DIR.resolve("values.yaml").toFile());
-        assertThat(YAML.readTree(config.getData().get("agent.yaml"))).isEqualTo(values.at("/agent/config"));
+        com.fasterxml.jackson.databind.node.ObjectNode expected = (com.fasterxml.jackson.databind.node.ObjectNode)
+                values.at("/agent/config").deepCopy();
+        expected.setAll((com.fasterxml.jackson.databind.node.ObjectNode) values.at("/agent/network"));
+        assertThat(YAML.readTree(config.getData().get("agent.yaml"))).isEqualTo(expected);
         assertThat(config.getData()).containsOnlyKeys("agent.yaml");
         assertThat(rendered.agent().getArgs()).containsExactly("--config", "/etc/drover/agent.yaml");
         assertThat(volume(rendered, "config").getConfigMap().getName()).isEqualTo("drover");

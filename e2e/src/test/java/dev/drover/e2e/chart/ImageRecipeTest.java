@@ -103,6 +103,30 @@ class ImageRecipeTest {
                 .contains("apt-get install -y --no-install-recommends util-linux procps runc");
     }
 
+    /**
+     * The CNI plugins of bridge and none networks run in the agent's container and call iptables there, whose
+     * backend must be the node's (docs/networking.md#requirements): the image carries both, and the build picks the
+     * backend.
+     */
+    @Test
+    void theImageCarriesTheCniPluginsAndAnIptablesOfTheNodesBackend() throws IOException {
+        String runStage = dockerfile().substring(dockerfile().indexOf("FROM eclipse-temurin:25-jre"));
+        assertThat(runStage)
+                .contains("--no-install-recommends util-linux procps runc containernetworking-plugins iptables")
+                .contains("ARG DROVER_IPTABLES=nft")
+                .contains("update-alternatives --set iptables \"/usr/sbin/iptables-$DROVER_IPTABLES\"")
+                .contains("update-alternatives --set ip6tables \"/usr/sbin/ip6tables-$DROVER_IPTABLES\"");
+        assertThat(runStage.indexOf("ARG DROVER_IPTABLES"))
+                .as("the argument is declared in the stage that reads it, before the install")
+                .isLessThan(runStage.indexOf("runc containernetworking-plugins iptables"));
+        assertThat(Files.readString(ROOT.resolve("docs/networking.md")))
+                .as("the documented build flag is the recipe's")
+                .contains("--build-arg DROVER_IPTABLES=legacy");
+        assertThat(Files.readString(ROOT.resolve("charts/drover/values.yaml")))
+                .as("the chart names the image's plugin directory, where Debian's package puts them")
+                .contains("/usr/lib/cni");
+    }
+
     @Test
     void theDocumentedBuildTagsTheChartsDefaultImage() throws IOException {
         String chart = Files.readString(ROOT.resolve("charts/drover/Chart.yaml"));
