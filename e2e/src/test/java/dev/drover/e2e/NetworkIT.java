@@ -118,6 +118,11 @@ class NetworkIT {
 
     /** An allocation of one exec task running {@code script} with the host's busybox, in {@code network}. */
     static String exec(String name, String network, String script, String extra) {
+        return exec(name, network, script, extra, "");
+    }
+
+    /** As above, with {@code taskExtra} (lines of YAML at the task's indentation, e.g. its checks). */
+    static String exec(String name, String network, String script, String extra, String taskExtra) {
         return """
                 apiVersion: drover.dev/v1alpha1
                 kind: Allocation
@@ -130,7 +135,7 @@ class NetworkIT {
                     driver: exec
                     killTimeout: 1s
                     config: {command: /bin/sh, args: ["-c", %s]}
-                """.formatted(name, network, extra, quoted(script));
+                %s""".formatted(name, network, extra, quoted(script), taskExtra);
     }
 
     /** A server of {@code text} on {@code $DROVER_PORT_HTTP}, its health at {@code /health} while that file is. */
@@ -321,5 +326,75 @@ class NetworkIT {
                         .isEmpty();
             }
         });
+    }
+
+    /** The {@code field} of each endpoint of Service {@code service}'s slices, by host port, sorted. */
+    static String endpoints(String service, String jsonpath) {
+        return kubectl.run(
+                        "get",
+                        "endpointslices",
+                        "-l",
+                        "kubernetes.io/service-name=" + service,
+                        "-o",
+                        "jsonpath={range .items[*]}{.ports[0].port}=" + jsonpath + "{\"\\n\"}{end}")
+                .assertOk()
+                .out()
+                .lines()
+                .sorted()
+                .reduce((x, y) -> x + " " + y)
+                .orElse("");
+    }
+
+    @Test
+    void aServiceReachesItsAllocationsThroughSlicesThatFollowTheirReadiness() throws Exception {
+        // the chart's policy lets agents write slices only in namespaces that opt in (docs/networking.md)
+        kubectl.run("label", "namespace", "default", "drover.dev/workloads=enabled", "--overwrite")
+                .assertOk();
+        kubectl.runWithInput("""
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: default}
+                spec:
+                  ports: [{name: http, port: 80, targetPort: http}]
+                """, "apply", "-f", "-").assertOk();
+        String extra = "  services: [{name: web, port: http}]\n";
+        String checked = "{mode: bridge, ports: [{name: http, to: 8080}]}";
+        for (String name : List.of("svc-a", "svc-b")) {
+            apply(exec(
+                    name,
+                    checked,
+                    httpd(name),
+                    extra,
+                    "    checks: [{name: up, type: http, port: http, path: /health, interval: 1s, timeout: 1s}]\n"));
+        }
+        int a = hostPort("svc-a", "http");
+        int b = hostPort("svc-b", "http");
+        await().atMost(TIMEOUT)
+                .untilAsserted(() -> assertThat(endpoints("web", "{.endpoints[0].conditions.ready}"))
+                        .isEqualTo(a < b ? a + "=true " + b + "=true" : b + "=true " + a + "=true"));
+        assertThat(endpoints("web", "{.endpoints[0].addresses[0]}/{.endpoints[0].nodeName}/{.addressType}"))
+                .contains(a + "=127.0.0.1/local/IPv4");
+        assertThat(endpoints("web", "{.metadata.labels.endpointslice\\.kubernetes\\.io/managed-by}"))
+                .contains(a + "=agent.drover.dev");
+
+        Path health = data.resolve("allocs/default/svc-a/main/local/www/health");
+        Files.delete(health);
+        await().atMost(TIMEOUT)
+                .untilAsserted(() -> assertThat(endpoints("web", "{.endpoints[0].conditions.ready}"))
+                        .as("svc-a's check fails: not ready")
+                        .contains(a + "=false")
+                        .contains(b + "=true"));
+        Files.writeString(health, "ok\n");
+        await().atMost(TIMEOUT)
+                .untilAsserted(() -> assertThat(endpoints("web", "{.endpoints[0].conditions.ready}"))
+                        .as("and ready again once it passes")
+                        .contains(a + "=true"));
+
+        delete("svc-b");
+        await().atMost(TIMEOUT)
+                .untilAsserted(() -> assertThat(endpoints("web", "{.endpoints[0].conditions.ready}"))
+                        .isEqualTo(a + "=true"));
+        delete("svc-a");
+        kubectl.run("delete", "service", "web").assertOk();
     }
 }

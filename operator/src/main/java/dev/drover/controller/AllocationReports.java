@@ -84,7 +84,8 @@ final class AllocationReports {
                 clock.instant(),
                 status -> {
                     writer.publish(t.id, status);
-                    endpoints.statusBuilt(t.owner(), status);
+                    endpoints.statusBuilt(
+                            t.owner(), t.publishes().services(), t.publishes().stopping(), status);
                 });
         if (c.leftPending()) {
             gate.release(t.id);

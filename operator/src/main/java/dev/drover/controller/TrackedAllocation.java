@@ -70,6 +70,8 @@ final class TrackedAllocation {
     /** A metadata-only copy of the allocation, for Events. */
     private Allocation owner;
 
+    private Publishes publishes = Publishes.NONE;
+
     private volatile AllocRunner runner;
     private List<Task> tasks;
     /** The ServiceAccount its tasks run as, fixed for its life as a Pod's is. */
@@ -118,6 +120,7 @@ final class TrackedAllocation {
     synchronized void restoredWith(AllocRunner restored) {
         Allocation spec = restored.alloc();
         owner = EventRecorder.owner(spec);
+        publishes = Publishes.of(spec);
         tasks = spec.getSpec().getTasks();
         serviceAccount = spec.getSpec().effectiveServiceAccountName();
         generation = AllocationStatuses.generationOf(spec);
@@ -167,6 +170,11 @@ final class TrackedAllocation {
         return owner;
     }
 
+    /** What the API server's newest copy publishes into Services, and whether it is stopping. */
+    synchronized Publishes publishes() {
+        return publishes;
+    }
+
     synchronized AllocationStatus built() {
         return status.current();
     }
@@ -185,6 +193,7 @@ final class TrackedAllocation {
     /** The API server's copy was seen: Events point at it, and its status keeps the conditions' transition times. */
     synchronized void observed(Allocation a) {
         owner = EventRecorder.owner(a);
+        publishes = Publishes.of(a);
         status.observed(a.getStatus());
     }
 

@@ -1,9 +1,10 @@
 package dev.drover.controller.services;
 
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationStatus;
 import dev.drover.api.v1alpha1.ClientStatus;
-import dev.drover.api.v1alpha1.DesiredStatus;
+import dev.drover.api.v1alpha1.ServicePublication;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.util.List;
 
@@ -23,28 +24,29 @@ public final class AllocationEndpoints {
         this.publisher = publisher;
     }
 
-    /** {@code owner} (the API server's copy) has the status {@code status} now. */
-    public void statusBuilt(Allocation owner, AllocationStatus status) {
-        if (publisher == null || owner == null || owner.getSpec() == null || owner.getMetadata() == null) {
+    /**
+     * {@code owner} (the API server's copy, its metadata) publishes into {@code services}, is {@code stopping} (desired
+     * Stop, or deleted) or not, and has the status {@code status} now.
+     */
+    public void statusBuilt(
+            Allocation owner, List<ServicePublication> services, boolean stopping, AllocationStatus status) {
+        if (publisher == null || owner == null || owner.getMetadata() == null) {
             return;
         }
-        if (owner.getSpec().serviceList().isEmpty()) {
-            return;
-        }
-        Allocation view = new Allocation();
-        view.setMetadata(owner.getMetadata());
-        view.setSpec(owner.getSpec());
-        view.setStatus(status);
         boolean over = status.getClientStatus() == ClientStatus.Complete
                 || status.getClientStatus() == ClientStatus.Failed
                 || status.getClientStatus() == ClientStatus.Lost;
-        if (over) {
+        if (services.isEmpty() || over) {
             publisher.publish(Publications.ref(owner), List.of());
             return;
         }
-        boolean terminating = owner.getSpec().effectiveDesiredStatus() == DesiredStatus.Stop
-                || owner.getMetadata().getDeletionTimestamp() != null;
-        publisher.publish(Publications.ref(owner), Publications.endpoints(view, ready(status), terminating));
+        AllocationSpec spec = new AllocationSpec();
+        spec.setServices(services);
+        Allocation view = new Allocation();
+        view.setMetadata(owner.getMetadata());
+        view.setSpec(spec);
+        view.setStatus(status);
+        publisher.publish(Publications.ref(owner), Publications.endpoints(view, ready(status), stopping));
     }
 
     /** {@code a} is deleted, or moved to another node: it is no endpoint of this node's. */
