@@ -48,6 +48,12 @@ final class LocalCommandLine {
             null,
             "runs container images too (the oci driver: runc and root on this machine,"
                     + " images from their registries)");
+    static final Flag CNI_BIN_DIR = Flag.valued(
+            "--cni-bin-dir",
+            null,
+            "DIR",
+            "the CNI plugins for bridge and none networks (default /opt/cni/bin; Debian's"
+                    + " containernetworking-plugins: /usr/lib/cni)");
     static final Flag DEVICE_PLUGIN = Flag.valued(
             "--device-plugin",
             null,
@@ -72,6 +78,7 @@ final class LocalCommandLine {
                             API_PORT,
                             BIND_ADDRESS,
                             ENABLE_OCI,
+                            CNI_BIN_DIR,
                             DEVICE_PLUGIN,
                             KUBE_VERSION,
                             CHART)));

@@ -174,6 +174,7 @@ public final class LocalMain {
                 port(flags, LocalCommandLine.API_PORT),
                 bindAddress(flags.value(LocalCommandLine.BIND_ADDRESS.name())),
                 flags.has(LocalCommandLine.ENABLE_OCI.name()),
+                path(flags, LocalCommandLine.CNI_BIN_DIR),
                 flags.values(LocalCommandLine.DEVICE_PLUGIN.name()),
                 kubeVersion(flags.value(LocalCommandLine.KUBE_VERSION.name())),
                 path(flags, LocalCommandLine.CHART));

@@ -33,6 +33,7 @@ final class LocalUp implements AutoCloseable {
             int apiPort,
             InetAddress bindAddress,
             boolean enableOci,
+            Path cniBinDir,
             List<String> devicePlugins,
             KubeVersion kubeVersion,
             Path chart) {
@@ -90,6 +91,10 @@ final class LocalUp implements AutoCloseable {
                 settings.bindAddress().getHostAddress()));
         if (settings.enableOci()) {
             args.add("--enable-oci");
+        }
+        if (settings.cniBinDir() != null) {
+            args.addAll(List.of(
+                    "--cni-bin-dir", settings.cniBinDir().toAbsolutePath().toString()));
         }
         settings.devicePlugins().forEach(p -> args.addAll(List.of("--device-plugin", p)));
         if (!settings.kubeVersion().selectableFields()) {

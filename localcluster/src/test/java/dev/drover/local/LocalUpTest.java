@@ -66,6 +66,17 @@ class LocalUpTest {
         assertThat(oci).contains("--enable-oci", "--enable-raw-exec");
     }
 
+    @Test
+    void cniBinDirReachesTheAgentAsAnAbsolutePath() throws Exception {
+        List<String> flags = List.of("--kubeconfig", dir.resolve("kubeconfig").toString(), "--cni-bin-dir", "cni");
+        List<String> args = LocalUp.agentArgs(LocalMain.upSettings(
+                FlagParser.parse(LocalCommandLine.flags(LocalCommandLine.command("up")), flags, false)));
+
+        assertThat(args)
+                .containsSequence(
+                        "--cni-bin-dir", Path.of("cni").toAbsolutePath().toString());
+    }
+
     /** The local addresses of the TCP sockets listening on {@code port}, as the kernel lists them. */
     static List<InetAddress> listeners(int port) throws IOException {
         List<InetAddress> found = new ArrayList<>();
