@@ -40,7 +40,8 @@ final class NetworkHook implements AllocHooks.Prerun, AllocHooks.Postrun, AllocH
     private final AllocId id;
     private final StateDB state;
     private final Consumer<AllocNetwork> published;
-    private AllocNetwork network;
+    /** Read by probes without the lock: a set-up under way (seconds) never holds a probe slot. */
+    private volatile AllocNetwork network;
     /** What the store holds of the network set up; null or {@link #TORN_DOWN} when none is. */
     private String stored;
 
@@ -141,8 +142,9 @@ final class NetworkHook implements AllocHooks.Prerun, AllocHooks.Postrun, AllocH
     }
 
     /** Where a check naming port {@code name} connects now; empty when the allocation has no such port (yet). */
-    synchronized Optional<InetSocketAddress> checkAddress(String name) {
-        return network == null ? Optional.empty() : network.checkAddress(name);
+    Optional<InetSocketAddress> checkAddress(String name) {
+        AllocNetwork n = network;
+        return n == null ? Optional.empty() : n.checkAddress(name);
     }
 
     private void tearDown() {
