@@ -189,12 +189,24 @@ public final class HostProcessDriver implements Driver {
                 started.pid(),
                 started.startTime(),
                 supervisor.pid(),
-                Procs.startTime(supervisor.pid()).orElse(-1),
+                supervisorStart(status, supervisor),
                 cgroupState);
         rotator.watch(task.stdout());
         rotator.watch(task.stderr());
         exits.put(task.id(), watchExit(handle, supervisor.onExit().thenApply(p -> null)));
         return handle;
+    }
+
+    /**
+     * The supervisor's start time, as it recorded it before the task's pid file (read from /proc, a supervisor of a
+     * task that ended at once may be gone already, and a loaded machine made that common); /proc's when the file
+     * names another process (a launcher that forks).
+     */
+    private static long supervisorStart(Path status, Process supervisor) {
+        return StatusFiles.PidFile.read(status.resolve("supervisor"))
+                .filter(recorded -> recorded.pid() == supervisor.pid())
+                .map(StatusFiles.PidFile::startTime)
+                .orElseGet(() -> Procs.startTime(supervisor.pid()).orElse(-1));
     }
 
     private TaskHandle handle(
