@@ -66,7 +66,7 @@ class KubectlSchemaTest {
                         """, "apply", "-f", "-").assertOk();
         kubectl.run("patch", "alloc", "wide", "--subresource=status", "--type=merge", "-p", """
                         {"status":{"clientStatus":"Running","clientDescription":"Tasks are running","ready":"1/1",
-                         "restarts":0,"devices":"2 nvidia/gpu"}}""")
+                         "restarts":0,"devices":"2 nvidia/gpu","network":{"mode":"bridge","ip":"172.26.64.7"}}}""")
                 .assertOk();
         String plain = kubectl.run("get", "alloc", "wide").assertOk().out();
         assertThat(plain.lines().findFirst().orElseThrow().split("\\s+"))
@@ -83,11 +83,13 @@ class KubectlSchemaTest {
                         "AGE",
                         "TYPE",
                         "DESIRED",
+                        "IP",
                         "DEVICES",
                         "DESCRIPTION");
         assertThat(wide)
-                .containsPattern("wide\\s+local\\s+Running\\s+1/1\\s+0\\s+\\S+\\s+Batch\\s+Run\\s+2 nvidia/gpu\\s+"
-                        + "Tasks are running");
+                .containsPattern(
+                        "wide\\s+local\\s+Running\\s+1/1\\s+0\\s+\\S+\\s+Batch\\s+Run\\s+172\\.26\\.64\\.7\\s+2 nvidia/gpu\\s+"
+                                + "Tasks are running");
     }
 
     @Test
