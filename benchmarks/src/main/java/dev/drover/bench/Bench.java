@@ -21,6 +21,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
@@ -110,6 +111,13 @@ public final class Bench {
     }
 
     private int run() throws Exception {
+        if (options.bridge()) { // the agent would make its bridge, veths and rules in this namespace
+            Optional<String> refusal = HostNetworkGuard.refusal(
+                    HostNetworkGuard.SELF, HostNetworkGuard.INIT, HostNetworkGuard.interfacesUp());
+            if (refusal.isPresent()) {
+                throw new UsageException("--network bridge: " + refusal.get());
+            }
+        }
         work = Files.createTempDirectory("drover-bench");
         if (options.aotOut() != null) {
             Files.deleteIfExists(options.aotOut()); // an earlier run's cache must not pass for this one's
@@ -149,6 +157,10 @@ public final class Bench {
             checks = options.httpCheck() ? new CheckTarget() : null;
             if (tasks != null) {
                 agentArgs.addAll(tasks.agentFlags(options));
+            }
+            if (options.bridge()) {
+                String bin = System.getenv("DROVER_CNI_BIN_DIR");
+                agentArgs.addAll(List.of("--cni-bin-dir", bin == null || bin.isBlank() ? "/usr/lib/cni" : bin));
             }
             if (options.oci()) { // into the store the agent opens: its tasks start from a cached image
                 ImagePulls.pull(work.resolve("data").resolve("images"), options.image(), options.registryCaFile());
@@ -319,6 +331,9 @@ public final class Bench {
         ObjectNode result = JSON.createObjectNode();
         result.put("allocs", options.allocs()).put("tasksPerAlloc", options.tasks());
         result.put("taskEvents", options.taskEvents());
+        if (options.bridge()) {
+            result.put("network", BenchOptions.BRIDGE);
+        }
         if (options.aot()) {
             result.put("aot", true);
         }

@@ -26,6 +26,9 @@ public final class BenchMain {
         if (args.length > 0 && args[0].equals("pull")) {
             return pull(List.of(args).subList(1, args.length), out, err);
         }
+        if (args.length > 0 && args[0].equals("network")) {
+            return network(List.of(args).subList(1, args.length), out, err);
+        }
         try {
             ParsedArgs flags = FlagParser.parse(flags(), List.of(args), false);
             if (flags.help()) {
@@ -67,10 +70,28 @@ public final class BenchMain {
         }
     }
 
+    /** {@code network}: allocation networks set up and torn down through the agent's code ({@link NetworkBench}). */
+    private static int network(List<String> args, PrintStream out, PrintStream err) {
+        try {
+            return NetworkBench.run(args, out, err);
+        } catch (UsageError e) {
+            err.println("drover-bench network: " + e.getMessage());
+            err.print(NetworkBench.usage());
+            return 2;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        } catch (Exception e) {
+            err.println("drover-bench network: " + e.getMessage());
+            return 1;
+        }
+    }
+
     /** {@code --help}: the flags, then what the bench prints. */
     static String usage() {
         return "usage: java -jar drover-bench.jar --allocs N --tasks M [FLAGS]\n"
-                + "   or: java -jar drover-bench.jar pull [--runs N] [--registry-ca-file FILE] IMAGE\n\n"
+                + "   or: java -jar drover-bench.jar pull [--runs N] [--registry-ca-file FILE] IMAGE\n"
+                + "   or: java -jar drover-bench.jar network [--allocs N] [--concurrency C] (see network --help)\n\n"
                 + "starts N allocations of M tasks on a local API server and agent and prints one JSON line\n\n"
                 + "flags:\n" + HelpText.flags(flags()) + "\n" + Bench.details();
     }

@@ -27,6 +27,8 @@ import java.util.List;
  * @param image with {@code oci}: the image every task runs, pulled into the agent's image store before it starts;
  *     else null
  * @param registryCaFile with {@code oci}: a CA the image's registry's certificate may chain to, or null
+ * @param network every allocation's {@code spec.network.mode}: {@code host} (no {@code spec.network}) or
+ *     {@code bridge} (with one port, {@code http}, its host port the agent's pick)
  */
 record BenchOptions(
         int allocs,
@@ -43,7 +45,8 @@ record BenchOptions(
         boolean aot,
         Path aotOut,
         String image,
-        Path registryCaFile) {
+        Path registryCaFile,
+        String network) {
 
     /** The steady window {@code --http-check} measures when {@code --steady} is not given. */
     static final int DEFAULT_CHECK_STEADY_SECONDS = 60;
@@ -51,6 +54,8 @@ record BenchOptions(
     static final String MOCK = "mock";
     static final String RAW_EXEC = "raw_exec";
     static final String OCI = "oci";
+    static final String HOST = "host";
+    static final String BRIDGE = "bridge";
 
     boolean rawExec() {
         return RAW_EXEC.equals(driver);
@@ -58,6 +63,10 @@ record BenchOptions(
 
     boolean oci() {
         return OCI.equals(driver);
+    }
+
+    boolean bridge() {
+        return BRIDGE.equals(network);
     }
 
     /** Whether the tasks are processes on the host (raw_exec, or oci's monitors, runtimes and containers). */
@@ -119,6 +128,12 @@ record BenchOptions(
             "the agent's events.taskEvents: every task event a Kubernetes Event, or all but the routine Normal ones"
                     + " (default all, the agent's default)");
 
+    static final Flag NETWORK = Flag.valued(
+            "--network",
+            null,
+            "MODE",
+            "host (default) or bridge: each allocation's spec.network.mode, bridge with one port; run bridge in a"
+                    + " network namespace of its own (benchmarks/network-bench.sh 3 e2e)");
     static final Flag AOT = Flag.on(
             "--aot",
             null,
@@ -150,7 +165,8 @@ record BenchOptions(
             AOT,
             AOT_OUT,
             IMAGE,
-            REGISTRY_CA);
+            REGISTRY_CA,
+            NETWORK);
 
     static BenchOptions parse(String[] args) {
         ParsedArgs p;
@@ -184,6 +200,7 @@ record BenchOptions(
         Path aotOut = aotOut(p, restart);
         String image = image(p, driver);
         Path ca = registryCa(p, driver);
+        String network = network(p, driver);
         return new BenchOptions(
                 allocs,
                 tasks,
@@ -199,7 +216,23 @@ record BenchOptions(
                 p.has(AOT.name()),
                 aotOut,
                 image,
-                ca);
+                ca,
+                network);
+    }
+
+    /** {@code --network}: host or bridge; raw_exec tasks run in the node's network only. */
+    private static String network(ParsedArgs p, String driver) {
+        String value = p.value(NETWORK.name());
+        if (value == null || value.equals(HOST)) {
+            return HOST;
+        }
+        if (!value.equals(BRIDGE)) {
+            throw new Bench.UsageException("--network is host or bridge, not " + UserText.quote(value));
+        }
+        if (RAW_EXEC.equals(driver)) {
+            throw new Bench.UsageException("--network bridge is for mock and oci tasks: raw_exec runs in the node's");
+        }
+        return value;
     }
 
     /** {@code --image}: a valid reference, required with {@code --driver oci} and refused with any other. */

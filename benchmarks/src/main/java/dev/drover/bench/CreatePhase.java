@@ -5,6 +5,9 @@ import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.Check;
 import dev.drover.api.v1alpha1.CheckType;
+import dev.drover.api.v1alpha1.Network;
+import dev.drover.api.v1alpha1.NetworkMode;
+import dev.drover.api.v1alpha1.Port;
 import dev.drover.api.v1alpha1.Task;
 import dev.drover.local.LocalApiServer;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -104,6 +107,9 @@ final class CreatePhase {
             list.add(task);
         }
         spec.setTasks(list);
+        if (options.bridge()) {
+            spec.setNetwork(new Network(NetworkMode.BRIDGE, List.of(new Port("http", null, null))));
+        }
         a.setSpec(spec);
         return a;
     }

@@ -52,7 +52,8 @@ class BenchOptionsTest {
                         true,
                         null,
                         null,
-                        null));
+                        null,
+                        "host"));
         assertThat(o.rawExec()).isTrue();
         assertThat(o.hostTasks()).isTrue();
     }
@@ -93,6 +94,23 @@ class BenchOptionsTest {
                     .isInstanceOf(Bench.UsageException.class)
                     .hasMessage("--aot-out records one agent's cache: not with --restart or --aot");
         }
+    }
+
+    @Test
+    void allocationsRunInTheNodesNetworkUnlessToldBridgeWhichRawExecCannot() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar}).bridge())
+                .isFalse();
+        BenchOptions bridge = BenchOptions.parse(new String[] {"--agent-jar", jar, "--network", "bridge"});
+        assertThat(bridge.network()).isEqualTo("bridge");
+        assertThat(bridge.bridge()).isTrue();
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--network", "none"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--network is host or bridge, not \"none\"");
+        assertThatThrownBy(() -> BenchOptions.parse(
+                        new String[] {"--agent-jar", jar, "--driver", "raw_exec", "--network", "bridge"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--network bridge is for mock and oci tasks: raw_exec runs in the node's");
     }
 
     @Test
