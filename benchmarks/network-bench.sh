@@ -121,10 +121,15 @@ if [[ $MODE == e2e ]]; then
         for network in host bridge; do
             echo "e2e run $run of $RUNS: drover-bench --allocs $ALLOCS --tasks 1 --delete --network $network" >&2
             T=$(mktemp -d /tmp/drover-network-e2e.XXXXXX) # the bench's data and logs: removed after each run
-            in_own_netns env DROVER_CNI_BIN_DIR="$CNI_BIN_DIR" "$JAVA" -Djava.io.tmpdir="$T" -jar "$BENCH_JAR" \
-                --allocs "$ALLOCS" --tasks 1 --delete --network "$network" --agent-jar "$AGENT_JAR" \
-                | python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); r["network"] = sys.argv[1]; print(json.dumps(r))' \
-                    "$network" | tee -a "$OUT/e2e.jsonl"
+            line=$(in_own_netns env DROVER_CNI_BIN_DIR="$CNI_BIN_DIR" "$JAVA" -Djava.io.tmpdir="$T" -jar "$BENCH_JAR" \
+                --allocs "$ALLOCS" --tasks 1 --delete --network "$network" --agent-jar "$AGENT_JAR") || true
+            if [[ $line == {* ]]; then
+                python3 -c 'import json, sys; r = json.loads(sys.argv[2]); r["network"] = sys.argv[1]; print(json.dumps(r))' \
+                    "$network" "$line" | tee -a "$OUT/e2e.jsonl"
+            else # the bench said why on stderr; the agent's log is kept
+                echo "{\"network\": \"$network\", \"failed\": true}" | tee -a "$OUT/e2e.jsonl"
+                cp "$T"/drover-bench*/agent.log "$OUT/agent-$network-$run.log" 2>/dev/null || true
+            fi
             rm -rf "$T"
         done
     done
@@ -132,7 +137,11 @@ if [[ $MODE == e2e ]]; then
 import json, statistics, sys
 runs = [json.loads(l) for l in open(f"{sys.argv[1]}/e2e.jsonl") if l.strip()]
 for network in ("host", "bridge"):
-    rs = [r for r in runs if r["network"] == network]
+    rs = [r for r in runs if r["network"] == network and not r.get("failed")]
+    failed = sum(1 for r in runs if r["network"] == network and r.get("failed"))
+    print("%-6s: %d runs failed (not all Running in 5 min; the agent's log is kept)" % (network, failed)) if failed else None
+    if not rs:
+        continue
     med = lambda k: statistics.median(r[k] for r in rs)
     print("%-6s (%d runs): all running %.2f s, seen->running p50 %.2f / p99 %.2f s, create->running p50 %.2f / p99"
           " %.2f s, delete all %.2f s, agent CPU %.2f s" % (network, len(rs), med("allRunningSeconds"),
