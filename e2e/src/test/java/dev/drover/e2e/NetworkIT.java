@@ -77,9 +77,8 @@ class NetworkIT {
                 .withNodes(List.of("local"))
                 .withKubeconfig(dir.resolve("kubeconfig")));
         kubectl = new Kubectl(server.kubeconfig());
-        // below target/: each exec task has a /tmp of its own, so the data dir is not in one
-        data = Files.createTempDirectory(
-                Files.createDirectories(Path.of("target", "network-it").toAbsolutePath()), "data");
+        // not below /tmp (a clone there puts target/ in it): each exec task has a /tmp of its own
+        data = Files.createTempDirectory(ExecIT.dataBase(), "network-it");
         cgroupParent = TestCgroups.newName();
         agent = new AgentProcess(
                         Files.createDirectories(Path.of("target", "agent-logs")).resolve("network-it.log"),
