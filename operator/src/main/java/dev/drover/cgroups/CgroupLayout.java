@@ -1,5 +1,6 @@
 package dev.drover.cgroups;
 
+import dev.drover.common.MountTable;
 import dev.drover.common.UserText;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -121,8 +122,8 @@ public record CgroupLayout(CgroupVersion version, List<Hierarchy> hierarchies) {
             if (!type.equals("cgroup") && !type.equals("cgroup2")) {
                 continue;
             }
-            String mountRoot = cgroupPath(unescape(f[3]), mountinfo);
-            String point = cgroupPath(unescape(f[4]), mountinfo); // absolute, no dot segments: checked alike
+            String mountRoot = cgroupPath(MountTable.unescape(f[3]), mountinfo);
+            String point = cgroupPath(MountTable.unescape(f[4]), mountinfo); // absolute, no dot segments: checked alike
             Set<String> controllers = new LinkedHashSet<>();
             for (String option : f[dash + 3].split(",")) {
                 if (V1_CONTROLLERS.contains(option)) {
@@ -180,32 +181,5 @@ public record CgroupLayout(CgroupVersion version, List<Hierarchy> hierarchies) {
             }
         }
         return path;
-    }
-
-    /** mountinfo writes space, tab, newline and backslash as octal escapes (\040). */
-    private static String unescape(String s) {
-        if (s.indexOf('\\') < 0) {
-            return s;
-        }
-        StringBuilder out = new StringBuilder();
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\\' && isOctal(s, i + 1)) {
-                out.append((char) Integer.parseInt(s.substring(i + 1, i + 4), 8));
-                i += 3;
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
-    }
-
-    private static boolean isOctal(String s, int from) {
-        for (int i = from; i < from + 3; i++) {
-            if (i >= s.length() || s.charAt(i) < '0' || s.charAt(i) > '7') {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -1,5 +1,6 @@
 package dev.drover.network;
 
+import dev.drover.common.MountTable;
 import dev.drover.common.UserText;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -105,7 +106,7 @@ public final class NetNs {
                 continue;
             }
             String fsType = line.substring(dash + 3).split(" ", 2)[0];
-            if (fsType.equals("nsfs") && unescape(f[4]).equals(target)) {
+            if (fsType.equals("nsfs") && MountTable.unescape(f[4]).equals(target)) {
                 return true;
             }
         }
@@ -156,35 +157,5 @@ public final class NetNs {
                     + (o.timedOut() ? "ran past " + LIMIT.toSeconds() + " s" : "exited " + o.exit()) + ": "
                     + UserText.cutEscaped(o.stderr().strip(), 500));
         }
-    }
-
-    /** A mount point as the mount table writes it: space, tab, newline and backslash as octal escapes. */
-    static String unescape(String s) {
-        if (s.indexOf('\\') < 0) {
-            return s;
-        }
-        StringBuilder out = new StringBuilder();
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\\' && isOctal(s, i + 1)) {
-                out.append((char) Integer.parseInt(s.substring(i + 1, i + 4), 8));
-                i += 3;
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
-    }
-
-    private static boolean isOctal(String s, int from) {
-        if (from + 3 > s.length()) {
-            return false;
-        }
-        for (int i = from; i < from + 3; i++) {
-            if (s.charAt(i) < '0' || s.charAt(i) > '7') {
-                return false;
-            }
-        }
-        return true;
     }
 }

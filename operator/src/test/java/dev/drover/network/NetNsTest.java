@@ -3,6 +3,7 @@ package dev.drover.network;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.drover.common.MountTable;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,8 +78,8 @@ class NetNsTest {
 
     @Test
     void mountPointsAreReadAsTheMountTableEscapesThem() {
-        assertThat(NetNs.unescape("/a\\040b\\011c\\134d")).isEqualTo("/a b\tc\\d");
-        assertThat(NetNs.unescape("/plain")).isEqualTo("/plain");
-        assertThat(NetNs.unescape("/x\\09")).isEqualTo("/x\\09");
+        assertThat(MountTable.unescape("/a\\040b\\011c\\134d")).isEqualTo("/a b\tc\\d");
+        assertThat(MountTable.unescape("/plain")).isEqualTo("/plain");
+        assertThat(MountTable.unescape("/x\\09")).isEqualTo("/x\\09");
     }
 }
