@@ -93,8 +93,7 @@ public final class AllocationController {
                 ledger,
                 concurrentStarts,
                 admissions,
-                AllocationEndpoints.NONE,
-                UnaryOperator.identity());
+                AllocationEndpoints.NONE);
     }
 
     /** @param endpoints where the allocations' endpoints of Services go ({@code spec.services}) */
