@@ -167,11 +167,14 @@ public final class Bench {
             }
             List<String> agentJvm = AotCache.agentJvm(
                     options, jvms, work, options.agentJvm() == null ? AgentJvm.options() : options.agentJvm());
+            long agentBegin = System.nanoTime();
             Process agent =
                     ChildJvms.startAgent(options.agentJar(), agentJvm, agentArgs, work.resolve("agent.log"), probe);
+            double agentReady = (System.nanoTime() - agentBegin) / 1e9;
             RssPeak rss = new RssPeak(agent.pid());
             try {
                 ObjectNode result = measure(client, agent, probe);
+                result.put("agentReadySeconds", round(agentReady));
                 if (options.steadySeconds() > 0) {
                     SteadyState.measure(
                             result, agent, probe, checks, apiWrites, Duration.ofSeconds(options.steadySeconds()));

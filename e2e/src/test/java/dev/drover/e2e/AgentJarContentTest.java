@@ -1,0 +1,57 @@
+package dev.drover.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.jar.JarFile;
+import java.util.zip.ZipEntry;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shipped agent jar carries what the agent runs and nothing it never loads: no Vert.x or Netty (every Kubernetes
+ * client names the JDK's HTTP client), and native libraries only for the platforms the image is built for (Linux,
+ * amd64 and arm64, glibc).
+ */
+class AgentJarContentTest {
+
+    static final Path JAR = Path.of("..", "operator", "target", "drover-agent.jar");
+
+    static List<String> entries() throws Exception {
+        assertThat(JAR).as("the agent jar (./mvnw package builds it)").exists();
+        try (JarFile jar = new JarFile(JAR.toFile())) {
+            return jar.stream().map(ZipEntry::getName).toList();
+        }
+    }
+
+    @Test
+    void carriesNoVertxOrNetty() throws Exception {
+        assertThat(entries())
+                .noneMatch(name -> name.startsWith("io/vertx/") || name.startsWith("io/netty/"))
+                .noneMatch(name -> name.startsWith("META-INF/native/") && name.contains("netty"));
+    }
+
+    @Test
+    void carriesNativeLibrariesForLinuxAmd64AndArm64Only() throws Exception {
+        List<String> natives = entries().stream()
+                .filter(name -> name.endsWith(".so")
+                        || name.endsWith(".dll")
+                        || name.endsWith(".dylib")
+                        || name.endsWith(".jnilib")
+                        || name.endsWith(".a"))
+                .toList();
+        assertThat(natives)
+                .containsExactlyInAnyOrder(
+                        "org/sqlite/native/Linux/x86_64/libsqlitejdbc.so",
+                        "org/sqlite/native/Linux/aarch64/libsqlitejdbc.so",
+                        "linux/amd64/libzstd-jni-1.6.0-1.so",
+                        "linux/aarch64/libzstd-jni-1.6.0-1.so");
+    }
+
+    @Test
+    void staysWellBelowWhatItWasWithEveryPlatformsNatives() throws Exception {
+        // 60.3 MB before the slimming, 37.5 MB after: a dependency that brings a new HTTP stack or natives shows here
+        assertThat(Files.size(JAR)).isLessThan(42L * 1024 * 1024);
+    }
+}
