@@ -137,13 +137,15 @@ class ImageRecipeTest {
         assertThat(repository.find()).isTrue();
         String image = repository.group(1) + ":" + appVersion.group(1);
 
+        String build = "docker build -f operator/Dockerfile --build-arg DROVER_VERSION=" + appVersion.group(1);
         String dockerfile = dockerfile();
         assertThat(dockerfile)
-                .contains("docker build -f operator/Dockerfile -t " + image + " .")
-                .contains("org.opencontainers.image.version=\"" + appVersion.group(1) + "\"")
+                .contains("#   " + build + " \\\n#     --build-arg DROVER_REVISION=$(git rev-parse HEAD) -t " + image
+                        + " .")
                 .contains("org.opencontainers.image.licenses=\"Apache-2.0\"");
         assertThat(Files.readString(ROOT.resolve("docs/install.md")))
-                .contains("docker build -f operator/Dockerfile -t " + image + " .");
+                .contains(build + " \\\n  --build-arg DROVER_REVISION=$(git rev-parse HEAD) -t " + image + " .");
+        assertThat(Files.readString(ROOT.resolve("README.md"))).contains(build + " -t " + image + " .");
         assertThat(Files.readString(ROOT.resolve("pom.xml")))
                 .contains("<version>" + appVersion.group(1) + "-SNAPSHOT</version>");
     }
@@ -180,6 +182,49 @@ class ImageRecipeTest {
         assertThat(image.indexOf("--aot-out"))
                 .as("trained after the jar and its options are in place")
                 .isGreaterThan(image.indexOf("COPY " + OPTIONS + " /app/agent.options"));
+    }
+
+    /** The image's labels come from build arguments, each declared in the stage that uses it (ARGs are per stage). */
+    @Test
+    void theImagesVersionRevisionAndSourceLabelsComeFromTheBuild() throws IOException {
+        String runStage = dockerfile().substring(dockerfile().indexOf("FROM eclipse-temurin:25-jre"));
+        for (String label : List.of("version", "revision", "source")) {
+            Matcher value = Pattern.compile("org\\.opencontainers\\.image\\." + label + "=\"\\$\\{(\\w+)}\"")
+                    .matcher(runStage);
+            assertThat(value.find())
+                    .as("the %s label names a build argument", label)
+                    .isTrue();
+            assertThat(runStage).contains("ARG " + value.group(1));
+        }
+    }
+
+    /** The build stage's version check, run as the build runs it, against the build-info the Maven build writes. */
+    @Test
+    void theBuildStopsWhenItsVersionArgumentIsNotTheSources() throws Exception {
+        Matcher check = Pattern.compile("(?s)&& (built=.*?\\n\\s*fi)\\n").matcher(dockerfile());
+        assertThat(check.find()).isTrue();
+        String script = check.group(1).replace("\\\n", ""); // as Docker joins continued lines
+        Path dir = Files.createTempDirectory("image-version");
+        Path info = dir.resolve("operator/target/classes/META-INF/drover/build-info.properties");
+        Files.createDirectories(info.getParent());
+        Files.writeString(info, "version=0.3.0-SNAPSHOT\nrevision=abc\n");
+
+        assertThat(runCheck(dir, script, "0.3.0").exitValue()).isZero();
+        Process wrong = runCheck(dir, script, "0.2.0");
+        assertThat(wrong.exitValue()).isEqualTo(1);
+        assertThat(new String(wrong.getInputStream().readAllBytes()))
+                .isEqualTo("this source is version 0.3.0: build with --build-arg DROVER_VERSION=0.3.0\n");
+        assertThat(runCheck(dir, script, "").exitValue()).as("no version given").isEqualTo(1);
+    }
+
+    private static Process runCheck(Path dir, String script, String version) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder("/bin/sh", "-c", script)
+                .directory(dir.toFile())
+                .redirectErrorStream(true);
+        builder.environment().put("DROVER_VERSION", version);
+        Process p = builder.start();
+        p.waitFor();
+        return p;
     }
 
     private static String dockerfile() throws IOException {
