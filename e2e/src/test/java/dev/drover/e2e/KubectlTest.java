@@ -369,4 +369,89 @@ class KubectlTest {
     void nodesExist() {
         assertThat(kubectl.run("get", "nodes", "-o", "name").assertOk().out()).contains("node/local", "node/other");
     }
+
+    /**
+     * A task's Received, TaskSetup and Started of one second, as the agent's recorder writes them, are described in
+     * the order they happened, whatever order the API server lists them in.
+     */
+    @Test
+    void describeListsTheEventsOfOneSecondInTheOrderTheyHappened() {
+        kubectl.runWithInput(alloc("ordered", ""), "apply", "-f", "-").assertOk();
+        Allocation a = server.client()
+                .resources(Allocation.class)
+                .inNamespace("default")
+                .withName("ordered")
+                .get();
+        try (var recorder = new dev.drover.controller.events.EventRecorder(
+                new dev.drover.controller.events.EventPoster(server.client()), "local")) {
+            String second = java.time.Instant.now().toString().substring(0, 19);
+            for (String[] e :
+                    List.of(new String[] {"Started", ".900"}, new String[] {"Received", ".000120"}, new String[] {
+                        "TaskSetup", ".450"
+                    })) {
+                var event = new dev.drover.api.v1alpha1.TaskEvent();
+                event.setType(dev.drover.api.v1alpha1.TaskEventType.valueOf(e[0]));
+                event.setMessage(e[0] + " of web");
+                event.setTime(second + e[1] + "Z");
+                recorder.record(a, "web", event, java.time.InstantSource.system());
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 3);
+        }
+        String out = kubectl.run("describe", "alloc", "ordered").assertOk().out();
+        assertThat(out.substring(out.indexOf("Events:")))
+                .containsPattern("(?s)Normal\\s+Received\\s+.*Normal\\s+TaskSetup\\s+.*Normal\\s+Started\\s+");
+
+        String events = kubectl.run("get", "events", "--field-selector", "involvedObject.name=ordered")
+                .assertOk()
+                .out();
+        assertThat(events.lines().findFirst().orElseThrow()).matches("LAST SEEN +TYPE +REASON +OBJECT +MESSAGE");
+        assertThat(events)
+                .containsPattern("(?m)^\\d+s +Normal +Received +allocation/ordered +Task web: Received of web$");
+        String wide = kubectl.run("get", "events", "--field-selector", "involvedObject.name=ordered", "-o", "wide")
+                .assertOk()
+                .out();
+        assertThat(wide.lines().findFirst().orElseThrow())
+                .matches("LAST SEEN +TYPE +REASON +OBJECT +SUBOBJECT +SOURCE +MESSAGE +FIRST SEEN +COUNT +NAME");
+        assertThat(wide).contains("drover-agent, local");
+    }
+
+    @Test
+    void nodesArePrintedWithTheColumnsOfARealServer() {
+        server.client()
+                .nodes()
+                .withName("other")
+                .edit(n -> new io.fabric8.kubernetes.api.model.NodeBuilder(n)
+                        .editMetadata()
+                        .addToLabels("node-role.kubernetes.io/worker", "")
+                        .addToLabels("node-role.kubernetes.io/gpu", "")
+                        .endMetadata()
+                        .editOrNewSpec()
+                        .withUnschedulable(true)
+                        .endSpec()
+                        .build());
+        server.client()
+                .nodes()
+                .withName("other")
+                .editStatus(n -> new io.fabric8.kubernetes.api.model.NodeBuilder(n)
+                        .editStatus()
+                        .addNewAddress("10.0.0.7", "InternalIP")
+                        .withNewNodeInfo()
+                        .withKubeletVersion("v1.31.4")
+                        .withOsImage("Debian GNU/Linux 13 (trixie)")
+                        .withKernelVersion("6.12.0")
+                        .withContainerRuntimeVersion("containerd://2.0.0")
+                        .endNodeInfo()
+                        .endStatus()
+                        .build());
+        String out = kubectl.run("get", "nodes").assertOk().out();
+        assertThat(out.lines().findFirst().orElseThrow()).matches("NAME +STATUS +ROLES +AGE +VERSION");
+        assertThat(out)
+                .containsPattern("(?m)^local +Ready +<none> +\\S+ *$")
+                .containsPattern("(?m)^other +Ready,SchedulingDisabled +gpu,worker +\\S+ +v1\\.31\\.4$");
+        String wide = kubectl.run("get", "nodes", "-o", "wide").assertOk().out();
+        assertThat(wide.lines().findFirst().orElseThrow())
+                .matches("NAME +STATUS +ROLES +AGE +VERSION +INTERNAL-IP +EXTERNAL-IP +OS-IMAGE +KERNEL-VERSION"
+                        + " +CONTAINER-RUNTIME");
+        assertThat(wide).contains("10.0.0.7", "<none>", "Debian GNU/Linux 13 (trixie)", "6.12.0", "containerd://2.0.0");
+    }
 }

@@ -11,7 +11,8 @@ import java.util.List;
 
 /**
  * Server-side printing: the {@code meta.k8s.io/v1 Table} kubectl asks for on
- * {@code get}. CRDs get their printer columns; built-ins get NAME and AGE.
+ * {@code get}. CRDs get their printer columns; Events and Nodes the columns a real API server gives them
+ * ({@link BuiltInRows}); other built-ins NAME and AGE.
  * Date columns become ages ("5m"), as the API server renders them.
  */
 final class Tables {
@@ -33,8 +34,18 @@ final class Tables {
                     "resourceVersion",
                     listOrObject.path("metadata").path("resourceVersion").asText());
         }
-        List<JsonNode> columns = type == null ? List.of() : type.printerColumns();
         ArrayNode defs = table.putArray("columnDefinitions");
+        ArrayNode rows = table.putArray("rows");
+        if (BuiltInRows.has(type)) {
+            BuiltInRows.columnDefinitions(type, defs);
+            for (JsonNode item : listOrObject.has("items") ? listOrObject.get("items") : List.of(listOrObject)) {
+                ObjectNode row = rows.addObject();
+                BuiltInRows.cells(type, item, now, row.putArray("cells"));
+                partialObject(row, item);
+            }
+            return table;
+        }
+        List<JsonNode> columns = type == null ? List.of() : type.printerColumns();
         column(defs, "Name", "string", "name", 0);
         boolean hasAge = false;
         for (JsonNode c : columns) {
@@ -49,7 +60,6 @@ final class Tables {
         if (!hasAge && columns.isEmpty()) {
             column(defs, "Age", "date", "", 0);
         }
-        ArrayNode rows = table.putArray("rows");
         if (listOrObject.has("items")) {
             listOrObject.get("items").forEach(item -> row(rows, item, columns, now));
         } else {
@@ -84,6 +94,10 @@ final class Tables {
                 cells.add(v);
             }
         }
+        partialObject(row, item);
+    }
+
+    private static void partialObject(ObjectNode row, JsonNode item) {
         ObjectNode object =
                 row.putObject("object").put("kind", "PartialObjectMetadata").put("apiVersion", "meta.k8s.io/v1");
         object.set("metadata", item.path("metadata").deepCopy());

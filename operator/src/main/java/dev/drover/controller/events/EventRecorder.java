@@ -35,9 +35,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Records task events as Kubernetes Events on their Allocation, so {@code kubectl
  * describe alloc} shows the history: every task event, or with {@link TaskEventFilter#NOTABLE} all but the routine
- * Normal ones of an ordinary start and stop (the agent's {@code events.taskEvents}). The Event's name is derived
- * from the allocation, task, reason and message, so a repeat (a task restarting again and
- * again) updates one object's count rather than creating a new one each time.
+ * Normal ones of an ordinary start and stop (the agent's {@code events.taskEvents}). A repeat (the same
+ * allocation, task, reason and message: a task restarting again and again) updates one object's count rather than
+ * creating a new one each time. An Event's name begins with the allocation's and then the time it first happened,
+ * so the API server, which lists by name, lists an allocation's Events in the order they happened: {@code kubectl
+ * describe} orders them by their second-precise {@code lastTimestamp} and leaves those of one second (a task's
+ * Received, TaskSetup and Started) in the order it got them.
  * The name also carries this recorder's incarnation, so an agent that restarts
  * starts new series rather than meeting its predecessor's: it only ever patches
  * Events it created and knows the count of, and needs neither {@code get} on
@@ -262,12 +265,12 @@ public final class EventRecorder implements AutoCloseable {
 
     private void write(Pending p) {
         String ns = p.owner().getMetadata().getNamespace();
-        String key = eventName(p, incarnation);
+        String key = seriesKey(p, incarnation);
         String at = p.time().truncatedTo(ChronoUnit.SECONDS).toString();
         try {
             Series known = series.get(key);
             if (known == null) {
-                series.put(key, new Series(create(p, key, at), 1));
+                series.put(key, new Series(create(p, eventName(p, incarnation), at), 1));
                 written.increment();
                 return;
             }
@@ -348,20 +351,30 @@ public final class EventRecorder implements AutoCloseable {
                 .build();
     }
 
+    /** What tells one series from another: the same allocation, reason and message for the same incarnation. */
+    static String seriesKey(Pending p, String incarnation) {
+        return HexFormat.of().formatHex(digest(p, incarnation), 0, 16);
+    }
+
     /**
-     * {@code <allocation>.<16 hex digits>}: the same allocation, reason and message give the same name for
-     * the same {@code incarnation}.
+     * {@code <allocation>.<16 hex digits of the time in nanoseconds><8 hex digits of the series>}: names of one
+     * allocation sort as their times do (to 2262), and two series of one instant differ.
      */
     static String eventName(Pending p, String incarnation) {
+        String base = p.owner().getMetadata().getName();
+        if (base.length() > 228) {
+            // cut, and no '-' or '.' left at the end: "x-.hash" is no name a real API server takes
+            base = base.substring(0, 228).replaceFirst("[-.]+$", "");
+        }
+        long nanos = Math.max(
+                0, p.time().getEpochSecond() * 1_000_000_000L + p.time().getNano());
+        return base + "." + HexFormat.of().toHexDigits(nanos) + HexFormat.of().formatHex(digest(p, incarnation), 0, 4);
+    }
+
+    private static byte[] digest(Pending p, String incarnation) {
         String key = incarnation + "\n" + p.owner().getMetadata().getUid() + "\n" + p.reason() + "\n" + p.message();
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-            String base = p.owner().getMetadata().getName();
-            if (base.length() > 236) {
-                // cut, and no '-' or '.' left at the end: "x-.hash" is no name a real API server takes
-                base = base.substring(0, 236).replaceFirst("[-.]+$", "");
-            }
-            return base + "." + HexFormat.of().formatHex(digest, 0, 8);
+            return MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }

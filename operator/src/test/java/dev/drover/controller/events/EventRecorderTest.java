@@ -180,6 +180,31 @@ class EventRecorderTest {
         }
     }
 
+    /**
+     * kubectl describe orders Events by their second-precise lastTimestamp and leaves those of one second in the
+     * order the API server lists them, by name: the names of one allocation's Events sort as their times.
+     */
+    @Test
+    void theNamesOfOneAllocationsEventsSortAsTheTimesTheyHappened() {
+        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+            String[] at = {"2026-11-23T10:00:00.900Z", "2026-11-23T10:00:00.000120Z", "2026-11-23T10:00:00.450Z"};
+            TaskEventType[] types = {TaskEventType.Started, TaskEventType.Received, TaskEventType.TaskSetup};
+            for (int i = 0; i < types.length; i++) {
+                TaskEvent e = event(types[i], types[i].name(), null);
+                e.setTime(at[i]);
+                recorder.record(alloc(), "web", e, InstantSource.system());
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 3);
+        }
+        assertThat(events().stream()
+                        .sorted(java.util.Comparator.comparing(
+                                e -> e.getMetadata().getName()))
+                        .toList())
+                .extracting(Event::getReason)
+                .containsExactly("Received", "TaskSetup", "Started");
+        assertThat(events()).allSatisfy(e -> assertThat(e.getLastTimestamp()).isEqualTo("2026-11-23T10:00:00Z"));
+    }
+
     @Test
     void aRepeatCountsOnOneEvent() {
         try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
