@@ -3,12 +3,18 @@ package dev.drover.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.abort;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.drover.cgroups.Cgroup;
 import dev.drover.cgroups.CgroupParent;
 import dev.drover.cgroups.Cgroups;
+import dev.drover.e2e.chart.Promtool;
 import dev.drover.local.LocalApiServer;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,6 +46,7 @@ class CgroupsIT {
     static Path data;
     static Cgroups cgroups;
     static CgroupParent parent;
+    static int metricsPort;
     static final List<Long> pids = new ArrayList<>();
 
     @BeforeAll
@@ -57,6 +65,7 @@ class CgroupsIT {
                 .withKubeconfig(dir.resolve("kubeconfig")));
         kubectl = new Kubectl(server.kubeconfig());
         data = dir.resolve("data");
+        metricsPort = AgentIT.freePort();
         agent = new AgentProcess(
                         Files.createDirectories(Path.of("target", "agent-logs")).resolve("cgroups-it.log"),
                         "--kubeconfig",
@@ -69,7 +78,7 @@ class CgroupsIT {
                         "--cgroup-parent",
                         name,
                         "--metrics-port",
-                        "-1",
+                        Integer.toString(metricsPort),
                         "--api-port",
                         "-1")
                 .start();
@@ -88,7 +97,11 @@ class CgroupsIT {
         }
         if (parent != null) {
             for (String task : List.of(
-                    "default_oom_main", "default_daemon_main", "default_exits_main", "default_interrupted_main")) {
+                    "default_oom_main",
+                    "default_daemon_main",
+                    "default_exits_main",
+                    "default_interrupted_main",
+                    "default_used_main")) {
                 Optional<Cgroup> left = cgroups.find(parent, task);
                 if (left.isPresent()) {
                     left.get().killAll(TIMEOUT); // only these tests' tasks ever entered it
@@ -197,6 +210,51 @@ class CgroupsIT {
                 .isEmpty();
         assertThat(kubectl.allocJsonpath("interrupted", terminated + ".signal")).isEqualTo("SIGINT");
         kubectl.run("delete", "alloc", "exits", "interrupted", "--timeout=30s").assertOk();
+    }
+
+    /**
+     * Issue 41's acceptance: a scrape taken while a raw_exec task runs has its CPU, working set and memory limit,
+     * read from its cgroup and labelled with its allocation, and passes {@code promtool check metrics}; once the
+     * allocation is deleted, a scrape has none of its series.
+     */
+    @Test
+    void aRunningRawExecTasksUsageIsScrapedFromItsCgroupAndGoesWithIt() throws Exception {
+        kubectl.runWithInput(
+                        rawExec("used", "", "head -c 8M /dev/zero > /dev/null; exec sleep 300", "{memoryMB: 64}"),
+                        "apply",
+                        "-f",
+                        "-")
+                .assertOk();
+        kubectl.waitForClientStatus("used", "Running", TIMEOUT);
+        String labels = "{namespace=\"default\",allocation=\"used\",task=\"main\",}";
+        await().atMost(TIMEOUT).until(() -> metrics().contains("drover_task_cpu_seconds_total" + labels));
+
+        String scrape = metrics();
+        assertThat(AgentIT.value(scrape, Pattern.quote("drover_task_cpu_seconds_total" + labels)))
+                .isPositive();
+        assertThat(AgentIT.value(scrape, Pattern.quote("drover_task_memory_working_set_bytes" + labels)))
+                .isPositive()
+                .isLessThan(64 << 20);
+        assertThat(AgentIT.value(scrape, Pattern.quote("drover_task_memory_limit_bytes" + labels)))
+                .isEqualTo(64 << 20);
+        Optional<Promtool> promtool = Promtool.find();
+        assumeTrue(promtool.isPresent(), Promtool.HOW);
+        Promtool.Result check = promtool.get().checkMetrics(dir, scrape);
+        assertThat(check.exitCode()).as(check.output()).isZero();
+
+        kubectl.run("delete", "alloc", "used", "--timeout=30s").assertOk();
+        await().atMost(TIMEOUT).until(() -> !metrics().contains("allocation=\"used\""));
+        assertThat(metrics()).contains("# TYPE drover_task_cpu_seconds_total counter");
+    }
+
+    private static String metrics() throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            return http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
+        }
     }
 
     /** Field 6 of /proc/PID/stat, the session. */

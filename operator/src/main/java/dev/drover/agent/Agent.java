@@ -274,6 +274,7 @@ public final class Agent implements AutoCloseable {
                 admissions,
                 new AllocationEndpoints(slices));
         new AdmissionMetrics(admission).register(metrics.registry());
+        TaskUsages.register(controller::runners, metrics.registry());
 
         if (devices != null) {
             new DeviceMetrics(devices, ledger, config.nodeName()).register(metrics.registry());

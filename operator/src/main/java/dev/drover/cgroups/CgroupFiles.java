@@ -61,6 +61,12 @@ final class CgroupFiles {
         return number(file, read(file, VALUE_LIMIT).strip());
     }
 
+    /** A v2 limit file such as memory.max: its number, or 0 for {@code max} (no limit). */
+    static long readLimit(Path file) throws IOException {
+        String text = read(file, VALUE_LIMIT).strip();
+        return text.equals("max") ? 0 : number(file, text);
+    }
+
     /** A file holding one word, such as {@code FROZEN}. */
     static String readWord(Path file) throws IOException {
         String word = read(file, VALUE_LIMIT).strip();

@@ -16,6 +16,9 @@ final class CgroupV1 implements Cgroup {
     /** USER_HZ, the unit of cpuacct.stat: 100 on every Linux architecture Drover runs on. */
     static final long USER_HZ = 100;
 
+    /** From here on memory.limit_in_bytes means no limit (unset, it holds 2^63 less a page). */
+    static final long UNLIMITED = 1L << 62;
+
     private final String name;
     /** Each hierarchy it has a directory in, with that directory, in the layout's order. */
     private final Map<Hierarchy, Path> dirs;
@@ -164,9 +167,24 @@ final class CgroupV1 implements Cgroup {
                 CgroupFiles.readLong(memory.resolve("memory.usage_in_bytes")),
                 CgroupFiles.entry(memoryStat, stat, "rss"),
                 CgroupFiles.entry(memoryStat, stat, "cache"),
+                CgroupFiles.entry(memoryStat, stat, "total_inactive_file"),
+                memoryLimit(memory),
                 Duration.ofNanos(CgroupFiles.readLong(cpuacct.resolve("cpuacct.usage"))),
                 ticks(CgroupFiles.entry(cpuStat, cpu, "user")),
                 ticks(CgroupFiles.entry(cpuStat, cpu, "system")));
+    }
+
+    /**
+     * memory.limit_in_bytes; 0 for none, which v1 tells by the largest value its page counter holds (2^63 less a
+     * page): anything from 2^62 on is no limit of this world.
+     */
+    private static long memoryLimit(Path memory) throws IOException {
+        Path limit = memory.resolve("memory.limit_in_bytes");
+        if (!CgroupFiles.exists(limit)) {
+            return 0;
+        }
+        long bytes = CgroupFiles.readLong(limit);
+        return bytes >= UNLIMITED ? 0 : bytes;
     }
 
     private static Duration ticks(long ticks) {

@@ -138,9 +138,20 @@ final class CgroupV2 implements Cgroup {
                 current,
                 CgroupFiles.entry(memoryStat, memory, "anon"),
                 CgroupFiles.entry(memoryStat, memory, "file"),
+                CgroupFiles.entry(memoryStat, memory, "inactive_file"),
+                memoryLimit(),
                 Duration.of(CgroupFiles.entry(cpuStat, cpu, "usage_usec"), ChronoUnit.MICROS),
                 Duration.of(CgroupFiles.entry(cpuStat, cpu, "user_usec"), ChronoUnit.MICROS),
                 Duration.of(CgroupFiles.entry(cpuStat, cpu, "system_usec"), ChronoUnit.MICROS));
+    }
+
+    /** memory.max, 0 for {@code max} or where the memory controller is not enabled for it (no file). */
+    private long memoryLimit() throws IOException {
+        Path max = file("memory.max");
+        if (!CgroupFiles.exists(max)) {
+            return 0;
+        }
+        return CgroupFiles.readLimit(max);
     }
 
     @Override

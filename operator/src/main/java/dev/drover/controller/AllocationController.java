@@ -22,6 +22,7 @@ import dev.drover.metrics.DroverMetrics;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
@@ -353,6 +354,18 @@ public final class AllocationController {
     public Optional<AllocRunner> runner(AllocId id) {
         TrackedAllocation t = held.get(id);
         return t == null || !t.confirmed() ? Optional.empty() : Optional.ofNullable(t.runner());
+    }
+
+    /** The runners of the allocations this agent runs (those the API server confirmed), in no order. */
+    public List<AllocRunner> runners() {
+        List<AllocRunner> out = new ArrayList<>();
+        for (TrackedAllocation t : held.values()) {
+            AllocRunner r = t.confirmed() ? t.runner() : null;
+            if (r != null) {
+                out.add(r);
+            }
+        }
+        return out;
     }
 
     /** Allocations by the client status last reported for them. */

@@ -523,6 +523,46 @@ class AgentTest {
         return a == null || a.getStatus() == null ? null : a.getStatus().getClientStatus();
     }
 
+    /**
+     * Each running task's usage is read when /metrics is scraped (the mock driver's pretend 4 MiB, no limit), labelled
+     * with its allocation; the series go with the allocation.
+     */
+    @Test
+    void aRunningTasksUsageIsScrapedAndGoesWithItsAllocation() throws Exception {
+        agent.close();
+        agent = startAgent("--metrics-port", "0");
+        client.resource(alloc("used", "node-a", Map.of("runFor", "1h"))).create();
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> get("used").getStatus() != null
+                        && get("used").getStatus().getClientStatus() == ClientStatus.Running);
+        String labels = "{namespace=\"default\",allocation=\"used\",task=\"main\",}";
+
+        String scrape = scrape();
+        assertThat(scrape)
+                .contains("drover_task_cpu_seconds_total" + labels)
+                .contains("drover_task_memory_working_set_bytes" + labels + " 4194304.0")
+                .contains("# TYPE drover_task_memory_limit_bytes gauge")
+                .doesNotContain("drover_task_memory_limit_bytes{");
+
+        client.resources(Allocation.class)
+                .inNamespace("default")
+                .withName("used")
+                .delete();
+        await().atMost(Duration.ofSeconds(20)).until(() -> get("used") == null);
+        assertThat(scrape()).doesNotContain("allocation=\"used\"");
+    }
+
+    private String scrape() throws Exception {
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            return http.send(
+                            java.net.http.HttpRequest.newBuilder(
+                                            java.net.URI.create("http://127.0.0.1:" + agent.metricsPort() + "/metrics"))
+                                    .build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString())
+                    .body();
+        }
+    }
+
     /** The HTTPS API is served with the certificate kept in the data dir, and refuses a caller without a token. */
     @Test
     void theHttpsApiServesWithTheStoredCertificate() throws Exception {

@@ -26,17 +26,51 @@ class CgroupStatsTest {
                 cgroup.directories().getFirst(),
                 Map.of(
                         "memory.current", "10485760\n",
-                        "memory.stat", "anon 6291456\nfile 3145728\nkernel 1048576\nshmem 0\n",
+                        "memory.max", "67108864\n",
+                        "memory.stat",
+                                "anon 6291456\nfile 3145728\nkernel 1048576\nshmem 0\ninactive_anon 0\n"
+                                        + "active_anon 6291456\ninactive_file 2097152\nactive_file 1048576\n",
                         "cpu.stat", "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\nnr_periods 0\n"));
 
-        assertThat(cgroup.stats())
+        CgroupStats stats = cgroup.stats();
+        assertThat(stats)
                 .isEqualTo(new CgroupStats(
                         10_485_760,
                         6_291_456,
                         3_145_728,
+                        2_097_152,
+                        67_108_864,
                         Duration.ofMillis(2500),
                         Duration.ofSeconds(2),
                         Duration.ofMillis(500)));
+        assertThat(stats.workingSetBytes()).as("usage less inactive_file").isEqualTo(8_388_608);
+    }
+
+    @Test
+    void v2MemoryMaxOfMaxIsNoLimit() throws IOException {
+        Cgroup cgroup = v2();
+        FakeCgroupTree.layOut(
+                cgroup.directories().getFirst(),
+                Map.of(
+                        "memory.current", "4096\n",
+                        "memory.max", "max\n",
+                        "memory.stat", "anon 4096\nfile 0\ninactive_file 0\n",
+                        "cpu.stat", "usage_usec 1\nuser_usec 1\nsystem_usec 0\n"));
+
+        assertThat(cgroup.stats().memoryLimitBytes()).isZero();
+    }
+
+    @Test
+    void theWorkingSetIsNeverNegative() throws IOException {
+        Cgroup cgroup = v2();
+        FakeCgroupTree.layOut(
+                cgroup.directories().getFirst(),
+                Map.of(
+                        "memory.current", "4096\n",
+                        "memory.stat", "anon 0\nfile 8192\ninactive_file 8192\n",
+                        "cpu.stat", "usage_usec 1\nuser_usec 1\nsystem_usec 0\n"));
+
+        assertThat(cgroup.stats().workingSetBytes()).isZero();
     }
 
     @Test
@@ -46,7 +80,10 @@ class CgroupStatsTest {
                 root.resolve("sys/fs/cgroup/memory/agent/t"),
                 Map.of(
                         "memory.usage_in_bytes", "8388608\n",
-                        "memory.stat", "cache 2097152\nrss 4194304\nrss_huge 0\ntotal_rss 4194304\n"));
+                        "memory.limit_in_bytes", "33554432\n",
+                        "memory.stat",
+                                "cache 2097152\nrss 4194304\nrss_huge 0\ninactive_file 1048576\n"
+                                        + "total_rss 4194304\ntotal_inactive_file 3145728\n"));
         FakeCgroupTree.layOut(
                 root.resolve("sys/fs/cgroup/cpu,cpuacct/t"),
                 Map.of("cpuacct.usage", "3210000000\n", "cpuacct.stat", "user 250\nsystem 71\n"));
@@ -56,9 +93,28 @@ class CgroupStatsTest {
                         8_388_608,
                         4_194_304,
                         2_097_152,
+                        3_145_728,
+                        33_554_432,
                         Duration.ofMillis(3210),
                         Duration.ofMillis(2500),
                         Duration.ofMillis(710)));
+    }
+
+    @Test
+    void v1UnlimitedMemoryIsNoLimit() throws IOException {
+        Cgroup cgroup = FakeCgroupTree.v1(root).cgroups().create(CgroupParent.own(), "t");
+        FakeCgroupTree.layOut(
+                root.resolve("sys/fs/cgroup/memory/agent/t"),
+                Map.of(
+                        "memory.usage_in_bytes", "8192\n",
+                        "memory.limit_in_bytes", "9223372036854771712\n",
+                        "memory.stat", "cache 0\nrss 8192\ntotal_inactive_file 0\n"));
+        FakeCgroupTree.layOut(
+                root.resolve("sys/fs/cgroup/cpu,cpuacct/t"),
+                Map.of("cpuacct.usage", "1\n", "cpuacct.stat", "user 0\nsystem 0\n"));
+
+        assertThat(cgroup.stats().memoryLimitBytes()).isZero();
+        assertThat(cgroup.stats().workingSetBytes()).isEqualTo(8192);
     }
 
     @Test

@@ -83,6 +83,8 @@ class CgroupsKernelTest {
         assertThat(sessionOf(daemon)).isNotEqualTo(sessionOf(task.pid())); // it left the task's session
         CgroupStats stats = cgroup.stats();
         assertThat(stats.memoryBytes()).isPositive();
+        assertThat(stats.workingSetBytes()).isPositive().isLessThanOrEqualTo(stats.memoryBytes());
+        assertThat(stats.memoryLimitBytes()).as("none was set").isZero();
         assertThat(stats.cpu()).isPositive();
 
         cgroup.killAll(TIMEOUT);

@@ -15,14 +15,14 @@ import java.util.concurrent.TimeUnit;
  * variable {@code DROVER_PROMTOOL}, else {@code promtool} on the PATH, else the one .ci/run fetches into the
  * repository's target/promtool.
  */
-record Promtool(Path executable) {
+public record Promtool(Path executable) {
 
-    static final String HOW =
+    public static final String HOW =
             "promtool not found (set -Ddrover.promtool=PATH or DROVER_PROMTOOL, or put promtool on the PATH;"
                     + " Debian: apt-get download prometheus && dpkg-deb -x prometheus_*.deb DIR gives"
                     + " DIR/usr/bin/promtool)";
 
-    static Optional<Promtool> find() {
+    public static Optional<Promtool> find() {
         List<String> candidates = new ArrayList<>();
         candidates.add(System.getProperty("drover.promtool", ""));
         candidates.add(System.getenv().getOrDefault("DROVER_PROMTOOL", ""));
@@ -42,10 +42,22 @@ record Promtool(Path executable) {
     }
 
     /** What a run printed, and its exit code. */
-    record Result(int exitCode, String output) {}
+    public record Result(int exitCode, String output) {}
+
+    /**
+     * {@code promtool check metrics} on {@code scrape}, a scrape in Prometheus' text format: exit code 0 when it
+     * parses and its lint finds nothing.
+     */
+    public Result checkMetrics(Path dir, String scrape) throws IOException, InterruptedException {
+        return runWithInput(dir, scrape, "check", "metrics");
+    }
 
     /** Runs {@code promtool ARGS...} in {@code dir}, for at most a minute. */
     Result run(Path dir, String... args) throws IOException, InterruptedException {
+        return runWithInput(dir, "", args);
+    }
+
+    private Result runWithInput(Path dir, String input, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(executable.toString());
         command.addAll(List.of(args));
@@ -55,6 +67,9 @@ record Promtool(Path executable) {
                 .start();
         byte[] out;
         try {
+            try (var stdin = p.getOutputStream()) {
+                stdin.write(input.getBytes(StandardCharsets.UTF_8));
+            }
             out = p.getInputStream().readAllBytes();
             if (!p.waitFor(60, TimeUnit.SECONDS)) {
                 throw new AssertionError("promtool " + String.join(" ", args) + " took over a minute");

@@ -300,7 +300,7 @@ public final class TaskCgroups {
                 return Optional.empty();
             }
             CgroupStats s = cgroup.get().stats();
-            return Optional.of(new TaskStats(now, s.cpu(), s.memoryBytes()));
+            return Optional.of(new TaskStats(now, s.cpu(), s.memoryBytes(), s.workingSetBytes(), s.memoryLimitBytes()));
         } catch (IOException e) {
             throw new DriverException("task " + handle.taskId() + ": cannot read its cgroup: " + e.getMessage(), e);
         }

@@ -158,6 +158,15 @@ class HostProcessCgroupsTest {
         }
         TaskStats stats = driver.stats(h);
         assertThat(stats.memoryBytes()).isPositive();
+        assertThat(stats.workingSetBytes()).isPositive().isLessThanOrEqualTo(stats.memoryBytes());
+        assertThat(stats.memoryLimitBytes()).as("the limit the kernel holds").isEqualTo(64L << 20);
+    }
+
+    @Test
+    void aTaskWithoutAMemoryLimitHasNoneInItsStats() throws Exception {
+        TaskHandle h = start("unlimited", "exec sleep 60", TaskResources.NONE);
+
+        assertThat(driver.stats(h).memoryLimitBytes()).isZero();
     }
 
     @Test
