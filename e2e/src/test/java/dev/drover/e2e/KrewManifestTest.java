@@ -59,7 +59,17 @@ class KrewManifestTest {
                 entries.put(e.getName(), e);
             }
         }
-        assertThat(entries).doesNotContainKey("kubectl-drover.aot");
+        assertThat(entries)
+                .as("the AOT cache, its stamps and the completion helper travel with the launcher")
+                .containsKeys(
+                        "kubectl-drover.aot",
+                        "kubectl-drover.aot.jar",
+                        "kubectl-drover.aot.jdk",
+                        "kubectl_complete-drover");
+        assertThat(entries.get("kubectl-drover.aot").getSize())
+                .as("the cache the build recorded for this jar")
+                .isPositive();
+        assertThat(entries.get("kubectl_complete-drover").getMode() & 0111).isEqualTo(0111);
         assertThat(spec.path("platforms").size()).isEqualTo(2);
         for (JsonNode platform : spec.path("platforms")) {
             assertThat(platform.path("sha256").asText()).isEqualTo(sha256);

@@ -18,8 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code operator/bin/kubectl-drover} uses the ahead-of-time cache beside the jar only when it was recorded for that
- * jar (the JVM itself would take a cache of another jar of the same name, and run that jar's classes), and a cache the
- * JVM cannot use costs the user no line of output.
+ * jar (the JVM itself would take a cache of another jar of the same name, and run that jar's classes) and by the JDK
+ * build that runs it (on another, the JVM would refuse it), and a cache the JVM cannot use costs the user no line of
+ * output.
  */
 class KubectlDroverLauncherTest {
 
@@ -47,7 +48,7 @@ class KubectlDroverLauncherTest {
     Map<String, String> fakeJdk() throws Exception {
         Path home = dir.resolve("jvm/jdk25");
         Files.createDirectories(home.resolve("bin"));
-        Files.writeString(home.resolve("release"), "JAVA_VERSION=\"25.0.3\"\n");
+        Files.writeString(home.resolve("release"), RELEASE);
         Path java = home.resolve("bin/java");
         Files.writeString(java, "#!/bin/sh\necho \"$*\"\n");
         Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -59,11 +60,30 @@ class KubectlDroverLauncherTest {
                 dir.resolve("drover-agent.jar").toString());
     }
 
-    void cache(String size, Instant modified) throws Exception {
-        Path cache = dir.resolve("kubectl-drover.aot");
-        Files.writeString(cache, "cache");
-        Files.setLastModifiedTime(cache, FileTime.from(modified));
-        Files.writeString(dir.resolve("kubectl-drover.aot.size"), size + "\n");
+    static final String RELEASE = "IMPLEMENTOR=\"Vendor\"\nJAVA_RUNTIME_VERSION=\"25.0.3+9\"\nJAVA_VERSION=\"25.0.3\"\n"
+            + "OS_ARCH=\"x86_64\"\n";
+    /** What drover-java --release prints for {@link #RELEASE}: the lines that tell JDK builds apart. */
+    static final String RECORDED_BY = "IMPLEMENTOR=\"Vendor\"\nJAVA_RUNTIME_VERSION=\"25.0.3+9\"\nOS_ARCH=\"x86_64\"\n";
+
+    /** A cache beside the jar, with its stamps: {@code jarStamp} for the jar, recorded by {@code jdk}. */
+    void cache(String jarStamp, String jdk) throws Exception {
+        Files.writeString(dir.resolve("kubectl-drover.aot"), "cache");
+        Files.writeString(dir.resolve("kubectl-drover.aot.jar"), jarStamp + "\n");
+        Files.writeString(dir.resolve("kubectl-drover.aot.jdk"), jdk);
+    }
+
+    /** The jar's stamp as the build records it: its size and the POSIX cksum of its last 64 KiB. */
+    static String stamp(Path jar) throws Exception {
+        Process p = new ProcessBuilder(
+                        "sh",
+                        "-c",
+                        "echo \"$(wc -c <\"$1\" | tr -d ' ') $(tail -c 65536 \"$1\" | cksum | cut -d' ' -f1)\"",
+                        "sh",
+                        jar.toString())
+                .start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        return out;
     }
 
     /** The JVM maps a cache as code: one that someone else could have put or changed there is not taken. */
@@ -71,21 +91,20 @@ class KubectlDroverLauncherTest {
     void aCacheAnotherUserOwnsOrMayWriteIsNotTaken() throws Exception {
         Map<String, String> env = fakeJdk();
         Path jar = dir.resolve("drover-agent.jar");
-        Files.setLastModifiedTime(jar, FileTime.from(Instant.now().minusSeconds(60)));
         Path cache = dir.resolve("kubectl-drover.aot");
-        cache("19", Instant.now());
+        cache(stamp(jar), RECORDED_BY);
         assertThat(run(env, "status", "web").out()).as("the build's own cache").contains("-XX:AOTCache=" + cache);
 
         Files.setPosixFilePermissions(cache, PosixFilePermissions.fromString("rw-rw-rw-"));
         assertThat(run(env, "status", "web").out()).as("writable by others").doesNotContain("AOTCache");
         Files.setPosixFilePermissions(cache, PosixFilePermissions.fromString("rw-r--r--"));
-        Files.setPosixFilePermissions(
-                dir.resolve("kubectl-drover.aot.size"), PosixFilePermissions.fromString("rw-rw-r--"));
-        assertThat(run(env, "status", "web").out())
-                .as("its size stamp writable by the group")
-                .doesNotContain("AOTCache");
-        Files.setPosixFilePermissions(
-                dir.resolve("kubectl-drover.aot.size"), PosixFilePermissions.fromString("rw-r--r--"));
+        for (String stamp : new String[] {"kubectl-drover.aot.jar", "kubectl-drover.aot.jdk"}) {
+            Files.setPosixFilePermissions(dir.resolve(stamp), PosixFilePermissions.fromString("rw-rw-r--"));
+            assertThat(run(env, "status", "web").out())
+                    .as("its stamp %s writable by the group", stamp)
+                    .doesNotContain("AOTCache");
+            Files.setPosixFilePermissions(dir.resolve(stamp), PosixFilePermissions.fromString("rw-r--r--"));
+        }
 
         var owner = Files.getOwner(cache);
         assumeTrue(owner.getName().equals("root"), "changing a file's owner needs root");
@@ -95,10 +114,9 @@ class KubectlDroverLauncherTest {
     }
 
     @Test
-    void theCacheIsUsedOnlyWhenItWasRecordedForThisJar() throws Exception {
+    void theCacheIsUsedOnlyWhenItWasRecordedForThisJarByThisJdk() throws Exception {
         Map<String, String> env = fakeJdk();
         Path jar = dir.resolve("drover-agent.jar");
-        Files.setLastModifiedTime(jar, FileTime.from(Instant.now().minusSeconds(60)));
         String aot = "-XX:AOTCache=" + dir.resolve("kubectl-drover.aot");
 
         Run none = run(env, "status", "web");
@@ -106,14 +124,32 @@ class KubectlDroverLauncherTest {
                 .doesNotContain("AOTCache")
                 .contains("-Xlog:aot=off", "-jar " + jar + " kubectl status web");
 
-        cache("19", Instant.now());
+        String stamp = stamp(jar);
+        assertThat(stamp).startsWith("19 ");
+        cache(stamp, RECORDED_BY);
         assertThat(run(env, "status", "web").out()).contains(aot + " -jar " + jar + " kubectl status web");
+        Files.setLastModifiedTime(
+                dir.resolve("kubectl-drover.aot"), FileTime.from(Instant.now().minusSeconds(3600)));
+        assertThat(run(env, "status", "web").out())
+                .as("older than the jar, as krew or tar may leave it: still this jar's")
+                .contains(aot);
 
-        cache("20", Instant.now());
+        cache("20 " + stamp.split(" ")[1], RECORDED_BY);
         assertThat(run(env, "status", "web").out()).as("another jar's size").doesNotContain("AOTCache");
+        Files.writeString(jar, "another jar, 19 b.\n");
+        cache(stamp, RECORDED_BY);
+        assertThat(run(env, "status", "web").out())
+                .as("another jar of the same size")
+                .doesNotContain("AOTCache");
 
-        cache("19", Instant.now().minusSeconds(3600));
-        assertThat(run(env, "status", "web").out()).as("older than the jar").doesNotContain("AOTCache");
+        Files.writeString(jar, "a jar of 19 bytes.\n");
+        cache(stamp, RECORDED_BY.replace("25.0.3+9", "25.0.2+7"));
+        assertThat(run(env, "status", "web").out())
+                .as("recorded by another JDK build")
+                .doesNotContain("AOTCache")
+                .contains("-jar " + jar + " kubectl status web");
+        cache(stamp, "");
+        assertThat(run(env, "status", "web").out()).as("an empty stamp").doesNotContain("AOTCache");
     }
 
     @Test
@@ -124,11 +160,14 @@ class KubectlDroverLauncherTest {
         assumeTrue(Files.isRegularFile(real), "needs the agent jar: ./mvnw -pl operator package");
         Path jar = dir.resolve("drover-agent.jar");
         Files.createSymbolicLink(jar, real);
-        cache(Long.toString(Files.size(real)), Instant.now().plusSeconds(5));
+        Path home = Path.of(System.getProperty("java.home"));
+        Process release =
+                new ProcessBuilder(BIN.resolve("drover-java").toString(), "--release", home.toString()).start();
+        String jdk = new String(release.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(release.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        cache(stamp(real), jdk);
         Files.writeString(dir.resolve("kubectl-drover.aot"), "not a cache");
-        Files.setLastModifiedTime(
-                dir.resolve("kubectl-drover.aot"), FileTime.from(Instant.now().plusSeconds(5)));
-        Run help = run(Map.of("DROVER_JAR", jar.toString()), "--help");
+        Run help = run(Map.of("DROVER_JAR", jar.toString(), "JAVA_HOME", home.toString()), "--help");
         assertThat(help.exitCode()).as(help.err()).isZero();
         assertThat(help.err()).isEmpty();
         assertThat(help.out()).startsWith("kubectl drover: ").doesNotContain("[aot]", "AOT cache");

@@ -194,6 +194,29 @@ class KubectlTest {
         assertThat(bad.err().lines().findFirst().orElseThrow()).isEqualTo("kubectl drover: unknown flag \"--colour\"");
     }
 
+    /**
+     * kubectl itself completes {@code kubectl drover <TAB>} through {@code kubectl_complete-drover}, allocation names
+     * from the API server included; {@code version} reads the Nodes, where no agent runs here.
+     */
+    @Test
+    void kubectlCompletesThePluginsWordsAndVersionReadsTheNodes() {
+        Path plugins = Path.of("..", "operator", "bin");
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                Files.isRegularFile(Path.of("..", "operator", "target", "drover-agent.jar")),
+                "the plugin runs the agent jar: ./mvnw -pl operator package");
+        kubectl.runWithInput(alloc("plugin-complete", ""), "apply", "-f", "-").assertOk();
+        var commands = kubectl.plugin(plugins, "__complete", "drover", "ver");
+        assertThat(commands.out()).contains("version\t", ":4");
+        var names = kubectl.plugin(plugins, "__complete", "drover", "status", "plugin-comp");
+        assertThat(names.exitCode()).as(names.err()).isZero();
+        assertThat(names.out().lines()).contains("plugin-complete", ":4");
+        var tasks = kubectl.plugin(plugins, "__complete", "drover", "logs", "plugin-complete", "");
+        assertThat(tasks.out().lines()).contains("web");
+        var version = kubectl.plugin(plugins, "drover", "version");
+        assertThat(version.exitCode()).as(version.err()).isZero();
+        assertThat(version.out()).startsWith("Client Version: ").contains("Agent Versions: none found");
+    }
+
     @Test
     void misspelledFieldIsRefusedNamingIt() {
         var result = kubectl.runWithInput(alloc("typo", "").replace("driver: mock", "drivr: mock"), "apply", "-f", "-");

@@ -34,6 +34,7 @@ import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.CertificateKeeper;
 import dev.drover.httpapi.LocalAllocation;
 import dev.drover.kube.KubeCredentials;
+import dev.drover.metrics.BuildInfo;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
@@ -280,7 +281,8 @@ public final class Agent implements AutoCloseable {
             new DeviceMetrics(devices, ledger, config.nodeName()).register(metrics.registry());
         }
         metrics.cgroupVersion(cgroups.version());
-        Map<String, String> annotations = new LinkedHashMap<>();
+        Map<String, String> annotations =
+                new LinkedHashMap<>(BuildInfo.current().nodeAnnotations());
         if (config.enableRawExec() || config.enableExec()) {
             annotations.put(TaskCgroups.ANNOTATION, cgroups.version());
         }

@@ -15,6 +15,10 @@ public final class AgentProtocol {
     public static final String PORT_ANNOTATION = "drover.dev/agent-api-port";
     /** On the Node: the SHA-256 of the agent's certificate, which clients pin. */
     public static final String CERTIFICATE_ANNOTATION = "drover.dev/agent-certificate-sha256";
+    /** On the Node: the version of the agent that runs there ({@code kubectl drover version} reads it). */
+    public static final String VERSION_ANNOTATION = "drover.dev/agent-version";
+    /** On the Node: the git revision that agent was built from. */
+    public static final String REVISION_ANNOTATION = "drover.dev/agent-revision";
 
     /** The only audience a token sent to an agent may have: tokens for the API server itself are refused. */
     public static final String AUDIENCE = "drover.dev/agent";

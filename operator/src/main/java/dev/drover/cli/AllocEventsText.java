@@ -68,7 +68,7 @@ final class AllocEventsText {
     }
 
     /** When the Event last happened: a repeat's time, else its single time, else its first. */
-    private static Instant timeOf(Event e) {
+    static Instant timeOf(Event e) {
         EventSeries series = e.getSeries();
         String repeated = series == null ? null : micro(series.getLastObservedTime());
         for (String candidate :
@@ -85,7 +85,7 @@ final class AllocEventsText {
         return t == null ? null : t.getTime();
     }
 
-    private static int countOf(Event e) {
+    static int countOf(Event e) {
         if (e.getCount() != null) {
             return e.getCount();
         }

@@ -25,13 +25,11 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -59,11 +57,22 @@ final class AllocStatus {
     /** As above, through {@code calls}, in {@code namespace}. */
     static void run(ClusterCalls calls, String alloc, String namespace, InstantSource clock, PrintStream out)
             throws CommandFailure {
+        run(calls, alloc, namespace, clock, null, out);
+    }
+
+    /** As above; {@code format} {@code json} or {@code yaml}: {@link AllocStatusJson}'s document instead of text. */
+    static void run(
+            ClusterCalls calls, String alloc, String namespace, InstantSource clock, String format, PrintStream out)
+            throws CommandFailure {
         AllocationParts a = calls.allocation(namespace, alloc);
         if (a == null) {
             throw new CommandFailure("allocation " + namespace + "/" + alloc + " not found");
         }
-        out.print(render(a, eventsOf(calls, a, namespace, alloc), clock.instant()));
+        List<Event> events = eventsOf(calls, a, namespace, alloc);
+        out.print(
+                format == null
+                        ? render(a, events, clock.instant())
+                        : Formats.render(AllocStatusJson.of(a, events), format));
     }
 
     /** The allocation's Events; null when listing Events is forbidden to this user. */
@@ -304,43 +313,9 @@ final class AllocStatus {
         return "Checks:\n" + TerminalText.columns(rows);
     }
 
-    /**
-     * The event's message, then each detail its type carries that the message
-     * does not already say: {@code Exit Code: 137, Signal: SIGKILL}.
-     */
+    /** As {@link TaskEventText#describe}. */
     static String describe(TaskEvent e) {
-        String message = e.getMessage() == null ? "" : e.getMessage();
-        Map<String, String> details = new LinkedHashMap<>();
-        details.put(
-                "Exit Code", e.getExitCode() == null ? null : e.getExitCode().toString());
-        details.put("Signal", e.getSignal());
-        details.put("Restart Reason", e.getRestartReason());
-        details.put("Restart Delay", e.getStartDelay());
-        details.put("Kill Timeout", e.getKillTimeout());
-        details.put("Kill Error", e.getKillError());
-        details.put("Failed Sibling", e.getFailedSibling());
-        details.put("Validation Error", e.getValidationError());
-        details.put("Driver Error", e.getDriverError());
-        List<String> parts = new ArrayList<>();
-        if (!message.isEmpty()) {
-            parts.add(message);
-        }
-        details.forEach((label, value) -> {
-            if (value != null && !value.isEmpty() && !says(message, label, value)) {
-                parts.add(label + ": " + value);
-            }
-        });
-        return clean(String.join(", ", parts));
-    }
-
-    /** Whether {@code message} already tells {@code value}; a bare number is in many by chance, so only labelled. */
-    private static boolean says(String message, String label, String value) {
-        boolean number = value.chars().allMatch(Character::isDigit);
-        // "Exit Code: 12" does not say "Exit Code: 1"
-        boolean labelled = Pattern.compile(Pattern.quote(label + ": " + value) + "(?!\\d)")
-                .matcher(message)
-                .find();
-        return labelled || (!number && message.contains(value));
+        return TaskEventText.describe(e);
     }
 
     private static String[] pair(String key, String value) {

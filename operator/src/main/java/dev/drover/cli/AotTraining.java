@@ -125,7 +125,10 @@ public final class AotTraining {
                     new String[] {"signal", "train", "web", "HUP", "--kubeconfig", k},
                     new String[] {"restart", "train", "--kubeconfig", k},
                     new String[] {"status", "gone", "--kubeconfig", k},
-                    new String[] {"status", "train", "--kubeconfig", withCertificate.toString()});
+                    new String[] {"status", "train", "--kubeconfig", withCertificate.toString()},
+                    new String[] {"version", "--client"},
+                    new String[] {PluginCommandLine.COMPLETE, "st"},
+                    new String[] {PluginCommandLine.COMPLETE, "status", "--kubeconfig", k, ""});
             for (int round = 0; round < 3; round++) { // a few rounds: the JIT's profiles are recorded too
                 for (String[] call : calls) {
                     KubectlDrover.run(call, new ByteArrayInputStream(new byte[0]), none, none);

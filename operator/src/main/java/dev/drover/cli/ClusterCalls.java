@@ -1,5 +1,6 @@
 package dev.drover.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Event;
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,6 +21,13 @@ interface ClusterCalls {
 
     /** The Events recorded on the allocation {@code name} (any uid); null when this user may not list Events. */
     List<Event> events(String namespace, String name) throws CommandFailure;
+
+    /**
+     * A list's items with their metadata only (a {@code PartialObjectMetadataList} where the API server makes one, so
+     * Nodes come without their images), at {@code pathAndQuery} (from {@code /api} or {@code /apis}, its query
+     * bounding the list with {@code limit}); the answer's {@code items}.
+     */
+    JsonNode metadataList(String pathAndQuery) throws CommandFailure;
 
     /** Applies a JSON merge patch to the allocation. */
     void patch(String namespace, String name, String mergePatch) throws CommandFailure;

@@ -1,6 +1,9 @@
 package dev.drover.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.cli.kube.Bodies;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
@@ -66,6 +69,38 @@ final class Fabric8Calls implements ClusterCalls {
     }
 
     @Override
+    public JsonNode metadataList(String pathAndQuery) throws CommandFailure {
+        HttpClient http = client.getHttpClient();
+        HttpRequest request = http.newHttpRequestBuilder()
+                .uri(client.getConfiguration().getMasterUrl().replaceAll("/+$", "") + pathAndQuery)
+                .header("Accept", DirectCalls.METADATA_LIST)
+                .build();
+        HttpResponse<InputStream> response = send(http, request, DirectCalls.REQUEST_TIMEOUT.toMillis());
+        try (InputStream body = response.body()) {
+            byte[] bytes = Bodies.read(body, DirectCalls.MAX_ANSWER, DirectCalls.REQUEST_TIMEOUT);
+            if (response.code() != 200) {
+                throw new CommandFailure(
+                        ApiAnswers.failure(response.code(), new String(bytes, StandardCharsets.UTF_8)),
+                        response.code());
+            }
+            return new ObjectMapper().readTree(bytes).path("items");
+        } catch (IOException e) {
+            throw new CommandFailure("reading the answer: " + e.getMessage());
+        }
+    }
+
+    private HttpResponse<InputStream> send(HttpClient http, HttpRequest request, long millis) throws CommandFailure {
+        try {
+            return http.sendAsync(request, InputStream.class).get(millis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommandFailure("interrupted");
+        } catch (ExecutionException | TimeoutException e) {
+            throw ApiAnswers.unreachable(client.getConfiguration().getMasterUrl(), e);
+        }
+    }
+
+    @Override
     public void patch(String namespace, String name, String mergePatch) throws CommandFailure {
         try {
             client.resources(Allocation.class)
@@ -108,20 +143,11 @@ final class Fabric8Calls implements ClusterCalls {
         HttpClient http = client.getHttpClient();
         String url = client.getConfiguration().getMasterUrl().replaceAll("/+$", "") + ApiAnswers.API + "/namespaces/"
                 + encode(namespace) + "/allocations/" + encode(alloc) + "/" + subresourceAndQuery;
-        HttpResponse<InputStream> response;
-        try {
-            HttpRequest.Builder request = http.newHttpRequestBuilder().uri(url);
-            if (method.equals("POST")) {
-                request.post("application/json", new byte[0]);
-            }
-            response = http.sendAsync(request.build(), InputStream.class)
-                    .get(DirectCalls.AGENT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CommandFailure("interrupted");
-        } catch (ExecutionException | TimeoutException e) {
-            throw ApiAnswers.unreachable(client.getConfiguration().getMasterUrl(), e);
+        HttpRequest.Builder request = http.newHttpRequestBuilder().uri(url);
+        if (method.equals("POST")) {
+            request.post("application/json", new byte[0]);
         }
+        HttpResponse<InputStream> response = send(http, request.build(), DirectCalls.AGENT_TIMEOUT.toMillis());
         try (InputStream body = response.body()) {
             if (response.code() != 200) {
                 String text = new String(body.readNBytes(64 << 10), StandardCharsets.UTF_8);

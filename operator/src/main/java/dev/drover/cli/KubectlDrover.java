@@ -5,22 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.cli.flags.Subcommand;
 import dev.drover.cli.flags.UsageError;
 import dev.drover.cli.kube.Bodies;
-import dev.drover.cli.kube.KubeClient;
-import dev.drover.cli.kube.KubeTarget;
-import dev.drover.cli.kube.Kubeconfig;
-import dev.drover.cli.kube.KubeconfigException;
-import dev.drover.cli.kube.Unsupported;
-import dev.drover.web.OwnedHttpClients;
 import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.List;
 
@@ -55,6 +45,12 @@ public final class KubectlDrover {
      * task's log is written with its control characters as text unless {@code --raw}.
      */
     static int run(String[] args, InputStream in, PrintStream out, PrintStream err, boolean terminal) {
+        if (args.length > 0 && args[0].equals(PluginCommandLine.COMPLETE)) {
+            out.print(String.join("\n", Completion.complete(List.of(args).subList(1, args.length), new ClusterNames()))
+                    + "\n");
+            out.flush();
+            return 0;
+        }
         PluginCommand command;
         try {
             command = PluginCommandLine.parse(args);
@@ -72,14 +68,22 @@ public final class KubectlDrover {
             out.flush();
             return 0;
         }
+        if (command.verb().equals("completion")) {
+            out.print(CompletionScripts.of(command.args().getFirst()));
+            out.flush();
+            return 0;
+        }
         try {
+            if (command.verb().equals("version")) {
+                return version(command, out, err);
+            }
             if (command.verb().equals("exec")) {
-                Config config = config(command);
+                Config config = ClusterAccess.config(command);
                 List<String> a = command.args();
                 return ExecCommand.run(
                         config,
                         new ExecCommand.Request(
-                                namespace(command, config.getNamespace()),
+                                ClusterAccess.namespace(command, config.getNamespace()),
                                 a.getFirst(),
                                 a.get(1),
                                 command.command(),
@@ -91,26 +95,10 @@ public final class KubectlDrover {
                         err);
             }
             boolean visible = terminal && !command.raw();
-            KubeTarget target = target(command);
-            if (target == null) {
-                runOnFabric8(command, out, visible);
-                return 0;
-            }
-            KubeClient client;
-            try {
-                // an exec plugin's stderr (a login prompt) reaches the user as kubectl lets it, escaped
-                client = KubeClient.open(target, line -> {
-                    err.println(TerminalText.escaped(line));
-                    err.flush();
-                });
-            } catch (KubeconfigException e) {
-                throw new CommandFailure(e.getMessage());
-            }
-            try (client) {
-                run(command, new DirectCalls(client), namespace(command, target.namespace()), out, visible);
-            } catch (CommandFailure e) {
-                throw withheld(e, client);
-            }
+            ClusterAccess.onCluster(command, DirectCalls.REQUEST_TIMEOUT, err, (calls, namespace) -> {
+                run(command, calls, namespace, out, visible);
+                return null;
+            });
             return 0;
         } catch (CommandFailure e) {
             // its text may carry what the API server, the gateway or an agent said: no escapes reach the terminal
@@ -127,6 +115,33 @@ public final class KubectlDrover {
         }
     }
 
+    /**
+     * {@code version}: the plugin's build, then (without {@code --client}) the agents' versions from their Nodes; when
+     * those cannot be read, the client's part is printed before the failure, as kubectl version does.
+     */
+    private static int version(PluginCommand command, PrintStream out, PrintStream err) throws CommandFailure {
+        com.fasterxml.jackson.databind.node.ObjectNode doc = JSON.createObjectNode();
+        doc.set("client", VersionCommand.client(dev.drover.metrics.BuildInfo.current()));
+        JsonNode agents = null;
+        try {
+            if (!command.client()) {
+                agents = ClusterAccess.onCluster(
+                        command,
+                        DirectCalls.REQUEST_TIMEOUT,
+                        err,
+                        (calls, namespace) -> VersionCommand.agents(calls.metadataList(VersionCommand.NODES_PATH)));
+                doc.setAll((com.fasterxml.jackson.databind.node.ObjectNode) agents);
+            }
+        } finally {
+            out.print(
+                    command.output() == null
+                            ? VersionCommand.text(doc.path("client"), agents)
+                            : Formats.render(doc, command.output()));
+            out.flush();
+        }
+        return 0;
+    }
+
     /** A refusal's text, with what to do about it: the access {@code verb} needs, or credentials that work. */
     static String explained(CommandFailure e, String verb) {
         return switch (e.httpCode()) {
@@ -136,101 +151,6 @@ public final class KubectlDrover {
             case 403 -> "not allowed: " + verb + " needs " + PluginCommandLine.ACCESS.get(verb) + ": " + e.getMessage();
             default -> e.getMessage();
         };
-    }
-
-    /**
-     * A 401 or 403 from an http server the kubeconfig has credentials for: said to be because none were sent, which
-     * is what a user must change (the https address), not the credentials.
-     */
-    private static CommandFailure withheld(CommandFailure e, KubeClient client) {
-        if (!client.credentialsWithheld() || e.httpCode() != 401 && e.httpCode() != 403) {
-            return e;
-        }
-        return new CommandFailure("the API server at " + client.target().serverText() + " refused a call without"
-                + " credentials, and none were sent because it is plain http (kubectl sends none over http either);"
-                + " use its https address: " + e.getMessage());
-    }
-
-    /** --namespace, else the kubeconfig context's, else {@code default}. */
-    private static String namespace(PluginCommand c, String contexts) {
-        return c.namespace() != null ? c.namespace() : contexts != null ? contexts : "default";
-    }
-
-    /**
-     * What the plugin's own client needs to reach the API server, read from the kubeconfig as kubectl reads it; null
-     * when the kubeconfig asks for what only fabric8's client does (an auth-provider, a proxy...).
-     */
-    private static KubeTarget target(PluginCommand c) throws CommandFailure {
-        try {
-            return Kubeconfig.load(
-                    new Kubeconfig.Flags(c.kubeconfig(), c.context(), c.token()),
-                    System.getenv(),
-                    Path.of(System.getProperty("user.home")),
-                    Kubeconfig.SERVICE_ACCOUNT);
-        } catch (Unsupported e) {
-            org.slf4j.LoggerFactory.getLogger(KubectlDrover.class)
-                    .info(
-                            "the kubeconfig asks for {}: the fabric8 client reads it",
-                            TerminalText.clean(e.getMessage()));
-            return null;
-        } catch (KubeconfigException e) {
-            throw new CommandFailure(e.getMessage());
-        }
-    }
-
-    /** The command on fabric8's client, which reads what the plugin's own does not support. */
-    private static void runOnFabric8(PluginCommand command, PrintStream out, boolean visible) throws CommandFailure {
-        Config config = config(command);
-        OwnedHttpClients http = new OwnedHttpClients();
-        try (KubernetesClient client = new KubernetesClientBuilder()
-                .withConfig(config)
-                .withHttpClientFactory(http)
-                .build()) {
-            run(command, new Fabric8Calls(client), namespace(command, config.getNamespace()), out, visible);
-        } finally {
-            http.shutdown();
-        }
-    }
-
-    /**
-     * The kubeconfig (KUBECONFIG or ~/.kube/config unless --kubeconfig), at --context or its current one; with
-     * --token, that token replaces the user's credentials; to an http server, none goes.
-     */
-    private static Config config(PluginCommand c) throws CommandFailure {
-        Config config = kubeconfig(c);
-        if (c.token() != null) {
-            config.setOauthToken(c.token());
-            config.setAutoOAuthToken(null);
-            config.setOauthTokenProvider(null);
-            config.setAuthProvider(null);
-            config.setClientCertData(null);
-            config.setClientCertFile(null);
-            config.setClientKeyData(null);
-            config.setClientKeyFile(null);
-            config.setUsername(null);
-            config.setPassword(null);
-        }
-        return Kubeconfigs.withoutCredentialsOverHttp(config);
-    }
-
-    private static Config kubeconfig(PluginCommand c) throws CommandFailure {
-        if (c.kubeconfig() == null) {
-            String missing = Kubeconfigs.missing(System.getenv(), Path.of(System.getProperty("user.home")));
-            if (missing != null) {
-                throw new CommandFailure(missing);
-            }
-            return Kubeconfigs.checkContext(Config.autoConfigure(c.context()), c.context());
-        }
-        Path file = Path.of(c.kubeconfig());
-        if (!Files.isReadable(file)) {
-            throw new CommandFailure(
-                    "cannot read the kubeconfig " + c.kubeconfig() + ": no such file, or not readable");
-        }
-        try {
-            return Kubeconfigs.checkContext(Config.fromKubeconfig(c.context(), file.toFile()), c.context());
-        } catch (RuntimeException e) {
-            throw new CommandFailure("cannot read the kubeconfig " + c.kubeconfig() + ": " + e.getMessage());
-        }
     }
 
     /** @param visible a log's control characters are written as text (to a terminal, without --raw) */
@@ -246,7 +166,9 @@ public final class KubectlDrover {
                         calls, a.getFirst(), a.size() > 1 ? a.get(1) : null, namespace, InstantSource.system(), out);
             }
             case "signal" -> signal(calls, namespace, command, out);
-            default -> AllocStatus.run(calls, command.args().getFirst(), namespace, InstantSource.system(), out);
+            default ->
+                AllocStatus.run(
+                        calls, command.args().getFirst(), namespace, InstantSource.system(), command.output(), out);
         }
     }
 
@@ -282,7 +204,7 @@ public final class KubectlDrover {
     private static void stats(ClusterCalls calls, String namespace, PluginCommand c, PrintStream out)
             throws CommandFailure {
         JsonNode stats = calls.agent("GET", namespace, c.args().getFirst(), "stats", KubectlDrover::json);
-        out.print(c.json() ? stats.toPrettyString() + "\n" : AllocStats.render(stats));
+        out.print(c.output() == null ? AllocStats.render(stats) : Formats.render(stats, c.output()));
         out.flush();
     }
 

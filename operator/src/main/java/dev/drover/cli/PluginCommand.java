@@ -8,7 +8,9 @@ import java.util.List;
  * @param stream {@code stdout} or {@code stderr}: which output {@code logs} reads
  * @param tail {@code logs --tail}: a number of lines, or null
  * @param raw {@code logs --raw}: the task's bytes as they are, also to a terminal
+ * @param output {@code -o}: {@code json} or {@code yaml} ({@code stats --json} is {@code json}); null: text
  * @param command what {@code exec} runs: the words after {@code --}
+ * @param client {@code version --client}: the plugin's version only
  * @param help whether the command line asks for help, of {@code verb} or (null) of the plugin
  */
 record PluginCommand(
@@ -19,7 +21,7 @@ record PluginCommand(
         String stream,
         String tail,
         boolean raw,
-        boolean json,
+        String output,
         String context,
         String kubeconfig,
         String token,
@@ -27,11 +29,17 @@ record PluginCommand(
         boolean tty,
         List<String> command,
         boolean verbose,
+        boolean client,
         boolean help) {
+
+    /** Whether the answer is asked for as JSON. */
+    boolean json() {
+        return "json".equals(output);
+    }
 
     static PluginCommand help(String verb) {
         return new PluginCommand(
-                verb, List.of(), null, false, "stdout", null, false, false, null, null, null, false, false, List.of(),
-                false, true);
+                verb, List.of(), null, false, "stdout", null, false, null, null, null, null, false, false, List.of(),
+                false, false, true);
     }
 }

@@ -46,7 +46,26 @@ final class PluginCommandLine {
             null,
             "writes the output as the task wrote it; without it, to a terminal, control characters show as text"
                     + " (ESC as \\x1b) so the task's escape sequences do not act on your terminal");
-    static final Flag JSON = Flag.on("--json", null, "prints the agent's answer as JSON");
+    static final Flag JSON = Flag.on("--json", null, "prints the agent's answer as JSON (as -o json)");
+    static final Flag OUTPUT = Flag.valued(
+            "--output",
+            "-o",
+            "FORMAT",
+            "json or yaml: what the text shows, for scripts (field names: docs/api.md#kubectl-drover)");
+    static final Flag CLIENT = Flag.on("--client", null, "the plugin's own version only; asks the cluster nothing");
+
+    /** The hidden command that {@code kubectl_complete-drover} runs ({@link Completion}). */
+    static final String COMPLETE = "__complete";
+
+    static final String EXEC_NEEDS_DASHES =
+            "exec needs the command after `--`: kubectl drover exec ALLOC TASK -- CMD...";
+
+    /** What {@code -o} takes. */
+    static final List<String> FORMATS = List.of("json", "yaml");
+
+    /** The shells {@code completion} writes a script for. */
+    static final List<String> SHELLS = List.of("bash", "zsh", "fish");
+
     static final Flag STDIN =
             Flag.on("--stdin", "-i", "sends your input to the command (its end closes the" + " command's input)");
     static final Flag TTY = Flag.on(
@@ -62,12 +81,15 @@ final class PluginCommandLine {
                     "a task's output, from the agent on the allocation's node",
                     List.of(FOLLOW, STDERR, TAIL, RAW)),
             new Subcommand(
-                    "stats", "ALLOC", "CPU, memory and device usage of each task, from the agent", List.of(JSON)),
+                    "stats",
+                    "ALLOC",
+                    "CPU, memory and device usage of each task, from the agent",
+                    List.of(OUTPUT, JSON)),
             new Subcommand(
                     "status",
                     "ALLOC",
                     "the allocation's status, its tasks' states and recent events, and its Kubernetes Events",
-                    List.of()),
+                    List.of(OUTPUT)),
             new Subcommand(
                     "restart",
                     "ALLOC [TASK]",
@@ -82,7 +104,18 @@ final class PluginCommandLine {
                     "exec",
                     "ALLOC TASK -- COMMAND [ARG...]",
                     "runs COMMAND inside the running TASK and exits with its exit code",
-                    List.of(STDIN, TTY)));
+                    List.of(STDIN, TTY)),
+            new Subcommand(
+                    "version",
+                    "",
+                    "the plugin's version, and the versions the Drover agents on the cluster's nodes run",
+                    List.of(CLIENT, OUTPUT)),
+            new Subcommand(
+                    "completion",
+                    "bash|zsh|fish",
+                    "prints a completion script for kubectl-drover (kubectl drover completes through"
+                            + " kubectl_complete-drover)",
+                    List.of()));
 
     /** What each command needs to be allowed, said in its help and in a refusal. */
     static final Map<String, String> ACCESS = Map.of(
@@ -91,7 +124,9 @@ final class PluginCommandLine {
             "status", "get on allocations in API group drover.dev (and list on events, else they are left out)",
             "restart", "get and patch on allocations in API group drover.dev",
             "signal", "create on allocations/signal in API group agent.drover.dev",
-            "exec", "get and create on allocations/exec in API group agent.drover.dev");
+            "exec", "get and create on allocations/exec in API group agent.drover.dev",
+            "version", "list on nodes, for the agents' versions (--client needs nothing)",
+            "completion", "nothing: it asks the cluster nothing");
 
     private PluginCommandLine() {}
 
@@ -115,9 +150,13 @@ final class PluginCommandLine {
         try {
             p = FlagParser.parse(flags(command), Arrays.asList(argv).subList(1, argv.length), verb.equals("exec"));
         } catch (UsageError e) {
+            if (verb.equals("exec") && e.flag() != null && !Arrays.asList(argv).contains("--")) {
+                throw new UsageError(EXEC_NEEDS_DASHES); // exec web main ls -l: the command's flag, not exec's
+            }
             String owner = e.flag() == null ? null : ownerOf(e.flag());
             throw owner == null ? e : new UsageError(e.flag() + " is a flag of " + owner + ", not of " + verb);
         }
+        String output = output(p);
         if (p.help()) {
             return PluginCommand.help(verb);
         }
@@ -134,7 +173,7 @@ final class PluginCommandLine {
                 p.has(STDERR.name()) ? "stderr" : "stdout",
                 tail,
                 p.has(RAW.name()),
-                p.has(JSON.name()),
+                output,
                 p.value(CONTEXT.name()),
                 p.value(KUBECONFIG.name()),
                 p.value(TOKEN.name()),
@@ -142,7 +181,46 @@ final class PluginCommandLine {
                 p.has(TTY.name()),
                 p.rest(),
                 p.has(VERBOSE.name()),
+                p.has(CLIENT.name()),
                 false);
+    }
+
+    /** Where the command line {@code p} (of any command) reaches the cluster: its namespace, context, kubeconfig. */
+    static PluginCommand connection(ParsedArgs p) {
+        return new PluginCommand(
+                COMPLETE,
+                List.of(),
+                p.value(NAMESPACE.name()),
+                false,
+                "stdout",
+                null,
+                false,
+                null,
+                p.value(CONTEXT.name()),
+                p.value(KUBECONFIG.name()),
+                p.value(TOKEN.name()),
+                false,
+                false,
+                List.of(),
+                false,
+                false,
+                false);
+    }
+
+    /** {@code -o FORMAT}, or {@code --json}: {@code json}, {@code yaml}, or null for text. */
+    private static String output(ParsedArgs p) throws UsageError {
+        String output = p.value(OUTPUT.name());
+        if (output != null && !FORMATS.contains(output)) {
+            throw new UsageError(
+                    "-o (--output) takes json or yaml, not " + UserText.quote(output) + " (without it: text)");
+        }
+        if (p.has(JSON.name())) {
+            if (output != null && !output.equals("json")) {
+                throw new UsageError("--json and -o " + output + " ask for different formats: give one");
+            }
+            return "json";
+        }
+        return output;
     }
 
     private static void checkArguments(String verb, ParsedArgs p) throws UsageError {
@@ -152,11 +230,18 @@ final class PluginCommandLine {
             case "signal" -> require(n == 3, "signal needs ALLOC, TASK and SIGNAL");
             case "restart" -> require(n == 1 || n == 2, "restart needs ALLOC, and TASK to restart one task only");
             case "exec" -> {
-                require(n == 2, "exec needs ALLOC and TASK");
+                require(n >= 2, "exec needs ALLOC and TASK: kubectl drover exec ALLOC TASK -- CMD...");
+                require(p.dashDash() && !p.rest().isEmpty(), EXEC_NEEDS_DASHES);
                 require(
-                        p.dashDash() && !p.rest().isEmpty(),
-                        "exec needs the command after --: exec ALLOC TASK -- COMMAND [ARG...]");
+                        n == 2,
+                        "exec takes ALLOC and TASK before `--`, then the command: kubectl drover exec ALLOC TASK"
+                                + " -- CMD...");
             }
+            case "version" -> require(n == 0, "version takes no arguments (--client: the plugin's only)");
+            case "completion" ->
+                require(
+                        n == 1 && SHELLS.contains(p.positional().getFirst()),
+                        "completion needs the shell: kubectl drover completion bash|zsh|fish");
             default -> require(n == 1, verb + " needs ALLOC");
         }
     }
@@ -178,15 +263,21 @@ final class PluginCommandLine {
         return COMMANDS.stream().filter(c -> c.name().equals(name)).findFirst().orElse(null);
     }
 
+    /** The commands that take {@code flag}, said as a list ("status, stats and version"); null when none does. */
     private static String ownerOf(String flag) {
+        List<String> owners = new ArrayList<>();
         for (Subcommand c : COMMANDS) {
             for (Flag f : c.flags()) {
                 if (flag.equals(f.name()) || flag.equals(f.letter())) {
-                    return c.name();
+                    owners.add(c.name());
                 }
             }
         }
-        return null;
+        if (owners.isEmpty()) {
+            return null;
+        }
+        String last = owners.removeLast();
+        return owners.isEmpty() ? last : String.join(", ", owners) + " and " + last;
     }
 
     private static String names() {
@@ -213,7 +304,10 @@ final class PluginCommandLine {
         out.append("""
 
                 logs, stats, signal and exec go through the Kubernetes API server to the Drover gateway (API
-                group agent.drover.dev); status and restart read and patch the allocation (drover.dev).
+                group agent.drover.dev); status and restart read and patch the allocation (drover.dev);
+                version reads the agents' versions from their Nodes (annotation drover.dev/agent-version).
+                Completion: kubectl 1.26+ completes kubectl drover through kubectl_complete-drover on PATH
+                (beside kubectl-drover: link it into a directory of PATH; docs/install.md).
                 Needs a JDK 25 (JAVA_HOME, or java on PATH).
                 """);
         return out.toString();

@@ -1,11 +1,13 @@
 package dev.drover.metrics;
 
+import dev.drover.agentapi.AgentProtocol;
 import io.prometheus.client.Collector;
 import io.prometheus.client.GaugeMetricFamily;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Pattern;
 
@@ -39,6 +41,14 @@ public record BuildInfo(String version, String revision, String javaVersion) {
 
     private static String word(String value) {
         return value != null && WORD.matcher(value.strip()).matches() ? value.strip() : UNKNOWN;
+    }
+
+    /**
+     * What the agent publishes on its Node: its version and revision, which anyone who may read Nodes sees ({@code
+     * kubectl drover version}, {@code kubectl describe node}) without reaching the agent.
+     */
+    public Map<String, String> nodeAnnotations() {
+        return Map.of(AgentProtocol.VERSION_ANNOTATION, version, AgentProtocol.REVISION_ANNOTATION, revision);
     }
 
     /** The series, to register on a registry. */

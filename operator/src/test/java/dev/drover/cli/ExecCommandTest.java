@@ -110,7 +110,14 @@ class ExecCommandTest {
     void misuseIsExplained() {
         Run noCommand = run("", "exec", "web", "main");
         assertThat(noCommand.exit()).isEqualTo(2);
-        assertThat(noCommand.err()).contains("exec needs the command after --");
+        assertThat(noCommand.err().lines().findFirst().orElseThrow())
+                .isEqualTo(
+                        "kubectl drover: exec needs the command after `--`: kubectl drover exec ALLOC TASK -- CMD...");
+        Run noDashes = run("", "exec", "web", "main", "ls", "-l");
+        assertThat(noDashes.exit()).as("a command without -- before it").isEqualTo(2);
+        assertThat(noDashes.err()).contains("exec needs the command after `--`");
+        assertThat(run("", "exec", "web", "main", "extra", "--", "ls").err())
+                .contains("exec takes ALLOC and TASK before `--`");
         Run flag = run("", "logs", "web", "main", "-i");
         assertThat(flag.exit()).isEqualTo(2);
         assertThat(flag.err()).contains("-i is a flag of exec");

@@ -280,13 +280,14 @@ class KubectlDroverTest {
                         "stderr",
                         "20",
                         false,
-                        false,
+                        null,
                         null,
                         null,
                         null,
                         false,
                         false,
                         List.of(),
+                        false,
                         false,
                         false));
         PluginCommand kubectlStyle = PluginCommandLine.parse(new String[] {
@@ -301,13 +302,14 @@ class KubectlDroverTest {
                         "stdout",
                         null,
                         false,
-                        false,
+                        null,
                         "prod",
                         "/tmp/kc",
                         "abc",
                         false,
                         false,
                         List.of(),
+                        false,
                         false,
                         false));
     }

@@ -31,6 +31,14 @@ class BuildInfoTest {
                 .isEqualTo(new BuildInfo("unknown", "abc123", "25"));
     }
 
+    /** What kubectl drover version reads of each agent: the values its metrics say, on its Node. */
+    @Test
+    void theNodeCarriesTheAgentsVersionAndRevision() {
+        assertThat(BuildInfo.of(props("1.2.3", "abc123"), "25").nodeAnnotations())
+                .containsExactlyInAnyOrderEntriesOf(
+                        java.util.Map.of("drover.dev/agent-version", "1.2.3", "drover.dev/agent-revision", "abc123"));
+    }
+
     @Test
     void theBuildRecordsItsVersionAndTheCheckoutsCommit() throws Exception {
         BuildInfo built = BuildInfo.current();

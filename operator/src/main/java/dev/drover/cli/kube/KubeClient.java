@@ -139,11 +139,18 @@ public final class KubeClient implements AutoCloseable {
      */
     public Answer send(String method, String pathAndQuery, String contentType, byte[] body, Duration timeout)
             throws IOException, InterruptedException {
+        return send(method, pathAndQuery, "application/json, */*", contentType, body, timeout);
+    }
+
+    /** As {@link #send(String, String, String, byte[], Duration)}, asking for the answer in {@code accept}. */
+    public Answer send(
+            String method, String pathAndQuery, String accept, String contentType, byte[] body, Duration timeout)
+            throws IOException, InterruptedException {
         HttpRequest.Builder request;
         try {
             request = HttpRequest.newBuilder(URI.create(base + pathAndQuery))
                     .timeout(timeout)
-                    .header("Accept", "application/json, */*")
+                    .header("Accept", accept)
                     .method(
                             method,
                             body == null
