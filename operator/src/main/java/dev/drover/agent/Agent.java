@@ -34,7 +34,6 @@ import dev.drover.httpapi.AgentApi;
 import dev.drover.httpapi.CertificateKeeper;
 import dev.drover.httpapi.LocalAllocation;
 import dev.drover.kube.KubeCredentials;
-import dev.drover.metrics.BuildInfo;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.metrics.JosdkMetrics;
 import dev.drover.metrics.MetricsServer;
@@ -64,7 +63,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -281,11 +279,7 @@ public final class Agent implements AutoCloseable {
             new DeviceMetrics(devices, ledger, config.nodeName()).register(metrics.registry());
         }
         metrics.cgroupVersion(cgroups.version());
-        Map<String, String> annotations =
-                new LinkedHashMap<>(BuildInfo.current().nodeAnnotations());
-        if (config.enableRawExec() || config.enableExec()) {
-            annotations.put(TaskCgroups.ANNOTATION, cgroups.version());
-        }
+        Map<String, String> annotations = NodeAnnotations.initial(config, cgroups);
         if (config.apiPort() >= 0) {
             AgentHttps.Started https = AgentHttps.start(config, client, clock, this::apiView, renewed -> {
                 if (registrar != null) {
