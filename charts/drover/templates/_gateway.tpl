@@ -14,7 +14,7 @@ to find), so a render that is an install needs no cluster.
 */}}
 {{- define "drover.gatewayTls" -}}
 {{- $name := include "drover.gatewayName" . }}
-{{- $ns := .Release.Namespace }}
+{{- $ns := include "drover.namespace" . }}
 {{- $t := .Values.gateway.tls }}
 {{- $host := printf "%s.%s.svc" $name $ns }}
 {{- $out := dict "secret" (printf "%s-tls" $name) "clientSecret" "" "agentCa" "" "apiCa" "" }}
@@ -103,7 +103,7 @@ apiVersion: cert-manager.io/v1
 kind: Issuer
 metadata:
   name: {{ $name }}-selfsigned
-  namespace: {{ $ctx.Release.Namespace }}
+  namespace: {{ include "drover.namespace" $ctx }}
   labels:
     {{- include "drover.labels" (dict "ctx" $ctx "component" "gateway") | nindent 4 }}
 spec:
@@ -113,7 +113,7 @@ apiVersion: cert-manager.io/v1
 kind: Certificate
 metadata:
   name: {{ $name }}-ca
-  namespace: {{ $ctx.Release.Namespace }}
+  namespace: {{ include "drover.namespace" $ctx }}
   labels:
     {{- include "drover.labels" (dict "ctx" $ctx "component" "gateway") | nindent 4 }}
 spec:
@@ -133,7 +133,7 @@ apiVersion: cert-manager.io/v1
 kind: Issuer
 metadata:
   name: {{ $name }}-ca
-  namespace: {{ $ctx.Release.Namespace }}
+  namespace: {{ include "drover.namespace" $ctx }}
   labels:
     {{- include "drover.labels" (dict "ctx" $ctx "component" "gateway") | nindent 4 }}
 spec:
@@ -145,7 +145,7 @@ apiVersion: cert-manager.io/v1
 kind: Certificate
 metadata:
   name: {{ .tls.secret }}
-  namespace: {{ $ctx.Release.Namespace }}
+  namespace: {{ include "drover.namespace" $ctx }}
   labels:
     {{- include "drover.labels" (dict "ctx" $ctx "component" "gateway") | nindent 4 }}
 spec:
@@ -163,7 +163,7 @@ apiVersion: cert-manager.io/v1
 kind: Certificate
 metadata:
   name: {{ .tls.clientSecret }}
-  namespace: {{ $ctx.Release.Namespace }}
+  namespace: {{ include "drover.namespace" $ctx }}
   labels:
     {{- include "drover.labels" (dict "ctx" $ctx "component" "gateway") | nindent 4 }}
 spec:
