@@ -78,7 +78,13 @@ client authentication): the agents read the CA from the ConfigMap and take the g
 {{- $_ := set $out "apiCa" $ca.Cert }}
 {{- /* A CA that replaces one in the cluster: the agents trust both until the next upgrade, so the restarted
 gateway is not refused while the kubelet has not yet updated their ConfigMap. */}}
-{{- $_ := set $out "agentCa" (printf "%s\n%s" (trim $ca.Cert) (get $oldData "ca.crt" | default "" | b64dec | trim) | trim) }}
+{{- $oldCa := get $oldData "ca.crt" | default "" | b64dec }}
+{{- if and (not $oldCa) .Release.IsUpgrade }}
+{{- /* a Secret of a chart that kept no ca.crt in it: the agents' ConfigMap has the CA */}}
+{{- $oldCm := lookup "v1" "ConfigMap" $ns (printf "%s-ca" $name) | default dict }}
+{{- $oldCa = get (get $oldCm "data" | default dict) "ca.crt" | default "" }}
+{{- end }}
+{{- $_ := set $out "agentCa" (printf "%s\n%s" (trim $ca.Cert) (trim $oldCa) | trim) }}
 {{- end }}
 {{- $_ := set $out "checksum" (get $out.data "tls.crt") }}
 {{- end }}

@@ -294,6 +294,20 @@ class ChartGatewayTest {
                 .as("the CA is not known before cert-manager issues it (no cluster to look it up in)")
                 .isEmpty();
 
+        assertThat(DroverChart.helm()
+                        .install()
+                        .withName(DroverChart.RELEASE)
+                        .withNamespace(DroverChart.NAMESPACE)
+                        .withKubeVersion(DroverChart.KUBE_VERSION)
+                        .clientOnly()
+                        .dryRun()
+                        .set("gateway.tls.certManager.enabled", true)
+                        .call()
+                        .getOutput())
+                .as("the install's notes say how the agents come to trust the gateway")
+                .contains("ConfigMap " + NAME + "-ca, which the next upgrade does")
+                .contains("get certificate " + NAME + "-client` is Ready, run helm upgrade");
+
         Rendered external = DroverChart.render(
                 ValueSet.DEFAULTS,
                 Map.of(

@@ -57,7 +57,7 @@ class ChartPackageTest {
                         "drover/crds/allocations.drover.dev-v1.yml");
         for (var e : entries.entrySet()) {
             assertThat(e.getValue())
-                    .as("%s as in charts/drover", e.getKey())
+                    .as("%s as in charts/drover (an older archive? ./mvnw -pl operator package)", e.getKey())
                     .isEqualTo(Files.readAllBytes(
                             DroverChart.DIR.resolve(e.getKey().substring("drover/".length()))));
         }
