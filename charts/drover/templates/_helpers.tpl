@@ -45,6 +45,14 @@ app.kubernetes.io/version: {{ $ctx.Chart.AppVersion | quote }}
 app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/part-of: drover
 app.kubernetes.io/managed-by: {{ $ctx.Release.Service }}
+{{- with $ctx.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The namespace of the chart's namespaced objects: namespaceOverride, else the release's. */}}
+{{- define "drover.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/* Name of the ServiceAccount the agent runs as. */}}
@@ -61,9 +69,26 @@ app.kubernetes.io/managed-by: {{ $ctx.Release.Service }}
 {{- printf "%s-gateway" (include "drover.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* The agent image reference; the tag defaults to the chart's appVersion. */}}
+{{/* The agent image reference: repository@digest when image.digest is set, else the tag (default the appVersion). */}}
 {{- define "drover.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The agents watch their Allocations with a field selector on spec.nodeName (agent.config.fieldSelector), which
+needs the CRD's selectableFields: beta and on by default from Kubernetes 1.31 (GA in 1.32), alpha and off by
+default in 1.30 (feature gate CustomResourceFieldSelectors), absent before. A render for a cluster before 1.31
+with the field selector fails, unless agent.customResourceFieldSelectors says the gate is on: the agents could
+not watch.
+*/}}
+{{- define "drover.fieldSelectorGuard" -}}
+{{- if and .Values.agent.config.fieldSelector (not .Values.agent.customResourceFieldSelectors) (not (semverCompare ">=1.31.0-0" .Capabilities.KubeVersion.Version)) }}
+{{- fail (printf "agent.config.fieldSelector is true, and Kubernetes %s cannot select custom resources by field before 1.31 unless its feature gate CustomResourceFieldSelectors is on (1.30), so the agents could not watch their allocations: set agent.config.fieldSelector=false, or agent.customResourceFieldSelectors=true on a 1.30 cluster with the gate on." .Capabilities.KubeVersion.Version) }}
+{{- end }}
 {{- end }}
 
 {{/* "true" when raw_exec tasks run on the host, outside the agent container. */}}
@@ -172,7 +197,7 @@ Node confinement (templates/node-confinement.yaml). The username the agent's
 requests carry, which the policies match on.
 */}}
 {{- define "drover.agentUsername" -}}
-{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "drover.serviceAccountName" .) }}
+{{- printf "system:serviceaccount:%s:%s" (include "drover.namespace" .) (include "drover.serviceAccountName" .) }}
 {{- end }}
 
 {{/*

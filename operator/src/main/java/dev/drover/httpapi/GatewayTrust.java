@@ -28,8 +28,8 @@ import javax.net.ssl.X509TrustManager;
  * against the others; the certificate's key never leaves the gateway. Only the gateway may name the user it asks
  * for ({@link AgentApi#ON_BEHALF_OF}) and download a disk without claiming it for a successor.
  * <p>
- * The file is read again whenever its content changes: {@code helm upgrade} makes a new CA, and the kubelet updates
- * a ConfigMap volume in place. No user, or no file: no request is the gateway's.
+ * The file is read again whenever its content changes: the chart or cert-manager may replace the CA, and the
+ * kubelet updates a ConfigMap volume in place. No user, or no file: no request is the gateway's.
  */
 public final class GatewayTrust {
 

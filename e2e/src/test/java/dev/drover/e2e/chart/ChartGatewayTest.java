@@ -1,10 +1,13 @@
 package dev.drover.e2e.chart;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.fabric8.kubernetes.api.model.APIService;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
@@ -18,6 +21,7 @@ import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
@@ -25,6 +29,8 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The gateway's objects: served through the API server with a certificate it trusts, least rights, no root. */
 class ChartGatewayTest {
@@ -201,5 +207,151 @@ class ChartGatewayTest {
         assertThat(without.pod().getVolumes())
                 .noneMatch(v ->
                         v.getConfigMap() != null && v.getConfigMap().getName().endsWith("-gateway-ca"));
+    }
+
+    @Test
+    void theGeneratedSecretKeepsItsCaAndSaysForWhichNamesAndHowLongSoAnUpgradeCanKeepIt() throws Exception {
+        Secret tls = rendered.gateway(Secret.class);
+        X509Certificate ca = certificate(tls.getData().get("ca.crt"));
+        assertThat(ca)
+                .isEqualTo(
+                        certificate(rendered.gateway(APIService.class).getSpec().getCaBundle()));
+        assertThat(tls.getMetadata().getAnnotations())
+                .containsEntry(
+                        "drover.dev/tls-names",
+                        NAME + "." + DroverChart.NAMESPACE + ".svc," + NAME + "." + DroverChart.NAMESPACE
+                                + ".svc.cluster.local");
+        long notAfter = Long.parseLong(tls.getMetadata().getAnnotations().get("drover.dev/tls-not-after"));
+        assertThat(notAfter)
+                .as("the serving certificate's own end, to the minute")
+                .isCloseTo(
+                        certificate(tls.getData().get("tls.crt")).getNotAfter().getTime() / 1000,
+                        org.assertj.core.data.Offset.offset(120L));
+    }
+
+    @Test
+    void anExistingSecretIsUsedAsItIsAndNothingIsGenerated() throws Exception {
+        String caPem = new String(
+                Base64.getDecoder()
+                        .decode(rendered.gateway(APIService.class).getSpec().getCaBundle()),
+                StandardCharsets.US_ASCII);
+        Rendered own = DroverChart.render(
+                ValueSet.DEFAULTS,
+                Map.of("gateway.tls.existingSecret", "my-gateway-tls", "gateway.tls.caBundle", caPem));
+        assertThat(own.all(Secret.class)).as("no Secret rendered").isEmpty();
+        assertThat(own.objects()).noneMatch(o -> o.getApiVersion().startsWith("cert-manager.io"));
+        PodSpec pod = own.gateway(Deployment.class).getSpec().getTemplate().getSpec();
+        assertThat(pod.getVolumes())
+                .filteredOn(v -> v.getSecret() != null)
+                .singleElement()
+                .satisfies(v -> assertThat(v.getSecret().getSecretName()).isEqualTo("my-gateway-tls"));
+        assertThat(certificate(own.gateway(APIService.class).getSpec().getCaBundle()))
+                .isEqualTo(
+                        certificate(rendered.gateway(APIService.class).getSpec().getCaBundle()));
+        assertThat(own.gateway(ConfigMap.class).getData().get("ca.crt").strip()).isEqualTo(caPem.strip());
+        Map<String, Object> sets =
+                Map.of("gateway.tls.existingSecret", "my-gateway-tls", "gateway.tls.caBundle", caPem);
+        assertThat(DroverChart.template(ValueSet.DEFAULTS, sets))
+                .as("rendered twice alike: nothing is made at render")
+                .isEqualTo(DroverChart.template(ValueSet.DEFAULTS, sets));
+    }
+
+    @Test
+    void certManagerIssuesBothCertificatesAndInjectsTheCaIntoTheApiService() {
+        Rendered managed = DroverChart.render(ValueSet.DEFAULTS, Map.of("gateway.tls.certManager.enabled", true));
+        assertThat(managed.all(Secret.class)).as("no key made by the chart").isEmpty();
+        APIService api = managed.gateway(APIService.class);
+        assertThat(api.getSpec().getCaBundle()).isNull();
+        assertThat(api.getMetadata().getAnnotations())
+                .containsEntry("cert-manager.io/inject-ca-from", DroverChart.NAMESPACE + "/" + NAME + "-tls");
+        List<GenericKubernetesResource> certificates = managed.all(GenericKubernetesResource.class).stream()
+                .filter(r -> "Certificate".equals(r.getKind()))
+                .toList();
+        assertThat(certificates)
+                .extracting(c -> c.getMetadata().getName())
+                .containsExactlyInAnyOrder(NAME + "-ca", NAME + "-tls", NAME + "-client");
+        GenericKubernetesResource serving = certificates.stream()
+                .filter(c -> (NAME + "-tls").equals(c.getMetadata().getName()))
+                .findFirst()
+                .orElseThrow();
+        assertThat(serving.get("spec", "dnsNames").toString()).contains(NAME + "." + DroverChart.NAMESPACE + ".svc");
+        assertThat(serving.get("spec", "issuerRef", "name").toString()).isEqualTo(NAME + "-ca");
+        assertThat(managed.all(GenericKubernetesResource.class).stream()
+                        .filter(r -> "Issuer".equals(r.getKind()))
+                        .map(r -> r.getMetadata().getName()))
+                .containsExactlyInAnyOrder(NAME + "-selfsigned", NAME + "-ca");
+        var tls = managed.gateway(Deployment.class).getSpec().getTemplate().getSpec().getVolumes().stream()
+                .filter(v -> "tls".equals(v.getName()))
+                .findFirst()
+                .orElseThrow()
+                .getProjected();
+        assertThat(tls.getDefaultMode()).isEqualTo(0440);
+        assertThat(tls.getSources())
+                .flatExtracting(s -> s.getSecret().getItems())
+                .extracting(i -> s(i.getKey(), i.getPath()))
+                .containsExactly("tls.crt>tls.crt", "tls.key>tls.key", "tls.crt>client.crt", "tls.key>client.key");
+        assertThat(managed.gateway(ConfigMap.class).getData())
+                .as("the CA is not known before cert-manager issues it (no cluster to look it up in)")
+                .isEmpty();
+
+        assertThat(DroverChart.helm()
+                        .install()
+                        .withName(DroverChart.RELEASE)
+                        .withNamespace(DroverChart.NAMESPACE)
+                        .withKubeVersion(DroverChart.KUBE_VERSION)
+                        .clientOnly()
+                        .dryRun()
+                        .set("gateway.tls.certManager.enabled", true)
+                        .call()
+                        .getOutput())
+                .as("the install's notes say how the agents come to trust the gateway")
+                .contains("ConfigMap " + NAME + "-ca, which the next upgrade does")
+                .contains("get certificate " + NAME + "-client` is Ready, run helm upgrade");
+
+        Rendered external = DroverChart.render(
+                ValueSet.DEFAULTS,
+                Map.of(
+                        "gateway.tls.certManager.enabled", true,
+                        "gateway.tls.certManager.issuerRef.name", "corp-ca",
+                        "gateway.tls.certManager.issuerRef.kind", "ClusterIssuer",
+                        "gateway.tls.caBundle", "-----BEGIN CERTIFICATE-----\nX\n-----END CERTIFICATE-----\n"));
+        assertThat(external.all(GenericKubernetesResource.class))
+                .noneMatch(r -> "Issuer".equals(r.getKind()))
+                .filteredOn(r -> "Certificate".equals(r.getKind()))
+                .hasSize(2)
+                .allSatisfy(c -> assertThat(c.get("spec", "issuerRef", "kind").toString())
+                        .isEqualTo("ClusterIssuer"));
+        assertThat(external.gateway(ConfigMap.class).getData().get("ca.crt")).startsWith("-----BEGIN CERTIFICATE-----");
+    }
+
+    @Test
+    void anExistingSecretAndCertManagerTogetherAreRefused() {
+        assertThatThrownBy(() -> DroverChart.template(
+                        ValueSet.DEFAULTS,
+                        Map.of("gateway.tls.existingSecret", "x", "gateway.tls.certManager.enabled", true)))
+                .hasMessageContaining("gateway.tls.existingSecret and gateway.tls.certManager.enabled are both set");
+    }
+
+    private static String s(String key, String path) {
+        return key + ">" + path;
+    }
+
+    /** Real helm's template, whose lookup finds nothing (helm-java's asks a cluster, and there is none here). */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.drover.e2e.chart.ChartLintTest#helmBinaries")
+    void anExistingSecretWithoutACaThatHelmCanReadIsRefused(Path helm) throws Exception {
+        assumeTrue(helm != null, "no Helm CLI: set DROVER_HELM_BINARIES or put helm on PATH");
+        String out = ChartLintTest.run(
+                helm,
+                "template",
+                "drover",
+                "charts/drover",
+                "--kube-version",
+                DroverChart.KUBE_VERSION,
+                "--set",
+                "gateway.tls.existingSecret=not-there");
+        assertThat(out)
+                .contains("gateway.tls.existingSecret names Secret not-there")
+                .contains("give gateway.tls.caBundle");
     }
 }

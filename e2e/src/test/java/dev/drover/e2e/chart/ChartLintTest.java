@@ -77,7 +77,7 @@ class ChartLintTest {
         return binaries.stream();
     }
 
-    private static String run(Path helm, String... args) throws IOException, InterruptedException {
+    static String run(Path helm, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(helm.toString()));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command)

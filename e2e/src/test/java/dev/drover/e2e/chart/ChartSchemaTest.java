@@ -33,7 +33,13 @@ class ChartSchemaTest {
                 Arguments.of("agent.config.gc.maxDiskUsage", 80, "/agent/config/gc/maxDiskUsage"),
                 Arguments.of("agent.config.gc.intervall", "1m", "intervall"),
                 Arguments.of("agent.config.events.taskEvents", "warnings", "/agent/config/events/taskEvents"),
-                Arguments.of("devicePlugin.nvidia.enabled", true, "devicePlugin"));
+                Arguments.of("devicePlugin.nvidia.enabled", true, "devicePlugin"),
+                Arguments.of("revisionHistoryLimit", -1, "/revisionHistoryLimit"),
+                Arguments.of("commonLabels.team", 5, "/commonLabels/team"),
+                Arguments.of("gateway.tls.caBundle", "not a certificate", "/gateway/tls/caBundle"),
+                Arguments.of(
+                        "gateway.tls.certManager.issuerRef.kind", "Vault", "/gateway/tls/certManager/issuerRef/kind"),
+                Arguments.of("gateway.tls.certManager.duration", "1 year", "/gateway/tls/certManager/duration"));
     }
 
     @ParameterizedTest(name = "{0}={1}")
