@@ -52,9 +52,11 @@ final class Catalog {
 
     static final ResourceType SERVICE_ACCOUNTS =
             ResourceType.builtIn("", "v1", "serviceaccounts", "ServiceAccount", true, "sa");
-    static final ResourceType PODS = ResourceType.builtIn("", "v1", "pods", "Pod", true, "po");
+    static final ResourceType PODS =
+            ResourceType.builtIn("", "v1", "pods", "Pod", true, "po").inCategoryAll();
     static final ResourceType SECRETS = ResourceType.builtIn("", "v1", "secrets", "Secret", true);
-    static final ResourceType SERVICES = ResourceType.builtIn("", "v1", "services", "Service", true, "svc");
+    static final ResourceType SERVICES =
+            ResourceType.builtIn("", "v1", "services", "Service", true, "svc").inCategoryAll();
     static final ResourceType CONFIG_MAPS = ResourceType.builtIn("", "v1", "configmaps", "ConfigMap", true, "cm");
 
     static final List<ResourceType> BUILT_IN = List.of(
@@ -67,8 +69,10 @@ final class Catalog {
             CONFIG_MAPS,
             Aggregator.API_SERVICES,
             ResourceType.builtIn("", "v1", "events", "Event", true, "ev"),
-            ResourceType.builtIn("apps", "v1", "daemonsets", "DaemonSet", true, "ds"),
-            ResourceType.builtIn("apps", "v1", "deployments", "Deployment", true, "deploy"),
+            ResourceType.builtIn("apps", "v1", "daemonsets", "DaemonSet", true, "ds")
+                    .inCategoryAll(),
+            ResourceType.builtIn("apps", "v1", "deployments", "Deployment", true, "deploy")
+                    .inCategoryAll(),
             AdmissionPolicies.POLICIES,
             AdmissionPolicies.BINDINGS,
             Rbac.CLUSTER_ROLES,
@@ -78,6 +82,7 @@ final class Catalog {
             CRDS,
             ResourceType.builtIn("coordination.k8s.io", "v1", "leases", "Lease", true),
             ResourceType.builtIn("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true),
+            ResourceType.builtIn("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, "pdb"),
             ResourceType.builtIn("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor", true));
 
     private static final ObjectMapper JSON = NestingDepth.mapper();

@@ -52,4 +52,21 @@ record ResourceType(
                 List.of(),
                 List.of());
     }
+
+    /** This type in the category {@code all}, as kube-apiserver lists its workload kinds for {@code kubectl get all}. */
+    ResourceType inCategoryAll() {
+        return new ResourceType(
+                group,
+                version,
+                plural,
+                singular,
+                kind,
+                namespaced,
+                shortNames,
+                List.of("all"),
+                statusSubresource,
+                schema,
+                printerColumns,
+                selectableFields);
+    }
 }
