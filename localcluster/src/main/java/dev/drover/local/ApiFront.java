@@ -212,7 +212,7 @@ final class ApiFront implements Exchange.Handler {
                 // is answered 200 falls back to an HTTP streaming watch at once, so default settings work.
                 throw new ApiError(200, "WebsocketNotServed", "websocket watches are not served; use HTTP streaming");
             }
-            WatchStream.serve(ex, store, type, rp, query, table ? clock : null, stopping::get);
+            WatchStream.serve(ex, store, type, rp, query, table ? clock : null, version.watchList(), stopping::get);
             return;
         }
         if (rp.name() != null) {

@@ -20,13 +20,14 @@ final class Catalog {
     static final ResourceType NAMESPACES = ResourceType.builtIn("", "v1", "namespaces", "Namespace", false, "ns");
     static final ResourceType NODES = ResourceType.builtIn("", "v1", "nodes", "Node", false, "no");
     static final ResourceType CRDS = ResourceType.builtIn(
-            "apiextensions.k8s.io",
-            "v1",
-            "customresourcedefinitions",
-            "CustomResourceDefinition",
-            false,
-            "crd",
-            "crds");
+                    "apiextensions.k8s.io",
+                    "v1",
+                    "customresourcedefinitions",
+                    "CustomResourceDefinition",
+                    false,
+                    "crd",
+                    "crds")
+            .withStatusSubresource();
 
     static final ResourceType TOKEN_REVIEWS =
             ResourceType.builtIn("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", false);

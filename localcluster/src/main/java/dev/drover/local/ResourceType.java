@@ -69,4 +69,21 @@ record ResourceType(
                 printerColumns,
                 selectableFields);
     }
+
+    /** This type with a {@code status} subresource, as a built-in whose status its controllers write. */
+    ResourceType withStatusSubresource() {
+        return new ResourceType(
+                group,
+                version,
+                plural,
+                singular,
+                kind,
+                namespaced,
+                shortNames,
+                categories,
+                true,
+                schema,
+                printerColumns,
+                selectableFields);
+    }
 }

@@ -45,9 +45,13 @@ class HelmInstallTest {
         try (LocalApiServer server =
                 LocalApiServer.start(LocalApiServer.Options.defaults().withKubeconfig(dir.resolve("kubeconfig")))) {
             Kubectl kubectl = new Kubectl(server.kubeconfig());
+            // as on a fresh cluster, Helm installs the chart's CRD itself and waits until it is Established
+            kubectl.run("delete", "crd", "allocations.drover.dev").assertOk();
 
             helm(helm, server, "install", "drover", "charts/drover", "-n", NS, "--create-namespace");
             assertThat(release(helm, server)).isEqualTo("deployed 1");
+            kubectl.run("wait", "--for=condition=Established", "crd/allocations.drover.dev", "--timeout=5s")
+                    .assertOk();
             kubectl.run("get", "poddisruptionbudget", "drover-gateway", "-n", NS)
                     .assertOk();
             kubectl.run("get", "daemonset", "drover", "-n", NS).assertOk();
