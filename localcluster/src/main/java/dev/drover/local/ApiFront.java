@@ -27,6 +27,7 @@ final class ApiFront implements Exchange.Handler {
     private final KubeVersion version;
     private final Authenticator authenticator;
     private final Authorizer authorizer;
+    private final Impersonation impersonation;
     private final Admission admission;
     private final Aggregator aggregator;
     private final java.util.Map<ResourceType, Review> reviews;
@@ -62,6 +63,7 @@ final class ApiFront implements Exchange.Handler {
         this.tokenRequests = tokenRequests;
         this.authenticator = guards.authenticator();
         this.authorizer = guards.authorizer();
+        this.impersonation = new Impersonation(authorizer);
         this.admission = guards.admission();
         this.aggregator = guards.aggregator();
         this.reviews = java.util.Map.copyOf(guards.reviews());
@@ -101,7 +103,8 @@ final class ApiFront implements Exchange.Handler {
         String path = ex.rawPath();
         Query query = Query.parse(ex.rawQuery());
         LOG.debug("{} {} {}", method, ex.target(), ex.header("Content-Type"));
-        UserInfo user = authenticator.authenticate(ex.header("Authorization"));
+        // as kube-apiserver's filters: authentication, then impersonation, then authorization of whom it acts as
+        UserInfo user = impersonation.actingAs(authenticator.authenticate(ex.header("Authorization")), ex.headers());
         RequestInfo request = RequestInfo.of(method, path, query);
         writeCounts.count(user, request);
         Authorizer.Decision decision = authorizer.authorize(user, request);
@@ -209,7 +212,7 @@ final class ApiFront implements Exchange.Handler {
                 // is answered 200 falls back to an HTTP streaming watch at once, so default settings work.
                 throw new ApiError(200, "WebsocketNotServed", "websocket watches are not served; use HTTP streaming");
             }
-            WatchStream.serve(ex, store, type, rp, query, table ? clock : null, stopping::get);
+            WatchStream.serve(ex, store, type, rp, query, table ? clock : null, version.watchList(), stopping::get);
             return;
         }
         if (rp.name() != null) {

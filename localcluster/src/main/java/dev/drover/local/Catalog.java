@@ -20,13 +20,14 @@ final class Catalog {
     static final ResourceType NAMESPACES = ResourceType.builtIn("", "v1", "namespaces", "Namespace", false, "ns");
     static final ResourceType NODES = ResourceType.builtIn("", "v1", "nodes", "Node", false, "no");
     static final ResourceType CRDS = ResourceType.builtIn(
-            "apiextensions.k8s.io",
-            "v1",
-            "customresourcedefinitions",
-            "CustomResourceDefinition",
-            false,
-            "crd",
-            "crds");
+                    "apiextensions.k8s.io",
+                    "v1",
+                    "customresourcedefinitions",
+                    "CustomResourceDefinition",
+                    false,
+                    "crd",
+                    "crds")
+            .withStatusSubresource();
 
     static final ResourceType TOKEN_REVIEWS =
             ResourceType.builtIn("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", false);
@@ -52,9 +53,11 @@ final class Catalog {
 
     static final ResourceType SERVICE_ACCOUNTS =
             ResourceType.builtIn("", "v1", "serviceaccounts", "ServiceAccount", true, "sa");
-    static final ResourceType PODS = ResourceType.builtIn("", "v1", "pods", "Pod", true, "po");
+    static final ResourceType PODS =
+            ResourceType.builtIn("", "v1", "pods", "Pod", true, "po").inCategoryAll();
     static final ResourceType SECRETS = ResourceType.builtIn("", "v1", "secrets", "Secret", true);
-    static final ResourceType SERVICES = ResourceType.builtIn("", "v1", "services", "Service", true, "svc");
+    static final ResourceType SERVICES =
+            ResourceType.builtIn("", "v1", "services", "Service", true, "svc").inCategoryAll();
     static final ResourceType CONFIG_MAPS = ResourceType.builtIn("", "v1", "configmaps", "ConfigMap", true, "cm");
 
     static final List<ResourceType> BUILT_IN = List.of(
@@ -67,8 +70,10 @@ final class Catalog {
             CONFIG_MAPS,
             Aggregator.API_SERVICES,
             ResourceType.builtIn("", "v1", "events", "Event", true, "ev"),
-            ResourceType.builtIn("apps", "v1", "daemonsets", "DaemonSet", true, "ds"),
-            ResourceType.builtIn("apps", "v1", "deployments", "Deployment", true, "deploy"),
+            ResourceType.builtIn("apps", "v1", "daemonsets", "DaemonSet", true, "ds")
+                    .inCategoryAll(),
+            ResourceType.builtIn("apps", "v1", "deployments", "Deployment", true, "deploy")
+                    .inCategoryAll(),
             AdmissionPolicies.POLICIES,
             AdmissionPolicies.BINDINGS,
             Rbac.CLUSTER_ROLES,
@@ -78,6 +83,7 @@ final class Catalog {
             CRDS,
             ResourceType.builtIn("coordination.k8s.io", "v1", "leases", "Lease", true),
             ResourceType.builtIn("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true),
+            ResourceType.builtIn("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, "pdb"),
             ResourceType.builtIn("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor", true));
 
     private static final ObjectMapper JSON = NestingDepth.mapper();

@@ -41,6 +41,11 @@ record KubeVersion(int minor) {
         return minor >= 31;
     }
 
+    /** Whether a watch may stream the initial state itself ({@code sendInitialEvents}; WatchList, on from 1.32). */
+    boolean watchList() {
+        return minor >= 32;
+    }
+
     /** What {@code GET /version} answers. */
     ObjectNode versionDocument() {
         return JsonNodeFactory.instance

@@ -41,6 +41,9 @@ final class ObjectStore {
      */
     record Change(long revision, String typeKey, String type, ObjectNode object, ObjectNode previous) {}
 
+    /** The type of the change that ends a watch's initial events ({@code sendInitialEvents}). */
+    static final String INITIAL_EVENTS_END = "INITIAL_EVENTS_END";
+
     /** A registered watch: changes of one type (and namespace, when given) arrive in revision order. */
     final class Watch implements AutoCloseable {
         private final String typeKey;
@@ -300,10 +303,21 @@ final class ObjectStore {
      * the kept history is refused with 410 Gone, and the client lists again.
      */
     synchronized Watch watch(ResourceType type, String namespace, long since) {
+        return watch(type, namespace, since, false);
+    }
+
+    /**
+     * As {@link #watch(ResourceType, String, long)}; with {@code initialEventsEnd} the current objects are followed
+     * by a change of type {@link #INITIAL_EVENTS_END}, with no object, at the revision they were read at.
+     */
+    synchronized Watch watch(ResourceType type, String namespace, long since, boolean initialEventsEnd) {
         Watch w = new Watch(typeKey(type), type.namespaced() ? namespace : null);
         if (since < 0) {
             for (ObjectNode o : list(type, namespace).items()) {
                 w.offer(new Change(revision, w.typeKey, "ADDED", o, null));
+            }
+            if (initialEventsEnd) {
+                w.offer(new Change(revision, w.typeKey, INITIAL_EVENTS_END, null, null));
             }
         } else {
             changes.replay(w, since);

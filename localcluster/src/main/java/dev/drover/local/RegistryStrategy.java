@@ -44,6 +44,9 @@ final class RegistryStrategy {
         if (type.equals(Catalog.SECRETS)) {
             SecretData.fold(object);
         }
+        if (type.equals(Catalog.CRDS)) {
+            object.set("status", CrdStatus.created(object, now()));
+        }
     }
 
     /**
@@ -74,7 +77,9 @@ final class RegistryStrategy {
             }
         } else {
             next = proposed;
-            if (type.statusSubresource()) {
+            if (type.equals(Catalog.CRDS)) {
+                next.set("status", CrdStatus.updated(old.get("status"), next));
+            } else if (type.statusSubresource()) {
                 if (old.has("status")) {
                     next.set("status", old.get("status"));
                 } else {

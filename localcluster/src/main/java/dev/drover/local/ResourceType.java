@@ -52,4 +52,38 @@ record ResourceType(
                 List.of(),
                 List.of());
     }
+
+    /** This type in the category {@code all}, as kube-apiserver lists its workload kinds for {@code kubectl get all}. */
+    ResourceType inCategoryAll() {
+        return new ResourceType(
+                group,
+                version,
+                plural,
+                singular,
+                kind,
+                namespaced,
+                shortNames,
+                List.of("all"),
+                statusSubresource,
+                schema,
+                printerColumns,
+                selectableFields);
+    }
+
+    /** This type with a {@code status} subresource, as a built-in whose status its controllers write. */
+    ResourceType withStatusSubresource() {
+        return new ResourceType(
+                group,
+                version,
+                plural,
+                singular,
+                kind,
+                namespaced,
+                shortNames,
+                categories,
+                true,
+                schema,
+                printerColumns,
+                selectableFields);
+    }
 }

@@ -36,8 +36,10 @@ final class WatchStream {
             ResourcePath path,
             Query query,
             java.time.Clock tables,
+            boolean watchList,
             BooleanSupplier stopping)
             throws IOException {
+        boolean initialEvents = initialEvents(query, watchList);
         // the same selectors, with the same answer to a bad one, as a list
         FieldSelector fields = QuerySelectors.fieldSelector(type, query);
         if (path.name() != null) {
@@ -47,14 +49,15 @@ final class WatchStream {
         LabelSelector labels = QuerySelectors.labelSelector(query);
         // "0" means any version: the client gets the current objects first, as without a version.
         long since = parseVersion(query.get("resourceVersion"));
-        since = since == 0 ? -1 : since;
+        // with sendInitialEvents (NotOlderThan the version asked), the current state, at least as new as any version
+        since = since == 0 || initialEvents ? -1 : since;
         long timeoutSeconds = query.get("timeoutSeconds") == null ? 0 : Long.parseLong(query.get("timeoutSeconds"));
         long deadline = timeoutSeconds > 0
                 ? System.nanoTime() + Duration.ofSeconds(timeoutSeconds).toNanos()
                 : Long.MAX_VALUE;
         ObjectStore.Watch watch;
         try {
-            watch = store.watch(type, path.namespace(), since);
+            watch = store.watch(type, path.namespace(), since, initialEvents);
         } catch (ApiFront.ApiError expired) {
             // As the API server: the stream opens and its one event says the version is gone; the client lists again.
             try (OutputStream out = exchange.stream(200, "application/json")) {
@@ -73,7 +76,7 @@ final class WatchStream {
         }
         try (watch;
                 OutputStream out = exchange.stream(200, "application/json")) {
-            if (tables == null && "true".equals(query.get("allowWatchBookmarks"))) {
+            if (tables == null && !initialEvents && "true".equals(query.get("allowWatchBookmarks"))) {
                 // The JDK server sends the response headers with the first chunk; a client that waits for them
                 // (fabric8's informer counts as watching only then) would wait for the first change. A real API
                 // server answers at once; a BOOKMARK at the client's own version says nothing new and does that.
@@ -98,6 +101,20 @@ final class WatchStream {
                 }
                 ObjectStore.Change change = watch.poll(200);
                 if (change == null) {
+                    continue;
+                }
+                if (change.type().equals(ObjectStore.INITIAL_EVENTS_END)) {
+                    // as the API server: a BOOKMARK at the version the initial state was read at, so marked
+                    ObjectNode bookmark = JSON.createObjectNode().put("type", "BOOKMARK");
+                    ObjectNode meta = bookmark.putObject("object")
+                            .put("apiVersion", type.groupVersion())
+                            .put("kind", type.kind())
+                            .putObject("metadata")
+                            .put("resourceVersion", Long.toString(change.revision()));
+                    meta.putObject("annotations").put("k8s.io/initial-events-end", "true");
+                    out.write(ASCII_JSON.writeValueAsBytes(bookmark));
+                    out.write('\n');
+                    unflushed = true;
                     continue;
                 }
                 ObjectNode object = change.object();
@@ -134,6 +151,30 @@ final class WatchStream {
         } catch (IOException clientGone) {
             // The watcher hung up; closing the store watch is all there is to do.
         }
+    }
+
+    /**
+     * Whether the watch asks for its initial state as events ({@code sendInitialEvents=true}), as a watch list does;
+     * refused as the real server refuses it where WatchList is off (before 1.32), or without the options it needs.
+     */
+    private static boolean initialEvents(Query query, boolean watchList) {
+        if (!"true".equals(query.get("sendInitialEvents"))) {
+            return false;
+        }
+        String problem = !watchList
+                ? "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList"
+                        + " feature gate is enabled"
+                : !"NotOlderThan".equals(query.get("resourceVersionMatch"))
+                        ? "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch"
+                                + " to NotOlderThan"
+                        : !"true".equals(query.get("allowWatchBookmarks"))
+                                ? "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting"
+                                        + " allowWatchBookmarks to true"
+                                : null;
+        if (problem != null) {
+            throw new ApiFront.ApiError(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: " + problem);
+        }
+        return true;
     }
 
     private static long parseVersion(String rv) {

@@ -77,4 +77,38 @@ class KubeVersionTest {
                                                     + " spec.type"));
         }
     }
+
+    /** A watch list of namespaces (sendInitialEvents) for at most a second: its status and the events' lines. */
+    private static java.net.http.HttpResponse<String> watchList(LocalApiServer server) throws Exception {
+        try (java.net.http.HttpClient http =
+                java.net.http.HttpClient.newBuilder().sslContext(server.trust()).build()) {
+            return http.send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.url()
+                                    + "/api/v1/namespaces?watch=1&sendInitialEvents=true&allowWatchBookmarks=true"
+                                    + "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"))
+                            .header("Authorization", "Bearer " + LocalApiServer.ADMIN_TOKEN)
+                            .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+        }
+    }
+
+    @Test
+    void aWatchListGetsTheCurrentStateThenTheInitialEventsEndBookmarkFrom132Only() throws Exception {
+        try (LocalApiServer server = LocalApiServer.start(LocalApiServer.Options.defaults())) {
+            var r = watchList(server);
+            assertThat(r.statusCode()).isEqualTo(200);
+            List<String> lines = r.body().lines().toList();
+            assertThat(lines).hasSize(4); // default, kube-system, kube-public, then the bookmark
+            assertThat(lines.subList(0, 3)).allMatch(l -> l.startsWith("{\"type\":\"ADDED\""));
+            assertThat(lines.get(3))
+                    .startsWith("{\"type\":\"BOOKMARK\"")
+                    .contains("\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}");
+        }
+        try (LocalApiServer server =
+                LocalApiServer.start(LocalApiServer.Options.defaults().withKubeVersion("1.31"))) {
+            var r = watchList(server);
+            assertThat(r.statusCode()).isEqualTo(422);
+            assertThat(r.body()).contains("sendInitialEvents is forbidden for watch unless the WatchList feature gate");
+        }
+    }
 }

@@ -521,4 +521,66 @@ class LocalApiServerTest {
                                 HttpResponse.BodyHandlers.ofString()))
                 .isInstanceOf(java.io.IOException.class);
     }
+
+    @Test
+    void crdsAreEstablishedWithTheirNamesAcceptedAndStorageVersionRecorded() {
+        var crds = client.apiextensions().v1().customResourceDefinitions();
+        var installed = crds.withName("allocations.drover.dev").get().getStatus();
+        assertThat(installed.getConditions())
+                .extracting(c -> c.getType() + "=" + c.getStatus())
+                .containsExactly("NamesAccepted=True", "Established=True");
+        assertThat(installed.getAcceptedNames().getListKind()).isEqualTo("AllocationList");
+        assertThat(installed.getStoredVersions()).containsExactly("v1alpha1");
+
+        var widget = crds.resource(
+                        new io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder()
+                                .withNewMetadata()
+                                .withName("widgets.example.com")
+                                .endMetadata()
+                                .withNewSpec()
+                                .withGroup("example.com")
+                                .withScope("Namespaced")
+                                .withNewNames()
+                                .withKind("Widget")
+                                .withPlural("widgets")
+                                .endNames()
+                                .addNewVersion()
+                                .withName("v1")
+                                .withServed(true)
+                                .withStorage(true)
+                                .withNewSchema()
+                                .withNewOpenAPIV3Schema()
+                                .withType("object")
+                                .withXKubernetesPreserveUnknownFields(true)
+                                .endOpenAPIV3Schema()
+                                .endSchema()
+                                .endVersion()
+                                .endSpec()
+                                .build())
+                .create();
+        assertThat(widget.getStatus().getAcceptedNames().getSingular()).isEqualTo("widget");
+        assertThat(widget.getStatus().getConditions())
+                .anyMatch(
+                        c -> c.getType().equals("Established") && c.getStatus().equals("True"));
+
+        widget.getSpec().getNames().setShortNames(List.of("wd"));
+        widget.getSpec().getVersions().getFirst().setStorage(false);
+        widget.getSpec()
+                .getVersions()
+                .add(new io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersionBuilder()
+                        .withName("v2")
+                        .withServed(true)
+                        .withStorage(true)
+                        .withNewSchema()
+                        .withNewOpenAPIV3Schema()
+                        .withType("object")
+                        .withXKubernetesPreserveUnknownFields(true)
+                        .endOpenAPIV3Schema()
+                        .endSchema()
+                        .build());
+        var updated = crds.resource(widget).update().getStatus();
+        assertThat(updated.getAcceptedNames().getShortNames()).containsExactly("wd");
+        assertThat(updated.getStoredVersions()).containsExactly("v1", "v2");
+        crds.withName("widgets.example.com").delete();
+    }
 }
