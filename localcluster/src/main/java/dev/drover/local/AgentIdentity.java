@@ -87,6 +87,11 @@ public final class AgentIdentity {
                 .set(
                         "nodeConfinement.enabled",
                         KubeVersion.parse(server.kubeVersion()).minor() >= 30)
+                // before 1.31 this server selects custom resources by metadata fields only (as a 1.30 cluster
+                // without its feature gate), and the chart refuses a field selector it could not serve
+                .set(
+                        "agent.config.fieldSelector",
+                        KubeVersion.parse(server.kubeVersion()).minor() >= 31)
                 .call();
         KubernetesClient admin = server.client();
         admin.namespaces()
