@@ -192,12 +192,7 @@ final class AllocStatus {
         if (status == null) {
             return null;
         }
-        Condition condition = status.getConditions() == null
-                ? null
-                : status.getConditions().stream()
-                        .filter(c -> c != null && "Ready".equals(c.getType()))
-                        .findFirst()
-                        .orElse(null);
+        Condition condition = AllocationParts.readyCondition(status);
         List<String> parts = new ArrayList<>();
         if (condition != null) {
             parts.add(clean(condition.getStatus()));

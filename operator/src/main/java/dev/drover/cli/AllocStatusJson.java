@@ -92,12 +92,7 @@ final class AllocStatusJson {
         if (status == null) {
             return null;
         }
-        Condition condition = status.getConditions() == null
-                ? null
-                : status.getConditions().stream()
-                        .filter(c -> c != null && "Ready".equals(c.getType()))
-                        .findFirst()
-                        .orElse(null);
+        Condition condition = AllocationParts.readyCondition(status);
         if (condition == null && status.getReady() == null) {
             return null;
         }

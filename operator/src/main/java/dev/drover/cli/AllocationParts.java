@@ -3,6 +3,7 @@ package dev.drover.cli;
 import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.api.v1alpha1.AllocationSpec;
 import dev.drover.api.v1alpha1.AllocationStatus;
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 
 /**
@@ -14,5 +15,15 @@ record AllocationParts(ObjectMeta metadata, AllocationSpec spec, AllocationStatu
 
     static AllocationParts of(Allocation a) {
         return a == null ? null : new AllocationParts(a.getMetadata(), a.getSpec(), a.getStatus());
+    }
+
+    /** The status's Ready condition; null when it has none. */
+    static Condition readyCondition(AllocationStatus status) {
+        return status.getConditions() == null
+                ? null
+                : status.getConditions().stream()
+                        .filter(c -> c != null && "Ready".equals(c.getType()))
+                        .findFirst()
+                        .orElse(null);
     }
 }
