@@ -280,3 +280,26 @@ rounded up to MiB (docs/install.md, Agent memory). Where it sets one of the two,
 {{- $_ := set $r "limits" $lim -}}
 {{- toYaml $r }}
 {{- end }}
+
+{{/*
+CEL: the drover.dev/ resources that the containers of variables.spec's list
+(dict "list" FIELD "who" WORDS) request or limit, one string per container
+naming it and them (requests when it has any, else limits), [] when none.
+*/}}
+{{- define "drover.deviceAsks" -}}
+{{- $s := printf "variables.spec.%s" .list -}}
+{{- $req := "has(c.resources) && has(c.resources.requests) && c.resources.requests.exists(r, r.startsWith('drover.dev/'))" -}}
+{{- $lim := "has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(r, r.startsWith('drover.dev/'))" -}}
+has({{ $s }}) ? {{ $s }}.filter(c, ({{ $req }}) || ({{ $lim }})).map(c, '{{ .who }} "' + c.name + '" ' + (({{ $req }}) ? 'requests ' + c.resources.requests.filter(r, r.startsWith('drover.dev/')).join(', ') : 'limits ' + c.resources.limits.filter(r, r.startsWith('drover.dev/')).join(', '))) : []
+{{- end }}
+
+{{/*
+CEL: the drover.dev/ resources that variables.spec's pod-level resources
+(Kubernetes 1.32 and newer) request or limit, as a list of one string, [] when
+none.
+*/}}
+{{- define "drover.podDeviceAsks" -}}
+{{- $req := "has(variables.spec.resources) && has(variables.spec.resources.requests) && variables.spec.resources.requests.exists(r, r.startsWith('drover.dev/'))" -}}
+{{- $lim := "has(variables.spec.resources) && has(variables.spec.resources.limits) && variables.spec.resources.limits.exists(r, r.startsWith('drover.dev/'))" -}}
+({{ $req }}) ? ['the pod-level resources request ' + variables.spec.resources.requests.filter(r, r.startsWith('drover.dev/')).join(', ')] : ({{ $lim }}) ? ['the pod-level resources limit ' + variables.spec.resources.limits.filter(r, r.startsWith('drover.dev/')).join(', ')] : []
+{{- end }}
