@@ -60,8 +60,25 @@ class HelmInstallTest {
                             .out())
                     .contains("secret/sh.helm.release.v1.drover.v1");
 
+            String tls = "jsonpath={.data}";
+            String certificates = kubectl.run("get", "secret", "drover-gateway-tls", "-n", NS, "-o", tls)
+                    .assertOk()
+                    .out();
+            String trusted = kubectl.run("get", "configmap", "drover-gateway-ca", "-n", NS, "-o", "jsonpath={.data}")
+                    .assertOk()
+                    .out();
             helm(helm, server, "upgrade", "drover", "charts/drover", "-n", NS);
             assertThat(release(helm, server)).isEqualTo("deployed 2");
+            // the upgrade finds the gateway's certificates (lookup) and keeps them: agents keep trusting the gateway
+            assertThat(kubectl.run("get", "secret", "drover-gateway-tls", "-n", NS, "-o", tls)
+                            .assertOk()
+                            .out())
+                    .contains("tls.crt", "ca.crt", "client.key")
+                    .isEqualTo(certificates);
+            assertThat(kubectl.run("get", "configmap", "drover-gateway-ca", "-n", NS, "-o", "jsonpath={.data}")
+                            .assertOk()
+                            .out())
+                    .isEqualTo(trusted);
 
             assertThat(kubectl.run("auth", "can-i", "list", "allocations", "--as", AGENT)
                             .assertOk()
