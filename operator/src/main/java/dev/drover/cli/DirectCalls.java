@@ -91,7 +91,8 @@ final class DirectCalls implements ClusterCalls {
 
     @Override
     public JsonNode metadataList(String pathAndQuery) throws CommandFailure {
-        try (KubeClient.Answer a = sendAccepting(pathAndQuery)) {
+        try (KubeClient.Answer a =
+                call(() -> client.send("GET", pathAndQuery, METADATA_LIST, null, null, requestTimeout))) {
             byte[] body = a.bytes(MAX_ANSWER);
             if (a.code() != 200) {
                 throw refusal(a.code(), body);
@@ -99,17 +100,6 @@ final class DirectCalls implements ClusterCalls {
             return tree(body).path("items");
         } catch (IOException e) {
             throw reading(e);
-        }
-    }
-
-    private KubeClient.Answer sendAccepting(String pathAndQuery) throws CommandFailure {
-        try {
-            return client.send("GET", pathAndQuery, METADATA_LIST, null, null, requestTimeout);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CommandFailure("interrupted");
-        } catch (IOException e) {
-            throw ApiAnswers.unreachable(server(), e);
         }
     }
 
@@ -178,8 +168,19 @@ final class DirectCalls implements ClusterCalls {
 
     private KubeClient.Answer send(String method, String path, String type, byte[] body, Duration timeout)
             throws CommandFailure {
+        return call(() -> client.send(method, path, type, body, timeout));
+    }
+
+    /** One request to the API server. */
+    @FunctionalInterface
+    private interface Request {
+        KubeClient.Answer send() throws IOException, InterruptedException;
+    }
+
+    /** {@code request}'s answer; being interrupted or not reaching the server is a failure saying so. */
+    private KubeClient.Answer call(Request request) throws CommandFailure {
         try {
-            return client.send(method, path, type, body, timeout);
+            return request.send();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CommandFailure("interrupted");
