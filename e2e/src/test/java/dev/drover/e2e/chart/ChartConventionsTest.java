@@ -134,17 +134,17 @@ class ChartConventionsTest {
 
     @Test
     void aClusterBefore131IsRefusedWhileTheAgentsWouldWatchByAFieldSelectorTheyCannotUse() {
-        assertThatThrownBy(() -> templateFor("1.30.0", Map.of()))
+        assertThatThrownBy(() -> DroverChart.template("1.30.0", Map.of()))
                 .hasMessageContaining("agent.config.fieldSelector is true, and Kubernetes v1.30.0 cannot select"
                         + " custom resources by field before 1.31")
                 .hasMessageContaining(
                         "set agent.config.fieldSelector=false, or agent.customResourceFieldSelectors=true");
-        assertThatCode(() -> templateFor("1.30.0", Map.of("agent.customResourceFieldSelectors", true)))
+        assertThatCode(() -> DroverChart.template("1.30.0", Map.of("agent.customResourceFieldSelectors", true)))
                 .as("the 1.30 feature gate said to be on")
                 .doesNotThrowAnyException();
-        assertThatCode(() -> templateFor("1.30.0", Map.of("agent.config.fieldSelector", false)))
+        assertThatCode(() -> DroverChart.template("1.30.0", Map.of("agent.config.fieldSelector", false)))
                 .doesNotThrowAnyException();
-        assertThatCode(() -> templateFor("1.31.0", Map.of())).doesNotThrowAnyException();
+        assertThatCode(() -> DroverChart.template("1.31.0", Map.of())).doesNotThrowAnyException();
     }
 
     @Test
@@ -159,16 +159,6 @@ class ChartConventionsTest {
         assertThat(Files.readString(DroverChart.DIR.resolve("..", "..").resolve(inRepo)))
                 .as("the icon is in the repository where the URL points")
                 .contains("<svg");
-    }
-
-    private static String templateFor(String kubeVersion, Map<String, Object> sets) {
-        var command = DroverChart.helm()
-                .template()
-                .withName(DroverChart.RELEASE)
-                .withNamespace(DroverChart.NAMESPACE)
-                .withKubeVersion(kubeVersion);
-        sets.forEach(command::set);
-        return command.call();
     }
 
     private static Stream<Container> containers(PodSpec pod) {

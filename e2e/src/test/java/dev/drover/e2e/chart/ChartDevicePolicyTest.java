@@ -95,14 +95,8 @@ class ChartDevicePolicyTest {
         assertThat(DroverChart.render(ValueSet.DEFAULTS, Map.of("exclusiveDevices.enabled", false))
                         .objects())
                 .noneMatch(ChartDevicePolicyTest::exclusiveDevices);
-        String old = DroverChart.helm()
-                .template()
-                .withName(DroverChart.RELEASE)
-                .withNamespace(DroverChart.NAMESPACE)
-                .withKubeVersion("1.29.0")
-                .set("agent.config.fieldSelector", false)
-                .set("nodeConfinement.enabled", false)
-                .call();
+        String old = DroverChart.template(
+                "1.29.0", Map.of("agent.config.fieldSelector", false, "nodeConfinement.enabled", false));
         assertThat(DroverChart.parse(old))
                 .as("before 1.30 there is no ValidatingAdmissionPolicy v1 to render")
                 .noneMatch(ChartDevicePolicyTest::exclusiveDevices);

@@ -473,14 +473,8 @@ class ChartRenderTest {
         assertThat(DroverChart.render(ValueSet.DEFAULTS, Map.of("restartAttribution.enabled", false))
                         .objects())
                 .noneMatch(o -> o.getMetadata().getName().endsWith("-restarted-by"));
-        String old = DroverChart.helm()
-                .template()
-                .withName(DroverChart.RELEASE)
-                .withNamespace(DroverChart.NAMESPACE)
-                .withKubeVersion("1.29.0")
-                .set("agent.config.fieldSelector", false)
-                .set("nodeConfinement.enabled", false)
-                .call();
+        String old = DroverChart.template(
+                "1.29.0", Map.of("agent.config.fieldSelector", false, "nodeConfinement.enabled", false));
         assertThat(DroverChart.parse(old))
                 .as("before 1.30 left out without failing: only a name in an event rests on it")
                 .noneMatch(o -> o.getKind().startsWith("ValidatingAdmissionPolicy"));
@@ -493,23 +487,11 @@ class ChartRenderTest {
                 .filteredOn(o -> o.getKind().startsWith("ValidatingAdmissionPolicy"))
                 .noneMatch(ChartRenderTest::nodeConfinement);
         // before 1.30 the policies cannot be had, and the chart does not go without them silently
-        assertThatThrownBy(() -> DroverChart.helm()
-                        .template()
-                        .withName(DroverChart.RELEASE)
-                        .withNamespace(DroverChart.NAMESPACE)
-                        .withKubeVersion("1.29.0")
-                        .set("agent.config.fieldSelector", false)
-                        .call())
+        assertThatThrownBy(() -> DroverChart.template("1.29.0", Map.of("agent.config.fieldSelector", false)))
                 .hasMessageContaining("nodeConfinement.enabled needs Kubernetes 1.30 or newer")
                 .hasMessageContaining("set nodeConfinement.enabled=false");
-        String old = DroverChart.helm()
-                .template()
-                .withName(DroverChart.RELEASE)
-                .withNamespace(DroverChart.NAMESPACE)
-                .withKubeVersion("1.29.0")
-                .set("agent.config.fieldSelector", false)
-                .set("nodeConfinement.enabled", false)
-                .call();
+        String old = DroverChart.template(
+                "1.29.0", Map.of("agent.config.fieldSelector", false, "nodeConfinement.enabled", false));
         assertThat(DroverChart.parse(old)).noneMatch(o -> o.getKind().startsWith("ValidatingAdmissionPolicy"));
         assertThat(notes("1.29.0", Map.of("agent.config.fieldSelector", false, "nodeConfinement.enabled", false)))
                 .contains("Each agent is NOT confined to its node: nodeConfinement.enabled is false (Kubernetes"

@@ -33,8 +33,17 @@ final class DroverChart {
      * CRDs not included.
      */
     static String template(ValueSet values, Map<String, Object> sets) {
+        return template(KUBE_VERSION, values, sets);
+    }
+
+    /** As {@link #template(ValueSet, Map)} with the default values, for a cluster of {@code kubeVersion}. */
+    static String template(String kubeVersion, Map<String, Object> sets) {
+        return template(kubeVersion, ValueSet.DEFAULTS, sets);
+    }
+
+    private static String template(String kubeVersion, ValueSet values, Map<String, Object> sets) {
         TemplateCommand command =
-                helm().template().withName(RELEASE).withNamespace(NAMESPACE).withKubeVersion(KUBE_VERSION);
+                helm().template().withName(RELEASE).withNamespace(NAMESPACE).withKubeVersion(kubeVersion);
         values.valuesFile().ifPresent(command::withValuesFile);
         sets.forEach(command::set);
         return command.call();
