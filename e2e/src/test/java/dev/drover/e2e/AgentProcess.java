@@ -3,6 +3,10 @@ package dev.drover.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +25,17 @@ import java.util.concurrent.TimeUnit;
 final class AgentProcess implements AutoCloseable {
 
     static final Path JAR = Path.of("..", "operator", "target", "drover-agent.jar");
+
+    /** A scrape of the agent's {@code /metrics}, served on {@code port} of this machine. */
+    static String metrics(int port) throws IOException, InterruptedException {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            return http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
+        }
+    }
 
     private final List<String> args;
     private final Path log;

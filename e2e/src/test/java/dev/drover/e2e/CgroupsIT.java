@@ -11,10 +11,6 @@ import dev.drover.cgroups.Cgroups;
 import dev.drover.e2e.chart.Promtool;
 import dev.drover.local.LocalApiServer;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -248,13 +244,7 @@ class CgroupsIT {
     }
 
     private static String metrics() throws Exception {
-        try (HttpClient http = HttpClient.newHttpClient()) {
-            return http.send(
-                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString())
-                    .body();
-        }
+        return AgentProcess.metrics(metricsPort);
     }
 
     /** Field 6 of /proc/PID/stat, the session. */

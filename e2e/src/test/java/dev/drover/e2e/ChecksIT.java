@@ -10,10 +10,6 @@ import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.local.LocalApiServer;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.io.InputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -252,12 +248,6 @@ class ChecksIT {
     }
 
     static String metrics() throws Exception {
-        try (HttpClient http = HttpClient.newHttpClient()) {
-            return http.send(
-                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString())
-                    .body();
-        }
+        return AgentProcess.metrics(metricsPort);
     }
 }

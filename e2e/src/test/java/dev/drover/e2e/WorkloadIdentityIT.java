@@ -4,10 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.drover.local.LocalApiServer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -406,14 +402,7 @@ class WorkloadIdentityIT {
         String events =
                 kubectl.run("get", "events", "-A", "-o", "yaml").assertOk().out();
         String described = kubectl.run("describe", "alloc", "-A").assertOk().out();
-        String metrics;
-        try (HttpClient http = HttpClient.newHttpClient()) {
-            metrics = http.send(
-                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString())
-                    .body();
-        }
+        String metrics = AgentProcess.metrics(metricsPort);
         String dump = stateDump();
         String log = agent.log();
 
