@@ -303,3 +303,27 @@ none.
 {{- $lim := "has(variables.spec.resources) && has(variables.spec.resources.limits) && variables.spec.resources.limits.exists(r, r.startsWith('drover.dev/'))" -}}
 ({{ $req }}) ? ['the pod-level resources request ' + variables.spec.resources.requests.filter(r, r.startsWith('drover.dev/')).join(', ')] : ({{ $lim }}) ? ['the pod-level resources limit ' + variables.spec.resources.limits.filter(r, r.startsWith('drover.dev/')).join(', ')] : []
 {{- end }}
+
+{{/*
+How the agent shares its node with Pods: agent.nodeSharing, or, left
+empty, resize where in-place Pod resize is stable (1.35) and dedicated
+before.
+*/}}
+{{- define "drover.nodeSharing" -}}
+{{- if .Values.agent.nodeSharing }}
+{{- .Values.agent.nodeSharing }}
+{{- else if semverCompare ">=1.35.0-0" .Capabilities.KubeVersion.Version }}
+{{- "resize" }}
+{{- else }}
+{{- "dedicated" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The reservation container's image: repository@digest, else repository:tag.
+*/}}
+{{- define "drover.reservationImage" -}}
+{{- with .Values.agent.reservationImage }}
+{{- if .digest }}{{ printf "%s@%s" .repository .digest }}{{ else }}{{ printf "%s:%s" .repository .tag }}{{ end }}
+{{- end }}
+{{- end }}

@@ -48,16 +48,28 @@ public final class NodeAdmission {
 
     static final String ANNOTATION_PREFIX = "drover.dev/";
 
-    private final CpuMemory allocatable;
+    private CpuMemory allocatable;
     private final Map<AllocId, CpuMemory> shares = new HashMap<>();
     private CpuMemory requested = CpuMemory.ZERO;
     private final Map<String, Long> refusals = new TreeMap<>();
 
     public NodeAdmission(CpuMemory allocatable) {
+        this.allocatable = checked(allocatable);
+    }
+
+    /**
+     * What the node may hand out changed (the Pods bound to it took or gave back some): later decisions count with
+     * {@code now}. Admitted allocations keep their shares, also where they ask more than is left then.
+     */
+    public synchronized void allocatable(CpuMemory now) {
+        allocatable = checked(now);
+    }
+
+    private static CpuMemory checked(CpuMemory allocatable) {
         if (allocatable.cpuMillis() < 0 || allocatable.memoryMB() < 0) {
             throw new IllegalArgumentException("allocatable amounts cannot be negative: " + allocatable);
         }
-        this.allocatable = allocatable;
+        return allocatable;
     }
 
     /**
@@ -137,6 +149,11 @@ public final class NodeAdmission {
         }
         requested = requested.minus(had);
         return true;
+    }
+
+    /** What {@code id} holds of the node's CPU and memory; zero when it holds no share. */
+    public synchronized CpuMemory share(AllocId id) {
+        return shares.getOrDefault(id, CpuMemory.ZERO);
     }
 
     public synchronized boolean holds(AllocId id) {

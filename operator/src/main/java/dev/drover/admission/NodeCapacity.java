@@ -1,8 +1,10 @@
 package dev.drover.admission;
 
+import io.fabric8.kubernetes.api.model.Quantity;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -55,5 +57,26 @@ public final class NodeCapacity {
         return new CpuMemory(
                 cpuMillis.orElse(Math.max(0, node.cpuMillis() - reserved.cpuMillis())),
                 memoryMB.orElse(Math.max(0, node.memoryMB() - reserved.memoryMB())));
+    }
+
+    /**
+     * A Node's {@code status.allocatable} as the node's units: CPU in millicores, memory in whole MB (rounded down:
+     * a part of one is not there to hand out). Empty when it names no cpu or no memory (no kubelet reports it).
+     *
+     * @throws IllegalArgumentException when either is no quantity
+     */
+    public static Optional<CpuMemory> ofNode(Map<String, Quantity> allocatable) {
+        Quantity cpu = allocatable == null ? null : allocatable.get("cpu");
+        Quantity memory = allocatable == null ? null : allocatable.get("memory");
+        if (cpu == null || memory == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new CpuMemory(
+                KubeQuantity.millis(KubeQuantity.parse(text(cpu))),
+                KubeQuantity.parse(text(memory)).toBigInteger().shiftRight(20).longValueExact()));
+    }
+
+    private static String text(Quantity q) {
+        return q.getAmount() == null ? null : q.getAmount() + (q.getFormat() == null ? "" : q.getFormat());
     }
 }

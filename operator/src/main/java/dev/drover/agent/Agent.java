@@ -232,18 +232,20 @@ public final class Agent implements AutoCloseable {
                 "allocations may request {} millicores of CPU and {} MB of memory on this node",
                 config.allocatable().cpuMillis(),
                 config.allocatable().memoryMB());
+        Runnable requestedChanged = () -> {
+            NodeRegistrar r = registrar;
+            if (r != null) {
+                r.nudge();
+            }
+        };
         Admissions admissions = new Admissions(
                 admission,
                 ledger,
-                () -> {
-                    NodeRegistrar r = registrar;
-                    if (r != null) {
-                        r.nudge();
-                    }
-                },
+                requestedChanged,
                 config.hostVolumes(),
                 new NodePorts(config.networks().dynamicPorts()),
                 state);
+        closeLast.add(AgentNodeSharing.start(config, client, admission, admissions, requestedChanged));
         AgentNetworks networks = AgentNetworks.create(config, client, admissions);
         EndpointSlicePublisher slices = EndpointSlicePublisher.start(
                 client,

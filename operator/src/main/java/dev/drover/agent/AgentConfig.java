@@ -55,6 +55,7 @@ import java.util.Set;
  * @param containers     the oci driver's and the image store's settings
  * @param hostVolumes    the node's directories allocations may mount by name ({@code hostVolumes}); none by default
  * @param networks       allocations' networks and ports: the CNI plugins, the dynamic port range, the bridge
+ * @param nodeSharing    how allocations and the kubelet's Pods share the node's CPU and memory, and the agent's Pod
  */
 public record AgentConfig(
         Optional<Path> kubeconfig,
@@ -86,7 +87,8 @@ public record AgentConfig(
         Duration credentialPollInterval,
         ContainerSettings containers,
         HostVolumes hostVolumes,
-        NetworkSettings networks) {
+        NetworkSettings networks,
+        NodeSharingSettings nodeSharing) {
 
     static final Set<String> LOG_LEVELS = Set.of("error", "warn", "info", "debug", "trace");
 
@@ -258,7 +260,8 @@ public record AgentConfig(
                 poll,
                 ContainerSettings.load(s),
                 HostVolumeSettings.load(s, dataDir),
-                NetworkSettings.load(s));
+                NetworkSettings.load(s),
+                NodeSharingSettings.load(s));
     }
 
     /** {@code bindAddress}: an IP address, taken as written (a host name would be a lookup at each start). */

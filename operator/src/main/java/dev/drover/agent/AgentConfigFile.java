@@ -84,7 +84,10 @@ final class AgentConfigFile {
             "dynamicPorts",
             "bridge.name",
             "bridge.subnet",
-            "nodeAddress");
+            "nodeAddress",
+            "nodeSharing",
+            "podName",
+            "podNamespace");
 
     /** The environment variable naming the file when {@code --config} does not. */
     static final String ENV = "DROVER_CONFIG";

@@ -42,6 +42,13 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
             new Flag("--cni-bin-dir", "DIR", "the CNI plugins for bridge and none networks (default /opt/cni/bin)"),
             new Flag("--dynamic-ports", "LOW-HIGH", "the range dynamic host ports come from (default 20000-32000)"),
             new Flag("--node-address", "IP", "where the node's ports are reached (default: the Node's InternalIP)"),
+            new Flag(
+                    "--node-sharing",
+                    "MODE",
+                    "resize or dedicated: how allocations and the kubelet's Pods share the node (default: resize on"
+                            + " Kubernetes 1.35+ in a Pod, else dedicated)"),
+            new Flag("--pod-name", "NAME", "the agent's own Pod (the DaemonSet sets POD_NAME)"),
+            new Flag("--pod-namespace", "NS", "the agent's own Pod's namespace (the DaemonSet sets POD_NAMESPACE)"),
             new Flag("--registry-ca-file", "FILE", "a CA that image registries' certificates may chain to"),
             new Flag(
                     "--cgroup-parent",

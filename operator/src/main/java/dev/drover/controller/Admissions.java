@@ -6,6 +6,7 @@ import dev.drover.admission.Device;
 import dev.drover.admission.DeviceOffer;
 import dev.drover.admission.DevicePicker;
 import dev.drover.admission.NodeAdmission;
+import dev.drover.admission.NodeBooking;
 import dev.drover.admission.NodePorts;
 import dev.drover.admission.Requests;
 import dev.drover.api.v1alpha1.Allocation;
@@ -44,6 +45,7 @@ public final class Admissions {
     private final HostVolumes volumes;
     private final NodePorts ports;
     private final StateDB state;
+    private volatile NodeBooking booking = NodeBooking.NONE;
 
     /**
      * @param ledger  the node's device reservations, or null when the agent runs no device plugins (an allocation
@@ -81,6 +83,14 @@ public final class Admissions {
     }
 
     /**
+     * From now on shares are booked with {@code booking} too (the agent's Pod, {@code nodeSharing: resize}) before an
+     * allocation is admitted; set before any is taken on.
+     */
+    public void bookWith(NodeBooking booking) {
+        this.booking = booking;
+    }
+
+    /**
      * What taking an allocation on decided.
      *
      * @param again it was admitted before, for an older spec, and has not started: {@code decision} is about its
@@ -93,8 +103,24 @@ public final class Admissions {
      * that has not started yet (a newer spec came while it waited) is admitted again as for an update
      * ({@link #resize}): whether one is and what it asks are read under the same lock.
      */
-    synchronized TakeOn takeOn(AllocId id, Allocation a) {
-        return node.holds(id) ? new TakeOn(resize(id, a), true) : new TakeOn(admit(id, a), false);
+    TakeOn takeOn(AllocId id, Allocation a) throws InterruptedException {
+        if (node.holds(id)) {
+            return new TakeOn(resize(id, a), true); // one allocation is taken on by one thread at a time
+        }
+        Decision d;
+        synchronized (this) {
+            d = admit(id, a);
+        }
+        if (!d.admitted()) {
+            return new TakeOn(d, false);
+        }
+        // booked outside the lock: shares that come while one resize is answered are booked together in the next
+        Optional<Decision> refused = booking.book(id, CpuMemory.requestsOf(a.getSpec()));
+        if (refused.isPresent()) {
+            release(id);
+            return new TakeOn(explained(refused.get(), Requests.of(a.getSpec())), false);
+        }
+        return new TakeOn(d, false);
     }
 
     private Decision admit(AllocId id, Allocation a) {
@@ -125,7 +151,23 @@ public final class Admissions {
      * reserved anew, those it keeps first) if they fit, or refused while it runs on as it was. A stopping allocation
      * asks for nothing more, and its tasks keep their devices until they are dead.
      */
-    synchronized Decision resize(AllocId id, Allocation a) {
+    Decision resize(AllocId id, Allocation a) throws InterruptedException {
+        CpuMemory asks = CpuMemory.requestsOf(a.getSpec());
+        CpuMemory had = node.share(id);
+        CpuMemory most =
+                new CpuMemory(Math.max(had.cpuMillis(), asks.cpuMillis()), Math.max(had.memoryMB(), asks.memoryMB()));
+        if (!most.equals(had)) { // more than it holds is booked before it is admitted here, as for a new one
+            Optional<Decision> refused = booking.book(id, most);
+            if (refused.isPresent()) {
+                return explained(refused.get(), Requests.of(a.getSpec()));
+            }
+        }
+        Decision d = resizeHere(id, a);
+        booking.book(id, d.admitted() ? asks : had); // no more than booked: given back at once
+        return d;
+    }
+
+    private synchronized Decision resizeHere(AllocId id, Allocation a) {
         Optional<Decision> noVolumes = volumes(id, a);
         if (noVolumes.isPresent()) {
             return noVolumes.get();
@@ -172,6 +214,9 @@ public final class Admissions {
                     u.allocatable().cpuMillis(),
                     u.allocatable().memoryMB());
         }
+        Map<AllocId, CpuMemory> shares = new LinkedHashMap<>();
+        ids.forEach(id -> shares.put(id, node.share(id)));
+        booking.restore(shares);
         changed.run();
     }
 
@@ -182,6 +227,7 @@ public final class Admissions {
 
     /** The allocation is over (every task dead): its share, its devices and its ports are free. */
     synchronized void release(AllocId id) {
+        booking.release(id);
         ports.release(id);
         if (ledger != null) {
             ledger.release(id);
@@ -196,6 +242,7 @@ public final class Admissions {
      * (it would bring back a row of the allocation just removed).
      */
     synchronized void forget(AllocId id) {
+        booking.release(id);
         ports.release(id);
         if (ledger != null) {
             ledger.forget(id);

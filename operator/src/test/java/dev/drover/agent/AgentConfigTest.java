@@ -53,6 +53,30 @@ class AgentConfigTest {
     }
 
     @Test
+    void nodeSharingIsChosenByTheServerUnlessSetAndResizeNeedsTheAgentsPod() throws Exception {
+        AgentConfig unset = load(Map.of("NODE_NAME", "n", "POD_NAME", "drover-x7k2p", "POD_NAMESPACE", "drover"));
+        assertThat(unset.nodeSharing().mode()).isEmpty();
+        assertThat(unset.nodeSharing().pod()).hasValue("drover/drover-x7k2p");
+        assertThat(dev.drover.sharing.NodeSharing.chosen(true, 35)).hasToString("resize");
+        assertThat(dev.drover.sharing.NodeSharing.chosen(true, 34)).hasToString("dedicated");
+        assertThat(dev.drover.sharing.NodeSharing.chosen(false, 35))
+                .as("outside a Pod")
+                .hasToString("dedicated");
+        assertThat(load(Map.of("DROVER_NODE_SHARING", "Dedicated"), "--node", "n")
+                        .nodeSharing()
+                        .mode())
+                .hasValue(dev.drover.sharing.NodeSharing.DEDICATED);
+
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--node-sharing", "resize"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("--pod-name and --pod-namespace");
+        assertThatThrownBy(() -> load(Map.of(), "--node", "n", "--node-sharing", "shared"))
+                .hasMessage("nodeSharing \"shared\" is not one of resize, dedicated");
+        assertThatThrownBy(() -> load(Map.of("POD_NAME", "drover-x"), "--node", "n"))
+                .hasMessageContaining("give both or neither");
+    }
+
+    @Test
     void theCredentialPollIntervalComesFromFlagOrEnvironmentAndIsAtLeastASecond() throws Exception {
         assertThat(load(Map.of("DROVER_CREDENTIAL_POLL_INTERVAL", "5s"), "--node", "n")
                         .credentialPollInterval())

@@ -36,21 +36,21 @@ class VolumeAdmissionTest {
                 Allocation.class);
     }
 
-    private Decision takeOn(String namespace, String volumes) {
+    private Decision takeOn(String namespace, String volumes) throws InterruptedException {
         return admissions
                 .takeOn(new AllocId(namespace, "a"), alloc(namespace, volumes))
                 .decision();
     }
 
     @Test
-    void volumesOfHostVolumesLentToTheNamespaceAreAdmitted() {
+    void volumesOfHostVolumesLentToTheNamespaceAreAdmitted() throws InterruptedException {
         Decision d = takeOn("team-a", "[{name: m, hostVolume: models}, {name: s, hostVolume: scratch}]");
         assertThat(d.admitted()).isTrue();
         assertThat(node.usage().requested()).isEqualTo(new CpuMemory(100, 0));
     }
 
     @Test
-    void aHostVolumeTheAgentDoesNotHaveIsRefusedAsUnknownNamingTheVolume() {
+    void aHostVolumeTheAgentDoesNotHaveIsRefusedAsUnknownNamingTheVolume() throws InterruptedException {
         Decision d = takeOn("team-a", "[{name: data, hostVolume: datasets}]");
         assertThat(d.admitted()).isFalse();
         assertThat(d.reason()).isEqualTo("UnknownHostVolume");
@@ -61,7 +61,7 @@ class VolumeAdmissionTest {
     }
 
     @Test
-    void aHostVolumeNotLentToTheNamespaceIsForbiddenAndOneListingNoNamespaceIsLentToNone() {
+    void aHostVolumeNotLentToTheNamespaceIsForbiddenAndOneListingNoNamespaceIsLentToNone() throws InterruptedException {
         Decision d = takeOn("team-b", "[{name: s, hostVolume: scratch}]");
         assertThat(d.admitted()).isFalse();
         assertThat(d.reason()).isEqualTo("HostVolumeForbidden");
@@ -72,7 +72,7 @@ class VolumeAdmissionTest {
     }
 
     @Test
-    void anUpdateNamingAnUnknownHostVolumeIsRefusedAndTheAllocationKeepsItsShare() {
+    void anUpdateNamingAnUnknownHostVolumeIsRefusedAndTheAllocationKeepsItsShare() throws InterruptedException {
         assertThat(takeOn("team-a", "[{name: m, hostVolume: models}]").admitted())
                 .isTrue();
         Decision d = admissions.resize(new AllocId("team-a", "a"), alloc("team-a", "[{name: m, hostVolume: gone}]"));

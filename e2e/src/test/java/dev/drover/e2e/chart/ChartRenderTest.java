@@ -141,6 +141,7 @@ class ChartRenderTest {
                         "authorization.k8s.io subjectaccessreviews [create]",
                         " serviceaccounts/token [create]",
                         " services [get, list, watch]",
+                        " pods [list, watch]",
                         "discovery.k8s.io endpointslices [create, delete, get, list, patch, update, watch]");
     }
 
@@ -320,6 +321,7 @@ class ChartRenderTest {
         com.fasterxml.jackson.databind.node.ObjectNode expected = (com.fasterxml.jackson.databind.node.ObjectNode)
                 values.at("/agent/config").deepCopy();
         expected.setAll((com.fasterxml.jackson.databind.node.ObjectNode) values.at("/agent/network"));
+        expected.put("nodeSharing", "dedicated"); // agent.nodeSharing, chosen for 1.32
         assertThat(YAML.readTree(config.getData().get("agent.yaml"))).isEqualTo(expected);
         assertThat(config.getData()).containsOnlyKeys("agent.yaml");
         assertThat(rendered.agent().getArgs()).containsExactly("--config", "/etc/drover/agent.yaml");
