@@ -42,10 +42,13 @@ public final class AdmissionMetrics extends Collector {
         CounterMetricFamily c = new CounterMetricFamily(
                 "drover_admission_refusals_total",
                 "Allocations and updates refused because the node could not fit them, by reason (OutOfcpu, OutOfmemory,"
-                        + " OutOfdevices).",
+                        + " OutOfdevices, ResizeFailed).",
                 List.of("reason"));
-        for (String reason :
-                List.of(NodeAdmission.OUT_OF_CPU, NodeAdmission.OUT_OF_MEMORY, NodeAdmission.OUT_OF_DEVICES)) {
+        for (String reason : List.of(
+                NodeAdmission.OUT_OF_CPU,
+                NodeAdmission.OUT_OF_MEMORY,
+                NodeAdmission.OUT_OF_DEVICES,
+                NodeAdmission.RESIZE_FAILED)) {
             c.addMetric(List.of(reason), byReason.getOrDefault(reason, 0L));
         }
         return c;

@@ -22,6 +22,8 @@ public final class NodeAdmission {
     public static final String OUT_OF_CPU = "OutOfcpu";
     public static final String OUT_OF_MEMORY = "OutOfmemory";
     public static final String OUT_OF_DEVICES = "OutOfdevices";
+    /** The kubelet's answer to booking an allocation ({@link NodeBooking}) did not come, or the booking failed. */
+    public static final String RESIZE_FAILED = "ResizeFailed";
 
     /**
      * The node's figures now.
@@ -162,6 +164,11 @@ public final class NodeAdmission {
 
     public synchronized Usage usage() {
         return new Usage(allocatable, requested, allocatable.minus(requested), shares.size());
+    }
+
+    /** An allocation that fit here was refused by the node's other arbiter ({@link NodeBooking}), for {@code reason}. */
+    public synchronized void refused(String reason) {
+        refusals.merge(reason, 1L, Long::sum);
     }
 
     /** Allocations refused so far, by reason. */

@@ -245,7 +245,8 @@ public final class Agent implements AutoCloseable {
                 config.hostVolumes(),
                 new NodePorts(config.networks().dynamicPorts()),
                 state);
-        closeLast.add(AgentNodeSharing.start(config, client, admission, admissions, requestedChanged));
+        closeLast.add(
+                AgentNodeSharing.start(config, client, admission, admissions, requestedChanged, metrics.registry()));
         AgentNetworks networks = AgentNetworks.create(config, client, admissions);
         EndpointSlicePublisher slices = EndpointSlicePublisher.start(
                 client,

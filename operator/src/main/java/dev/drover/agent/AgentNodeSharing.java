@@ -5,10 +5,12 @@ import dev.drover.controller.Admissions;
 import dev.drover.sharing.DedicatedNode;
 import dev.drover.sharing.NodeSharing;
 import dev.drover.sharing.PodReservation;
+import dev.drover.sharing.ReservationMetrics;
 import dev.drover.sharing.Resizer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.VersionInfo;
+import io.prometheus.client.CollectorRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +30,8 @@ final class AgentNodeSharing {
             KubernetesClient client,
             NodeAdmission admission,
             Admissions admissions,
-            Runnable changed)
+            Runnable changed,
+            CollectorRegistry metrics)
             throws InterruptedException {
         NodeSharingSettings s = config.nodeSharing();
         NodeSharing mode = s.mode().orElseGet(() -> NodeSharing.chosen(s.pod().isPresent(), serverMinor(client)));
@@ -37,6 +40,7 @@ final class AgentNodeSharing {
             PodReservation reservation = PodReservation.start(
                     client, s.podNamespace().orElseThrow(), s.podName().orElseThrow(), Resizer.Timing.DEFAULT);
             admissions.bookWith(reservation);
+            new ReservationMetrics(reservation).register(metrics);
             return reservation;
         }
         return DedicatedNode.start(client, config.nodeName(), admission, config.allocatable(), changed);

@@ -118,6 +118,7 @@ public final class Admissions {
         Optional<Decision> refused = booking.book(id, CpuMemory.requestsOf(a.getSpec()));
         if (refused.isPresent()) {
             release(id);
+            node.refused(refused.get().reason());
             return new TakeOn(explained(refused.get(), Requests.of(a.getSpec())), false);
         }
         return new TakeOn(d, false);
@@ -159,6 +160,7 @@ public final class Admissions {
         if (!most.equals(had)) { // more than it holds is booked before it is admitted here, as for a new one
             Optional<Decision> refused = booking.book(id, most);
             if (refused.isPresent()) {
+                node.refused(refused.get().reason());
                 return explained(refused.get(), Requests.of(a.getSpec()));
             }
         }

@@ -9,7 +9,7 @@ public interface Resizer {
     String DEFERRED = "Deferred";
     String INFEASIBLE = "Infeasible";
     /** The reason of a refusal when the resize itself failed (not the kubelet's answer). */
-    String RESIZE_FAILED = "ResizeFailed";
+    String RESIZE_FAILED = dev.drover.admission.NodeAdmission.RESIZE_FAILED;
 
     /**
      * How resizes are answered and tried again.
