@@ -1,6 +1,7 @@
 package dev.drover.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -16,15 +17,19 @@ import dev.drover.devices.DeviceLedger;
 import dev.drover.devices.DeviceManager;
 import dev.drover.devices.PodHeldDevices;
 import dev.drover.podresources.FakePodResources;
+import dev.drover.podresources.PodDevices;
 import dev.drover.podresources.PodResourcesClient;
+import dev.drover.podresources.PodResourcesException;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateStores;
+import dev.drover.testing.LiveThreads;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -166,5 +171,37 @@ class PodHeldGpuAdmissionTest {
         } finally {
             log.detachAppender(lines);
         }
+    }
+
+    @Test
+    void closingLeavesNoThreadOfTheKubeletsClientBehind() throws Exception {
+        Set<Long> before = LiveThreads.ids(LiveThreads.now()); // virtual threads too
+        PodResourcesClient other = new PodResourcesClient(kubelet.socket(), Duration.ofSeconds(5));
+        PodHeldDevices reader = PodHeldDevices.start(
+                kubelet.socket(),
+                new PodHeldDevices.Lister() {
+                    @Override
+                    public List<PodDevices> list() throws PodResourcesException, InterruptedException {
+                        return other.list();
+                    }
+
+                    @Override
+                    public void close() {
+                        other.close();
+                    }
+                },
+                devices,
+                PodHeldDevices.Timing.DEFAULT);
+        kubelet.hold("ml", "p", "nvidia.com/gpu", "GPU-b");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> reader.fresh().holders().containsKey("GPU-b"));
+
+        reader.close();
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(LiveThreads.startedSince(
+                                before,
+                                t -> t.name().startsWith("awaitility")
+                                        || t.name().startsWith("qtp")))
+                        .isEmpty());
     }
 }
