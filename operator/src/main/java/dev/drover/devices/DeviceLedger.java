@@ -71,7 +71,16 @@ public final class DeviceLedger {
      * {@link #reserve} under the admission's lock, so no other reservation comes between.
      */
     public DeviceOffer offer(AllocId alloc) {
-        return offer(alloc, pods.fresh()); // outside this ledger's lock: it may wait for the kubelet
+        return offer(alloc, true);
+    }
+
+    /**
+     * As {@link #offer(AllocId)}; for an allocation that asks for no devices ({@code asksForDevices} false) what
+     * Pods hold is the last answer, without asking the kubelet again (which may take seconds).
+     */
+    public DeviceOffer offer(AllocId alloc, boolean asksForDevices) {
+        // outside this ledger's lock: it may wait for the kubelet
+        return offer(alloc, asksForDevices ? pods.fresh() : pods.last());
     }
 
     private synchronized DeviceOffer offer(AllocId alloc, HeldByPods.View byPods) {

@@ -139,6 +139,26 @@ class PodHeldGpuAdmissionTest {
     }
 
     @Test
+    void anAllocationAskingForNoDeviceNeverWaitsForTheKubelet() {
+        await().atMost(Duration.ofSeconds(10)).until(() -> kubelet.calls() >= 1); // the first periodic ask
+        int before = kubelet.calls();
+        kubelet.stall();
+
+        Decision d = admissions
+                .takeOn(new AllocId("team", "cpu"), Serialization.unmarshal("""
+                        apiVersion: drover.dev/v1alpha1
+                        kind: Allocation
+                        metadata: {name: cpu, namespace: team}
+                        spec:
+                          nodeName: n
+                          tasks: [{name: web, driver: mock, resources: {cpuMillis: 100}}]
+                        """, Allocation.class))
+                .decision();
+        assertThat(d.admitted()).isTrue();
+        assertThat(kubelet.calls()).isEqualTo(before);
+    }
+
+    @Test
     void noGpuIsHandedOutWhileTheKubeletsSocketDoesNotAnswer() {
         kubelet.failWith(14, "kubelet is shutting down");
 
