@@ -107,6 +107,7 @@ class ArchitectureTest {
                         "dev.drover.image..",
                         "dev.drover.volumes..",
                         "dev.drover.network..",
+                        "dev.drover.podresources..",
                         "dev.drover.common..")
                 .should()
                 .dependOnClassesThat()

@@ -170,7 +170,7 @@ public final class Agent implements AutoCloseable {
             if (!devices.awaitFirstFingerprints(Duration.ofSeconds(30))) {
                 LOG.warn("device plugins gave no fingerprint within 30 s; their devices appear when they do");
             }
-            ledger = new DeviceLedger(devices, state);
+            ledger = new DeviceLedger(devices, state, AgentPodResources.start(config, devices, closeLast));
             deviceHook = new DeviceReservationHook(
                     ledger,
                     devices,
@@ -298,6 +298,7 @@ public final class Agent implements AutoCloseable {
         }
         registrar = new NodeRegistrar(client, config.nodeName(), devices, annotations, Duration.ofSeconds(10));
         registrar.follow(() -> admission.usage().annotations());
+        AgentPodResources.follow(ledger, registrar);
         new ReadyMetric(this::readiness).register(metrics.registry());
         if (config.metricsPort() >= 0) {
             http = new MetricsServer(

@@ -46,6 +46,8 @@ import java.util.Set;
  * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
  * @param peerTokenFile  the token this agent shows other nodes' agents (audience {@code drover.dev/agent}), read
  *                       at each use since a projected token is rotated
+ * @param podResourcesSocket the kubelet's PodResources API, read when device plugins run: the devices Pods hold are
+ *                       never reserved for allocations
  * @param devicePluginConfig settings of each device plugin by name ({@code nvidia: {devices: [0, 1]}}), added to
  *                       what {@code --device-plugin NAME:ARG} says
  * @param allocatable    the CPU and memory allocations may request on this node, together (node admission)
@@ -70,6 +72,7 @@ public record AgentConfig(
         int apiPort,
         Optional<InetAddress> bindAddress,
         List<String> devicePlugins,
+        Path podResourcesSocket,
         String logLevel,
         Duration maxKillTimeout,
         GcPolicy gc,
@@ -243,6 +246,9 @@ public record AgentConfig(
                 apiPort,
                 bindAddress,
                 devices.plugins(),
+                s.text("podResourcesSocket", "--pod-resources-socket", "DROVER_POD_RESOURCES_SOCKET")
+                        .map(Path::of)
+                        .orElse(AgentDefaults.POD_RESOURCES_SOCKET),
                 level,
                 maxKill,
                 gc,

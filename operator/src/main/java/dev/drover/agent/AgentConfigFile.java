@@ -54,6 +54,7 @@ final class AgentConfigFile {
             "gatewayCaFile",
             "devicePlugins",
             "devicePluginConfig",
+            "podResourcesSocket",
             "logLevel",
             "maxKillTimeout",
             "credentialPollInterval",

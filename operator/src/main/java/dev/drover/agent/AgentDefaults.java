@@ -29,5 +29,8 @@ final class AgentDefaults {
      */
     static final Path GATEWAY_CA_FILE = Path.of("/etc/drover-gateway-ca/ca.crt");
 
+    /** Where the kubelet serves its PodResources API (where a DaemonSet mounts the host's directory alike). */
+    static final Path POD_RESOURCES_SOCKET = Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
+
     private AgentDefaults() {}
 }

@@ -107,7 +107,12 @@ record AgentFlags(Map<String, String> values, List<String> devicePlugins, Option
             new Flag(
                     "--device-plugin",
                     "NAME[:ARG]",
-                    "run a device plugin: nvidia, nvidia:LIBRARY, fake:FILE" + " (repeatable)"));
+                    "run a device plugin: nvidia, nvidia:LIBRARY, fake:FILE" + " (repeatable)"),
+            new Flag(
+                    "--pod-resources-socket",
+                    "PATH",
+                    "the kubelet's PodResources API: devices Pods hold are not given to allocations (default "
+                            + AgentDefaults.POD_RESOURCES_SOCKET + ")"));
 
     static final Set<String> WITH_VALUE = ALL.stream()
             .filter(f -> !f.isSwitch())

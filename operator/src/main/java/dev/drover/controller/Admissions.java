@@ -134,8 +134,8 @@ public final class Admissions {
         if (!picks.admitted()) {
             return new Decision(false, picks.reason(), picks.message(), Map.of());
         }
-        DeviceOffer offer = offer(id);
         Requests asks = Requests.of(a.getSpec());
+        DeviceOffer offer = offer(id, asks);
         Decision d = node.admit(id, asks, offer);
         if (!d.admitted()) {
             return explained(d, asks);
@@ -175,8 +175,8 @@ public final class Admissions {
             return noVolumes.get();
         }
         CpuMemory before = node.usage().requested();
-        DeviceOffer offer = offer(id);
         Requests asks = Requests.of(a.getSpec());
+        DeviceOffer offer = offer(id, asks);
         Decision d = node.resize(id, asks, offer);
         if (!d.admitted()) {
             return explained(d, asks);
@@ -286,8 +286,11 @@ public final class Admissions {
                 .map(r -> new Decision(false, r.reason(), r.message(), Map.of()));
     }
 
-    private DeviceOffer offer(AllocId id) {
-        return ledger == null ? DeviceOffer.NONE : ledger.offer(id);
+    /** What the node offers; one that asks for no devices does not wait for the kubelet's PodResources API. */
+    private DeviceOffer offer(AllocId id, Requests asks) {
+        return ledger == null
+                ? DeviceOffer.NONE
+                : ledger.offer(id, !asks.devices().isEmpty());
     }
 
     /** Reserves the devices {@code d} gives, if they differ from those held; returns whether they did. */

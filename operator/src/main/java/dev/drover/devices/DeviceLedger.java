@@ -11,10 +11,12 @@ import dev.drover.state.StoredAllocation;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * Which device instances belong to which allocation's task. Admission decides
  * them ({@link #offer}, then {@link #reserve}); a reservation is for specific
  * instances, is stored (so it survives agent restarts), and is released when
- * its allocation is terminal or destroyed.
+ * its allocation is terminal or destroyed. An instance a Kubernetes Pod holds ({@link HeldByPods}) is never offered;
+ * one that turns out to be a Pod's while an allocation holds it is a conflict, logged once.
  */
 public final class DeviceLedger {
 
@@ -32,10 +35,24 @@ public final class DeviceLedger {
     private final StateDB state;
     private final Map<AllocId, List<DeviceReservation>> byAlloc = new HashMap<>();
     private final Map<String, AllocId> owner = new HashMap<>();
+    private final HeldByPods pods;
+    /** The conflicts already logged: instance, allocation and Pod. */
+    private final Set<List<String>> conflictsSaid = new HashSet<>();
 
     public DeviceLedger(DeviceManager devices, StateDB state) {
+        this(devices, state, HeldByPods.NONE);
+    }
+
+    /** @param pods which instances Kubernetes Pods hold: never offered */
+    public DeviceLedger(DeviceManager devices, StateDB state, HeldByPods pods) {
         this.devices = devices;
         this.state = state;
+        this.pods = pods;
+    }
+
+    /** Which instances Kubernetes Pods hold. */
+    public HeldByPods heldByPods() {
+        return pods;
     }
 
     /** Takes back the reservations stored before an agent restart. */
@@ -50,12 +67,27 @@ public final class DeviceLedger {
 
     /**
      * What the node offers {@code alloc} ({@link DeviceOffer}): the healthy instances no allocation holds, by ID,
-     * and those its tasks hold. Read and {@link #reserve} under the admission's lock, so no other reservation comes
-     * between.
+     * and those its tasks hold; none a Pod holds, none while who holds them cannot be known. Read and
+     * {@link #reserve} under the admission's lock, so no other reservation comes between.
      */
-    public synchronized DeviceOffer offer(AllocId alloc) {
+    public DeviceOffer offer(AllocId alloc) {
+        return offer(alloc, true);
+    }
+
+    /**
+     * As {@link #offer(AllocId)}; for an allocation that asks for no devices ({@code asksForDevices} false) what
+     * Pods hold is the last answer, without asking the kubelet again (which may take seconds).
+     */
+    public DeviceOffer offer(AllocId alloc, boolean asksForDevices) {
+        // outside this ledger's lock: it may wait for the kubelet
+        return offer(alloc, asksForDevices ? pods.fresh() : pods.last());
+    }
+
+    private synchronized DeviceOffer offer(AllocId alloc, HeldByPods.View byPods) {
+        conflicts(byPods);
         List<Device> free = devices.devices().values().stream()
                 .filter(d -> d.healthy() && !owner.containsKey(d.instance().id()))
+                .filter(d -> !byPods.withholds(d.instance().id()))
                 .map(d -> new Device(
                         d.instance().id(),
                         d.group().vendor(),
@@ -106,6 +138,29 @@ public final class DeviceLedger {
         if (had != null || !now.isEmpty()) {
             store(alloc, List.copyOf(now));
         }
+    }
+
+    /**
+     * Logs, once each, the instances reserved for an allocation that a Pod holds too: the kubelet gave a Pod what
+     * Drover had given (Drover's reservation came first, or the NVIDIA plugin was told no other holder). Both now
+     * use it; the task runs on, and the operator decides which to move.
+     */
+    public synchronized void conflicts(HeldByPods.View byPods) {
+        byPods.holders().forEach((id, pod) -> {
+            AllocId alloc = owner.get(id);
+            if (alloc != null && conflictsSaid.add(List.of(id, alloc.toString(), pod))) {
+                if (conflictsSaid.size() > 1024) {
+                    conflictsSaid.clear();
+                }
+                LOG.warn(
+                        "device instance {} is reserved for allocation {} and Pod {} holds it too (the kubelet's"
+                                + " PodResources API says so): both may use it; the allocation's tasks run on"
+                                + " (docs/devices.md, sharing GPUs with the NVIDIA device plugin)",
+                        id,
+                        alloc,
+                        pod);
+            }
+        });
     }
 
     /** The instances reserved for the allocation's task when the allocation was admitted; empty if none. */

@@ -74,7 +74,7 @@ record NodeDrift(NodeFields wanted, List<Difference> differences) {
         compare(
                 Field.ALLOCATABLE,
                 status == null ? null : status.getAllocatable(),
-                wanted.capacity(),
+                wanted.allocatable(),
                 NodeDrift::amount,
                 out);
         return new NodeDrift(wanted, out);
@@ -135,7 +135,7 @@ record NodeDrift(NodeFields wanted, List<Difference> differences) {
         put(metadata, "labels", Field.LABEL, wanted.labels());
         put(metadata, "annotations", Field.ANNOTATION, wanted.annotations());
         put(status, "capacity", Field.CAPACITY, wanted.capacity());
-        put(status, "allocatable", Field.ALLOCATABLE, wanted.capacity());
+        put(status, "allocatable", Field.ALLOCATABLE, wanted.allocatable());
         if (!metadata.isEmpty()) {
             patch.set("metadata", metadata);
         }

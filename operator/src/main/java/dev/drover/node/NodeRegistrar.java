@@ -2,6 +2,7 @@ package dev.drover.node;
 
 import dev.drover.concurrent.Worker;
 import dev.drover.devices.DeviceManager;
+import dev.drover.devices.HeldByPods;
 import dev.drover.ratelimit.TokenBucket;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -19,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Advertises the node's devices on its Node: capacity and allocatable {@code drover.dev/<vendor>-<type>} (healthy
- * instances; 0 while their plugin is down) and the labels {@code drover.dev/gpu.product}, {@code .memory},
+ * instances; 0 while their plugin is down; allocatable less those Kubernetes Pods hold, which the annotation
+ * {@code drover.dev/devices-held-by-pods} names, {@link #heldByPods}) and the labels {@code drover.dev/gpu.product}, {@code .memory},
  * {@code .count} and {@code .driver}; and how clients reach the agent's API (annotations
  * {@code drover.dev/agent-api-port} and {@code drover.dev/agent-certificate-sha256}, by which clients pin its
  * certificate), and node admission's allocatable, requested and free CPU and memory ({@link #follow}) — and keeps
@@ -51,6 +53,9 @@ public final class NodeRegistrar implements AutoCloseable {
     private volatile Supplier<Map<String, String>> live = Map::of;
 
     private volatile Map<String, String> liveSeen = Map.of();
+    /** Which instances Kubernetes Pods hold, read at each turn (no call: the last view). */
+    private volatile HeldByPods podsHold = HeldByPods.NONE;
+
     private final Semaphore nudges = new Semaphore(0);
     private final TokenBucket restores;
     private final NodeWatch watch;
@@ -126,6 +131,12 @@ public final class NodeRegistrar implements AutoCloseable {
         nudge();
     }
 
+    /** Shows which instances Pods hold ({@link HeldByPods#last}); {@link #nudge} it when they change. */
+    public void heldByPods(HeldByPods pods) {
+        podsHold = pods;
+        nudge();
+    }
+
     /** What {@link #follow} gives changed: written within {@link #NUDGE_GAP}. Never blocks. */
     public void nudge() {
         if (nudges.availablePermits() == 0) {
@@ -148,7 +159,7 @@ public final class NodeRegistrar implements AutoCloseable {
             all = new LinkedHashMap<>(all);
             all.putAll(changing);
         }
-        return NodeFields.of(devices == null ? null : devices.devices(), all);
+        return NodeFields.of(devices == null ? null : devices.devices(), podsHold.last(), all);
     }
 
     private synchronized boolean due() {

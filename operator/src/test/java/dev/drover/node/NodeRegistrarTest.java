@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.drover.deviceplugin.DevicePlugins;
 import dev.drover.devices.DeviceManager;
+import dev.drover.devices.HeldByPods;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -330,5 +331,73 @@ class NodeRegistrarTest {
                 .as("the burst is written once, %s after the first nudge", NodeRegistrar.NUDGE_GAP)
                 .isEqualTo(1);
         assertThat(node().getMetadata().getAnnotations()).containsAllEntriesOf(API);
+    }
+
+    /** A view of Pods' devices the test sets. */
+    static final class Held implements HeldByPods {
+        volatile View view = View.NONE;
+
+        @Override
+        public View fresh() {
+            return view;
+        }
+
+        @Override
+        public View last() {
+            return view;
+        }
+    }
+
+    @Test
+    void theNodeShowsTheGpusPodsHoldAsNotAllocatableAndNamesThem() throws Exception {
+        Held held = new Held();
+        held.view = HeldByPods.View.held(Map.of("GPU-a", "ml/trainer-0"));
+        start(twoGpus(), Map.of());
+        registrar.heldByPods(held);
+
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> node().getMetadata().getAnnotations().containsKey("drover.dev/devices-held-by-pods"));
+        Node node = node();
+        assertThat(node.getMetadata().getAnnotations())
+                .containsEntry("drover.dev/devices-held-by-pods", "nvidia-gpu=GPU-a");
+        assertThat(node.getStatus().getCapacity().get("drover.dev/nvidia-gpu").getAmount())
+                .isEqualTo("2");
+        assertThat(node.getStatus()
+                        .getAllocatable()
+                        .get("drover.dev/nvidia-gpu")
+                        .getAmount())
+                .isEqualTo("1");
+        int written = api.patches.size();
+
+        registrar.nudge(); // nothing changed: nothing written
+        held.view = HeldByPods.View.NONE;
+        registrar.nudge();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !node().getMetadata().getAnnotations().containsKey("drover.dev/devices-held-by-pods"));
+        assertThat(node().getStatus()
+                        .getAllocatable()
+                        .get("drover.dev/nvidia-gpu")
+                        .getAmount())
+                .isEqualTo("2");
+        assertThat(api.patches.size() - written).isEqualTo(1);
+    }
+
+    @Test
+    void whileNoOneCanSayWhatPodsHoldNoGpuIsAllocatable() throws Exception {
+        Held held = new Held();
+        held.view = HeldByPods.View.unknown("the kubelet's PodResources API at x did not answer within 5000 ms");
+        start(twoGpus(), Map.of());
+        registrar.heldByPods(held);
+
+        await().atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        "unknown".equals(node().getMetadata().getAnnotations().get("drover.dev/devices-held-by-pods")));
+        assertThat(node().getStatus()
+                        .getAllocatable()
+                        .get("drover.dev/nvidia-gpu")
+                        .getAmount())
+                .isEqualTo("0");
+        assertThat(node().getStatus().getCapacity().get("drover.dev/nvidia-gpu").getAmount())
+                .isEqualTo("2");
     }
 }
