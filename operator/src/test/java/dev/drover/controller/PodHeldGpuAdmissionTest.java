@@ -96,7 +96,7 @@ class PodHeldGpuAdmissionTest {
                 Allocation.class);
     }
 
-    Decision takeOn(String name, int gpus) {
+    Decision takeOn(String name, int gpus) throws InterruptedException {
         return admissions.takeOn(new AllocId("team", name), asking(name, gpus)).decision();
     }
 
@@ -107,7 +107,7 @@ class PodHeldGpuAdmissionTest {
     }
 
     @Test
-    void aGpuAPodHoldsIsNeverReservedForAnAllocation() {
+    void aGpuAPodHoldsIsNeverReservedForAnAllocation() throws InterruptedException {
         kubelet.hold("ml", "trainer-0", "nvidia.com/gpu", "GPU-a");
 
         Decision both = takeOn("both", 2);
@@ -121,7 +121,7 @@ class PodHeldGpuAdmissionTest {
     }
 
     @Test
-    void aGpuAPodHoldsByIndexIsNeverReserved() {
+    void aGpuAPodHoldsByIndexIsNeverReserved() throws InterruptedException {
         kubelet.hold("ml", "trainer-0", "nvidia.com/gpu", "1");
 
         Decision one = takeOn("one", 1);
@@ -130,7 +130,7 @@ class PodHeldGpuAdmissionTest {
     }
 
     @Test
-    void aGpuFreedByItsPodIsOfferedAgain() {
+    void aGpuFreedByItsPodIsOfferedAgain() throws InterruptedException {
         kubelet.hold("ml", "trainer-0", "nvidia.com/gpu", "GPU-a", "GPU-b");
         assertThat(takeOn("early", 1).admitted()).isFalse();
 
@@ -139,7 +139,7 @@ class PodHeldGpuAdmissionTest {
     }
 
     @Test
-    void anAllocationAskingForNoDeviceNeverWaitsForTheKubelet() {
+    void anAllocationAskingForNoDeviceNeverWaitsForTheKubelet() throws InterruptedException {
         await().atMost(Duration.ofSeconds(10)).until(() -> kubelet.calls() >= 1); // the first periodic ask
         int before = kubelet.calls();
         kubelet.stall();
@@ -159,7 +159,7 @@ class PodHeldGpuAdmissionTest {
     }
 
     @Test
-    void noGpuIsHandedOutWhileTheKubeletsSocketDoesNotAnswer() {
+    void noGpuIsHandedOutWhileTheKubeletsSocketDoesNotAnswer() throws InterruptedException {
         kubelet.failWith(14, "kubelet is shutting down");
 
         Decision d = takeOn("blind", 1);
@@ -169,7 +169,7 @@ class PodHeldGpuAdmissionTest {
     }
 
     @Test
-    void aPodGivenAGpuAnAllocationHoldsIsAConflictLoggedOnceAndTheAllocationKeepsIt() {
+    void aPodGivenAGpuAnAllocationHoldsIsAConflictLoggedOnceAndTheAllocationKeepsIt() throws InterruptedException {
         Logger log = (Logger) LoggerFactory.getLogger(DeviceLedger.class);
         ListAppender<ILoggingEvent> lines = new ListAppender<>();
         lines.start();
@@ -195,6 +195,8 @@ class PodHeldGpuAdmissionTest {
 
     @Test
     void closingLeavesNoThreadOfTheKubeletsClientBehind() throws Exception {
+        held.close(); // the fixture's reader may start its threads late: only this test's are looked at
+        client.close();
         Set<Long> before = LiveThreads.ids(LiveThreads.now()); // virtual threads too
         PodResourcesClient other = new PodResourcesClient(kubelet.socket(), Duration.ofSeconds(5));
         PodHeldDevices reader = PodHeldDevices.start(
@@ -221,7 +223,8 @@ class PodHeldGpuAdmissionTest {
                 .untilAsserted(() -> assertThat(LiveThreads.startedSince(
                                 before,
                                 t -> t.name().startsWith("awaitility")
-                                        || t.name().startsWith("qtp")))
+                                        || t.name().startsWith("qtp")
+                                        || t.name().startsWith("fake-kubelet")))
                         .isEmpty());
     }
 }

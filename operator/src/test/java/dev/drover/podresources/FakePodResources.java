@@ -53,8 +53,15 @@ public final class FakePodResources implements AutoCloseable {
     private FakePodResources(Path socket) throws Exception {
         this.socket = socket;
         this.server = new Server();
-        UnixDomainServerConnector connector =
-                new UnixDomainServerConnector(server, new HTTP2CServerConnectionFactory());
+        // the server's threads are named fake-kubelet so that tests of the client's threads can tell them apart
+        UnixDomainServerConnector connector = new UnixDomainServerConnector(
+                server,
+                null,
+                new org.eclipse.jetty.util.thread.ScheduledExecutorScheduler("fake-kubelet-scheduler", true),
+                null,
+                -1,
+                -1,
+                new HTTP2CServerConnectionFactory());
         connector.setUnixDomainPath(socket);
         server.addConnector(connector);
         server.setHandler(new Handler.Abstract() {
