@@ -21,7 +21,7 @@ import java.util.Map;
 /**
  * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
  * <pre>
- *   apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--kube-version 1.N]
+ *   apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--node-allocatable cpu=N,memory=Q] [--kube-version 1.N]
  *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N] [--bind-address ADDRESS]
  *      [--kube-version 1.N]
  * </pre>
@@ -96,6 +96,14 @@ public final class LocalMain {
                 .withPort(port)
                 .withNodes(nodes)
                 .withKubeconfig(kubeconfig);
+        String allocatable = flags.value(LocalCommandLine.NODE_ALLOCATABLE.name());
+        if (allocatable != null) {
+            try {
+                options = options.withNodeAllocatable(allocatable);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--node-allocatable: " + e.getMessage());
+            }
+        }
         LocalApiServer server = LocalApiServer.start(options.withKubeVersion(kubeVersion(kubeVersion)));
         List<AutoCloseable> running = new ArrayList<>();
         if (agentKubeconfigs != null) {
@@ -194,10 +202,10 @@ public final class LocalMain {
         }
     }
 
-    /** The version {@code --kube-version} names, or the newest when it is not given (null). */
+    /** The version {@code --kube-version} names, or the default when it is not given (null). */
     private static KubeVersion kubeVersion(String text) {
         try {
-            return text == null ? KubeVersion.NEWEST : KubeVersion.parse(text);
+            return text == null ? KubeVersion.DEFAULT : KubeVersion.parse(text);
         } catch (IllegalArgumentException e) {
             throw new UsageException("--kube-version: " + e.getMessage());
         }

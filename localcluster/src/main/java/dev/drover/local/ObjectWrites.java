@@ -187,7 +187,9 @@ final class ObjectWrites {
                             current,
                             rp.subresource());
                     // admission sees what the write can change, as on a real API server: the strategy runs first
-                    ObjectNode prepared = RegistryStrategy.prepareForUpdate(type, current, checked, statusWrite);
+                    ObjectNode prepared = PodResize.SUBRESOURCE.equals(rp.subresource())
+                            ? PodResize.prepare(current, checked)
+                            : RegistryStrategy.prepareForUpdate(type, current, checked, statusWrite);
                     if (manager != null) {
                         ManagedFields.recordUpdate(type, current, prepared, manager, rp.subresource(), clock.instant());
                     }

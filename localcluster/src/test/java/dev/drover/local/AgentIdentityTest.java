@@ -74,6 +74,41 @@ class AgentIdentityTest {
     }
 
     @Test
+    void theAgentRunsInTheDaemonSetsPodOnItsNodeAndItsTokenIsBoundToThatPod() throws Exception {
+        Path kubeconfig = dir.resolve("n1.kubeconfig");
+        identity.writeKubeconfig("n1", kubeconfig);
+        AgentIdentity.AgentPod pod = identity.agentPod("n1");
+        assertThat(pod.name()).startsWith(AgentIdentity.RELEASE + "-");
+        assertThat(pod.namespace()).isEqualTo(AgentIdentity.NAMESPACE);
+        assertThat(identity.agentPod("n1")).as("one per node").isEqualTo(pod);
+
+        io.fabric8.kubernetes.api.model.Pod running = server.client()
+                .pods()
+                .inNamespace(pod.namespace())
+                .withName(pod.name())
+                .waitUntilCondition(
+                        p -> p.getStatus() != null
+                                && "Running".equals(p.getStatus().getPhase()),
+                        10,
+                        java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(running.getSpec().getNodeName()).isEqualTo("n1");
+        assertThat(running.getSpec().getServiceAccountName())
+                .isEqualTo(identity.username().substring(identity.username().lastIndexOf(':') + 1));
+
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*token:\\s*\"?([^\"\\s]+)")
+                .matcher(Files.readString(kubeconfig));
+        assertThat(m.find()).as("the kubeconfig holds a token").isTrue();
+        String token = m.group(1);
+        TokenReview reviewed = review(token);
+        assertThat(reviewed.getStatus().getAuthenticated()).isTrue();
+        assertThat(reviewed.getStatus().getUser().getExtra())
+                .containsEntry("authentication.kubernetes.io/pod-name", List.of(pod.name()))
+                .containsEntry("authentication.kubernetes.io/pod-uid", List.of(pod.uid()))
+                .containsEntry("authentication.kubernetes.io/node-name", List.of("n1"))
+                .containsKeys("authentication.kubernetes.io/node-uid", "authentication.kubernetes.io/credential-id");
+    }
+
+    @Test
     void beforeKubernetes130TheChartIsRenderedWithoutNodeConfinement() throws Exception {
         // the chart refuses to leave the policies out unless told to: installing must tell it on 1.29
         try (LocalApiServer old = LocalApiServer.start(
