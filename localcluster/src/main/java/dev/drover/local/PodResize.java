@@ -2,6 +2,7 @@ package dev.drover.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.math.BigDecimal;
@@ -30,7 +31,7 @@ final class PodResize {
     /** The Pod a resize of {@code old} to {@code proposed} stores; a 422 naming every refused change. */
     static ObjectNode prepare(ObjectNode old, ObjectNode proposed) {
         ObjectNode next = old.deepCopy();
-        List<String> errors = new ArrayList<>();
+        List<String> errors = new ArrayList<>(); // each "field: Forbidden: why" or "field: Invalid value: ...: why"
         boolean ordered = true;
         for (String list : List.of("containers", "initContainers")) {
             JsonNode was = old.path("spec").path(list);
@@ -201,13 +202,33 @@ final class PodResize {
     }
 
     private static ApiFront.ApiError invalid(JsonNode pod, List<String> errors) {
-        return new ApiFront.ApiError(
-                422,
-                "Invalid",
-                "Pod \"" + pod.path("metadata").path("name").asText("") + "\" is invalid: "
-                        + (errors.size() == 1 ? errors.getFirst() : "[" + String.join(", ", errors) + "]"),
-                pod.path("metadata").path("name").asText(""),
-                "",
-                "Pod");
+        return new Invalid(pod.path("metadata").path("name").asText(""), errors);
+    }
+
+    /**
+     * The API server's 422 for a refused resize, with a cause per refusal (kubectl prints the causes: {@code The
+     * Pod "web" is invalid: spec: Forbidden: ...}).
+     */
+    static final class Invalid extends ApiFront.ApiError {
+        final ArrayNode causes = JsonNodeFactory.instance.arrayNode();
+
+        Invalid(String name, List<String> errors) {
+            super(
+                    422,
+                    "Invalid",
+                    "Pod \"" + name + "\" is invalid: "
+                            + (errors.size() == 1 ? errors.getFirst() : "[" + String.join(", ", errors) + "]"),
+                    name,
+                    "",
+                    "Pod");
+            for (String error : errors) {
+                int colon = error.indexOf(": ");
+                String detail = error.substring(colon + 2);
+                causes.addObject()
+                        .put("reason", detail.startsWith("Forbidden") ? "FieldValueForbidden" : "FieldValueInvalid")
+                        .put("message", detail)
+                        .put("field", error.substring(0, colon));
+            }
+        }
     }
 }
