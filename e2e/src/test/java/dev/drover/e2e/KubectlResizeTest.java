@@ -56,6 +56,24 @@ class KubectlResizeTest {
                             "--timeout=10s")
                     .assertOk();
 
+            // kubectl's default, a strategic merge patch: the container is merged by name
+            kubectl.run(
+                            "patch",
+                            "pod",
+                            "web",
+                            "--subresource",
+                            "resize",
+                            "-p",
+                            "{\"spec\":{\"containers\":[{\"name\":\"app\",\"resources\":{\"requests\":"
+                                    + "{\"memory\":\"512Mi\"}}}]}}")
+                    .assertOk();
+            kubectl.run(
+                            "wait",
+                            "--for=jsonpath={.status.containerStatuses[0].allocatedResources.memory}=512Mi",
+                            "pod/web",
+                            "--timeout=10s")
+                    .assertOk();
+
             kubectl.run("patch", "pod", "web", "--subresource", "resize", "--type", "json", "-p", resize("3"))
                     .assertOk();
             kubectl.run("wait", "--for=condition=PodResizePending", "pod/web", "--timeout=10s")

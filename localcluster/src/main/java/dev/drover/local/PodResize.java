@@ -122,6 +122,43 @@ final class PodResize {
     }
 
     /**
+     * A strategic merge patch of a Pod as a merge patch: its {@code containers} and {@code initContainers} are merged
+     * element by element by name, as their strategic merge key says (so {@code kubectl patch pod P --subresource
+     * resize -p '{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}'} changes that one
+     * request); everything else is merged as a merge patch merges it.
+     */
+    static JsonNode strategicAsMerge(JsonNode current, JsonNode patch) {
+        if (!(patch instanceof ObjectNode p) || !(p.get("spec") instanceof ObjectNode)) {
+            return patch;
+        }
+        ObjectNode out = p.deepCopy();
+        ObjectNode spec = (ObjectNode) out.get("spec");
+        for (String list : List.of("containers", "initContainers")) {
+            if (!(spec.get(list) instanceof ArrayNode items)) {
+                continue;
+            }
+            ArrayNode merged = current.path("spec").get(list) instanceof ArrayNode a
+                    ? a.deepCopy()
+                    : JsonNodeFactory.instance.arrayNode();
+            for (JsonNode item : items) {
+                int at = -1;
+                for (int i = 0; i < merged.size(); i++) {
+                    if (merged.get(i).path("name").equals(item.path("name"))) {
+                        at = i;
+                    }
+                }
+                if (at < 0) {
+                    merged.add(item);
+                } else {
+                    merged.set(at, Patches.merge(merged.get(at), item));
+                }
+            }
+            spec.set(list, merged);
+        }
+        return out;
+    }
+
+    /**
      * The Pod's QoS class as kube-apiserver computes it from its spec: {@code BestEffort} without any cpu or memory
      * request or limit above zero, {@code Guaranteed} when every container limits both and requests what it limits,
      * else {@code Burstable}.
