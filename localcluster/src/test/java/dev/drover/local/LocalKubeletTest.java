@@ -243,6 +243,16 @@ class LocalKubeletTest {
     }
 
     @Test
+    void aNodeAllocatableThatIsNotCpuMemoryOrPodsWithAQuantityIsRefusedSayingWhich() {
+        assertThat(NodeAllocatable.parse("cpu=4, memory=8Gi,pods=20"))
+                .containsExactly(Map.entry("cpu", "4"), Map.entry("memory", "8Gi"), Map.entry("pods", "20"));
+        assertThatThrownBy(() -> LocalApiServer.Options.defaults().withNodeAllocatable("cpu=4,gpu=1"))
+                .hasMessage("\"gpu=1\" is not RESOURCE=QUANTITY for cpu, memory or pods (e.g. cpu=4,memory=8Gi)");
+        assertThatThrownBy(() -> NodeAllocatable.parse("memory=lots"))
+                .hasMessage("\"memory=lots\" is not RESOURCE=QUANTITY for cpu, memory or pods (e.g. cpu=4,memory=8Gi)");
+    }
+
+    @Test
     void discoveryListsPodsResize() {
         assertThat(client.getApiResources("v1").getResources()).anySatisfy(r -> {
             assertThat(r.getName()).isEqualTo("pods/resize");
