@@ -115,6 +115,10 @@ public final class LocalApiServer implements AutoCloseable {
         public Options withNodeAllocatable(String allocatable) {
             return new Options(port, nodes, crds, kubeconfig, kubeVersion, NodeAllocatable.parse(allocatable));
         }
+
+        Options withNodeAllocatable(Map<String, String> allocatable) {
+            return new Options(port, nodes, crds, kubeconfig, kubeVersion, allocatable);
+        }
     }
 
     /** fabric8's mapper: it writes the Kubernetes model (quantities, schema props) as the API does. */

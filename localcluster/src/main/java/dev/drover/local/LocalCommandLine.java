@@ -88,6 +88,7 @@ final class LocalCommandLine {
                             CNI_BIN_DIR,
                             DEVICE_PLUGIN,
                             KUBE_VERSION,
+                            NODE_ALLOCATABLE,
                             CHART)));
 
     /** What {@code COMMAND --help} says after the flags. */

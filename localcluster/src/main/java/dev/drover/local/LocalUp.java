@@ -36,7 +36,8 @@ final class LocalUp implements AutoCloseable {
             Path cniBinDir,
             List<String> devicePlugins,
             KubeVersion kubeVersion,
-            Path chart) {
+            Path chart,
+            java.util.Map<String, String> nodeAllocatable) {
 
         Path agentKubeconfig() {
             return kubeconfig.resolveSibling("agent-" + LocalMain.LOCAL_NODE + ".kubeconfig");
@@ -112,7 +113,8 @@ final class LocalUp implements AutoCloseable {
                 .withPort(settings.port())
                 .withNodes(List.of(LocalMain.LOCAL_NODE))
                 .withKubeconfig(settings.kubeconfig())
-                .withKubeVersion(settings.kubeVersion()));
+                .withKubeVersion(settings.kubeVersion())
+                .withNodeAllocatable(settings.nodeAllocatable()));
         List<AutoCloseable> running = new ArrayList<>();
         try {
             AgentIdentity identity =
