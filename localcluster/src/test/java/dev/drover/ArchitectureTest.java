@@ -60,7 +60,9 @@ class ArchitectureTest {
      *   <li>{@code web.JettyHttps}, {@code web.Relay}, {@code web.MessageSocket}, {@code web.ClientSocket}: the HTTPS
      *       server and the WebSocket relay the agent's API uses, which the server reuses to proxy aggregated exec
      *       upgrades rather than keep a second WebSocket stack;
-     *   <li>{@code web.Exchange}: the request and reply that server hands its handlers.
+     *   <li>{@code web.Exchange}: the request and reply that server hands its handlers;
+     *   <li>{@code admission.PodRequests}: the local kubelet counts a Pod's requests by the scheduler's rules, which
+     *       the agent's own accounting of its node follows too, so that the two cannot count differently.
      * </ul>
      *
      * A new entry needs a reason here; anything else the local cluster needs from the agent is a sign it is
@@ -77,7 +79,8 @@ class ArchitectureTest {
             "dev.drover.web.Exchange",
             "dev.drover.web.Relay",
             "dev.drover.web.MessageSocket",
-            "dev.drover.web.ClientSocket");
+            "dev.drover.web.ClientSocket",
+            "dev.drover.admission.PodRequests");
 
     private static final JavaClasses LOCAL = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

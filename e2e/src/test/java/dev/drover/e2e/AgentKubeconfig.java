@@ -7,7 +7,8 @@ import java.nio.file.Path;
 
 /**
  * Every agent these tests start runs as a real install's does: as the chart's ServiceAccount, with the chart's RBAC,
- * on a token bound to its Node ({@link AgentIdentity}). A request the chart does not allow fails the test.
+ * on a token bound to its Pod on its node (the chart DaemonSet's, which {@link AgentIdentity} creates). A request
+ * the chart does not allow fails the test.
  */
 final class AgentKubeconfig {
 

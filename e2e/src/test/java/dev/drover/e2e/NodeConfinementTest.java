@@ -34,7 +34,7 @@ class NodeConfinementTest {
 
     static LocalApiServer server;
     static Kubectl admin;
-    /** kubectl as node a's agent, with the token AgentIdentity mints for it (bound to Node a). */
+    /** kubectl as node a's agent, with the token AgentIdentity mints for it (bound to its Pod on node a). */
     static Kubectl agentA;
 
     static String agentToken;

@@ -28,9 +28,9 @@ import org.slf4j.LoggerFactory;
  * The agent's identity on the local cluster, as a real install gives it: the chart's ServiceAccount, ClusterRoles,
  * Roles and their bindings, and its ValidatingAdmissionPolicies and their bindings (which keep each agent to its own
  * node), rendered from the chart itself ({@code charts/drover}, with helm-java, as {@code helm
- * template} renders them: nothing is copied), applied by the administrator; and for each node a token of that
- * ServiceAccount bound to the node's Node object, minted with the TokenRequest API, in a kubeconfig of its own, and
- * a second such token for audience {@value #PEER_AUDIENCE} that the agent shows other nodes' agents. An
+ * template} renders them: nothing is copied), applied by the administrator; for each node the DaemonSet's Pod there
+ * ({@link #agentPod}, admitted by the local kubelet) and a token of that ServiceAccount bound to that Pod, minted
+ * with the TokenRequest API, in a kubeconfig of its own, and a second such token for audience {@value #PEER_AUDIENCE} that the agent shows other nodes' agents. An
  * agent run with that kubeconfig can do exactly what the chart grants it, so a permission the chart lacks fails here
  * as on a real cluster.
  */
@@ -61,6 +61,8 @@ public final class AgentIdentity {
     private final LocalApiServer server;
     private final String serviceAccount;
     private final String rendered;
+    /** The agent's Pod on each node that has one ({@link #agentPod}). */
+    private final java.util.Map<String, AgentPod> pods = new java.util.concurrent.ConcurrentHashMap<>();
 
     private AgentIdentity(LocalApiServer server, String serviceAccount, String rendered) {
         this.server = server;
@@ -156,6 +158,33 @@ public final class AgentIdentity {
         return "system:serviceaccount:" + NAMESPACE + ":" + serviceAccount;
     }
 
+    /**
+     * The agent's Pod on a node, as the chart's DaemonSet has one on each: what the agent's {@code --pod-name} and
+     * {@code --pod-namespace} name, and what its tokens are bound to.
+     *
+     * @param name      the Pod's name, {@code <daemonset>-} and five random characters, as the DaemonSet controller
+     *                  names it
+     * @param namespace {@value #NAMESPACE}
+     * @param uid       the Pod's uid
+     * @param node      the node it is bound to
+     */
+    public record AgentPod(String name, String namespace, String uid, String node) {}
+
+    /**
+     * The agent's Pod on {@code node} (which must exist), created as the DaemonSet controller creates it from the
+     * chart's DaemonSet the first time (one already there is kept); the local kubelet admits it. From then on the
+     * agent's tokens for the node are bound to it, as a projected token is, with the Pod's and the node's names and
+     * uids in the user's extras.
+     */
+    public AgentPod agentPod(String node) {
+        if (server.client().nodes().withName(node).get() == null) {
+            throw new IllegalArgumentException("there is no Node \"" + node + "\" to run the agent's Pod on");
+        }
+        return pods.computeIfAbsent(
+                node,
+                n -> AgentPods.ensure(server.client(), AgentPods.daemonSet(rendered, serviceAccount), NAMESPACE, n));
+    }
+
     /** The audience of the token an agent shows other nodes' agents (the agent's {@code --peer-token-file}). */
     public static final String PEER_AUDIENCE = "drover.dev/agent";
 
@@ -163,9 +192,10 @@ public final class AgentIdentity {
     public record Minted(String token, Instant expiry) {}
 
     /**
-     * Mints a token of ServiceAccount {@code account} (in {@value #NAMESPACE}) bound to Node {@code node} (which must
-     * exist; null: bound to nothing, as for a pod of a Deployment here), for {@code audience} (null: the API server's
-     * own), as the kubelet mints a pod's projected token.
+     * Mints a token of ServiceAccount {@code account} (in {@value #NAMESPACE}) for node {@code node}, as the kubelet
+     * mints a pod's projected token: bound to the agent's Pod there when {@code account} is the agent's and {@link
+     * #agentPod} made one, else bound to the Node (which must exist; null: bound to nothing, as for a pod of a
+     * Deployment here); for {@code audience} (null: the API server's own).
      */
     public Minted mint(String account, String node, String audience) {
         if (node == null) {
@@ -182,6 +212,25 @@ public final class AgentIdentity {
             return new Minted(
                     minted.getStatus().getToken(),
                     Instant.parse(minted.getStatus().getExpirationTimestamp()));
+        }
+        AgentPod pod = account.equals(serviceAccount) ? pods.get(node) : null;
+        if (pod != null) {
+            return minted(server.client()
+                    .serviceAccounts()
+                    .inNamespace(NAMESPACE)
+                    .withName(account)
+                    .tokenRequest(new TokenRequestBuilder()
+                            .withNewSpec()
+                            .withAudiences(audience == null ? List.of() : List.of(audience))
+                            .withExpirationSeconds(TOKEN_LIFETIME.toSeconds())
+                            .withNewBoundObjectRef()
+                            .withApiVersion("v1")
+                            .withKind("Pod")
+                            .withName(pod.name())
+                            .withUid(pod.uid())
+                            .endBoundObjectRef()
+                            .endSpec()
+                            .build()));
         }
         Node object = server.client().nodes().withName(node).get();
         if (object == null) {
@@ -207,25 +256,34 @@ public final class AgentIdentity {
                 minted.getStatus().getToken(), Instant.parse(minted.getStatus().getExpirationTimestamp()));
     }
 
+    private static Minted minted(TokenRequest minted) {
+        return new Minted(
+                minted.getStatus().getToken(), Instant.parse(minted.getStatus().getExpirationTimestamp()));
+    }
+
     /**
-     * Mints a token bound to Node {@code node} (which must exist) and writes a kubeconfig holding it to {@code file}
+     * Mints a token bound to the agent's Pod on {@code node} ({@link #agentPod}: made first when there is none) and
+     * writes a kubeconfig holding it to {@code file}
      * (mode 0600, replaced atomically, so an agent reading it again finds a whole one).
      *
      * @return when the token expires
      */
     public Instant writeKubeconfig(String node, Path file) throws IOException {
+        agentPod(node);
         Minted minted = mint(serviceAccount, node, null);
         Kubeconfig.write(file, server.url(), server.certificatePem(), username(), minted.token());
         return minted.expiry();
     }
 
     /**
-     * Mints the agent's peer token for {@code node} (audience {@value #PEER_AUDIENCE}, bound to the Node) and writes
+     * Mints the agent's peer token for {@code node} (audience {@value #PEER_AUDIENCE}, bound to the agent's Pod there)
+     * and writes
      * it to {@code file} as the kubelet writes a projected token: mode 0600, replaced atomically.
      *
      * @return when the token expires
      */
     public Instant writePeerToken(String node, Path file) throws IOException {
+        agentPod(node);
         return writeToken(mint(serviceAccount, node, PEER_AUDIENCE), file);
     }
 

@@ -69,7 +69,7 @@ final class ApiFront implements Exchange.Handler {
         this.reviews = java.util.Map.copyOf(guards.reviews());
         this.store = store;
         this.catalog = catalog;
-        this.discovery = new Discovery(catalog, guards.aggregator()::groupVersions);
+        this.discovery = new Discovery(catalog, guards.aggregator()::groupVersions, version.podResize());
         this.openApi = new OpenApi(catalog);
         this.clock = clock;
         this.writes =
@@ -205,6 +205,10 @@ final class ApiFront implements Exchange.Handler {
 
     private void get(Exchange ex, ResourceType type, ResourcePath rp, Query query) throws IOException {
         checkPath(type, rp, false);
+        if (rp.subresource() != null && (rp.name() == null || query.isWatch())) {
+            throw new ApiError(
+                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+        }
         boolean table = Tables.wanted(ex.header("Accept"));
         if (query.isWatch()) {
             if ("websocket".equalsIgnoreCase(ex.header("Upgrade"))) {
@@ -238,6 +242,10 @@ final class ApiFront implements Exchange.Handler {
     private void write(Exchange ex, String method, ResourceType type, ResourcePath rp, Query query, UserInfo user)
             throws IOException {
         checkPath(type, rp, method.equals("POST"));
+        if (method.equals("POST") && rp.subresource() != null) {
+            throw new ApiError(
+                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+        }
         ObjectWrites.Request request = new ObjectWrites.Request(
                 method,
                 type,
@@ -254,6 +262,10 @@ final class ApiFront implements Exchange.Handler {
     private void delete(Exchange ex, ResourceType type, ResourcePath rp, Query query, UserInfo user)
             throws IOException {
         checkPath(type, rp, false);
+        if (rp.subresource() != null) {
+            throw new ApiError(
+                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+        }
         boolean dryRun = "All".equals(query.get("dryRun"));
         if (rp.name() != null) {
             admitDelete(type, rp.namespace(), store.get(type, rp.namespace(), rp.name()), user, dryRun);
@@ -299,12 +311,17 @@ final class ApiFront implements Exchange.Handler {
                 dryRun));
     }
 
-    /** Refuses paths a real API server would not route: a namespace on a cluster resource, unknown subresources. */
-    private static void checkPath(ResourceType type, ResourcePath rp, boolean create) {
+    /**
+     * Refuses paths a real API server would not route: a namespace on a cluster resource, unknown subresources (a
+     * Pod's {@code resize} is one before 1.33).
+     */
+    private void checkPath(ResourceType type, ResourcePath rp, boolean create) {
         if (rp.namespace() != null && !type.namespaced()) {
             throw new ApiError(404, "NotFound", "the server could not find the requested resource");
         }
-        if (rp.subresource() != null && !rp.subresource().equals("status")) {
+        boolean resize =
+                PodResize.SUBRESOURCE.equals(rp.subresource()) && type.equals(Catalog.PODS) && version.podResize();
+        if (rp.subresource() != null && !rp.subresource().equals("status") && !resize) {
             throw new ApiError(
                     404,
                     "NotFound",

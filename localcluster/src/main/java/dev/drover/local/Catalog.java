@@ -53,8 +53,9 @@ final class Catalog {
 
     static final ResourceType SERVICE_ACCOUNTS =
             ResourceType.builtIn("", "v1", "serviceaccounts", "ServiceAccount", true, "sa");
-    static final ResourceType PODS =
-            ResourceType.builtIn("", "v1", "pods", "Pod", true, "po").inCategoryAll();
+    static final ResourceType PODS = ResourceType.builtIn("", "v1", "pods", "Pod", true, "po")
+            .inCategoryAll()
+            .withStatusSubresource();
     static final ResourceType SECRETS = ResourceType.builtIn("", "v1", "secrets", "Secret", true);
     static final ResourceType SERVICES =
             ResourceType.builtIn("", "v1", "services", "Service", true, "svc").inCategoryAll();

@@ -15,11 +15,16 @@ final class Discovery {
 
     private final Catalog catalog;
     private final java.util.function.Supplier<List<String[]>> aggregated;
+    private final boolean podResize;
 
-    /** @param aggregated the groups and versions aggregated APIs serve ({@link Aggregator}) */
-    Discovery(Catalog catalog, java.util.function.Supplier<List<String[]>> aggregated) {
+    /**
+     * @param aggregated the groups and versions aggregated APIs serve ({@link Aggregator})
+     * @param podResize  whether {@code pods/resize} is served (1.33 and newer)
+     */
+    Discovery(Catalog catalog, java.util.function.Supplier<List<String[]>> aggregated, boolean podResize) {
         this.catalog = catalog;
         this.aggregated = aggregated;
+        this.podResize = podResize;
     }
 
     /** The document for {@code path}, or null when it is not a discovery path. */
@@ -133,6 +138,15 @@ final class Discovery {
                         .put("namespaced", t.namespaced())
                         .put("kind", t.kind());
                 status.putArray("verbs").add("get").add("patch").add("update");
+            }
+            if (podResize && t.equals(Catalog.PODS)) {
+                ObjectNode resize = resources
+                        .addObject()
+                        .put("name", "pods/" + PodResize.SUBRESOURCE)
+                        .put("singularName", "")
+                        .put("namespaced", true)
+                        .put("kind", "Pod");
+                resize.putArray("verbs").add("get").add("patch").add("update");
             }
         }
         return n;

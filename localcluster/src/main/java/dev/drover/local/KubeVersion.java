@@ -7,7 +7,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * The Kubernetes version the local API server behaves as, where Drover depends on the difference: before 1.31 a
  * CRD's {@code selectableFields} are dropped when it is stored (the feature is alpha and off in 1.30), so a field
- * selector on such a field is refused as a real 1.30 server refuses it.
+ * selector on such a field is refused as a real 1.30 server refuses it; from 1.33 Pods have the {@code resize}
+ * subresource (InPlacePodVerticalScaling, beta and on), and from 1.34 the kubelet reports the generation it acted
+ * on ({@code status.observedGeneration}, PodObservedGenerationTracking).
  *
  * @param minor the minor version of Kubernetes 1.x
  */
@@ -15,10 +17,13 @@ record KubeVersion(int minor) {
 
     /** The oldest version the server can act as: the CRD's CEL rules need 1.25. */
     static final int OLDEST = 25;
-    /** The newest version it acts as, and the default. */
-    static final int NEWEST_MINOR = 32;
+    /** The newest version it acts as. */
+    static final int NEWEST_MINOR = 35;
+    /** The version it acts as when none is asked for. */
+    static final int DEFAULT_MINOR = 32;
 
     static final KubeVersion NEWEST = new KubeVersion(NEWEST_MINOR);
+    static final KubeVersion DEFAULT = new KubeVersion(DEFAULT_MINOR);
 
     KubeVersion {
         if (minor < OLDEST || minor > NEWEST_MINOR) {
@@ -44,6 +49,16 @@ record KubeVersion(int minor) {
     /** Whether a watch may stream the initial state itself ({@code sendInitialEvents}; WatchList, on from 1.32). */
     boolean watchList() {
         return minor >= 32;
+    }
+
+    /** Whether Pods have the {@code resize} subresource (InPlacePodVerticalScaling, on from 1.33). */
+    boolean podResize() {
+        return minor >= 33;
+    }
+
+    /** Whether the kubelet reports {@code observedGeneration} in a Pod's status (on from 1.34). */
+    boolean podObservedGeneration() {
+        return minor >= 34;
     }
 
     /** What {@code GET /version} answers. */

@@ -55,44 +55,69 @@ public final class LocalApiServer implements AutoCloseable {
     public static final String DROVER_CRD = "META-INF/fabric8/allocations.drover.dev-v1.yml";
 
     /**
-     * @param port       the port to listen on; 0 picks a free one
-     * @param nodes      Node objects to create
-     * @param crds       CRD YAML to install at start: classpath resources or file paths
-     * @param kubeconfig where to write a kubeconfig for this server, or null
+     * @param port            the port to listen on; 0 picks a free one
+     * @param nodes           Node objects to create
+     * @param crds            CRD YAML to install at start: classpath resources or file paths
+     * @param kubeconfig      where to write a kubeconfig for this server, or null
+     * @param kubeVersion     the Kubernetes version the server acts as
+     * @param nodeAllocatable each node's capacity and {@code status.allocatable} by resource ({@code cpu}, {@code
+     *                        memory}, {@code pods}), over the default's 2 CPUs, 8 GiB and 110 pods
      */
-    public record Options(int port, List<String> nodes, List<String> crds, Path kubeconfig, KubeVersion kubeVersion) {
+    public record Options(
+            int port,
+            List<String> nodes,
+            List<String> crds,
+            Path kubeconfig,
+            KubeVersion kubeVersion,
+            Map<String, String> nodeAllocatable) {
         public Options {
             nodes = List.copyOf(nodes);
             crds = List.copyOf(crds);
+            nodeAllocatable = Map.copyOf(nodeAllocatable);
         }
 
         public static Options defaults() {
-            return new Options(0, List.of(), List.of(DROVER_CRD), null, KubeVersion.NEWEST);
+            return new Options(0, List.of(), List.of(DROVER_CRD), null, KubeVersion.DEFAULT, Map.of());
         }
 
         public Options withPort(int p) {
-            return new Options(p, nodes, crds, kubeconfig, kubeVersion);
+            return new Options(p, nodes, crds, kubeconfig, kubeVersion, nodeAllocatable);
         }
 
         public Options withNodes(List<String> n) {
-            return new Options(port, n, crds, kubeconfig, kubeVersion);
+            return new Options(port, n, crds, kubeconfig, kubeVersion, nodeAllocatable);
         }
 
         public Options withCrds(List<String> c) {
-            return new Options(port, nodes, c, kubeconfig, kubeVersion);
+            return new Options(port, nodes, c, kubeconfig, kubeVersion, nodeAllocatable);
         }
 
         public Options withKubeconfig(Path k) {
-            return new Options(port, nodes, crds, k, kubeVersion);
+            return new Options(port, nodes, crds, k, kubeVersion, nodeAllocatable);
         }
 
         /** Behave as Kubernetes {@code 1.MINOR} where Drover depends on the difference ({@link KubeVersion}). */
         public Options withKubeVersion(String version) {
-            return new Options(port, nodes, crds, kubeconfig, KubeVersion.parse(version));
+            return new Options(port, nodes, crds, kubeconfig, KubeVersion.parse(version), nodeAllocatable);
         }
 
         Options withKubeVersion(KubeVersion version) {
-            return new Options(port, nodes, crds, kubeconfig, version);
+            return new Options(port, nodes, crds, kubeconfig, version, nodeAllocatable);
+        }
+
+        /**
+         * Gives every node {@code allocatable} (e.g. {@code cpu=4,memory=8Gi}) as its capacity and {@code
+         * status.allocatable}, over the default's; what the local kubelet admits and resizes Pods against.
+         *
+         * @throws IllegalArgumentException saying which entry is not {@code cpu}, {@code memory} or {@code pods}
+         *     with a quantity
+         */
+        public Options withNodeAllocatable(String allocatable) {
+            return new Options(port, nodes, crds, kubeconfig, kubeVersion, NodeAllocatable.parse(allocatable));
+        }
+
+        Options withNodeAllocatable(Map<String, String> allocatable) {
+            return new Options(port, nodes, crds, kubeconfig, kubeVersion, allocatable);
         }
     }
 
@@ -113,6 +138,8 @@ public final class LocalApiServer implements AutoCloseable {
     private final AgentCertificate.Identity tls;
 
     private final TokenRequests tokenRequests;
+    /** Admits and resizes the Pods bound to the server's own nodes; null without nodes. */
+    private final LocalKubelet kubelet;
     /** Kept across {@link #stopServing}: what the server has been asked to write over its whole life. */
     private final WriteCounts writeCounts = new WriteCounts();
     /** What serves the store over HTTP; null while the server is stopped (the store and its objects stay). */
@@ -144,7 +171,7 @@ public final class LocalApiServer implements AutoCloseable {
             ServiceAccounts.createDefault(store, ns);
         }
         for (String node : options.nodes()) {
-            store.create(Catalog.NODES, null, node(node), false);
+            store.create(Catalog.NODES, null, node(node, options.nodeAllocatable()), false);
         }
         ServiceAccountTokens tokens = new ServiceAccountTokens(clock);
         Authenticator authenticator = new Authenticator(store, tokens);
@@ -172,9 +199,13 @@ public final class LocalApiServer implements AutoCloseable {
                 .name("local-api-", 0)
                 .stackSize(NestingDepth.STACK_BYTES)
                 .factory());
+        kubelet = options.nodes().isEmpty() ? null : LocalKubelet.start(store, options.nodes(), version, clock);
         try {
             serving = serve(options.port(), options.kubeVersion());
         } catch (IOException e) {
+            if (kubelet != null) {
+                kubelet.close();
+            }
             executor.close();
             throw e;
         }
@@ -342,6 +373,9 @@ public final class LocalApiServer implements AutoCloseable {
     @Override
     public void close() {
         stopServing();
+        if (kubelet != null) {
+            kubelet.close();
+        }
         executor.shutdownNow();
         executor.close();
         if (client != null) {
@@ -351,8 +385,14 @@ public final class LocalApiServer implements AutoCloseable {
 
     /** A Ready node with the capacity of a small machine and the labels kubelet sets. */
     static ObjectNode node(String name) {
-        Map<String, Quantity> capacity =
-                Map.of("cpu", new Quantity("2"), "memory", new Quantity("8Gi"), "pods", new Quantity("110"));
+        return node(name, Map.of());
+    }
+
+    /** As {@link #node(String)}, with {@code allocatable} over its capacity (and allocatable). */
+    static ObjectNode node(String name, Map<String, String> allocatable) {
+        Map<String, Quantity> capacity = new java.util.TreeMap<>(
+                Map.of("cpu", new Quantity("2"), "memory", new Quantity("8Gi"), "pods", new Quantity("110")));
+        allocatable.forEach((resource, amount) -> capacity.put(resource, new Quantity(amount)));
         return JSON.convertValue(
                 new NodeBuilder()
                         .withNewMetadata()

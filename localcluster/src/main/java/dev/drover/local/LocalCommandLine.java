@@ -18,10 +18,17 @@ final class LocalCommandLine {
             "--kube-version",
             null,
             "1.N",
-            "behave as Kubernetes 1.25 to 1.32" + " where Drover depends on it (default the newest)");
+            "behave as Kubernetes 1." + KubeVersion.OLDEST + " to 1." + KubeVersion.NEWEST_MINOR
+                    + " where Drover depends on it (default 1." + KubeVersion.DEFAULT_MINOR
+                    + "; 1.33 and newer serve pods/resize and run the kubelet stand-in's resizes)");
     static final Flag CHART =
             Flag.valued("--chart", null, "DIR", "the chart whose RBAC and gateway run (default" + " charts/drover)");
     static final Flag NODES = Flag.valued("--nodes", null, "a,b", "the nodes to register");
+    static final Flag NODE_ALLOCATABLE = Flag.valued(
+            "--node-allocatable",
+            null,
+            "cpu=N,memory=Q",
+            "what each node may hold, against which its Pods are admitted and resized (default cpu=2,memory=8Gi)");
     static final Flag AGENT_KUBECONFIGS = Flag.valued(
             "--agent-kubeconfigs",
             null,
@@ -65,7 +72,7 @@ final class LocalCommandLine {
                     "apiserver",
                     "--kubeconfig FILE",
                     "a local Kubernetes API server with the Drover CRD, until SIGTERM or Ctrl-C",
-                    List.of(KUBECONFIG, PORT, NODES, KUBE_VERSION, AGENT_KUBECONFIGS, CHART)),
+                    List.of(KUBECONFIG, PORT, NODES, NODE_ALLOCATABLE, KUBE_VERSION, AGENT_KUBECONFIGS, CHART)),
             new Subcommand(
                     "up",
                     "--kubeconfig FILE",
@@ -81,6 +88,7 @@ final class LocalCommandLine {
                             CNI_BIN_DIR,
                             DEVICE_PLUGIN,
                             KUBE_VERSION,
+                            NODE_ALLOCATABLE,
                             CHART)));
 
     /** What {@code COMMAND --help} says after the flags. */

@@ -21,9 +21,9 @@ import java.util.Map;
 /**
  * {@code java -jar drover-local.jar COMMAND}: the local dev cluster.
  * <pre>
- *   apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--kube-version 1.N]
+ *   apiserver --kubeconfig FILE [--port N] [--nodes a,b] [--node-allocatable cpu=N,memory=Q] [--kube-version 1.N]
  *   up --kubeconfig FILE [--data-dir DIR] [--port N] [--metrics-port N] [--api-port N] [--bind-address ADDRESS]
- *      [--kube-version 1.N]
+ *      [--kube-version 1.N] [--node-allocatable cpu=N,memory=Q]
  * </pre>
  */
 public final class LocalMain {
@@ -96,6 +96,7 @@ public final class LocalMain {
                 .withPort(port)
                 .withNodes(nodes)
                 .withKubeconfig(kubeconfig);
+        options = options.withNodeAllocatable(nodeAllocatable(flags));
         LocalApiServer server = LocalApiServer.start(options.withKubeVersion(kubeVersion(kubeVersion)));
         List<AutoCloseable> running = new ArrayList<>();
         if (agentKubeconfigs != null) {
@@ -177,7 +178,18 @@ public final class LocalMain {
                 path(flags, LocalCommandLine.CNI_BIN_DIR),
                 flags.values(LocalCommandLine.DEVICE_PLUGIN.name()),
                 kubeVersion(flags.value(LocalCommandLine.KUBE_VERSION.name())),
-                path(flags, LocalCommandLine.CHART));
+                path(flags, LocalCommandLine.CHART),
+                nodeAllocatable(flags));
+    }
+
+    /** {@code --node-allocatable}: the nodes' allocatable by resource, none (the default node's) when not given. */
+    private static Map<String, String> nodeAllocatable(ParsedArgs flags) {
+        String text = flags.value(LocalCommandLine.NODE_ALLOCATABLE.name());
+        try {
+            return text == null ? Map.of() : NodeAllocatable.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--node-allocatable: " + e.getMessage());
+        }
     }
 
     /** {@code --bind-address}: an IP address as written, loopback when not given. */
@@ -194,10 +206,10 @@ public final class LocalMain {
         }
     }
 
-    /** The version {@code --kube-version} names, or the newest when it is not given (null). */
+    /** The version {@code --kube-version} names, or the default when it is not given (null). */
     private static KubeVersion kubeVersion(String text) {
         try {
-            return text == null ? KubeVersion.NEWEST : KubeVersion.parse(text);
+            return text == null ? KubeVersion.DEFAULT : KubeVersion.parse(text);
         } catch (IllegalArgumentException e) {
             throw new UsageException("--kube-version: " + e.getMessage());
         }

@@ -36,7 +36,8 @@ final class LocalUp implements AutoCloseable {
             Path cniBinDir,
             List<String> devicePlugins,
             KubeVersion kubeVersion,
-            Path chart) {
+            Path chart,
+            java.util.Map<String, String> nodeAllocatable) {
 
         Path agentKubeconfig() {
             return kubeconfig.resolveSibling("agent-" + LocalMain.LOCAL_NODE + ".kubeconfig");
@@ -112,7 +113,8 @@ final class LocalUp implements AutoCloseable {
                 .withPort(settings.port())
                 .withNodes(List.of(LocalMain.LOCAL_NODE))
                 .withKubeconfig(settings.kubeconfig())
-                .withKubeVersion(settings.kubeVersion()));
+                .withKubeVersion(settings.kubeVersion())
+                .withNodeAllocatable(settings.nodeAllocatable()));
         List<AutoCloseable> running = new ArrayList<>();
         try {
             AgentIdentity identity =
@@ -122,6 +124,9 @@ final class LocalUp implements AutoCloseable {
             List<String> args = new ArrayList<>(agentArgs);
             args.addAll(
                     identity.gatewayArgs(settings.gatewayDir())); // the gateway's user and client CA, as the chart's
+            // its own Pod, as the chart's POD_NAME and POD_NAMESPACE name it: from 1.35 it books its allocations there
+            AgentIdentity.AgentPod pod = identity.agentPod(LocalMain.LOCAL_NODE);
+            args.addAll(List.of("--pod-name", pod.name(), "--pod-namespace", pod.namespace()));
             Agent agent = Agent.start(config(args)); // its own client, from the kubeconfig just written
             return new LocalUp(server, running, agent);
         } catch (IOException | InterruptedException | RuntimeException e) {

@@ -48,12 +48,20 @@ final class ObjectStore {
     final class Watch implements AutoCloseable {
         private final String typeKey;
         private final String namespace;
+        /** Further types this watch gets the changes of (an in-process watcher of several types). */
+        private final java.util.Set<String> alsoTypeKeys;
+
         private final BlockingQueue<Change> queue = new LinkedBlockingQueue<>();
         private volatile boolean overflowed;
 
         private Watch(String typeKey, String namespace) {
+            this(typeKey, namespace, java.util.Set.of());
+        }
+
+        private Watch(String typeKey, String namespace, java.util.Set<String> alsoTypeKeys) {
             this.typeKey = typeKey;
             this.namespace = namespace;
+            this.alsoTypeKeys = alsoTypeKeys;
         }
 
         /** The next change, null when none came within the wait. */
@@ -80,7 +88,7 @@ final class ObjectStore {
         }
 
         boolean wants(Change change) {
-            return change.typeKey().equals(typeKey)
+            return (change.typeKey().equals(typeKey) || alsoTypeKeys.contains(change.typeKey()))
                     && (namespace == null
                             || namespace.equals(change.object()
                                     .path("metadata")
@@ -322,6 +330,18 @@ final class ObjectStore {
         } else {
             changes.replay(w, since);
         }
+        changes.register(w);
+        return w;
+    }
+
+    /**
+     * A watch of every change to objects of {@code types}, in all namespaces, from now on: for a watcher in this
+     * process (the kubelet stand-in), which reads the current objects itself.
+     */
+    synchronized Watch watchFromNow(List<ResourceType> types) {
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        types.forEach(t -> keys.add(typeKey(t)));
+        Watch w = new Watch(typeKey(types.getFirst()), null, java.util.Set.copyOf(keys));
         changes.register(w);
         return w;
     }

@@ -117,7 +117,8 @@ final class ObjectWrites {
         }
         JsonNode body = RequestBodies.parse(raw);
         if (!jsonPatch) {
-            // No strategic merge here: a strategic merge patch is applied as a merge patch, list fields whole.
+            // No strategic merge here: a strategic merge patch is applied as a merge patch, list fields whole (a
+            // Pod's containers excepted: merged by name, PodResize.strategicAsMerge).
             strictFields(type, body, strict);
         }
         UnaryOperator<ObjectNode> change;
@@ -125,8 +126,13 @@ final class ObjectWrites {
             ObjectNode replacement = RequestBodies.object(raw, type.kind());
             change = current -> replacement;
         } else {
+            boolean strategicPod = !jsonPatch
+                    && type.equals(Catalog.PODS)
+                    && contentType != null
+                    && contentType.contains("strategic-merge-patch");
             change = current -> {
-                if (!(Patches.apply(current, body, jsonPatch) instanceof ObjectNode patched)) {
+                JsonNode patch = strategicPod ? PodResize.strategicAsMerge(current, body) : body;
+                if (!(Patches.apply(current, patch, jsonPatch) instanceof ObjectNode patched)) {
                     throw new ApiFront.ApiError(422, "Invalid", "the patch does not leave an object");
                 }
                 return patched;
@@ -187,7 +193,9 @@ final class ObjectWrites {
                             current,
                             rp.subresource());
                     // admission sees what the write can change, as on a real API server: the strategy runs first
-                    ObjectNode prepared = RegistryStrategy.prepareForUpdate(type, current, checked, statusWrite);
+                    ObjectNode prepared = PodResize.SUBRESOURCE.equals(rp.subresource())
+                            ? PodResize.prepare(current, checked)
+                            : RegistryStrategy.prepareForUpdate(type, current, checked, statusWrite);
                     if (manager != null) {
                         ManagedFields.recordUpdate(type, current, prepared, manager, rp.subresource(), clock.instant());
                     }

@@ -52,6 +52,9 @@ final class ResponseWriters {
         if (e instanceof ServerSideApply.ApplyConflict c) {
             s.withObjectProperty("details").putArray("causes").addAll(c.causes);
         }
+        if (e instanceof PodResize.Invalid i) {
+            s.withObjectProperty("details").putArray("causes").addAll(i.causes);
+        }
         s.put("code", e.code);
         return s;
     }

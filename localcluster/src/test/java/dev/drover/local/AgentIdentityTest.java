@@ -74,6 +74,127 @@ class AgentIdentityTest {
     }
 
     @Test
+    void theAgentRunsInTheDaemonSetsPodOnItsNodeAndItsTokenIsBoundToThatPod() throws Exception {
+        Path kubeconfig = dir.resolve("n1.kubeconfig");
+        identity.writeKubeconfig("n1", kubeconfig);
+        AgentIdentity.AgentPod pod = identity.agentPod("n1");
+        assertThat(pod.name()).startsWith(AgentIdentity.RELEASE + "-");
+        assertThat(pod.namespace()).isEqualTo(AgentIdentity.NAMESPACE);
+        assertThat(identity.agentPod("n1")).as("one per node").isEqualTo(pod);
+
+        io.fabric8.kubernetes.api.model.Pod running = server.client()
+                .pods()
+                .inNamespace(pod.namespace())
+                .withName(pod.name())
+                .waitUntilCondition(
+                        p -> p.getStatus() != null
+                                && "Running".equals(p.getStatus().getPhase()),
+                        10,
+                        java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(running.getSpec().getNodeName()).isEqualTo("n1");
+        assertThat(running.getSpec().getServiceAccountName())
+                .isEqualTo(identity.username().substring(identity.username().lastIndexOf(':') + 1));
+
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*token:\\s*\"?([^\"\\s]+)")
+                .matcher(Files.readString(kubeconfig));
+        assertThat(m.find()).as("the kubeconfig holds a token").isTrue();
+        String token = m.group(1);
+        TokenReview reviewed = review(token);
+        assertThat(reviewed.getStatus().getAuthenticated()).isTrue();
+        assertThat(reviewed.getStatus().getUser().getExtra())
+                .containsEntry("authentication.kubernetes.io/pod-name", List.of(pod.name()))
+                .containsEntry("authentication.kubernetes.io/pod-uid", List.of(pod.uid()))
+                .containsEntry("authentication.kubernetes.io/node-name", List.of("n1"))
+                .containsKeys("authentication.kubernetes.io/node-uid", "authentication.kubernetes.io/credential-id");
+    }
+
+    @Test
+    void onKubernetes135TheAgentResizesItsOwnPodsReservationAndTheKubeletAnswers() throws Exception {
+        try (LocalApiServer small = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("n1"))
+                .withKubeVersion("1.35")
+                .withNodeAllocatable("cpu=2,memory=4Gi"))) {
+            AgentIdentity agent = AgentIdentity.install(small, Path.of("..", "charts", "drover"));
+            Path kubeconfig = dir.resolve("n1.kubeconfig");
+            agent.writeKubeconfig("n1", kubeconfig);
+            AgentIdentity.AgentPod pod = agent.agentPod("n1");
+            var pods = small.client().pods().inNamespace(pod.namespace());
+            io.fabric8.kubernetes.api.model.Pod running = pods.withName(pod.name())
+                    .waitUntilCondition(
+                            p -> p.getStatus() != null
+                                    && "Running".equals(p.getStatus().getPhase()),
+                            10,
+                            java.util.concurrent.TimeUnit.SECONDS);
+            List<String> names = running.getSpec().getContainers().stream()
+                    .map(io.fabric8.kubernetes.api.model.Container::getName)
+                    .toList();
+            int at = names.indexOf("reservation");
+            assertThat(at).as("the chart's reservation container, in %s", names).isNotNegative();
+
+            String token = tokenOf(kubeconfig);
+            String patch = "[{\"op\":\"test\",\"path\":\"/spec/containers/" + at
+                    + "/name\",\"value\":\"reservation\"},{\"op\":\"replace\",\"path\":\"/spec/containers/" + at
+                    + "/resources\",\"value\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"1Gi\"}}}]";
+            assertThat(resize(small, token, pod, patch.formatted("500m")).statusCode())
+                    .isEqualTo(200);
+            io.fabric8.kubernetes.api.model.Pod resized = pods.withName(pod.name())
+                    .waitUntilCondition(
+                            p -> new io.fabric8.kubernetes.api.model.Quantity("500m")
+                                    .equals(p.getStatus().getContainerStatuses().stream()
+                                            .filter(c -> c.getName().equals("reservation"))
+                                            .findFirst()
+                                            .orElseThrow()
+                                            .getAllocatedResources()
+                                            .get("cpu")),
+                            10,
+                            java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(resized.getStatus().getObservedGeneration())
+                    .isEqualTo(resized.getMetadata().getGeneration());
+
+            assertThat(resize(small, token, pod, patch.formatted("3")).statusCode())
+                    .isEqualTo(200);
+            io.fabric8.kubernetes.api.model.PodCondition pending = pods
+                    .withName(pod.name())
+                    .waitUntilCondition(
+                            p -> p.getStatus().getConditions().stream()
+                                    .anyMatch(c -> c.getType().equals("PodResizePending")),
+                            10,
+                            java.util.concurrent.TimeUnit.SECONDS)
+                    .getStatus()
+                    .getConditions()
+                    .stream()
+                    .filter(c -> c.getType().equals("PodResizePending"))
+                    .findFirst()
+                    .orElseThrow();
+            assertThat(pending.getReason()).isEqualTo("Infeasible");
+            assertThat(pending.getMessage()).startsWith("Node didn't have enough capacity: cpu, requested: ");
+        }
+    }
+
+    static String tokenOf(Path kubeconfig) throws java.io.IOException {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*token:\\s*\"?([^\"\\s]+)")
+                .matcher(Files.readString(kubeconfig));
+        assertThat(m.find()).as("the kubeconfig holds a token").isTrue();
+        return m.group(1);
+    }
+
+    static java.net.http.HttpResponse<String> resize(
+            LocalApiServer server, String token, AgentIdentity.AgentPod pod, String patch) throws Exception {
+        return java.net.http.HttpClient.newBuilder()
+                .sslContext(server.trust())
+                .build()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(server.url()
+                                        .resolve("/api/v1/namespaces/" + pod.namespace() + "/pods/" + pod.name()
+                                                + "/resize"))
+                                .header("Authorization", "Bearer " + token)
+                                .header("Content-Type", "application/json-patch+json")
+                                .method("PATCH", java.net.http.HttpRequest.BodyPublishers.ofString(patch))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
     void beforeKubernetes130TheChartIsRenderedWithoutNodeConfinement() throws Exception {
         // the chart refuses to leave the policies out unless told to: installing must tell it on 1.29
         try (LocalApiServer old = LocalApiServer.start(

@@ -53,6 +53,53 @@ class LocalUpTest {
     }
 
     @Test
+    void onKubernetes135TheAgentRunsInItsPodAndBooksItsReservationThere() throws Exception {
+        LocalUp.Settings settings = LocalMain.upSettings(FlagParser.parse(
+                LocalCommandLine.flags(LocalCommandLine.command("up")),
+                List.of(
+                        "--kubeconfig",
+                        dir.resolve("kubeconfig").toString(),
+                        "--data-dir",
+                        dir.resolve("data").toString(),
+                        "--kube-version",
+                        "1.35",
+                        "--node-allocatable",
+                        "cpu=2,memory=4Gi"),
+                false));
+        String cgroupParent = "drover-test-" + UUID.randomUUID().toString().substring(0, 8);
+        List<String> agentArgs = new ArrayList<>(LocalUp.agentArgs(settings));
+        agentArgs.addAll(List.of("--cgroup-parent", cgroupParent));
+        try (LocalUp up = LocalUp.start(settings, agentArgs)) {
+            var pods = up.server()
+                    .client()
+                    .pods()
+                    .inNamespace(AgentIdentity.NAMESPACE)
+                    .list()
+                    .getItems();
+            assertThat(pods).singleElement().satisfies(p -> {
+                assertThat(p.getSpec().getNodeName()).isEqualTo(LocalMain.LOCAL_NODE);
+                assertThat(p.getStatus().getPhase()).isEqualTo("Running");
+                assertThat(p.getSpec().getContainers())
+                        .anySatisfy(c -> assertThat(c.getName()).isEqualTo("reservation"));
+            });
+            assertThat(up.server()
+                            .client()
+                            .nodes()
+                            .withName(LocalMain.LOCAL_NODE)
+                            .get()
+                            .getStatus()
+                            .getAllocatable())
+                    .containsEntry("cpu", new io.fabric8.kubernetes.api.model.Quantity("2"));
+        } finally {
+            try {
+                Cgroups.detect().removeWithIdleChildren(CgroupParent.own(), cgroupParent, Duration.ofSeconds(10));
+            } catch (IOException e) {
+                System.err.println("LocalUpTest: cgroup " + cgroupParent + " left behind: " + e.getMessage());
+            }
+        }
+    }
+
+    @Test
     void enableOciGivesTheAgentTheOciDriverAndNothingElseDoes() throws Exception {
         List<String> flags = List.of("--kubeconfig", dir.resolve("kubeconfig").toString());
         List<String> plain = LocalUp.agentArgs(LocalMain.upSettings(
