@@ -54,6 +54,8 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
     private int batchLimit = Integer.MAX_VALUE;
     private long retryAt;
     private boolean closed;
+    /** Whether what ran before the agent started is known ({@link #restore}): until then nothing held is a guess. */
+    private boolean restored;
 
     PodReservation(Resizer pod, Resizer.Timing timing) {
         this.pod = pod;
@@ -132,6 +134,7 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
     @Override
     public synchronized void restore(Map<AllocId, CpuMemory> shares) {
         shares.forEach(this::put);
+        restored = true;
         retryAt = System.nanoTime();
         notifyAll();
     }
@@ -168,7 +171,7 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
                 CpuMemory target;
                 synchronized (this) {
                     while (!closed && !due()) {
-                        long waitMillis = total().equals(booked)
+                        long waitMillis = !restored || total().equals(booked)
                                 ? 0 // until told
                                 : Math.max(1, (retryAt - System.nanoTime()) / 1_000_000);
                         wait(waitMillis);
@@ -187,6 +190,12 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
                 }
                 Resizer.Answer answer = pod.resize(target);
                 resizes.get(outcome(answer)).incrementAndGet();
+                LOG.info(
+                        "nodeSharing resize: {} millicores and {} MB for {} waiting allocation(s): {}",
+                        target.cpuMillis(),
+                        target.memoryMB(),
+                        batch.size(),
+                        answer.accepted() ? "accepted" : answer.reason() + ", " + answer.message());
                 settle(batch, target, answer);
             }
         } catch (InterruptedException e) {
@@ -199,6 +208,9 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
      * once), or what the kubelet accepted is not what is held and it is time to try again.
      */
     private boolean due() {
+        if (!restored) {
+            return !waiting.isEmpty(); // the reservation found holds the restored allocations: not given back before
+        }
         CpuMemory total = total();
         return !waiting.isEmpty()
                 || !total.equals(asked)

@@ -94,6 +94,7 @@ class PodReservationTest {
         PodReservation r = new PodReservation(kubelet, FAST);
         started.add(r);
         r.begin();
+        r.restore(Map.of()); // as the agent does once it knows what ran before
         return r;
     }
 
@@ -220,6 +221,21 @@ class PodReservationTest {
         kubelet.others = CpuMemory.ZERO;
 
         await().atMost(Duration.ofSeconds(5)).until(() -> r.booked().equals(new CpuMemory(1000, 0)));
+    }
+
+    @Test
+    void theReservationFoundIsNotGivenBackBeforeTheAllocationsThatRanBeforeAreKnown() throws Exception {
+        Kubelet kubelet = new Kubelet(new CpuMemory(4000, 8192), CpuMemory.ZERO);
+        kubelet.allocated = new CpuMemory(800, 0); // what the agent booked before it restarted
+        PodReservation r = new PodReservation(kubelet, FAST);
+        started.add(r);
+        r.begin();
+        r.book(id(9), CpuMemory.ZERO);
+
+        r.restore(Map.of(id(1), new CpuMemory(800, 0)));
+        r.book(id(2), new CpuMemory(100, 0));
+
+        assertThat(kubelet.asked).as("only the new share's resize").containsExactly(new CpuMemory(900, 0));
     }
 
     @Test
