@@ -171,6 +171,66 @@ class AgentIdentityTest {
         }
     }
 
+    @Test
+    void theAgentMayResizeNeitherAnotherContainerOfItsPodNorAnotherPod() throws Exception {
+        try (LocalApiServer small = LocalApiServer.start(LocalApiServer.Options.defaults()
+                .withNodes(List.of("n1"))
+                .withKubeVersion("1.35")
+                .withNodeAllocatable("cpu=2,memory=4Gi"))) {
+            AgentIdentity agent = AgentIdentity.install(small, Path.of("..", "charts", "drover"));
+            Path kubeconfig = dir.resolve("n1-attack.kubeconfig");
+            agent.writeKubeconfig("n1", kubeconfig);
+            AgentIdentity.AgentPod pod = agent.agentPod("n1");
+            String token = tokenOf(kubeconfig);
+            small.client()
+                    .pods()
+                    .inNamespace("default")
+                    .resource(new io.fabric8.kubernetes.api.model.PodBuilder()
+                            .withNewMetadata()
+                            .withName("victim")
+                            .withNamespace("default")
+                            .endMetadata()
+                            .withNewSpec()
+                            .withNodeName("n1")
+                            .addNewContainer()
+                            .withName("app")
+                            .withImage("registry.example/app:1")
+                            .withNewResources()
+                            .addToRequests("cpu", new io.fabric8.kubernetes.api.model.Quantity("100m"))
+                            .endResources()
+                            .endContainer()
+                            .endSpec()
+                            .build())
+                    .create();
+            String agentContainer = "[{\"op\":\"test\",\"path\":\"/spec/containers/0/name\",\"value\":\"agent\"},"
+                    + "{\"op\":\"replace\",\"path\":\"/spec/containers/0/resources/requests/cpu\",\"value\":\"1\"}]";
+
+            java.net.http.HttpResponse<String> own = resize(small, token, pod, agentContainer);
+            assertThat(own.statusCode()).isEqualTo(403);
+            assertThat(own.body()).contains("may resize only its Pod's reservation container");
+
+            java.net.http.HttpResponse<String> other = resize(
+                    small,
+                    token,
+                    new AgentIdentity.AgentPod("victim", "default", "", "n1"),
+                    "[{\"op\":\"replace\",\"path\":\"/spec/containers/0/resources/requests/cpu\",\"value\":\"1\"}]");
+            assertThat(other.statusCode()).isEqualTo(403);
+            assertThat(other.body()).contains("may resize its own Pod only");
+            assertThat(small.client()
+                            .pods()
+                            .inNamespace("default")
+                            .withName("victim")
+                            .get()
+                            .getSpec()
+                            .getContainers()
+                            .getFirst()
+                            .getResources()
+                            .getRequests()
+                            .get("cpu"))
+                    .isEqualTo(new io.fabric8.kubernetes.api.model.Quantity("100m"));
+        }
+    }
+
     static String tokenOf(Path kubeconfig) throws java.io.IOException {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*token:\\s*\"?([^\"\\s]+)")
                 .matcher(Files.readString(kubeconfig));
