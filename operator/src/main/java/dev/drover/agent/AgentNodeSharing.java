@@ -37,8 +37,17 @@ final class AgentNodeSharing {
         NodeSharing mode = s.mode().orElseGet(() -> NodeSharing.chosen(s.pod().isPresent(), serverMinor(client)));
         LOG.info("nodeSharing {}{}", mode, s.mode().isPresent() ? "" : " (chosen by the API server's version)");
         if (mode == NodeSharing.RESIZE) {
-            PodReservation reservation = PodReservation.start(
-                    client, s.podNamespace().orElseThrow(), s.podName().orElseThrow(), Resizer.Timing.DEFAULT);
+            PodReservation reservation;
+            try {
+                reservation = PodReservation.start(
+                        client, s.podNamespace().orElseThrow(), s.podName().orElseThrow(), Resizer.Timing.DEFAULT);
+            } catch (IllegalStateException e) {
+                if (s.mode().isPresent()) {
+                    throw e; // asked for: it is that or nothing
+                }
+                LOG.warn("{}; nodeSharing dedicated instead", e.getMessage());
+                return DedicatedNode.start(client, config.nodeName(), admission, config.allocatable(), changed);
+            }
             admissions.bookWith(reservation);
             new ReservationMetrics(reservation).register(metrics);
             return reservation;

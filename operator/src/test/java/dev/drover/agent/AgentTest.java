@@ -1,6 +1,7 @@
 package dev.drover.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.drover.api.v1alpha1.Allocation;
@@ -98,6 +99,16 @@ class AgentTest {
                 .inNamespace("default")
                 .withName(name)
                 .get();
+    }
+
+    @Test
+    void anAgentToldToBookOnAPodThatIsNotThereDoesNotStartAndSaysWhy() {
+        agent.close();
+        agent = null;
+
+        assertThatThrownBy(() ->
+                        startAgent("--node-sharing", "resize", "--pod-name", "drover-x", "--pod-namespace", "drover"))
+                .hasMessageContaining("the agent's Pod drover/drover-x does not exist");
     }
 
     /** The data dir holds the store (every allocation's env values) and every task's files: the agent's alone. */
