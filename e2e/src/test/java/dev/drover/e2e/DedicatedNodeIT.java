@@ -15,7 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code nodeSharing: dedicated} against the local API server acting as Kubernetes 1.32, with the chart's RBAC for
  * that mode: the agent admits against its Node's allocatable (2 CPUs, 8Gi here) less what the Pods bound to its node
- * request, and follows Pods as they come and go; Pods of other nodes do not count.
+ * request (its own DaemonSet Pod's 50m included), and follows Pods as they come and go; Pods of other nodes do not
+ * count.
  */
 class DedicatedNodeIT {
 
@@ -102,8 +103,8 @@ class DedicatedNodeIT {
         kubectl.waitForClientStatus("too-big", "Failed", Duration.ofSeconds(30));
         assertThat(kubectl.allocJsonpath("too-big", ADMITTED + ".reason")).isEqualTo("OutOfcpu");
         assertThat(kubectl.allocJsonpath("too-big", ADMITTED + ".message"))
-                .as("2 CPUs less the 1.5 of the Pod on this node; the Pod on the other node does not count")
-                .contains("requested 1000 millicores of CPU, 500 free of 500 allocatable");
+                .as("2 CPUs less the 1.5 of the Pod and the agent's 50m; the Pod on the other node does not count")
+                .contains("requested 1000 millicores of CPU, 450 free of 450 allocatable");
 
         kubectl.runWithInput(alloc("fits", 400), "apply", "-f", "-").assertOk();
         kubectl.waitForClientStatus("fits", "Running", Duration.ofSeconds(30));
@@ -119,7 +120,7 @@ class DedicatedNodeIT {
                                 "jsonpath={.metadata.annotations.drover\\.dev/allocatable-cpu-millis}")
                         .out()
                         .strip()
-                        .equals("2000"));
+                        .equals("1950"));
         kubectl.runWithInput(alloc("fits-now", 1000), "apply", "-f", "-").assertOk();
         kubectl.waitForClientStatus("fits-now", "Running", Duration.ofSeconds(30));
     }

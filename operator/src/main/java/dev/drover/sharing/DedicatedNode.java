@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code nodeSharing: dedicated}: what allocations may request together is the Node's allocatable less what the Pods
  * bound to the node request (DaemonSets and the agent's own Pod included), counted as kube-scheduler counts them
- * ({@link PodRequests}), and never more than the agent's own allocatable setting. Pods are watched with a field
+ * ({@link PodRequests}), and never more than the agent's own allocatable (its setting, or the machine's less the
+ * reserve), which caps Drover whatever the Pods leave. Pods are watched with a field
  * selector on {@code spec.nodeName}, the Node by name; each change sets the admission's allocatable anew. Admitted
  * allocations keep their shares when Pods come: kube-scheduler does not see them, which is why such nodes are tainted
  * for Drover. A Node that reports no allocatable cpu and memory (no kubelet runs there) leaves the agent's own.
@@ -165,15 +166,14 @@ public final class DedicatedNode implements AutoCloseable {
     }
 
     /**
-     * The node's allocatable less the Pods' requests, at most the agent's own, never below zero; the agent's own less
-     * the Pods' where the Node reports none.
+     * What the Pods leave of the Node's allocatable, at most the agent's own (a cap an operator may set below the
+     * node), never below zero; where the Node reports none (no kubelet), the agent's own less the Pods'.
      */
     static CpuMemory allocatable(CpuMemory configured, Optional<CpuMemory> node, CpuMemory pods) {
-        CpuMemory base = node.map(n -> new CpuMemory(
-                        Math.min(n.cpuMillis(), configured.cpuMillis()), Math.min(n.memoryMB(), configured.memoryMB())))
-                .orElse(configured);
+        CpuMemory left = node.orElse(configured).minus(pods);
         return new CpuMemory(
-                Math.max(0, base.cpuMillis() - pods.cpuMillis()), Math.max(0, base.memoryMB() - pods.memoryMB()));
+                Math.max(0, Math.min(configured.cpuMillis(), left.cpuMillis())),
+                Math.max(0, Math.min(configured.memoryMB(), left.memoryMB())));
     }
 
     @Override

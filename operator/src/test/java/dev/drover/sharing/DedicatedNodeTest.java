@@ -81,10 +81,15 @@ class DedicatedNodeTest {
     }
 
     @Test
-    void theAgentsOwnSettingBoundsWhatANodeSays() {
+    void allocationsGetWhatThePodsLeaveOfTheNodeCappedByTheAgentsOwnAllocatable() {
         assertThat(DedicatedNode.allocatable(
-                        new CpuMemory(2000, 4096), Optional.of(new CpuMemory(4000, 8192)), new CpuMemory(500, 1024)))
-                .isEqualTo(new CpuMemory(1500, 3072));
+                        new CpuMemory(8000, 16_384), Optional.of(new CpuMemory(4000, 8192)), new CpuMemory(3000, 1024)))
+                .as("the node less its Pods")
+                .isEqualTo(new CpuMemory(1000, 7168));
+        assertThat(DedicatedNode.allocatable(
+                        new CpuMemory(2000, 1024), Optional.of(new CpuMemory(8000, 8192)), new CpuMemory(500, 256)))
+                .as("an operator's cap below what the Pods leave stands whole")
+                .isEqualTo(new CpuMemory(2000, 1024));
         assertThat(DedicatedNode.allocatable(MACHINE, Optional.empty(), new CpuMemory(900, 0)))
                 .as("a node no kubelet reports on: the agent's own less the Pods'")
                 .isEqualTo(new CpuMemory(7000, 15_000));
