@@ -29,8 +29,8 @@ import java.util.List;
  * @param registryCaFile with {@code oci}: a CA the image's registry's certificate may chain to, or null
  * @param network every allocation's {@code spec.network.mode}: {@code host} (no {@code spec.network}) or
  *     {@code bridge} (with one port, {@code http}, its host port the agent's pick)
- * @param nodeSharing the agent's {@code nodeSharing}, {@code resize} or {@code dedicated}, on an API server acting as
- *     1.35 with a node large enough for the load and tasks that request CPU and memory ({@link NodeSharingLoad}); null:
+ * @param nodeSharing the agent's {@code nodeSharing}, {@code resize} or {@code dedicated}, on a node large enough for
+ *     the load (Kubernetes 1.35 for resize) and tasks that request CPU and memory ({@link NodeSharingLoad}); null:
  *     as the agent chooses on the default API server (1.32: dedicated), the tasks requesting nothing
  */
 record BenchOptions(
@@ -157,8 +157,9 @@ record BenchOptions(
             "--node-sharing",
             null,
             "resize|dedicated",
-            "the agent's nodeSharing, on an API server acting as Kubernetes 1.35 with a node of "
-                    + NodeSharingLoad.NODE_ALLOCATABLE + ", each task requesting " + NodeSharingLoad.TASK_CPU_MILLIS
+            "the agent's nodeSharing, on a node of " + NodeSharingLoad.NODE_ALLOCATABLE
+                    + " (Kubernetes 1.35 for resize, 1.32 for dedicated), each task requesting "
+                    + NodeSharingLoad.TASK_CPU_MILLIS
                     + "m CPU and " + NodeSharingLoad.TASK_MEMORY_MB + " MB (default: neither, the agent's choice on"
                     + " Kubernetes 1.32, dedicated, the tasks requesting nothing)");
 

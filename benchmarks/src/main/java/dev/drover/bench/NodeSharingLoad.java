@@ -14,8 +14,8 @@ import java.util.Map;
 
 /**
  * {@code --node-sharing resize|dedicated}: the cluster and agent for it, what each task asks, and what it reports.
- * The API server acts as Kubernetes 1.35 (whose kubelet stand-in answers {@code pods/resize}) with a node of {@value
- * #NODE_ALLOCATABLE}; the agent runs as its DaemonSet Pod (the one the API server made for its token) with the mode
+ * The API server has a node of {@value #NODE_ALLOCATABLE} and, for {@code resize}, acts as Kubernetes 1.35 (whose
+ * kubelet stand-in answers {@code pods/resize}); the agent runs as its DaemonSet Pod (the one the API server made for its token) with the mode
  * given, and may admit that much itself, so the node and the kubelet decide, not the machine the bench runs on. Every
  * task asks {@value #TASK_CPU_MILLIS}m and {@value #TASK_MEMORY_MB} MB, so under {@code resize} every admission waits
  * for a resize of the agent's Pod that includes it.
@@ -29,11 +29,17 @@ final class NodeSharingLoad {
 
     private NodeSharingLoad() {}
 
-    /** The API server's flags: none without {@code --node-sharing}. */
+    /**
+     * The API server's flags: none without {@code --node-sharing}. {@code dedicated} keeps the default version (1.32):
+     * the chart, rendered for 1.35, grants the agent the resize of its Pod in place of listing the node's Pods.
+     */
     static List<String> serverFlags(BenchOptions options) {
-        return options.nodeSharing() == null
-                ? List.of()
-                : List.of("--kube-version", KUBE_VERSION, "--node-allocatable", NODE_ALLOCATABLE);
+        if (options.nodeSharing() == null) {
+            return List.of();
+        }
+        return options.nodeSharing().equals(BenchOptions.RESIZE)
+                ? List.of("--kube-version", KUBE_VERSION, "--node-allocatable", NODE_ALLOCATABLE)
+                : List.of("--node-allocatable", NODE_ALLOCATABLE);
     }
 
     /**

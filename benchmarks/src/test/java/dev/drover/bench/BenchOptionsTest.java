@@ -83,12 +83,16 @@ class BenchOptionsTest {
     }
 
     @Test
-    void withNodeSharingTheApiServerActsAs135WithANodeLargeEnoughAndEachTaskAsksALittle() throws Exception {
+    void withNodeSharingTheNodeIsLargeEnoughResizeRunsOn135AndEachTaskAsksALittle() throws Exception {
         String jar = Files.createFile(dir.resolve("agent.jar")).toString();
         BenchOptions o = BenchOptions.parse(new String[] {"--agent-jar", jar, "--node-sharing", "dedicated"});
+        BenchOptions resize = BenchOptions.parse(new String[] {"--agent-jar", jar, "--node-sharing", "resize"});
 
-        assertThat(NodeSharingLoad.serverFlags(o))
+        assertThat(NodeSharingLoad.serverFlags(resize))
                 .containsExactly("--kube-version", "1.35", "--node-allocatable", "cpu=64,memory=256Gi");
+        assertThat(NodeSharingLoad.serverFlags(o))
+                .as("the chart for 1.35 lets the agent resize its Pod, not list the node's")
+                .containsExactly("--node-allocatable", "cpu=64,memory=256Gi");
         assertThat(NodeSharingLoad.taskResources(o).getCpuMillis()).isEqualTo(10);
         assertThat(NodeSharingLoad.taskResources(o).getMemoryMB()).isEqualTo(16);
     }
