@@ -71,6 +71,9 @@ final class AotCache {
                 String.join(" ", agentJvm),
                 "--aot-out",
                 cache.toString()));
+        if (options.nodeSharing() != null) {
+            args.addAll(List.of("--node-sharing", options.nodeSharing()));
+        }
         Path log = work.resolve("aot-training.log");
         int exit = jvms.benchChild(args, log);
         if (exit != 0 || !Files.isRegularFile(cache)) {

@@ -123,7 +123,8 @@ public final class Bench {
             Files.deleteIfExists(options.aotOut()); // an earlier run's cache must not pass for this one's
         }
         Path kubeconfig = work.resolve("kubeconfig");
-        ChildJvms.Server server = jvms.startServer(kubeconfig, work, NODE, work.resolve("apiserver.log"));
+        ChildJvms.Server server = jvms.startServer(
+                kubeconfig, work, NODE, work.resolve("apiserver.log"), NodeSharingLoad.serverFlags(options));
         serverUrl = server.url();
         serverProcess = server.process();
         serverTls = LocalApiServer.trusting(kubeconfig);
@@ -153,6 +154,7 @@ public final class Bench {
                     "warn",
                     "--config",
                     agentConfig(work).toString()));
+            agentArgs.addAll(NodeSharingLoad.agentFlags(options, client, NODE));
             RawExecTasks tasks = options.hostTasks() ? new RawExecTasks() : null;
             checks = options.httpCheck() ? new CheckTarget() : null;
             if (tasks != null) {
@@ -365,6 +367,7 @@ public final class Bench {
             result.put("taskPssBytesPerTask", taskMemory.pssBytes() / tasks);
             result.put("taskRssBytesPerTask", taskMemory.rssBytes() / tasks);
         }
+        NodeSharingLoad.put(result, options, metrics, listed, created, begin, beginWall);
         writesToRunning = ApiWrites.between(writesBefore, apiWrites.readOnceQuiet());
         return result;
     }

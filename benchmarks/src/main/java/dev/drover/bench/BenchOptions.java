@@ -29,6 +29,9 @@ import java.util.List;
  * @param registryCaFile with {@code oci}: a CA the image's registry's certificate may chain to, or null
  * @param network every allocation's {@code spec.network.mode}: {@code host} (no {@code spec.network}) or
  *     {@code bridge} (with one port, {@code http}, its host port the agent's pick)
+ * @param nodeSharing the agent's {@code nodeSharing}, {@code resize} or {@code dedicated}, on a node large enough for
+ *     the load (Kubernetes 1.35 for resize) and tasks that request CPU and memory ({@link NodeSharingLoad}); null:
+ *     as the agent chooses on the default API server (1.32: dedicated), the tasks requesting nothing
  */
 record BenchOptions(
         int allocs,
@@ -46,7 +49,8 @@ record BenchOptions(
         Path aotOut,
         String image,
         Path registryCaFile,
-        String network) {
+        String network,
+        String nodeSharing) {
 
     /** The steady window {@code --http-check} measures when {@code --steady} is not given. */
     static final int DEFAULT_CHECK_STEADY_SECONDS = 60;
@@ -56,6 +60,8 @@ record BenchOptions(
     static final String OCI = "oci";
     static final String HOST = "host";
     static final String BRIDGE = "bridge";
+    static final String RESIZE = "resize";
+    static final String DEDICATED = "dedicated";
 
     boolean rawExec() {
         return RAW_EXEC.equals(driver);
@@ -147,6 +153,16 @@ record BenchOptions(
             "the agent (its heap at most 2 GB) records its ahead-of-time cache into FILE as it exits: a training run"
                     + " (the image build's)");
 
+    static final Flag NODE_SHARING = Flag.valued(
+            "--node-sharing",
+            null,
+            "resize|dedicated",
+            "the agent's nodeSharing, on a node of " + NodeSharingLoad.NODE_ALLOCATABLE
+                    + " (Kubernetes 1.35 for resize, 1.32 for dedicated), each task requesting "
+                    + NodeSharingLoad.TASK_CPU_MILLIS
+                    + "m CPU and " + NodeSharingLoad.TASK_MEMORY_MB + " MB (default: neither, the agent's choice on"
+                    + " Kubernetes 1.32, dedicated, the tasks requesting nothing)");
+
     /** The most allocations the {@code --aot} training run creates. */
     static final int AOT_TRAINING_ALLOCS = 300;
 
@@ -166,7 +182,8 @@ record BenchOptions(
             AOT_OUT,
             IMAGE,
             REGISTRY_CA,
-            NETWORK);
+            NETWORK,
+            NODE_SHARING);
 
     static BenchOptions parse(String[] args) {
         ParsedArgs p;
@@ -217,7 +234,16 @@ record BenchOptions(
                 aotOut,
                 image,
                 ca,
-                network);
+                network,
+                nodeSharing(p.value(NODE_SHARING.name())));
+    }
+
+    /** {@code --node-sharing}: resize, dedicated, or null when not given. */
+    private static String nodeSharing(String value) {
+        if (value == null || value.equals(RESIZE) || value.equals(DEDICATED)) {
+            return value;
+        }
+        throw new Bench.UsageException("--node-sharing is resize or dedicated, not " + UserText.quote(value));
     }
 
     /** {@code --network}: host or bridge; raw_exec tasks run in the node's network only. */
@@ -343,7 +369,8 @@ record BenchOptions(
                 apiWritesPerAllocation (from the first create until all run, with --delete until all are gone),
                 taskEvents (--events), with raw_exec supervisorPssBytesPerTask, with raw_exec or oci taskProcesses,
                 taskPssBytesPerTask and taskRssBytesPerTask (every process below the agent: monitors, runtimes,
-                containers), with --restart restoreSeconds and
+                containers), with --node-sharing nodeSharing, createToTakenOnP50Seconds/createToTakenOnP99Seconds,
+                reservationResizes and resizesPer100Allocations, with --restart restoreSeconds and
                 restartsAfterRestore, with --delete deleteAllSeconds, with --steady steadyAgentCpuPercent,
                 steadyStatusWritesPerMinute, steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot
                 aot: true. Without jcmd (a Java runtime, not a JDK) the heap is not measured: heapBytesPerAlloc and

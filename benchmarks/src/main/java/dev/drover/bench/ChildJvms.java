@@ -90,9 +90,10 @@ record ChildJvms(String benchMain, String apiServerMain) {
     /**
      * Starts the local API server ({@code drover-local apiserver}, from this jar) with {@link #SERVER_JVM}, for node
      * {@code node}, and waits for its ready line; its output goes on to {@code log}. The agent's kubeconfig, under
-     * the chart's RBAC, is written to {@code agentKubeconfigs/NODE.kubeconfig}.
+     * the chart's RBAC, is written to {@code agentKubeconfigs/NODE.kubeconfig}. {@code flags} are the server's
+     * further flags ({@code --kube-version}, {@code --node-allocatable}).
      */
-    Server startServer(Path kubeconfig, Path agentKubeconfigs, String node, Path log)
+    Server startServer(Path kubeconfig, Path agentKubeconfigs, String node, Path log, List<String> flags)
             throws IOException, InterruptedException {
         List<String> command = java(SERVER_JVM);
         command.addAll(List.of(
@@ -106,6 +107,7 @@ record ChildJvms(String benchMain, String apiServerMain) {
                 node,
                 "--agent-kubeconfigs",
                 agentKubeconfigs.toString()));
+        command.addAll(flags);
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         var lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         List<String> seen = new ArrayList<>();

@@ -97,6 +97,7 @@ final class CreatePhase {
                 task.setDriver(BenchOptions.MOCK);
                 task.setConfig(Map.of("runFor", "24h"));
             }
+            task.setResources(NodeSharingLoad.taskResources(options));
             if (checks != null) {
                 Check check = new Check("http", CheckType.HTTP);
                 check.setPort(new io.fabric8.kubernetes.api.model.IntOrString(checks.port()));

@@ -53,9 +53,48 @@ class BenchOptionsTest {
                         null,
                         null,
                         null,
-                        "host"));
+                        "host",
+                        null));
         assertThat(o.rawExec()).isTrue();
         assertThat(o.hostTasks()).isTrue();
+    }
+
+    @Test
+    void nodeSharingIsResizeOrDedicatedAndLeftToTheAgentWhenNotGiven() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar, "--node-sharing", "resize"})
+                        .nodeSharing())
+                .isEqualTo("resize");
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar, "--node-sharing", "dedicated"})
+                        .nodeSharing())
+                .isEqualTo("dedicated");
+        BenchOptions unset = BenchOptions.parse(new String[] {"--agent-jar", jar});
+        assertThat(unset.nodeSharing()).isNull();
+        assertThat(NodeSharingLoad.serverFlags(unset))
+                .as("the API server as before")
+                .isEmpty();
+        assertThat(NodeSharingLoad.taskResources(unset))
+                .as("tasks asking nothing, as before")
+                .isNull();
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--node-sharing", "shared"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--node-sharing is resize or dedicated, not \"shared\"");
+    }
+
+    @Test
+    void withNodeSharingTheNodeIsLargeEnoughResizeRunsOn135AndEachTaskAsksALittle() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+        BenchOptions o = BenchOptions.parse(new String[] {"--agent-jar", jar, "--node-sharing", "dedicated"});
+        BenchOptions resize = BenchOptions.parse(new String[] {"--agent-jar", jar, "--node-sharing", "resize"});
+
+        assertThat(NodeSharingLoad.serverFlags(resize))
+                .containsExactly("--kube-version", "1.35", "--node-allocatable", "cpu=64,memory=256Gi");
+        assertThat(NodeSharingLoad.serverFlags(o))
+                .as("the chart for 1.35 lets the agent resize its Pod, not list the node's")
+                .containsExactly("--node-allocatable", "cpu=64,memory=256Gi");
+        assertThat(NodeSharingLoad.taskResources(o).getCpuMillis()).isEqualTo(10);
+        assertThat(NodeSharingLoad.taskResources(o).getMemoryMB()).isEqualTo(16);
     }
 
     @Test
