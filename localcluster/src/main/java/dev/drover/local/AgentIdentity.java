@@ -5,6 +5,8 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.authentication.BoundObjectReference;
+import io.fabric8.kubernetes.api.model.authentication.BoundObjectReferenceBuilder;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -199,43 +201,37 @@ public final class AgentIdentity {
      */
     public Minted mint(String account, String node, String audience) {
         if (node == null) {
-            TokenRequest minted = server.client()
-                    .serviceAccounts()
-                    .inNamespace(NAMESPACE)
-                    .withName(account)
-                    .tokenRequest(new TokenRequestBuilder()
-                            .withNewSpec()
-                            .withAudiences(audience == null ? List.of() : List.of(audience))
-                            .withExpirationSeconds(TOKEN_LIFETIME.toSeconds())
-                            .endSpec()
-                            .build());
-            return new Minted(
-                    minted.getStatus().getToken(),
-                    Instant.parse(minted.getStatus().getExpirationTimestamp()));
+            return request(account, audience, null);
         }
         AgentPod pod = account.equals(serviceAccount) ? pods.get(node) : null;
         if (pod != null) {
-            return minted(server.client()
-                    .serviceAccounts()
-                    .inNamespace(NAMESPACE)
-                    .withName(account)
-                    .tokenRequest(new TokenRequestBuilder()
-                            .withNewSpec()
-                            .withAudiences(audience == null ? List.of() : List.of(audience))
-                            .withExpirationSeconds(TOKEN_LIFETIME.toSeconds())
-                            .withNewBoundObjectRef()
+            return request(
+                    account,
+                    audience,
+                    new BoundObjectReferenceBuilder()
                             .withApiVersion("v1")
                             .withKind("Pod")
                             .withName(pod.name())
                             .withUid(pod.uid())
-                            .endBoundObjectRef()
-                            .endSpec()
-                            .build()));
+                            .build());
         }
         Node object = server.client().nodes().withName(node).get();
         if (object == null) {
             throw new IllegalArgumentException("there is no Node \"" + node + "\" to bind the agent's token to");
         }
+        return request(
+                account,
+                audience,
+                new BoundObjectReferenceBuilder()
+                        .withApiVersion("v1")
+                        .withKind("Node")
+                        .withName(node)
+                        .withUid(object.getMetadata().getUid())
+                        .build());
+    }
+
+    /** A TokenRequest for {@code account}, bound to {@code bound} (null: to nothing). */
+    private Minted request(String account, String audience, BoundObjectReference bound) {
         TokenRequest minted = server.client()
                 .serviceAccounts()
                 .inNamespace(NAMESPACE)
@@ -244,19 +240,9 @@ public final class AgentIdentity {
                         .withNewSpec()
                         .withAudiences(audience == null ? List.of() : List.of(audience))
                         .withExpirationSeconds(TOKEN_LIFETIME.toSeconds())
-                        .withNewBoundObjectRef()
-                        .withApiVersion("v1")
-                        .withKind("Node")
-                        .withName(node)
-                        .withUid(object.getMetadata().getUid())
-                        .endBoundObjectRef()
+                        .withBoundObjectRef(bound)
                         .endSpec()
                         .build());
-        return new Minted(
-                minted.getStatus().getToken(), Instant.parse(minted.getStatus().getExpirationTimestamp()));
-    }
-
-    private static Minted minted(TokenRequest minted) {
         return new Minted(
                 minted.getStatus().getToken(), Instant.parse(minted.getStatus().getExpirationTimestamp()));
     }
