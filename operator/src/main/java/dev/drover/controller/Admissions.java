@@ -153,6 +153,9 @@ public final class Admissions {
      * asks for nothing more, and its tasks keep their devices until they are dead.
      */
     Decision resize(AllocId id, Allocation a) throws InterruptedException {
+        if (!node.holds(id)) {
+            return resizeHere(id, a); // over: it holds nothing, here or booked, and is not admitted again
+        }
         CpuMemory asks = CpuMemory.requestsOf(a.getSpec());
         CpuMemory had = node.share(id);
         CpuMemory most =
