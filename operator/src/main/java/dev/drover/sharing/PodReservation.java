@@ -8,7 +8,6 @@ import dev.drover.common.UserText;
 import dev.drover.state.AllocId;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -177,13 +176,10 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
                         wait(waitMillis);
                     }
                     if (closed) {
-                        waiting.values()
-                                .forEach(w -> w.answer().complete(Optional.of(failed("the agent is stopping"))));
-                        waiting.clear();
+                        refuseWaiting();
                         return;
                     }
-                    batch = new ArrayList<>(waiting.entrySet()).subList(0, Math.min(batchLimit, waiting.size()));
-                    batch = List.copyOf(batch);
+                    batch = waiting.entrySet().stream().limit(batchLimit).toList();
                     Map<AllocId, CpuMemory> after = new HashMap<>(held);
                     batch.forEach(e -> after.put(e.getKey(), e.getValue().share()));
                     target = sum(after);
@@ -235,12 +231,9 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
             return;
         }
         batchLimit = Integer.MAX_VALUE;
-        Decision refusal = a.refusedByKubelet() ? refused(a) : failed(a.message());
         for (Map.Entry<AllocId, Waiting> e : batch) {
             if (waiting.remove(e.getKey(), e.getValue())) {
-                e.getValue()
-                        .answer()
-                        .complete(Optional.of(refusal(refusal, e.getValue().share(), a)));
+                e.getValue().answer().complete(Optional.of(refusal(e.getValue().share(), a)));
             }
         }
         if (batch.isEmpty()) {
@@ -255,24 +248,30 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
         retryAt = System.nanoTime() + timing.retry().toNanos(); // the next resize sets it back to what is held
     }
 
-    private static Decision refused(Resizer.Answer a) {
+    /**
+     * Why a share the kubelet did not accept is refused: {@code OutOfmemory} where its words name memory, else
+     * {@code OutOfcpu}; a resize that failed is {@code ResizeFailed}.
+     */
+    private Decision refusal(CpuMemory share, Resizer.Answer a) {
+        if (!a.refusedByKubelet()) {
+            return failed(a.message());
+        }
         String reason = a.message().contains("memory") && !a.message().contains(": cpu")
                 ? NodeAdmission.OUT_OF_MEMORY
                 : NodeAdmission.OUT_OF_CPU;
-        return new Decision(false, reason, "", Map.of());
-    }
-
-    private Decision refusal(Decision kind, CpuMemory share, Resizer.Answer a) {
-        if (!a.refusedByKubelet()) {
-            return kind;
-        }
         return new Decision(
                 false,
-                kind.reason(),
+                reason,
                 "The kubelet did not accept this allocation's requests (" + share.cpuMillis() + " millicores of CPU, "
                         + share.memoryMB() + " MB of memory) on the agent's Pod " + pod.name() + ": " + a.reason()
                         + ", " + UserText.cutEscaped(a.message(), 300),
                 Map.of());
+    }
+
+    /** Every share still waiting is refused: the agent is stopping. Called holding the lock. */
+    private void refuseWaiting() {
+        waiting.values().forEach(w -> w.answer().complete(Optional.of(failed("the agent is stopping"))));
+        waiting.clear();
     }
 
     private Decision failed(String why) {
@@ -320,8 +319,7 @@ public final class PodReservation implements NodeBooking, AutoCloseable {
             Thread.currentThread().interrupt();
         }
         synchronized (this) {
-            waiting.values().forEach(w -> w.answer().complete(Optional.of(failed("the agent is stopping"))));
-            waiting.clear();
+            refuseWaiting();
         }
     }
 }
