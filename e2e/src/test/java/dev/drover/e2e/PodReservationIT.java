@@ -88,21 +88,6 @@ class PodReservationIT {
         }
     }
 
-    static String alloc(String name, int cpuMillis) {
-        return """
-                apiVersion: drover.dev/v1alpha1
-                kind: Allocation
-                metadata: {name: %s, namespace: default}
-                spec:
-                  nodeName: local
-                  tasks:
-                  - name: web
-                    driver: mock
-                    config: {runFor: 1h}
-                    resources: {cpuMillis: %d}
-                """.formatted(name, cpuMillis);
-    }
-
     /** The reservation container's cpu request, in millicores. */
     static long reservedMillis() {
         String cpu = kubectl.run("get", "pod", "-n", pod.namespace(), pod.name(), "-o", "jsonpath=" + RESERVATION)
@@ -129,7 +114,8 @@ class PodReservationIT {
     @Order(1)
     void anAllocationTheKubeletDefersIsRefusedInItsWordsAndOneThatFitsIsBookedOnTheAgentsPod() throws Exception {
         assertThat(agent.log()).contains("nodeSharing resize");
-        kubectl.runWithInput(alloc("two", 2000), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(DedicatedNodeIT.alloc("two", 2000), "apply", "-f", "-")
+                .assertOk();
         kubectl.waitForClientStatus("two", "Failed", Duration.ofSeconds(60));
         assertThat(kubectl.allocJsonpath("two", ADMITTED + ".reason")).isEqualTo("OutOfcpu");
         assertThat(kubectl.allocJsonpath("two", ADMITTED + ".message"))
@@ -138,7 +124,8 @@ class PodReservationIT {
                 .contains("Node didn't have enough resource: cpu, requested: 2050, used: 2950, capacity: 4000");
         await().atMost(Duration.ofSeconds(20)).until(() -> reservedMillis() == 0); // the refused resize is taken back
 
-        kubectl.runWithInput(alloc("one", 1000), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(DedicatedNodeIT.alloc("one", 1000), "apply", "-f", "-")
+                .assertOk();
         kubectl.waitForClientStatus("one", "Running", Duration.ofSeconds(60));
         assertThat(reservedMillis()).isEqualTo(1000);
         assertThat(kubectl.run(
@@ -166,8 +153,9 @@ class PodReservationIT {
     @Order(3)
     void aBurstOf200AllocationsCostsAFewResizes() throws Exception {
         long before = resizes();
-        String burst =
-                IntStream.range(0, 200).mapToObj(i -> alloc("burst-" + i, 4)).collect(Collectors.joining("---\n"));
+        String burst = IntStream.range(0, 200)
+                .mapToObj(i -> DedicatedNodeIT.alloc("burst-" + i, 4))
+                .collect(Collectors.joining("---\n"));
 
         kubectl.runWithInput(burst, "apply", "-f", "-").assertOk();
         await().atMost(Duration.ofSeconds(120))
@@ -203,7 +191,8 @@ class PodReservationIT {
         assertThat(resizes())
                 .as("nothing to resize: the Pod holds what the store holds")
                 .isZero();
-        kubectl.runWithInput(alloc("after", 100), "apply", "-f", "-").assertOk();
+        kubectl.runWithInput(DedicatedNodeIT.alloc("after", 100), "apply", "-f", "-")
+                .assertOk();
         kubectl.waitForClientStatus("after", "Running", Duration.ofSeconds(60));
         assertThat(reservedMillis()).isEqualTo(900);
     }
