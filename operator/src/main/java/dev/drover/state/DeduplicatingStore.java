@@ -84,6 +84,12 @@ final class DeduplicatingStore implements AutoCloseable {
         return true;
     }
 
+    /** The snapshot kept of the last value put under {@code key}, or null: never to be handed out or changed. */
+    Object snapshot(Bucket bucket, String key) {
+        HashEntry known = hashes.get(bucket).get(key);
+        return known == null ? null : known.snapshot();
+    }
+
     /** Stores {@code value} under {@code key}; returns once it is durable (or already was). */
     void put(Bucket bucket, String key, byte[] value) {
         put(bucket, key, value, null);

@@ -92,8 +92,16 @@ final class KvStateDB implements StateDB {
 
     @Override
     public void putTaskState(AllocId id, String task, TaskState state) {
-        requireValue(state, Bucket.TASK_STATE, id.taskKey(task));
-        putModel(Bucket.TASK_STATE, id.taskKey(task), state);
+        String key = id.taskKey(task);
+        requireValue(state, Bucket.TASK_STATE, key);
+        if (store.dropIfUnchanged(Bucket.TASK_STATE, key, state)) {
+            return; // a task runner puts its state on every event: an unchanged one costs a comparison
+        }
+        store.put(
+                Bucket.TASK_STATE,
+                key,
+                codec.encodeModel(state),
+                TaskStateSnapshots.copy(state, store.snapshot(Bucket.TASK_STATE, key)));
     }
 
     @Override
@@ -312,8 +320,9 @@ final class KvStateDB implements StateDB {
 
     /**
      * The API model is mutable, and a caller may change an object it put: it is compared by its bytes' hash (the
-     * store's deduplication), with no snapshot kept. A snapshot of the bytes skipped that hash on a duplicate, and
-     * cost each key its value's size in memory for as long as it lives (about 2.5 KB per running allocation).
+     * store's deduplication), with no snapshot kept. An allocation's spec is put once per generation, so a copy would
+     * cost its size in memory (about 2.5 KB per running allocation) for almost no duplicate; task states, put on
+     * every task event, keep one ({@link TaskStateSnapshots}).
      */
     private void putModel(Bucket bucket, String key, Object value) {
         store.put(bucket, key, codec.encodeModel(value));

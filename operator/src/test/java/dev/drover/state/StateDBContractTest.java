@@ -166,6 +166,35 @@ abstract class StateDBContractTest {
     }
 
     @Test
+    void taskStateEventChangedDeepInPlaceAndWrittenAgainIsStored() {
+        TaskState state = taskState("{'state':'Running','events':[{'type':'Started','message':'first'}]}");
+        db.putTaskState(WEB, "main", state);
+
+        state.getEvents().getFirst().setMessage("second");
+        db.putTaskState(WEB, "main", state);
+
+        assertThat(db.getTaskState(WEB, "main")
+                        .orElseThrow()
+                        .getEvents()
+                        .getFirst()
+                        .getMessage())
+                .isEqualTo("second");
+        assertThat(db.stats().writes()).isEqualTo(2);
+    }
+
+    @Test
+    void unchangedTaskStatePutAgainOpensNoTransaction() {
+        db.putTaskState(WEB, "main", taskState("{'state':'Running','events':[{'type':'Started','message':'up'}]}"));
+        StateStats before = db.stats();
+
+        db.putTaskState(WEB, "main", taskState("{'state':'Running','events':[{'type':'Started','message':'up'}]}"));
+
+        assertThat(db.stats().transactions()).isEqualTo(before.transactions());
+        assertThat(db.stats().writes()).isEqualTo(before.writes());
+        assertThat(db.stats().deduplicated()).isEqualTo(before.deduplicated() + 1);
+    }
+
+    @Test
     void specChangedDeepInPlaceAndWrittenAgainIsStored() {
         Allocation spec = spec("{'nodeName':'node-1','tasks':[{'name':'main','driver':'mock','env':[]}]}");
         db.putAllocation(WEB, spec);
