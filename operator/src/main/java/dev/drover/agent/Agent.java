@@ -323,7 +323,7 @@ public final class Agent implements AutoCloseable {
                 .withCloseClientOnStop(false)
                 .withStopOnInformerErrorDuringStartup(true)
                 .withCacheSyncTimeout(Duration.ofMinutes(2)));
-        new AllocationReconciler(controller).register(operator, config.nodeName(), config.fieldSelector());
+        new AllocationReconciler(controller, client).register(operator, config.nodeName(), config.fieldSelector());
         operator.start();
         var all = client.resources(Allocation.class).inAnyNamespace();
         List<Allocation> present = (config.fieldSelector() ? all.withField("spec.nodeName", config.nodeName()) : all)

@@ -3,6 +3,7 @@ package dev.drover.controller;
 import dev.drover.allocrunner.UserRestart;
 import dev.drover.api.v1alpha1.Allocation;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.RegisteredController;
 import io.javaoperatorsdk.operator.api.config.ControllerConfiguration;
@@ -10,69 +11,93 @@ import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import io.javaoperatorsdk.operator.api.config.ResolvedControllerConfiguration;
 import io.javaoperatorsdk.operator.api.config.informer.FieldSelector;
 import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
-import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
-import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
 /**
  * The JOSDK side, kept thin: every Allocation event becomes a call on the
  * {@link AllocationController}. Status is never written from here (the status
- * writer does that); JOSDK adds and removes the finalizer, so deleting an
- * Allocation destroys it on the node first.
+ * writer does that). The agent adds and removes the finalizer itself, one small
+ * patch each ({@link Finalizer}), so deleting an Allocation destroys it on the
+ * node first; JOSDK manages no finalizer (this is no {@code Cleaner}) and hands
+ * every event to {@link #reconcile}, a delete under way included.
  */
 @io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration(
         name = AllocationReconciler.NAME,
-        finalizerName = AllocationReconciler.FINALIZER)
-public final class AllocationReconciler implements Reconciler<Allocation>, Cleaner<Allocation> {
+        triggerReconcilerOnAllEvents = true)
+public final class AllocationReconciler implements Reconciler<Allocation> {
 
     public static final String NAME = "allocations";
-    public static final String FINALIZER = "drover.dev/finalizer";
+    public static final String FINALIZER = Finalizer.NAME;
     /** How soon a delete whose destroy is not done yet is looked at again. */
     static final Duration CLEANUP_AGAIN = Duration.ofSeconds(5);
 
     private final AllocationController controller;
+    private final Finalizer finalizer;
 
-    public AllocationReconciler(AllocationController controller) {
+    /** The agent's: its finalizer written to {@code client}'s API server. */
+    public AllocationReconciler(AllocationController controller, KubernetesClient client) {
+        this(controller, Finalizer.of(client));
+    }
+
+    public AllocationReconciler(AllocationController controller, Finalizer finalizer) {
         this.controller = controller;
+        this.finalizer = finalizer;
     }
 
     @Override
     public UpdateControl<Allocation> reconcile(Allocation allocation, Context<Allocation> context) throws Exception {
-        controller.reconcile(allocation);
+        if (context.isPrimaryResourceDeleted()) {
+            // gone: its destroy ran while it was being deleted (or someone cleared the finalizer; the sweep at the
+            // agent's next start destroys what is left, as before)
+            return UpdateControl.noUpdate();
+        }
+        if (allocation.getMetadata().getDeletionTimestamp() != null) {
+            return deleting(allocation);
+        }
+        // before anything runs: a delete while the agent is down must wait for it
+        if (finalizer.add(allocation)) {
+            controller.reconcile(allocation);
+        }
         return UpdateControl.noUpdate();
     }
 
-    @Override
-    public DeleteControl cleanup(Allocation allocation, Context<Allocation> context) throws Exception {
+    /** An allocation being deleted: destroyed here, then its finalizer removed; or looked at again. */
+    UpdateControl<Allocation> deleting(Allocation allocation) throws InterruptedException {
+        if (!Finalizer.has(allocation)) {
+            return UpdateControl.noUpdate(); // not ours to hold (or already released): nothing to do, as before
+        }
         if (allocation.getSpec() == null
                 || !controller.node().equals(allocation.getSpec().getNodeName())) {
             // another node's now (moved while being deleted): its agent removes the finalizer once it is done
             controller.movedAway(allocation);
-            return DeleteControl.noFinalizerRemoval();
+            return UpdateControl.noUpdate();
         }
-        if (controller.delete(allocation)) {
-            return DeleteControl.defaultDelete();
+        if (controller.delete(allocation) && finalizer.remove(allocation)) {
+            return UpdateControl.noUpdate();
         }
-        // a task may still be alive: the finalizer stays, and the destroy (going on meanwhile) is looked at again
-        return DeleteControl.noFinalizerRemoval().rescheduleAfter(CLEANUP_AGAIN.toMillis());
+        // a task may still be alive (or the finalizer changed under its removal twice): the finalizer stays, and the
+        // destroy (going on meanwhile) is looked at again
+        return UpdateControl.<Allocation>noUpdate().rescheduleAfter(CLEANUP_AGAIN);
     }
 
     /**
      * Registers the reconciler for {@code node}'s allocations only: the watch asks
      * the API server for {@code spec.nodeName=node}, and a filter drops anything
      * else it delivers anyway (some API servers ignore field selectors), before
-     * JOSDK would add a finalizer to it. Without {@code fieldSelector} (API servers before
+     * the agent would add its finalizer to it. Without {@code fieldSelector} (API servers before
      * Kubernetes 1.31 reject selectors on custom resource fields) only the filter works.
      *
      * <p>An allocation this agent runs whose {@code spec.nodeName} changed reaches the filter too: as an
      * update without a field selector, as a delete with one (it left the selection). Either way the filter
-     * hands it to {@link AllocationController#movedAway} and keeps it from JOSDK, which would otherwise
-     * run its cleanup and remove the finalizer that the new node's agent needs.
+     * hands it to {@link AllocationController#movedAway} and keeps it from {@link #reconcile}, which would
+     * otherwise destroy it and remove the finalizer that the new node's agent needs.
      */
     public RegisteredController<Allocation> register(Operator operator, String node, boolean fieldSelector) {
         ControllerConfiguration<Allocation> base = ControllerConfigurationOverrider.override(
@@ -93,20 +118,20 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
                 base.getRetry(),
                 base.getRateLimiter(),
                 base.maxReconciliationInterval().orElse(null),
-                base.getFinalizerName(),
+                null, // no finalizer of JOSDK's: the agent's own is added and removed by Finalizer
                 Map.of(),
                 base.fieldManager(),
                 base.getConfigurationService(),
                 informer.buildForController(),
-                base.triggerReconcilerOnAllEvents(),
+                true, // every event to reconcile, a delete under way included: no Cleaner, no finalizer of JOSDK's
                 null);
         return operator.register(this, cfg);
     }
 
     /**
-     * Whether an update is worth a reconcile: what JOSDK's generation-aware filter lets through (a newer generation,
-     * a finalizer change, a delete under way), and a new {@code drover.dev/restartedAt} annotation, which leaves the
-     * generation as it is. The agent's own status writes are not.
+     * Whether an update is worth a reconcile: a newer generation, a delete under way, a finalizer change other than
+     * the agent adding its own (the reconcile that added it has run), and a new {@code drover.dev/restartedAt}
+     * annotation, which leaves the generation as it is. The agent's own status writes are not.
      */
     static boolean news(Allocation newer, Allocation older) {
         ObjectMeta now = newer.getMetadata();
@@ -115,8 +140,22 @@ public final class AllocationReconciler implements Reconciler<Allocation>, Clean
                 || now.getGeneration() == null
                 || now.getGeneration() > was.getGeneration()
                 || now.getDeletionTimestamp() != null
-                || !Objects.equals(now.getFinalizers(), was.getFinalizers())
+                || !Objects.equals(now.getFinalizers(), withOurs(was.getFinalizers()))
+                        && !Objects.equals(now.getFinalizers(), was.getFinalizers())
                 || !UserRestart.valueOf(newer).equals(UserRestart.valueOf(older));
+    }
+
+    /** {@code finalizers} with the agent's appended, as its own add leaves them. */
+    private static List<String> withOurs(List<String> finalizers) {
+        if (finalizers == null || finalizers.isEmpty()) {
+            return List.of(FINALIZER);
+        }
+        if (finalizers.contains(FINALIZER)) {
+            return finalizers;
+        }
+        List<String> with = new ArrayList<>(finalizers);
+        with.add(FINALIZER);
+        return with;
     }
 
     private boolean isFor(Allocation a, String node) {

@@ -45,7 +45,7 @@ import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.testing.StubbornDriver;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -685,10 +685,25 @@ class AllocationControllerTest {
                         .runner(ID)
                         .map(r -> r.allocState().clientStatus() == ClientStatus.Running)
                         .orElse(false));
-        AllocationReconciler reconciler = new AllocationReconciler(controller);
+        List<String> patches = new CopyOnWriteArrayList<>();
+        AllocationReconciler reconciler = new AllocationReconciler(controller, new Finalizer(new Finalizer.Api() {
+            @Override
+            public void patch(String namespace, String name, String jsonPatch) {
+                patches.add(jsonPatch);
+            }
 
-        DeleteControl first = reconciler.cleanup(a, null);
-        assertThat(first.isRemoveFinalizer()).as("the task may still be alive").isFalse();
+            @Override
+            public Allocation read(String namespace, String name) {
+                throw new AssertionError("no read: the patch applies");
+            }
+        }));
+        a.getMetadata().setFinalizers(List.of(AllocationReconciler.FINALIZER));
+        a.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z");
+
+        UpdateControl<Allocation> first = reconciler.deleting(a);
+        assertThat(patches)
+                .as("the task may still be alive: the finalizer stays")
+                .isEmpty();
         assertThat(first.getScheduleDelay()).isPresent();
         assertThat(stubborn.failedStops()).isPositive();
         assertThat(data.resolve("allocs/default/stuck")).exists();
@@ -700,13 +715,19 @@ class AllocationControllerTest {
                                 .orElseThrow()
                                 .driverHandle())
                         .isNotNull());
-        assertThat(reconciler.cleanup(a, null).isRemoveFinalizer())
+        assertThat(reconciler.deleting(a).getScheduleDelay())
                 .as("asked again: still alive")
-                .isFalse();
+                .isPresent();
+        assertThat(patches).isEmpty();
 
         stubborn.relent();
         await().atMost(Duration.ofSeconds(10))
-                .until(() -> reconciler.cleanup(a, null).isRemoveFinalizer());
+                .until(() -> reconciler.deleting(a).getScheduleDelay().isEmpty());
+        assertThat(patches)
+                .as("the finalizer removed once the task is dead")
+                .containsExactly(
+                        "[{\"op\":\"test\",\"path\":\"/metadata/finalizers/0\",\"value\":\"drover.dev/finalizer\"},"
+                                + "{\"op\":\"remove\",\"path\":\"/metadata/finalizers/0\"}]");
         assertThat(data.resolve("allocs/default/stuck")).doesNotExist();
         assertThat(db.loadAll()).isEmpty();
     }

@@ -35,4 +35,23 @@ class AllocationReconcilerTest {
         deleting.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z");
         assertThat(AllocationReconciler.news(deleting, before)).isTrue();
     }
+
+    @Test
+    void theAgentAddingItsOwnFinalizerIsNoNewsAndAnyOtherFinalizerChangeIs() {
+        Allocation without = at(3, Map.of());
+        without.getMetadata().setFinalizers(List.of());
+        Allocation other = at(3, Map.of());
+        other.getMetadata().setFinalizers(List.of("example.com/keep"));
+        Allocation otherAndOurs = at(3, Map.of());
+        otherAndOurs.getMetadata().setFinalizers(List.of("example.com/keep", AllocationReconciler.FINALIZER));
+
+        assertThat(AllocationReconciler.news(at(3, Map.of()), without))
+                .as("the reconcile that added it has run")
+                .isFalse();
+        assertThat(AllocationReconciler.news(otherAndOurs, other)).isFalse();
+        assertThat(AllocationReconciler.news(without, at(3, Map.of())))
+                .as("ours removed: added again")
+                .isTrue();
+        assertThat(AllocationReconciler.news(otherAndOurs, at(3, Map.of()))).isTrue();
+    }
 }
