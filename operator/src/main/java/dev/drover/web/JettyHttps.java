@@ -146,6 +146,9 @@ public final class JettyHttps implements AutoCloseable {
         SslContextFactory.Server ssl = new SslContextFactory.Server();
         ssl.setSslContext(tls);
         ssl.setWantClientAuth(wantClientAuth);
+        // the client's order of cipher suites decides, as with Go's crypto/tls (kube-apiserver): a client without
+        // AES instructions in its compiler (the agent on C1, CipherPreference) lists ChaCha20-Poly1305 first
+        ssl.setUseCipherSuitesOrder(false);
         ServerConnector connector = connector(server, ssl, address, backlog, bounds, known);
         ServerConnector probing = probes == null
                 ? null

@@ -170,6 +170,24 @@ class JettyHttpsBoundsTest {
     }
 
     @Test
+    void theClientsOrderOfCipherSuitesDecides() throws Exception {
+        start(SMALL, null);
+        for (List<String> offered : List.of(
+                List.of("TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"),
+                List.of("TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256"))) {
+            SSLSocket socket =
+                    (SSLSocket) client.getSocketFactory().createSocket(InetAddress.getLoopbackAddress(), server.port());
+            try (socket) {
+                socket.setEnabledProtocols(new String[] {"TLSv1.3"});
+                socket.setEnabledCipherSuites(offered.toArray(String[]::new));
+                socket.startHandshake();
+
+                assertThat(socket.getSession().getCipherSuite()).isEqualTo(offered.getFirst());
+            }
+        }
+    }
+
+    @Test
     void aHeadThatTricklesIsClosedAtItsDeadline() throws Exception {
         start(SMALL, null);
         try (SSLSocket socket = connect(server.port())) {
