@@ -73,6 +73,8 @@ final class AotCache {
                 cache.toString()));
         if (options.nodeSharing() != null) {
             args.addAll(List.of("--node-sharing", options.nodeSharing()));
+        } else {
+            args.addAll(List.of("--kube-version", options.kubeVersion()));
         }
         Path log = work.resolve("aot-training.log");
         int exit = jvms.benchChild(args, log);

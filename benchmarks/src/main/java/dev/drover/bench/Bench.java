@@ -335,7 +335,7 @@ public final class Bench {
         String metrics = probe.metrics();
         ObjectNode result = JSON.createObjectNode();
         result.put("allocs", options.allocs()).put("tasksPerAlloc", options.tasks());
-        result.put("taskEvents", options.taskEvents());
+        result.put("taskEvents", options.taskEvents()).put("kubeVersion", options.kubeVersion());
         if (options.bridge()) {
             result.put("network", BenchOptions.BRIDGE);
         }

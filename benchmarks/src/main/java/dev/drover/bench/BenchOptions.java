@@ -6,6 +6,7 @@ import dev.drover.cli.flags.ParsedArgs;
 import dev.drover.cli.flags.UsageError;
 import dev.drover.common.UserText;
 import dev.drover.image.ImageReference;
+import dev.drover.local.LocalApiServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -31,7 +32,9 @@ import java.util.List;
  *     {@code bridge} (with one port, {@code http}, its host port the agent's pick)
  * @param nodeSharing the agent's {@code nodeSharing}, {@code resize} or {@code dedicated}, on a node large enough for
  *     the load (Kubernetes 1.35 for resize) and tasks that request CPU and memory ({@link NodeSharingLoad}); null:
- *     as the agent chooses on the default API server (1.32: dedicated), the tasks requesting nothing
+ *     as the agent chooses, the tasks requesting nothing
+ * @param kubeVersion the Kubernetes version the local API server acts as: {@code --kube-version}, else the newest it
+ *     acts as; with {@code --node-sharing}, that mode's (1.35 for resize, 1.32 for dedicated)
  */
 record BenchOptions(
         int allocs,
@@ -50,7 +53,8 @@ record BenchOptions(
         String image,
         Path registryCaFile,
         String network,
-        String nodeSharing) {
+        String nodeSharing,
+        String kubeVersion) {
 
     /** The steady window {@code --http-check} measures when {@code --steady} is not given. */
     static final int DEFAULT_CHECK_STEADY_SECONDS = 60;
@@ -160,8 +164,15 @@ record BenchOptions(
             "the agent's nodeSharing, on a node of " + NodeSharingLoad.NODE_ALLOCATABLE
                     + " (Kubernetes 1.35 for resize, 1.32 for dedicated), each task requesting "
                     + NodeSharingLoad.TASK_CPU_MILLIS
-                    + "m CPU and " + NodeSharingLoad.TASK_MEMORY_MB + " MB (default: neither, the agent's choice on"
-                    + " Kubernetes 1.32, dedicated, the tasks requesting nothing)");
+                    + "m CPU and " + NodeSharingLoad.TASK_MEMORY_MB + " MB (default: neither, the agent's choice,"
+                    + " the tasks requesting nothing)");
+
+    static final Flag KUBE_VERSION = Flag.valued(
+            "--kube-version",
+            null,
+            "1.N",
+            "the Kubernetes version the local API server acts as (default the newest it acts as, "
+                    + LocalApiServer.NEWEST_KUBE_VERSION + "; --node-sharing sets its own)");
 
     /** The most allocations the {@code --aot} training run creates. */
     static final int AOT_TRAINING_ALLOCS = 300;
@@ -183,7 +194,8 @@ record BenchOptions(
             IMAGE,
             REGISTRY_CA,
             NETWORK,
-            NODE_SHARING);
+            NODE_SHARING,
+            KUBE_VERSION);
 
     static BenchOptions parse(String[] args) {
         ParsedArgs p;
@@ -235,7 +247,33 @@ record BenchOptions(
                 image,
                 ca,
                 network,
-                nodeSharing(p.value(NODE_SHARING.name())));
+                nodeSharing(p.value(NODE_SHARING.name())),
+                kubeVersion(p));
+    }
+
+    /**
+     * {@code --kube-version}, checked as the local API server checks it; else the newest it acts as. {@code
+     * --node-sharing} chooses its own (the chart and the agent's mode depend on it), so the two do not go together.
+     */
+    private static String kubeVersion(ParsedArgs p) {
+        String value = p.value(KUBE_VERSION.name());
+        String sharing = nodeSharing(p.value(NODE_SHARING.name()));
+        if (sharing != null) {
+            if (value != null) {
+                throw new Bench.UsageException("--kube-version does not go with --node-sharing, which runs its own"
+                        + " (1.35 for resize, 1.32 for dedicated)");
+            }
+            return sharing.equals(RESIZE) ? NodeSharingLoad.KUBE_VERSION : NodeSharingLoad.DEDICATED_KUBE_VERSION;
+        }
+        if (value == null) {
+            return LocalApiServer.NEWEST_KUBE_VERSION;
+        }
+        try {
+            LocalApiServer.Options.defaults().withKubeVersion(value);
+        } catch (IllegalArgumentException e) {
+            throw new Bench.UsageException("--kube-version: " + e.getMessage());
+        }
+        return value;
     }
 
     /** {@code --node-sharing}: resize, dedicated, or null when not given. */

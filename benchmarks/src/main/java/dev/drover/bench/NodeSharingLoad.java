@@ -23,38 +23,43 @@ import java.util.Map;
 final class NodeSharingLoad {
 
     static final String KUBE_VERSION = "1.35";
+    /** {@code dedicated}'s: the chart, rendered for 1.35, grants the agent its Pod's resize, not the node's Pods. */
+    static final String DEDICATED_KUBE_VERSION = "1.32";
+
     static final String NODE_ALLOCATABLE = "cpu=64,memory=256Gi";
     static final int TASK_CPU_MILLIS = 10;
     static final int TASK_MEMORY_MB = 16;
 
     private NodeSharingLoad() {}
 
-    /**
-     * The API server's flags: none without {@code --node-sharing}. {@code dedicated} keeps the default version (1.32):
-     * the chart, rendered for 1.35, grants the agent the resize of its Pod in place of listing the node's Pods.
-     */
+    /** The API server's flags: its version ({@link BenchOptions#kubeVersion}), and with {@code --node-sharing} its node. */
     static List<String> serverFlags(BenchOptions options) {
-        if (options.nodeSharing() == null) {
-            return List.of();
+        List<String> flags = new ArrayList<>(List.of("--kube-version", options.kubeVersion()));
+        if (options.nodeSharing() != null) {
+            flags.addAll(List.of("--node-allocatable", NODE_ALLOCATABLE));
         }
-        return options.nodeSharing().equals(BenchOptions.RESIZE)
-                ? List.of("--kube-version", KUBE_VERSION, "--node-allocatable", NODE_ALLOCATABLE)
-                : List.of("--node-allocatable", NODE_ALLOCATABLE);
+        return flags;
     }
 
     /**
      * The agent's flags: its mode, its Pod on {@code node} (as the chart's POD_NAME and POD_NAMESPACE name it), and
-     * the node's allocatable as its own; none without {@code --node-sharing}.
+     * the node's allocatable as its own. Without {@code --node-sharing}, the agent chooses as under the chart's
+     * DaemonSet: from Kubernetes 1.35 it knows its Pod and chooses resize (the chart, rendered for 1.35, grants it no
+     * list of the node's Pods for dedicated); before, no flags, and it chooses dedicated.
      */
     static List<String> agentFlags(BenchOptions options, KubernetesClient admin, String node) {
         if (options.nodeSharing() == null) {
-            return List.of();
+            if (Integer.parseInt(options.kubeVersion().substring(2)) < 35) {
+                return List.of();
+            }
+            Pod pod = agentPod(admin, node);
+            return List.of(
+                    "--pod-name",
+                    pod.getMetadata().getName(),
+                    "--pod-namespace",
+                    pod.getMetadata().getNamespace());
         }
-        Pod pod = admin.pods().inNamespace(AgentIdentity.NAMESPACE).list().getItems().stream()
-                .filter(p -> node.equals(p.getSpec().getNodeName()))
-                .findFirst()
-                .orElseThrow(() -> new IllegalStateException(
-                        "the local API server made no agent Pod on node " + node + " in " + AgentIdentity.NAMESPACE));
+        Pod pod = agentPod(admin, node);
         return List.of(
                 "--node-sharing",
                 options.nodeSharing(),
@@ -66,6 +71,14 @@ final class NodeSharingLoad {
                 "64000",
                 "--allocatable-memory-mb",
                 Integer.toString(256 * 1024));
+    }
+
+    private static Pod agentPod(KubernetesClient admin, String node) {
+        return admin.pods().inNamespace(AgentIdentity.NAMESPACE).list().getItems().stream()
+                .filter(p -> node.equals(p.getSpec().getNodeName()))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException(
+                        "the local API server made no agent Pod on node " + node + " in " + AgentIdentity.NAMESPACE));
     }
 
     /** What each task asks: nothing without {@code --node-sharing}. */

@@ -54,7 +54,8 @@ class BenchOptionsTest {
                         null,
                         null,
                         "host",
-                        null));
+                        null,
+                        "1.36"));
         assertThat(o.rawExec()).isTrue();
         assertThat(o.hostTasks()).isTrue();
     }
@@ -72,8 +73,8 @@ class BenchOptionsTest {
         BenchOptions unset = BenchOptions.parse(new String[] {"--agent-jar", jar});
         assertThat(unset.nodeSharing()).isNull();
         assertThat(NodeSharingLoad.serverFlags(unset))
-                .as("the API server as before")
-                .isEmpty();
+                .as("the newest API server the local cluster acts as")
+                .containsExactly("--kube-version", "1.36");
         assertThat(NodeSharingLoad.taskResources(unset))
                 .as("tasks asking nothing, as before")
                 .isNull();
@@ -92,7 +93,7 @@ class BenchOptionsTest {
                 .containsExactly("--kube-version", "1.35", "--node-allocatable", "cpu=64,memory=256Gi");
         assertThat(NodeSharingLoad.serverFlags(o))
                 .as("the chart for 1.35 lets the agent resize its Pod, not list the node's")
-                .containsExactly("--node-allocatable", "cpu=64,memory=256Gi");
+                .containsExactly("--kube-version", "1.32", "--node-allocatable", "cpu=64,memory=256Gi");
         assertThat(NodeSharingLoad.taskResources(o).getCpuMillis()).isEqualTo(10);
         assertThat(NodeSharingLoad.taskResources(o).getMemoryMB()).isEqualTo(16);
     }
@@ -277,5 +278,22 @@ class BenchOptionsTest {
         assertThat(Timeline.percentile(sorted, 0.50)).isEqualTo(2.0);
         assertThat(Timeline.percentile(sorted, 0.99)).isEqualTo(4.0);
         assertThat(Timeline.percentile(List.of(), 0.5)).isZero();
+    }
+
+    @Test
+    void kubeVersionChoosesTheApiServersVersionAndIsCheckedAsTheServerChecksIt() throws Exception {
+        String jar = Files.createFile(dir.resolve("agent.jar")).toString();
+
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar, "--kube-version", "1.30"})
+                        .kubeVersion())
+                .isEqualTo("1.30");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--kube-version", "1.99"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--kube-version: Kubernetes 1.99 is not one this server acts as: 1.25 to 1.36");
+        assertThatThrownBy(() -> BenchOptions.parse(
+                        new String[] {"--agent-jar", jar, "--kube-version", "1.36", "--node-sharing", "resize"}))
+                .isInstanceOf(Bench.UsageException.class)
+                .hasMessage("--kube-version does not go with --node-sharing, which runs its own (1.35 for resize,"
+                        + " 1.32 for dedicated)");
     }
 }

@@ -210,13 +210,15 @@ class NodeConfinementTest {
     void itsOwnAllocationTakesStatusAndItsFinalizerOnly() throws Exception {
         patchStatus(agentToken, "alloc", "on-a", "{\"status\":{\"clientStatus\":\"Running\"}}")
                 .assertOk();
+        // the agent's own removal: a JSON patch that tests the entry is its finalizer, then removes it
         agentA.run(
                         "patch",
                         "alloc",
                         "on-a",
                         "--type=json",
                         "-p",
-                        "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers/0\"}]")
+                        "[{\"op\":\"test\",\"path\":\"/metadata/finalizers/0\",\"value\":\"drover.dev/finalizer\"},"
+                                + "{\"op\":\"remove\",\"path\":\"/metadata/finalizers/0\"}]")
                 .assertOk();
         agentA.run(
                         "patch",

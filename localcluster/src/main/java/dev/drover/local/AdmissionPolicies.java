@@ -205,7 +205,7 @@ final class AdmissionPolicies implements Admission {
         return program.eval(vars);
     }
 
-    private static ApiFront.ApiError deny(String message, String reason) {
+    static ApiFront.ApiError deny(String message, String reason) {
         return switch (reason) {
             case "Forbidden" -> new ApiFront.ApiError(403, "Forbidden", message);
             case "Unauthorized" -> new ApiFront.ApiError(401, "Unauthorized", message);
@@ -218,7 +218,7 @@ final class AdmissionPolicies implements Admission {
      * Whether {@code match} (a policy's matchConstraints, or a binding's matchResources, where no resource rules
      * means every resource the policy matches) selects the request.
      */
-    private boolean matches(JsonNode match, Request request, boolean noRulesMatchAll) {
+    boolean matches(JsonNode match, Request request, boolean noRulesMatchAll) {
         if (!match.isObject()) {
             return false;
         }
@@ -278,7 +278,7 @@ final class AdmissionPolicies implements Admission {
         return false;
     }
 
-    private static boolean contains(JsonNode values, String value) {
+    static boolean contains(JsonNode values, String value) {
         for (JsonNode v : values) {
             if (v.asText().equals("*") || v.asText().equals(value)) {
                 return true;
@@ -287,7 +287,7 @@ final class AdmissionPolicies implements Admission {
         return false;
     }
 
-    private static Map<String, Object> requestValue(Request request) {
+    static Map<String, Object> requestValue(Request request) {
         ResourceType type = request.type();
         Map<String, Object> r = new LinkedHashMap<>();
         // a subresource's own kind, as its REST storage names it: a token request is a TokenRequest
@@ -325,7 +325,7 @@ final class AdmissionPolicies implements Admission {
         return r;
     }
 
-    private Object namespaceObject(Request request) {
+    Object namespaceObject(Request request) {
         if (request.namespace() == null || !request.type().namespaced()) {
             return NullValue.NULL_VALUE;
         }
@@ -337,7 +337,7 @@ final class AdmissionPolicies implements Admission {
     }
 
     /** The binding's params object as CEL sees it; null when one is required and missing (deny). */
-    private Object params(JsonNode policy, JsonNode binding, Request request) {
+    Object params(JsonNode policy, JsonNode binding, Request request) {
         JsonNode kind = policy.path("paramKind");
         JsonNode ref = binding.path("paramRef");
         if (!kind.isObject() || !ref.isObject()) {

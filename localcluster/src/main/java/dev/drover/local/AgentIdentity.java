@@ -46,7 +46,10 @@ public final class AgentIdentity {
     /** How long a minted token lives: a projected token's default; {@link Renewal} mints the next one in time. */
     static final Duration TOKEN_LIFETIME = Duration.ofHours(1);
 
-    /** What the agent is and may do: its RBAC, and the admission policies that keep it to its own node. */
+    /**
+     * What the agent is and may do: its RBAC, and the admission policies that keep it to its own node (and, from
+     * Kubernetes 1.36, the one that puts its finalizer on each Allocation at create).
+     */
     private static final Set<String> IDENTITY_KINDS = Set.of(
             "ServiceAccount",
             "ClusterRole",
@@ -54,7 +57,9 @@ public final class AgentIdentity {
             "Role",
             "RoleBinding",
             "ValidatingAdmissionPolicy",
-            "ValidatingAdmissionPolicyBinding");
+            "ValidatingAdmissionPolicyBinding",
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyBinding");
 
     private static final Pattern DOCUMENT_SEPARATOR = Pattern.compile("(?m)^---\\s*$");
     private static final KubernetesSerialization YAML = new KubernetesSerialization();

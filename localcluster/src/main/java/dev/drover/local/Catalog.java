@@ -90,10 +90,12 @@ final class Catalog {
     private static final ObjectMapper JSON = NestingDepth.mapper();
 
     private final ObjectStore store;
+    private final KubeVersion version;
     private volatile Map<String, ResourceType> types;
 
-    Catalog(ObjectStore store) {
+    Catalog(ObjectStore store, KubeVersion version) {
         this.store = store;
+        this.version = version;
     }
 
     /** Forget the CRDs read so far; the next lookup reads them again. */
@@ -134,6 +136,10 @@ final class Catalog {
         Map<String, ResourceType> out = new LinkedHashMap<>();
         for (ResourceType t : BUILT_IN) {
             out.put(t.key(), t);
+        }
+        if (version.mutatingAdmissionPolicies()) {
+            out.put(MutatingPolicies.POLICIES.key(), MutatingPolicies.POLICIES);
+            out.put(MutatingPolicies.BINDINGS.key(), MutatingPolicies.BINDINGS);
         }
         for (ResourceType t : REVIEWS) {
             out.put(t.key(), t);

@@ -9,7 +9,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * CRD's {@code selectableFields} are dropped when it is stored (the feature is alpha and off in 1.30), so a field
  * selector on such a field is refused as a real 1.30 server refuses it; from 1.33 Pods have the {@code resize}
  * subresource (InPlacePodVerticalScaling, beta and on), and from 1.34 the kubelet reports the generation it acted
- * on ({@code status.observedGeneration}, PodObservedGenerationTracking).
+ * on ({@code status.observedGeneration}, PodObservedGenerationTracking); from 1.36 it serves
+ * {@code admissionregistration.k8s.io/v1} MutatingAdmissionPolicy and its binding (GA), and applies them.
  *
  * @param minor the minor version of Kubernetes 1.x
  */
@@ -18,7 +19,7 @@ record KubeVersion(int minor) {
     /** The oldest version the server can act as: the CRD's CEL rules need 1.25. */
     static final int OLDEST = 25;
     /** The newest version it acts as. */
-    static final int NEWEST_MINOR = 35;
+    static final int NEWEST_MINOR = 36;
     /** The version it acts as when none is asked for. */
     static final int DEFAULT_MINOR = 32;
 
@@ -59,6 +60,11 @@ record KubeVersion(int minor) {
     /** Whether the kubelet reports {@code observedGeneration} in a Pod's status (on from 1.34). */
     boolean podObservedGeneration() {
         return minor >= 34;
+    }
+
+    /** Whether MutatingAdmissionPolicy v1 is served and applied (GA from 1.36; beta and off by default before). */
+    boolean mutatingAdmissionPolicies() {
+        return minor >= 36;
     }
 
     /** What {@code GET /version} answers. */

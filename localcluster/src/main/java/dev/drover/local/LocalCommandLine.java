@@ -20,7 +20,8 @@ final class LocalCommandLine {
             "1.N",
             "behave as Kubernetes 1." + KubeVersion.OLDEST + " to 1." + KubeVersion.NEWEST_MINOR
                     + " where Drover depends on it (default 1." + KubeVersion.DEFAULT_MINOR
-                    + "; 1.33 and newer serve pods/resize and run the kubelet stand-in's resizes)");
+                    + "; 1.33 and newer serve pods/resize and run the kubelet stand-in's resizes; 1.36 serves and"
+                    + " applies MutatingAdmissionPolicies)");
     static final Flag CHART =
             Flag.valued("--chart", null, "DIR", "the chart whose RBAC and gateway run (default" + " charts/drover)");
     static final Flag NODES = Flag.valued("--nodes", null, "a,b", "the nodes to register");

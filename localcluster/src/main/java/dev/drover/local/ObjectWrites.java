@@ -151,7 +151,17 @@ final class ObjectWrites {
     }
 
     private Written create(ResourceType type, ResourcePath rp, UserInfo user, boolean dryRun, ObjectNode body) {
-        ObjectNode checked = checked(type, body, true, null, null);
+        ObjectNode mutated = admission.mutate(new Admission.Request(
+                Admission.Operation.CREATE,
+                type,
+                rp.subresource(),
+                rp.namespace(),
+                body.path("metadata").path("name").asText(""),
+                body,
+                null,
+                user,
+                dryRun));
+        ObjectNode checked = checked(type, mutated, true, null, null);
         admission.admit(new Admission.Request(
                 Admission.Operation.CREATE,
                 type,
@@ -186,12 +196,17 @@ final class ObjectWrites {
                 rp.name(),
                 statusWrite,
                 current -> {
-                    ObjectNode checked = checked(
+                    ObjectNode mutated = admission.mutate(new Admission.Request(
+                            Admission.Operation.UPDATE,
                             type,
+                            rp.subresource(),
+                            rp.namespace(),
+                            rp.name(),
                             change.apply(current.deepCopy()) /* current stays the old object */,
-                            !statusWrite,
                             current,
-                            rp.subresource());
+                            user,
+                            dryRun));
+                    ObjectNode checked = checked(type, mutated, !statusWrite, current, rp.subresource());
                     // admission sees what the write can change, as on a real API server: the strategy runs first
                     ObjectNode prepared = PodResize.SUBRESOURCE.equals(rp.subresource())
                             ? PodResize.prepare(current, checked)

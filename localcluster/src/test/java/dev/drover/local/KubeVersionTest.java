@@ -17,7 +17,7 @@ class KubeVersionTest {
         assertThat(KubeVersion.parse("1.30").minor()).isEqualTo(30);
         assertThat(KubeVersion.parse("v1.31").minor()).isEqualTo(31);
         assertThatThrownBy(() -> KubeVersion.parse("1.24"))
-                .hasMessage("Kubernetes 1.24 is not one this server acts as: 1.25 to 1.35");
+                .hasMessage("Kubernetes 1.24 is not one this server acts as: 1.25 to 1.36");
         assertThatThrownBy(() -> KubeVersion.parse("2.0")).hasMessage("\"2.0\" is not a Kubernetes version like 1.30");
         assertThatThrownBy(() -> KubeVersion.parse("1.30.1")).isInstanceOf(IllegalArgumentException.class);
     }

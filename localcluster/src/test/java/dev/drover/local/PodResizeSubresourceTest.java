@@ -132,14 +132,20 @@ class PodResizeSubresourceTest {
     }
 
     @Test
-    void versionsUpTo135AreServedAnd136IsRefusedSayingWhich() {
+    void versionsUpTo136AreServedAnd137IsRefusedSayingWhich() {
         assertThat(KubeVersion.parse("1.35").podResize()).isTrue();
+        assertThat(KubeVersion.parse("1.36").podResize())
+                .as("1.36 keeps what 1.35 has")
+                .isTrue();
+        assertThat(KubeVersion.parse("1.36").podObservedGeneration()).isTrue();
+        assertThat(KubeVersion.parse("1.36").mutatingAdmissionPolicies()).isTrue();
+        assertThat(KubeVersion.parse("1.35").mutatingAdmissionPolicies()).isFalse();
         assertThat(KubeVersion.DEFAULT.minor()).isEqualTo(32);
-        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> KubeVersion.parse("1.36")))
-                .hasMessage("Kubernetes 1.36 is not one this server acts as: 1.25 to 1.35");
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> KubeVersion.parse("1.37")))
+                .hasMessage("Kubernetes 1.37 is not one this server acts as: 1.25 to 1.36");
         assertThat(List.of(LocalCommandLine.KUBE_VERSION.help()))
                 .singleElement()
                 .asString()
-                .contains("1.25 to 1.35", "default 1.32");
+                .contains("1.25 to 1.36", "default 1.32");
     }
 }
