@@ -338,8 +338,9 @@ class WorkloadIdentityIT {
         assertThat(read(task.resolve("hups"))).isEqualTo("hup\n");
         assertThat(jsonpath("team", "listener", ".status.taskStates.main.restarts"))
                 .isIn("", "0");
-        assertThat(taskEvents("team", "listener"))
-                .containsPattern("Signaling: .*a Secret or ConfigMap it uses changed");
+        await().atMost(WAIT) // the status is written a moment after
+                .untilAsserted(() -> assertThat(taskEvents("team", "listener"))
+                        .containsPattern("Signaling: .*a Secret or ConfigMap it uses changed"));
         await().atMost(WAIT)
                 .untilAsserted(() -> assertThat(events("team", "listener")).containsPattern("Signaling.*: task main"));
     }

@@ -91,7 +91,7 @@ final class EventFolds {
             }
             Map<List<TaskEventType>, List<String>> bySequence = new LinkedHashMap<>();
             byTask.forEach((task, seq) ->
-                    bySequence.computeIfAbsent(seq, s -> new ArrayList<>()).add(UserText.bare(task)));
+                    bySequence.computeIfAbsent(seq, s -> new ArrayList<>()).add(UserText.bare(String.valueOf(task))));
             StringBuilder out = new StringBuilder();
             bySequence.forEach((seq, names) -> {
                 if (!out.isEmpty()) {
