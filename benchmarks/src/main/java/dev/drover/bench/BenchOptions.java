@@ -21,7 +21,7 @@ import java.util.List;
  * @param httpCheck whether each task has one http check every 10 s (at the bench's {@link CheckTarget})
  * @param steadySeconds how long to measure the agent at steady state once all run; 0 for not at all
  * @param delete whether to delete every allocation at the end and time until all are gone
- * @param taskEvents the agent's {@code events.taskEvents}: {@code all} (its default) or {@code notable}
+ * @param taskEvents the agent's {@code events.taskEvents}: {@code folded} (its default), {@code all} or {@code notable}
  * @param aot whether the measured agent starts with an ahead-of-time cache recorded by a training run first
  * @param aotOut where the agent records its ahead-of-time cache as it exits (the image build's training run), or
  *     null
@@ -134,9 +134,10 @@ record BenchOptions(
     static final Flag EVENTS = Flag.valued(
             "--events",
             null,
-            "all|notable",
-            "the agent's events.taskEvents: every task event a Kubernetes Event, or all but the routine Normal ones"
-                    + " (default all, the agent's default)");
+            "folded|all|notable",
+            "the agent's events.taskEvents: every Warning an Event and an allocation's Normal task events of a few"
+                    + " seconds one (folded), every task event an Event (all), or Warnings only (notable)"
+                    + " (default folded, the agent's default)");
 
     static final Flag NETWORK = Flag.valued(
             "--network",
@@ -218,7 +219,7 @@ record BenchOptions(
                 : List.of(p.value(AGENT_JVM.name()).trim().split("\\s+"));
         Path timeline = p.value(TIMELINE.name()) == null ? null : Path.of(p.value(TIMELINE.name()));
         String driver = p.value(DRIVER.name()) == null ? MOCK : driver(p.value(DRIVER.name()));
-        String taskEvents = p.value(EVENTS.name()) == null ? "all" : taskEvents(p.value(EVENTS.name()));
+        String taskEvents = p.value(EVENTS.name()) == null ? "folded" : taskEvents(p.value(EVENTS.name()));
         boolean httpCheck = p.has(HTTP_CHECK.name());
         Integer steady = p.has(STEADY.name()) ? positive(p, STEADY, 0) : null;
         if (!Files.isRegularFile(jar)) {
@@ -360,12 +361,12 @@ record BenchOptions(
     }
 
     private static String taskEvents(String value) {
-        if (value.equals("all") || value.equals("notable")) {
+        if (value.equals("folded") || value.equals("all") || value.equals("notable")) {
             return value;
         }
         String shown = value.length() > 40 ? value.substring(0, 40) + "..." : value;
         throw new Bench.UsageException(
-                "--events is all or notable, not \"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"");
+                "--events is folded, all or notable, not \"" + shown.replaceAll("\\p{Cntrl}", "?") + "\"");
     }
 
     private static String driver(String value) {

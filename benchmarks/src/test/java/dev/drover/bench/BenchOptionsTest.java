@@ -154,13 +154,16 @@ class BenchOptionsTest {
     }
 
     @Test
-    void theAgentRecordsEveryTaskEventUnlessToldNotable() throws Exception {
+    void theAgentFoldsTaskEventsUnlessToldOtherwise() throws Exception {
         String jar = Files.createFile(dir.resolve("agent.jar")).toString();
         assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar}).taskEvents())
+                .isEqualTo("folded");
+        assertThat(BenchOptions.parse(new String[] {"--agent-jar", jar, "--events", "all"})
+                        .taskEvents())
                 .isEqualTo("all");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--agent-jar", jar, "--events", "warnings"}))
                 .isInstanceOf(Bench.UsageException.class)
-                .hasMessage("--events is all or notable, not \"warnings\"");
+                .hasMessage("--events is folded, all or notable, not \"warnings\"");
     }
 
     @Test

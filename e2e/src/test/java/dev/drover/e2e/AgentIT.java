@@ -158,9 +158,8 @@ class AgentIT {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             String described =
                     kubectl.run("describe", "alloc", "hello").assertOk().out();
-            assertThat(described)
-                    .contains("Received", "TaskSetup", "Started")
-                    .contains("Task web: Task started by client");
+            // by default (events.taskEvents: folded) the start is one Event naming its task events
+            assertThat(described).containsPattern("Normal\\s+Started\\s+.*Received, TaskSetup.*, Started: task web");
         });
         assertThat(kubectl.allocJsonpath("hello", ".status.conditions[?(@.type==\"Ready\")].status"))
                 .isEqualTo("True");
@@ -186,6 +185,12 @@ class AgentIT {
                 .isEqualTo("false");
         assertThat(kubectl.run("describe", "alloc", "batch-bad").assertOk().out())
                 .contains("Warning", "NotRestarting");
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(kubectl.run("describe", "alloc", "batch-ok")
+                                .assertOk()
+                                .out())
+                        .as("describe shows its end")
+                        .containsPattern("Normal\\s+\\w+\\s+.*Terminated[^:]*: task main"));
     }
 
     @Test
@@ -661,9 +666,12 @@ class AgentIT {
                             assertThat(e.getReason()).isEqualTo("Exec");
                             assertThat(e.getInvolvedObject().getName()).isEqualTo("shell");
                             assertThat(e.getMessage())
-                                    .contains("\"cat\"")
-                                    .contains("\"system:serviceaccount:default:execer\"");
+                                    .as("folded: the status tells who")
+                                    .matches("Exec.*: task app");
                         }));
+        assertThat(kubectl.allocJsonpath("shell", ".status.taskStates.app.events[?(@.type==\"Exec\")].message"))
+                .contains("\"cat\"")
+                .contains("\"system:serviceaccount:default:execer\"");
         kubectl.run("delete", "alloc", "shell", "--timeout=30s").assertOk();
     }
 
@@ -751,9 +759,11 @@ class AgentIT {
                             assertThat(e.getReason()).isEqualTo("Signaling");
                             assertThat(e.getInvolvedObject().getName()).isEqualTo("trapper");
                             assertThat(e.getMessage())
-                                    .isEqualTo(
-                                            "Task app: Signal SIGUSR1 sent by \"system:serviceaccount:default:operator\"");
+                                    .as("folded: the status tells who")
+                                    .isEqualTo("Signaling: task app");
                         }));
+        assertThat(kubectl.allocJsonpath("trapper", ".status.taskStates.app.events[?(@.type==\"Signaling\")].message"))
+                .isEqualTo("Signal SIGUSR1 sent by \"system:serviceaccount:default:operator\"");
 
         var noTask = kubectl.plugin(PLUGINS, "drover", "signal", "trapper", "nobody", "HUP", "--token", operator);
         assertThat(noTask.exitCode()).isEqualTo(1);
@@ -839,17 +849,16 @@ class AgentIT {
         var own = kubectl.plugin(PLUGINS, "drover", "restart", "restarter", "--token", impostor);
         assertThat(own.exitCode()).as(own.err()).isZero();
         await().atMost(Duration.ofSeconds(20))
-                .untilAsserted(() -> assertThat(server.client()
-                                .v1()
-                                .events()
-                                .inNamespace("default")
-                                .list()
-                                .getItems())
-                        .anySatisfy(e -> {
-                            assertThat(e.getInvolvedObject().getName()).isEqualTo("restarter");
-                            assertThat(e.getMessage())
-                                    .contains("User requested restart by \"system:serviceaccount:default:impostor\"");
-                        }));
+                .untilAsserted(
+                        () -> assertThat(kubectl.allocJsonpath("restarter", ".status.taskStates.*.events[*].message"))
+                                .contains("User requested restart by \"system:serviceaccount:default:impostor\""));
+        // folded by default: the Events name each restart's RestartSignaled, the status tells who asked
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> server.client().v1().events().inNamespace("default").list().getItems().stream()
+                                .filter(e -> e.getInvolvedObject().getName().equals("restarter"))
+                                .mapToInt(e -> e.getCount() * (e.getMessage().split("RestartSignaled", -1).length - 1))
+                                .sum()
+                        == 2);
         kubectl.run("delete", "alloc", "restarter", "--timeout=30s").assertOk();
     }
 

@@ -394,6 +394,45 @@ class KubectlTest {
     }
 
     /**
+     * With the agent's default ({@code events.taskEvents: folded}) describe shows the start, every Warning and the end,
+     * in the order they happened.
+     */
+    @Test
+    void describeShowsTheStartEveryWarningAndTheEndOfAFoldedHistory() {
+        kubectl.runWithInput(alloc("folded", ""), "apply", "-f", "-").assertOk();
+        Allocation a = server.client()
+                .resources(Allocation.class)
+                .inNamespace("default")
+                .withName("folded")
+                .get();
+        try (var recorder = new dev.drover.controller.events.EventRecorder(
+                new dev.drover.controller.events.EventPoster(server.client()), "local")) {
+            java.time.Instant t0 = java.time.Instant.now().minusSeconds(60);
+            Object[][] history = {
+                {"init", "Received", 0, null}, {"web", "Received", 0, null}, {"init", "Started", 1, null},
+                {"web", "Started", 1, null}, {"web", "Terminated", 20, 3}, {"web", "Restarting", 21, null},
+                {"web", "Started", 22, null}, {"init", "Killing", 40, null}, {"web", "Killing", 40, null},
+                {"init", "Killed", 41, null}, {"web", "Killed", 41, null}
+            };
+            for (Object[] h : history) {
+                var event = new dev.drover.api.v1alpha1.TaskEvent();
+                event.setType(dev.drover.api.v1alpha1.TaskEventType.valueOf((String) h[1]));
+                event.setMessage(h[1] + " of " + h[0]);
+                event.setTime(t0.plusSeconds((Integer) h[2]).toString());
+                event.setExitCode((Integer) h[3]);
+                recorder.record(a, (String) h[0], event, java.time.InstantSource.system());
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 3);
+        }
+        String out = kubectl.run("describe", "alloc", "folded").assertOk().out();
+        assertThat(out.substring(out.indexOf("Events:")))
+                .containsPattern("(?s)Normal\\s+Started\\s+[^\\n]*Received, Started: tasks init, web\\n"
+                        + ".*Warning\\s+Terminated\\s+[^\\n]*Task web: Terminated of web\\n"
+                        + ".*Normal\\s+Killed\\s+[^\\n]*Restarting, Started, Killing, Killed: task web; Killing, Killed:"
+                        + " task init\\n");
+    }
+
+    /**
      * A task's Received, TaskSetup and Started of one second, as the agent's recorder writes them, are described in
      * the order they happened, whatever order the API server lists them in.
      */
@@ -406,7 +445,10 @@ class KubectlTest {
                 .withName("ordered")
                 .get();
         try (var recorder = new dev.drover.controller.events.EventRecorder(
-                new dev.drover.controller.events.EventPoster(server.client()), "local")) {
+                new dev.drover.controller.events.EventPoster(server.client()),
+                "local",
+                dev.drover.controller.events.EventRate.DEFAULT,
+                dev.drover.controller.events.TaskEventFilter.ALL)) {
             String second = java.time.Instant.now().toString().substring(0, 19);
             for (String[] e :
                     List.of(new String[] {"Started", ".900"}, new String[] {"Received", ".000120"}, new String[] {

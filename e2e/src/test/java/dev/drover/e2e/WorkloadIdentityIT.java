@@ -170,6 +170,23 @@ class WorkloadIdentityIT {
         }
     }
 
+    /**
+     * {@code type: message} of each task event the status of {@code alloc} keeps, one a line: the agent folds an
+     * allocation's Normal task events into one Event naming their types, and the status keeps their messages.
+     */
+    static String taskEvents(String namespace, String alloc) {
+        return kubectl.run(
+                        "get",
+                        "alloc",
+                        alloc,
+                        "-n",
+                        namespace,
+                        "-o",
+                        "jsonpath={range .status.taskStates.*.events[*]}{.type}: {.message}{\"\\n\"}{end}")
+                .assertOk()
+                .out();
+    }
+
     /** {@code reason: message} of each Event about {@code alloc}, one a line. */
     static String events(String namespace, String alloc) {
         return kubectl.run(
@@ -285,9 +302,12 @@ class WorkloadIdentityIT {
                 .until(() -> read(task.resolve("starts")).lines().count() == 2);
         assertThat(jsonpath("team", "rotor", ".status.taskStates.main.restarts"))
                 .isEqualTo("1");
-        assertThat(events("team", "rotor"))
-                .containsPattern("RestartSignaled: .*a Secret or ConfigMap it uses changed")
-                .doesNotContain("CredentialRefreshFailed");
+        assertThat(taskEvents("team", "rotor"))
+                .containsPattern("RestartSignaled: .*a Secret or ConfigMap it uses changed");
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(events("team", "rotor"))
+                        .containsPattern("RestartSignaled.*: task main")
+                        .doesNotContain("CredentialRefreshFailed"));
         waitFor("team", "rotor", "Running");
     }
 
@@ -318,7 +338,11 @@ class WorkloadIdentityIT {
         assertThat(read(task.resolve("hups"))).isEqualTo("hup\n");
         assertThat(jsonpath("team", "listener", ".status.taskStates.main.restarts"))
                 .isIn("", "0");
-        assertThat(events("team", "listener")).containsPattern("Signaling: .*a Secret or ConfigMap it uses changed");
+        await().atMost(WAIT) // the status is written a moment after
+                .untilAsserted(() -> assertThat(taskEvents("team", "listener"))
+                        .containsPattern("Signaling: .*a Secret or ConfigMap it uses changed"));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(events("team", "listener")).containsPattern("Signaling.*: task main"));
     }
 
     @Test
@@ -380,10 +404,9 @@ class WorkloadIdentityIT {
         waitFor("legacy", "plain", "Running");
         assertThat(awaitFile(taskDir("legacy", "plain").resolve("token-path"))).isEqualTo("unset");
         assertThat(taskDir("legacy", "plain").resolve("secrets/token")).doesNotExist();
-        assertThat(events("legacy", "plain"))
-                .containsPattern(
-                        "TaskSetup: Task main: Starting without a ServiceAccount token: .*label namespace legacy"
-                                + " drover.dev/workloads=enabled");
+        assertThat(taskEvents("legacy", "plain"))
+                .containsPattern("TaskSetup: Starting without a ServiceAccount token: .*label namespace legacy"
+                        + " drover.dev/workloads=enabled");
 
         waitFor("legacy", "wants", "Failed");
         assertThat(events("legacy", "wants"))

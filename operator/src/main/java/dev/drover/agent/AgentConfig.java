@@ -41,7 +41,7 @@ import java.util.Set;
  * @param bindAddress    the address the metrics and the HTTPS API listen on; empty: every interface
  * @param fieldSelector  watch with {@code spec.nodeName=<node>}; false for API servers that cannot select on
  *                       custom resource fields (before Kubernetes 1.31), which then send every allocation
- * @param taskEvents   which task events are also Kubernetes Events ({@code events.taskEvents}): all by default
+ * @param taskEvents   how task events become Kubernetes Events ({@code events.taskEvents}): folded by default
  * @param concurrentStarts new allocations taken on at once at most (the rest wait their turn); 0 for no bound
  * @param apiLimits      what callers of the HTTPS API may cost the agent and the API server
  * @param peerTokenFile  the token this agent shows other nodes' agents (audience {@code drover.dev/agent}), read
@@ -285,18 +285,19 @@ public record AgentConfig(
         }
     }
 
-    /** {@code events.taskEvents}: {@code all} (the default) or {@code notable}. */
+    /** {@code events.taskEvents}: {@code folded} (the default), {@code all} or {@code notable}. */
     private static TaskEventFilter taskEvents(AgentSettings s) throws ConfigException {
         Optional<String> v = s.text("events.taskEvents", null, null);
         if (v.isEmpty()) {
-            return TaskEventFilter.ALL;
+            return TaskEventFilter.FOLDED;
         }
         try {
             return TaskEventFilter.parse(v.get());
         } catch (IllegalArgumentException e) {
             throw new ConfigException(
                     "events.taskEvents: \"" + UserText.cutEscaped(v.get(), 64) + "\" is " + e.getMessage()
-                            + " (all: every task event is a Kubernetes Event; notable: all but the routine Normal ones)");
+                            + " (folded: every Warning an Event and an allocation's Normal ones of a few seconds one;"
+                            + " all: every task event an Event; notable: Warnings only)");
         }
     }
 

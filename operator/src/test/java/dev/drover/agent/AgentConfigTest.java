@@ -42,8 +42,8 @@ class AgentConfigTest {
         assertThat(c.statusWrites().batchDelay()).isEqualTo(Duration.ofSeconds(1));
         assertThat(c.statusWrites().pendingDelay()).isEqualTo(Duration.ofMillis(200));
         assertThat(c.taskEvents())
-                .as("every task event is a Kubernetes Event (docs/allocations.md#status)")
-                .isEqualTo(dev.drover.controller.events.TaskEventFilter.ALL);
+                .as("every Warning an Event, Normal ones folded (docs/allocations.md#status)")
+                .isEqualTo(dev.drover.controller.events.TaskEventFilter.FOLDED);
         assertThat(c.events())
                 .as("the kubelet's --event-qps and --event-burst")
                 .isEqualTo(new dev.drover.controller.events.EventRate(50, 100));
@@ -285,8 +285,11 @@ class AgentConfigTest {
     }
 
     @Test
-    void taskEventsComeFromTheFileAsAllOrNotableAndAnythingElseIsAnError() throws Exception {
+    void taskEventsComeFromTheFileAsFoldedAllOrNotableAndAnythingElseIsAnError() throws Exception {
         Path file = dir.resolve("agent.yaml");
+        Files.writeString(file, "events: {taskEvents: folded}\n");
+        assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).taskEvents())
+                .isEqualTo(dev.drover.controller.events.TaskEventFilter.FOLDED);
         Files.writeString(file, "events: {taskEvents: notable}\n");
         assertThat(load(Map.of("NODE_NAME", "n"), "--config", file.toString()).taskEvents())
                 .isEqualTo(dev.drover.controller.events.TaskEventFilter.NOTABLE);
@@ -296,7 +299,8 @@ class AgentConfigTest {
         Files.writeString(file, "events: {taskEvents: \"Warnings\\u001b[31m\"}\n");
         assertThatThrownBy(() -> load(Map.of("NODE_NAME", "n"), "--config", file.toString()))
                 .isInstanceOf(ConfigException.class)
-                .hasMessageStartingWith("events.taskEvents: \"Warnings\\u001b[31m\" is not one of [all, notable]");
+                .hasMessageStartingWith(
+                        "events.taskEvents: \"Warnings\\u001b[31m\" is not one of [folded, all, notable]");
     }
 
     @Test

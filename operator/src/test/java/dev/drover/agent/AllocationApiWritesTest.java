@@ -24,8 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  * What one allocation's life (created, Running, deleted and gone) costs the API server in write requests, counted by
  * fabric8's mock server: the finalizer added and removed (by the agent, one small JSON patch each; none to add where
  * the chart's MutatingAdmissionPolicy put it there at create), a status write or two (a {@code Pending} that lasted past
- * the pending delay, then {@code Running}), and by default an Event for each task event; with
- * {@code events.taskEvents: notable} no Event for an ordinary start and stop, within issue 24's budget of 4.
+ * the pending delay, then {@code Running}), and the Events: by default ({@code events.taskEvents: folded}) one for
+ * the start of every task, with {@code all} one for each task event, with {@code notable} none for an ordinary start
+ * and stop, within issue 24's budget of 4.
  */
 class AllocationApiWritesTest {
 
@@ -74,8 +75,23 @@ class AllocationApiWritesTest {
     }
 
     @Test
-    void byDefaultAnOrdinaryLifeRecordsEachTaskEventAsAnEvent() throws Exception {
+    void byDefaultAnOrdinaryStartIsOneEventNamingEveryTask() throws Exception {
         start("{}\n");
+        List<String> agents = life();
+        assertThat(client.v1().events().inNamespace("default").list().getItems())
+                .extracting(e -> e.getType() + " " + e.getReason() + " " + e.getMessage())
+                .as("kubectl describe alloc shows when it started")
+                .containsExactly("Normal Started Received, TaskSetup (2 times), Started: tasks main, sidecar");
+        assertThat(agents)
+                .filteredOn(w -> w.contains("/events"))
+                .as("one Event: " + agents)
+                .hasSize(1);
+        assertStatusAndFinalizer(agents);
+    }
+
+    @Test
+    void allRecordsEachTaskEventAsAnEvent() throws Exception {
+        start("events: {taskEvents: all}\n");
         List<String> agents = life();
         assertThat(client.v1().events().inNamespace("default").list().getItems())
                 .extracting(e -> e.getReason() + " "

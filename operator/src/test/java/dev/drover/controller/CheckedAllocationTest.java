@@ -18,6 +18,7 @@ import dev.drover.api.v1alpha1.Task;
 import dev.drover.controller.events.EventRate;
 import dev.drover.controller.events.EventRecorder;
 import dev.drover.controller.events.RecordedEvents;
+import dev.drover.controller.events.TaskEventFilter;
 import dev.drover.controller.status.AllocationStatuses;
 import dev.drover.controller.status.StatusWriter;
 import dev.drover.driver.DriverRegistry;
@@ -87,7 +88,8 @@ class CheckedAllocationTest {
                         Duration.ofMillis(10),
                         Duration.ofMillis(100),
                         Duration.ofMillis(10)));
-        events = new EventRecorder(recorded, NODE, new EventRate(1000, 1000));
+        // each check's change its own Event, whose message these tests read
+        events = new EventRecorder(recorded, NODE, new EventRate(1000, 1000), TaskEventFilter.ALL);
         gc = new GarbageCollector(new GcPolicy(Duration.ofHours(1), 1, 1, 1000, 2), new DiskUsage() {
             @Override
             public double disk() {

@@ -13,9 +13,6 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -29,13 +26,16 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Records task events as Kubernetes Events on their Allocation, so {@code kubectl
- * describe alloc} shows the history: every task event, or with {@link TaskEventFilter#NOTABLE} all but the routine
- * Normal ones of an ordinary start and stop (the agent's {@code events.taskEvents}). A repeat (the same
+ * describe alloc} shows the history (the agent's {@code events.taskEvents}): every Warning at once and the Normal
+ * task events of one allocation that come close together as one Event ({@link TaskEventFilter#FOLDED}, the
+ * {@link EventFolds} this recorder's writer also closes), every task event its own Event ({@link TaskEventFilter#ALL})
+ * or Warnings only ({@link TaskEventFilter#NOTABLE}). A repeat (the same
  * allocation, task, reason and message: a task restarting again and again) updates one object's count rather than
  * creating a new one each time. An Event's name begins with the allocation's and then the time it first happened,
  * so the API server, which lists by name, lists an allocation's Events in the order they happened: {@code kubectl
@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * {@link #record} never blocks: one thread writes, at most as fast as its
  * {@link EventRate} allows, and when the queue is full (in entries or in characters)
  * new events are dropped and counted. One allocation gets at most
- * {@link #PER_ALLOCATION} (a task restarting a hundred times a second would
+ * {@link #PER_ALLOCATION} Events, a fold counting as one (a task restarting a hundred times a second would
  * otherwise fill the queue and spend the node's whole rate): past it, its events
  * are dropped and counted, as the kubelet's spam filter does; its status still
  * counts every restart. Messages are cut at {@link #MESSAGE_LIMIT} characters.
@@ -92,13 +92,29 @@ public final class EventRecorder implements AutoCloseable {
      *
      * @param task the task whose event this is; null for an allocation's own
      * @param text the task event's message (cut once, with the task's name, in {@link #message}), or the allocation
-     *     event's whole message, at most {@link #MESSAGE_LIMIT}
+     *     event's or the fold's whole message, at most {@link #MESSAGE_LIMIT}
+     * @param time when it first happened
+     * @param last when it last happened: a fold's newest event
      */
-    record Pending(Allocation owner, String type, String reason, String task, String text, Instant time) {
+    record Pending(Allocation owner, String type, String reason, String task, String text, Instant time, Instant last) {
+
+        /** A task's event. */
+        Pending(Allocation owner, String type, String reason, String task, String text, Instant time) {
+            this(owner, type, reason, task, text, time, time);
+        }
 
         /** An allocation's own Event. */
         Pending(Allocation owner, String type, String reason, String message, Instant time) {
-            this(owner, type, reason, null, message, time);
+            this(owner, type, reason, null, message, time, time);
+        }
+
+        String name(String incarnation) {
+            return EventNames.eventName(owner, reason, message(), time, incarnation);
+        }
+
+        /** The Event of a closed fold. */
+        static Pending of(EventFolds.Fold f) {
+            return new Pending(f.owner, "Normal", f.reason(), null, f.message(MESSAGE_LIMIT), f.first, f.last);
         }
 
         String message() {
@@ -117,6 +133,10 @@ public final class EventRecorder implements AutoCloseable {
     private final String node;
     private final TaskEventFilter taskEvents;
     private final BlockingQueue<Pending> queue = new ArrayBlockingQueue<>(QUEUE);
+    /** Open folds of Normal task events, at most as many as the queue holds; guarded by itself. */
+    private final EventFolds folds = new EventFolds(QUEUE);
+    /** Nanosecond ticks: {@link System#nanoTime()} but in tests. */
+    private final LongSupplier ticker;
     /** An Event this recorder created and how often it has counted it. */
     private record Series(String name, int count) {}
 
@@ -151,7 +171,7 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     public EventRecorder(Sink sink, String node, EventRate rate) {
-        this(sink, node, rate, TaskEventFilter.ALL);
+        this(sink, node, rate, TaskEventFilter.FOLDED);
     }
 
     public EventRecorder(Sink sink, String node, EventRate rate, TaskEventFilter taskEvents) {
@@ -159,10 +179,21 @@ public final class EventRecorder implements AutoCloseable {
     }
 
     EventRecorder(Sink sink, String node, EventRate rate, TaskEventFilter taskEvents, String incarnation) {
+        this(sink, node, rate, taskEvents, incarnation, System::nanoTime);
+    }
+
+    EventRecorder(
+            Sink sink,
+            String node,
+            EventRate rate,
+            TaskEventFilter taskEvents,
+            String incarnation,
+            LongSupplier ticker) {
         this.sink = sink;
         this.node = node;
         this.taskEvents = taskEvents;
-        this.bucket = rate.bucket(System.nanoTime());
+        this.ticker = ticker;
+        this.bucket = rate.bucket(ticker.getAsLong());
         this.incarnation = incarnation;
         this.worker = Worker.startVirtual("drover-events", self -> writeNext());
     }
@@ -185,9 +216,28 @@ public final class EventRecorder implements AutoCloseable {
                         && ((event.getExitCode() != null && event.getExitCode() != 0) || event.getSignal() != null))
                 || (event.getType() == TaskEventType.CheckStatusChanged
                         && event.getCheckStatus() != CheckStatus.Status.PASSING);
-        if (!taskEvents.records(event.getType(), warning)) {
+        if (!taskEvents.records(warning)) {
             return;
         }
+        if (taskEvents != TaskEventFilter.FOLDED) {
+            recordAlone(owner, task, event, clock, warning);
+            return;
+        }
+        String key = keyOf(owner);
+        if (!warning) {
+            Instant time = timeOf(event, clock);
+            synchronized (folds) {
+                queueFold(folds.add(key, owner, task, event.getType(), time, ticker.getAsLong()));
+            }
+            return;
+        }
+        synchronized (folds) { // nothing of the allocation is queued between its fold and its Warning
+            queueFold(folds.close(key)); // first, so that its Events keep the order they happened in
+            recordAlone(owner, task, event, clock, true);
+        }
+    }
+
+    private void recordAlone(Allocation owner, String task, TaskEvent event, InstantSource clock, boolean warning) {
         if (!allocationMayRecord(owner)) {
             dropped.increment(); // before its time is parsed: a restart storm drops most of its events here
             return;
@@ -217,11 +267,27 @@ public final class EventRecorder implements AutoCloseable {
         }
     }
 
-    private boolean allocationMayRecord(Allocation owner) {
-        String key = owner.getMetadata().getUid() != null
+    /** Queues the Event of a closed fold, a null one being none; its allocation spends one Event on it. */
+    private void queueFold(EventFolds.Fold f) {
+        if (f == null) {
+            return;
+        }
+        if (!allocationMayRecord(f.owner)) {
+            dropped.increment();
+            return;
+        }
+        queue(Pending.of(f));
+    }
+
+    private static String keyOf(Allocation owner) {
+        return owner.getMetadata().getUid() != null
                 ? owner.getMetadata().getUid()
                 : owner.getMetadata().getNamespace() + "/" + owner.getMetadata().getName();
-        long now = System.nanoTime();
+    }
+
+    private boolean allocationMayRecord(Allocation owner) {
+        String key = keyOf(owner);
+        long now = ticker.getAsLong();
         synchronized (perAllocation) {
             return perAllocation
                     .computeIfAbsent(key, k -> PER_ALLOCATION.bucket(now))
@@ -253,24 +319,36 @@ public final class EventRecorder implements AutoCloseable {
         }
     }
 
-    /** Writes the next queued event when the rate allows; waits at most a second for one. */
+    /**
+     * Queues the folds whose time came and writes the next queued event when the rate allows; waits for one at most
+     * until the next fold's time or {@link EventFolds#QUIET}, before which no fold opened meanwhile closes.
+     */
     private void writeNext() throws InterruptedException {
-        Pending p = queue.poll(1, TimeUnit.SECONDS);
+        long wait;
+        synchronized (folds) {
+            long now = ticker.getAsLong();
+            folds.closeDue(now).forEach(this::queueFold);
+            long next = folds.nextDeadline();
+            wait = next == Long.MAX_VALUE
+                    ? EventFolds.QUIET.toNanos()
+                    : Math.clamp(next - now, 0, EventFolds.QUIET.toNanos());
+        }
+        Pending p = queue.poll(wait, TimeUnit.NANOSECONDS);
         if (p != null) {
             queuedChars.addAndGet(-charsOf(p));
-            TimeUnit.NANOSECONDS.sleep(bucket.take(System.nanoTime()));
+            TimeUnit.NANOSECONDS.sleep(bucket.take(ticker.getAsLong()));
             write(p);
         }
     }
 
     private void write(Pending p) {
         String ns = p.owner().getMetadata().getNamespace();
-        String key = seriesKey(p, incarnation);
-        String at = p.time().truncatedTo(ChronoUnit.SECONDS).toString();
+        String key = EventNames.seriesKey(p.owner(), p.reason(), p.message(), incarnation);
+        String at = p.last().truncatedTo(ChronoUnit.SECONDS).toString();
         try {
             Series known = series.get(key);
             if (known == null) {
-                series.put(key, new Series(create(p, eventName(p, incarnation), at), 1));
+                series.put(key, new Series(create(p, p.name(incarnation)), 1));
                 written.increment();
                 return;
             }
@@ -311,18 +389,18 @@ public final class EventRecorder implements AutoCloseable {
      * Creates the Event named {@code name}, or, when one of that name exists already (a series this
      * recorder forgot, having counted more than it keeps), a new series beside it; returns the name used.
      */
-    private String create(Pending p, String name, String at) {
-        if (sink.create(newEvent(p, name, at))) {
+    private String create(Pending p, String name) {
+        if (sink.create(newEvent(p, name))) {
             return name;
         }
-        String fresh = eventName(p, incarnation + "/" + System.nanoTime());
-        if (!sink.create(newEvent(p, fresh, at))) {
+        String fresh = p.name(incarnation + "/" + System.nanoTime());
+        if (!sink.create(newEvent(p, fresh))) {
             throw new KubernetesClientException("an Event named " + fresh + " exists already");
         }
         return fresh;
     }
 
-    private Event newEvent(Pending p, String name, String at) {
+    private Event newEvent(Pending p, String name) {
         ObjectReference ref = new ObjectReferenceBuilder()
                 .withApiVersion(p.owner().getApiVersion())
                 .withKind(p.owner().getKind())
@@ -339,8 +417,8 @@ public final class EventRecorder implements AutoCloseable {
                 .withReason(p.reason())
                 .withMessage(p.message())
                 .withType(p.type())
-                .withFirstTimestamp(at)
-                .withLastTimestamp(at)
+                .withFirstTimestamp(p.time().truncatedTo(ChronoUnit.SECONDS).toString())
+                .withLastTimestamp(p.last().truncatedTo(ChronoUnit.SECONDS).toString())
                 .withCount(1)
                 .withNewSource()
                 .withComponent(COMPONENT)
@@ -351,38 +429,13 @@ public final class EventRecorder implements AutoCloseable {
                 .build();
     }
 
-    /** What tells one series from another: the same allocation, reason and message for the same incarnation. */
-    static String seriesKey(Pending p, String incarnation) {
-        return HexFormat.of().formatHex(digest(p, incarnation), 0, 16);
-    }
-
-    /**
-     * {@code <allocation>.<16 hex digits of the time in nanoseconds><8 hex digits of the series>}: names of one
-     * allocation sort as their times do (to 2262), and two series of one instant differ.
-     */
-    static String eventName(Pending p, String incarnation) {
-        String base = p.owner().getMetadata().getName();
-        if (base.length() > 228) {
-            // cut, and no '-' or '.' left at the end: "x-.hash" is no name a real API server takes
-            base = base.substring(0, 228).replaceFirst("[-.]+$", "");
-        }
-        long nanos = Math.max(
-                0, p.time().getEpochSecond() * 1_000_000_000L + p.time().getNano());
-        return base + "." + HexFormat.of().toHexDigits(nanos) + HexFormat.of().formatHex(digest(p, incarnation), 0, 4);
-    }
-
-    private static byte[] digest(Pending p, String incarnation) {
-        String key = incarnation + "\n" + p.owner().getMetadata().getUid() + "\n" + p.reason() + "\n" + p.message();
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every JDK", e);
-        }
-    }
-
-    /** Stops the writer; queued events not yet written are dropped. Joins the thread. */
+    /** Stops the writer; queued events and open folds not yet written are dropped and counted. Joins the thread. */
     @Override
     public void close() {
         worker.close();
+        synchronized (folds) {
+            dropped.add(folds.clear() + queue.size());
+            queue.clear();
+        }
     }
 }

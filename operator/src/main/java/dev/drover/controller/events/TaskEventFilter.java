@@ -1,36 +1,26 @@
 package dev.drover.controller.events;
 
-import dev.drover.api.v1alpha1.TaskEventType;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 
 /**
- * Which task events also become Kubernetes Events on their Allocation (the agent's {@code events.taskEvents}). The
- * task's status keeps every one of them whatever this says.
+ * How task events become Kubernetes Events on their Allocation (the agent's {@code events.taskEvents}). The task's
+ * status keeps every one of them whatever this says, and every Warning is an Event at once under each but none.
  */
 public enum TaskEventFilter {
     /**
-     * Every task event, so {@code kubectl describe alloc} shows the whole history: the default, as
-     * docs/allocations.md#status promises.
+     * Every Warning an Event at once; the Normal task events of one allocation that come close together one Event
+     * ({@link EventFolds}), so {@code kubectl describe alloc} shows when it started and ended and every Warning for a
+     * fraction of the API writes of {@link #ALL}: the default, as docs/allocations.md#status promises.
      */
+    FOLDED,
+    /** Every task event its own Event: an Event each is most of the API writes an allocation costs. */
     ALL,
-    /**
-     * Every one but the Normal {@link #ROUTINE} events that every task has on an ordinary start and stop: an Event each
-     * is most of the API writes an allocation costs (docs/BENCHMARKS.md). Every Warning is still an Event.
-     */
+    /** Warnings only: a failure, an exit that is not 0 or a signal, a check that is not passing. */
     NOTABLE;
 
-    /** Normal task events of an ordinary life: received, its directory built, started, killed when it stops. */
-    static final Set<TaskEventType> ROUTINE = Set.of(
-            TaskEventType.Received,
-            TaskEventType.TaskSetup,
-            TaskEventType.Started,
-            TaskEventType.Killing,
-            TaskEventType.Killed);
-
-    /** The filter's name in the configuration: {@code all}, {@code notable}. */
+    /** The filter's name in the configuration: {@code folded}, {@code all}, {@code notable}. */
     public String key() {
         return name().toLowerCase(Locale.ROOT);
     }
@@ -40,7 +30,7 @@ public enum TaskEventFilter {
         return Arrays.stream(values()).map(TaskEventFilter::key).toList();
     }
 
-    /** The filter named {@code key} ({@code all} or {@code notable}). */
+    /** The filter named {@code key} ({@code folded}, {@code all} or {@code notable}). */
     public static TaskEventFilter parse(String key) {
         for (TaskEventFilter f : values()) {
             if (f.key().equals(key)) {
@@ -50,8 +40,8 @@ public enum TaskEventFilter {
         throw new IllegalArgumentException("not one of " + keys());
     }
 
-    /** Whether a task event of {@code type}, a Warning or not, becomes a Kubernetes Event. */
-    boolean records(TaskEventType type, boolean warning) {
-        return this == ALL || warning || !ROUTINE.contains(type);
+    /** Whether a task event, a Warning or not, becomes (part of) a Kubernetes Event. */
+    boolean records(boolean warning) {
+        return this != NOTABLE || warning;
     }
 }

@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -129,9 +130,14 @@ class EventRecorderTest {
                 alloc(), "web", event(TaskEventType.SetupFailure, "no such Secret", null), InstantSource.system());
     }
 
+    /** A recorder that makes every task event its own Event. */
+    EventRecorder everyEvent(EventRecorder.Sink sink) {
+        return new EventRecorder(sink, "node-a", new EventRate(1000, 1000), TaskEventFilter.ALL);
+    }
+
     @Test
-    void everyTaskEventIsAnEventByDefaultTheOrdinaryStartAndStopToo() {
-        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+    void allMakesEveryTaskEventAnEventTheOrdinaryStartAndStopToo() {
+        try (EventRecorder recorder = everyEvent(new EventPoster(client))) {
             recordALife(recorder);
             await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 9);
             assertThat(events())
@@ -150,17 +156,15 @@ class EventRecorderTest {
     }
 
     @Test
-    void notableLeavesTheOrdinaryStartAndStopToStatusAndRecordsWhatElseHappens() {
+    void notableRecordsWarningsOnlyAndLeavesEveryNormalTaskEventToStatus() {
         try (EventRecorder recorder = new EventRecorder(
                 new EventPoster(client), "node-a", new EventRate(1000, 1000), TaskEventFilter.NOTABLE)) {
             recordALife(recorder);
-            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 4);
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 2);
             assertThat(events())
                     .extracting(e -> e.getType() + " " + e.getReason() + " " + e.getMessage())
                     .containsExactlyInAnyOrder(
-                            "Normal Terminated Task web: Exit Code: 0",
                             "Warning Terminated Task web: Exit Code: 3",
-                            "Normal Restarting Task web: Task restarting in 1s",
                             "Warning SetupFailure Task web: no such Secret");
             assertThat(recorder.dropped()).as("left to status, not dropped").isZero();
         }
@@ -186,7 +190,7 @@ class EventRecorderTest {
      */
     @Test
     void theNamesOfOneAllocationsEventsSortAsTheTimesTheyHappened() {
-        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+        try (EventRecorder recorder = everyEvent(new EventPoster(client))) {
             String[] at = {"2026-11-23T10:00:00.900Z", "2026-11-23T10:00:00.000120Z", "2026-11-23T10:00:00.450Z"};
             TaskEventType[] types = {TaskEventType.Started, TaskEventType.Received, TaskEventType.TaskSetup};
             for (int i = 0; i < types.length; i++) {
@@ -207,7 +211,7 @@ class EventRecorderTest {
 
     @Test
     void aRepeatCountsOnOneEvent() {
-        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+        try (EventRecorder recorder = everyEvent(new EventPoster(client))) {
             for (int i = 0; i < 3; i++) {
                 recorder.record(alloc(), "web", restarting(), InstantSource.system());
             }
@@ -239,7 +243,7 @@ class EventRecorderTest {
         TaskEvent passing = TaskEvent.of(TaskEventType.CheckStatusChanged, Instant.parse("2026-11-23T10:00:05Z"))
                 .withCheck("http", CheckStatus.Status.PASSING)
                 .withMessage("check \"http\" is passing (was critical): HTTP 200: ok");
-        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+        try (EventRecorder recorder = everyEvent(new EventPoster(client))) {
             recorder.record(alloc(), "web", critical, InstantSource.system());
             recorder.record(alloc(), "web", passing, InstantSource.system());
             await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 2);
@@ -275,8 +279,7 @@ class EventRecorderTest {
     @Test
     void aRestartedAgentRecordsRepeatsWithoutReadingEvents() {
         for (int agent = 0; agent < 2; agent++) {
-            try (EventRecorder recorder =
-                    new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+            try (EventRecorder recorder = everyEvent(new EventPoster(client))) {
                 recorder.record(alloc(), "web", restarting(), InstantSource.system());
                 recorder.record(alloc(), "web", restarting(), InstantSource.system());
                 await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() + recorder.failed() == 2);
@@ -300,7 +303,7 @@ class EventRecorderTest {
                 Instant.parse("2026-11-23T10:00:00Z"));
         Event squatter = new Event();
         squatter.setMetadata(new ObjectMetaBuilder()
-                .withName(EventRecorder.eventName(pending, incarnation))
+                .withName(pending.name(incarnation))
                 .withNamespace("default")
                 .build());
         squatter.setCount(7);
@@ -322,7 +325,7 @@ class EventRecorderTest {
     @Test
     void anEventTheApiServerExpiredIsCreatedAgainOnTheNextRepeat() {
         RecordedEvents sink = new RecordedEvents();
-        try (EventRecorder recorder = new EventRecorder(sink, "node-a", new EventRate(1000, 1000))) {
+        try (EventRecorder recorder = everyEvent(sink)) {
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             recorder.record(alloc(), "web", restarting(), InstantSource.system());
             await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 2);
@@ -339,6 +342,94 @@ class EventRecorderTest {
                 .as("a new series, counted from one")
                 .singleElement()
                 .satisfies(e -> assertThat(e.getCount()).isEqualTo(1));
+    }
+
+    static TaskEvent at(TaskEventType type, String message, Instant time) {
+        TaskEvent e = event(type, message, null);
+        e.setTime(time.toString());
+        return e;
+    }
+
+    @Test
+    void aStartOfTwoTasksIsOneStartedEventNamingBothByDefault() {
+        Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
+        try (EventRecorder recorder = new EventRecorder(new EventPoster(client), "node-a", new EventRate(1000, 1000))) {
+            for (String task : List.of("init", "web")) {
+                recorder.record(alloc(), task, at(TaskEventType.Received, "Received", t0), InstantSource.system());
+                recorder.record(alloc(), task, at(TaskEventType.TaskSetup, "set up", t0), InstantSource.system());
+                recorder.record(
+                        alloc(), task, at(TaskEventType.Started, "Started", t0.plusSeconds(2)), InstantSource.system());
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 1);
+        }
+        assertThat(events()).singleElement().satisfies(e -> {
+            assertThat(e.getType()).isEqualTo("Normal");
+            assertThat(e.getReason()).isEqualTo("Started");
+            assertThat(e.getMessage()).isEqualTo("Received, TaskSetup, Started: tasks init, web");
+            assertThat(e.getFirstTimestamp()).isEqualTo("2026-11-23T10:00:00Z");
+            assertThat(e.getLastTimestamp()).isEqualTo("2026-11-23T10:00:02Z");
+            assertThat(e.getCount()).isEqualTo(1);
+        });
+    }
+
+    /** The writer's clock stands still in these: a fold closes only when the test says so. */
+    final AtomicLong ticks = new AtomicLong();
+
+    EventRecorder folding(EventRecorder.Sink sink) {
+        return new EventRecorder(
+                sink, "node-a", new EventRate(1000, 1000), TaskEventFilter.FOLDED, "0123456789abcdef", ticks::get);
+    }
+
+    @Test
+    void aWarningClosesItsAllocationsFoldFirstAndIsWrittenAtOnce() {
+        RecordedEvents sink = new RecordedEvents();
+        Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
+        try (EventRecorder recorder = folding(sink)) {
+            recorder.record(alloc(), "web", at(TaskEventType.Received, "Received", t0), InstantSource.system());
+            recorder.record(alloc(), "web", at(TaskEventType.TaskSetup, "set up", t0), InstantSource.system());
+            recorder.record(
+                    alloc(), "web", at(TaskEventType.SetupFailure, "no such Secret", t0), InstantSource.system());
+            recorder.record(alloc(), "web", at(TaskEventType.Killed, "Killed", t0), InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 2);
+            ticks.addAndGet(EventFolds.QUIET.toNanos());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 3);
+        }
+        assertThat(sink.created())
+                .extracting(e -> e.getType() + " " + e.getReason() + " " + e.getMessage())
+                .containsExactly(
+                        "Normal TaskSetup Received, TaskSetup: task web",
+                        "Warning SetupFailure Task web: no such Secret",
+                        "Normal Killed Killed: task web");
+    }
+
+    @Test
+    void aFoldSpendsOneOfItsAllocationsEventsHoweverManyTaskEventsItHolds() {
+        RecordedEvents sink = new RecordedEvents();
+        try (EventRecorder recorder = folding(sink)) {
+            for (int i = 0; i < 10 * EventRecorder.PER_ALLOCATION.burst(); i++) {
+                recorder.record(alloc(), "web", restarting(), InstantSource.system());
+            }
+            recorder.record(alloc(), "web", event(TaskEventType.DriverFailure, "gone", null), InstantSource.system());
+            await().atMost(Duration.ofSeconds(10)).until(() -> recorder.written() == 2);
+            assertThat(recorder.dropped()).isZero();
+        }
+        assertThat(sink.created())
+                .extracting(Event::getMessage)
+                .containsExactly(
+                        "Restarting (" + EventFolds.ENTRIES + " times): task web; and "
+                                + (10 * EventRecorder.PER_ALLOCATION.burst() - EventFolds.ENTRIES)
+                                + " more task events",
+                        "Task web: gone");
+    }
+
+    @Test
+    void foldsNotWrittenWhenTheRecorderClosesAreCountedDropped() {
+        EventRecorder recorder = folding(new RecordedEvents());
+        recorder.record(alloc(), "web", restarting(), InstantSource.system());
+        recorder.record(owner(2), "web", restarting(), InstantSource.system());
+        recorder.close();
+        assertThat(recorder.written()).isZero();
+        assertThat(recorder.dropped()).isEqualTo(2);
     }
 
     static Allocation owner(int i) {
@@ -394,8 +485,7 @@ class EventRecorderTest {
                     .withNamespace("default")
                     .withUid("u")
                     .build());
-            String event = EventRecorder.eventName(
-                    new EventRecorder.Pending(owner, "Normal", "Started", "started", Instant.EPOCH), "1");
+            String event = new EventRecorder.Pending(owner, "Normal", "Started", "started", Instant.EPOCH).name("1");
             assertThat(event)
                     .as("an RFC 1123 subdomain of at most 253 characters")
                     .hasSizeLessThanOrEqualTo(253)

@@ -4,15 +4,21 @@ import io.fabric8.kubernetes.api.model.Event;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /** Where an {@link EventRecorder} writes in tests: Events by name, patched as the API server would. */
 public final class RecordedEvents implements EventRecorder.Sink {
 
     private final Map<String, Event> byName = new ConcurrentHashMap<>();
+    private final List<Event> created = new CopyOnWriteArrayList<>();
 
     @Override
     public boolean create(Event event) {
-        return byName.putIfAbsent(event.getMetadata().getName(), event) == null;
+        if (byName.putIfAbsent(event.getMetadata().getName(), event) != null) {
+            return false;
+        }
+        created.add(event);
+        return true;
     }
 
     @Override
@@ -28,6 +34,11 @@ public final class RecordedEvents implements EventRecorder.Sink {
     /** The API server expires an Event. */
     void expire(String name) {
         byName.remove(name);
+    }
+
+    /** The Events created, in the order they were. */
+    List<Event> created() {
+        return List.copyOf(created);
     }
 
     public List<Event> all() {
