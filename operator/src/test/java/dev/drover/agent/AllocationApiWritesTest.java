@@ -86,7 +86,7 @@ class AllocationApiWritesTest {
                 .filteredOn(w -> w.contains("/events"))
                 .as("one Event: " + agents)
                 .hasSize(1);
-        assertStatusAndFinalizer(agents);
+        assertStatusAndFinalizer(agents, 2);
     }
 
     @Test
