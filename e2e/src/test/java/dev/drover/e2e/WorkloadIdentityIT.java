@@ -306,7 +306,7 @@ class WorkloadIdentityIT {
                 .containsPattern("RestartSignaled: .*a Secret or ConfigMap it uses changed");
         await().atMost(WAIT)
                 .untilAsserted(() -> assertThat(events("team", "rotor"))
-                        .containsPattern("RestartSignaled.*: task main")
+                        .containsPattern("(?i)RestartSignaled.*: task main")
                         .doesNotContain("CredentialRefreshFailed"));
         waitFor("team", "rotor", "Running");
     }
@@ -342,7 +342,8 @@ class WorkloadIdentityIT {
                 .untilAsserted(() -> assertThat(taskEvents("team", "listener"))
                         .containsPattern("Signaling: .*a Secret or ConfigMap it uses changed"));
         await().atMost(WAIT)
-                .untilAsserted(() -> assertThat(events("team", "listener")).containsPattern("Signaling.*: task main"));
+                .untilAsserted(
+                        () -> assertThat(events("team", "listener")).containsPattern("(?i)Signaling.*: task main"));
     }
 
     @Test

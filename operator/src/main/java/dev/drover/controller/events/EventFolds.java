@@ -16,7 +16,8 @@ import java.util.Map;
  * tasks is one {@code Started} Event naming both rather than six. A fold closes when its allocation had no Normal
  * event for {@link #QUIET}, {@link #MAX_AGE} after it opened, when a Warning of its allocation comes (the recorder
  * closes it first, so the order of Events is kept), or, when {@code limit} are open, as the oldest to make room.
- * A fold keeps the owner's metadata object it was given and task names and types, at most {@link #ENTRIES} of them.
+ * A fold keeps the owner's metadata object it was given and task names and types, at most {@link #ENTRIES} of them,
+ * and the text of its first task event: a fold of one event alone (a user's exec or signal) is that event's message.
  * Times are the caller's nanosecond ticks; not thread-safe: the recorder guards it.
  */
 final class EventFolds {
@@ -40,6 +41,8 @@ final class EventFolds {
         private TaskEventType[] types = new TaskEventType[4];
         private int size;
         private int more;
+        /** The text of the fold's first task event: its message when it stays alone (who ran an exec, a signal). */
+        private String firstText;
 
         Fold(Allocation owner, long opened, Instant first) {
             this.owner = owner;
@@ -49,7 +52,10 @@ final class EventFolds {
             this.last = first;
         }
 
-        void add(String task, TaskEventType type, Instant time, long tick) {
+        void add(String task, TaskEventType type, String text, Instant time, long tick) {
+            if (size == 0) {
+                firstText = text;
+            }
             lastTick = tick;
             newest = type;
             if (time.isBefore(first)) {
@@ -85,6 +91,10 @@ final class EventFolds {
          * TaskSetup, Started: tasks init, web}; {@code Killing, Killed: task web; Restarting (3 times): task db}.
          */
         String message(int limit) {
+            if (size == 1 && more == 0 && firstText != null) {
+                // one event alone keeps its own words, as with events.taskEvents: all
+                return UserText.cut("Task " + tasks[0] + ": " + firstText, limit);
+            }
             Map<String, List<TaskEventType>> byTask = new LinkedHashMap<>();
             for (int i = 0; i < size; i++) {
                 byTask.computeIfAbsent(tasks[i], t -> new ArrayList<>()).add(types[i]);
@@ -136,14 +146,14 @@ final class EventFolds {
      * Adds a Normal task event of the allocation {@code key} to its fold, opening one when it has none; returns the
      * oldest fold when this one made more than {@code limit} open (closed, for the caller to write), else null.
      */
-    Fold add(String key, Allocation owner, String task, TaskEventType type, Instant time, long tick) {
+    Fold add(String key, Allocation owner, String task, TaskEventType type, String text, Instant time, long tick) {
         Fold f = byLast.get(key); // moves it to the end: its newest event is now the newest of all
         if (f != null) {
-            f.add(task, type, time, tick);
+            f.add(task, type, text, time, tick);
             return null;
         }
         f = new Fold(owner, tick, time);
-        f.add(task, type, time, tick);
+        f.add(task, type, text, time, tick);
         byOpening.put(key, f);
         byLast.put(key, f);
         if (byOpening.size() > limit) {

@@ -227,7 +227,7 @@ public final class EventRecorder implements AutoCloseable {
         if (!warning) {
             Instant time = timeOf(event, clock);
             synchronized (folds) {
-                queueFold(folds.add(key, owner, task, event.getType(), time, ticker.getAsLong()));
+                queueFold(folds.add(key, owner, task, event.getType(), textOf(event), time, ticker.getAsLong()));
             }
             return;
         }
@@ -237,16 +237,22 @@ public final class EventRecorder implements AutoCloseable {
         }
     }
 
+    private static String textOf(TaskEvent event) {
+        return event.getMessage() != null ? event.getMessage() : event.getType().name();
+    }
+
     private void recordAlone(Allocation owner, String task, TaskEvent event, InstantSource clock, boolean warning) {
         if (!allocationMayRecord(owner)) {
             dropped.increment(); // before its time is parsed: a restart storm drops most of its events here
             return;
         }
-        String text = event.getMessage() != null
-                ? event.getMessage()
-                : event.getType().name();
         queue(new Pending(
-                owner, warning ? "Warning" : "Normal", event.getType().name(), task, text, timeOf(event, clock)));
+                owner,
+                warning ? "Warning" : "Normal",
+                event.getType().name(),
+                task,
+                textOf(event),
+                timeOf(event, clock)));
     }
 
     /** An allocation-level event (e.g. a refused spec); never blocks. */

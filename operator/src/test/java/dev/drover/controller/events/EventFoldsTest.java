@@ -28,7 +28,7 @@ class EventFoldsTest {
     static void start(EventFolds folds, String uid, String task, long tick) {
         for (TaskEventType t :
                 new TaskEventType[] {TaskEventType.Received, TaskEventType.TaskSetup, TaskEventType.Started}) {
-            assertThat(folds.add(uid, owner(uid), task, t, T0, tick)).isNull();
+            assertThat(folds.add(uid, owner(uid), task, t, null, T0, tick)).isNull();
         }
     }
 
@@ -44,11 +44,22 @@ class EventFoldsTest {
     }
 
     @Test
+    void anEventAloneInItsFoldKeepsItsOwnWords() {
+        EventFolds folds = new EventFolds(10);
+        folds.add("a", owner("a"), "web", TaskEventType.Exec, "exec \"sh\" by alice", T0, 0);
+
+        EventFolds.Fold f = folds.close("a");
+
+        assertThat(f.reason()).isEqualTo("Exec");
+        assertThat(f.message(EventRecorder.MESSAGE_LIMIT)).isEqualTo("Task web: exec \"sh\" by alice");
+    }
+
+    @Test
     void tasksThatWentDifferentWaysHaveAClauseEachInTheOrderTheyHappened() {
         EventFolds folds = new EventFolds(10);
-        folds.add("a", owner("a"), "web", TaskEventType.Killing, T0, 0);
-        folds.add("a", owner("a"), "db", TaskEventType.Restarting, T0.plusSeconds(1), 0);
-        folds.add("a", owner("a"), "web", TaskEventType.Killed, T0.plusSeconds(2), 0);
+        folds.add("a", owner("a"), "web", TaskEventType.Killing, null, T0, 0);
+        folds.add("a", owner("a"), "db", TaskEventType.Restarting, null, T0.plusSeconds(1), 0);
+        folds.add("a", owner("a"), "web", TaskEventType.Killed, null, T0.plusSeconds(2), 0);
         EventFolds.Fold f = folds.close("a");
         assertThat(f.message(EventRecorder.MESSAGE_LIMIT)).isEqualTo("Killing, Killed: task web; Restarting: task db");
         assertThat(f.reason()).as("the newest").isEqualTo("Killed");
@@ -77,13 +88,13 @@ class EventFoldsTest {
         long tick = 0;
         for (; tick < EventFolds.MAX_AGE.toNanos(); tick += SECOND / 2) {
             assertThat(folds.closeDue(tick)).isEmpty();
-            folds.add("a", owner("a"), "web", TaskEventType.Restarting, T0, tick);
+            folds.add("a", owner("a"), "web", TaskEventType.Restarting, null, T0, tick);
         }
         assertThat(folds.nextDeadline()).isEqualTo(EventFolds.MAX_AGE.toNanos());
         assertThat(folds.closeDue(tick))
                 .singleElement()
                 .satisfies(f -> assertThat(f.reason()).isEqualTo("Restarting"));
-        folds.add("a", owner("a"), "web", TaskEventType.Started, T0, tick);
+        folds.add("a", owner("a"), "web", TaskEventType.Started, null, T0, tick);
         assertThat(folds.open()).as("the next event opens a new one").isEqualTo(1);
     }
 
@@ -91,9 +102,9 @@ class EventFoldsTest {
     void aFoldNamesItsFirst32TaskEventsAndCountsTheRest() {
         EventFolds folds = new EventFolds(10);
         for (int i = 0; i < 1_000; i++) {
-            folds.add("a", owner("a"), "task" + i, TaskEventType.Started, T0, 0);
+            folds.add("a", owner("a"), "task" + i, TaskEventType.Started, null, T0, 0);
         }
-        folds.add("a", owner("a"), "last", TaskEventType.Killed, T0, 0);
+        folds.add("a", owner("a"), "last", TaskEventType.Killed, null, T0, 0);
         EventFolds.Fold f = folds.close("a");
         String message = f.message(EventRecorder.MESSAGE_LIMIT);
         assertThat(message).startsWith("Started: tasks task0, task1,").endsWith("; and 969 more task events");
@@ -107,7 +118,7 @@ class EventFoldsTest {
         start(folds, "a", "web", 0);
         start(folds, "b", "web", 1);
         start(folds, "a", "db", 2); // a's newest event is newer than b's, but a opened first
-        EventFolds.Fold evicted = folds.add("c", owner("c"), "web", TaskEventType.Received, T0, 3);
+        EventFolds.Fold evicted = folds.add("c", owner("c"), "web", TaskEventType.Received, null, T0, 3);
         assertThat(evicted.owner.getMetadata().getUid()).isEqualTo("a");
         assertThat(folds.open()).isEqualTo(2);
     }
@@ -115,14 +126,14 @@ class EventFoldsTest {
     @Test
     void aHugeOrHostileTaskNameIsCutAndEscapedAndTheMessageBounded() {
         EventFolds folds = new EventFolds(10);
-        folds.add("a", owner("a"), "x".repeat(100_000), TaskEventType.Started, T0, 0);
-        folds.add("a", owner("a"), "evil\u001b[31m", TaskEventType.Killed, T0, 0);
+        folds.add("a", owner("a"), "x".repeat(100_000), TaskEventType.Started, null, T0, 0);
+        folds.add("a", owner("a"), "evil\u001b[31m", TaskEventType.Killed, null, T0, 0);
         assertThat(folds.close("a").message(EventRecorder.MESSAGE_LIMIT))
                 .isEqualTo(
                         "Started: task " + "x".repeat(100) + "... (100000 characters); Killed: task evil\\u001b[31m");
         TaskEventType[] types = TaskEventType.values();
         for (int i = 0; i < EventFolds.ENTRIES; i++) { // each name cut at 100 characters, and still too long in all
-            folds.add("a", owner("a"), i + "y".repeat(200), types[i % types.length], T0, 0);
+            folds.add("a", owner("a"), i + "y".repeat(200), types[i % types.length], null, T0, 0);
         }
         assertThat(folds.close("a").message(EventRecorder.MESSAGE_LIMIT))
                 .hasSizeLessThanOrEqualTo(EventRecorder.MESSAGE_LIMIT)

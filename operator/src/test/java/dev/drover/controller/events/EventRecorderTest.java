@@ -399,7 +399,7 @@ class EventRecorderTest {
                 .containsExactly(
                         "Normal TaskSetup Received, TaskSetup: task web",
                         "Warning SetupFailure Task web: no such Secret",
-                        "Normal Killed Killed: task web");
+                        "Normal Killed Task web: Killed");
     }
 
     @Test
