@@ -8,16 +8,21 @@ import dev.drover.devices.DeviceLedger;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StoredAllocation;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -32,6 +37,11 @@ import org.slf4j.LoggerFactory;
 final class Restorer {
 
     private static final Logger LOG = LoggerFactory.getLogger(Restorer.class);
+    /**
+     * The longest the agent waits for its reattaches before it lists the API server: the list (TLS, JSON, a first
+     * reconcile of each) would otherwise take the CPU that supervising the running tasks again needs first.
+     */
+    static final Duration REATTACH_WAIT = Duration.ofSeconds(30);
 
     private final StateDB db;
     private final DeviceLedger ledger;
@@ -71,7 +81,7 @@ final class Restorer {
 
     /**
      * Rebuilds runners from the state store, admits those not over to the node before anything new, and reattaches
-     * their running tasks (nothing is started). Returns how many were restored.
+     * their running tasks (nothing is started), waiting until each was tried. Returns how many were restored.
      */
     int restore() {
         int restored = 0;
@@ -125,11 +135,27 @@ final class Restorer {
             }
         }
         admissions.restored(notOver);
+        List<CompletableFuture<Void>> reattaches = new ArrayList<>();
         for (TrackedAllocation t : rebuilt) {
-            t.runner().reattach().ifPresent(tried -> tried.thenRun(() -> reattached.accept(t)));
+            t.runner().reattach().ifPresent(tried -> reattaches.add(tried.thenRun(() -> reattached.accept(t))));
         }
+        awaitReattached(reattaches);
         LOG.info("restored {} allocation(s) from the state store", restored);
         return restored;
+    }
+
+    /** Waits, at most {@link #REATTACH_WAIT}, until each reattach was tried and its status built. */
+    private static void awaitReattached(List<CompletableFuture<Void>> reattaches) {
+        try {
+            CompletableFuture.allOf(reattaches.toArray(CompletableFuture[]::new))
+                    .get(REATTACH_WAIT.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            LOG.warn("reattaching the restored tasks takes over {}; the API server is listed meanwhile", REATTACH_WAIT);
+        } catch (ExecutionException e) {
+            LOG.warn("reattaching the restored tasks: {}", e.getCause().toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
