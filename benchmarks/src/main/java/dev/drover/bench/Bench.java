@@ -189,15 +189,19 @@ public final class Bench {
                     droppedBefore += eventsDropped(probe);
                     ChildJvms.stop(agent);
                     long restartBegin = System.nanoTime();
-                    agent = ChildJvms.startAgent(
-                            options.agentJar(), agentJvm, agentArgs, work.resolve("agent-restart.log"), probe);
+                    Path restartLog = work.resolve("agent-restart.log");
+                    agent = ChildJvms.launchAgent(options.agentJar(), agentJvm, agentArgs, restartLog);
                     rss.watch(agent.pid());
+                    Process restarted = agent;
+                    // every task supervised again, counted Running by the agent, whether or not it is ready yet
                     waitUntil(
-                            () -> probe.runningAllocations() >= options.allocs(),
+                            () -> restarted.isAlive() && probe.runningAllocations() >= options.allocs(),
                             Duration.ofMinutes(5),
                             () -> (int) probe.runningAllocations(),
                             "reattached");
                     result.put("restoreSeconds", round((System.nanoTime() - restartBegin) / 1e9));
+                    ChildJvms.awaitReady(agent, restartLog, probe);
+                    result.put("restoreReadySeconds", round((System.nanoTime() - restartBegin) / 1e9));
                     Thread.sleep(1000);
                     long restarts = client.resources(Allocation.class).inNamespace("default").list().getItems().stream()
                             .mapToLong(

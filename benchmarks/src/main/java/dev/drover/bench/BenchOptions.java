@@ -107,7 +107,8 @@ record BenchOptions(
     static final Flag RESTART = Flag.on(
             "--restart",
             null,
-            "restarts the agent once all run and measures" + " restoreSeconds and restartsAfterRestore");
+            "restarts the agent once all run and measures"
+                    + " restoreSeconds, restoreReadySeconds and restartsAfterRestore");
     static final Flag AGENT_JAR =
             Flag.valued("--agent-jar", null, "FILE", "the agent jar (default" + " operator/target/drover-agent.jar)");
     static final Flag AGENT_JVM =
@@ -409,8 +410,8 @@ record BenchOptions(
                 taskEvents (--events), with raw_exec supervisorPssBytesPerTask, with raw_exec or oci taskProcesses,
                 taskPssBytesPerTask and taskRssBytesPerTask (every process below the agent: monitors, runtimes,
                 containers), with --node-sharing nodeSharing, createToTakenOnP50Seconds/createToTakenOnP99Seconds,
-                reservationResizes and resizesPer100Allocations, with --restart restoreSeconds and
-                restartsAfterRestore, with --delete deleteAllSeconds, with --steady steadyAgentCpuPercent,
+                reservationResizes and resizesPer100Allocations, with --restart restoreSeconds,
+                restoreReadySeconds and restartsAfterRestore, with --delete deleteAllSeconds, with --steady steadyAgentCpuPercent,
                 steadyStatusWritesPerMinute, steadyApiWritesPerMinute and steadyProbesPerSecond, and with --aot
                 aot: true. Without jcmd (a Java runtime, not a JDK) the heap is not measured: heapBytesPerAlloc and
                 heapIdleBytes are left out. The API server's and the agent's data and logs are kept in a new

@@ -138,20 +138,31 @@ record ChildJvms(String benchMain, String apiServerMain) {
     /** Starts the agent jar with {@code jvm} and {@code args}, its output to {@code log}, and waits until it is ready. */
     static Process startAgent(Path jar, List<String> jvm, List<String> args, Path log, AgentProbe probe)
             throws IOException, InterruptedException {
+        Process p = launchAgent(jar, jvm, args, log);
+        awaitReady(p, log, probe);
+        return p;
+    }
+
+    /** Starts the agent jar with {@code jvm} and {@code args}, its output to {@code log}; returns at once. */
+    static Process launchAgent(Path jar, List<String> jvm, List<String> args, Path log) throws IOException {
         List<String> command = java(jvm);
         command.addAll(List.of("-jar", jar.toString()));
         command.addAll(args);
-        Process p = new ProcessBuilder(command)
+        return new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
+    }
+
+    /** Waits, at most 2 minutes, until the agent {@code p} says it is ready; IOException if it exits or never does. */
+    static void awaitReady(Process p, Path log, AgentProbe probe) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {
                 throw new IOException("the agent exited with " + p.exitValue() + "; its log: " + log);
             }
             if (probe.ready()) {
-                return p;
+                return;
             }
             Thread.sleep(50);
         }

@@ -20,10 +20,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,6 +53,8 @@ public final class AllocRunner {
     private final List<TaskRunner> restored = new ArrayList<>();
     /** Rebuilt from the store with its prerun hooks done before the restart ({@link RestoredTasks#prerunDone}). */
     private final boolean prerunDone;
+    /** Completes on {@link #run}: until then nothing starts, and a restored runner only supervises reattached tasks. */
+    private final CompletableFuture<Void> confirmed = new CompletableFuture<>();
 
     private final LifecycleCoordinator coordinator;
     private final AllocRunnerHooks hooks;
@@ -139,6 +139,7 @@ public final class AllocRunner {
                 runner = TaskRunner.restore(
                         taskConfig(t), saved, stored.localStates().get(t.getName()));
                 state.restored(t.getName(), saved);
+                runner.startsAfter(confirmed);
                 if (prerunDone) {
                     restored.add(runner);
                 } // else no task ever started: they start as new ones do, in lifecycle order, once the prerun is done
@@ -234,11 +235,22 @@ public final class AllocRunner {
         return terminal;
     }
 
-    /** Starts the runner's thread; returns at once. */
+    /** Starts the runner's thread, or lets one that {@link #reattach}ed start what it may; returns at once. */
     public synchronized void run() {
-        if (!destroying) {
-            threads.start(this::loop);
+        confirmed.complete(null);
+        if (!destroying && !threads.start(this::loop)) {
+            wakes.wake();
         }
+    }
+
+    /** Reattaches and supervises a restored runner's running tasks now (only {@link #run} starts any): when tried. */
+    public synchronized Optional<CompletableFuture<Void>> reattach() {
+        if (!prerunDone || destroying || restored.stream().noneMatch(TaskRunner::reattaches)) {
+            return Optional.empty(); // none to reattach: all of it waits for run
+        }
+        threads.start(this::loop);
+        return Optional.of(CompletableFuture.allOf(
+                restored.stream().map(TaskRunner::attached).toArray(CompletableFuture[]::new)));
     }
 
     /**
@@ -271,9 +283,9 @@ public final class AllocRunner {
             }
         } else {
             wakes.wake();
-            waitBounded(stopped, cfg.destroyDeadline());
+            BoundedWait.await(stopped, cfg.destroyDeadline());
         }
-        waitBounded(
+        BoundedWait.await(
                 CompletableFuture.allOf(
                         tasks.values().stream().map(TaskRunner::done).toArray(CompletableFuture[]::new)),
                 cfg.destroyDeadline());
@@ -387,8 +399,11 @@ public final class AllocRunner {
         state.publish(null, List.of());
     }
 
-    /** One pass: open gates, start what may start, apply the leader and sibling rules. */
+    /** One pass: open gates, start what may start, apply the leader and sibling rules (not before {@link #run}). */
     private void step() {
+        if (!confirmed.isDone()) {
+            return;
+        }
         Map<String, LifecycleCoordinator.Status> statuses = state.statuses();
         coordinator.update(statuses);
         if (!killedAll) {
@@ -431,15 +446,5 @@ public final class AllocRunner {
     private void taskChanged(String task, TaskState taskState, List<TaskEvent> events) {
         state.taskChanged(task, taskState, events);
         wakes.wake();
-    }
-
-    private static void waitBounded(CompletableFuture<?> f, Duration deadline) throws InterruptedException {
-        try {
-            f.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            LOG.warn("gave up waiting after {}", deadline);
-        } catch (ExecutionException e) {
-            LOG.warn("wait failed: {}", e.getCause().toString());
-        }
     }
 }

@@ -43,8 +43,9 @@ import org.slf4j.LoggerFactory;
  * ({@link AllocationReports}); ending it is the {@link Teardown}'s, and an agent's start the {@link Restorer}'s.
  *
  * <p>It acts only on allocations whose {@code spec.nodeName} is this node, whatever the watch delivered. On start,
- * {@link #restore()} rebuilds runners from the state store before anything else; they wait, without running, until
- * the API server confirms their allocation ({@link #reconcile}) or shows it is gone ({@link #sweep}).
+ * {@link #restore()} rebuilds runners from the state store before anything else and reattaches their running tasks;
+ * they start nothing until the API server confirms their allocation ({@link #reconcile}) or shows it is gone
+ * ({@link #sweep}).
  */
 public final class AllocationController {
 
@@ -153,7 +154,8 @@ public final class AllocationController {
                 runnerConfig.dataDir(), db, held, runnerConfig.tasks().drivers());
         this.teardown = new Teardown(held, gate, gc, leftovers, runnerConfig.destroyDeadline(), admissions);
         Function<TrackedAllocation, AllocStateListener> listeners = t -> new RunnerListener(t, held, reports);
-        this.restorer = new Restorer(db, ledger, held, runners, listeners, teardown, leftovers, admissions);
+        this.restorer =
+                new Restorer(db, ledger, held, runners, listeners, teardown, leftovers, admissions, this::reattached);
         this.starts = new Starts(gate, runners, listeners, reports, gc, teardown, this::reconcile, admissions);
         db.onStored(this::stateStored);
         gc.afterEachPass(this::sweepLeftovers);
@@ -171,11 +173,22 @@ public final class AllocationController {
     }
 
     /**
-     * Rebuilds runners from the state store; they do not run until {@link #reconcile} confirms them.
-     * Returns how many were restored.
+     * Rebuilds runners from the state store and reattaches their running tasks; nothing else of theirs runs (no start,
+     * no restart) until {@link #reconcile} confirms them. Returns how many were restored.
      */
     public int restore() {
         return restorer.restore();
+    }
+
+    /**
+     * A restored allocation's running tasks were reattached (or not): its status is built, for this agent's own view
+     * and metrics; it reaches the API server only once confirmed, and not at all if it is what the API server has.
+     */
+    private void reattached(TrackedAllocation t) {
+        AllocRunner r = t.runner();
+        if (r != null && held.get(t.id) == t) {
+            reports.stateChanged(t, r.allocState(), null, List.of());
+        }
     }
 
     /**

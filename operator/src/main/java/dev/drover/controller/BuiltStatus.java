@@ -76,9 +76,13 @@ final class BuiltStatus {
         return Optional.ofNullable(terminalSince);
     }
 
-    /** The API server's status, kept when none was built here: its conditions' transition times survive restarts. */
-    void observed(AllocationStatus onServer) {
-        if (built == null && onServer != null) {
+    /**
+     * The API server's status, kept when none was built here, or only one built before the API server confirmed the
+     * allocation ({@code beforeConfirmed}, from a restored runner's reattached tasks): its conditions' transition
+     * times survive restarts, and a status that did not change is not written again.
+     */
+    void observed(AllocationStatus onServer, boolean beforeConfirmed) {
+        if ((built == null || beforeConfirmed) && onServer != null) {
             built = onServer;
         }
     }

@@ -8,29 +8,40 @@ import dev.drover.devices.DeviceLedger;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StoredAllocation;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An agent's start: rebuilds runners from the state store ({@link #restore}), which wait, without running, until
- * the API server confirms their allocation; once the API server is listed, destroys those it no longer has
- * ({@link #sweep}), so a task that died while the agent was away restarts only for an allocation that still wants
- * to run.
+ * An agent's start: rebuilds runners from the state store ({@link #restore}) and reattaches their running tasks at
+ * once, supervised again before the API server is listed; nothing else of theirs runs (no start, no restart) until
+ * the API server confirms their allocation. Once it is listed, destroys those it no longer has ({@link #sweep}), so
+ * a task that died while the agent was away restarts only for an allocation that still wants to run.
  */
 final class Restorer {
 
     private static final Logger LOG = LoggerFactory.getLogger(Restorer.class);
+    /**
+     * The longest the agent waits for its reattaches before it lists the API server: the list (TLS, JSON, a first
+     * reconcile of each) would otherwise take the CPU that supervising the running tasks again needs first.
+     */
+    static final Duration REATTACH_WAIT = Duration.ofSeconds(30);
 
     private final StateDB db;
     private final DeviceLedger ledger;
@@ -40,10 +51,12 @@ final class Restorer {
     private final Teardown teardown;
     private final Leftovers leftovers;
     private final Admissions admissions;
+    private final Consumer<TrackedAllocation> reattached;
 
     /**
      * @param ledger    the node's device reservations, or null
-     * @param listeners the listener of a tracked allocation's runner
+     * @param listeners  the listener of a tracked allocation's runner
+     * @param reattached told of a restored allocation once each of its running tasks was reattached or not
      */
     Restorer(
             StateDB db,
@@ -53,7 +66,8 @@ final class Restorer {
             Function<TrackedAllocation, AllocStateListener> listeners,
             Teardown teardown,
             Leftovers leftovers,
-            Admissions admissions) {
+            Admissions admissions,
+            Consumer<TrackedAllocation> reattached) {
         this.db = db;
         this.ledger = ledger;
         this.held = held;
@@ -62,14 +76,16 @@ final class Restorer {
         this.teardown = teardown;
         this.leftovers = leftovers;
         this.admissions = admissions;
+        this.reattached = reattached;
     }
 
     /**
-     * Rebuilds runners from the state store, not run yet, and admits those not over to the node before anything new.
-     * Returns how many were restored.
+     * Rebuilds runners from the state store, admits those not over to the node before anything new, and reattaches
+     * their running tasks (nothing is started), waiting until each was tried. Returns how many were restored.
      */
     int restore() {
         int restored = 0;
+        List<TrackedAllocation> rebuilt = new ArrayList<>();
         Map<AllocId, Allocation> notOver = new HashMap<>();
         List<StoredAllocation> all = db.loadAll();
         if (ledger != null) {
@@ -100,6 +116,7 @@ final class Restorer {
             try {
                 AllocRunner runner = runners.restore(stored, listeners.apply(t));
                 t.restoredWith(runner);
+                rebuilt.add(t);
                 restored++;
                 AllocState state = runner.allocState();
                 if (!(state.clientStatus().isTerminal() && state.allDead())) {
@@ -118,8 +135,27 @@ final class Restorer {
             }
         }
         admissions.restored(notOver);
+        List<CompletableFuture<Void>> reattaches = new ArrayList<>();
+        for (TrackedAllocation t : rebuilt) {
+            t.runner().reattach().ifPresent(tried -> reattaches.add(tried.thenRun(() -> reattached.accept(t))));
+        }
+        awaitReattached(reattaches);
         LOG.info("restored {} allocation(s) from the state store", restored);
         return restored;
+    }
+
+    /** Waits, at most {@link #REATTACH_WAIT}, until each reattach was tried and its status built. */
+    private static void awaitReattached(List<CompletableFuture<Void>> reattaches) {
+        try {
+            CompletableFuture.allOf(reattaches.toArray(CompletableFuture[]::new))
+                    .get(REATTACH_WAIT.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            LOG.warn("reattaching the restored tasks takes over {}; the API server is listed meanwhile", REATTACH_WAIT);
+        } catch (ExecutionException e) {
+            LOG.warn("reattaching the restored tasks: {}", e.getCause().toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

@@ -97,7 +97,7 @@ final class TrackedAllocation {
         return new TrackedAllocation(id, uid, Phase.NEW, System.nanoTime());
     }
 
-    /** Rebuilt from the state store: it waits, not run, until the API server confirms it. */
+    /** Rebuilt from the state store: running tasks reattached, nothing started until the API server confirms it. */
     static TrackedAllocation restoring(AllocId id, String uid) {
         return new TrackedAllocation(id, uid, Phase.RESTORING, 0);
     }
@@ -194,7 +194,7 @@ final class TrackedAllocation {
     synchronized void observed(Allocation a) {
         owner = EventRecorder.owner(a);
         publishes = Publishes.of(a);
-        status.observed(a.getStatus());
+        status.observed(a.getStatus(), phase == Phase.RESTORING);
     }
 
     /** Tasks cannot be added or removed in a running allocation: that takes a new allocation. */

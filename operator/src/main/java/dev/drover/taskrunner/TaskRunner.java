@@ -53,6 +53,9 @@ public final class TaskRunner {
     /** Rebuilt from the store by an agent that restarted (its task may have been started by the one before). */
     private boolean restored;
 
+    private final StartPermit startPermit = new StartPermit();
+    private final CompletableFuture<Void> attached = new CompletableFuture<>();
+
     private final HandOffThreads threads;
     private final LiveTask live;
     private final RunEnd runEnd;
@@ -92,6 +95,21 @@ public final class TaskRunner {
         return name;
     }
 
+    /** No start of the task before {@code permit} completes ({@link StartPermit}); call before {@link #run}. */
+    public void startsAfter(CompletableFuture<?> permit) {
+        startPermit.after(permit);
+    }
+
+    /** Whether the store held a handle of the task running, to reattach to. */
+    public synchronized boolean reattaches() {
+        return restoredHandle != null;
+    }
+
+    /** Completes once the runner's first step is over: its task reattached (or not), started, or found dead. */
+    public CompletableFuture<Void> attached() {
+        return attached;
+    }
+
     public Task task() {
         return definition.task();
     }
@@ -102,6 +120,7 @@ public final class TaskRunner {
             return;
         }
         if (state.current() == TaskState.State.Dead) {
+            attached.complete(null);
             done.complete(null);
             return;
         }
@@ -223,7 +242,9 @@ public final class TaskRunner {
     private void loop() {
         stretch(() -> {
             Driver driver = cfg.drivers().find(task().getDriver()).orElse(null);
-            return supervise(driver, restoredHandle != null && driver != null ? reattach(driver) : null, true);
+            TaskHandle handle = restoredHandle != null && driver != null ? reattach(driver) : null;
+            attached.complete(null);
+            return supervise(driver, handle, true);
         });
     }
 
@@ -247,6 +268,7 @@ public final class TaskRunner {
                     .withDriverError("internal error: " + e));
             state.dead(true);
         } finally {
+            attached.complete(null);
             if (!watched) {
                 done.complete(null);
             }
@@ -257,6 +279,9 @@ public final class TaskRunner {
     private boolean supervise(Driver driver, TaskHandle handle, boolean firstStep) throws InterruptedException {
         while (true) {
             Outcome outcome;
+            if (handle == null && !startPermit.await(killRequest, shutdownRequest)) {
+                return false; // the agent stops before the allocation was confirmed: the next one sees to the task
+            }
             if (handle == null && killRequest.isDone()) {
                 // killed before its first step here: an agent before this one may have started it and died before
                 // recording the handle, and that process must not outlive the kill

@@ -20,6 +20,7 @@ import dev.drover.api.v1alpha1.Resources;
 import dev.drover.api.v1alpha1.RestartMode;
 import dev.drover.api.v1alpha1.RestartPolicy;
 import dev.drover.api.v1alpha1.Task;
+import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.controller.events.EventRate;
 import dev.drover.controller.events.EventRecorder;
@@ -40,6 +41,8 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStores;
 import dev.drover.state.StoredAllocation;
+import dev.drover.state.TaskLocalState;
+import dev.drover.taskrunner.StoredHandles;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.testing.StubbornDriver;
@@ -51,6 +54,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -526,6 +530,157 @@ class AllocationControllerTest {
         assertThat(db.loadAll()).extracting(StoredAllocation::id).containsExactly(id(kept));
         assertThat(next.size()).isEqualTo(1);
         assertThat(statuses.clientStatus(id(kept))).isEqualTo(ClientStatus.Running);
+    }
+
+    /** {@code a}, a Service that runs for an hour and is restarted 10 ms after it ends. */
+    static Allocation service(String name) {
+        Allocation a = alloc(name, Map.of("runFor", "1h"));
+        a.getSpec().setRestartPolicy(new RestartPolicy(3, "10m", "10ms", RestartMode.Fail));
+        return a;
+    }
+
+    /** Runs {@code a} until Running, then stops this agent (its tasks keep running). */
+    void runThenStopTheAgent(Allocation a) throws InterruptedException {
+        controller.reconcile(a);
+        awaitStatus(a, ClientStatus.Running);
+        controller.shutdown();
+        controllers.remove(controller);
+        stubborn.relent();
+    }
+
+    /** While no agent runs, the task's process ends: gone, and its stored handle says it ran out. */
+    void endsWhileTheAgentIsAway(AllocId id, String task) {
+        TaskLocalState local = db.getTaskLocalState(id, task).orElseThrow();
+        mock.destroy(StoredHandles.fromStored(local.driverHandle()));
+        Map<String, String> ranOut = new HashMap<>(local.driverHandle());
+        ranOut.put("runForNanos", "0");
+        db.putTaskLocalState(id, task, local.withDriverHandle(ranOut));
+    }
+
+    boolean terminatedSeen(AllocId id) {
+        return db.getTaskState(id, "main").orElseThrow().getEvents().stream()
+                .anyMatch(e -> e.getType() == TaskEventType.Terminated);
+    }
+
+    @Test
+    void aRestoredTaskIsSupervisedAndRunningBeforeTheApiServerAnswersAndWritesNothing() throws Exception {
+        Allocation a = service("web");
+        runThenStopTheAgent(a);
+        int starts = stubborn.starts();
+
+        AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
+        long writes = writer.writes();
+        next.restore();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> next.countByClientStatus().getOrDefault(ClientStatus.Running, 0) == 1);
+        assertThat(stubborn.starts()).as("reattached, not started").isEqualTo(starts);
+
+        mock.destroy(StoredHandles.fromStored(
+                db.getTaskLocalState(id(a), "main").orElseThrow().driverHandle()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> terminatedSeen(id(a)));
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> stubborn.starts() == starts);
+        assertThat(writer.writes())
+                .as("nothing written before the API server answers")
+                .isEqualTo(writes);
+
+        next.reconcile(a);
+        await().atMost(Duration.ofSeconds(10)).until(() -> stubborn.starts() == starts + 1);
+        awaitStatus(a, ClientStatus.Running);
+    }
+
+    /** Its status was built from the reattached task before the API server answered: confirmed as it was, unwritten. */
+    @Test
+    void aReattachedAllocationConfirmedWithTheStatusItHadWritesNothing() throws Exception {
+        Allocation a = service("web");
+        controller.reconcile(a);
+        awaitStatus(a, ClientStatus.Running);
+        long[] seen = {-1};
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(300))
+                .until(() -> {
+                    long now = writer.writes();
+                    boolean settled = now == seen[0];
+                    seen[0] = now;
+                    return settled;
+                });
+        controller.shutdown();
+        controllers.remove(controller);
+        long writes = writer.writes();
+
+        AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
+        next.restore();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> next.countByClientStatus().getOrDefault(ClientStatus.Running, 0) == 1);
+        Allocation fromApi = UnreadableAllocations.serialization().clone(a);
+        fromApi.setStatus(
+                UnreadableAllocations.serialization().clone(statuses.of(id(a)).orElseThrow()));
+        next.reconcile(fromApi);
+
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> writer.writes() == writes);
+        assertThat(next.runner(id(a))).isPresent();
+    }
+
+    @Test
+    void aTaskThatEndedWhileTheAgentWasAwayRestartsOnlyOnceTheApiServerConfirmsIt() throws Exception {
+        Allocation a = service("web");
+        runThenStopTheAgent(a);
+        endsWhileTheAgentIsAway(id(a), "main");
+        int starts = stubborn.starts();
+
+        AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
+        next.restore();
+        await().atMost(Duration.ofSeconds(10)).until(() -> terminatedSeen(id(a)));
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> stubborn.starts() == starts);
+
+        next.reconcile(a);
+        await().atMost(Duration.ofSeconds(10)).until(() -> stubborn.starts() == starts + 1);
+        awaitStatus(a, ClientStatus.Running);
+    }
+
+    @Test
+    void aTaskThatEndedWhileTheAgentWasAwayIsNotRestartedWhenTheApiServerNoLongerHasIt() throws Exception {
+        Allocation a = service("web");
+        runThenStopTheAgent(a);
+        endsWhileTheAgentIsAway(id(a), "main");
+        int starts = stubborn.starts();
+
+        AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
+        next.restore();
+        await().atMost(Duration.ofSeconds(10)).until(() -> terminatedSeen(id(a)));
+        assertThat(next.sweep(List.of())).isEqualTo(1);
+
+        assertThat(stubborn.starts()).isEqualTo(starts);
+        assertThat(db.loadAll()).isEmpty();
+        assertThat(next.size()).isZero();
+    }
+
+    /** An entry slipped into the store, for no allocation the API server has, whose stored task ran out. */
+    @Test
+    void aForgedStoreEntryTheApiServerDoesNotHaveNeverStartsATask() throws Exception {
+        Allocation real = service("real");
+        runThenStopTheAgent(real);
+        int starts = stubborn.starts();
+        AllocId forged = new AllocId("default", "forged");
+        Allocation spec = service("forged");
+        db.putAllocation(forged, spec);
+        db.putTaskState(forged, "main", db.getTaskState(id(real), "main").orElseThrow());
+        TaskLocalState local = db.getTaskLocalState(id(real), "main").orElseThrow();
+        Map<String, String> handle = new HashMap<>(local.driverHandle());
+        handle.put("@taskId", "forged-task");
+        handle.put("runForNanos", "0");
+        db.putTaskLocalState(forged, "main", local.withDriverHandle(handle));
+
+        AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
+        assertThat(next.restore()).isEqualTo(2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> terminatedSeen(forged));
+        next.reconcile(real);
+        assertThat(next.sweep(List.of(real))).isEqualTo(1);
+
+        assertThat(stubborn.starts())
+                .as("the real one reattached, the forged one never started")
+                .isEqualTo(starts);
+        assertThat(db.loadAll()).extracting(StoredAllocation::id).containsExactly(id(real));
+        awaitStatus(real, ClientStatus.Running);
     }
 
     @Test

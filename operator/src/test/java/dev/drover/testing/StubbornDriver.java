@@ -1,6 +1,8 @@
 package dev.drover.testing;
 
 import dev.drover.driver.DriverException;
+import dev.drover.driver.DriverStartException;
+import dev.drover.driver.TaskConfig;
 import dev.drover.driver.TaskHandle;
 import dev.drover.driver.mock.MockDriver;
 import java.time.Duration;
@@ -12,6 +14,7 @@ public final class StubbornDriver extends ForwardingDriver {
 
     private final AtomicBoolean stubborn = new AtomicBoolean(true);
     private final AtomicInteger failedStops = new AtomicInteger();
+    private final AtomicInteger starts = new AtomicInteger();
 
     public StubbornDriver(MockDriver mock) {
         super(mock);
@@ -25,6 +28,17 @@ public final class StubbornDriver extends ForwardingDriver {
     /** How many stops failed so far. */
     public int failedStops() {
         return failedStops.get();
+    }
+
+    /** How many tasks it started so far (reattaches are not starts). */
+    public int starts() {
+        return starts.get();
+    }
+
+    @Override
+    public TaskHandle start(TaskConfig task) throws DriverStartException {
+        starts.incrementAndGet();
+        return super.start(task);
     }
 
     @Override
