@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import org.slf4j.LoggerFactory;
 
@@ -126,8 +127,10 @@ public final class Main {
             LoggerFactory.getLogger(Main.class).error("cannot start", e);
             return EXIT_FAILED;
         }
+        Optional<OldGenerationBound> bound = OldGenerationBound.start();
         stop.await();
         agent.close();
+        bound.ifPresent(OldGenerationBound::close);
         return 0;
     }
 
