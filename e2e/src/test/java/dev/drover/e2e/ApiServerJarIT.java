@@ -108,7 +108,7 @@ class ApiServerJarIT {
         assertThat(up.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(up.exitValue()).isEqualTo(2);
         assertThat(new String(up.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
-                .contains("--kube-version: Kubernetes 1.24 is not one this server acts as: 1.25 to 1.35");
+                .contains("--kube-version: Kubernetes 1.24 is not one this server acts as: 1.25 to 1.36");
     }
 
     /**
