@@ -14,12 +14,21 @@ import java.util.concurrent.TimeUnit;
  * second then costs a few store writes and status builds a second instead of four per restart, and what is published
  * (state, restart count, the newest events) is what it would have been. A task that never restarted, or whose run
  * lasted longer than the window, publishes every change at once: an allocation's start, and an ordinary restart, are
- * not slowed. Not thread-safe: its publisher guards it.
+ * not slowed.
+ *
+ * <p>A task's setup before it ever started (its {@code TaskSetup} events, after {@code Received} went out) is held too
+ * ({@link #holdSetup}), at most {@link #SETUP_WINDOW}: it goes out with the task's start, its failure or its end, so
+ * a task that starts at once costs two store writes and status builds instead of four; one whose setup takes longer
+ * (an image to pull) is shown setting up a quarter of a second after it began. Not thread-safe: its publisher guards
+ * it.
  */
 final class PublishPacing {
 
     /** At most four publishes a second per restarting task, as its allocation gets at most four status writes. */
     static final Duration WINDOW = Duration.ofMillis(250);
+
+    /** The longest a task's changes before its first start wait to go out with it. */
+    static final Duration SETUP_WINDOW = Duration.ofMillis(250);
 
     private final List<TaskEvent> held = new ArrayList<>();
     /** When the last publish went out (nanoTime); none yet: far enough back. */
@@ -60,6 +69,21 @@ final class PublishPacing {
             holding = true;
             due.completeOnTimeout(null, left, TimeUnit.NANOSECONDS);
         }
+        return true;
+    }
+
+    /**
+     * A change before the task's first start, with its event: held for the next publish, at most
+     * {@link #SETUP_WINDOW}. Returns true when this began a hold: no runner waits on {@link #due} before its task
+     * started, so the caller sees that the held change is published once due.
+     */
+    boolean holdSetup(TaskEvent event) {
+        held.add(event);
+        if (holding) {
+            return false;
+        }
+        holding = true;
+        due.completeOnTimeout(null, SETUP_WINDOW.toNanos(), TimeUnit.NANOSECONDS);
         return true;
     }
 

@@ -1,25 +1,43 @@
 package dev.drover.taskrunner;
 
 import dev.drover.api.v1alpha1.TaskEvent;
+import dev.drover.api.v1alpha1.TaskEventType;
 import dev.drover.api.v1alpha1.TaskState;
 import dev.drover.driver.TaskHandle;
 import dev.drover.state.StateStoreException;
 import dev.drover.state.TaskLocalState;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A task's state (kept by a {@link TaskStateRecorder}) and its local state (the driver's handle, the run-once hooks
  * done), as its runner changes them: every change that others see is stored, then told to the listener, paced while
- * the task restarts quickly ({@link PublishPacing}); its end is published at once, with whatever was held.
+ * the task restarts quickly and before it first starts ({@link PublishPacing}); its end is published at once, with
+ * whatever was held. One change is told at a time, in order: a held change that falls due while the runner's thread
+ * tells another waits for it.
  */
 final class TaskStatePublisher {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TaskStatePublisher.class);
+
+    /**
+     * The events of a task's setup, held until it starts ({@link PublishPacing#holdSetup}). Not {@code Received}: it
+     * goes out at once, so that the store and the allocation know every task of the allocation from the start.
+     */
+    private static final Set<TaskEventType> SETUP = Set.of(TaskEventType.TaskSetup);
 
     private final TaskRunnerConfig cfg;
     private final String name;
     private final TaskStateRecorder recorder;
     private TaskLocalState local;
     private final PublishPacing pacing = new PublishPacing();
+    /** Held while a change is taken and told, so that changes reach the store and the listener in order. */
+    private final Object telling = new Object();
+
+    private boolean started;
 
     TaskStatePublisher(TaskRunnerConfig cfg, TaskStateRecorder recorder, TaskLocalState local) {
         this.cfg = cfg;
@@ -69,6 +87,7 @@ final class TaskStatePublisher {
     /** The task started with {@code handle}, kept for a later agent to reattach to; the Started event publishes it. */
     synchronized void running(TaskHandle handle) {
         local = local.withDriverHandle(StoredHandles.toStored(handle));
+        started = true;
         recorder.running(cfg.clock().instant());
         pacing.started(System.nanoTime());
     }
@@ -108,27 +127,55 @@ final class TaskStatePublisher {
 
     /** Publishes a held change now, if one is held. */
     void flush() {
-        List<TaskEvent> events;
-        synchronized (this) {
-            if (!pacing.holding()) {
-                return;
+        synchronized (telling) {
+            List<TaskEvent> events;
+            synchronized (this) {
+                if (!pacing.holding()) {
+                    return;
+                }
+                events = pacing.take(System.nanoTime());
             }
-            events = pacing.take(System.nanoTime());
+            tell(events);
         }
-        tell(events);
     }
 
     /** A change with its event (null for none): published now when {@code now} or the pacing lets it, else held. */
     private void publish(TaskEvent e, boolean now) {
-        List<TaskEvent> events;
-        synchronized (this) {
-            long nanos = System.nanoTime();
-            if (pacing.hold(e, !now && recorder.restarts() > 0, nanos)) {
-                return;
+        synchronized (telling) {
+            List<TaskEvent> events;
+            synchronized (this) {
+                long nanos = System.nanoTime();
+                if (!now && e != null && beforeFirstStart() && SETUP.contains(e.getType())) {
+                    if (pacing.holdSetup(e)) {
+                        pacing.due().thenRun(this::flushWhenDue);
+                    }
+                    return;
+                }
+                if (pacing.hold(e, !now && recorder.restarts() > 0, nanos)) {
+                    return;
+                }
+                events = pacing.take(nanos);
             }
-            events = pacing.take(nanos);
+            tell(events);
         }
-        tell(events);
+    }
+
+    private boolean beforeFirstStart() {
+        return !started && recorder.restarts() == 0 && recorder.state() == TaskState.State.Pending;
+    }
+
+    /**
+     * Publishes a setup held too long, on a thread of its own: the runner's may be busy setting the task up (an
+     * image pull), and the timer's must not wait for the store.
+     */
+    private void flushWhenDue() {
+        Thread.ofVirtual().name("publish-" + cfg.allocId() + "/" + name).start(() -> {
+            try {
+                flush();
+            } catch (RuntimeException e) { // the agent stopping closed the store: the task never started
+                LOG.debug("task {} of {}: its setup was not published: {}", name, cfg.allocId(), e.toString());
+            }
+        });
     }
 
     private void tell(List<TaskEvent> events) {
