@@ -2,6 +2,8 @@ package dev.drover.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -53,5 +55,39 @@ class AgentJarContentTest {
     void staysWellBelowWhatItWasWithEveryPlatformsNatives() throws Exception {
         // 60.3 MB before the slimming, 37.5 MB after: a dependency that brings a new HTTP stack or natives shows here
         assertThat(Files.size(JAR)).isLessThan(42L * 1024 * 1024);
+    }
+
+    @Test
+    void registersOnlyTheKubernetesKindsTheAgentReads() throws Exception {
+        // fabric8's KubernetesDeserializer loads and instantiates every kind listed here when first used: 347 kinds
+        // (some 585 classes) with every model's list; a kind not listed is read as a GenericKubernetesResource
+        List<String> kinds;
+        try (JarFile jar = new JarFile(JAR.toFile())) {
+            ZipEntry list = jar.getEntry("META-INF/services/io.fabric8.kubernetes.api.model.KubernetesResource");
+            assertThat(list).as("fabric8's list of kinds").isNotNull();
+            try (InputStream in = jar.getInputStream(list)) {
+                kinds = new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                        .lines()
+                        .map(String::strip)
+                        .filter(line -> !line.isEmpty() && !line.startsWith("#"))
+                        .toList();
+            }
+        }
+        assertThat(kinds)
+                .contains(
+                        "io.fabric8.kubernetes.api.model.Pod",
+                        "io.fabric8.kubernetes.api.model.Node",
+                        "io.fabric8.kubernetes.api.model.Event",
+                        "io.fabric8.kubernetes.api.model.ConfigMap",
+                        "io.fabric8.kubernetes.api.model.Secret",
+                        "io.fabric8.kubernetes.api.model.Service",
+                        "io.fabric8.kubernetes.api.model.authentication.TokenReview",
+                        "io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview",
+                        "io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition",
+                        "io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice")
+                .noneMatch(kind -> kind.startsWith("io.fabric8.kubernetes.api.model.gatewayapi.")
+                        || kind.startsWith("io.fabric8.kubernetes.api.model.resource.")
+                        || kind.startsWith("io.fabric8.kubernetes.api.model.apps."))
+                .hasSizeLessThan(120);
     }
 }

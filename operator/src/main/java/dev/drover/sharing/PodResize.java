@@ -2,16 +2,15 @@ package dev.drover.sharing;
 
 import dev.drover.admission.CpuMemory;
 import dev.drover.admission.NodeCapacity;
-import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.ContainerStatus;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.PodResource;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -32,14 +31,30 @@ final class PodResize implements Resizer {
     static final String DEFERRED = Resizer.DEFERRED;
     static final String RESIZE_FAILED = Resizer.RESIZE_FAILED;
 
-    private final PodResource pod;
+    /** Pods, named so that the client asks the API server nothing to find them (no discovery). */
+    private static final ResourceDefinitionContext PODS = new ResourceDefinitionContext.Builder()
+            .withVersion("v1")
+            .withKind("Pod")
+            .withPlural("pods")
+            .withNamespaced(true)
+            .build();
+
+    private final Resource<GenericKubernetesResource> pod;
+    private final KubernetesSerialization serialization;
     private final String name;
     private final int index;
     private final Resizer.Timing timing;
     private final CpuMemory allocated;
 
-    private PodResize(PodResource pod, String name, int index, Resizer.Timing timing, CpuMemory allocated) {
+    private PodResize(
+            Resource<GenericKubernetesResource> pod,
+            KubernetesSerialization serialization,
+            String name,
+            int index,
+            Resizer.Timing timing,
+            CpuMemory allocated) {
         this.pod = pod;
+        this.serialization = serialization;
         this.name = name;
         this.index = index;
         this.timing = timing;
@@ -48,10 +63,12 @@ final class PodResize implements Resizer {
 
     /** The agent's Pod and where its reservation container is in it; an IllegalStateException when it has none. */
     static PodResize find(KubernetesClient client, String namespace, String name, Resizer.Timing timing) {
-        PodResource resource = client.pods().inNamespace(namespace).withName(name);
-        Pod p;
+        Resource<GenericKubernetesResource> resource =
+                client.genericKubernetesResources(PODS).inNamespace(namespace).withName(name);
+        KubernetesSerialization serialization = client.getKubernetesSerialization();
+        ResizedPod p;
         try {
-            p = resource.get();
+            p = read(serialization, resource.get());
         } catch (KubernetesClientException e) {
             throw new IllegalStateException(
                     "nodeSharing resize: the agent cannot read its Pod " + namespace + "/" + name + ": HTTP "
@@ -62,11 +79,12 @@ final class PodResize implements Resizer {
             throw new IllegalStateException("nodeSharing resize: the agent's Pod " + namespace + "/" + name
                     + " does not exist (POD_NAME and POD_NAMESPACE name it)");
         }
-        List<Container> containers = p.getSpec().getContainers();
+        List<ResizedPod.Container> containers = p.containers();
         for (int i = 0; i < containers.size(); i++) {
-            if (CONTAINER.equals(containers.get(i).getName())) {
+            if (CONTAINER.equals(containers.get(i).name())) {
                 return new PodResize(
                         resource,
+                        serialization,
                         namespace + "/" + name,
                         i,
                         timing,
@@ -95,8 +113,9 @@ final class PodResize implements Resizer {
                 + target.cpuMillis() + "m\",\"memory\":\"" + target.memoryMB() + "Mi\"}}}]";
         long generation;
         try {
-            Pod resized = pod.subresource("resize").patch(PatchContext.of(PatchType.JSON), patch);
-            Long g = resized.getMetadata().getGeneration();
+            GenericKubernetesResource resized = pod.subresource("resize").patch(PatchContext.of(PatchType.JSON), patch);
+            Long g =
+                    resized.getMetadata() == null ? null : resized.getMetadata().getGeneration();
             generation = g == null ? 0 : g;
         } catch (KubernetesClientException e) {
             return new Resizer.Answer(
@@ -113,7 +132,7 @@ final class PodResize implements Resizer {
             Thread.sleep(pause);
             Optional<Resizer.Answer> answer;
             try {
-                Pod p = pod.get();
+                ResizedPod p = read(serialization, pod.get());
                 answer = p == null
                         ? Optional.of(new Resizer.Answer(false, RESIZE_FAILED, "the Pod " + name + " is gone"))
                         : answer(p, target, generation);
@@ -135,24 +154,21 @@ final class PodResize implements Resizer {
     }
 
     /** What {@code p} says of the resize to {@code target} made at {@code generation}; empty while unanswered. */
-    static Optional<Resizer.Answer> answer(Pod p, CpuMemory target, long generation) {
+    static Optional<Resizer.Answer> answer(ResizedPod p, CpuMemory target, long generation) {
         if (allocatedOf(p).filter(target::equals).isPresent()) {
             return Optional.of(Resizer.Answer.ACCEPTED);
         }
-        PodCondition pending = p.getStatus() == null || p.getStatus().getConditions() == null
-                ? null
-                : p.getStatus().getConditions().stream()
-                        .filter(c -> RESIZE_PENDING.equals(c.getType()) && "True".equals(c.getStatus()))
-                        .findFirst()
-                        .orElse(null);
-        if (pending != null
-                && (pending.getObservedGeneration() == null || pending.getObservedGeneration() >= generation)) {
+        ResizedPod.Condition pending = p.conditions().stream()
+                .filter(c -> RESIZE_PENDING.equals(c.type()) && "True".equals(c.status()))
+                .findFirst()
+                .orElse(null);
+        if (pending != null && (pending.observedGeneration() == null || pending.observedGeneration() >= generation)) {
             return Optional.of(new Resizer.Answer(
                     false,
-                    pending.getReason() == null ? DEFERRED : pending.getReason(),
-                    pending.getMessage() == null ? "" : pending.getMessage()));
+                    pending.reason() == null ? DEFERRED : pending.reason(),
+                    pending.message() == null ? "" : pending.message()));
         }
-        Long seen = p.getStatus() == null ? null : p.getStatus().getObservedGeneration();
+        Long seen = p.status() == null ? null : p.status().observedGeneration();
         if (generation > 0 && seen != null && seen >= generation && pending == null) {
             return Optional.of(Resizer.Answer.ACCEPTED); // the kubelet saw it and left nothing pending: allocated
         }
@@ -160,13 +176,10 @@ final class PodResize implements Resizer {
     }
 
     /** The reservation container's allocated requests, where the kubelet reports them. */
-    static Optional<CpuMemory> allocatedOf(Pod p) {
-        if (p.getStatus() == null || p.getStatus().getContainerStatuses() == null) {
-            return Optional.empty();
-        }
-        for (ContainerStatus s : p.getStatus().getContainerStatuses()) {
-            if (CONTAINER.equals(s.getName())) {
-                Map<String, Quantity> allocated = s.getAllocatedResources();
+    static Optional<CpuMemory> allocatedOf(ResizedPod p) {
+        for (ResizedPod.ContainerStatus s : p.containerStatuses()) {
+            if (CONTAINER.equals(s.name())) {
+                Map<String, Quantity> allocated = s.allocatedResources();
                 try {
                     return NodeCapacity.ofNode(allocated);
                 } catch (IllegalArgumentException e) {
@@ -175,5 +188,10 @@ final class PodResize implements Resizer {
             }
         }
         return Optional.empty();
+    }
+
+    /** The fields of {@code generic} that a resize needs; null for a Pod that is gone. */
+    static ResizedPod read(KubernetesSerialization serialization, GenericKubernetesResource generic) {
+        return generic == null ? null : serialization.convertValue(generic, ResizedPod.class);
     }
 }
