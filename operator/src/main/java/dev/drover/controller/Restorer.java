@@ -98,14 +98,16 @@ final class Restorer {
                 .map(this::reattach)
                 .toList();
         Map<AllocId, Allocation> notOver = new HashMap<>();
+        Map<AllocId, Map<String, Integer>> ports = new HashMap<>();
         List<CompletableFuture<Void>> reattaches = new ArrayList<>();
         for (Rebuilt r : rebuilt) {
             if (!r.over()) {
                 notOver.put(r.stored().id(), r.stored().spec().orElseThrow());
+                ports.put(r.stored().id(), r.stored().ports());
             }
             r.reattached().ifPresent(reattaches::add);
         }
-        admissions.restored(notOver);
+        admissions.restored(notOver, ports);
         awaitReattached(reattaches);
         LOG.info("restored {} allocation(s) from the state store", rebuilt.size());
         return rebuilt.size();
