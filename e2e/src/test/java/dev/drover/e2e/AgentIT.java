@@ -309,15 +309,33 @@ class AgentIT {
     @Order(6)
     void afterSigkillTheAgentReattachesAndStartsWhatWasCreatedMeanwhile() throws Exception {
         apply(rawExec("survivor"));
+        apply(rawExec("gone-meanwhile"));
         waitFor("survivor", "Running");
+        waitFor("gone-meanwhile", "Running");
         long pid = pidOf("survivor", "sleeper");
+        long gonePid = pidOf("gone-meanwhile", "sleeper");
 
         agent.kill();
         apply(mock("created-meanwhile", "", "{runFor: 1h}"));
+        // removed from the API server while no agent runs: its finalizer taken off, then deleted
+        kubectl.run(
+                        "patch",
+                        "alloc",
+                        "gone-meanwhile",
+                        "--type=json",
+                        "-p",
+                        "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]")
+                .assertOk();
+        kubectl.run("delete", "alloc", "gone-meanwhile", "--timeout=30s").assertOk();
         Thread.sleep(300);
         agent.start();
 
         waitFor("created-meanwhile", "Running");
+        await().atMost(Duration.ofSeconds(10)).until(() -> !alive(gonePid));
+        assertThat(data.resolve("allocs/default/gone-meanwhile"))
+                .as("the restored allocation the API server no longer has is destroyed")
+                .doesNotExist();
+        assertThat(agent.log()).contains("allocation default/gone-meanwhile is gone from the API server");
         assertThat(pidOf("survivor", "sleeper")).isEqualTo(pid);
         assertThat(alive(pid)).isTrue();
         Thread.sleep(1500); // time for a wrong restart to show

@@ -5,7 +5,6 @@ import dev.drover.admission.NodeAdmission;
 import dev.drover.admission.NodePorts;
 import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocrunner.AllocRunnerConfig;
-import dev.drover.api.v1alpha1.Allocation;
 import dev.drover.controller.Admissions;
 import dev.drover.controller.AllocationController;
 import dev.drover.controller.AllocationReconciler;
@@ -44,6 +43,7 @@ import dev.drover.state.PrivateFiles;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStats;
 import dev.drover.state.StateStores;
+import dev.drover.state.StoredLoad;
 import dev.drover.taskrunner.TaskPrestartHook;
 import dev.drover.taskrunner.TaskRunnerConfig;
 import dev.drover.taskrunner.checks.CheckProber;
@@ -73,10 +73,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The running agent: the state store, drivers, runners, the Kubernetes side,
- * the metrics endpoint and the HTTPS API, wired together. {@link #start} restores runners
- * from the store before it watches the API server; {@link #close} stops
- * everything it started and leaves tasks running.
+ * The running agent: the state store, drivers, runners, the Kubernetes side, the metrics endpoint and the HTTPS API,
+ * wired together. {@link #start} restores runners from the store before it watches the API server; {@link #close}
+ * stops everything it started and leaves tasks running.
  */
 public final class Agent implements AutoCloseable {
 
@@ -159,6 +158,7 @@ public final class Agent implements AutoCloseable {
         Clock clock = Clock.systemUTC();
         PrivateFiles.directory(config.dataDir()); // an existing one too: it holds the store and every task's files
         state = StateStores.open(config.dataDir());
+        StoredLoad stored = StoredLoad.begin(state); // read while the client, its first requests and servers start
         LogRotator rotator = new LogRotator(10L << 20, 5, LOG_ROTATE_INTERVAL);
         closeLast.add(rotator);
         AgentDrivers enabled = AgentDrivers.start(config, clock, rotator);
@@ -310,7 +310,7 @@ public final class Agent implements AutoCloseable {
         }
 
         long begin = System.nanoTime();
-        int restored = controller.restore();
+        int restored = controller.restore(stored);
         JosdkMetrics josdkMetrics = new JosdkMetrics(metrics.registry());
         operator = new Operator(o -> o.withKubernetesClient(client)
                 // JOSDK's pool, on virtual threads: as many reconciles at once as its default, without 50 platform
@@ -323,15 +323,10 @@ public final class Agent implements AutoCloseable {
                 .withCloseClientOnStop(false)
                 .withStopOnInformerErrorDuringStartup(true)
                 .withCacheSyncTimeout(Duration.ofMinutes(2)));
-        new AllocationReconciler(controller, client).register(operator, config.nodeName(), config.fieldSelector());
-        operator.start();
-        var all = client.resources(Allocation.class).inAnyNamespace();
-        List<Allocation> present = (config.fieldSelector() ? all.withField("spec.nodeName", config.nodeName()) : all)
-                .list().getItems().stream()
-                        .filter(a -> a.getSpec() != null
-                                && config.nodeName().equals(a.getSpec().getNodeName()))
-                        .toList();
-        int gone = controller.sweep(present);
+        var registered = new AllocationReconciler(controller, client)
+                .register(operator, config.nodeName(), config.fieldSelector());
+        operator.start(); // once the informer's list is read: swept by its cache, not by a list of its own
+        int gone = controller.sweep(AllocationReconciler.cached(registered, config.nodeName()));
         ready = true;
         LOG.info(
                 "agent for node {} is ready: {} allocation(s) restored, {} destroyed as gone, in {} ms",

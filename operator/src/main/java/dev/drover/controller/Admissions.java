@@ -196,14 +196,16 @@ public final class Admissions {
      * agent restarted), in the order of their ids so that every restart counts them alike. They keep the devices
      * stored for them; a task that has none yet (admitted by an agent that reserved as tasks started) gets free
      * ones if there are.
+     *
+     * @param storedPorts the host ports the store held for each, as read for the restore (not read again here)
      */
-    synchronized void restored(Map<AllocId, Allocation> running) {
+    synchronized void restored(Map<AllocId, Allocation> running, Map<AllocId, Map<String, Integer>> storedPorts) {
         List<AllocId> ids = running.keySet().stream()
                 .sorted(Comparator.comparing(AllocId::key))
                 .toList();
         for (AllocId id : ids) {
             node.force(id, CpuMemory.requestsOf(running.get(id).getSpec()));
-            restorePorts(id, running.get(id));
+            restorePorts(id, running.get(id), storedPorts.getOrDefault(id, Map.of()));
             if (ledger != null) {
                 reserveMissing(id, Requests.of(running.get(id).getSpec()));
             }
@@ -268,9 +270,7 @@ public final class Admissions {
      * A restored allocation takes back the ports stored for it; one stored without (an agent before ports were kept)
      * takes them as a new one would, whoever holds them (it ran with them), and a clash is logged.
      */
-    private void restorePorts(AllocId id, Allocation a) {
-        Map<String, Integer> stored =
-                state == null ? Map.of() : state.getPorts(id).orElse(Map.of());
+    private void restorePorts(AllocId id, Allocation a, Map<String, Integer> stored) {
         if (!stored.isEmpty() || a.getSpec().ports().isEmpty()) {
             ports.take(id, stored);
             return;

@@ -21,6 +21,7 @@ import dev.drover.gc.GarbageCollector;
 import dev.drover.metrics.DroverMetrics;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
+import dev.drover.state.StoredLoad;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -177,7 +178,12 @@ public final class AllocationController {
      * no restart) until {@link #reconcile} confirms them. Returns how many were restored.
      */
     public int restore() {
-        return restorer.restore();
+        return restore(StoredLoad.now(db));
+    }
+
+    /** As {@link #restore()}, from a read of the store begun earlier ({@link StoredLoad#begin}). */
+    public int restore(StoredLoad load) {
+        return restorer.restore(load);
     }
 
     /**

@@ -14,6 +14,7 @@ import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.Controller;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -126,6 +127,21 @@ public final class AllocationReconciler implements Reconciler<Allocation> {
                 true, // every event to reconcile, a delete under way included: no Cleaner, no finalizer of JOSDK's
                 null);
         return operator.register(this, cfg);
+    }
+
+    /**
+     * This node's allocations in the informer's cache of a {@link #register}ed reconciler, once its operator started
+     * (the informer's list read, and the watch's changes since): what the API server has, without a second list.
+     */
+    public static List<Allocation> cached(RegisteredController<Allocation> registered, String node) {
+        if (!(registered instanceof Controller<Allocation> c)) {
+            throw new IllegalStateException(
+                    "the registered controller keeps no informer cache of its own: " + registered);
+        }
+        return c.getEventSourceManager()
+                .getControllerEventSource()
+                .list(a -> a.getSpec() != null && node.equals(a.getSpec().getNodeName()))
+                .toList();
     }
 
     /**

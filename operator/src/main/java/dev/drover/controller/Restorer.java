@@ -8,12 +8,15 @@ import dev.drover.devices.DeviceLedger;
 import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StoredAllocation;
+import dev.drover.state.StoredLoad;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -80,68 +83,95 @@ final class Restorer {
     }
 
     /**
-     * Rebuilds runners from the state store, admits those not over to the node before anything new, and reattaches
-     * their running tasks (nothing is started), waiting until each was tried. Returns how many were restored.
+     * Rebuilds runners from what the state store holds ({@code load}), as many at once as the machine has cores, each
+     * reattaching its running tasks on its own thread as soon as it is rebuilt (nothing is started); admits those not
+     * over to the node before anything new, and waits until each reattach was tried. Returns how many were restored.
      */
-    int restore() {
-        int restored = 0;
-        List<TrackedAllocation> rebuilt = new ArrayList<>();
-        Map<AllocId, Allocation> notOver = new HashMap<>();
-        List<StoredAllocation> all = db.loadAll();
+    int restore(StoredLoad load) {
+        List<StoredAllocation> all = load.await();
         if (ledger != null) {
             ledger.restore(all);
         }
-        for (StoredAllocation stored : all) {
-            if (stored.spec().isEmpty() && stored.damaged()) {
-                // Its spec could not be read (quarantined): taken on again from the API server, directory kept,
-                // so a task still running there is taken over rather than started twice.
-                LOG.warn("allocation {} lost its stored spec; it is taken on again from the API server", stored.id());
-                leftovers.unrestored(stored.id(), stored.tasks().values());
-                continue;
-            }
-            if (stored.spec().isEmpty()) {
-                LOG.warn("stored allocation {} has no spec (a crash while it was created); removing it", stored.id());
-                if (ledger != null) {
-                    ledger.forget(stored.id()); // reserved at admission, before the spec was stored
-                }
-                leftovers.removeNow(stored.id());
-                continue;
-            }
-            String uid = stored.spec()
-                    .map(Allocation::getMetadata)
-                    .map(m -> m.getUid())
-                    .orElse(null);
-            TrackedAllocation t = TrackedAllocation.restoring(stored.id(), uid);
-            held.put(stored.id(), t);
-            try {
-                AllocRunner runner = runners.restore(stored, listeners.apply(t));
-                t.restoredWith(runner);
-                rebuilt.add(t);
-                restored++;
-                AllocState state = runner.allocState();
-                if (!(state.clientStatus().isTerminal() && state.allDead())) {
-                    notOver.put(stored.id(), runner.alloc());
-                }
-            } catch (RuntimeException ex) {
-                // As for an entry that cannot be read: its directory stays (a running task there is taken over),
-                // and the API server's copy is taken on again; a leftover is swept once the API server is listed.
-                LOG.error(
-                        "cannot restore allocation {} from the state store; it is taken on again from the API server:"
-                                + " {}",
-                        stored.id(),
-                        ex.toString());
-                held.remove(stored.id(), t);
-                leftovers.unrestored(stored.id(), stored.tasks().values());
-            }
-        }
-        admissions.restored(notOver);
+        List<Rebuilt> rebuilt = all.parallelStream()
+                .map(this::rebuild)
+                .filter(Objects::nonNull)
+                .map(this::reattach)
+                .toList();
+        Map<AllocId, Allocation> notOver = new HashMap<>();
+        Map<AllocId, Map<String, Integer>> ports = new HashMap<>();
         List<CompletableFuture<Void>> reattaches = new ArrayList<>();
-        for (TrackedAllocation t : rebuilt) {
-            t.runner().reattach().ifPresent(tried -> reattaches.add(tried.thenRun(() -> reattached.accept(t))));
+        for (Rebuilt r : rebuilt) {
+            if (!r.over()) {
+                notOver.put(r.stored().id(), r.stored().spec().orElseThrow());
+                ports.put(r.stored().id(), r.stored().ports());
+            }
+            r.reattached().ifPresent(reattaches::add);
         }
+        admissions.restored(notOver, ports);
         awaitReattached(reattaches);
-        LOG.info("restored {} allocation(s) from the state store", restored);
-        return restored;
+        LOG.info("restored {} allocation(s) from the state store", rebuilt.size());
+        return rebuilt.size();
+    }
+
+    /**
+     * A runner rebuilt from the store, held as {@code t}.
+     *
+     * @param over       whether its allocation was over (terminal, every task dead) as stored
+     * @param reattached completes once its running tasks were reattached (or not) and that was told; empty when it
+     *                   had none to reattach
+     */
+    private record Rebuilt(
+            TrackedAllocation t, StoredAllocation stored, boolean over, Optional<CompletableFuture<Void>> reattached) {}
+
+    /** Reattaches the rebuilt allocation's running tasks, on the runner's own thread. */
+    private Rebuilt reattach(Rebuilt r) {
+        TrackedAllocation t = r.t();
+        return new Rebuilt(
+                t, r.stored(), r.over(), t.runner().reattach().map(tried -> tried.thenRun(() -> reattached.accept(t))));
+    }
+
+    /**
+     * The allocation's runner rebuilt from the store and held (its tasks not reattached yet); null when it cannot be
+     * (then it is taken on again from the API server, or removed when it has no spec at all).
+     */
+    private Rebuilt rebuild(StoredAllocation stored) {
+        if (stored.spec().isEmpty() && stored.damaged()) {
+            // Its spec could not be read (quarantined): taken on again from the API server, directory kept,
+            // so a task still running there is taken over rather than started twice.
+            LOG.warn("allocation {} lost its stored spec; it is taken on again from the API server", stored.id());
+            leftovers.unrestored(stored.id(), stored.tasks().values());
+            return null;
+        }
+        if (stored.spec().isEmpty()) {
+            LOG.warn("stored allocation {} has no spec (a crash while it was created); removing it", stored.id());
+            if (ledger != null) {
+                ledger.forget(stored.id()); // reserved at admission, before the spec was stored
+            }
+            leftovers.removeNow(stored.id());
+            return null;
+        }
+        // the runner's own snapshot (read from the store for it, never changed): read here, not copied
+        Allocation spec = stored.spec().get();
+        String uid = spec.getMetadata() == null ? null : spec.getMetadata().getUid();
+        TrackedAllocation t = TrackedAllocation.restoring(stored.id(), uid);
+        held.put(stored.id(), t);
+        try {
+            AllocRunner runner = runners.restore(stored, listeners.apply(t));
+            t.restoredWith(runner, spec);
+            AllocState state = runner.allocState();
+            return new Rebuilt(t, stored, state.clientStatus().isTerminal() && state.allDead(), Optional.empty());
+        } catch (RuntimeException ex) {
+            // As for an entry that cannot be read: its directory stays (a running task there is taken over),
+            // and the API server's copy is taken on again; a leftover is swept once the API server is listed.
+            LOG.error(
+                    "cannot restore allocation {} from the state store; it is taken on again from the API server:"
+                            + " {}",
+                    stored.id(),
+                    ex.toString());
+            held.remove(stored.id(), t);
+            leftovers.unrestored(stored.id(), stored.tasks().values());
+            return null;
+        }
     }
 
     /** Waits, at most {@link #REATTACH_WAIT}, until each reattach was tried and its status built. */

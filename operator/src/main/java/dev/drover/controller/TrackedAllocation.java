@@ -116,9 +116,12 @@ final class TrackedAllocation {
         return phase;
     }
 
-    /** The runner rebuilt from the store for a {@link #restoring} allocation; it runs the spec the store held. */
-    synchronized void restoredWith(AllocRunner restored) {
-        Allocation spec = restored.alloc();
+    /**
+     * The runner rebuilt from the store for a {@link #restoring} allocation; it runs {@code spec}, the one the store
+     * held, read here and
+     * not copied (the runner never changes it).
+     */
+    synchronized void restoredWith(AllocRunner restored, Allocation spec) {
         owner = EventRecorder.owner(spec);
         publishes = Publishes.of(spec);
         tasks = spec.getSpec().getTasks();

@@ -41,6 +41,7 @@ import dev.drover.state.AllocId;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStores;
 import dev.drover.state.StoredAllocation;
+import dev.drover.state.StoredLoad;
 import dev.drover.state.TaskLocalState;
 import dev.drover.taskrunner.StoredHandles;
 import dev.drover.taskrunner.TaskPrestartHook;
@@ -586,6 +587,37 @@ class AllocationControllerTest {
         next.reconcile(a);
         await().atMost(Duration.ofSeconds(10)).until(() -> stubborn.starts() == starts + 1);
         awaitStatus(a, ClientStatus.Running);
+    }
+
+    /** As the agent does: the store's read begins before the controller exists; each runner reattaches as rebuilt. */
+    @Test
+    void everyRestoredTaskOfAReadBegunEarlyIsReattachedAndCountedRunningNoneStarted() throws Exception {
+        List<Allocation> running = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            Allocation a = service("web-" + i);
+            running.add(a);
+            controller.reconcile(a);
+        }
+        for (Allocation a : running) {
+            awaitStatus(a, ClientStatus.Running);
+        }
+        controller.shutdown();
+        controllers.remove(controller);
+        stubborn.relent();
+        int starts = stubborn.starts();
+
+        StoredLoad load = StoredLoad.begin(db);
+        AllocationController next = controller(0, null, List.of(), UnaryOperator.identity());
+
+        assertThat(next.restore(load)).isEqualTo(running.size());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> next.countByClientStatus().getOrDefault(ClientStatus.Running, 0) == running.size());
+        assertThat(stubborn.starts()).as("every task reattached, none started").isEqualTo(starts);
+        for (Allocation a : running) {
+            next.reconcile(a);
+        }
+        assertThat(next.sweep(running)).as("all still in the API server").isZero();
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> stubborn.starts() == starts);
     }
 
     /** Its status was built from the reattached task before the API server answered: confirmed as it was, unwritten. */

@@ -272,6 +272,31 @@ abstract class StateDBContractTest {
     }
 
     @Test
+    void loadAllReadsManyAllocationsEachWithItsOwnEntriesInTheOrderOfTheirIds() {
+        List<AllocId> ids = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            AllocId id = new AllocId("default", "web-" + i);
+            ids.add(id);
+            db.putAllocation(id, spec("{'nodeName':'node-" + i + "'}"));
+            db.putTaskState(id, "main", taskState("{'state':'Running','restarts':" + i + "}"));
+        }
+
+        List<StoredAllocation> all = db.loadAll();
+
+        assertThat(all)
+                .extracting(StoredAllocation::id)
+                .containsExactlyElementsOf(
+                        new TreeSet<>(ids.stream().map(AllocId::key).toList())
+                                .stream().map(AllocId::parse).toList());
+        assertThat(all).allSatisfy(a -> {
+            String i = a.id().name().substring("web-".length());
+            assertThat(a.spec().orElseThrow().getSpec().getNodeName()).isEqualTo("node-" + i);
+            assertThat(a.tasks().get("main").state().orElseThrow().getRestarts())
+                    .isEqualTo(Integer.parseInt(i));
+        });
+    }
+
+    @Test
     void loadAllGroupsEntriesByAllocationAndTask() {
         db.putAllocation(WEB, spec("{'nodeName':'a'}"));
         db.putAllocRunnerState(WEB, new AllocRunnerState("Running", null, 2L));
