@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +41,9 @@ final class EventFolds {
         private TaskEventType newest;
         private String[] tasks = new String[4];
         private TaskEventType[] types = new TaskEventType[4];
+        /** When each event happened (nanoseconds of the epoch): tasks are named in that order, not as told. */
+        private long[] times = new long[4];
+
         private int size;
         private int more;
         /** The text of the fold's first task event: its message when it stays alone (who ran an exec, a signal). */
@@ -71,9 +76,11 @@ final class EventFolds {
             if (size == tasks.length) {
                 tasks = Arrays.copyOf(tasks, Math.min(ENTRIES, size * 2));
                 types = Arrays.copyOf(types, tasks.length);
+                times = Arrays.copyOf(times, tasks.length);
             }
             tasks[size] = task;
             types[size] = type;
+            times[size] = time.getEpochSecond() * 1_000_000_000L + time.getNano();
             size++;
         }
 
@@ -87,7 +94,8 @@ final class EventFolds {
         }
 
         /**
-         * Tasks that went through the same types named together, in the order they happened: {@code Received,
+         * Tasks that went through the same types named together, in the order they happened (a task's first event's
+         * time, not the order the runners told them: a task's setup is told with its start): {@code Received,
          * TaskSetup, Started: tasks init, web}; {@code Killing, Killed: task web; Restarting (3 times): task db}.
          */
         String message(int limit) {
@@ -95,8 +103,15 @@ final class EventFolds {
                 // one event alone keeps its own words, as with events.taskEvents: all
                 return UserText.cut("Task " + tasks[0] + ": " + firstText, limit);
             }
-            Map<String, List<TaskEventType>> byTask = new LinkedHashMap<>();
+            Integer[] order = new Integer[size];
+            Map<String, Long> firstAt = new HashMap<>();
             for (int i = 0; i < size; i++) {
+                order[i] = i;
+                firstAt.merge(tasks[i], times[i], Math::min);
+            }
+            Arrays.sort(order, Comparator.comparingLong(i -> firstAt.get(tasks[i]))); // stable: ties as told
+            Map<String, List<TaskEventType>> byTask = new LinkedHashMap<>();
+            for (int i : order) {
                 byTask.computeIfAbsent(tasks[i], t -> new ArrayList<>()).add(types[i]);
             }
             Map<List<TaskEventType>, List<String>> bySequence = new LinkedHashMap<>();

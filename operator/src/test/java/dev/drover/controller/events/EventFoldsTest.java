@@ -44,6 +44,20 @@ class EventFoldsTest {
     }
 
     @Test
+    void tasksAreNamedInTheOrderTheirEventsHappenedNotAsTheyWereTold() {
+        EventFolds folds = new EventFolds(10);
+        // main was received first, but sidecar started first: each task's setup is told with its start
+        folds.add("a", owner("a"), "sidecar", TaskEventType.Received, null, T0.plusNanos(2_000), 0);
+        folds.add("a", owner("a"), "sidecar", TaskEventType.Started, null, T0.plusMillis(5), 0);
+        folds.add("a", owner("a"), "main", TaskEventType.Received, null, T0.plusNanos(1_000), 0);
+        folds.add("a", owner("a"), "main", TaskEventType.Started, null, T0.plusMillis(6), 0);
+
+        EventFolds.Fold f = folds.close("a");
+
+        assertThat(f.message(EventRecorder.MESSAGE_LIMIT)).isEqualTo("Received, Started: tasks main, sidecar");
+    }
+
+    @Test
     void anEventAloneInItsFoldKeepsItsOwnWords() {
         EventFolds folds = new EventFolds(10);
         folds.add("a", owner("a"), "web", TaskEventType.Exec, "exec \"sh\" by alice", T0, 0);
