@@ -7,7 +7,7 @@ import dev.drover.httpapi.GatewayTrust;
 import dev.drover.httpapi.KubernetesAuth;
 import dev.drover.httpapi.LocalAllocations;
 import dev.drover.httpapi.Successors;
-import io.fabric8.kubernetes.api.model.Node;
+import dev.drover.kube.NodeView;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
@@ -46,8 +46,8 @@ final class AgentHttps {
             throws IOException {
         List<InetAddress> addresses = new ArrayList<>(List.of(InetAddress.getLoopbackAddress()));
         try {
-            Node node = client.nodes().withName(config.nodeName()).get();
-            for (String a : node == null ? List.<String>of() : AgentApi.addresses(node)) {
+            NodeView node = NodeView.read(client, config.nodeName());
+            for (String a : node == null ? List.<String>of() : node.dialled()) {
                 if (a.matches("[0-9a-fA-F:.]+")) { // an IP literal: no name lookup here
                     addresses.add(InetAddress.getByName(a));
                 }

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.allocrunner.NetworkSetup;
 import dev.drover.api.v1alpha1.NetworkStatus;
 import dev.drover.controller.Admissions;
-import dev.drover.httpapi.AgentApi;
+import dev.drover.kube.NodeView;
 import dev.drover.network.AllocNetworks;
 import dev.drover.network.AttachedNetwork;
 import dev.drover.network.BridgeSettings;
@@ -12,7 +12,6 @@ import dev.drover.network.CniPlugins;
 import dev.drover.network.NetworkMode;
 import dev.drover.network.PortMapping;
 import dev.drover.state.AllocId;
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
@@ -60,9 +59,8 @@ final class AgentNetworks implements NetworkSetup {
     /** The Node's first InternalIP (else ExternalIP) that is an IP literal; loopback when it has none. */
     private static String nodeAddress(KubernetesClient client, String nodeName) {
         try {
-            Node node =
-                    client == null ? null : client.nodes().withName(nodeName).get();
-            for (String a : node == null ? List.<String>of() : AgentApi.addresses(node)) {
+            NodeView node = client == null ? null : NodeView.read(client, nodeName);
+            for (String a : node == null ? List.<String>of() : node.dialled()) {
                 try {
                     return InetAddress.ofLiteral(a).getHostAddress();
                 } catch (IllegalArgumentException notALiteral) {

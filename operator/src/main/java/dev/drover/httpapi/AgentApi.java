@@ -5,6 +5,7 @@ import dev.drover.agentapi.AgentProtocol;
 import dev.drover.allocwatcher.Claimant;
 import dev.drover.allocwatcher.DiskClaimedException;
 import dev.drover.common.UserText;
+import dev.drover.kube.NodeView;
 import dev.drover.state.AllocId;
 import dev.drover.web.ConnectionBounds;
 import dev.drover.web.Exchange;
@@ -17,7 +18,6 @@ import java.net.InetSocketAddress;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -187,15 +187,9 @@ public final class AgentApi implements AutoCloseable {
         List<NodeAddress> all = node.getStatus() == null || node.getStatus().getAddresses() == null
                 ? List.of()
                 : node.getStatus().getAddresses();
-        List<String> out = new ArrayList<>();
-        for (String type : List.of("InternalIP", "ExternalIP")) {
-            for (NodeAddress a : all) {
-                if (type.equals(a.getType()) && a.getAddress() != null) {
-                    out.add(a.getAddress());
-                }
-            }
-        }
-        return out;
+        return NodeView.dialled(all.stream()
+                .map(a -> new NodeView.Address(a.getType(), a.getAddress()))
+                .toList());
     }
 
     private void handle(Exchange ex) {

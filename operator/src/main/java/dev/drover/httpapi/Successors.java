@@ -2,8 +2,8 @@ package dev.drover.httpapi;
 
 import dev.drover.agentapi.AgentProtocol;
 import dev.drover.api.v1alpha1.Allocation;
+import dev.drover.kube.NodeView;
 import dev.drover.state.AllocId;
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.security.cert.CertificateException;
@@ -82,16 +82,15 @@ public final class Successors {
      * from it) could replay it here within its lifetime, to take disks bound for {@code node}.
      */
     private Optional<KubernetesAuth.Decision.Refused> presentedBy(String node, X509Certificate[] clientCertificates) {
-        Node n;
+        NodeView n;
         try {
-            n = client.nodes().withName(node).get();
+            n = NodeView.read(client, node);
         } catch (KubernetesClientException e) {
             return Optional.of(new KubernetesAuth.Decision.Refused(
                     503, "the agent could not read node \"" + node + "\" from the API server: " + e.getMessage()));
         }
-        String published = n == null || n.getMetadata().getAnnotations() == null
-                ? null
-                : n.getMetadata().getAnnotations().get(AgentProtocol.CERTIFICATE_ANNOTATION);
+        String published =
+                n == null || n.annotations() == null ? null : n.annotations().get(AgentProtocol.CERTIFICATE_ANNOTATION);
         String shown = null;
         if (clientCertificates != null && clientCertificates.length > 0) {
             try {

@@ -10,7 +10,6 @@ import dev.drover.credentials.Credentials;
 import dev.drover.credentials.ObjectRef;
 import dev.drover.credentials.ServiceAccountToken;
 import dev.drover.credentials.TypedSecret;
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
 import io.fabric8.kubernetes.client.Config;
@@ -139,17 +138,17 @@ public final class KubeCredentials implements Credentials, AutoCloseable {
         if (uid != null) {
             return uid;
         }
-        Node found;
+        NodeView found;
         try {
-            found = client.nodes().withName(node).get();
+            found = NodeView.read(client, node);
         } catch (KubernetesClientException e) {
             throw failed(e.getCode(), "Node " + node, serverMessage(e), "read", e);
         }
-        if (found == null || found.getMetadata().getUid() == null) {
+        if (found == null || found.uid() == null) {
             throw new CredentialException(
                     Reason.NOT_FOUND, "this agent's Node " + node + " is not found; tokens are bound to it");
         }
-        nodeUid = found.getMetadata().getUid();
+        nodeUid = found.uid();
         return nodeUid;
     }
 

@@ -2,8 +2,8 @@ package dev.drover.node;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.drover.kube.NodeView;
 import dev.drover.state.Jackson;
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -54,29 +54,12 @@ record NodeDrift(NodeFields wanted, List<Difference> differences) {
     }
 
     /** Compares {@code node} (as read from the API server) with {@code wanted}. */
-    static NodeDrift between(Node node, NodeFields wanted) {
+    static NodeDrift between(NodeView node, NodeFields wanted) {
         List<Difference> out = new ArrayList<>();
-        var meta = node.getMetadata();
-        var status = node.getStatus();
-        compare(Field.LABEL, meta == null ? null : meta.getLabels(), wanted.labels(), Function.identity(), out);
-        compare(
-                Field.ANNOTATION,
-                meta == null ? null : meta.getAnnotations(),
-                wanted.annotations(),
-                Function.identity(),
-                out);
-        compare(
-                Field.CAPACITY,
-                status == null ? null : status.getCapacity(),
-                wanted.capacity(),
-                NodeDrift::amount,
-                out);
-        compare(
-                Field.ALLOCATABLE,
-                status == null ? null : status.getAllocatable(),
-                wanted.allocatable(),
-                NodeDrift::amount,
-                out);
+        compare(Field.LABEL, node.labels(), wanted.labels(), Function.identity(), out);
+        compare(Field.ANNOTATION, node.annotations(), wanted.annotations(), Function.identity(), out);
+        compare(Field.CAPACITY, node.capacity(), wanted.capacity(), NodeDrift::amount, out);
+        compare(Field.ALLOCATABLE, node.allocatable(), wanted.allocatable(), NodeDrift::amount, out);
         return new NodeDrift(wanted, out);
     }
 

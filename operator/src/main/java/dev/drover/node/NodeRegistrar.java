@@ -3,8 +3,8 @@ package dev.drover.node;
 import dev.drover.concurrent.Worker;
 import dev.drover.devices.DeviceManager;
 import dev.drover.devices.HeldByPods;
+import dev.drover.kube.NodeView;
 import dev.drover.ratelimit.TokenBucket;
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -177,7 +177,7 @@ public final class NodeRegistrar implements AutoCloseable {
     }
 
     /** A watch event: a Node that differs from what the agent wants is read again (it may be stale) and set back. */
-    void seen(Node event) {
+    void seen(NodeView event) {
         if (!NodeDrift.between(event, wanted()).none()) {
             check();
         }
@@ -193,9 +193,9 @@ public final class NodeRegistrar implements AutoCloseable {
         }
         lastRead = now;
         readDue = true;
-        Node found;
+        NodeView found;
         try {
-            found = client.nodes().withName(node).get();
+            found = NodeView.read(client, node);
         } catch (RuntimeException e) {
             LOG.warn("cannot read node {} (will retry): {}", node, e.getMessage());
             return false;
@@ -229,8 +229,7 @@ public final class NodeRegistrar implements AutoCloseable {
             return false;
         }
         try {
-            client.nodes()
-                    .withName(node)
+            NodeView.resource(client, node)
                     .subresource("status")
                     .patch(PatchContext.of(PatchType.JSON_MERGE), drift.patch());
         } catch (RuntimeException e) {

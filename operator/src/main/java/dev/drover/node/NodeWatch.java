@@ -1,7 +1,8 @@
 package dev.drover.node;
 
 import dev.drover.common.Backoff;
-import io.fabric8.kubernetes.api.model.Node;
+import dev.drover.kube.NodeView;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
@@ -15,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A watch of one Node, by name (a {@code metadata.name} field selector, which every Kubernetes version serves for
  * every resource), that its owner reopens when it fails: after {@link #FIRST}, doubling to {@link #LONGEST}, and
- * back to {@link #FIRST} once an event arrives. Each event's Node goes to {@code seen}, on fabric8's thread for
+ * back to {@link #FIRST} once an event arrives. Each event's Node goes to {@code seen} (the fields the agent reads, {@link NodeView}), on fabric8's thread for
  * this watch. Thread-safe.
  */
 final class NodeWatch implements AutoCloseable {
@@ -26,7 +27,7 @@ final class NodeWatch implements AutoCloseable {
 
     private final KubernetesClient client;
     private final String node;
-    private final Consumer<Node> seen;
+    private final Consumer<NodeView> seen;
     private final LongSupplier nanoTime;
     private Watch watch;
     /** Whether a watch is open or being opened. */
@@ -39,7 +40,7 @@ final class NodeWatch implements AutoCloseable {
     private long failures;
     private boolean closed;
 
-    NodeWatch(KubernetesClient client, String node, Consumer<Node> seen, LongSupplier nanoTime) {
+    NodeWatch(KubernetesClient client, String node, Consumer<NodeView> seen, LongSupplier nanoTime) {
         this.client = client;
         this.node = node;
         this.seen = seen;
@@ -59,7 +60,7 @@ final class NodeWatch implements AutoCloseable {
         }
         Watch opened;
         try {
-            opened = client.nodes().withName(node).watch(new Events(attempt));
+            opened = NodeView.resource(client, node).watch(new Events(attempt));
         } catch (RuntimeException e) {
             failed(attempt, e.getMessage());
             return;
@@ -128,7 +129,7 @@ final class NodeWatch implements AutoCloseable {
         }
     }
 
-    private final class Events implements Watcher<Node> {
+    private final class Events implements Watcher<GenericKubernetesResource> {
         private final long attempt;
 
         Events(long attempt) {
@@ -136,9 +137,9 @@ final class NodeWatch implements AutoCloseable {
         }
 
         @Override
-        public void eventReceived(Action action, Node resource) {
+        public void eventReceived(Action action, GenericKubernetesResource resource) {
             if (current(attempt) && resource != null) {
-                seen.accept(resource);
+                seen.accept(NodeView.of(client.getKubernetesSerialization(), resource));
             }
         }
 

@@ -9,9 +9,11 @@ import dev.drover.deviceplugin.DeviceGroup;
 import dev.drover.deviceplugin.DeviceInstance;
 import dev.drover.deviceplugin.Unit;
 import dev.drover.devices.DeviceManager;
+import dev.drover.kube.NodeView;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -46,6 +48,11 @@ class NodeDriftTest {
     }
 
     /** A Node as the agent wants it, with keys of others beside. */
+    /** {@code node} as the agent reads it from the API server. */
+    static NodeView view(Node node) {
+        return NodeView.of(new KubernetesSerialization(), node);
+    }
+
     static NodeBuilder asWanted() {
         return new NodeBuilder()
                 .withNewMetadata()
@@ -91,7 +98,7 @@ class NodeDriftTest {
 
     @Test
     void aNodeAsWantedHasNoDriftWhateverTheQuantitysForm() {
-        assertThat(NodeDrift.between(asWanted().build(), WANTED).none()).isTrue();
+        assertThat(NodeDrift.between(view(asWanted().build()), WANTED).none()).isTrue();
         NodeFields thousand = new NodeFields(
                 WANTED.labels(),
                 WANTED.annotations(),
@@ -102,7 +109,7 @@ class NodeDriftTest {
                 .addToAllocatable("drover.dev/nvidia-gpu", new Quantity("1k"))
                 .endStatus()
                 .build();
-        assertThat(NodeDrift.between(node, thousand).none()).isTrue();
+        assertThat(NodeDrift.between(view(node), thousand).none()).isTrue();
     }
 
     @Test
@@ -117,7 +124,7 @@ class NodeDriftTest {
                 .addToCapacity("drover.dev/amd-gpu", new Quantity("8"))
                 .endStatus()
                 .build();
-        NodeDrift drift = NodeDrift.between(node, WANTED);
+        NodeDrift drift = NodeDrift.between(view(node), WANTED);
         assertThat(drift.differences())
                 .containsExactly(
                         new NodeDrift.Difference(NodeDrift.Field.LABEL, "drover.dev/gpu.count", null, false),
@@ -156,9 +163,10 @@ class NodeDriftTest {
                 .withName("node-a")
                 .endMetadata()
                 .build();
-        assertThat(json(NodeDrift.between(bare, api).patch()).has("status")).isFalse();
+        assertThat(json(NodeDrift.between(view(bare), api).patch()).has("status"))
+                .isFalse();
         Node stale = asWanted().build();
-        JsonNode patch = json(NodeDrift.between(stale, api).patch());
+        JsonNode patch = json(NodeDrift.between(view(stale), api).patch());
         assertThat(patch.at("/status/capacity/drover.dev~1nvidia-gpu").isNull()).isTrue();
         assertThat(patch.at("/metadata/labels/drover.dev~1gpu.count").isNull()).isTrue();
         assertThat(patch.at("/metadata/annotations/drover.dev~1agent-api-port").isNull())
@@ -173,7 +181,7 @@ class NodeDriftTest {
                 .addToAnnotations(CERT, hostile)
                 .endMetadata()
                 .build();
-        String line = NodeDrift.between(node, WANTED).describe();
+        String line = NodeDrift.between(view(node), WANTED).describe();
         assertThat(line)
                 .doesNotContain("\n")
                 .doesNotContain("\u001b")
@@ -188,7 +196,7 @@ class NodeDriftTest {
         for (int i = 0; i < 40; i++) {
             many.editMetadata().addToAnnotations("drover.dev/x" + i, "v").endMetadata();
         }
-        String line = NodeDrift.between(many.build(), WANTED).describe();
+        String line = NodeDrift.between(view(many.build()), WANTED).describe();
         assertThat(line.split("; ")).hasSize(NodeDrift.LOGGED + 1);
         assertThat(line).endsWith("and 24 more");
     }
