@@ -120,10 +120,12 @@ public final class AllocRunner {
         this.coordinator = new LifecycleCoordinator(alloc.getSpec().getTasks());
         long generation = Specs.generation(alloc);
         this.updates = new LatestUpdate<>(generation);
+        List<String> names =
+                alloc.getSpec().getTasks().stream().map(Task::getName).toList();
         this.state = new AllocStatePublisher(
                 id,
                 cfg.stateDB(),
-                alloc.getSpec().getTasks().stream().map(Task::getName).toList(),
+                names,
                 generation,
                 restartedAt,
                 () -> destroying,
@@ -136,14 +138,13 @@ public final class AllocRunner {
             if (saved != null) {
                 runner = TaskRunner.restore(
                         taskConfig(t), saved, stored.localStates().get(t.getName()));
-                state.known(t.getName(), saved);
+                state.restored(t.getName(), saved);
                 runner.startsAfter(confirmed);
                 if (prerunDone) {
                     restored.add(runner);
                 } // else no task ever started: they start as new ones do, in lifecycle order, once the prerun is done
             } else {
                 runner = new TaskRunner(taskConfig(t));
-                state.known(t.getName(), runner.state()); // its Received is told with its start
             }
             tasks.put(t.getName(), runner);
         }

@@ -57,11 +57,8 @@ final class AllocStatePublisher {
         this.listener = listener;
     }
 
-    /**
-     * A task's state known before the task tells it: as a restored allocation's store kept it, or a new task's first
-     * ({@code Received}, told with its start). Taken as it is, not published.
-     */
-    synchronized void known(String task, TaskState state) {
+    /** A task's state as a restored allocation's store kept it: taken as it is, not published. */
+    synchronized void restored(String task, TaskState state) {
         states.put(task, state);
     }
 

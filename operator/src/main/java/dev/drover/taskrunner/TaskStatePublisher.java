@@ -23,8 +23,11 @@ final class TaskStatePublisher {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskStatePublisher.class);
 
-    /** The events of a task's setup, held until it starts ({@link PublishPacing#holdSetup}). */
-    private static final Set<TaskEventType> SETUP = Set.of(TaskEventType.Received, TaskEventType.TaskSetup);
+    /**
+     * The events of a task's setup, held until it starts ({@link PublishPacing#holdSetup}). Not {@code Received}: it
+     * goes out at once, so that the store and the allocation know every task of the allocation from the start.
+     */
+    private static final Set<TaskEventType> SETUP = Set.of(TaskEventType.TaskSetup);
 
     private final TaskRunnerConfig cfg;
     private final String name;
