@@ -8,13 +8,19 @@ import dev.drover.state.AllocId;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -29,6 +35,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * migrating exclude everything else.
  */
 public final class AllocDir {
+
+    /** A task's {@code secrets}: its owner's only, from the {@code mkdir} on. */
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
     private final Path base;
     private final Path root;
@@ -119,9 +129,11 @@ public final class AllocDir {
     /** Creates the shared directories (idempotent). */
     public void build() throws IOException {
         withBuildLock(() -> {
-            for (Path p : List.of(data(), logs(), shared().resolve("tmp"))) {
-                createDirectories(p);
-            }
+            Path shared = shared();
+            createDirectories(shared);
+            createChild(shared.resolve("data"));
+            createChild(shared.resolve("logs"));
+            createChild(shared.resolve("tmp"));
         });
     }
 
@@ -129,11 +141,13 @@ public final class AllocDir {
     public void buildTask(String name) throws IOException {
         Path dir = taskDir(name);
         withBuildLock(() -> {
-            createDirectories(dir.resolve("local"));
-            createDirectories(dir.resolve("tmp"));
+            createDirectories(dir);
+            createChild(dir.resolve("local"));
+            createChild(dir.resolve("tmp"));
             Path secrets = dir.resolve("secrets");
-            createDirectories(secrets);
-            Files.setPosixFilePermissions(secrets, PosixFilePermissions.fromString("rwx------"));
+            if (!createChild(secrets, OWNER_ONLY)) {
+                Files.setPosixFilePermissions(secrets, OWNER_ONLY.value());
+            }
         });
     }
 
@@ -231,18 +245,60 @@ public final class AllocDir {
         TreeRemover.remove(dir, MAX_REMOVED, TreeWalk.PATH_DEPTH);
     }
 
-    /** Creates {@code dir}, refusing to go through any link below the data dir (it could lead anywhere). */
+    /**
+     * Creates {@code dir} and what is missing above it, refusing to go through any link below the data dir (it could
+     * lead anywhere). Each part that is there is looked at once without following it; below the first part this
+     * creates, each is only made (one {@code mkdir} each: a burst of allocations makes thousands).
+     */
     private void createDirectories(Path dir) throws IOException {
         requireInside(base, dir);
         Path at = base;
+        boolean making = false;
         for (Path part : base.relativize(dir)) {
             at = at.resolve(part);
-            if (Files.isSymbolicLink(at)) {
-                throw new IllegalArgumentException(at + " is a link; refusing to create directories through it,"
-                        + " as it could lead outside " + base);
+            if (making) {
+                createChild(at);
+            } else if (!requireDirectoryOrAbsent(at)) {
+                if (at.getParent().equals(base)) {
+                    Files.createDirectories(base); // the data dir's allocs/, before its first namespace
+                }
+                making = createChild(at);
             }
         }
-        Files.createDirectories(dir);
+    }
+
+    /**
+     * Makes {@code dir} in a parent that is a directory; true when this made it, false when a directory was already
+     * there. Anything else there (a link, a file) is refused.
+     */
+    private static boolean createChild(Path dir, FileAttribute<?>... attributes) throws IOException {
+        try {
+            Files.createDirectory(dir, attributes);
+            return true;
+        } catch (FileAlreadyExistsException there) {
+            if (!requireDirectoryOrAbsent(dir)) {
+                throw there; // made and removed again meanwhile: not ours to fight over
+            }
+            return false;
+        }
+    }
+
+    /** True when {@code p} is a directory, false when nothing is there; refuses a link or another kind of file. */
+    private static boolean requireDirectoryOrAbsent(Path p) throws IOException {
+        BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException absent) {
+            return false;
+        }
+        if (a.isSymbolicLink()) {
+            throw new IllegalArgumentException(
+                    p + " is a link; refusing to create directories through it, as it could lead outside the data dir");
+        }
+        if (!a.isDirectory()) {
+            throw new FileAlreadyExistsException(p.toString(), null, "not a directory");
+        }
+        return true;
     }
 
     private interface IoAction {

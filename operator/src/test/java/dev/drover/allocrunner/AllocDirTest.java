@@ -40,6 +40,39 @@ class AllocDirTest {
     }
 
     @Test
+    void buildingAgainKeepsWhatIsThereAndTightensALoosenedSecretsDirectory() throws Exception {
+        AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
+        d.build();
+        d.buildTask("app");
+        Path secrets = data.resolve("allocs/default/web/app/secrets");
+        Files.writeString(secrets.resolve("token"), "s3cret");
+        Files.setPosixFilePermissions(secrets, PosixFilePermissions.fromString("rwxr-xr-x"));
+        d.build();
+        d.buildTask("app");
+        assertThat(secrets.resolve("token")).hasContent("s3cret");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(secrets)))
+                .isEqualTo("rwx------");
+    }
+
+    @Test
+    void aLinkOrAFileInPlaceOfADirectoryBelowTheTaskIsRefused() throws Exception {
+        AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
+        d.build();
+        d.buildTask("app");
+        Path local = d.taskLocal("app");
+        Files.delete(local);
+        Files.createSymbolicLink(local, elsewhere);
+        assertThatThrownBy(() -> d.buildTask("app"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is a link");
+        Path logs = d.logs();
+        Files.delete(logs);
+        Files.writeString(logs, "not a directory");
+        assertThatThrownBy(d::build).isInstanceOf(IOException.class).hasMessageContaining("not a directory");
+        assertThat(elsewhere).isEmptyDirectory();
+    }
+
+    @Test
     void pathEscapesAreRejected() {
         AllocDir d = AllocDir.of(data, new AllocId("default", "web"));
         for (String bad : List.of("..", "../other", "a/b", "/etc", "Upper", "alloc", "")) {
