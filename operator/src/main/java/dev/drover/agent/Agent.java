@@ -39,7 +39,6 @@ import dev.drover.metrics.MetricsServer;
 import dev.drover.metrics.ReadyMetric;
 import dev.drover.node.NodeRegistrar;
 import dev.drover.state.AllocId;
-import dev.drover.state.PrivateFiles;
 import dev.drover.state.StateDB;
 import dev.drover.state.StateStats;
 import dev.drover.state.StateStores;
@@ -114,19 +113,24 @@ public final class Agent implements AutoCloseable {
 
     /** Starts an agent with its own client, from the kubeconfig setting or in-cluster configuration. */
     public static Agent start(AgentConfig config) throws IOException, InterruptedException {
-        return start(config, client(config.kubeconfig()), true);
+        return start(new Agent(config, client(config.kubeconfig()), true), null, null);
+    }
+
+    /** As {@link #start(AgentConfig)}, on a store opened before ({@link StateStores#openAgents}), its read begun. */
+    public static Agent start(AgentConfig config, StateDB state, StoredLoad stored)
+            throws IOException, InterruptedException {
+        return start(new Agent(config, client(config.kubeconfig()), true), state, stored);
     }
 
     /** Starts an agent that uses {@code client} (and leaves it open on close). */
     public static Agent start(AgentConfig config, KubernetesClient client) throws IOException, InterruptedException {
-        return start(config, client, false);
+        return start(new Agent(config, client, false), null, null);
     }
 
-    private static Agent start(AgentConfig config, KubernetesClient client, boolean ownsClient)
-            throws IOException, InterruptedException {
-        Agent agent = new Agent(config, client, ownsClient);
+    private static Agent start(Agent agent, StateDB state, StoredLoad stored) throws IOException, InterruptedException {
+        agent.state = state; // null: startAll opens the store
         try {
-            agent.startAll();
+            agent.startAll(stored);
             return agent;
         } catch (IOException | InterruptedException | RuntimeException e) {
             agent.close();
@@ -154,11 +158,13 @@ public final class Agent implements AutoCloseable {
         return Config.autoConfigure(null);
     }
 
-    private void startAll() throws IOException, InterruptedException {
+    private void startAll(StoredLoad early) throws IOException, InterruptedException {
         Clock clock = Clock.systemUTC();
-        PrivateFiles.directory(config.dataDir()); // an existing one too: it holds the store and every task's files
-        state = StateStores.open(config.dataDir());
-        StoredLoad stored = StoredLoad.begin(state); // read while the client, its first requests and servers start
+        StoredLoad stored = early;
+        if (stored == null) {
+            state = StateStores.openAgents(config.dataDir());
+            stored = StoredLoad.begin(state); // read while the client, its first requests and servers start
+        }
         LogRotator rotator = new LogRotator(10L << 20, 5, LOG_ROTATE_INTERVAL);
         closeLast.add(rotator);
         AgentDrivers enabled = AgentDrivers.start(config, clock, rotator);

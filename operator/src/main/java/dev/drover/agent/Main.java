@@ -3,7 +3,10 @@ package dev.drover.agent;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import dev.drover.common.Backoff;
+import dev.drover.state.StateDB;
 import dev.drover.state.StateStoreException;
+import dev.drover.state.StateStores;
+import dev.drover.state.StoredLoad;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -102,6 +105,18 @@ public final class Main {
             err.println("drover-agent: cannot read the Kubernetes client configuration: " + e.getMessage());
             return EXIT_FAILED;
         }
+        StateDB state;
+        try {
+            state = StateStores.openAgents(config.dataDir());
+        } catch (StateStoreException e) {
+            err.println("drover-agent: the state store in " + config.dataDir() + " cannot be used: " + e.getMessage());
+            return EXIT_FAILED;
+        } catch (IOException e) {
+            err.println("drover-agent: the data dir " + config.dataDir() + " cannot be used: " + e);
+            return EXIT_FAILED;
+        }
+        // read and decoded while the API server is waited for: on a restart the store holds every allocation
+        StoredLoad stored = StoredLoad.begin(state);
         try (probe) {
             ApiServerWait wait = new ApiServerWait(
                     probe,
@@ -110,21 +125,25 @@ public final class Main {
                     LoggerFactory.getLogger(ApiServerWait.class)::warn,
                     LoggerFactory.getLogger(ApiServerWait.class)::info);
             if (!wait.await(stop.stopped())) {
-                return 0; // stopped before it started: nothing to close
+                closeStore(state, stored);
+                return 0; // stopped before it started
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            closeStore(state, stored);
             return EXIT_FAILED;
         }
         Agent agent;
         try {
-            agent = Agent.start(config);
+            agent = Agent.start(config, state, stored);
         } catch (StateStoreException e) {
             err.println("drover-agent: the state store in " + config.dataDir() + " cannot be used: " + e.getMessage());
+            closeStore(state, stored);
             return EXIT_FAILED;
         } catch (Exception e) {
             err.println("drover-agent: cannot start: " + e);
             LoggerFactory.getLogger(Main.class).error("cannot start", e);
+            closeStore(state, stored);
             return EXIT_FAILED;
         }
         Optional<OldGenerationBound> bound = OldGenerationBound.start();
@@ -132,6 +151,20 @@ public final class Main {
         agent.close();
         bound.ifPresent(OldGenerationBound::close);
         return 0;
+    }
+
+    /** Closes a store the agent did not take (or closed already), once its read has ended either way. */
+    private static void closeStore(StateDB state, StoredLoad stored) {
+        try {
+            stored.await();
+        } catch (RuntimeException unread) {
+            // the read failed: closing is all that is left
+        }
+        try {
+            state.close();
+        } catch (RuntimeException alreadyClosed) {
+            // an agent that failed to start closed it
+        }
     }
 
     static void setLogLevel(String level) {

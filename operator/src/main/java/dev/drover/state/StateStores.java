@@ -1,5 +1,6 @@
 package dev.drover.state;
 
+import java.io.IOException;
 import java.nio.file.Path;
 
 /** Where a {@link StateDB} comes from: the durable one on disk, or one in memory for tests. */
@@ -10,6 +11,15 @@ public final class StateStores {
     /** The durable store in {@code dataDir/state.db}, created or upgraded as needed. */
     public static StateDB open(Path dataDir) {
         return new KvStateDB(SqliteKvStore.open(dataDir));
+    }
+
+    /**
+     * The agent's store: {@code dataDir} made the agent's own first (0700, an existing one too: it holds the store and
+     * every task's files), then {@link #open}.
+     */
+    public static StateDB openAgents(Path dataDir) throws IOException {
+        PrivateFiles.directory(dataDir);
+        return open(dataDir);
     }
 
     /** A store in memory, for tests. */
