@@ -140,7 +140,7 @@ public final class JettyHttps implements AutoCloseable {
             Exchange.Handler handler,
             List<Upgrade> upgrades)
             throws IOException {
-        VirtualThreadServer jetty = new VirtualThreadServer(name, new QueuedThreadPool());
+        VirtualThreadServer jetty = new VirtualThreadServer(name, QueuedThreadPool::new);
         Server server = jetty.server();
 
         SslContextFactory.Server ssl = new SslContextFactory.Server();

@@ -27,7 +27,7 @@ public final class PlainHttp implements AutoCloseable {
 
     /** Serves {@code handler} on {@code address} (port 0: a free one; a wildcard address: every interface). */
     public static PlainHttp start(String name, InetSocketAddress address, Exchange.Handler handler) throws IOException {
-        VirtualThreadServer jetty = new VirtualThreadServer(name, new QueuedThreadPool(MAX_THREADS, 2));
+        VirtualThreadServer jetty = new VirtualThreadServer(name, () -> new QueuedThreadPool(MAX_THREADS, 2));
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
