@@ -15,10 +15,11 @@ public final class StateStores {
 
     /**
      * The agent's store: {@code dataDir} made the agent's own first (0700, an existing one too: it holds the store and
-     * every task's files), then {@link #open}.
+     * every task's files), SQLite's library kept there ({@link SqliteLibrary}), then {@link #open}.
      */
     public static StateDB openAgents(Path dataDir) throws IOException {
         PrivateFiles.directory(dataDir);
+        SqliteLibrary.keepIn(dataDir);
         return open(dataDir);
     }
 
