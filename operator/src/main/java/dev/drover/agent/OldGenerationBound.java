@@ -17,16 +17,21 @@ import org.slf4j.LoggerFactory;
  * live a second or two, longer than the young generation keeps them, and the serial collector gives what it promotes
  * room by expanding the old generation rather than collecting it: at 10 000 allocations it grew to a gigabyte around
  * 300 MB of live objects. When the old generation's use passes {@link #FACTOR} times what the last full collection
- * left live (and at least {@link #FLOOR}), this asks for a full collection and sets the next bound from what that
- * one left. The JVM checks the bound after each collection, on its own notification thread; no thread is started.
+ * left live ({@link #SMALL_FACTOR} times a live set of {@link #SMALL} or less, whose collection takes a few tens of
+ * milliseconds; at least {@link #FLOOR}), this asks for a full collection and sets the next bound from what that one
+ * left. The JVM checks the bound after each collection, on its own notification thread; no thread is started.
  */
 final class OldGenerationBound implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(OldGenerationBound.class);
-    /** How far the old generation may grow past what was live after the last full collection. */
+    /** How far the old generation may grow past what was live after the last full collection, once that is large. */
     static final double FACTOR = 1.5;
+    /** How far it may grow past a small live set ({@link #SMALL} or less), whose full collection costs little. */
+    static final double SMALL_FACTOR = 1.25;
+    /** The live set up to which {@link #SMALL_FACTOR} applies. */
+    static final long SMALL = 128L << 20;
     /** Below this the old generation is left alone: an idle agent's is about 25 MB. */
-    static final long FLOOR = 64L << 20;
+    static final long FLOOR = 48L << 20;
 
     private final MemoryPoolMXBean pool;
     private final Runnable collect;
@@ -51,7 +56,7 @@ final class OldGenerationBound implements AutoCloseable {
 
     /** The bound that follows a full collection that left {@code live} bytes. */
     static long next(long live) {
-        return Math.max(FLOOR, (long) (live * FACTOR));
+        return Math.max(FLOOR, (long) (live * (live <= SMALL ? SMALL_FACTOR : FACTOR)));
     }
 
     private void exceeded(Notification n, Object handback) {

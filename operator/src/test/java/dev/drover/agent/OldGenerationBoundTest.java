@@ -13,9 +13,11 @@ import org.junit.jupiter.api.Test;
 class OldGenerationBoundTest {
 
     @Test
-    void theBoundIsHalfAgainWhatWasLiveAndNeverBelowTheFloor() {
+    void theBoundIsAQuarterAboveASmallLiveSetHalfAboveALargeOneAndNeverBelowTheFloor() {
         assertThat(OldGenerationBound.next(0)).isEqualTo(OldGenerationBound.FLOOR);
         assertThat(OldGenerationBound.next(10L << 20)).isEqualTo(OldGenerationBound.FLOOR);
+        assertThat(OldGenerationBound.next(40L << 20)).isEqualTo(50L << 20);
+        assertThat(OldGenerationBound.next(128L << 20)).isEqualTo(160L << 20);
         assertThat(OldGenerationBound.next(300L << 20)).isEqualTo(450L << 20);
     }
 
