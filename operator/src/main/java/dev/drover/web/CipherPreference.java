@@ -1,11 +1,8 @@
 package dev.drover.web;
 
-import com.sun.management.HotSpotDiagnosticMXBean;
-import java.lang.management.ManagementFactory;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 
@@ -54,18 +51,8 @@ public final class CipherPreference {
 
     /** Whether this JVM compiles with C2 (whose AES and GHASH intrinsics make AES-GCM the cheaper cipher). */
     static boolean hasC2() {
-        return vmOption("TieredStopAtLevel")
+        return VmOptions.value("TieredStopAtLevel")
                 .map(level -> !level.equals("1") && !level.equals("2") && !level.equals("3"))
                 .orElse(true);
-    }
-
-    private static Optional<String> vmOption(String name) {
-        try {
-            return Optional.of(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
-                    .getVMOption(name)
-                    .getValue());
-        } catch (RuntimeException notHotSpot) {
-            return Optional.empty();
-        }
     }
 }

@@ -1,8 +1,6 @@
 package dev.drover.web;
 
-import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -44,17 +42,13 @@ final class VirtualThreadServer {
         if (System.getProperty(REFERENCES_PER_CACHE_LINE) != null) {
             return;
         }
-        try {
-            String compressed = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
-                    .getVMOption("UseCompressedOops")
-                    .getValue();
+        // where the JVM cannot tell, Jetty asks through JMX as it would have
+        VmOptions.value("UseCompressedOops").ifPresent(compressed -> {
             int cacheLine = Integer.getInteger("org.eclipse.jetty.util.cacheLineBytes", 64);
             System.setProperty(
                     REFERENCES_PER_CACHE_LINE,
                     Integer.toString(Math.max(1, cacheLine / (Boolean.parseBoolean(compressed) ? 4 : 8))));
-        } catch (RuntimeException notHotSpot) {
-            // no such flag or MXBean here: Jetty asks through JMX as it would have
-        }
+        });
     }
 
     Server server() {
