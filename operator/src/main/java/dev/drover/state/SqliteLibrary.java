@@ -116,14 +116,9 @@ final class SqliteLibrary {
                 || a.permissions().stream().anyMatch(WRITABLE_BY_OTHERS::contains)) {
             return false;
         }
-        CRC32 crc = new CRC32();
         try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
-            byte[] buf = new byte[64 * 1024];
-            for (int n; (n = in.read(buf)) > 0; ) {
-                crc.update(buf, 0, n);
-            }
+            return crcOf(in, OutputStream.nullOutputStream()) == entry.getCrc();
         }
-        return crc.getValue() == entry.getCrc();
     }
 
     /** Writes the entry to a new file beside {@code file}, checks it, and moves it into place. */
@@ -131,18 +126,12 @@ final class SqliteLibrary {
         Path partial =
                 Files.createTempFile(file.getParent(), ".copy-", ".tmp", PosixFilePermissions.asFileAttribute(WRITING));
         try {
-            CRC32 crc = new CRC32();
-            long size = 0;
+            long crc;
             try (InputStream in = connection.getInputStream();
                     OutputStream out = Files.newOutputStream(partial, LinkOption.NOFOLLOW_LINKS)) {
-                byte[] buf = new byte[64 * 1024];
-                for (int n; (n = in.read(buf)) > 0; ) {
-                    crc.update(buf, 0, n);
-                    out.write(buf, 0, n);
-                    size += n;
-                }
+                crc = crcOf(in, out);
             }
-            if (size != entry.getSize() || crc.getValue() != entry.getCrc()) {
+            if (Files.size(partial) != entry.getSize() || crc != entry.getCrc()) {
                 throw new IOException("the copy of " + entry.getName() + " does not match its jar entry");
             }
             Files.setPosixFilePermissions(partial, LIBRARY);
@@ -150,6 +139,17 @@ final class SqliteLibrary {
         } finally {
             Files.deleteIfExists(partial);
         }
+    }
+
+    /** The CRC-32 of what {@code in} holds, which is written to {@code out} on the way. */
+    private static long crcOf(InputStream in, OutputStream out) throws IOException {
+        CRC32 crc = new CRC32();
+        byte[] buf = new byte[64 * 1024];
+        for (int n; (n = in.read(buf)) > 0; ) {
+            crc.update(buf, 0, n);
+            out.write(buf, 0, n);
+        }
+        return crc.getValue();
     }
 
     /** {@code dir}, made 0700 if absent; an existing one must be a directory, not a link to one, and is made 0700. */
