@@ -22,6 +22,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -31,7 +32,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The cost of a task-state write: durable and changed, duplicate, eight
- * concurrent writers sharing commits, and in memory. Each write is a task state
+ * concurrent writers sharing commits, and in memory; and of an allocation's
+ * deletion among ten thousand others. Each write is a task state
  * of about 300 bytes of JSON, the size of a task event update. The durable store
  * lives under {@code -Ddrover.bench.dir} (default: the working directory's
  * {@code target/}), which must be on a real disk for the fsync to count.
@@ -80,6 +82,34 @@ public class StateStoreBenchmark {
         }
     }
 
+    /**
+     * A durable store already holding {@link #allocations} allocations of two tasks each, as an agent at that
+     * scale does: what one more allocation's deletion costs among them.
+     */
+    @State(Scope.Benchmark)
+    public static class CrowdedStore {
+        @Param({"10000"})
+        int allocations;
+
+        final DurableStore store = new DurableStore();
+
+        @Setup(Level.Trial)
+        public void fill() throws IOException {
+            store.open();
+            TaskState state = taskState("web", 0);
+            for (int i = 0; i < allocations; i++) {
+                AllocId id = new AllocId("default", "alloc-" + i);
+                store.db.putTaskState(id, "web", state);
+                store.db.putTaskState(id, "sidecar", state);
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            store.close();
+        }
+    }
+
     /** Each thread writes its own task, with a sequence that changes the value every time. */
     @State(Scope.Thread)
     public static class Writer {
@@ -114,6 +144,14 @@ public class StateStoreBenchmark {
     @Benchmark
     public void inMemoryChangedWrite(MemoryStore store, Writer writer) {
         store.db.putTaskState(ALLOC, writer.task, taskState(writer.task, ++writer.seq));
+    }
+
+    /** One allocation's task state written, then the allocation deleted, among {@link CrowdedStore#allocations}. */
+    @Benchmark
+    public void durableDeleteAmongMany(CrowdedStore store, Writer writer) {
+        AllocId gone = new AllocId("default", "gone-" + ++writer.seq);
+        store.store.db.putTaskState(gone, writer.task, writer.fixed);
+        store.store.db.deleteAllocation(gone);
     }
 
     /** A task state shaped like the real one: status, counters and the newest event. */

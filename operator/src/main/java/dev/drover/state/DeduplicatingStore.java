@@ -37,6 +37,9 @@ final class DeduplicatingStore implements AutoCloseable {
 
     private final KvStore store;
     private final Map<Bucket, ConcurrentHashMap<String, HashEntry>> hashes = new EnumMap<>(Bucket.class);
+    /** Each allocation's keys in the per-task buckets, so that its deletion does not compare every task's. */
+    private final TaskKeys taskKeys = new TaskKeys();
+
     private final LongAdder writes = new LongAdder();
     private final LongAdder deduplicated = new LongAdder();
     private final LongAdder deletes = new LongAdder();
@@ -62,7 +65,10 @@ final class DeduplicatingStore implements AutoCloseable {
             hashes.put(b, new ConcurrentHashMap<>());
         }
         CompletableFuture<Void> stored = CompletableFuture.completedFuture(null);
-        store.forEachHash((bucket, key, hash) -> hashes.get(bucket).put(key, new HashEntry(hash, stored, null)));
+        store.forEachHash((bucket, key, hash) -> {
+            hashes.get(bucket).put(key, new HashEntry(hash, stored, null));
+            taskKeys.primed(bucket, key);
+        });
     }
 
     /**
@@ -121,18 +127,22 @@ final class DeduplicatingStore implements AutoCloseable {
             duplicate(bucketHashes, key, known, snapshot);
             return;
         }
-        // compute() locks this key's map bin only: the entry is replaced in the same order as puts of this key
-        // reach the store's queue, and writers of other keys do not wait for each other.
+        // compute() locks this key's map bin only (and a task key's allocation in taskKeys): the entry is replaced
+        // in the same order as puts of this key reach the store's queue, and writers of other allocations' keys do
+        // not wait for each other.
         HashEntry[] outcome = new HashEntry[2];
-        bucketHashes.compute(key, (k, current) -> {
-            if (current != null && current.matches(hash)) {
-                outcome[0] = current;
-                return current;
-            }
-            unstored.remove(attempt.id()); // this newer value replaces one waiting to be written again
-            outcome[1] = submit(attempt);
-            return outcome[1];
-        });
+        taskKeys.recording(
+                bucket,
+                key,
+                () -> bucketHashes.compute(key, (k, current) -> {
+                    if (current != null && current.matches(hash)) {
+                        outcome[0] = current;
+                        return current;
+                    }
+                    unstored.remove(attempt.id()); // this newer value replaces one waiting to be written again
+                    outcome[1] = submit(attempt);
+                    return outcome[1];
+                }));
         if (outcome[0] != null) {
             duplicate(bucketHashes, key, outcome[0], snapshot);
             return;
@@ -205,7 +215,7 @@ final class DeduplicatingStore implements AutoCloseable {
                 ConcurrentHashMap<String, HashEntry> bucketHashes = hashes.get(m.bucket());
                 switch (m) {
                     case Mutation.Delete d -> bucketHashes.remove(d.key());
-                    case Mutation.DeletePrefix r -> bucketHashes.keySet().removeIf(r::matches);
+                    case Mutation.DeletePrefix r -> forget(r, bucketHashes);
                     default -> throw new IllegalStateException("checked above");
                 }
             }
@@ -214,6 +224,17 @@ final class DeduplicatingStore implements AutoCloseable {
         deletes.increment();
         Durable.await(durable, null, "deletion");
         owedDeletions.paid(owed);
+    }
+
+    /** Forgets the hashes under {@code r}'s prefix: one allocation's, looked up, or (an odd prefix) compared. */
+    private void forget(Mutation.DeletePrefix r, ConcurrentHashMap<String, HashEntry> bucketHashes) {
+        String allocKey = taskKeys.exact(r);
+        if (allocKey != null) {
+            taskKeys.forget(r.bucket(), allocKey, bucketHashes::remove);
+        } else {
+            bucketHashes.keySet().removeIf(r::matches);
+            taskKeys.forgetMatching(r);
+        }
     }
 
     private CompletableFuture<Void> submitDeletion(OwedDeletions.Deletion d) {
@@ -240,13 +261,16 @@ final class DeduplicatingStore implements AutoCloseable {
         // What waits now, once each: a put that fails at once is kept again, and a live view would meet it again
         for (Unstored u : List.copyOf(unstored.values())) {
             HashEntry[] entry = new HashEntry[1];
-            hashes.get(u.bucket()).compute(u.key(), (k, current) -> {
-                if (!unstored.remove(u.id(), u)) {
-                    return current; // replaced by a newer put, or covered by a deletion, meanwhile
-                }
-                entry[0] = submit(u);
-                return entry[0];
-            });
+            taskKeys.recording(
+                    u.bucket(),
+                    u.key(),
+                    () -> hashes.get(u.bucket()).compute(u.key(), (k, current) -> {
+                        if (!unstored.remove(u.id(), u)) {
+                            return current; // replaced by a newer put, or covered by a deletion, meanwhile
+                        }
+                        entry[0] = submit(u);
+                        return entry[0];
+                    }));
             if (entry[0] != null) {
                 watch(u, entry[0]);
                 sent.add(entry[0]);
@@ -262,6 +286,16 @@ final class DeduplicatingStore implements AutoCloseable {
             }
         }
         return stored && !hasUnstored();
+    }
+
+    /** Whether a hash is kept for {@code key} (for tests). */
+    boolean remembers(Bucket bucket, String key) {
+        return hashes.get(bucket).containsKey(key);
+    }
+
+    /** How many allocations have task keys known in {@code bucket} (for tests: a deleted one leaves none). */
+    int indexedAllocations(Bucket bucket) {
+        return taskKeys.allocations(bucket);
     }
 
     /** Whether anything waits to be written again. */
