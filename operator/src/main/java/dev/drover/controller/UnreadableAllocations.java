@@ -20,6 +20,7 @@ import dev.drover.api.validation.Violation;
 import dev.drover.common.UserText;
 import dev.drover.state.Jackson;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.util.HashMap;
@@ -63,11 +64,50 @@ public final class UnreadableAllocations {
         ObjectMapper mapper = Jackson.mapper(factory);
         mapper.registerModule(new SimpleModule("drover-unreadable-allocations")
                 .addDeserializer(Allocation.class, new Deserializer()));
-        KubernetesSerialization serialization = new KubernetesSerialization(mapper, true);
+        KubernetesSerialization serialization = new JsonText(mapper);
         // a watch event's object is read by its kind: registered, an allocation is read as one (through the
         // module) instead of as a generic resource that the watch then converts, reading it a second time
         serialization.registerKubernetesResource(Allocation.class);
         return serialization;
+    }
+
+    /**
+     * Reads a JSON text (each watch event's, which fabric8 hands over as a string) from its characters. fabric8
+     * encodes the string to UTF-8 bytes and reads them through an 8 KB buffered stream to tell JSON from YAML: some
+     * 39 KB allocated for a watch event of an allocation under 1 KB. A text that does not begin as JSON (YAML) is
+     * read as fabric8 reads it.
+     */
+    private static final class JsonText extends KubernetesSerialization {
+
+        private final ObjectMapper mapper;
+
+        JsonText(ObjectMapper mapper) {
+            super(mapper, true);
+            this.mapper = mapper;
+        }
+
+        @Override
+        public <T> T unmarshal(String text, Class<T> type) {
+            if (!looksLikeJson(text)) {
+                return super.unmarshal(text, type);
+            }
+            try {
+                return mapper.readValue(text, type);
+            } catch (IOException e) {
+                throw KubernetesClientException.launderThrowable(e);
+            }
+        }
+
+        /** Whether the first character that is not white space opens an object or an array, as fabric8 tells. */
+        private static boolean looksLikeJson(String text) {
+            for (int i = 0; i < text.length(); i++) {
+                char c = text.charAt(i);
+                if (!Character.isWhitespace(c)) {
+                    return c == '{' || c == '[';
+                }
+            }
+            return false;
+        }
     }
 
     /** Why {@code a} could not be read, as a violation naming the field; empty for a readable one. */

@@ -1,11 +1,13 @@
 package dev.drover.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.drover.api.v1alpha1.Allocation;
 import io.fabric8.kubernetes.api.model.WatchEvent;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import org.junit.jupiter.api.Test;
 
@@ -66,5 +68,32 @@ class AgentSerializationTest {
                         a -> assertThat(UnreadableAllocations.problem(a))
                                 .hasValueSatisfying(
                                         v -> assertThat(v.toString()).contains("mode")));
+    }
+
+    @Test
+    void textThatIsNotJsonIsStillReadAsFabric8ReadsItAndBrokenJsonFailsAsThere() throws Exception {
+        KubernetesSerialization plain = new KubernetesSerialization();
+        KubernetesSerialization agent = UnreadableAllocations.serialization();
+        String yaml = """
+                apiVersion: drover.dev/v1alpha1
+                kind: Allocation
+                metadata: {name: hello, namespace: default}
+                spec: {nodeName: local, tasks: [{name: web, driver: mock, config: {runFor: 1h}}]}
+                """;
+        ObjectMapper json = new ObjectMapper();
+        assertThat(json.readTree(agent.asJson(agent.unmarshal(yaml, Allocation.class))))
+                .isEqualTo(json.readTree(plain.asJson(plain.unmarshal(yaml, Allocation.class))));
+        assertThat(agent.unmarshal("\n  \t" + ALLOCATION, Allocation.class)
+                        .getMetadata()
+                        .getName())
+                .as("white space before the JSON")
+                .isEqualTo("hello");
+
+        String broken = "{\"type\": \"ADDED\", \"object\": {\"kind\": ";
+        Throwable byPlain = catchThrowable(() -> plain.unmarshal(broken, WatchEvent.class));
+        assertThat(catchThrowable(() -> agent.unmarshal(broken, WatchEvent.class)))
+                .as("the watch falls back to reading a tree on any exception; the type stays fabric8's")
+                .isInstanceOf(byPlain.getClass())
+                .isInstanceOf(KubernetesClientException.class);
     }
 }
