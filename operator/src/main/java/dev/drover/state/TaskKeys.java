@@ -41,7 +41,7 @@ final class TaskKeys {
     void primed(Bucket bucket, String key) {
         if (bucket.perTask()) {
             noteShape(bucket, key);
-            byAllocation.get(bucket).merge(bucket.allocationKey(key), List.of(key), TaskKeys::union);
+            byAllocation.get(bucket).merge(bucket.allocationKey(key), List.of(key), (keys, one) -> with(keys, key));
         }
     }
 
@@ -53,26 +53,21 @@ final class TaskKeys {
     }
 
     /**
-     * Runs {@code put}, which puts or replaces {@code key}'s entry in the hash map (or leaves it absent: null), under
-     * the lock of the key's allocation, and records the key when an entry is there; returns {@code put}'s result.
+     * Runs {@code put}, which puts or replaces {@code key}'s entry in the hash map and returns it (null: it left the
+     * key absent), under the lock of the key's allocation, and records the key when an entry is there.
      */
-    <T> T recording(Bucket bucket, String key, Supplier<T> put) {
+    void recording(Bucket bucket, String key, Supplier<?> put) {
         if (!bucket.perTask()) {
-            return put.get();
+            put.get();
+            return;
         }
         noteShape(bucket, key);
-        List<Object> result = new ArrayList<>(1);
         byAllocation.get(bucket).compute(bucket.allocationKey(key), (alloc, keys) -> {
-            T entry = put.get();
-            result.add(entry);
-            if (entry == null || (keys != null && keys.contains(key))) {
+            if (put.get() == null) {
                 return keys;
             }
-            return keys == null ? List.of(key) : union(keys, List.of(key));
+            return keys == null ? List.of(key) : with(keys, key);
         });
-        @SuppressWarnings("unchecked")
-        T entry = (T) result.getFirst();
-        return entry;
     }
 
     /**
@@ -106,13 +101,14 @@ final class TaskKeys {
         return byAllocation.get(bucket).size();
     }
 
-    private static List<String> union(List<String> a, List<String> b) {
-        List<String> out = new ArrayList<>(a);
-        for (String k : b) {
-            if (!out.contains(k)) {
-                out.add(k);
-            }
+    /** {@code keys} with {@code key} (itself when it holds it already). */
+    private static List<String> with(List<String> keys, String key) {
+        if (keys.contains(key)) {
+            return keys;
         }
+        List<String> out = new ArrayList<>(keys.size() + 1);
+        out.addAll(keys);
+        out.add(key);
         return List.copyOf(out);
     }
 

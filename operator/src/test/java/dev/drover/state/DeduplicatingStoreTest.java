@@ -139,17 +139,20 @@ class DeduplicatingStoreTest {
         };
     }
 
+    /** A store opened on {@code primed}, after deleting allocation default/web and putting every value again. */
+    private static DeduplicatingStore deleteWebAndPutAgain(java.util.Map<String, String> primed) {
+        DeduplicatingStore store = new DeduplicatingStore(committing(primed));
+        store.delete(List.of(new Mutation.DeletePrefix(Bucket.TASK_STATE, "default/web/")));
+        primed.forEach((key, value) -> store.put(Bucket.TASK_STATE, key, bytes(value)));
+        return store;
+    }
+
     @Test
     void deletionForgetsTheHashesReadFromTheStoreAtOpenToo() {
-        DeduplicatingStore store = new DeduplicatingStore(committing(java.util.Map.of(
+        DeduplicatingStore store = deleteWebAndPutAgain(java.util.Map.of(
                 "default/web/main", "s",
                 "default/web/sidecar", "t",
-                "default/web-2/main", "s")));
-
-        store.delete(List.of(new Mutation.DeletePrefix(Bucket.TASK_STATE, "default/web/")));
-        store.put(Bucket.TASK_STATE, "default/web/main", bytes("s"));
-        store.put(Bucket.TASK_STATE, "default/web/sidecar", bytes("t"));
-        store.put(Bucket.TASK_STATE, "default/web-2/main", bytes("s"));
+                "default/web-2/main", "s"));
 
         // the deleted allocation's values are written again; the other allocation's is still known
         assertThat(store.stats())
@@ -160,15 +163,10 @@ class DeduplicatingStoreTest {
     @Test
     void deletionForgetsAKeyOfAnOddShapeFromADamagedStore() {
         // a task key with a '/' in its task part is not one the agent writes, but the store may hold one
-        DeduplicatingStore store = new DeduplicatingStore(committing(java.util.Map.of(
+        DeduplicatingStore store = deleteWebAndPutAgain(java.util.Map.of(
                 "default/web/main/extra", "s",
                 "default/web/main", "s",
-                "default/web-2/main", "s")));
-
-        store.delete(List.of(new Mutation.DeletePrefix(Bucket.TASK_STATE, "default/web/")));
-        store.put(Bucket.TASK_STATE, "default/web/main/extra", bytes("s"));
-        store.put(Bucket.TASK_STATE, "default/web/main", bytes("s"));
-        store.put(Bucket.TASK_STATE, "default/web-2/main", bytes("s"));
+                "default/web-2/main", "s"));
 
         assertThat(store.stats())
                 .extracting(StateStats::writes, StateStats::deduplicated)
