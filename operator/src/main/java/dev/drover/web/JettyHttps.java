@@ -10,9 +10,12 @@ import java.util.Set;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
+import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.http.pathmap.RegexPathSpec;
+import org.eclipse.jetty.http2.server.HTTP2ServerConnectionFactory;
 import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.WindowRateControl;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -35,7 +38,8 @@ import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
 
 /**
  * An HTTPS server (Jetty) that runs an {@link Exchange.Handler} for each request and also takes WebSocket upgrades on
- * chosen paths. TLS comes from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing
+ * chosen paths. It speaks HTTP/2 to a client that offers it (ALPN), as kube-apiserver does, so that a client's requests
+ * share one connection, and HTTP/1.1 to the others and to upgrades. TLS comes from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing
  * so); a client certificate is asked for, never required, when {@code wantClientAuth}. Upgrades speak the exec channel protocol, whose
  * bounds they get ({@link Channels#MAX_MESSAGE}, {@link #UPGRADED_IDLE}). Requests, blocking as the handlers are, run
  * on virtual threads. Connections are bounded against floods and slowloris ({@link ConnectionBounds}); health probes
@@ -56,6 +60,13 @@ public final class JettyHttps implements AutoCloseable {
      * command: an interactive shell may sit idle a while (kubelet's own streaming limit is 4 hours).
      */
     public static final Duration UPGRADED_IDLE = Duration.ofHours(1);
+    /** Requests one HTTP/2 connection may have in flight; the client is told, and one more is refused. */
+    static final int MAX_STREAMS = 128;
+    /**
+     * Frames a second an HTTP/2 client may send that make the server work for nothing (a stream reset at once, the
+     * rapid-reset attack; empty frames, pings, settings) before its connection is told to go away.
+     */
+    static final int MAX_WASTED_FRAMES = 128;
     /** Frames an upgraded connection may have waiting to be written; a send beyond them fails. */
     static final int MAX_OUTGOING_FRAMES = 64;
 
@@ -179,8 +190,16 @@ public final class JettyHttps implements AutoCloseable {
         // forwards (a user in hundreds of groups is a header per group), and the local API server answers an
         // oversized token as it does, with 401; an exec's command travels in the query. A limit, not a buffer
         http.setRequestHeaderSize(MAX_REQUEST_HEAD);
+        HttpConnectionFactory http1 = new HttpConnectionFactory(http);
+        HTTP2ServerConnectionFactory http2 = new HTTP2ServerConnectionFactory(http);
+        http2.setMaxConcurrentStreams(MAX_STREAMS);
+        http2.setRateControlFactory(new WindowRateControl.Factory(MAX_WASTED_FRAMES));
+        // exec sessions are WebSocket upgrades of HTTP/1.1, which every client of them (kubectl, the JDK's) dials
+        http2.setConnectProtocolEnabled(false);
+        ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory(http2.getProtocol(), http1.getProtocol());
+        alpn.setDefaultProtocol(http1.getProtocol());
         ServerConnector connector =
-                new ServerConnector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(http));
+                new ServerConnector(server, new SslConnectionFactory(ssl, alpn.getProtocol()), alpn, http2, http1);
         PendingConnections pending = new PendingConnections(bounds, known, connector.getScheduler());
         // first: a head has arrived whatever the customizers after it make of the request
         http.addCustomizer(pending);

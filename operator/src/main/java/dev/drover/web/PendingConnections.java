@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import org.eclipse.jetty.http.HttpFields;
@@ -57,6 +58,8 @@ final class PendingConnections implements Connection.Listener, HttpConfiguration
         Scheduler.Task deadline;
         /** Which wait a deadline belongs to, so one that fires as its head arrives closes nothing. */
         long wait;
+        /** Requests being served: one at most over HTTP/1.1, as many as the client multiplexes over HTTP/2. */
+        int serving;
 
         Held(EndPoint network) {
             this.network = network;
@@ -102,10 +105,12 @@ final class PendingConnections implements Connection.Listener, HttpConfiguration
             return request;
         }
         synchronized (this) {
+            h.serving++;
             stopWaiting(h);
         }
         request.addHttpStreamWrapper(stream -> new HttpStream.Wrapper(stream) {
             private volatile boolean upgraded;
+            private final AtomicBoolean finished = new AtomicBoolean();
 
             @Override
             public void send(
@@ -123,13 +128,17 @@ final class PendingConnections implements Connection.Listener, HttpConfiguration
             // before the stream goes on to the next request, whose head may be read at once
             @Override
             public void succeeded() {
-                ended(h, upgraded);
+                if (finished.compareAndSet(false, true)) {
+                    ended(h, upgraded);
+                }
                 super.succeeded();
             }
 
             @Override
             public void failed(Throwable x) {
-                ended(h, upgraded);
+                if (finished.compareAndSet(false, true)) {
+                    ended(h, upgraded);
+                }
                 super.failed(x);
             }
         });
@@ -186,23 +195,27 @@ final class PendingConnections implements Connection.Listener, HttpConfiguration
     }
 
     private void ended(Held h, boolean upgraded) {
-        if (upgraded) {
-            synchronized (this) {
+        synchronized (this) {
+            h.serving--;
+            if (upgraded) {
                 h.trusted = true;
+                return;
             }
-        } else {
-            await(h, bounds.keepAlive());
         }
+        await(h, bounds.keepAlive());
     }
 
-    /** Starts the wait for a head: its deadline, and for an untrusted connection a place in the pool. */
+    /**
+     * Starts the wait for a head, unless a request is still being served (HTTP/2): its deadline, and for an untrusted
+     * connection a place in the pool.
+     */
     private void await(Held h, Duration deadline) {
         Held evicted = null;
         synchronized (this) {
-            stopWaiting(h);
-            if (held.get(h.network) != h) {
-                return; // closed meanwhile
+            if (h.serving > 0 || held.get(h.network) != h) {
+                return; // serving another request, or closed meanwhile
             }
+            stopWaiting(h);
             long wait = ++h.wait;
             h.deadline = scheduler.schedule(() -> expire(h, wait), deadline);
             if (!h.trusted) {
