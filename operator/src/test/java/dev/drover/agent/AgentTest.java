@@ -739,6 +739,5 @@ class AgentTest {
                                         || t.name().startsWith("HttpClient")
                                         || t.name().startsWith("awaitility")))
                         .isEmpty());
-        agent = startAgent(); // for @AfterEach
     }
 }
