@@ -331,8 +331,9 @@ public final class AllocationController {
 
     /**
      * The allocation is being deleted: destroy its runner, its directory and its stored state, and free its devices
-     * once its tasks are dead. Returns whether that is done; false while a task of it may still be alive (its kill
-     * keeps failing): the destroy goes on, its finalizer must stay, and a later call tells when it is done.
+     * once its tasks are dead. Returns whether that is done, waiting a second at most; false while a task of it may
+     * still be alive (dying slowly, or its kill keeps failing): the destroy goes on, its finalizer must stay, and a
+     * later call tells when it is done.
      */
     public boolean delete(Allocation a) throws InterruptedException {
         if (a.getSpec() == null || !node.equals(a.getSpec().getNodeName())) {

@@ -36,8 +36,11 @@ public final class AllocationReconciler implements Reconciler<Allocation> {
 
     public static final String NAME = "allocations";
     public static final String FINALIZER = Finalizer.NAME;
-    /** How soon a delete whose destroy is not done yet is looked at again. */
-    static final Duration CLEANUP_AGAIN = Duration.ofSeconds(5);
+    /**
+     * How soon a delete whose destroy is not done yet is looked at again. The destroy goes on meanwhile; each look
+     * waits for it a second at most, so tasks slow to die hold no reconciler thread.
+     */
+    static final Duration CLEANUP_AGAIN = Duration.ofSeconds(1);
 
     private final AllocationController controller;
     private final Finalizer finalizer;

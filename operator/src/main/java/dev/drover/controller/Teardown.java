@@ -26,12 +26,21 @@ import org.slf4j.LoggerFactory;
 final class Teardown {
 
     private static final Logger LOG = LoggerFactory.getLogger(Teardown.class);
+    /**
+     * How long a delete waits for its destroy before it says "not yet": a kill that works takes milliseconds, and the
+     * destroy goes on meanwhile on its own thread, so the caller (one of the few reconciler threads) is not held for
+     * the whole destroy deadline (2 minutes by default) by tasks that take long to die.
+     */
+    static final Duration GLANCE = Duration.ofSeconds(1);
 
     private final ConcurrentMap<AllocId, TrackedAllocation> held;
     private final StartGate gate;
     private final GarbageCollector gc;
     private final Leftovers leftovers;
     private final Duration deadline;
+    /** {@link #GLANCE}, or the deadline where that is shorter. */
+    private final Duration glance;
+
     private final Admissions admissions;
     /** Destroys not done yet: a task of theirs may still be alive. */
     private final Destroys destroys = new Destroys();
@@ -56,6 +65,7 @@ final class Teardown {
         this.gc = gc;
         this.leftovers = leftovers;
         this.deadline = deadline;
+        this.glance = deadline.compareTo(GLANCE) < 0 ? deadline : GLANCE;
         this.admissions = admissions;
     }
 
@@ -77,15 +87,16 @@ final class Teardown {
 
     /**
      * The allocation {@code id} is deleted ({@code t}: what the controller held of it, or null): destroys it, or
-     * looks at the destroy under way, or removes what is left of it. Returns whether that is done; false while a task
-     * of it may still be alive.
+     * looks at the destroy under way, or removes what is left of it. Returns whether that is done, within a
+     * {@link #GLANCE}; false while a task of it may still be alive.
      */
     boolean deleted(AllocId id, TrackedAllocation t) throws InterruptedException {
         CompletableFuture<Void> destroyed = t != null ? destroy(t) : destroys.pending(id);
         if (destroyed == null) {
             leftovers.removeNow(id);
-        } else if (!await(destroyed)) {
-            LOG.warn("allocation {}: a task may still be alive; its finalizer stays until it is dead", id);
+        } else if (!Destroys.await(destroyed, glance)) {
+            // the destroy says so itself when a try of it fails (Destroys)
+            LOG.debug("allocation {}: its tasks are not all dead yet; its finalizer stays until they are", id);
             return false;
         }
         return true;

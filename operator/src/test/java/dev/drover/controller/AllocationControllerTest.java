@@ -102,6 +102,8 @@ class AllocationControllerTest {
     final AtomicInteger admissionChanges = new AtomicInteger();
     /** Runs, on the admitting thread under the admission lock, after each change of what is requested. */
     volatile Runnable onAdmissionChange = () -> {};
+    /** The kill timeout's cap of the next controller: its destroys wait twice this, and the driver's deadline. */
+    Duration maxKillTimeout = Duration.ofMillis(100);
     /** The name of each allocation a runner was created for by {@link #oneAtATime}, in order. */
     final List<String> created = new CopyOnWriteArrayList<>();
 
@@ -146,7 +148,7 @@ class AllocationControllerTest {
                                 db,
                                 Clock.systemUTC(),
                                 new SplittableRandom(1),
-                                Duration.ofMillis(100),
+                                maxKillTimeout,
                                 Duration.ofMillis(200),
                                 new TaskRunnerConfig.StopRetry(List.of(Duration.ofMillis(20)))),
                         hooks,
@@ -861,6 +863,46 @@ class AllocationControllerTest {
                 .satisfies(d -> assertThat(d.getIds()).containsExactly("GPU-a"));
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> ledger.allocated(id(a)).isEmpty());
+    }
+
+    /**
+     * A delete does not hold its reconciler thread (one of a few) for the destroy's whole deadline while its tasks
+     * die: it answers "not yet" within a second and is looked at again, while the destroy goes on.
+     */
+    @Test
+    void aDeleteWhoseTasksDieSlowlyHoldsNoReconcilerForTheDestroysDeadline() throws Exception {
+        maxKillTimeout = Duration.ofSeconds(30); // a destroy waits up to a minute for its kills
+        AllocationController slow = controller(0, null, List.of(), UnaryOperator.identity());
+        Allocation a = alloc();
+        slow.reconcile(a);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> slow.runner(ID)
+                        .map(r -> r.allocState().clientStatus() == ClientStatus.Running)
+                        .orElse(false));
+        AllocationReconciler reconciler = new AllocationReconciler(slow, new Finalizer(new Finalizer.Api() {
+            @Override
+            public void patch(String namespace, String name, String jsonPatch) {}
+
+            @Override
+            public Allocation read(String namespace, String name) {
+                throw new AssertionError("no read: the patch applies");
+            }
+        }));
+        a.getMetadata().setFinalizers(List.of(AllocationReconciler.FINALIZER));
+        a.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z");
+
+        long begin = System.nanoTime();
+        UpdateControl<Allocation> first = reconciler.deleting(a);
+        Duration held = Duration.ofNanos(System.nanoTime() - begin);
+        assertThat(held).as("the reconciler's wait").isLessThan(Duration.ofSeconds(5));
+        assertThat(first.getScheduleDelay())
+                .as("looked at again soon")
+                .hasValue(AllocationReconciler.CLEANUP_AGAIN.toMillis());
+
+        stubborn.relent();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> reconciler.deleting(a).getScheduleDelay().isEmpty());
+        assertThat(data.resolve("allocs/default/stuck")).doesNotExist();
     }
 
     @Test
