@@ -55,7 +55,6 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
-import io.javaoperatorsdk.operator.api.config.ConfigurationService;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -319,10 +318,9 @@ public final class Agent implements AutoCloseable {
         int restored = controller.restore(stored);
         JosdkMetrics josdkMetrics = new JosdkMetrics(metrics.registry());
         operator = new Operator(o -> o.withKubernetesClient(client)
-                // JOSDK's pool, on virtual threads: as many reconciles at once as its default, without 50 platform
-                // threads and their stacks kept for the agent's life after the first burst
+                // JOSDK's pool, on virtual threads: no platform threads and stacks kept after the first burst
                 .withExecutorService(Executors.newFixedThreadPool(
-                        ConfigurationService.DEFAULT_RECONCILIATION_THREADS_NUMBER,
+                        AllocationReconciler.AT_ONCE,
                         Thread.ofVirtual().name("reconciler-", 0).factory()))
                 .withUseSSAToPatchPrimaryResource(false)
                 .withMetrics(josdkMetrics)
