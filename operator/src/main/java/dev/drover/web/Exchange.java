@@ -32,6 +32,14 @@ public final class Exchange {
         void handle(Exchange ex) throws IOException;
     }
 
+    /**
+     * What of a request's body its handler left unread is read and dropped when the exchange ends, up to this many
+     * bytes: over HTTP/2 a stream whose body is left unread is reset (CANCEL), which a client still sending it (the
+     * JDK's, fabric8's DeleteOptions) takes for a failed request, whatever the answer was; over HTTP/1.1 the
+     * connection is kept instead of closed.
+     */
+    static final int DRAIN = 1024 * 1024;
+
     private final Request request;
     private final Response response;
     private final URI target;
@@ -187,6 +195,7 @@ public final class Exchange {
         }
         closed = true;
         try {
+            drainBody();
             if (body != null) {
                 body.close();
             }
@@ -199,6 +208,23 @@ public final class Exchange {
     }
 
     /** Why the exchange did not end well: no reply at all, or a client gone before the last byte; null if it did. */
+    /** Reads and drops what is left of the request's body, {@link #DRAIN} bytes at most; a failed read ends it. */
+    private void drainBody() {
+        try {
+            InputStream rest = body();
+            byte[] dropped = new byte[8192];
+            for (long left = DRAIN; left > 0; ) {
+                int n = rest.read(dropped, 0, (int) Math.min(dropped.length, left));
+                if (n < 0) {
+                    return;
+                }
+                left -= n;
+            }
+        } catch (IOException gone) {
+            // the client went away, or stalled past the idle timeout: nothing more to read
+        }
+    }
+
     synchronized Throwable failure() {
         close();
         return status < 0 ? new IOException("the handler sent no reply") : broken;

@@ -39,10 +39,11 @@ import org.eclipse.jetty.websocket.core.server.WebSocketUpgradeHandler;
 /**
  * An HTTPS server (Jetty) that runs an {@link Exchange.Handler} for each request and also takes WebSocket upgrades on
  * chosen paths. It speaks HTTP/2 to a client that offers it (ALPN), as kube-apiserver does, so that a client's requests
- * share one connection, and HTTP/1.1 to the others and to upgrades. TLS comes from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing
- * so); a client certificate is asked for, never required, when {@code wantClientAuth}. Upgrades speak the exec channel protocol, whose
- * bounds they get ({@link Channels#MAX_MESSAGE}, {@link #UPGRADED_IDLE}). Requests, blocking as the handlers are, run
- * on virtual threads. Connections are bounded against floods and slowloris ({@link ConnectionBounds}); health probes
+ * share one connection ({@link #MAX_STREAMS}, {@link #MAX_WASTED_FRAMES}), and HTTP/1.1 to the others and to upgrades.
+ * TLS comes from the caller's {@link SSLContext} (so a context that rotates its certificate keeps doing so); a client
+ * certificate is asked for, never required, when {@code wantClientAuth}. Upgrades speak the exec channel protocol,
+ * whose bounds they get ({@link Channels#MAX_MESSAGE}, {@link #UPGRADED_IDLE}). Requests, blocking as the handlers
+ * are, run on virtual threads. Connections are bounded against floods and slowloris ({@link ConnectionBounds}); health probes
  * may get a port of their own ({@link Probes}), which the clients' connections never use up.
  */
 public final class JettyHttps implements AutoCloseable {

@@ -29,8 +29,9 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * trickled bytes do not put off as they do an idle timeout; and connections that have not yet shown a client's
  * credentials ({@link #trust}), or a client certificate the server knows at the handshake ({@link KnownCertificates}),
  * wait in a pool of their own whose oldest is closed for a new one, so they cannot use up
- * the connections known clients need. A connection being served is neither: a followed log may be quiet for hours. An
- * upgraded one (an exec session) has been let in by its negotiator and has its own idle limit.
+ * the connections known clients need. A connection being served is neither (over HTTP/2: while any of its requests
+ * is): a followed log may be quiet for hours. An upgraded one (an exec session) has been let in by its negotiator and
+ * has its own idle limit.
  *
  * <p>Listens to the TLS connections of its connector (one per socket; the HTTP connection above it is replaced by an
  * upgrade) and sees each request's head as a customizer, before any handler runs.

@@ -107,6 +107,23 @@ class JettyHttpsHttp2Test {
         assertThat(answer.body()).isEqualTo("/x");
     }
 
+    /**
+     * A handler that answers without reading the request's body (a DELETE's options): the client, still sending it
+     * (600 KB: more than the server's stream window), gets the answer, not a stream reset.
+     */
+    @Test
+    void anAnswerBeforeTheWholeBodyReachesTheClient() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            HttpResponse<String> answer = http2.send(
+                    HttpRequest.newBuilder(URI.create("https://localhost:" + server.port() + "/unread"))
+                            .method("DELETE", HttpRequest.BodyPublishers.ofByteArray(new byte[600 * 1024]))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(answer.version()).isEqualTo(HttpClient.Version.HTTP_2);
+            assertThat(answer.body()).isEqualTo("/unread");
+        }
+    }
+
     @Test
     void aClientAskingHttp11GetsIt() throws Exception {
         HttpResponse<String> answer = http1.send(get("/x"), HttpResponse.BodyHandlers.ofString());
