@@ -34,6 +34,9 @@ class JettyHttpsHttp2Test {
     Path dir;
 
     JettyHttps server;
+    /** TLS that trusts the server's certificate, for every client here. */
+    SSLContext trusting;
+
     HttpClient http2;
     HttpClient http1;
     /** Bytes of {@code /big} (8 MB) its handler has written. */
@@ -77,7 +80,7 @@ class JettyHttpsHttp2Test {
                     ex.send(200, "text/plain", ex.rawPath().getBytes(StandardCharsets.US_ASCII));
                 },
                 List.of());
-        SSLContext trusting = SSLContext.getInstance("TLS");
+        trusting = SSLContext.getInstance("TLS");
         trusting.init(null, new TrustManager[] {new TrustingAllCertificates()}, null);
         http2 = HttpClient.newBuilder().sslContext(trusting).build();
         http1 = HttpClient.newBuilder()
@@ -183,8 +186,6 @@ class JettyHttpsHttp2Test {
         }
         assertThat(windows).containsKeys("jdk.httpclient.windowsize", "jdk.httpclient.connectionWindowSize");
         windows.forEach(System::setProperty);
-        SSLContext trusting = SSLContext.getInstance("TLS");
-        trusting.init(null, new TrustManager[] {new TrustingAllCertificates()}, null);
         try (HttpClient agentLike = HttpClient.newBuilder().sslContext(trusting).build()) {
             java.util.concurrent.atomic.AtomicReference<java.util.concurrent.Flow.Subscription> unread =
                     new java.util.concurrent.atomic.AtomicReference<>();
@@ -225,8 +226,6 @@ class JettyHttpsHttp2Test {
      */
     @Test
     void aRapidResetFloodLosesItsConnection() throws Exception {
-        SSLContext trusting = SSLContext.getInstance("TLS");
-        trusting.init(null, new TrustManager[] {new TrustingAllCertificates()}, null);
         try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)
                 trusting.getSocketFactory().createSocket(InetAddress.getLoopbackAddress(), server.port())) {
             javax.net.ssl.SSLParameters alpn = socket.getSSLParameters();
